@@ -1,0 +1,87 @@
+# Makefile - bloomd: build, test (make check), benchmark (make bench), install.
+
+PREFIX     ?= /usr/local
+BINDIR     ?= $(PREFIX)/bin
+SBINDIR    ?= $(PREFIX)/sbin
+MANDIR     ?= $(PREFIX)/share/man
+SYSCONFDIR ?= /etc
+DESTDIR    ?=
+
+BUILD   ?= build
+CC      ?= cc
+CFLAGS  ?= -O2 -g
+WARN     = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+           -Wpointer-arith -Wcast-qual -Werror
+# SANITIZE=address,undefined builds everything with those sanitizers.
+SANITIZE ?=
+ifneq ($(SANITIZE),)
+SANFLAGS = -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
+endif
+
+PKGS      = libxxhash jansson
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+
+ALL_CFLAGS = -std=c11 $(WARN) $(CFLAGS) $(SANFLAGS) -D_GNU_SOURCE -Idaemon -Itools \
+             $(PKG_CFLAGS) -MMD -MP
+LDLIBS     = $(PKG_LIBS) -lm -pthread
+
+CORE_SRC  = daemon/error.c daemon/hash.c daemon/filter.c daemon/counting.c \
+            daemon/store.c daemon/sizing.c
+CORE_OBJ  = $(CORE_SRC:%.c=$(BUILD)/%.o)
+CORE_LIB  = $(BUILD)/libbloomcore.a
+
+TOOL_COMMON = $(BUILD)/tools/cli.o
+TOOLS     = $(BUILD)/bloomsim $(BUILD)/bloomctl $(BUILD)/bloombench
+
+UNIT_TESTS = $(patsubst tests/unit/%.c,$(BUILD)/tests/%.t,$(wildcard tests/unit/*.c))
+SCRIPT_TESTS = $(wildcard tests/*.t)
+
+.PHONY: all check check-asan test bench demo clean install uninstall deps
+
+all: $(TOOLS)
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(CORE_LIB): $(CORE_OBJ)
+	rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/bloomsim: $(BUILD)/tools/bloomsim.o $(TOOL_COMMON) $(CORE_LIB)
+	$(CC) $(ALL_CFLAGS) $^ -o $@ $(LDLIBS)
+
+$(BUILD)/bloomctl: $(BUILD)/tools/bloomctl.o $(TOOL_COMMON) $(CORE_LIB)
+	$(CC) $(ALL_CFLAGS) $^ -o $@ $(LDLIBS)
+
+$(BUILD)/bloombench: $(BUILD)/tools/bloombench.o $(TOOL_COMMON) $(CORE_LIB)
+	$(CC) $(ALL_CFLAGS) $^ -o $@ $(LDLIBS) -lbloom
+
+$(BUILD)/tests/%.t: $(BUILD)/tests/unit/%.o $(CORE_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $^ -o $@ $(LDLIBS) -lcmocka
+
+# The suite: unit tests (cmocka, TAP output) and tool tests (shell, TAP), all run by prove.
+test: $(TOOLS) $(UNIT_TESTS)
+	BUILD=$(BUILD) prove --timer $(UNIT_TESTS) $(SCRIPT_TESTS)
+
+check: test
+	$(MAKE) --no-print-directory check-asan
+
+check-asan:
+	$(MAKE) --no-print-directory BUILD=build-asan SANITIZE=address,undefined CFLAGS="-O1 -g" test
+
+bench: $(BUILD)/bloombench
+	tools/bench.sh $(BUILD)
+
+demo: deps all
+	tools/demo.sh $(BUILD)
+
+deps:
+	tools/install-deps.sh
+
+clean:
+	rm -rf build build-asan
+
+-include $(CORE_OBJ:.o=.d) $(wildcard $(BUILD)/tools/*.d $(BUILD)/tests/unit/*.d)

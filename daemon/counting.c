@@ -1,0 +1,221 @@
+/* counting.c - the counting backing store: 4-bit sticky counters, greedy choice, rounds. */
+#include "counting.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+
+struct counting *counting_new(const struct filter_params *p, const struct hash_key *key,
+			      uint64_t seed, char *err, size_t errlen)
+{
+	struct counting *c;
+
+	if (filter_params_check(p, err, errlen) < 0)
+		return NULL;
+	if (p->folds != 0) {
+		error_set(err, errlen, "a counting store cannot be folded");
+		return NULL;
+	}
+	c = calloc(1, sizeof(*c));
+	if (c == NULL)
+		goto nomem;
+	c->params = *p;
+	c->filter = filter_new(p, key, err, errlen);
+	if (c->filter == NULL)
+		goto fail;
+	c->nibbles = calloc((size_t)(p->bits + 1) / 2, 1);
+	if (c->nibbles == NULL)
+		goto nomem;
+	rng_seed(&c->rng, seed);
+	filter_block_hit_table(p->hashes, c->hit);
+	return c;
+nomem:
+	error_set(err, errlen, "out of memory for a counting store of %llu counters",
+		  (unsigned long long)p->bits);
+fail:
+	counting_free(c);
+	return NULL;
+}
+
+void counting_free(struct counting *c)
+{
+	if (c == NULL)
+		return;
+	filter_free(c->filter);
+	free(c->nibbles);
+	free(c);
+}
+
+unsigned counting_get(const struct counting *c, uint64_t i)
+{
+	return (c->nibbles[i >> 1] >> ((i & 1) * 4)) & 0xf;
+}
+
+static inline void counter_put(struct counting *c, uint64_t i, unsigned v)
+{
+	unsigned shift = (unsigned)(i & 1) * 4;
+	uint8_t *byte = &c->nibbles[i >> 1];
+
+	*byte = (uint8_t)((*byte & ~(0xf << shift)) | (v << shift));
+}
+
+static inline void counter_increment(struct counting *c, uint64_t i)
+{
+	unsigned v = counting_get(c, i);
+
+	if (v == COUNTING_MAX)
+		return;
+	if (v == 0) {
+		c->filter->words[i >> 6] |= 1ULL << (i & 63);
+		c->ones++;
+	}
+	if (v + 1 == COUNTING_MAX)
+		c->saturated++;
+	counter_put(c, i, v + 1);
+}
+
+/* Returns -1 when the counter is already zero. */
+static inline int counter_decrement(struct counting *c, uint64_t i)
+{
+	unsigned v = counting_get(c, i);
+
+	if (v == COUNTING_MAX)
+		return 0; /* sticky: the keys behind it are no longer known */
+	if (v == 0)
+		return -1;
+	if (v == 1) {
+		c->filter->words[i >> 6] &= ~(1ULL << (i & 63));
+		c->ones--;
+	}
+	counter_put(c, i, v - 1);
+	return 0;
+}
+
+/* Distinct zero counters among the k positions: the bits this group would set. */
+static unsigned new_ones_classic(const struct counting *c, const uint64_t *pos, unsigned k)
+{
+	uint64_t zero[FILTER_MAX_HASHES];
+	unsigned nzero = 0;
+
+	for (unsigned i = 0; i < k; i++) {
+		if (counting_get(c, pos[i]) != 0)
+			continue;
+		unsigned j = 0;
+		while (j < nzero && zero[j] != pos[i])
+			j++;
+		if (j == nzero)
+			zero[nzero++] = pos[i];
+	}
+	return nzero;
+}
+
+static double cost_blocked(const struct counting *c, struct hash128 h, unsigned g)
+{
+	uint64_t mask[FILTER_BLOCK_WORDS];
+	uint64_t b = filter_group_block(&c->params, h, g);
+	const uint64_t *block = c->filter->words + b * FILTER_BLOCK_WORDS;
+	unsigned ones = 0, fresh = 0;
+
+	filter_group_mask(&c->params, h, g, mask);
+	for (unsigned w = 0; w < FILTER_BLOCK_WORDS; w++) {
+		ones += (unsigned)__builtin_popcountll(block[w]);
+		fresh += (unsigned)__builtin_popcountll(mask[w] & ~block[w]);
+	}
+	return c->hit[ones + fresh] - c->hit[ones];
+}
+
+static double group_cost(const struct counting *c, struct hash128 h, unsigned g)
+{
+	uint64_t pos[FILTER_MAX_HASHES];
+
+	if (c->params.layout == FILTER_BLOCKED)
+		return cost_blocked(c, h, g);
+	filter_group_positions(&c->params, h, g, pos);
+	return new_ones_classic(c, pos, c->params.hashes);
+}
+
+unsigned counting_choose(struct counting *c, struct hash128 h)
+{
+	unsigned best = 0, ties = 1;
+	double best_cost = group_cost(c, h, 0);
+
+	for (unsigned g = 1; g < c->params.choices; g++) {
+		double cost = group_cost(c, h, g);
+		if (cost < best_cost) {
+			best = g;
+			best_cost = cost;
+			ties = 1;
+		} else if (cost == best_cost && rng_below(&c->rng, ++ties) == 0) {
+			best = g; /* reservoir sampling: each tied group equally likely */
+		}
+	}
+	return best;
+}
+
+void counting_add(struct counting *c, struct hash128 h, unsigned g)
+{
+	uint64_t pos[FILTER_MAX_HASHES];
+
+	filter_group_positions(&c->params, h, g, pos);
+	for (unsigned i = 0; i < c->params.hashes; i++)
+		counter_increment(c, pos[i]);
+}
+
+int counting_remove(struct counting *c, struct hash128 h, unsigned g)
+{
+	uint64_t pos[FILTER_MAX_HASHES];
+
+	filter_group_positions(&c->params, h, g, pos);
+	for (unsigned i = 0; i < c->params.hashes; i++) {
+		if (counter_decrement(c, pos[i]) == 0)
+			continue;
+		while (i-- > 0) /* undo, so a failed remove changes nothing */
+			if (counting_get(c, pos[i]) != COUNTING_MAX)
+				counter_increment(c, pos[i]);
+		return -1;
+	}
+	return 0;
+}
+
+unsigned counting_insert(struct counting *c, struct hash128 h)
+{
+	unsigned g = counting_choose(c, h);
+
+	counting_add(c, h, g);
+	return g;
+}
+
+void counting_rebuild(struct counting *c, const struct hash128 *hashes, uint8_t *groups,
+		      size_t n, unsigned rounds)
+{
+	for (unsigned r = 0; r < rounds; r++) {
+		for (size_t i = 0; i < n; i++) {
+			if (counting_remove(c, hashes[i], groups[i]) < 0)
+				continue; /* not counted as claimed: leave it alone */
+			groups[i] = (uint8_t)counting_insert(c, hashes[i]);
+		}
+	}
+}
+
+const struct filter *counting_filter(const struct counting *c)
+{
+	return c->filter;
+}
+
+struct filter *counting_derive(const struct counting *c)
+{
+	struct filter *f = filter_new(&c->params, &c->filter->key, NULL, 0);
+
+	if (f == NULL)
+		return NULL;
+	for (uint64_t i = 0; i < c->params.bits; i++)
+		if (counting_get(c, i) != 0)
+			f->words[i >> 6] |= 1ULL << (i & 63);
+	return f;
+}
+
+size_t counting_bytes(const struct counting *c)
+{
+	return (size_t)(c->params.bits + 1) / 2 + filter_bytes(c->filter);
+}

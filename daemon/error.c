@@ -1,0 +1,16 @@
+/* error.c - the caller's error buffer that library functions fill in. */
+#include "error.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+void error_set(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err == NULL || errlen == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}

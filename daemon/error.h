@@ -1,0 +1,14 @@
+/* error.h - the caller's error buffer that library functions fill in. */
+#ifndef BLOOMD_ERROR_H
+#define BLOOMD_ERROR_H
+
+#include <stddef.h>
+
+/*
+ * Library code never prints: a failing function writes one line naming the
+ * problem into the caller's buffer (err may be NULL) and returns -1 or NULL.
+ */
+void error_set(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+#endif

@@ -1,0 +1,420 @@
+/* filter.c - the query-side bit filter: two layouts, c choices, union and fold. */
+#include "filter.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "error.h"
+#include "rng.h"
+
+/* Odd multipliers; position i of a blocked group is the top 9 bits of y * SALT[i]. */
+static const uint64_t SALT[FILTER_MAX_HASHES] = {
+	0x414d6a487cd45175ULL, 0x5fc9923b8e49f2e9ULL, 0x859b22fd3772f311ULL, 0xa48ceab35a5717e3ULL,
+	0xdb65f5efee61136bULL, 0xa686a3c0c16fea89ULL, 0x89be0a7f0ae8cca5ULL, 0xf2c206f31875536dULL,
+	0xdd1d7a35936abb95ULL, 0x04ddc8483ac043abULL, 0x65805f0e2b71167fULL, 0xc8dde41cb9340747ULL,
+	0x5390896737152c65ULL, 0x90059497573223a7ULL, 0xfd17db15a2fc563bULL, 0x4de94df9158ba67fULL,
+	0x6e4903433f0da979ULL, 0xc3affa8254b4356fULL, 0xc92161d25d875539ULL, 0x3777d785de7f4265ULL,
+	0x8306ab2bb5bf6b2fULL, 0x0263c6260b2b8ef3ULL, 0x0b050655d0b2c0f1ULL, 0xecd7d2136c39861bULL,
+	0x6263c1764f65ed2dULL, 0xdb429538934aff19ULL, 0xeec3dd347bf06dffULL, 0xbd992ab943019093ULL,
+	0xab8ce3d5917d02f5ULL, 0xc421c51f14f80731ULL, 0xe9e7a2caa4c9d0d1ULL, 0x0e2b967b4a51b9e9ULL,
+};
+
+/* Huge pages pay off only for filters much larger than a page table's reach. */
+#define HUGE_THRESHOLD (4u << 20)
+#define HUGE_ALIGN (2u << 20)
+
+int filter_params_check(const struct filter_params *p, char *err, size_t errlen)
+{
+	if (p->layout != FILTER_CLASSIC && p->layout != FILTER_BLOCKED) {
+		error_set(err, errlen, "unknown layout %d", (int)p->layout);
+		return -1;
+	}
+	if (p->choices < 1 || p->choices > FILTER_MAX_CHOICES) {
+		error_set(err, errlen, "choices must be 1, 2 or 3 (got %u)", p->choices);
+		return -1;
+	}
+	if (p->hashes < 1 || p->hashes > FILTER_MAX_HASHES) {
+		error_set(err, errlen, "hashes must be between 1 and %d (got %u)",
+			FILTER_MAX_HASHES, p->hashes);
+		return -1;
+	}
+	if (p->bits < FILTER_MIN_BITS || p->bits > FILTER_MAX_BITS) {
+		error_set(err, errlen, "bits must be between %d and %llu (got %llu)", FILTER_MIN_BITS,
+			(unsigned long long)FILTER_MAX_BITS, (unsigned long long)p->bits);
+		return -1;
+	}
+	if (p->layout == FILTER_BLOCKED && p->bits % FILTER_BLOCK_BITS != 0) {
+		error_set(err, errlen, "bits must be a multiple of %d for the blocked layout (got %llu)",
+			FILTER_BLOCK_BITS, (unsigned long long)p->bits);
+		return -1;
+	}
+	if (p->folds > 32 || (p->bits << p->folds) > FILTER_MAX_BITS) {
+		error_set(err, errlen, "folded too often (%u folds of %llu bits)", p->folds,
+			(unsigned long long)p->bits);
+		return -1;
+	}
+	return 0;
+}
+
+bool filter_params_equal(const struct filter_params *a, const struct filter_params *b)
+{
+	return a->layout == b->layout && a->bits == b->bits && a->choices == b->choices &&
+	       a->hashes == b->hashes && a->folds == b->folds;
+}
+
+const char *filter_layout_name(enum filter_layout layout)
+{
+	return layout == FILTER_BLOCKED ? "blocked" : "classic";
+}
+
+int filter_layout_parse(const char *name, enum filter_layout *layout)
+{
+	if (strcmp(name, "classic") == 0)
+		*layout = FILTER_CLASSIC;
+	else if (strcmp(name, "blocked") == 0)
+		*layout = FILTER_BLOCKED;
+	else
+		return -1;
+	return 0;
+}
+
+static uint64_t *words_alloc(uint64_t nwords)
+{
+	size_t bytes = (size_t)nwords * 8;
+	size_t align = bytes >= HUGE_THRESHOLD ? HUGE_ALIGN : 64;
+	void *mem;
+
+	bytes = (bytes + align - 1) & ~(align - 1);
+	if (posix_memalign(&mem, align, bytes) != 0)
+		return NULL;
+	if (align == HUGE_ALIGN)
+		(void)madvise(mem, bytes, MADV_HUGEPAGE); /* a hint; failure is harmless */
+	memset(mem, 0, bytes);
+	return mem;
+}
+
+struct filter *filter_new(const struct filter_params *p, const struct hash_key *key,
+			  char *err, size_t errlen)
+{
+	struct filter *f;
+
+	if (filter_params_check(p, err, errlen) < 0)
+		return NULL;
+	f = calloc(1, sizeof(*f));
+	if (f == NULL)
+		goto fail;
+	f->params = *p;
+	f->key = *key;
+	f->nwords = (p->bits + 63) / 64;
+	f->words = words_alloc(f->nwords);
+	if (f->words == NULL)
+		goto fail;
+	return f;
+fail:
+	error_set(err, errlen, "out of memory for a filter of %llu bits", (unsigned long long)p->bits);
+	filter_free(f);
+	return NULL;
+}
+
+struct filter *filter_clone(const struct filter *f)
+{
+	struct filter *copy = filter_new(&f->params, &f->key, NULL, 0);
+
+	if (copy != NULL)
+		memcpy(copy->words, f->words, f->nwords * 8);
+	return copy;
+}
+
+void filter_free(struct filter *f)
+{
+	if (f == NULL)
+		return;
+	free(f->words);
+	free(f);
+}
+
+static inline uint64_t range_reduce(uint64_t x, uint64_t n)
+{
+	return (uint64_t)(((unsigned __int128)x * n) >> 64);
+}
+
+static inline uint64_t mix64(uint64_t z)
+{
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+/* The two words group g is derived from; group 0 uses the hash as it is. */
+static inline void group_words(struct hash128 h, unsigned g, uint64_t *x, uint64_t *y)
+{
+	if (g == 0) {
+		*x = h.lo;
+		*y = h.hi;
+	} else {
+		*x = mix64(h.lo + g * 0x9e3779b97f4a7c15ULL);
+		*y = mix64(h.hi ^ g * 0xd6e8feb86659fd93ULL);
+	}
+}
+
+static inline uint64_t probe_bits(const struct filter_params *p)
+{
+	return p->bits << p->folds;
+}
+
+uint64_t filter_group_block(const struct filter_params *p, struct hash128 h, unsigned g)
+{
+	uint64_t x, y;
+
+	group_words(h, g, &x, &y);
+	return range_reduce(x, probe_bits(p) / FILTER_BLOCK_BITS);
+}
+
+static inline void block_mask(uint64_t y, unsigned k, uint64_t mask[FILTER_BLOCK_WORDS])
+{
+	for (unsigned w = 0; w < FILTER_BLOCK_WORDS; w++)
+		mask[w] = 0;
+	for (unsigned i = 0; i < k; i++) {
+		unsigned pos = (unsigned)((y * SALT[i]) >> 55);
+		mask[pos >> 6] |= 1ULL << (pos & 63);
+	}
+}
+
+void filter_group_mask(const struct filter_params *p, struct hash128 h, unsigned g,
+		       uint64_t mask[FILTER_BLOCK_WORDS])
+{
+	uint64_t x, y;
+
+	group_words(h, g, &x, &y);
+	block_mask(y, p->hashes, mask);
+}
+
+void filter_group_positions(const struct filter_params *p, struct hash128 h, unsigned g,
+			    uint64_t pos[FILTER_MAX_HASHES])
+{
+	uint64_t x, y, m = probe_bits(p);
+	unsigned k = p->hashes;
+
+	group_words(h, g, &x, &y);
+	if (p->layout == FILTER_BLOCKED) {
+		uint64_t base = range_reduce(x, m / FILTER_BLOCK_BITS) * FILTER_BLOCK_BITS;
+		for (unsigned i = 0; i < k; i++)
+			pos[i] = base + ((y * SALT[i]) >> 55);
+		return;
+	}
+	/* Enhanced double hashing: g_i = x + i*y + (i^3 - i)/6 (mod m), incrementally. */
+	x = range_reduce(x, m);
+	y = range_reduce(y, m);
+	if (m % 2 == 0)
+		y |= 1; /* an odd stride visits more of an even-sized array */
+	for (unsigned i = 0; i < k; i++) {
+		pos[i] = x;
+		x += y;
+		if (x >= m)
+			x -= m;
+		y += i + 1;
+		if (y >= m)
+			y -= m;
+	}
+}
+
+static inline bool bit_is_set(const uint64_t *words, uint64_t pos)
+{
+	return (words[pos >> 6] >> (pos & 63)) & 1;
+}
+
+static inline bool block_covers(const uint64_t *block, uint64_t y, unsigned k)
+{
+	uint64_t mask[FILTER_BLOCK_WORDS], missing = 0;
+
+	block_mask(y, k, mask);
+	for (unsigned w = 0; w < FILTER_BLOCK_WORDS; w++)
+		missing |= mask[w] & ~block[w];
+	return missing == 0;
+}
+
+bool filter_group_covers(const struct filter *f, struct hash128 h, unsigned g)
+{
+	const struct filter_params *p = &f->params;
+	uint64_t pos[FILTER_MAX_HASHES];
+
+	if (p->layout == FILTER_BLOCKED) {
+		uint64_t x, y, nblocks = p->bits / FILTER_BLOCK_BITS;
+		group_words(h, g, &x, &y);
+		uint64_t b = range_reduce(x, probe_bits(p) / FILTER_BLOCK_BITS) % nblocks;
+		return block_covers(f->words + b * FILTER_BLOCK_WORDS, y, p->hashes);
+	}
+	filter_group_positions(p, h, g, pos);
+	for (unsigned i = 0; i < p->hashes; i++)
+		if (!bit_is_set(f->words, pos[i] % p->bits))
+			return false;
+	return true;
+}
+
+static bool query_blocked(const struct filter *f, struct hash128 h)
+{
+	const struct filter_params *p = &f->params;
+	uint64_t nblocks = p->bits / FILTER_BLOCK_BITS, nprobe = nblocks << p->folds;
+	const uint64_t *block[FILTER_MAX_CHOICES];
+	uint64_t y[FILTER_MAX_CHOICES];
+	unsigned c = p->choices;
+
+	/* Start every cache line's load before testing any of them. */
+	for (unsigned g = 0; g < c; g++) {
+		uint64_t x;
+		group_words(h, g, &x, &y[g]);
+		uint64_t b = range_reduce(x, nprobe);
+		if (p->folds)
+			b %= nblocks;
+		block[g] = f->words + b * FILTER_BLOCK_WORDS;
+		__builtin_prefetch(block[g]);
+	}
+	for (unsigned g = 0; g < c; g++)
+		if (block_covers(block[g], y[g], p->hashes))
+			return true;
+	return false;
+}
+
+bool filter_query(const struct filter *f, struct hash128 h)
+{
+	if (f->params.layout == FILTER_BLOCKED)
+		return query_blocked(f, h);
+	for (unsigned g = 0; g < f->params.choices; g++)
+		if (filter_group_covers(f, h, g))
+			return true;
+	return false;
+}
+
+bool filter_query_bytes(const struct filter *f, const void *data, size_t len)
+{
+	return filter_query(f, hash_bytes(&f->key, data, len));
+}
+
+bool filter_add_group(struct filter *f, struct hash128 h, unsigned g)
+{
+	const struct filter_params *p = &f->params;
+	uint64_t pos[FILTER_MAX_HASHES], was_set = 1;
+
+	filter_group_positions(p, h, g, pos);
+	for (unsigned i = 0; i < p->hashes; i++) {
+		uint64_t bit = pos[i] % p->bits;
+		was_set &= (f->words[bit >> 6] >> (bit & 63)) & 1;
+		f->words[bit >> 6] |= 1ULL << (bit & 63);
+	}
+	return was_set;
+}
+
+int filter_union(struct filter *dst, const struct filter *src, char *err, size_t errlen)
+{
+	if (!filter_params_equal(&dst->params, &src->params)) {
+		error_set(err, errlen, "cannot merge filters with different parameters");
+		return -1;
+	}
+	if (!hash_key_equal(&dst->key, &src->key)) {
+		error_set(err, errlen, "cannot merge filters with different hash secrets");
+		return -1;
+	}
+	for (uint64_t w = 0; w < dst->nwords; w++)
+		dst->words[w] |= src->words[w];
+	return 0;
+}
+
+int filter_fold(struct filter *f, char *err, size_t errlen)
+{
+	struct filter_params *p = &f->params;
+	uint64_t half = p->bits / 2;
+
+	if (p->bits % 2 != 0 || half < FILTER_MIN_BITS ||
+	    (p->layout == FILTER_BLOCKED && (p->bits / FILTER_BLOCK_BITS) % 2 != 0)) {
+		error_set(err, errlen, "a filter of %llu bits cannot be halved",
+			(unsigned long long)p->bits);
+		return -1;
+	}
+	if (half % 64 == 0) {
+		for (uint64_t w = 0; w < half / 64; w++)
+			f->words[w] |= f->words[w + half / 64];
+	} else {
+		for (uint64_t b = half; b < p->bits; b++)
+			if (bit_is_set(f->words, b))
+				f->words[(b - half) >> 6] |= 1ULL << ((b - half) & 63);
+	}
+	f->nwords = (half + 63) / 64;
+	/* Clear what now lies past the end, so ones and equality stay exact. */
+	memset(f->words + f->nwords, 0, (((p->bits + 63) / 64) - f->nwords) * 8);
+	if (half % 64 != 0)
+		f->words[f->nwords - 1] &= (1ULL << (half % 64)) - 1;
+	p->bits = half;
+	p->folds++;
+	return 0;
+}
+
+bool filter_equal(const struct filter *a, const struct filter *b)
+{
+	return filter_params_equal(&a->params, &b->params) && hash_key_equal(&a->key, &b->key) &&
+	       memcmp(a->words, b->words, a->nwords * 8) == 0;
+}
+
+uint64_t filter_ones(const struct filter *f)
+{
+	uint64_t ones = 0;
+
+	for (uint64_t w = 0; w < f->nwords; w++)
+		ones += (uint64_t)__builtin_popcountll(f->words[w]);
+	return ones;
+}
+
+double filter_fill(const struct filter *f)
+{
+	return (double)filter_ones(f) / (double)f->params.bits;
+}
+
+size_t filter_bytes(const struct filter *f)
+{
+	return (size_t)f->nwords * 8;
+}
+
+void filter_block_hit_table(unsigned k, double table[FILTER_BLOCK_BITS + 1])
+{
+	const double B = FILTER_BLOCK_BITS;
+	double dist[FILTER_MAX_HASHES + 1] = {1.0}; /* dist[d]: P(d distinct positions) */
+
+	for (unsigned i = 0; i < k; i++) {
+		for (unsigned d = i + 1; d >= 1; d--)
+			dist[d] = dist[d] * d / B + dist[d - 1] * (B - (d - 1)) / B;
+		dist[0] = 0.0;
+	}
+	for (unsigned o = 0; o <= FILTER_BLOCK_BITS; o++) {
+		/* d distinct positions all among o ones: C(o, d) / C(512, d). */
+		double hit = 0.0, all = 1.0;
+		for (unsigned d = 1; d <= k; d++) {
+			all *= (o >= d) ? (double)(o - (d - 1)) / (B - (d - 1)) : 0.0;
+			hit += dist[d] * all;
+		}
+		table[o] = hit;
+	}
+}
+
+double filter_fpr_from_fill(const struct filter *f)
+{
+	const struct filter_params *p = &f->params;
+	double q;
+
+	if (p->layout == FILTER_BLOCKED) {
+		double table[FILTER_BLOCK_BITS + 1], sum = 0.0;
+		uint64_t nblocks = p->bits / FILTER_BLOCK_BITS;
+		filter_block_hit_table(p->hashes, table);
+		for (uint64_t b = 0; b < nblocks; b++) {
+			unsigned ones = 0;
+			for (unsigned w = 0; w < FILTER_BLOCK_WORDS; w++)
+				ones += (unsigned)__builtin_popcountll(f->words[b * FILTER_BLOCK_WORDS + w]);
+			sum += table[ones];
+		}
+		q = sum / (double)nblocks;
+	} else {
+		q = pow(filter_fill(f), p->hashes);
+	}
+	return 1.0 - pow(1.0 - q, p->choices);
+}

@@ -1,0 +1,249 @@
+/* store.c - the exact entries behind the filter: bytes, kind, chosen group. */
+#include "store.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MIN_SLOTS 16
+
+struct store *store_new(void)
+{
+	struct store *s = calloc(1, sizeof(*s));
+
+	if (s == NULL)
+		return NULL;
+	s->slots = calloc(MIN_SLOTS, sizeof(*s->slots));
+	if (s->slots == NULL) {
+		free(s);
+		return NULL;
+	}
+	s->nslots = MIN_SLOTS;
+	return s;
+}
+
+void store_free(struct store *s)
+{
+	if (s == NULL)
+		return;
+	free(s->hashes);
+	free(s->groups);
+	free(s->items);
+	free(s->arena);
+	free(s->slots);
+	free(s);
+}
+
+size_t store_count(const struct store *s)
+{
+	return s->count;
+}
+
+static inline size_t home_slot(const struct store *s, struct hash128 h)
+{
+	return (size_t)h.hi & (s->nslots - 1);
+}
+
+static bool entry_is(const struct store *s, size_t i, struct hash128 h, uint8_t kind,
+		     const void *bytes, size_t len)
+{
+	const struct store_item *it = &s->items[i];
+
+	return s->hashes[i].lo == h.lo && s->hashes[i].hi == h.hi && it->kind == kind &&
+	       it->len == len && memcmp(s->arena + it->offset, bytes, len) == 0;
+}
+
+/* The slot holding entry i, which must be present. */
+static size_t slot_of(const struct store *s, size_t i)
+{
+	size_t slot = home_slot(s, s->hashes[i]);
+
+	while (s->slots[slot] != i + 1)
+		slot = (slot + 1) & (s->nslots - 1);
+	return slot;
+}
+
+ssize_t store_find(const struct store *s, struct hash128 h, uint8_t kind, const void *bytes,
+		   size_t len)
+{
+	for (size_t slot = home_slot(s, h);; slot = (slot + 1) & (s->nslots - 1)) {
+		uint32_t v = s->slots[slot];
+		if (v == 0)
+			return -1;
+		if (entry_is(s, v - 1, h, kind, bytes, len))
+			return (ssize_t)(v - 1);
+	}
+}
+
+static void slot_insert(struct store *s, size_t i)
+{
+	size_t slot = home_slot(s, s->hashes[i]);
+
+	while (s->slots[slot] != 0)
+		slot = (slot + 1) & (s->nslots - 1);
+	s->slots[slot] = (uint32_t)(i + 1);
+}
+
+/* Keep the table at most half full, so probe runs stay short. */
+static int slots_grow(struct store *s)
+{
+	size_t n = s->nslots * 2;
+	uint32_t *slots = calloc(n, sizeof(*slots));
+
+	if (slots == NULL)
+		return -1;
+	free(s->slots);
+	s->slots = slots;
+	s->nslots = n;
+	for (size_t i = 0; i < s->count; i++)
+		slot_insert(s, i);
+	return 0;
+}
+
+static int grow_array(void **p, size_t n, size_t size)
+{
+	void *q = realloc(*p, n * size);
+
+	if (q == NULL)
+		return -1;
+	*p = q;
+	return 0;
+}
+
+static int entries_reserve(struct store *s)
+{
+	size_t n;
+
+	if (s->count < s->cap)
+		return 0;
+	if (s->cap >= UINT32_MAX - 1)
+		return -1;
+	n = s->cap ? s->cap * 2 : 64;
+	if (grow_array((void **)&s->hashes, n, sizeof(*s->hashes)) < 0 ||
+	    grow_array((void **)&s->groups, n, sizeof(*s->groups)) < 0 ||
+	    grow_array((void **)&s->items, n, sizeof(*s->items)) < 0)
+		return -1;
+	s->cap = n;
+	return 0;
+}
+
+static int arena_reserve(struct store *s, size_t len)
+{
+	size_t n;
+
+	if (s->arena_len + len <= s->arena_cap)
+		return 0;
+	n = s->arena_cap ? s->arena_cap : 4096;
+	while (n < s->arena_len + len)
+		n *= 2;
+	if (grow_array((void **)&s->arena, n, 1) < 0)
+		return -1;
+	s->arena_cap = n;
+	return 0;
+}
+
+ssize_t store_add(struct store *s, struct hash128 h, uint8_t kind, const void *bytes,
+		  size_t len, uint8_t group)
+{
+	size_t i = s->count;
+
+	if (len == 0 || len > STORE_MAX_BYTES) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (store_find(s, h, kind, bytes, len) >= 0) {
+		errno = EEXIST;
+		return -1;
+	}
+	if (entries_reserve(s) < 0 || arena_reserve(s, len) < 0 ||
+	    ((s->count + 1) * 2 > s->nslots && slots_grow(s) < 0)) {
+		errno = ENOMEM;
+		return -1;
+	}
+	memcpy(s->arena + s->arena_len, bytes, len);
+	s->items[i] = (struct store_item){ .offset = s->arena_len, .len = (uint16_t)len, .kind = kind };
+	s->arena_len += len;
+	s->hashes[i] = h;
+	s->groups[i] = group;
+	s->count++;
+	slot_insert(s, i);
+	return (ssize_t)i;
+}
+
+/* Linear probing deletion without tombstones: shift later members of the run back. */
+static void slot_delete(struct store *s, size_t hole)
+{
+	size_t mask = s->nslots - 1;
+
+	for (size_t next = (hole + 1) & mask; s->slots[next] != 0; next = (next + 1) & mask) {
+		size_t home = home_slot(s, s->hashes[s->slots[next] - 1]);
+		/* Move next into the hole unless its home lies cyclically in (hole, next]. */
+		if (((next - home) & mask) >= ((next - hole) & mask)) {
+			s->slots[hole] = s->slots[next];
+			hole = next;
+		}
+	}
+	s->slots[hole] = 0;
+}
+
+/* Rewrite the arena without the bytes of removed entries. */
+static void arena_compact(struct store *s)
+{
+	uint8_t *fresh = malloc(s->arena_len - s->arena_garbage + 1);
+	size_t len = 0;
+
+	if (fresh == NULL)
+		return; /* keep the garbage; try again on a later remove */
+	for (size_t i = 0; i < s->count; i++) {
+		memcpy(fresh + len, s->arena + s->items[i].offset, s->items[i].len);
+		s->items[i].offset = len;
+		len += s->items[i].len;
+	}
+	free(s->arena);
+	s->arena = fresh;
+	s->arena_cap = s->arena_len - s->arena_garbage + 1;
+	s->arena_len = len;
+	s->arena_garbage = 0;
+}
+
+void store_remove(struct store *s, size_t i)
+{
+	size_t last = s->count - 1;
+
+	slot_delete(s, slot_of(s, i));
+	s->arena_garbage += s->items[i].len;
+	if (i != last) {
+		size_t slot = slot_of(s, last);
+		s->hashes[i] = s->hashes[last];
+		s->groups[i] = s->groups[last];
+		s->items[i] = s->items[last];
+		s->slots[slot] = (uint32_t)(i + 1);
+	}
+	s->count--;
+	if (s->arena_garbage > 4096 && s->arena_garbage * 2 > s->arena_len)
+		arena_compact(s);
+}
+
+void store_entry(const struct store *s, size_t i, uint8_t *kind, const uint8_t **bytes,
+		 size_t *len)
+{
+	*kind = s->items[i].kind;
+	*bytes = s->arena + s->items[i].offset;
+	*len = s->items[i].len;
+}
+
+const struct hash128 *store_hashes(const struct store *s)
+{
+	return s->hashes;
+}
+
+uint8_t *store_groups(struct store *s)
+{
+	return s->groups;
+}
+
+size_t store_bytes(const struct store *s)
+{
+	return sizeof(*s) + s->cap * (sizeof(*s->hashes) + sizeof(*s->groups) + sizeof(*s->items)) +
+	       s->arena_cap + s->nslots * sizeof(*s->slots);
+}

@@ -1,0 +1,74 @@
+/* store.h - the exact entries behind the filter: bytes, kind, chosen group. */
+#ifndef BLOOMD_STORE_H
+#define BLOOMD_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "hash.h"
+
+/*
+ * The store is the truth the filter summarises: every filter positive is
+ * confirmed here, and the counting store is rebuilt from it. Entries live in
+ * dense arrays (hashes and groups apart, so a rebuild streams through them)
+ * with their bytes in one arena; an open-addressing table indexed by the
+ * entry's keyed hash gives O(1) exact membership.
+ *
+ * Indices are dense, 0..count-1: removing entry i moves the last entry to i.
+ * The caller supplies each entry's hash (the filter's keyed hash of the
+ * bytes, hash.h), so the store and the filter always agree on it.
+ */
+
+#define STORE_MAX_BYTES 65535
+
+struct store_item {
+	uint64_t offset; /* into the arena */
+	uint16_t len;
+	uint8_t kind;
+};
+
+struct store {
+	size_t count, cap;
+	struct hash128 *hashes;
+	uint8_t *groups;
+	struct store_item *items;
+	uint8_t *arena;
+	size_t arena_len, arena_cap, arena_garbage;
+	uint32_t *slots;  /* entry index + 1; 0 = empty */
+	size_t nslots;    /* a power of two */
+};
+
+/* An empty store, or NULL without memory. */
+struct store *store_new(void);
+void store_free(struct store *s);
+
+size_t store_count(const struct store *s);
+
+/* Index of the entry (kind, bytes), or -1 if absent. */
+ssize_t store_find(const struct store *s, struct hash128 h, uint8_t kind, const void *bytes,
+		   size_t len);
+
+/*
+ * Add an entry counted in group. Returns its index, or -1 with errno EEXIST
+ * (present already; nothing changed), EINVAL (len 0 or over STORE_MAX_BYTES)
+ * or ENOMEM.
+ */
+ssize_t store_add(struct store *s, struct hash128 h, uint8_t kind, const void *bytes,
+		  size_t len, uint8_t group);
+
+/* Remove entry i; the last entry takes index i. */
+void store_remove(struct store *s, size_t i);
+
+/* Entry i's kind and bytes (valid until the next add or remove). */
+void store_entry(const struct store *s, size_t i, uint8_t *kind, const uint8_t **bytes,
+		 size_t *len);
+
+const struct hash128 *store_hashes(const struct store *s);
+uint8_t *store_groups(struct store *s);
+
+/* Memory held, in bytes. */
+size_t store_bytes(const struct store *s);
+
+#endif

@@ -1,0 +1,52 @@
+/* cli.c - option parsing shared by the command-line tools. */
+#include "cli.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+int cli_u64(const char *prog, const char *option, const char *text, uint64_t min, uint64_t max,
+	    uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(text, &end, 10);
+	if (!isdigit((unsigned char)text[0]) || *end != '\0' || errno != 0 || v < min || v > max) {
+		fprintf(stderr, "%s: %s: expected a whole number from %llu to %llu, got '%s'\n", prog,
+			option, (unsigned long long)min, (unsigned long long)max, text);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+int cli_unsigned(const char *prog, const char *option, const char *text, unsigned min,
+		 unsigned max, unsigned *out)
+{
+	uint64_t v;
+
+	if (cli_u64(prog, option, text, min, max, &v) < 0)
+		return -1;
+	*out = (unsigned)v;
+	return 0;
+}
+
+int cli_double(const char *prog, const char *option, const char *text, double min, double max,
+	       double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(text, &end);
+	if (end == text || *end != '\0' || errno != 0 || !(v >= min && v <= max)) {
+		fprintf(stderr, "%s: %s: expected a number from %g to %g, got '%s'\n", prog, option,
+			min, max, text);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}

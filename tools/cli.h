@@ -1,0 +1,18 @@
+/* cli.h - option parsing shared by the command-line tools. */
+#ifndef BLOOMD_CLI_H
+#define BLOOMD_CLI_H
+
+#include <stdint.h>
+
+/*
+ * Parse text as a whole number (or a real, for cli_double) in [min, max].
+ * On error prints "PROG: OPTION: ..." to stderr and returns -1.
+ */
+int cli_u64(const char *prog, const char *option, const char *text, uint64_t min, uint64_t max,
+	    uint64_t *out);
+int cli_unsigned(const char *prog, const char *option, const char *text, unsigned min,
+		 unsigned max, unsigned *out);
+int cli_double(const char *prog, const char *option, const char *text, double min, double max,
+	       double *out);
+
+#endif
