@@ -22,6 +22,10 @@ static const uint64_t SALT[FILTER_MAX_HASHES] = {
 	0xab8ce3d5917d02f5ULL, 0xc421c51f14f80731ULL, 0xe9e7a2caa4c9d0d1ULL, 0x0e2b967b4a51b9e9ULL,
 };
 
+static bool cpu_has_avx512(void);
+static inline const uint64_t *group_block(const struct filter *f, struct hash128 h, unsigned g,
+					  uint64_t *y);
+
 /* Huge pages pay off only for filters much larger than a page table's reach. */
 #define HUGE_THRESHOLD (4u << 20)
 #define HUGE_ALIGN (2u << 20)
@@ -108,6 +112,7 @@ struct filter *filter_new(const struct filter_params *p, const struct hash_key *
 		goto fail;
 	f->params = *p;
 	f->key = *key;
+	f->simd = cpu_has_avx512();
 	f->nwords = (p->bits + 63) / 64;
 	f->words = words_alloc(f->nwords);
 	if (f->words == NULL)
@@ -141,23 +146,22 @@ static inline uint64_t range_reduce(uint64_t x, uint64_t n)
 	return (uint64_t)(((unsigned __int128)x * n) >> 64);
 }
 
-static inline uint64_t mix64(uint64_t z)
-{
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
+/*
+ * The two words group g is derived from. h.lo and h.hi are uniform, so a
+ * multiply by a per-group odd constant gives each group its own uniform high
+ * bits (multiply-shift hashing) at the cost of one multiply, where a full
+ * mixer would cost four.
+ */
+static const uint64_t GROUP_MUL[FILTER_MAX_CHOICES][2] = {
+	{ 1, 1 },
+	{ 0x9e3779b97f4a7c15ULL, 0xd6e8feb86659fd93ULL },
+	{ 0xc2b2ae3d27d4eb4fULL, 0x165667b19e3779f9ULL },
+};
 
-/* The two words group g is derived from; group 0 uses the hash as it is. */
 static inline void group_words(struct hash128 h, unsigned g, uint64_t *x, uint64_t *y)
 {
-	if (g == 0) {
-		*x = h.lo;
-		*y = h.hi;
-	} else {
-		*x = mix64(h.lo + g * 0x9e3779b97f4a7c15ULL);
-		*y = mix64(h.hi ^ g * 0xd6e8feb86659fd93ULL);
-	}
+	*x = h.lo * GROUP_MUL[g][0];
+	*y = h.hi * GROUP_MUL[g][1];
 }
 
 static inline uint64_t probe_bits(const struct filter_params *p)
@@ -242,10 +246,9 @@ bool filter_group_covers(const struct filter *f, struct hash128 h, unsigned g)
 	uint64_t pos[FILTER_MAX_HASHES];
 
 	if (p->layout == FILTER_BLOCKED) {
-		uint64_t x, y, nblocks = p->bits / FILTER_BLOCK_BITS;
-		group_words(h, g, &x, &y);
-		uint64_t b = range_reduce(x, probe_bits(p) / FILTER_BLOCK_BITS) % nblocks;
-		return block_covers(f->words + b * FILTER_BLOCK_WORDS, y, p->hashes);
+		uint64_t y;
+		const uint64_t *block = group_block(f, h, g, &y);
+		return block_covers(block, y, p->hashes);
 	}
 	filter_group_positions(p, h, g, pos);
 	for (unsigned i = 0; i < p->hashes; i++)
@@ -254,28 +257,69 @@ bool filter_group_covers(const struct filter *f, struct hash128 h, unsigned g)
 	return true;
 }
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define HAVE_AVX512_PATH 1
+
+/*
+ * The block test in one pass of 8 lanes per 8 probes: positions from
+ * y * SALT[i] >> 55, each lane fetches its word of the block (permute by
+ * pos / 64), shifts its bit down and tests it. No branches on the bits, so
+ * the loads of successive queries overlap.
+ */
+__attribute__((target("avx512f,avx512dq"))) static bool
+block_covers_avx512(const uint64_t *block, uint64_t y, unsigned k)
+{
+	const __m512i blk = _mm512_load_si512((const void *)block);
+	const __m512i yv = _mm512_set1_epi64((long long)y), low6 = _mm512_set1_epi64(63);
+	const __m512i one = _mm512_set1_epi64(1);
+	__mmask8 missing = 0;
+
+	for (unsigned i = 0; i < k; i += 8) {
+		__m512i salt = _mm512_loadu_si512((const void *)(SALT + i));
+		__m512i pos = _mm512_srli_epi64(_mm512_mullo_epi64(yv, salt), 55);
+		__m512i word = _mm512_permutexvar_epi64(_mm512_srli_epi64(pos, 6), blk);
+		__m512i bit = _mm512_srlv_epi64(word, _mm512_and_si512(pos, low6));
+		__mmask8 lanes = k - i >= 8 ? 0xff : (__mmask8)((1u << (k - i)) - 1);
+		missing |= _mm512_mask_testn_epi64_mask(lanes, bit, one);
+	}
+	return missing == 0;
+}
+
+static bool cpu_has_avx512(void)
+{
+	__builtin_cpu_init();
+	return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
+}
+#else
+#define HAVE_AVX512_PATH 0
+static bool block_covers_avx512(const uint64_t *block, uint64_t y, unsigned k)
+{
+	return block_covers(block, y, k);
+}
+
+static bool cpu_has_avx512(void)
+{
+	return false;
+}
+#endif
+
 static bool query_blocked(const struct filter *f, struct hash128 h)
 {
-	const struct filter_params *p = &f->params;
-	uint64_t nblocks = p->bits / FILTER_BLOCK_BITS, nprobe = nblocks << p->folds;
 	const uint64_t *block[FILTER_MAX_CHOICES];
 	uint64_t y[FILTER_MAX_CHOICES];
-	unsigned c = p->choices;
+	unsigned c = f->params.choices, k = f->params.hashes;
+	bool covered = false;
 
 	/* Start every cache line's load before testing any of them. */
 	for (unsigned g = 0; g < c; g++) {
-		uint64_t x;
-		group_words(h, g, &x, &y[g]);
-		uint64_t b = range_reduce(x, nprobe);
-		if (p->folds)
-			b %= nblocks;
-		block[g] = f->words + b * FILTER_BLOCK_WORDS;
+		block[g] = group_block(f, h, g, &y[g]);
 		__builtin_prefetch(block[g]);
 	}
+	/* Test every group, branch-free, rather than stop at the first hit. */
 	for (unsigned g = 0; g < c; g++)
-		if (block_covers(block[g], y[g], p->hashes))
-			return true;
-	return false;
+		covered |= f->simd ? block_covers_avx512(block[g], y[g], k) : block_covers(block[g], y[g], k);
+	return covered;
 }
 
 bool filter_query(const struct filter *f, struct hash128 h)
@@ -291,6 +335,65 @@ bool filter_query(const struct filter *f, struct hash128 h)
 bool filter_query_bytes(const struct filter *f, const void *data, size_t len)
 {
 	return filter_query(f, hash_bytes(&f->key, data, len));
+}
+
+/* Where group g of h lies: its block (folded as the filter is) and in-block word. */
+static inline const uint64_t *group_block(const struct filter *f, struct hash128 h, unsigned g,
+					  uint64_t *y)
+{
+	const struct filter_params *p = &f->params;
+	uint64_t x, nblocks = p->bits / FILTER_BLOCK_BITS;
+
+	group_words(h, g, &x, y);
+	uint64_t b = range_reduce(x, nblocks << p->folds);
+	if (p->folds)
+		b %= nblocks;
+	return f->words + b * FILTER_BLOCK_WORDS;
+}
+
+#define BATCH 16
+
+#if HAVE_AVX512_PATH
+__attribute__((target("avx512f,avx512dq"))) static void
+query_batch_avx512(const struct filter *f, const struct hash128 *h, size_t n, bool *out)
+{
+	const uint64_t *block[BATCH][FILTER_MAX_CHOICES];
+	uint64_t y[BATCH][FILTER_MAX_CHOICES];
+	unsigned c = f->params.choices, k = f->params.hashes;
+
+	for (size_t i = 0; i < n; i++)
+		for (unsigned g = 0; g < c; g++) {
+			block[i][g] = group_block(f, h[i], g, &y[i][g]);
+			__builtin_prefetch(block[i][g]);
+		}
+	for (size_t i = 0; i < n; i++) {
+		bool covered = false;
+		for (unsigned g = 0; g < c; g++)
+			covered |= block_covers_avx512(block[i][g], y[i][g], k);
+		out[i] = covered;
+	}
+}
+#endif
+
+void filter_query_batch(const struct filter *f, const struct hash128 *h, size_t n, bool *out)
+{
+	for (size_t done = 0; done < n; done += BATCH) {
+		size_t len = n - done < BATCH ? n - done : BATCH;
+#if HAVE_AVX512_PATH
+		if (f->simd && f->params.layout == FILTER_BLOCKED) {
+			query_batch_avx512(f, h + done, len, out + done);
+			continue;
+		}
+#endif
+		if (f->params.layout == FILTER_BLOCKED) {
+			uint64_t y;
+			for (size_t i = 0; i < len; i++)
+				for (unsigned g = 0; g < f->params.choices; g++)
+					__builtin_prefetch(group_block(f, h[done + i], g, &y));
+		}
+		for (size_t i = 0; i < len; i++)
+			out[done + i] = filter_query(f, h[done + i]);
+	}
 }
 
 bool filter_add_group(struct filter *f, struct hash128 h, unsigned g)

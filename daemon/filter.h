@@ -56,6 +56,7 @@ struct filter {
 	struct hash_key key;
 	uint64_t nwords;
 	uint64_t *words;   /* 64-byte aligned, nwords long */
+	bool simd;         /* blocked queries use AVX-512 (set when the CPU has it) */
 };
 
 /* Writes a message naming the bad parameter into err; returns 0 or -1. */
@@ -73,6 +74,13 @@ void filter_free(struct filter *f);
 
 bool filter_query(const struct filter *f, struct hash128 h);
 bool filter_query_bytes(const struct filter *f, const void *data, size_t len);
+
+/*
+ * out[i] = filter_query(f, h[i]) for i < n, with the cache lines of a batch
+ * of keys fetched together, so their memory latencies overlap: the form the
+ * per-packet path uses for its several probes.
+ */
+void filter_query_batch(const struct filter *f, const struct hash128 *h, size_t n, bool *out);
 
 /* Set the bits of group g of h; true if every one of them was set already. */
 bool filter_add_group(struct filter *f, struct hash128 h, unsigned g);

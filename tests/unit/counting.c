@@ -1,0 +1,238 @@
+/* Unit and property tests for counting.c against an exact model of the set. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "counting.h"
+#include "rng.h"
+#include "test.h"
+
+#define UNIVERSE 3000
+
+static struct hash_key KEY;
+
+static struct hash128 key_hash(uint64_t i)
+{
+	return hash_bytes(&KEY, &i, sizeof(i));
+}
+
+static struct counting *make(enum filter_layout layout, uint64_t bits, unsigned c, unsigned k,
+			     uint64_t seed)
+{
+	struct filter_params p = { .layout = layout, .bits = bits, .choices = c, .hashes = k };
+	char err[128];
+	struct counting *cs = counting_new(&p, &KEY, seed, err, sizeof(err));
+
+	assert_non_null(cs);
+	return cs;
+}
+
+/* The model: which keys are in the set, and in which group each is counted. */
+struct model {
+	size_t n;
+	uint64_t ids[UNIVERSE];
+	struct hash128 hashes[UNIVERSE];
+	uint8_t groups[UNIVERSE];
+	int where[UNIVERSE]; /* index in ids, or -1 */
+};
+
+static void model_add(struct model *m, uint64_t id, uint8_t g)
+{
+	m->where[id] = (int)m->n;
+	m->ids[m->n] = id;
+	m->hashes[m->n] = key_hash(id);
+	m->groups[m->n++] = g;
+}
+
+static void model_del(struct model *m, size_t i)
+{
+	m->where[m->ids[i]] = -1;
+	m->n--;
+	if (i != m->n) {
+		m->ids[i] = m->ids[m->n];
+		m->hashes[i] = m->hashes[m->n];
+		m->groups[i] = m->groups[m->n];
+		m->where[m->ids[i]] = (int)i;
+	}
+}
+
+static void check_invariants(const struct counting *cs, const struct model *m)
+{
+	const struct filter *f = counting_filter(cs);
+	struct filter *derived = counting_derive(cs);
+
+	assert_non_null(derived);
+	assert_true(filter_equal(f, derived)); /* the bit filter is (counter != 0) */
+	assert_int_equal(filter_ones(f), cs->ones);
+	filter_free(derived);
+	for (size_t i = 0; i < m->n; i++) {
+		assert_true(filter_query(f, m->hashes[i]));          /* no false negative */
+		assert_true(filter_group_covers(f, m->hashes[i], m->groups[i]));
+	}
+}
+
+/* Random adds, deletes and rebuilds; the filter must never miss a member. */
+static void run_property(enum filter_layout layout, unsigned c, uint64_t seed)
+{
+	struct model *m = calloc(1, sizeof(*m));
+	struct rng r;
+	/* Small filters, so that blocks fill up and counters saturate. */
+	struct counting *cs = make(layout, 16 * 512, c, 6, seed);
+
+	assert_non_null(m);
+	memset(m->where, -1, sizeof(m->where));
+	rng_seed(&r, seed);
+	for (int step = 0; step < 6000; step++) {
+		uint64_t op = rng_below(&r, 100);
+		if (op < 55 || m->n == 0) {
+			uint64_t id = rng_below(&r, UNIVERSE);
+			if (m->where[id] >= 0)
+				continue;
+			model_add(m, id, (uint8_t)counting_insert(cs, key_hash(id)));
+		} else if (op < 98) {
+			size_t i = (size_t)rng_below(&r, m->n);
+			assert_int_equal(counting_remove(cs, m->hashes[i], m->groups[i]), 0);
+			model_del(m, i);
+		} else {
+			counting_rebuild(cs, m->hashes, m->groups, m->n, 1 + (unsigned)rng_below(&r, 3));
+		}
+		if (step % 250 == 0)
+			check_invariants(cs, m);
+		else if (m->n > 0)
+			assert_true(filter_query(counting_filter(cs), m->hashes[rng_below(&r, m->n)]));
+	}
+	check_invariants(cs, m);
+	/* Deleting everything leaves only the sticky counters set. */
+	while (m->n > 0) {
+		assert_int_equal(counting_remove(cs, m->hashes[m->n - 1], m->groups[m->n - 1]), 0);
+		model_del(m, m->n - 1);
+	}
+	for (uint64_t i = 0; i < cs->params.bits; i++) {
+		unsigned v = counting_get(cs, i);
+		assert_true(v == 0 || v == COUNTING_MAX);
+	}
+	counting_free(cs);
+	free(m);
+}
+
+static void property_classic(void **state)
+{
+	(void)state;
+	for (unsigned c = 1; c <= 3; c++)
+		for (uint64_t seed = 1; seed <= 3; seed++)
+			run_property(FILTER_CLASSIC, c, seed * 10 + c);
+}
+
+static void property_blocked(void **state)
+{
+	(void)state;
+	for (unsigned c = 1; c <= 3; c++)
+		for (uint64_t seed = 1; seed <= 3; seed++)
+			run_property(FILTER_BLOCKED, c, seed * 100 + c);
+}
+
+/* Saturate counters, delete most keys: the rest must still be found. */
+static void saturated_counters_stay(void **state)
+{
+	(void)state;
+	for (int layout = FILTER_CLASSIC; layout <= FILTER_BLOCKED; layout++) {
+		struct counting *cs = make((enum filter_layout)layout, 512, 2, 8, 5);
+		uint8_t groups[400];
+		for (uint64_t i = 0; i < 400; i++)
+			groups[i] = (uint8_t)counting_insert(cs, key_hash(i));
+		assert_true(cs->saturated > 0);
+		for (uint64_t i = 10; i < 400; i++)
+			assert_int_equal(counting_remove(cs, key_hash(i), groups[i]), 0);
+		for (uint64_t i = 0; i < 10; i++)
+			assert_true(filter_query(counting_filter(cs), key_hash(i)));
+		counting_free(cs);
+	}
+}
+
+static void remove_of_absent_changes_nothing(void **state)
+{
+	(void)state;
+	for (int layout = FILTER_CLASSIC; layout <= FILTER_BLOCKED; layout++) {
+		struct counting *cs = make((enum filter_layout)layout, 8 * 512, 2, 8, 6);
+		size_t nbytes = (size_t)cs->params.bits / 2;
+		uint8_t *before = malloc(nbytes);
+		unsigned failed = 0, g = counting_insert(cs, key_hash(1));
+		for (uint64_t i = 2; i < 300; i++)
+			counting_insert(cs, key_hash(i));
+		/* Strangers, partly overlapping set counters: a failed remove must undo itself. */
+		for (uint64_t i = 1000; i < 3000; i++) {
+			memcpy(before, cs->nibbles, nbytes);
+			uint64_t ones = cs->ones;
+			if (counting_remove(cs, key_hash(i), (unsigned)(i % 2)) == 0) {
+				counting_add(cs, key_hash(i), (unsigned)(i % 2));
+				continue;
+			}
+			failed++;
+			assert_memory_equal(before, cs->nibbles, nbytes);
+			assert_int_equal(ones, cs->ones);
+		}
+		assert_true(failed > 1000);
+		assert_int_equal(counting_remove(cs, key_hash(1), g), 0);
+		free(before);
+		counting_free(cs);
+	}
+}
+
+/* On an empty classic filter both groups cost k new ones: ties go either way. */
+static void ties_are_broken_at_random(void **state)
+{
+	struct counting *cs = make(FILTER_CLASSIC, 1 << 20, 2, 4, 7);
+	unsigned chose[2] = { 0, 0 };
+
+	(void)state;
+	for (uint64_t i = 0; i < 2000; i++)
+		chose[counting_choose(cs, key_hash(i))]++;
+	assert_true(chose[0] > 850 && chose[1] > 850);
+	counting_free(cs);
+}
+
+/* With one group already covered, the greedy choice adds nothing new. */
+static void greedy_prefers_covered_group(void **state)
+{
+	(void)state;
+	for (int layout = FILTER_CLASSIC; layout <= FILTER_BLOCKED; layout++) {
+		struct counting *cs = make((enum filter_layout)layout, 64 * 512, 2, 8, 8);
+		counting_add(cs, key_hash(1), 1);
+		uint64_t ones = cs->ones;
+		assert_int_equal(counting_choose(cs, key_hash(1)), 1);
+		assert_int_equal(counting_insert(cs, key_hash(1)), 1);
+		assert_int_equal(cs->ones, ones);
+		counting_free(cs);
+	}
+}
+
+static void bad_parameters(void **state)
+{
+	struct filter_params p = { FILTER_CLASSIC, 1024, 2, 0, 0 };
+	char err[128] = "";
+
+	(void)state;
+	assert_null(counting_new(&p, &KEY, 1, err, sizeof(err)));
+	assert_non_null(strstr(err, "hashes"));
+	p.hashes = 4;
+	p.folds = 1;
+	assert_null(counting_new(&p, &KEY, 1, err, sizeof(err)));
+	assert_non_null(strstr(err, "folded"));
+	counting_free(NULL);
+}
+
+static const struct CMUnitTest tests[] = {
+	cmocka_unit_test(property_classic),
+	cmocka_unit_test(property_blocked),
+	cmocka_unit_test(saturated_counters_stay),
+	cmocka_unit_test(remove_of_absent_changes_nothing),
+	cmocka_unit_test(ties_are_broken_at_random),
+	cmocka_unit_test(greedy_prefers_covered_group),
+	cmocka_unit_test(bad_parameters),
+};
+
+int main(void)
+{
+	hash_key_from_seed(&KEY, HASH_XXH3, 777);
+	cmocka_set_message_output(CM_OUTPUT_TAP);
+	return cmocka_run_group_tests_name("counting", tests, NULL, NULL);
+}

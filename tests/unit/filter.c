@@ -1,0 +1,248 @@
+/* Unit tests for filter.c: parameters, queries, union, fold, fill. */
+#include <math.h>
+#include <string.h>
+
+#include "filter.h"
+#include "rng.h"
+#include "test.h"
+
+static struct hash_key KEY;
+
+static struct hash128 key_hash(uint64_t i)
+{
+	return hash_bytes(&KEY, &i, sizeof(i));
+}
+
+static struct filter *make(enum filter_layout layout, uint64_t bits, unsigned c, unsigned k)
+{
+	struct filter_params p = { .layout = layout, .bits = bits, .choices = c, .hashes = k };
+	char err[128];
+	struct filter *f = filter_new(&p, &KEY, err, sizeof(err));
+
+	assert_non_null(f);
+	return f;
+}
+
+static void expect_bad(struct filter_params p, const char *word)
+{
+	char err[128] = "";
+
+	assert_int_equal(filter_params_check(&p, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, word));
+	assert_null(filter_new(&p, &KEY, err, sizeof(err)));
+}
+
+static void bad_parameters_are_named(void **state)
+{
+	(void)state;
+	expect_bad((struct filter_params){ FILTER_CLASSIC, 1024, 2, 0, 0 }, "hashes");
+	expect_bad((struct filter_params){ FILTER_CLASSIC, 1024, 2, 33, 0 }, "hashes");
+	expect_bad((struct filter_params){ FILTER_CLASSIC, 1024, 0, 4, 0 }, "choices");
+	expect_bad((struct filter_params){ FILTER_CLASSIC, 1024, 4, 4, 0 }, "choices");
+	expect_bad((struct filter_params){ FILTER_CLASSIC, 63, 1, 4, 0 }, "bits");
+	expect_bad((struct filter_params){ FILTER_BLOCKED, 1000, 1, 4, 0 }, "multiple of 512");
+	expect_bad((struct filter_params){ (enum filter_layout)7, 1024, 1, 4, 0 }, "layout");
+}
+
+static void members_are_found(void **state)
+{
+	(void)state;
+	for (int layout = FILTER_CLASSIC; layout <= FILTER_BLOCKED; layout++) {
+		for (unsigned c = 1; c <= 3; c++) {
+			struct filter *f = make((enum filter_layout)layout, 64 * 512, c, 9);
+			for (uint64_t i = 0; i < 1000; i++)
+				filter_add_group(f, key_hash(i), (unsigned)(i % c));
+			for (uint64_t i = 0; i < 1000; i++) {
+				assert_true(filter_query(f, key_hash(i)));
+				assert_true(filter_group_covers(f, key_hash(i), (unsigned)(i % c)));
+			}
+			filter_free(f);
+		}
+	}
+}
+
+static void positions_stay_in_range(void **state)
+{
+	uint64_t pos[FILTER_MAX_HASHES];
+	struct filter_params classic = { FILTER_CLASSIC, 1001, 3, 32, 0 };
+	struct filter_params blocked = { FILTER_BLOCKED, 5 * 512, 3, 32, 0 };
+
+	(void)state;
+	for (uint64_t i = 0; i < 2000; i++) {
+		for (unsigned g = 0; g < 3; g++) {
+			filter_group_positions(&classic, key_hash(i), g, pos);
+			for (unsigned j = 0; j < 32; j++)
+				assert_true(pos[j] < 1001);
+			filter_group_positions(&blocked, key_hash(i), g, pos);
+			uint64_t block = filter_group_block(&blocked, key_hash(i), g);
+			assert_true(block < 5);
+			for (unsigned j = 0; j < 32; j++)
+				assert_true(pos[j] / 512 == block);
+		}
+	}
+}
+
+static void union_merges_only_equals(void **state)
+{
+	struct filter *a = make(FILTER_BLOCKED, 8192, 2, 8), *b = make(FILTER_BLOCKED, 8192, 2, 8);
+	struct filter *other = make(FILTER_BLOCKED, 8192, 3, 8);
+	char err[128];
+
+	(void)state;
+	for (uint64_t i = 0; i < 100; i++) {
+		filter_add_group(a, key_hash(i), 0);
+		filter_add_group(b, key_hash(1000 + i), 1);
+	}
+	assert_int_equal(filter_union(a, b, err, sizeof(err)), 0);
+	for (uint64_t i = 0; i < 100; i++)
+		assert_true(filter_query(a, key_hash(i)) && filter_query(a, key_hash(1000 + i)));
+	assert_int_equal(filter_union(a, other, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "parameters"));
+	hash_key_from_seed(&b->key, HASH_XXH3, 999);
+	assert_int_equal(filter_union(a, b, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "secret"));
+	filter_free(a);
+	filter_free(b);
+	filter_free(other);
+}
+
+static void fold_keeps_members(void **state)
+{
+	/* 4096: word-aligned halves; 1000 -> 500: a half that is not; blocked: 16 blocks. */
+	const struct { enum filter_layout layout; uint64_t bits; int folds; } cases[] = {
+		{ FILTER_CLASSIC, 4096, 3 }, { FILTER_CLASSIC, 1000, 2 }, { FILTER_BLOCKED, 16 * 512, 4 },
+	};
+	char err[128];
+
+	(void)state;
+	for (size_t t = 0; t < sizeof(cases) / sizeof(cases[0]); t++) {
+		struct filter *f = make(cases[t].layout, cases[t].bits, 2, 6);
+		for (uint64_t i = 0; i < 40; i++)
+			filter_add_group(f, key_hash(i), (unsigned)(i & 1));
+		for (int n = 0; n < cases[t].folds; n++) {
+			uint64_t ones = filter_ones(f);
+			assert_int_equal(filter_fold(f, err, sizeof(err)), 0);
+			assert_true(filter_ones(f) <= ones);
+			assert_int_equal(f->params.bits, cases[t].bits >> (n + 1));
+			for (uint64_t i = 0; i < 40; i++)
+				assert_true(filter_query(f, key_hash(i)));
+		}
+		filter_free(f);
+	}
+	struct filter *odd = make(FILTER_CLASSIC, 1001, 1, 4), *one = make(FILTER_BLOCKED, 512, 1, 4);
+	assert_int_equal(filter_fold(odd, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "cannot be halved"));
+	assert_int_equal(filter_fold(one, err, sizeof(err)), -1);
+	filter_free(odd);
+	filter_free(one);
+}
+
+static void fill_and_predicted_fpr(void **state)
+{
+	double table[FILTER_BLOCK_BITS + 1];
+
+	(void)state;
+	filter_block_hit_table(8, table);
+	assert_true(table[0] == 0.0);
+	assert_true(fabs(table[FILTER_BLOCK_BITS] - 1.0) < 1e-12);
+	for (int o = 1; o <= FILTER_BLOCK_BITS; o++)
+		assert_true(table[o] >= table[o - 1]);
+	for (int layout = FILTER_CLASSIC; layout <= FILTER_BLOCKED; layout++) {
+		struct filter *f = make((enum filter_layout)layout, 4096, 2, 7);
+		assert_true(filter_fill(f) == 0.0 && filter_fpr_from_fill(f) == 0.0);
+		memset(f->words, 0xff, filter_bytes(f));
+		assert_true(filter_fill(f) == 1.0);
+		assert_true(fabs(filter_fpr_from_fill(f) - 1.0) < 1e-12);
+		filter_free(f);
+	}
+}
+
+/* The predicted FPR must agree with what queries of strangers measure. */
+static void predicted_fpr_matches_measured(void **state)
+{
+	(void)state;
+	for (int layout = FILTER_CLASSIC; layout <= FILTER_BLOCKED; layout++) {
+		struct filter *f = make((enum filter_layout)layout, 1 << 16, 1, 8);
+		uint64_t fp = 0, queries = 400000;
+		for (uint64_t i = 0; i < 8192; i++)
+			filter_add_group(f, key_hash(i), 0);
+		for (uint64_t i = 0; i < queries; i++)
+			fp += filter_query(f, key_hash(1000000 + i));
+		double measured = (double)fp / queries, predicted = filter_fpr_from_fill(f);
+		assert_true(fabs(measured - predicted) < 0.1 * predicted);
+		filter_free(f);
+	}
+}
+
+/* The SIMD block test, the portable one and the batched query must agree on every key. */
+static void query_paths_agree(void **state)
+{
+	(void)state;
+	for (unsigned k = 1; k <= FILTER_MAX_HASHES; k += 5) {
+		for (unsigned c = 1; c <= 3; c++) {
+			struct filter *f = make(FILTER_BLOCKED, 32 * 512, c, k);
+			struct hash128 h[100];
+			bool batch[100];
+			for (uint64_t i = 0; i < 600; i++)
+				filter_add_group(f, key_hash(i), (unsigned)(i % c));
+			filter_fold(f, NULL, 0);
+			for (uint64_t base = 0; base < 2000; base += 100) {
+				for (uint64_t i = 0; i < 100; i++)
+					h[i] = key_hash(base + i);
+				filter_query_batch(f, h, 100, batch);
+				for (uint64_t i = 0; i < 100; i++) {
+					bool simd = f->simd;
+					f->simd = false;
+					bool portable = filter_query(f, h[i]);
+					f->simd = simd;
+					assert_int_equal(portable, filter_query(f, h[i]));
+					assert_int_equal(portable, batch[i]);
+					if (base + i < 600)
+						assert_true(portable);
+				}
+			}
+			filter_free(f);
+		}
+	}
+}
+
+static void clone_and_equal(void **state)
+{
+	struct filter *f = make(FILTER_CLASSIC, 640, 1, 3);
+
+	(void)state;
+	filter_add_group(f, key_hash(1), 0);
+	struct filter *g = filter_clone(f);
+	assert_non_null(g);
+	assert_true(filter_equal(f, g));
+	filter_add_group(g, key_hash(2), 0);
+	assert_false(filter_equal(f, g));
+	filter_free(f);
+	filter_free(g);
+	filter_free(NULL);
+}
+
+static int setup(void)
+{
+	hash_key_from_seed(&KEY, HASH_XXH3, 12345);
+	return 0;
+}
+
+static const struct CMUnitTest tests[] = {
+	cmocka_unit_test(bad_parameters_are_named),
+	cmocka_unit_test(members_are_found),
+	cmocka_unit_test(positions_stay_in_range),
+	cmocka_unit_test(union_merges_only_equals),
+	cmocka_unit_test(fold_keeps_members),
+	cmocka_unit_test(fill_and_predicted_fpr),
+	cmocka_unit_test(predicted_fpr_matches_measured),
+	cmocka_unit_test(query_paths_agree),
+	cmocka_unit_test(clone_and_equal),
+};
+
+int main(void)
+{
+	setup();
+	cmocka_set_message_output(CM_OUTPUT_TAP);
+	return cmocka_run_group_tests_name("filter", tests, NULL, NULL);
+}

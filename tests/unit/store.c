@@ -1,0 +1,158 @@
+/* Unit and property tests for store.c against a plain model. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rng.h"
+#include "store.h"
+#include "test.h"
+
+#define UNIVERSE 5000
+
+static struct hash_key KEY;
+
+/* Entry i: kind 1 + (i % 3), bytes "entry-<i>" padded to a length that varies with i. */
+static size_t entry_bytes(uint64_t i, uint8_t *buf)
+{
+	size_t len = (size_t)snprintf((char *)buf, 64, "entry-%llu", (unsigned long long)i);
+
+	while (len < 8 + i % 50)
+		buf[len++] = (uint8_t)('a' + i % 26);
+	return len;
+}
+
+static ssize_t add(struct store *s, uint64_t i)
+{
+	uint8_t buf[64];
+	size_t len = entry_bytes(i, buf);
+
+	return store_add(s, hash_bytes(&KEY, buf, len), (uint8_t)(1 + i % 3), buf, len,
+			 (uint8_t)(i % 3));
+}
+
+static ssize_t find(const struct store *s, uint64_t i)
+{
+	uint8_t buf[64];
+	size_t len = entry_bytes(i, buf);
+
+	return store_find(s, hash_bytes(&KEY, buf, len), (uint8_t)(1 + i % 3), buf, len);
+}
+
+static void random_operations_match_model(void **state)
+{
+	static bool present[UNIVERSE];
+	struct store *s = store_new();
+	struct rng r;
+	size_t n = 0;
+
+	(void)state;
+	assert_non_null(s);
+	rng_seed(&r, 99);
+	for (int step = 0; step < 60000; step++) {
+		uint64_t i = rng_below(&r, UNIVERSE);
+		/* Mostly adds first, then mostly deletes, so the arena gets compacted. */
+		bool adding = rng_below(&r, 100) < (step < 30000 ? 70u : 20u);
+		ssize_t at = find(s, i);
+		assert_true((at >= 0) == present[i]);
+		if (adding) {
+			ssize_t got = add(s, i);
+			if (present[i]) {
+				assert_int_equal(got, -1);
+				assert_int_equal(errno, EEXIST);
+			} else {
+				assert_true(got >= 0);
+				present[i] = true;
+				n++;
+			}
+		} else if (present[i]) {
+			store_remove(s, (size_t)at);
+			present[i] = false;
+			n--;
+		}
+		assert_int_equal(store_count(s), n);
+	}
+	/* Every entry still has its own bytes, kind and group. */
+	for (uint64_t i = 0; i < UNIVERSE; i++) {
+		ssize_t at = find(s, i);
+		assert_true((at >= 0) == present[i]);
+		if (at < 0)
+			continue;
+		uint8_t buf[64], kind;
+		const uint8_t *bytes;
+		size_t len;
+		store_entry(s, (size_t)at, &kind, &bytes, &len);
+		assert_int_equal(len, entry_bytes(i, buf));
+		assert_memory_equal(bytes, buf, len);
+		assert_int_equal(kind, 1 + i % 3);
+		assert_int_equal(store_groups(s)[at], i % 3);
+	}
+	store_free(s);
+}
+
+static void kind_is_part_of_identity(void **state)
+{
+	struct store *s = store_new();
+	struct hash128 h = hash_bytes(&KEY, "x", 1);
+
+	(void)state;
+	assert_true(store_add(s, h, 1, "x", 1, 0) >= 0);
+	assert_true(store_add(s, h, 2, "x", 1, 0) >= 0);
+	assert_int_equal(store_count(s), 2);
+	assert_int_equal(store_find(s, h, 3, "x", 1), -1);
+	store_free(s);
+}
+
+static void bad_lengths_are_refused(void **state)
+{
+	static uint8_t big[STORE_MAX_BYTES + 1];
+	struct store *s = store_new();
+	struct hash128 h = { 1, 2 };
+
+	(void)state;
+	assert_int_equal(store_add(s, h, 1, big, 0, 0), -1);
+	assert_int_equal(errno, EINVAL);
+	assert_int_equal(store_add(s, h, 1, big, sizeof(big), 0), -1);
+	assert_int_equal(errno, EINVAL);
+	assert_true(store_add(s, h, 1, big, STORE_MAX_BYTES, 0) >= 0);
+	assert_int_equal(store_count(s), 1);
+	store_free(s);
+	store_free(NULL);
+}
+
+/* Many entries with one home slot: deletion must keep the probe runs intact. */
+static void colliding_hashes(void **state)
+{
+	struct store *s = store_new();
+
+	(void)state;
+	for (uint64_t i = 0; i < 200; i++) {
+		struct hash128 h = { i, 0 }; /* same hi: same home slot */
+		assert_true(store_add(s, h, 1, &i, sizeof(i), 0) >= 0);
+	}
+	for (uint64_t i = 0; i < 200; i += 2) {
+		struct hash128 h = { i, 0 };
+		ssize_t at = store_find(s, h, 1, &i, sizeof(i));
+		assert_true(at >= 0);
+		store_remove(s, (size_t)at);
+	}
+	for (uint64_t i = 0; i < 200; i++) {
+		struct hash128 h = { i, 0 };
+		assert_true((store_find(s, h, 1, &i, sizeof(i)) >= 0) == (i % 2 == 1));
+	}
+	store_free(s);
+}
+
+static const struct CMUnitTest tests[] = {
+	cmocka_unit_test(random_operations_match_model),
+	cmocka_unit_test(kind_is_part_of_identity),
+	cmocka_unit_test(bad_lengths_are_refused),
+	cmocka_unit_test(colliding_hashes),
+};
+
+int main(void)
+{
+	hash_key_from_seed(&KEY, HASH_XXH3, 4242);
+	cmocka_set_message_output(CM_OUTPUT_TAP);
+	return cmocka_run_group_tests_name("store", tests, NULL, NULL);
+}
