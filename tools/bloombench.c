@@ -249,10 +249,7 @@ static void print_filter(const struct bench_opts *o, const struct row *rows, siz
 				"fpr", rows[i].fpr, "bytes", (json_int_t)rows[i].bytes,
 				"hashes", (int)rows[i].hashes));
 		json_t *top = json_pack("{s:o}", "rows", arr);
-		char *text = json_dumps(top, JSON_COMPACT | JSON_REAL_PRECISION(6));
-		puts(text);
-		free(text);
-		json_decref(top);
+		cli_print_json(top);
 		return;
 	}
 	printf("filter: %llu entries, %.1f bits/entry, median of %u runs (16-byte keys, hashing included)\n",
@@ -335,10 +332,7 @@ static int cmd_hash(int argc, char **argv)
 	}
 	if (json) {
 		json_t *top = json_pack("{s:o}", "rows", arr);
-		char *text = json_dumps(top, JSON_COMPACT | JSON_REAL_PRECISION(6));
-		puts(text);
-		free(text);
-		json_decref(top);
+		cli_print_json(top);
 	} else {
 		json_decref(arr);
 	}

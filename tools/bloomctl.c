@@ -101,10 +101,7 @@ static void calc_print(const struct calc_request *rq, const struct calc_result *
 				      "entries", (json_int_t)rq->entries, "bits", (json_int_t)r->bits,
 				      "bytes", (json_int_t)bytes, "hashes", (int)r->choice.hashes,
 				      "rounds", (int)rq->rounds, "fpr_predicted", r->choice.fpr);
-		char *text = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(6));
-		puts(text);
-		free(text);
-		json_decref(o);
+		cli_print_json(o);
 		return;
 	}
 	printf("layout          %s\n", filter_layout_name(rq->layout));

@@ -176,10 +176,7 @@ static void report(const struct sim *sim)
 			"fpr_from_fill", fpr_fill, "fill", fill,
 			"fill_predicted", predicted ? json_real(fill_pred) : json_null(),
 			"false_negatives", (json_int_t)fn);
-		char *text = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(6));
-		puts(text);
-		free(text);
-		json_decref(o);
+		cli_print_json(o);
 		return;
 	}
 	printf("%s c=%u k=%u m/n=%.2f rounds=%u trials=%llu: fpr_measured=%.4e (%llu/%llu) "

@@ -50,3 +50,13 @@ int cli_double(const char *prog, const char *option, const char *text, double mi
 	*out = v;
 	return 0;
 }
+
+void cli_print_json(json_t *o)
+{
+	char *text = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(6));
+
+	if (text != NULL)
+		puts(text);
+	free(text);
+	json_decref(o);
+}

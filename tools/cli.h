@@ -2,6 +2,7 @@
 #ifndef BLOOMD_CLI_H
 #define BLOOMD_CLI_H
 
+#include <jansson.h>
 #include <stdint.h>
 
 /*
@@ -14,5 +15,8 @@ int cli_unsigned(const char *prog, const char *option, const char *text, unsigne
 		 unsigned max, unsigned *out);
 int cli_double(const char *prog, const char *option, const char *text, double min, double max,
 	       double *out);
+
+/* Print o as one compact JSON line on stdout, then release it. */
+void cli_print_json(json_t *o);
 
 #endif

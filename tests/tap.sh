@@ -1,0 +1,47 @@
+# tap.sh - tiny TAP emitter for the shell tests; source it, call plan, then checks.
+# BUILD (default build) names the build directory whose binaries are tested.
+BUILD=${BUILD:-build}
+tap_n=0
+tap_failed=0
+
+plan() { echo "1..$1"; }
+
+ok() { # ok CONDITION-EXIT-STATUS DESCRIPTION
+	tap_n=$((tap_n + 1))
+	if [ "$1" -eq 0 ]; then
+		echo "ok $tap_n - $2"
+	else
+		echo "not ok $tap_n - $2"
+		tap_failed=$((tap_failed + 1))
+	fi
+}
+
+is() { # is GOT WANT DESCRIPTION
+	[ "$1" = "$2" ]
+	local rc=$?
+	ok $rc "$3"
+	[ $rc -eq 0 ] || echo "#   got '$1', want '$2'"
+}
+
+near() { # near GOT WANT RELATIVE-TOLERANCE DESCRIPTION
+	awk -v g="$1" -v w="$2" -v t="$3" 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(d <= t * w) }'
+	local rc=$?
+	ok $rc "$4"
+	[ $rc -eq 0 ] || echo "#   got $1, want $2 within $3 relative"
+}
+
+within() { # within GOT WANT ABSOLUTE-TOLERANCE DESCRIPTION
+	awk -v g="$1" -v w="$2" -v t="$3" 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(d <= t) }'
+	local rc=$?
+	ok $rc "$4"
+	[ $rc -eq 0 ] || echo "#   got $1, want $2 within $3"
+}
+
+below() { # below GOT LIMIT DESCRIPTION
+	awk -v g="$1" -v l="$2" 'BEGIN { exit !(g < l) }'
+	local rc=$?
+	ok $rc "$3"
+	[ $rc -eq 0 ] || echo "#   got $1, want below $2"
+}
+
+done_testing() { exit $((tap_failed > 0)); }
