@@ -22,11 +22,12 @@ SANFLAGS = -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=
 endif
 
 PKGS      = libxxhash jansson
+DAEMON_PKGS = libpcap libevent_core inih
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
 ALL_CFLAGS = -std=c11 $(WARN) $(CFLAGS) $(ARCH_CFLAGS) $(SANFLAGS) -D_GNU_SOURCE -Idaemon -Itools \
-             $(PKG_CFLAGS) -MMD -MP
+             $(PKG_CFLAGS) $(shell pkg-config --cflags $(DAEMON_PKGS) 2>/dev/null) -MMD -MP
 LDLIBS     = $(PKG_LIBS) -lm -pthread
 
 CORE_SRC  = daemon/error.c daemon/hash.c daemon/filter.c daemon/counting.c \
@@ -34,8 +35,15 @@ CORE_SRC  = daemon/error.c daemon/hash.c daemon/filter.c daemon/counting.c \
 CORE_OBJ  = $(CORE_SRC:%.c=$(BUILD)/%.o)
 CORE_LIB  = $(BUILD)/libbloomcore.a
 
+DAEMON_SRC = daemon/entry.c daemon/packet.c daemon/match.c daemon/config.c daemon/log.c \
+             daemon/events.c daemon/stats.c daemon/capture.c
+DAEMON_OBJ = $(DAEMON_SRC:%.c=$(BUILD)/%.o)
+DAEMON_LIB = $(BUILD)/libbloomd.a
+DAEMON_LIBS := $(shell pkg-config --libs $(DAEMON_PKGS) 2>/dev/null)
+
 TOOL_COMMON = $(BUILD)/tools/cli.o
-TOOLS     = $(BUILD)/bloomsim $(BUILD)/bloomctl $(BUILD)/bloombench
+TOOLS     = $(BUILD)/bloomd $(BUILD)/bloomsim $(BUILD)/bloomctl $(BUILD)/bloombench \
+            $(BUILD)/pcapgen
 
 UNIT_TESTS = $(patsubst tests/unit/%.c,$(BUILD)/tests/%.t,$(wildcard tests/unit/*.c))
 SCRIPT_TESTS = $(wildcard tests/*.t)
@@ -52,6 +60,16 @@ $(CORE_LIB): $(CORE_OBJ)
 	rm -f $@
 	ar rcs $@ $^
 
+$(DAEMON_LIB): $(DAEMON_OBJ)
+	rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/bloomd: $(BUILD)/daemon/main.o $(DAEMON_LIB) $(CORE_LIB)
+	$(CC) $(ALL_CFLAGS) $^ -o $@ $(LDLIBS) $(DAEMON_LIBS)
+
+$(BUILD)/pcapgen: $(BUILD)/tools/pcapgen.o $(BUILD)/tools/synth.o $(TOOL_COMMON) $(DAEMON_LIB) $(CORE_LIB)
+	$(CC) $(ALL_CFLAGS) $^ -o $@ $(LDLIBS) $(DAEMON_LIBS)
+
 $(BUILD)/bloomsim: $(BUILD)/tools/bloomsim.o $(TOOL_COMMON) $(CORE_LIB)
 	$(CC) $(ALL_CFLAGS) $^ -o $@ $(LDLIBS)
 
@@ -61,9 +79,9 @@ $(BUILD)/bloomctl: $(BUILD)/tools/bloomctl.o $(TOOL_COMMON) $(CORE_LIB)
 $(BUILD)/bloombench: $(BUILD)/tools/bloombench.o $(TOOL_COMMON) $(CORE_LIB)
 	$(CC) $(ALL_CFLAGS) $^ -o $@ $(LDLIBS) -lbloom
 
-$(BUILD)/tests/%.t: $(BUILD)/tests/unit/%.o $(CORE_LIB)
+$(BUILD)/tests/%.t: $(BUILD)/tests/unit/%.o $(BUILD)/tools/synth.o $(DAEMON_LIB) $(CORE_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $^ -o $@ $(LDLIBS) -lcmocka
+	$(CC) $(ALL_CFLAGS) $^ -o $@ $(LDLIBS) $(DAEMON_LIBS) -lcmocka
 
 # The suite: unit tests (cmocka, TAP output) and tool tests (shell, TAP), all run by prove.
 test: $(TOOLS) $(UNIT_TESTS)
@@ -87,4 +105,7 @@ deps:
 clean:
 	rm -rf build build-asan
 
--include $(CORE_OBJ:.o=.d) $(wildcard $(BUILD)/tools/*.d $(BUILD)/tests/unit/*.d)
+# Keep the objects make would call intermediate, so a second make does nothing.
+.SECONDARY:
+
+-include $(CORE_OBJ:.o=.d) $(DAEMON_OBJ:.o=.d) $(BUILD)/daemon/main.d $(wildcard $(BUILD)/tools/*.d $(BUILD)/tests/unit/*.d)

@@ -1,6 +1,11 @@
 # tap.sh - tiny TAP emitter for the shell tests; source it, call plan, then checks.
-# BUILD (default build) names the build directory whose binaries are tested.
+# BUILD (default build) names the build directory whose binaries are tested; a relative
+# one is taken from the top of the tree, so tests may change directory.
 BUILD=${BUILD:-build}
+case $BUILD in
+/*) ;;
+*) BUILD=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/$BUILD ;;
+esac
 tap_n=0
 tap_failed=0
 

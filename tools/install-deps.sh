@@ -4,8 +4,9 @@
 set -euo pipefail
 
 packages=(
-	build-essential pkg-config perl jq
-	libxxhash-dev libjansson-dev libcmocka-dev libbloom-dev
+	build-essential pkg-config perl jq iproute2
+	libxxhash-dev libjansson-dev libpcap-dev libevent-dev libinih-dev
+	libcmocka-dev libbloom-dev libhyperscan-dev
 )
 
 missing=()

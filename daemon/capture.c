@@ -1,0 +1,258 @@
+/* capture.c - libpcap sources (live interfaces and pcap files) inside the libevent loop. */
+#include "capture.h"
+
+#include <pcap/pcap.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+
+struct capture {
+	pcap_t *pcap;
+	char *name;
+	bool live;
+	int link;
+	uint64_t packets;
+	struct event *ev;          /* file: activated by hand; live: the fd */
+	struct event *timer;       /* live, when libpcap needs one */
+	struct capture_callbacks cb;
+	bool finished;
+};
+
+static void on_packet(u_char *user, const struct pcap_pkthdr *h, const u_char *bytes)
+{
+	struct capture *cap = (struct capture *)user;
+	struct capture_packet p = {
+		.link = cap->link,
+		.frame = bytes,
+		.caplen = h->caplen,
+		.wirelen = h->len,
+		.ts = { .tv_sec = h->ts.tv_sec, .tv_nsec = h->ts.tv_usec }, /* opened for nanoseconds */
+		.index = ++cap->packets,
+	};
+
+	if (p.ts.tv_nsec < 0 || p.ts.tv_nsec >= 1000000000)
+		p.ts.tv_nsec = 0; /* a corrupt fraction: keep the second */
+	cap->cb.packet(cap->cb.ctx, cap, &p);
+}
+
+static void finish(struct capture *cap, const char *error)
+{
+	if (cap->finished)
+		return;
+	cap->finished = true;
+	if (cap->ev)
+		event_del(cap->ev);
+	if (cap->timer)
+		event_del(cap->timer);
+	cap->cb.done(cap->cb.ctx, cap, error);
+}
+
+static void replay_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct capture *cap = arg;
+	int n = pcap_dispatch(cap->pcap, CAPTURE_BATCH, on_packet, (u_char *)cap);
+
+	(void)fd;
+	(void)what;
+	if (cap->cb.batch)
+		cap->cb.batch(cap->cb.ctx, cap);
+	if (n > 0)
+		event_active(cap->ev, EV_READ, 0); /* more to read: after the loop's other events */
+	else
+		finish(cap, n == 0 ? NULL : pcap_geterr(cap->pcap));
+}
+
+static void live_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct capture *cap = arg;
+	int n = pcap_dispatch(cap->pcap, CAPTURE_BATCH, on_packet, (u_char *)cap);
+
+	(void)fd;
+	(void)what;
+	if (cap->cb.batch)
+		cap->cb.batch(cap->cb.ctx, cap);
+	if (n < 0)
+		finish(cap, pcap_geterr(cap->pcap));
+}
+
+static int set_bpf(struct capture *cap, const char *bpf, char *err, size_t errlen)
+{
+	struct bpf_program prog;
+
+	if (bpf == NULL || bpf[0] == '\0')
+		return 0;
+	if (pcap_compile(cap->pcap, &prog, bpf, 1, PCAP_NETMASK_UNKNOWN) < 0) {
+		error_set(err, errlen, "bad bpf filter '%s': %s", bpf, pcap_geterr(cap->pcap));
+		return -1;
+	}
+	int rc = pcap_setfilter(cap->pcap, &prog);
+	pcap_freecode(&prog);
+	if (rc < 0) {
+		error_set(err, errlen, "cannot set bpf filter: %s", pcap_geterr(cap->pcap));
+		return -1;
+	}
+	return 0;
+}
+
+static struct capture *capture_alloc(const char *name, const struct capture_callbacks *cb)
+{
+	struct capture *cap = calloc(1, sizeof(*cap));
+
+	if (cap == NULL)
+		return NULL;
+	cap->name = strdup(name);
+	if (cap->name == NULL) {
+		free(cap);
+		return NULL;
+	}
+	cap->cb = *cb;
+	return cap;
+}
+
+struct capture *capture_open_file(struct event_base *base, const char *path, const char *bpf,
+				  const struct capture_callbacks *cb, char *err, size_t errlen)
+{
+	char errbuf[PCAP_ERRBUF_SIZE] = "";
+	struct capture *cap = capture_alloc(path, cb);
+
+	if (cap == NULL) {
+		error_set(err, errlen, "out of memory");
+		return NULL;
+	}
+	cap->pcap = pcap_open_offline_with_tstamp_precision(path, PCAP_TSTAMP_PRECISION_NANO, errbuf);
+	if (cap->pcap == NULL) {
+		error_set(err, errlen, "%s", errbuf);
+		goto fail;
+	}
+	cap->link = pcap_datalink(cap->pcap);
+	if (set_bpf(cap, bpf, err, errlen) < 0)
+		goto fail;
+	cap->ev = event_new(base, -1, 0, replay_cb, cap);
+	if (cap->ev == NULL) {
+		error_set(err, errlen, "cannot create an event");
+		goto fail;
+	}
+	event_active(cap->ev, EV_READ, 0);
+	return cap;
+fail:
+	capture_free(cap);
+	return NULL;
+}
+
+static int activate(struct capture *cap, const struct capture_live_options *o, char *err,
+		    size_t errlen)
+{
+	int rc;
+
+	pcap_set_snaplen(cap->pcap, (int)o->snaplen);
+	pcap_set_promisc(cap->pcap, o->promisc);
+	pcap_set_timeout(cap->pcap, 100);
+	if (o->buffer_size)
+		pcap_set_buffer_size(cap->pcap, (int)o->buffer_size);
+	rc = pcap_activate(cap->pcap);
+	if (rc < 0) {
+		const char *why = rc == PCAP_ERROR ? pcap_geterr(cap->pcap) : pcap_statustostr(rc);
+		error_set(err, errlen, "cannot capture on %s: %s", o->interface, why);
+		return -1;
+	}
+	return 0;
+}
+
+struct capture *capture_open_live(struct event_base *base, const struct capture_live_options *o,
+				  const struct capture_callbacks *cb, char *err, size_t errlen)
+{
+	char errbuf[PCAP_ERRBUF_SIZE] = "";
+	struct capture *cap = capture_alloc(o->interface, cb);
+	const struct timeval *tv;
+	int fd;
+
+	if (cap == NULL) {
+		error_set(err, errlen, "out of memory");
+		return NULL;
+	}
+	cap->live = true;
+	cap->pcap = pcap_create(o->interface, errbuf);
+	if (cap->pcap == NULL) {
+		error_set(err, errlen, "cannot capture on %s: %s", o->interface, errbuf);
+		goto fail;
+	}
+	if (activate(cap, o, err, errlen) < 0 || set_bpf(cap, o->bpf, err, errlen) < 0)
+		goto fail;
+	cap->link = pcap_datalink(cap->pcap);
+	if (pcap_setnonblock(cap->pcap, 1, errbuf) < 0 || (fd = pcap_get_selectable_fd(cap->pcap)) < 0) {
+		error_set(err, errlen, "%s cannot be polled: %s", o->interface, errbuf);
+		goto fail;
+	}
+	cap->ev = event_new(base, fd, EV_READ | EV_PERSIST, live_cb, cap);
+	if (cap->ev == NULL || event_add(cap->ev, NULL) < 0) {
+		error_set(err, errlen, "cannot watch %s", o->interface);
+		goto fail;
+	}
+	/* Some capture mechanisms deliver only when polled again after a while. */
+	tv = pcap_get_required_select_timeout(cap->pcap);
+	if (tv != NULL) {
+		cap->timer = event_new(base, -1, EV_PERSIST, live_cb, cap);
+		if (cap->timer == NULL || event_add(cap->timer, tv) < 0) {
+			error_set(err, errlen, "cannot start the capture timer");
+			goto fail;
+		}
+	}
+	return cap;
+fail:
+	capture_free(cap);
+	return NULL;
+}
+
+void capture_free(struct capture *cap)
+{
+	if (cap == NULL)
+		return;
+	if (cap->ev)
+		event_free(cap->ev);
+	if (cap->timer)
+		event_free(cap->timer);
+	if (cap->pcap)
+		pcap_close(cap->pcap);
+	free(cap->name);
+	free(cap);
+}
+
+const char *capture_name(const struct capture *cap)
+{
+	return cap->name;
+}
+
+bool capture_is_live(const struct capture *cap)
+{
+	return cap->live;
+}
+
+int capture_link(const struct capture *cap)
+{
+	return cap->link;
+}
+
+const char *capture_link_name(const struct capture *cap)
+{
+	const char *name = pcap_datalink_val_to_name(cap->link);
+
+	return name ? name : "unknown";
+}
+
+uint64_t capture_packets(const struct capture *cap)
+{
+	return cap->packets;
+}
+
+int capture_stats(struct capture *cap, uint64_t *received, uint64_t *dropped, uint64_t *if_dropped)
+{
+	struct pcap_stat st;
+
+	if (!cap->live || pcap_stats(cap->pcap, &st) < 0)
+		return -1;
+	*received = st.ps_recv;
+	*dropped = st.ps_drop;
+	*if_dropped = st.ps_ifdrop;
+	return 0;
+}

@@ -1,0 +1,71 @@
+/* capture.h - libpcap sources (live interfaces and pcap files) inside the libevent loop. */
+#ifndef BLOOMD_CAPTURE_H
+#define BLOOMD_CAPTURE_H
+
+#include <event2/event.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+/*
+ * Live: a non-blocking pcap handle whose selectable fd is a persistent read
+ * event, plus the timer pcap_get_required_select_timeout asks for; each
+ * wake-up dispatches at most CAPTURE_BATCH packets.
+ * File: a file cannot be polled, so an event made active by hand dispatches
+ * CAPTURE_BATCH packets and re-activates itself until the end of the file;
+ * the loop serves its other events (signals, control clients) in between.
+ */
+
+#define CAPTURE_BATCH 256
+
+struct capture;
+
+struct capture_packet {
+	int link;                  /* DLT_ of the source */
+	const uint8_t *frame;
+	size_t caplen, wirelen;
+	struct timespec ts;
+	uint64_t index;            /* 1-based, per source */
+};
+
+typedef void (*capture_packet_cb)(void *ctx, struct capture *cap, const struct capture_packet *p);
+/* A source ended: error is NULL at the end of a file, else what went wrong. */
+typedef void (*capture_done_cb)(void *ctx, struct capture *cap, const char *error);
+/* After each batch (flush outputs). */
+typedef void (*capture_batch_cb)(void *ctx, struct capture *cap);
+
+struct capture_callbacks {
+	capture_packet_cb packet;
+	capture_batch_cb batch;
+	capture_done_cb done;
+	void *ctx;
+};
+
+struct capture_live_options {
+	const char *interface;
+	unsigned snaplen;
+	bool promisc;
+	uint64_t buffer_size;      /* 0: libpcap's default */
+	const char *bpf;           /* NULL: everything */
+};
+
+/* NULL with a message (libpcap's own words) when the file cannot be opened or filtered. */
+struct capture *capture_open_file(struct event_base *base, const char *path, const char *bpf,
+				  const struct capture_callbacks *cb, char *err, size_t errlen);
+struct capture *capture_open_live(struct event_base *base, const struct capture_live_options *o,
+				  const struct capture_callbacks *cb, char *err, size_t errlen);
+void capture_free(struct capture *cap);
+
+const char *capture_name(const struct capture *cap);
+bool capture_is_live(const struct capture *cap);
+int capture_link(const struct capture *cap);
+/* libpcap's name for the link type ("EN10MB"), or "unknown". */
+const char *capture_link_name(const struct capture *cap);
+uint64_t capture_packets(const struct capture *cap);
+
+/* Kernel counters of a live source; -1 for a file or on error. */
+int capture_stats(struct capture *cap, uint64_t *received, uint64_t *dropped,
+		  uint64_t *if_dropped);
+
+#endif

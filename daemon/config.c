@@ -1,0 +1,352 @@
+/* config.c - the INI configuration: defaults, parsing with inih, validation with file:line. */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <ini.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "sizing.h"
+
+/* What a load is working on; the reader counts lines so errors can name them. */
+struct loader {
+	struct config *c;
+	FILE *file;
+	const char *dir;           /* of the config file, for relative paths */
+	unsigned line;
+	unsigned problems;
+	unsigned memory_line, bpe_line, interface_line, file_line;
+	config_error_cb on_error;
+	void *ctx;
+};
+
+static void problem(struct loader *ld, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void problem(struct loader *ld, const char *fmt, ...)
+{
+	char msg[600], text[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	if (ld->line)
+		snprintf(msg, sizeof(msg), "%s:%u: %s", ld->c->path, ld->line, text);
+	else
+		snprintf(msg, sizeof(msg), "%s: %s", ld->c->path, text);
+	ld->on_error(ld->ctx, msg);
+	ld->problems++;
+}
+
+struct config *config_defaults(void)
+{
+	struct config *c = calloc(1, sizeof(*c));
+
+	if (c == NULL)
+		return NULL;
+	c->snaplen = 262144;
+	c->promisc = true;
+	c->bits_per_entry = 16;
+	c->layout = FILTER_BLOCKED;
+	c->choices = 2;
+	c->hash = HASH_XXH3;
+	c->window = 8;
+	c->events = strdup("-");
+	if (c->events == NULL) {
+		free(c);
+		return NULL;
+	}
+	return c;
+}
+
+void config_free(struct config *c)
+{
+	if (c == NULL)
+		return;
+	free(c->path);
+	free(c->interface);
+	for (size_t i = 0; i < c->nfiles; i++)
+		free(c->files[i]);
+	free(c->files);
+	free(c->bpf);
+	for (size_t i = 0; i < c->nentry_files; i++)
+		free(c->entry_files[i]);
+	free(c->entry_files);
+	free(c->events);
+	free(c->pcap);
+	free(c);
+}
+
+static bool known_section(const char *name, size_t len)
+{
+	static const char *const sections[] = { "capture", "filter", "entries", "signatures", "output" };
+
+	for (size_t i = 0; i < sizeof(sections) / sizeof(sections[0]); i++)
+		if (strlen(sections[i]) == len && strncmp(sections[i], name, len) == 0)
+			return true;
+	return false;
+}
+
+/* inih's line reader, counting lines; section headers are checked here, where the line is known. */
+static char *reader(char *str, int num, void *stream)
+{
+	struct loader *ld = stream;
+	char *got = fgets(str, num, ld->file), *p = str, *close;
+
+	if (got == NULL)
+		return NULL;
+	ld->line++;
+	while (isspace((unsigned char)*p))
+		p++;
+	if (*p == '[' && (close = strchr(p, ']')) != NULL && !known_section(p + 1, (size_t)(close - p - 1)))
+		problem(ld, "unknown section [%.*s]", (int)(close - p - 1), p + 1);
+	return got;
+}
+
+/* A path from the file: relative ones are taken from the config file's directory. */
+static char *resolve(const struct loader *ld, const char *value)
+{
+	char *out;
+
+	if (value[0] == '/' || strcmp(value, "-") == 0 || ld->dir == NULL)
+		return strdup(value);
+	if (asprintf(&out, "%s/%s", ld->dir, value) < 0)
+		return NULL;
+	return out;
+}
+
+static int set_string(struct loader *ld, char **slot, const char *value, bool path)
+{
+	char *s = path ? resolve(ld, value) : strdup(value);
+
+	if (s == NULL) {
+		problem(ld, "out of memory");
+		return 0;
+	}
+	free(*slot);
+	*slot = s;
+	return 1;
+}
+
+static int push_path(struct loader *ld, char ***list, size_t *n, const char *value)
+{
+	char **grown = realloc(*list, (*n + 1) * sizeof(**list));
+	char *s;
+
+	if (grown == NULL || (s = resolve(ld, value)) == NULL) {
+		if (grown)
+			*list = grown;
+		problem(ld, "out of memory");
+		return 0;
+	}
+	*list = grown;
+	(*list)[(*n)++] = s;
+	return 1;
+}
+
+static int set_uint(struct loader *ld, const char *key, const char *value, unsigned min,
+		    unsigned max, unsigned *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(value, &end, 10);
+	if (!isdigit((unsigned char)value[0]) || *end != '\0' || errno || v < min || v > max) {
+		problem(ld, "%s: expected a whole number from %u to %u, got '%s'", key, min, max, value);
+		return 0;
+	}
+	*out = (unsigned)v;
+	return 1;
+}
+
+static int set_bool(struct loader *ld, const char *key, const char *value, bool *out)
+{
+	static const char *const yes[] = { "yes", "true", "on", "1" }, *const no[] = { "no", "false", "off", "0" };
+
+	for (int i = 0; i < 4; i++) {
+		if (strcasecmp(value, yes[i]) == 0)
+			return *out = true, 1;
+		if (strcasecmp(value, no[i]) == 0)
+			return *out = false, 1;
+	}
+	problem(ld, "%s: expected yes or no, got '%s'", key, value);
+	return 0;
+}
+
+static int set_size(struct loader *ld, const char *key, const char *value, uint64_t *out)
+{
+	if (sizing_parse_size(value, out) < 0) {
+		problem(ld, "%s: expected a size such as 4MiB, 512KiB or 65536, got '%s'", key, value);
+		return 0;
+	}
+	return 1;
+}
+
+static int capture_key(struct loader *ld, const char *key, const char *value)
+{
+	struct config *c = ld->c;
+
+	if (strcmp(key, "interface") == 0) {
+		ld->interface_line = ld->line;
+		return set_string(ld, &c->interface, value, false);
+	}
+	if (strcmp(key, "file") == 0) {
+		ld->file_line = ld->line;
+		return push_path(ld, &c->files, &c->nfiles, value);
+	}
+	if (strcmp(key, "bpf") == 0)
+		return set_string(ld, &c->bpf, value, false);
+	if (strcmp(key, "snaplen") == 0)
+		return set_uint(ld, key, value, 64, 262144, &c->snaplen);
+	if (strcmp(key, "promisc") == 0)
+		return set_bool(ld, key, value, &c->promisc);
+	if (strcmp(key, "buffer_size") == 0)
+		return set_size(ld, key, value, &c->buffer_size);
+	return -1;
+}
+
+static int filter_key(struct loader *ld, const char *key, const char *value)
+{
+	struct config *c = ld->c;
+	char *end;
+
+	if (strcmp(key, "memory") == 0) {
+		ld->memory_line = ld->line;
+		return set_size(ld, key, value, &c->memory);
+	}
+	if (strcmp(key, "bits_per_entry") == 0) {
+		ld->bpe_line = ld->line;
+		c->bits_per_entry = strtod(value, &end);
+		if (end == value || *end != '\0' || !(c->bits_per_entry >= 1 && c->bits_per_entry <= 64)) {
+			problem(ld, "bits_per_entry: expected a number from 1 to 64, got '%s'", value);
+			return 0;
+		}
+		return 1;
+	}
+	if (strcmp(key, "layout") == 0) {
+		if (filter_layout_parse(value, &c->layout) < 0) {
+			problem(ld, "layout: expected classic or blocked, got '%s'", value);
+			return 0;
+		}
+		return 1;
+	}
+	if (strcmp(key, "choices") == 0)
+		return set_uint(ld, key, value, 1, FILTER_MAX_CHOICES, &c->choices);
+	if (strcmp(key, "hashes") == 0) {
+		if (strcmp(value, "auto") == 0)
+			return c->hashes = 0, 1;
+		return set_uint(ld, key, value, 1, FILTER_MAX_HASHES, &c->hashes);
+	}
+	if (strcmp(key, "rounds") == 0) {
+		if (strcmp(value, "auto") == 0)
+			return c->rounds = 0, 1;
+		return set_uint(ld, key, value, 1, 1000, &c->rounds);
+	}
+	if (strcmp(key, "hash") == 0) {
+		if (hash_algo_parse(value, &c->hash) < 0) {
+			problem(ld, "hash: expected xxh3 or siphash13, got '%s'", value);
+			return 0;
+		}
+		return 1;
+	}
+	return -1;
+}
+
+static int handler(void *user, const char *section, const char *key, const char *value)
+{
+	struct loader *ld = user;
+	struct config *c = ld->c;
+	int rc = -1;
+
+	if (!known_section(section, strlen(section)) && section[0] != '\0')
+		return 1; /* reported with its header */
+	if (strcmp(section, "capture") == 0)
+		rc = capture_key(ld, key, value);
+	else if (strcmp(section, "filter") == 0)
+		rc = filter_key(ld, key, value);
+	else if (strcmp(section, "entries") == 0 && strcmp(key, "file") == 0)
+		rc = push_path(ld, &c->entry_files, &c->nentry_files, value);
+	else if (strcmp(section, "signatures") == 0 && strcmp(key, "window") == 0)
+		rc = set_uint(ld, key, value, 1, 64, &c->window);
+	else if (strcmp(section, "output") == 0 && strcmp(key, "events") == 0)
+		rc = set_string(ld, &c->events, value, true);
+	else if (strcmp(section, "output") == 0 && strcmp(key, "pcap") == 0)
+		rc = set_string(ld, &c->pcap, value, true);
+	else if (section[0] == '\0')
+		return problem(ld, "'%s' is outside any [section]", key), 1;
+	if (rc < 0)
+		problem(ld, "unknown key '%s' in [%s]", key, section);
+	return 1; /* problems are counted, not returned: go on and find them all */
+}
+
+/* Rules about the whole, checked once everything is read. */
+static void validate(struct loader *ld)
+{
+	struct config *c = ld->c;
+
+	ld->line = ld->bpe_line > ld->memory_line ? ld->bpe_line : ld->memory_line;
+	if (ld->memory_line && ld->bpe_line)
+		problem(ld, "give [filter] memory or bits_per_entry, not both (lines %u and %u)",
+			ld->memory_line, ld->bpe_line);
+	ld->line = ld->file_line > ld->interface_line ? ld->file_line : ld->interface_line;
+	if (ld->interface_line && ld->file_line)
+		problem(ld, "give [capture] interface or file, not both (lines %u and %u)",
+			ld->interface_line, ld->file_line);
+	ld->line = 0;
+	if (c->events && c->events[0] == '\0') {
+		free(c->events);
+		c->events = NULL;
+	}
+}
+
+static char *dir_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (slash == NULL)
+		return NULL;
+	return strndup(path, slash == path ? 1 : (size_t)(slash - path));
+}
+
+struct config *config_load(const char *path, config_error_cb on_error, void *ctx)
+{
+	struct loader ld = { .on_error = on_error, .ctx = ctx };
+	char *dir = NULL;
+	int rc;
+
+	ld.c = config_defaults();
+	if (ld.c == NULL || (ld.c->path = strdup(path)) == NULL) {
+		on_error(ctx, "out of memory");
+		config_free(ld.c);
+		return NULL;
+	}
+	ld.file = fopen(path, "r");
+	if (ld.file == NULL) {
+		problem(&ld, "cannot read: %s", strerror(errno));
+		config_free(ld.c);
+		return NULL;
+	}
+	dir = dir_of(path);
+	ld.dir = dir;
+	rc = ini_parse_stream(reader, &ld, handler, &ld);
+	fclose(ld.file);
+	if (rc > 0) {
+		/* The handler returns 1 always, so a positive rc is inih's own syntax error. */
+		ld.line = (unsigned)rc;
+		problem(&ld, "syntax error: expected [section], key = value, or a comment");
+	} else if (rc < 0) {
+		problem(&ld, "out of memory reading the file");
+	}
+	validate(&ld);
+	free(dir);
+	if (ld.problems) {
+		config_free(ld.c);
+		return NULL;
+	}
+	return ld.c;
+}

@@ -1,0 +1,363 @@
+/* entry.c - the entry syntax shared by lists, commands and events: parse and format. */
+#include "entry.h"
+
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "error.h"
+
+#define LINE_MAX_BYTES (16 + 4 * ENTRY_MAX_SIG)
+
+static const char *const KIND_NAMES[] = { NULL, "addr", "net", "pair", "sig" };
+
+const char *entry_kind_name(enum entry_kind kind)
+{
+	return kind >= ENTRY_ADDR && kind <= ENTRY_SIG ? KIND_NAMES[kind] : "?";
+}
+
+int entry_kind_parse(const char *name, enum entry_kind *kind)
+{
+	for (int k = ENTRY_ADDR; k <= ENTRY_SIG; k++)
+		if (strcmp(name, KIND_NAMES[k]) == 0) {
+			*kind = (enum entry_kind)k;
+			return 0;
+		}
+	return -1;
+}
+
+int entry_family(enum entry_kind kind, size_t len)
+{
+	switch (kind) {
+	case ENTRY_ADDR: return len == 4 ? 4 : 6;
+	case ENTRY_NET: return len == 5 ? 4 : 6;
+	case ENTRY_PAIR: return len == 8 ? 4 : 6;
+	default: return 0;
+	}
+}
+
+/* Copy the next blank-separated word of *text into word; 0 if none. */
+static size_t next_word(const char **text, char *word, size_t size)
+{
+	const char *p = *text;
+	size_t n = 0;
+
+	while (isspace((unsigned char)*p))
+		p++;
+	while (*p && !isspace((unsigned char)*p)) {
+		if (n + 1 < size)
+			word[n] = *p;
+		n++;
+		p++;
+	}
+	word[n < size ? n : size - 1] = '\0';
+	*text = p;
+	return n;
+}
+
+static int parse_addr(const char *word, uint8_t *out, int *family)
+{
+	if (inet_pton(AF_INET, word, out) == 1) {
+		*family = 4;
+		return 4;
+	}
+	if (inet_pton(AF_INET6, word, out) == 1) {
+		*family = 6;
+		return 16;
+	}
+	return -1;
+}
+
+static int parse_net(const char *word, struct entry *e, char *err, size_t errlen)
+{
+	char addr[INET6_ADDRSTRLEN + 8];
+	const char *slash = strchr(word, '/');
+	int family, len;
+	char *end;
+
+	if (slash == NULL || (size_t)(slash - word) >= sizeof(addr)) {
+		error_set(err, errlen, "net needs ADDRESS/LENGTH, got '%s'", word);
+		return -1;
+	}
+	memcpy(addr, word, (size_t)(slash - word));
+	addr[slash - word] = '\0';
+	len = parse_addr(addr, e->key + 1, &family);
+	if (len < 0) {
+		error_set(err, errlen, "'%s' is not an IPv4 or IPv6 address", addr);
+		return -1;
+	}
+	errno = 0;
+	long plen = strtol(slash + 1, &end, 10);
+	if (!isdigit((unsigned char)slash[1]) || *end != '\0' || plen > len * 8) {
+		error_set(err, errlen, "prefix length must be 0 to %d, got '%s'", len * 8, slash + 1);
+		return -1;
+	}
+	e->key[0] = (uint8_t)plen;
+	for (int bit = (int)plen; bit < len * 8; bit++) /* keep the network part only */
+		e->key[1 + bit / 8] &= (uint8_t)~(0x80 >> (bit % 8));
+	e->len = (uint16_t)(1 + len);
+	return 0;
+}
+
+static int hex_value(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	c = tolower(c);
+	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+static int parse_sig_hex(const char *p, struct entry *e, char *err, size_t errlen)
+{
+	size_t n = 0;
+
+	for (; *p && !isspace((unsigned char)*p); p += 2) {
+		int hi = hex_value((unsigned char)p[0]), lo = p[1] ? hex_value((unsigned char)p[1]) : -1;
+		if (hi < 0 || lo < 0) {
+			error_set(err, errlen, "bad hex digit in signature near '%.8s'", p);
+			return -1;
+		}
+		if (n == ENTRY_MAX_SIG) {
+			error_set(err, errlen, "signature longer than %d bytes", ENTRY_MAX_SIG);
+			return -1;
+		}
+		e->key[n++] = (uint8_t)(hi << 4 | lo);
+	}
+	e->len = (uint16_t)n;
+	return (int)n;
+}
+
+/* A quoted signature with C escapes; *p is past the opening quote, left past the closing one. */
+static int parse_sig_quoted(const char **pp, struct entry *e, char *err, size_t errlen)
+{
+	const char *p = *pp;
+	size_t n = 0;
+
+	for (;; p++) {
+		int c = (unsigned char)*p;
+		if (c == '\0') {
+			error_set(err, errlen, "signature has no closing quote");
+			return -1;
+		}
+		if (c == '"')
+			break;
+		if (c == '\\') {
+			switch (*++p) {
+			case '\\': c = '\\'; break;
+			case '"': c = '"'; break;
+			case 'n': c = '\n'; break;
+			case 'r': c = '\r'; break;
+			case 't': c = '\t'; break;
+			case '0': c = 0; break;
+			case 'x': {
+				int hi = hex_value((unsigned char)p[1]), lo = hi >= 0 ? hex_value((unsigned char)p[2]) : -1;
+				if (hi < 0 || lo < 0) {
+					error_set(err, errlen, "\\x needs two hex digits");
+					return -1;
+				}
+				c = hi << 4 | lo;
+				p += 2;
+				break;
+			}
+			default:
+				error_set(err, errlen, "unknown escape '\\%c' in signature", *p ? *p : ' ');
+				return -1;
+			}
+		}
+		if (n == ENTRY_MAX_SIG) {
+			error_set(err, errlen, "signature longer than %d bytes", ENTRY_MAX_SIG);
+			return -1;
+		}
+		e->key[n++] = (uint8_t)c;
+	}
+	*pp = p + 1;
+	e->len = (uint16_t)n;
+	return (int)n;
+}
+
+static int parse_sig(const char **p, struct entry *e, char *err, size_t errlen)
+{
+	int n;
+
+	while (isspace((unsigned char)**p))
+		(*p)++;
+	if (**p == '"') {
+		(*p)++;
+		n = parse_sig_quoted(p, e, err, errlen);
+	} else if (strncasecmp(*p, "hex:", 4) == 0) {
+		*p += 4;
+		n = parse_sig_hex(*p, e, err, errlen);
+		while (**p && !isspace((unsigned char)**p))
+			(*p)++;
+	} else {
+		error_set(err, errlen, "sig needs hex:DIGITS or a \"quoted string\"");
+		return -1;
+	}
+	if (n == 0) {
+		error_set(err, errlen, "empty signature");
+		return -1;
+	}
+	return n < 0 ? -1 : 0;
+}
+
+/* Blank or '#' comment to the end? */
+static bool rest_is_empty(const char *p)
+{
+	while (isspace((unsigned char)*p))
+		p++;
+	return *p == '\0' || *p == '#';
+}
+
+int entry_parse(const char *text, struct entry *e, char *err, size_t errlen)
+{
+	char kind[16], a[INET6_ADDRSTRLEN + 8], b[INET6_ADDRSTRLEN + 8];
+	const char *p = text;
+	int fa, fb, la, lb;
+
+	if (rest_is_empty(p))
+		return 0;
+	next_word(&p, kind, sizeof(kind));
+	if (entry_kind_parse(kind, &e->kind) < 0) {
+		error_set(err, errlen, "unknown entry kind '%s' (addr, net, pair or sig)", kind);
+		return -1;
+	}
+	switch (e->kind) {
+	case ENTRY_SIG:
+		if (parse_sig(&p, e, err, errlen) < 0)
+			return -1;
+		break;
+	case ENTRY_ADDR:
+		if (next_word(&p, a, sizeof(a)) == 0 || (la = parse_addr(a, e->key, &fa)) < 0) {
+			error_set(err, errlen, "addr needs an IPv4 or IPv6 address, got '%s'", a);
+			return -1;
+		}
+		e->len = (uint16_t)la;
+		break;
+	case ENTRY_NET:
+		if (next_word(&p, a, sizeof(a)) == 0) {
+			error_set(err, errlen, "net needs ADDRESS/LENGTH");
+			return -1;
+		}
+		if (parse_net(a, e, err, errlen) < 0)
+			return -1;
+		break;
+	case ENTRY_PAIR:
+		next_word(&p, a, sizeof(a));
+		next_word(&p, b, sizeof(b));
+		if ((la = parse_addr(a, e->key, &fa)) < 0 || (lb = parse_addr(b, e->key + la, &fb)) < 0) {
+			error_set(err, errlen, "pair needs two addresses, source then destination");
+			return -1;
+		}
+		if (fa != fb) {
+			error_set(err, errlen, "pair mixes IPv%d and IPv%d addresses", fa, fb);
+			return -1;
+		}
+		e->len = (uint16_t)(la + lb);
+		break;
+	}
+	if (!rest_is_empty(p)) {
+		error_set(err, errlen, "unexpected text after the entry: '%.20s'", p);
+		return -1;
+	}
+	return 1;
+}
+
+static void format_addr(const uint8_t *addr, int family, char *buf, size_t len)
+{
+	if (inet_ntop(family == 4 ? AF_INET : AF_INET6, addr, buf, (socklen_t)len) == NULL)
+		snprintf(buf, len, "?");
+}
+
+const char *entry_format_value(enum entry_kind kind, const uint8_t *key, size_t len, char *buf,
+			       size_t buflen)
+{
+	char a[INET6_ADDRSTRLEN], b[INET6_ADDRSTRLEN];
+	int family = entry_family(kind, len);
+	size_t alen = family == 4 ? 4 : 16;
+
+	switch (kind) {
+	case ENTRY_ADDR:
+		format_addr(key, family, buf, buflen);
+		break;
+	case ENTRY_NET:
+		format_addr(key + 1, family, a, sizeof(a));
+		snprintf(buf, buflen, "%s/%u", a, key[0]);
+		break;
+	case ENTRY_PAIR:
+		format_addr(key, family, a, sizeof(a));
+		format_addr(key + alen, family, b, sizeof(b));
+		snprintf(buf, buflen, "%s %s", a, b);
+		break;
+	case ENTRY_SIG: {
+		static const char digits[] = "0123456789abcdef";
+		size_t n = 0;
+		if (buflen < 5)
+			break;
+		memcpy(buf, "hex:", 4);
+		n = 4;
+		for (size_t i = 0; i < len && n + 2 < buflen; i++) {
+			buf[n++] = digits[key[i] >> 4];
+			buf[n++] = digits[key[i] & 15];
+		}
+		buf[n] = '\0';
+		break;
+	}
+	default:
+		snprintf(buf, buflen, "?");
+	}
+	return buf;
+}
+
+unsigned entry_list_load(const char *path, entry_list_cb cb, entry_error_cb on_error, void *ctx)
+{
+	char msg[512], err[256];
+	char *line = NULL;
+	size_t cap = 0, lineno = 0;
+	unsigned problems = 0;
+	struct entry *e = malloc(sizeof(*e));
+	FILE *f = fopen(path, "r");
+	ssize_t got;
+
+	if (f == NULL || e == NULL) {
+		snprintf(msg, sizeof(msg), "%s: cannot read entry list: %s", path, strerror(errno));
+		on_error(ctx, msg);
+		if (f)
+			fclose(f);
+		free(e);
+		return 1;
+	}
+	while ((got = getline(&line, &cap, f)) >= 0) {
+		int rc;
+		lineno++;
+		if ((size_t)got > LINE_MAX_BYTES) {
+			error_set(err, sizeof(err), "line longer than %d bytes", LINE_MAX_BYTES);
+			rc = -1;
+		} else if (memchr(line, '\0', (size_t)got) != NULL) {
+			error_set(err, sizeof(err), "NUL byte in line (not a text file?)");
+			rc = -1;
+		} else {
+			rc = entry_parse(line, e, err, sizeof(err));
+			if (rc > 0)
+				rc = cb(ctx, e, err, sizeof(err)) < 0 ? -1 : 1;
+		}
+		if (rc < 0) {
+			snprintf(msg, sizeof(msg), "%s:%zu: %s", path, lineno, err);
+			on_error(ctx, msg);
+			problems++;
+		}
+	}
+	if (ferror(f)) {
+		snprintf(msg, sizeof(msg), "%s: read error: %s", path, strerror(errno));
+		on_error(ctx, msg);
+		problems++;
+	}
+	free(line);
+	free(e);
+	fclose(f);
+	return problems;
+}

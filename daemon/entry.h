@@ -1,0 +1,75 @@
+/* entry.h - the entry syntax shared by lists, commands and events: parse and format. */
+#ifndef BLOOMD_ENTRY_H
+#define BLOOMD_ENTRY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * One entry per line; '#' starts a comment (outside quotes):
+ *
+ *   addr 192.0.2.1                  source or destination is this address
+ *   net  198.51.100.0/24            source or destination inside the prefix
+ *   pair 192.0.2.1 203.0.113.9      directed: source, then destination
+ *   sig  hex:474554202f6574632f706173737764
+ *   sig  "GET /etc/passwd"          C escapes: \\ \" \n \r \t \0 \xHH
+ *
+ * An entry's key is the bytes the filter and the store see:
+ *   addr  the address (4 or 16 bytes)
+ *   net   prefix length, then the network address (5 or 17 bytes)
+ *   pair  source then destination (8 or 32 bytes)
+ *   sig   the signature's bytes
+ */
+enum entry_kind {
+	ENTRY_ADDR = 1,
+	ENTRY_NET = 2,
+	ENTRY_PAIR = 3,
+	ENTRY_SIG = 4,
+};
+
+#define ENTRY_MAX_SIG 2048
+#define ENTRY_MAX_KEY ENTRY_MAX_SIG
+/* Longest canonical text: "sig hex:" and two digits a byte. */
+#define ENTRY_TEXT_MAX (8 + 2 * ENTRY_MAX_SIG + 1)
+
+struct entry {
+	enum entry_kind kind;
+	uint16_t len;
+	uint8_t key[ENTRY_MAX_KEY];
+};
+
+/*
+ * Parse one entry from text (a whole line; comments and surrounding blanks
+ * allowed). Returns 1 with *e filled, 0 for a blank or comment-only line, -1
+ * with a message in err.
+ */
+int entry_parse(const char *text, struct entry *e, char *err, size_t errlen);
+
+/* The kind's name ("addr", ...), and the reverse (-1 if unknown). */
+const char *entry_kind_name(enum entry_kind kind);
+int entry_kind_parse(const char *name, enum entry_kind *kind);
+
+/*
+ * The canonical value of (kind, key) — inet_ntop addresses, the network of a
+ * net, lowercase "hex:" for every sig — without the kind: "192.0.2.1 203.0.113.9".
+ * Returns buf.
+ */
+const char *entry_format_value(enum entry_kind kind, const uint8_t *key, size_t len, char *buf,
+			       size_t buflen);
+
+/* Address family (4 or 6) of an addr, net or pair key; 0 for a sig. */
+int entry_family(enum entry_kind kind, size_t len);
+
+/* Called for each entry of a list; return -1 to record an error for that line (message in err). */
+typedef int (*entry_list_cb)(void *ctx, const struct entry *e, char *err, size_t errlen);
+
+/* Called for each problem found, with "FILE:LINE: message". */
+typedef void (*entry_error_cb)(void *ctx, const char *message);
+
+/*
+ * Read an entry list, calling cb for each entry and on_error for each bad
+ * line (or for a file that cannot be read). Returns the number of problems.
+ */
+unsigned entry_list_load(const char *path, entry_list_cb cb, entry_error_cb on_error, void *ctx);
+
+#endif

@@ -1,0 +1,50 @@
+/* events.h - matches out: one JSON object a line, and a pcap of the matched packets. */
+#ifndef BLOOMD_EVENTS_H
+#define BLOOMD_EVENTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "match.h"
+#include "packet.h"
+
+/* The packet an event is about. */
+struct event_packet {
+	struct timespec ts;
+	uint64_t index;            /* 1-based in its file; live: since start */
+	const char *filename;      /* the pcap file, or NULL when live */
+	const char *interface;     /* the interface, or NULL when replaying */
+	int link;
+	const uint8_t *frame;
+	size_t caplen, wirelen;
+	const struct packet_view *view;
+};
+
+struct events;
+
+/*
+ * Open the outputs: events to json_path ("-" for stdout, NULL for none),
+ * matched packets to pcap_path (NULL for none; opened at the first match,
+ * with that packet's link type). NULL with a message on failure.
+ */
+struct events *events_open(const char *json_path, const char *pcap_path, unsigned snaplen,
+			   char *err, size_t errlen);
+
+/*
+ * Write one event for a packet with n confirmed hits (n > 0). Returns 0, or
+ * -1 with a message (a write error; the caller reports it).
+ */
+int events_write(struct events *ev, const struct event_packet *p, const struct matcher *m,
+		 const struct match_hit *hits, size_t n, char *err, size_t errlen);
+
+/* Push buffered events out (after each batch of packets). */
+void events_flush(struct events *ev);
+
+uint64_t events_written(const struct events *ev);
+/* Matched packets left out of the pcap because their link type differs from the file's. */
+uint64_t events_pcap_skipped(const struct events *ev);
+
+void events_close(struct events *ev);
+
+#endif

@@ -1,0 +1,515 @@
+/* match.c - per-packet checks: address and signature probes, confirmation, counters. */
+#include "match.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "counting.h"
+#include "error.h"
+#include "rng.h"
+#include "sizing.h"
+#include "store.h"
+
+#define ADDR_KEY_MAX (1 + 1 + 32) /* kind byte + the longest address key (a v6 pair) */
+#define MAX_PROBES (3 + 2 * 129)  /* addr src, addr dst, pair, and a net probe per side and length */
+#define SIG_BATCH 16
+#define NO_SIG UINT32_MAX
+
+/* Counting store plus the bookkeeping both filters share. */
+struct keyed_filter {
+	struct hash_key key;
+	struct store *store;
+	struct counting *counting; /* NULL until built, or while empty */
+};
+
+struct sig_entry {
+	uint64_t offset;           /* into sig_arena */
+	uint16_t len;
+	uint32_t next;             /* next signature with the same window, or NO_SIG */
+};
+
+struct matcher {
+	struct match_config cfg;
+	bool built;
+	struct keyed_filter addr;  /* addr, net, pair */
+	uint64_t kind_entries[MATCH_KINDS];
+	uint32_t net_count[2][129]; /* [v4, v6][prefix length]: net entries */
+	uint8_t net_lens[2][129];   /* the lengths in use, longest first */
+	unsigned n_net_lens[2];
+
+	struct keyed_filter sig;   /* the windows: the first W bytes of each signature */
+	uint64_t buz[256];         /* rolling-hash byte table, from the secret */
+	uint32_t *heads;           /* per window (store index): first signature id */
+	size_t heads_cap;
+	struct sig_entry *sigs;
+	size_t nsigs, sigs_cap;
+	uint8_t *sig_arena;
+	size_t arena_len, arena_cap;
+
+	struct match_counters counters[MATCH_KINDS];
+
+	/* Scratch for one packet's probes (no allocation per packet). */
+	uint8_t probe_key[MAX_PROBES][ADDR_KEY_MAX];
+	uint8_t probe_len[MAX_PROBES];
+	struct hash128 probe_hash[MAX_PROBES];
+	bool probe_hit[MAX_PROBES];
+};
+
+static int keyed_filter_init(struct keyed_filter *kf, enum hash_algo algo)
+{
+	if (hash_key_random(&kf->key, algo) < 0)
+		return -1;
+	kf->store = store_new();
+	return kf->store ? 0 : -1;
+}
+
+struct matcher *matcher_new(const struct match_config *cfg, char *err, size_t errlen)
+{
+	struct matcher *m;
+	uint64_t seed;
+
+	if (cfg->window < 1 || cfg->window > 64) {
+		error_set(err, errlen, "signature window must be 1 to 64 bytes (got %u)", cfg->window);
+		return NULL;
+	}
+	if (cfg->choices < 1 || cfg->choices > FILTER_MAX_CHOICES || cfg->hashes > FILTER_MAX_HASHES) {
+		error_set(err, errlen, "choices must be 1 to 3 and hashes 0 (best) to %d",
+			  FILTER_MAX_HASHES);
+		return NULL;
+	}
+	m = calloc(1, sizeof(*m));
+	if (m == NULL)
+		goto nomem;
+	m->cfg = *cfg;
+	if (keyed_filter_init(&m->addr, cfg->algo) < 0 || keyed_filter_init(&m->sig, cfg->algo) < 0)
+		goto nomem;
+	memcpy(&seed, m->sig.key.secret, sizeof(seed));
+	for (int i = 0; i < 256; i++)
+		m->buz[i] = rng_splitmix64(&seed);
+	return m;
+nomem:
+	error_set(err, errlen, "out of memory (or no randomness for the hash secrets)");
+	matcher_free(m);
+	return NULL;
+}
+
+void matcher_free(struct matcher *m)
+{
+	if (m == NULL)
+		return;
+	store_free(m->addr.store);
+	counting_free(m->addr.counting);
+	store_free(m->sig.store);
+	counting_free(m->sig.counting);
+	free(m->heads);
+	free(m->sigs);
+	free(m->sig_arena);
+	free(m);
+}
+
+/* ---- hashing ---- */
+
+static struct hash128 addr_hash(const struct matcher *m, const uint8_t *kind_and_key, size_t len)
+{
+	return hash_bytes(&m->addr.key, kind_and_key, len);
+}
+
+static inline uint64_t rotl64(uint64_t x, unsigned r)
+{
+	r &= 63;
+	return r ? (x << r) | (x >> (64 - r)) : x;
+}
+
+/* Buzhash of W bytes: XOR of the bytes' table words rotated by their distance from the end. */
+static uint64_t window_rolling(const struct matcher *m, const uint8_t *p)
+{
+	uint64_t h = 0;
+
+	for (unsigned i = 0; i < m->cfg.window; i++)
+		h = rotl64(h, 1) ^ m->buz[p[i]];
+	return h;
+}
+
+/* Spread the rolling hash over the 128 bits the filter and the window store read. */
+static inline struct hash128 window_hash(uint64_t h)
+{
+	struct hash128 out = {
+		.lo = (h ^ (h >> 32)) * 0x9e3779b97f4a7c15ULL,
+		.hi = (h ^ (h >> 29)) * 0xbf58476d1ce4e5b9ULL,
+	};
+	return out;
+}
+
+/* ---- adding entries ---- */
+
+static int counting_for(const struct matcher *m, struct keyed_filter *kf, uint64_t bits,
+			char *err, size_t errlen);
+
+/* Once built, a new key goes straight into its filter. */
+static int filter_in(struct matcher *m, struct keyed_filter *kf, size_t index, char *err,
+		     size_t errlen)
+{
+	if (!m->built)
+		return 0;
+	if (kf->counting == NULL &&
+	    counting_for(m, kf, (uint64_t)ceil(1024 * (m->cfg.bits_per_entry > 0 ? m->cfg.bits_per_entry : 16)),
+			 err, errlen) < 0)
+		return -1;
+	store_groups(kf->store)[index] =
+		(uint8_t)counting_insert(kf->counting, store_hashes(kf->store)[index]);
+	return 0;
+}
+
+static void net_length_used(struct matcher *m, int v6, unsigned len)
+{
+	if (m->net_count[v6][len]++ != 0)
+		return;
+	/* Keep the lengths in use sorted, longest first. */
+	unsigned n = 0;
+	for (int l = v6 ? 128 : 32; l >= 0; l--)
+		if (m->net_count[v6][l])
+			m->net_lens[v6][n++] = (uint8_t)l;
+	m->n_net_lens[v6] = n;
+}
+
+static int add_address(struct matcher *m, const struct entry *e, char *err, size_t errlen)
+{
+	uint8_t buf[ADDR_KEY_MAX];
+	ssize_t index;
+
+	buf[0] = (uint8_t)e->kind;
+	memcpy(buf + 1, e->key, e->len);
+	index = store_add(m->addr.store, addr_hash(m, buf, 1 + e->len), (uint8_t)e->kind, e->key,
+			  e->len, 0);
+	if (index < 0) {
+		if (errno == EEXIST)
+			return 1;
+		error_set(err, errlen, "out of memory adding an entry");
+		return -1;
+	}
+	if (filter_in(m, &m->addr, (size_t)index, err, errlen) < 0)
+		return -1;
+	m->kind_entries[e->kind]++;
+	if (e->kind == ENTRY_NET)
+		net_length_used(m, e->len == 17, e->key[0]);
+	return 0;
+}
+
+static int grow(void **p, size_t *cap, size_t need, size_t size)
+{
+	size_t n = *cap ? *cap : 64;
+	void *q;
+
+	if (need <= *cap)
+		return 0;
+	while (n < need)
+		n *= 2;
+	q = realloc(*p, n * size);
+	if (q == NULL)
+		return -1;
+	*p = q;
+	*cap = n;
+	return 0;
+}
+
+static uint32_t new_sig(struct matcher *m, const struct entry *e)
+{
+	if (grow((void **)&m->sigs, &m->sigs_cap, m->nsigs + 1, sizeof(*m->sigs)) < 0 ||
+	    grow((void **)&m->sig_arena, &m->arena_cap, m->arena_len + e->len, 1) < 0)
+		return NO_SIG;
+	memcpy(m->sig_arena + m->arena_len, e->key, e->len);
+	m->sigs[m->nsigs] = (struct sig_entry){ m->arena_len, e->len, NO_SIG };
+	m->arena_len += e->len;
+	return (uint32_t)m->nsigs++;
+}
+
+static int add_signature(struct matcher *m, const struct entry *e, char *err, size_t errlen)
+{
+	unsigned w = m->cfg.window;
+	struct hash128 h;
+	ssize_t index;
+	uint32_t id;
+
+	if (e->len < w) {
+		error_set(err, errlen, "signature of %u bytes is shorter than the window (%u bytes)",
+			  e->len, w);
+		return -1;
+	}
+	h = window_hash(window_rolling(m, e->key));
+	index = store_find(m->sig.store, h, 0, e->key, w);
+	if (index >= 0) {
+		uint32_t *link = &m->heads[index];
+		for (; *link != NO_SIG; link = &m->sigs[*link].next) {
+			const struct sig_entry *s = &m->sigs[*link];
+			if (s->len == e->len && memcmp(m->sig_arena + s->offset, e->key, e->len) == 0)
+				return 1;
+		}
+		if ((id = new_sig(m, e)) == NO_SIG)
+			goto nomem;
+		*link = id;
+	} else {
+		if ((id = new_sig(m, e)) == NO_SIG ||
+		    grow((void **)&m->heads, &m->heads_cap, store_count(m->sig.store) + 1, sizeof(*m->heads)) < 0 ||
+		    (index = store_add(m->sig.store, h, 0, e->key, w, 0)) < 0)
+			goto nomem;
+		m->heads[index] = id;
+		if (filter_in(m, &m->sig, (size_t)index, err, errlen) < 0)
+			return -1;
+	}
+	m->kind_entries[ENTRY_SIG]++;
+	return 0;
+nomem:
+	error_set(err, errlen, "out of memory adding a signature");
+	return -1;
+}
+
+int matcher_add(struct matcher *m, const struct entry *e, char *err, size_t errlen)
+{
+	if (e->kind == ENTRY_SIG)
+		return add_signature(m, e, err, errlen);
+	return add_address(m, e, err, errlen);
+}
+
+/* ---- building ---- */
+
+static int counting_for(const struct matcher *m, struct keyed_filter *kf, uint64_t bits,
+			char *err, size_t errlen)
+{
+	const struct match_config *cfg = &m->cfg;
+	uint64_t n = store_count(kf->store);
+	struct filter_params p = { .layout = cfg->layout, .choices = cfg->choices };
+	struct sizing_choice ch = { .hashes = cfg->hashes };
+	uint64_t seed;
+
+	p.bits = sizing_round_bits(cfg->layout, bits < FILTER_BLOCK_BITS ? FILTER_BLOCK_BITS : bits);
+	if (ch.hashes == 0) {
+		double bpe = n ? (double)p.bits / (double)n : 64.0;
+		if (sizing_best(cfg->layout, cfg->choices, bpe > 64 ? 64 : bpe < 1 ? 1 : bpe,
+				cfg->rounds, &ch, err, errlen) < 0)
+			return -1;
+	}
+	p.hashes = ch.hashes;
+	memcpy(&seed, kf->key.secret + 8, sizeof(seed));
+	kf->counting = counting_new(&p, &kf->key, seed, err, errlen);
+	if (kf->counting == NULL)
+		return -1;
+	const struct hash128 *h = store_hashes(kf->store);
+	uint8_t *groups = store_groups(kf->store);
+	for (uint64_t i = 0; i < n; i++)
+		groups[i] = (uint8_t)counting_insert(kf->counting, h[i]);
+	if (cfg->rounds > 1)
+		counting_rebuild(kf->counting, h, groups, n, cfg->rounds - 1);
+	return 0;
+}
+
+int matcher_build(struct matcher *m, char *err, size_t errlen)
+{
+	uint64_t na = store_count(m->addr.store), ns = store_count(m->sig.store);
+	uint64_t bits_a, bits_s;
+
+	if (m->cfg.rounds == 0)
+		m->cfg.rounds = sizing_default_rounds(m->cfg.choices);
+	if (m->cfg.memory) {
+		/* Share the budget in proportion to the keys each filter holds. */
+		uint64_t total = m->cfg.memory * 8;
+		bits_a = na + ns ? (uint64_t)((double)total * (double)na / (double)(na + ns)) : 0;
+		bits_s = total - bits_a;
+		if (m->cfg.layout == FILTER_BLOCKED)
+			bits_a -= bits_a % FILTER_BLOCK_BITS;
+	} else {
+		bits_a = (uint64_t)ceil((double)na * m->cfg.bits_per_entry);
+		bits_s = (uint64_t)ceil((double)ns * m->cfg.bits_per_entry);
+	}
+	if ((na && counting_for(m, &m->addr, bits_a, err, errlen) < 0) ||
+	    (ns && counting_for(m, &m->sig, bits_s, err, errlen) < 0))
+		return -1;
+	m->built = true;
+	return 0;
+}
+
+/* ---- per packet ---- */
+
+static size_t add_hit(struct match_hit *hits, size_t n, size_t max, enum entry_kind kind,
+		      uint32_t id, uint32_t offset)
+{
+	for (size_t i = 0; i < n; i++)
+		if (hits[i].kind == kind && hits[i].id == id)
+			return n; /* each entry once a packet */
+	if (n == max)
+		return n;
+	hits[n] = (struct match_hit){ kind, id, offset };
+	return n + 1;
+}
+
+static size_t put_probe(struct matcher *m, size_t n, enum entry_kind kind, const uint8_t *a,
+			const uint8_t *b, size_t alen)
+{
+	uint8_t *k = m->probe_key[n];
+
+	k[0] = (uint8_t)kind;
+	memcpy(k + 1, a, alen);
+	if (b)
+		memcpy(k + 1 + alen, b, alen);
+	m->probe_len[n] = (uint8_t)(1 + alen * (b ? 2 : 1));
+	return n + 1;
+}
+
+static size_t put_net_probe(struct matcher *m, size_t n, const uint8_t *addr, size_t alen,
+			    unsigned plen)
+{
+	uint8_t *k = m->probe_key[n];
+
+	k[0] = ENTRY_NET;
+	k[1] = (uint8_t)plen;
+	memcpy(k + 2, addr, alen);
+	for (unsigned byte = plen / 8; byte < alen; byte++)
+		k[2 + byte] &= byte == plen / 8 ? (uint8_t)(0xff00 >> (plen % 8)) : 0;
+	m->probe_len[n] = (uint8_t)(2 + alen);
+	return n + 1;
+}
+
+static size_t check_addresses(struct matcher *m, const struct packet_view *v,
+			      struct match_hit *hits, size_t n, size_t max)
+{
+	size_t alen = v->family == 4 ? 4 : 16, probes = 0;
+	int v6 = v->family == 6;
+
+	if (m->kind_entries[ENTRY_ADDR]) {
+		probes = put_probe(m, probes, ENTRY_ADDR, v->src, NULL, alen);
+		probes = put_probe(m, probes, ENTRY_ADDR, v->dst, NULL, alen);
+	}
+	if (m->kind_entries[ENTRY_PAIR])
+		probes = put_probe(m, probes, ENTRY_PAIR, v->src, v->dst, alen);
+	for (unsigned i = 0; i < m->n_net_lens[v6]; i++) {
+		probes = put_net_probe(m, probes, v->src, alen, m->net_lens[v6][i]);
+		probes = put_net_probe(m, probes, v->dst, alen, m->net_lens[v6][i]);
+	}
+	for (size_t i = 0; i < probes; i++)
+		m->probe_hash[i] = addr_hash(m, m->probe_key[i], m->probe_len[i]);
+	filter_query_batch(counting_filter(m->addr.counting), m->probe_hash, probes, m->probe_hit);
+	for (size_t i = 0; i < probes; i++) {
+		enum entry_kind kind = m->probe_key[i][0];
+		struct match_counters *c = &m->counters[kind];
+		c->probes++;
+		if (!m->probe_hit[i])
+			continue;
+		c->positives++;
+		ssize_t at = store_find(m->addr.store, m->probe_hash[i], (uint8_t)kind,
+					m->probe_key[i] + 1, m->probe_len[i] - 1u);
+		if (at < 0)
+			continue;
+		c->confirmed++;
+		n = add_hit(hits, n, max, kind, (uint32_t)at, 0);
+	}
+	return n;
+}
+
+/* A window the filter accepted: find it exactly, then every signature that starts with it. */
+static size_t confirm_window(struct matcher *m, const uint8_t *payload, size_t len, size_t at,
+			     struct hash128 h, struct match_hit *hits, size_t n, size_t max)
+{
+	ssize_t index = store_find(m->sig.store, h, 0, payload + at, m->cfg.window);
+	bool matched = false;
+
+	if (index < 0)
+		return n;
+	for (uint32_t id = m->heads[index]; id != NO_SIG; id = m->sigs[id].next) {
+		const struct sig_entry *s = &m->sigs[id];
+		if (at + s->len <= len && memcmp(m->sig_arena + s->offset, payload + at, s->len) == 0) {
+			matched = true;
+			n = add_hit(hits, n, max, ENTRY_SIG, id, (uint32_t)at);
+		}
+	}
+	m->counters[ENTRY_SIG].confirmed += matched;
+	return n;
+}
+
+static size_t check_signatures(struct matcher *m, const uint8_t *p, size_t len,
+			       struct match_hit *hits, size_t n, size_t max)
+{
+	const struct filter *f = counting_filter(m->sig.counting);
+	unsigned w = m->cfg.window;
+	size_t windows = len - w + 1;
+	uint64_t h = window_rolling(m, p);
+	const uint64_t out_rot = w % 64; /* a byte leaving the window was rotated w-1 times, +1 now */
+	struct hash128 hh[SIG_BATCH];
+	bool hit[SIG_BATCH];
+
+	for (size_t base = 0; base < windows; base += SIG_BATCH) {
+		size_t count = windows - base < SIG_BATCH ? windows - base : SIG_BATCH;
+		for (size_t j = 0; j < count; j++) {
+			size_t at = base + j;
+			if (at > 0)
+				h = rotl64(h, 1) ^ rotl64(m->buz[p[at - 1]], (unsigned)out_rot) ^ m->buz[p[at + w - 1]];
+			hh[j] = window_hash(h);
+		}
+		filter_query_batch(f, hh, count, hit);
+		m->counters[ENTRY_SIG].probes += count;
+		for (size_t j = 0; j < count; j++) {
+			if (!hit[j])
+				continue;
+			m->counters[ENTRY_SIG].positives++;
+			n = confirm_window(m, p, len, base + j, hh[j], hits, n, max);
+		}
+	}
+	return n;
+}
+
+size_t matcher_check(struct matcher *m, const struct packet_view *v, struct match_hit *hits,
+		     size_t max)
+{
+	size_t n = 0;
+
+	if (v->family != 0 && m->addr.counting != NULL)
+		n = check_addresses(m, v, hits, n, max);
+	if (v->payload != NULL && m->sig.counting != NULL && v->payload_len >= m->cfg.window)
+		n = check_signatures(m, v->payload, v->payload_len, hits, n, max);
+	return n;
+}
+
+void matcher_hit_key(const struct matcher *m, const struct match_hit *hit, const uint8_t **key,
+		     size_t *len)
+{
+	if (hit->kind == ENTRY_SIG) {
+		*key = m->sig_arena + m->sigs[hit->id].offset;
+		*len = m->sigs[hit->id].len;
+	} else {
+		uint8_t kind;
+		store_entry(m->addr.store, hit->id, &kind, key, len);
+	}
+}
+
+const struct match_counters *matcher_counters(const struct matcher *m, enum entry_kind kind)
+{
+	return &m->counters[kind];
+}
+
+uint64_t matcher_entries(const struct matcher *m, enum entry_kind kind)
+{
+	return m->kind_entries[kind];
+}
+
+void matcher_filter_info(const struct matcher *m, int sig, struct match_filter_info *info)
+{
+	const struct keyed_filter *kf = sig ? &m->sig : &m->addr;
+
+	memset(info, 0, sizeof(*info));
+	info->entries = store_count(kf->store);
+	info->store_bytes = store_bytes(kf->store);
+	if (sig)
+		info->store_bytes += m->sigs_cap * sizeof(*m->sigs) + m->arena_cap +
+				     m->heads_cap * sizeof(*m->heads);
+	if (kf->counting == NULL)
+		return;
+	const struct filter *f = counting_filter(kf->counting);
+	info->bits = f->params.bits;
+	info->choices = f->params.choices;
+	info->hashes = f->params.hashes;
+	info->bytes = filter_bytes(f);
+	info->store_bytes += counting_bytes(kf->counting) - info->bytes;
+	info->fill = filter_fill(f);
+	info->fpr_predicted = filter_fpr_from_fill(f);
+}

@@ -1,0 +1,97 @@
+/* match.h - per-packet checks: address and signature probes, confirmation, counters. */
+#ifndef BLOOMD_MATCH_H
+#define BLOOMD_MATCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "entry.h"
+#include "filter.h"
+#include "hash.h"
+#include "packet.h"
+
+/*
+ * Two filters, each a counting store with its exact store behind it:
+ *
+ *   addresses   addr, net and pair keys, hashed as kind byte + key (XXH3).
+ *               Per packet: addr(src), addr(dst), pair(src,dst), and
+ *               net(prefix of src and dst) for each prefix length in use.
+ *   signatures  the first W bytes ("window") of each signature. Per packet,
+ *               a rolling hash (buzhash over a random byte table) visits
+ *               every W-byte window of the payload; a window the filter
+ *               accepts is looked up exactly, and each signature starting
+ *               with it is compared in full at that offset.
+ *
+ * Probes go to the filter in batches so their cache misses overlap. Nothing
+ * is reported unless the exact store confirms it.
+ */
+
+struct match_config {
+	enum filter_layout layout;
+	unsigned choices;
+	unsigned hashes;        /* 0: the best for the size (sizing_best) */
+	unsigned rounds;        /* offline rounds when built; 0: sizing_default_rounds */
+	uint64_t memory;        /* bytes for both filters; 0: use bits_per_entry */
+	double bits_per_entry;
+	unsigned window;        /* signature window W, 1..64 */
+	enum hash_algo algo;
+};
+
+#define MATCH_KINDS 5        /* indexed by enum entry_kind; 0 unused */
+#define MATCH_MAX_HITS 64
+
+struct match_counters {
+	uint64_t probes;     /* filter queries */
+	uint64_t positives;  /* the filter said yes */
+	uint64_t confirmed;  /* the exact store agreed */
+};
+
+struct match_hit {
+	enum entry_kind kind;
+	uint32_t id;         /* which entry: see matcher_hit_key */
+	uint32_t offset;     /* sig: first offset in the scanned payload */
+};
+
+struct match_filter_info {
+	uint64_t entries;    /* keys in the filter (signature windows for sig) */
+	uint64_t bits;
+	unsigned choices, hashes;
+	size_t bytes;        /* the bit filter */
+	size_t store_bytes;  /* counting store and exact store */
+	double fill, fpr_predicted;
+};
+
+struct matcher;
+
+/* A matcher with no entries; NULL with a message if cfg is invalid. */
+struct matcher *matcher_new(const struct match_config *cfg, char *err, size_t errlen);
+void matcher_free(struct matcher *m);
+
+/*
+ * Add an entry. Returns 0 if added, 1 if it was present already, -1 with a
+ * message (a signature shorter than the window, no memory). Before
+ * matcher_build, entries are only stored; after it they go into the filter.
+ */
+int matcher_add(struct matcher *m, const struct entry *e, char *err, size_t errlen);
+
+/* Size both filters for the entries stored and fill them (offline rounds). */
+int matcher_build(struct matcher *m, char *err, size_t errlen);
+
+/*
+ * Check one parsed packet; writes up to max distinct confirmed hits (each
+ * entry once, a signature at its first offset) and returns their number.
+ */
+size_t matcher_check(struct matcher *m, const struct packet_view *v, struct match_hit *hits,
+		     size_t max);
+
+/* The key of a hit's entry, for reporting. */
+void matcher_hit_key(const struct matcher *m, const struct match_hit *hit, const uint8_t **key,
+		     size_t *len);
+
+const struct match_counters *matcher_counters(const struct matcher *m, enum entry_kind kind);
+uint64_t matcher_entries(const struct matcher *m, enum entry_kind kind);
+
+/* Shape and state of the address (sig = 0) or signature (sig = 1) filter. */
+void matcher_filter_info(const struct matcher *m, int sig, struct match_filter_info *info);
+
+#endif

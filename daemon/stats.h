@@ -1,0 +1,34 @@
+/* stats.h - packet counters and the statistics object bloomd reports. */
+#ifndef BLOOMD_STATS_H
+#define BLOOMD_STATS_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+#include "match.h"
+#include "packet.h"
+
+struct stats {
+	uint64_t packets, bytes;          /* seen; bytes as on the wire */
+	uint64_t status[PACKET_STATUS_COUNT];
+	uint64_t matched_packets;
+	uint64_t event_errors;
+	uint64_t pcap_skipped;            /* matched, but not written to the match pcap */
+};
+
+static inline void stats_count(struct stats *s, uint64_t wirelen, enum packet_status status)
+{
+	s->packets++;
+	s->bytes += wirelen;
+	s->status[status]++;
+}
+
+/*
+ * The statistics as one JSON object: packets, parse results by reason,
+ * per-kind entries and probe counters (with the live false-positive rate:
+ * unconfirmed positives over probes that found nothing), and both filters'
+ * shape and fill. Caller owns the result.
+ */
+json_t *stats_json(const struct stats *s, const struct matcher *m);
+
+#endif

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# bloomd's command line: -n, bad config and lists, missing files, statistics, the match pcap.
+. "$(dirname "$0")/tap.sh"
+plan 21
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cd "$tmp" || exit 1
+
+cat > good.list <<'L'
+addr 192.0.2.1
+sig "attack!!"
+L
+printf '[entries]\nfile = good.list\n[output]\npcap = matched.pcap\n' > good.conf
+cat > pkts <<'P'
+link en10mb
+packet src=192.0.2.1 dst=10.0.0.1
+packet src=10.0.0.1 dst=10.0.0.2 payload="an attack!!"
+packet src=10.0.0.3 dst=10.0.0.4
+P
+"$BUILD/pcapgen" -o in.pcap pkts
+
+out=$("$BUILD/bloomd" -n -c good.conf); is $? 0 "-n on a good config exits 0"
+grep -q "2 entries" <<<"$out"; ok $? "-n counts the entries"
+
+cat > bad.list <<'L'
+addr 192.0.2.1
+addr 999.1.1.1
+sig "short"
+pair 1.1.1.1
+L
+printf '[entries]\nfile = bad.list\nfile = missing.list\n[filter]\nchoices = 9\n' > bad.conf
+"$BUILD/bloomd" -n -c bad.conf 2> err; is $? 1 "-n on a bad config exits 1"
+grep -q "bad.conf:5: choices" err; ok $? "the config problem names file and line"
+printf '[entries]\nfile = bad.list\nfile = missing.list\n' > bad2.conf
+"$BUILD/bloomd" -n -c bad2.conf 2> err; is $? 1 "-n with bad lists exits 1"
+grep -q "bad.list:2: addr needs" err; ok $? "a bad address names its line"
+grep -q "bad.list:3: signature of 5 bytes is shorter than the window (8 bytes)" err; ok $? "a short signature names its line"
+grep -q "bad.list:4: pair needs two addresses" err; ok $? "a bad pair names its line"
+grep -q "missing.list: cannot read" err; ok $? "a missing list is reported"
+"$BUILD/bloomd" -c bad2.conf -r in.pcap > out 2>/dev/null; is $? 1 "the daemon does not start on a broken list"
+[ ! -s out ]; ok $? "and prints no events"
+
+"$BUILD/bloomd" -c good.conf -r in.pcap > out 2> err; is $? 0 "replay exits 0"
+is "$(grep -c '"event_type":"alert"' out)" 2 "two events"
+stats=$(tail -n 1 out)
+is "$(jq -r '.packets, .matched_packets' <<<"$stats" | tr '\n' ' ')" "3 2 " "final statistics: 3 packets, 2 matched"
+is "$(jq -r '.kinds.sig.confirmed, .kinds.addr.entries' <<<"$stats" | tr '\n' ' ')" "1 1 " "per-kind counters"
+is "$(jq -r '.sources[0].packets' <<<"$stats")" 3 "per-source packets"
+
+# The match pcap holds exactly the matched packets: replaying it matches all of them.
+again=$("$BUILD/bloomd" -c good.conf -r matched.pcap 2>/dev/null | tail -n 1)
+is "$(jq -r '.packets, .matched_packets' <<<"$again" | tr '\n' ' ')" "2 2 " "the match pcap holds the two matched packets"
+
+"$BUILD/bloomd" -c good.conf -r nonexistent.pcap -r in.pcap > out 2> err; is $? 1 "a missing pcap: exit 1"
+grep -q "nonexistent.pcap" err; ok $? "the error names the file"
+is "$(tail -n 1 out | jq -r '.sources[1].packets')" 3 "the other files still replay"
+"$BUILD/bloomd" -c good.conf -r in.pcap -i lo 2>/dev/null; is $? 2 "-r with -i is a usage error"
+done_testing

@@ -1,0 +1,158 @@
+/* Unit tests for config.c: defaults, every key, and every problem reported with its line. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "test.h"
+
+struct problems {
+	unsigned n;
+	char text[8][256];
+};
+
+static void collect(void *ctx, const char *message)
+{
+	struct problems *p = ctx;
+
+	if (p->n < 8)
+		snprintf(p->text[p->n], sizeof(p->text[0]), "%s", message);
+	p->n++;
+}
+
+static char path[64];
+
+static struct config *load(const char *text, struct problems *p)
+{
+	strcpy(path, "/tmp/bloomd-config-XXXXXX");
+	int fd = mkstemp(path);
+	FILE *f = fdopen(fd, "w");
+
+	fputs(text, f);
+	fclose(f);
+	memset(p, 0, sizeof(*p));
+	struct config *c = config_load(path, collect, p);
+	unlink(path);
+	return c;
+}
+
+static bool any_problem_has(const struct problems *p, const char *line_and_text)
+{
+	for (unsigned i = 0; i < p->n && i < 8; i++)
+		if (strstr(p->text[i], line_and_text))
+			return true;
+	return false;
+}
+
+static void every_key(void **state)
+{
+	struct problems p;
+	struct config *c = load("; comment\n"
+				"[capture]\ninterface = eth0\nbpf = udp port 53\nsnaplen = 1600\n"
+				"promisc = no\nbuffer_size = 8MiB\n"
+				"[filter]\nmemory = 4MiB\nlayout = classic\nchoices = 3\nhashes = 12\n"
+				"rounds = 20\nhash = siphash13\n"
+				"[entries]\nfile = /etc/a.list\nfile = b.list\n"
+				"[signatures]\nwindow = 12\n"
+				"[output]\nevents = /var/log/bloomd/events.json\npcap = matched.pcap\n",
+				&p);
+
+	(void)state;
+	assert_int_equal(p.n, 0);
+	assert_non_null(c);
+	assert_string_equal(c->interface, "eth0");
+	assert_string_equal(c->bpf, "udp port 53");
+	assert_int_equal(c->snaplen, 1600);
+	assert_false(c->promisc);
+	assert_int_equal(c->buffer_size, 8 << 20);
+	assert_int_equal(c->memory, 4 << 20);
+	assert_int_equal(c->layout, FILTER_CLASSIC);
+	assert_int_equal(c->choices, 3);
+	assert_int_equal(c->hashes, 12);
+	assert_int_equal(c->rounds, 20);
+	assert_int_equal(c->hash, HASH_SIPHASH13);
+	assert_int_equal(c->nentry_files, 2);
+	assert_string_equal(c->entry_files[0], "/etc/a.list");
+	assert_string_equal(c->entry_files[1], "/tmp/b.list"); /* relative to the config file */
+	assert_int_equal(c->window, 12);
+	assert_string_equal(c->events, "/var/log/bloomd/events.json");
+	assert_string_equal(c->pcap, "/tmp/matched.pcap");
+	config_free(c);
+}
+
+static void defaults(void **state)
+{
+	struct problems p;
+	struct config *c = load("", &p);
+
+	(void)state;
+	assert_non_null(c);
+	assert_int_equal(c->layout, FILTER_BLOCKED);
+	assert_int_equal(c->choices, 2);
+	assert_int_equal(c->hashes, 0);
+	assert_true(c->bits_per_entry == 16);
+	assert_int_equal(c->window, 8);
+	assert_string_equal(c->events, "-");
+	assert_true(c->promisc);
+	config_free(c);
+}
+
+static void every_problem_with_its_line(void **state)
+{
+	struct problems p;
+	struct config *c = load("[filter]\n"            /* 1 */
+				"choices = 4\n"         /* 2 */
+				"layout = round\n"      /* 3 */
+				"memory = lots\n"       /* 4 */
+				"colour = blue\n"       /* 5 */
+				"[nonsense]\n"          /* 6 */
+				"[capture]\n"           /* 7 */
+				"promisc = maybe\n"     /* 8 */
+				"this line is wrong\n"  /* 9 */
+				"[signatures]\n"        /* 10 */
+				"window = 0\n",         /* 11 */
+				&p);
+
+	(void)state;
+	assert_null(c);
+	assert_true(any_problem_has(&p, ":2: choices: expected a whole number from 1 to 3, got '4'"));
+	assert_true(any_problem_has(&p, ":3: layout: expected classic or blocked, got 'round'"));
+	assert_true(any_problem_has(&p, ":4: memory: expected a size"));
+	assert_true(any_problem_has(&p, ":5: unknown key 'colour' in [filter]"));
+	assert_true(any_problem_has(&p, ":6: unknown section [nonsense]"));
+	assert_true(any_problem_has(&p, ":8: promisc: expected yes or no, got 'maybe'"));
+	assert_true(any_problem_has(&p, ":9: syntax error"));
+	assert_true(p.n >= 8);
+}
+
+static void conflicting_options(void **state)
+{
+	struct problems p;
+	struct config *c = load("[filter]\nmemory = 1MiB\nbits_per_entry = 10\n"
+				"[capture]\ninterface = lo\nfile = x.pcap\n", &p);
+
+	(void)state;
+	assert_null(c);
+	assert_int_equal(p.n, 2);
+	assert_true(any_problem_has(&p, ":3: give [filter] memory or bits_per_entry, not both (lines 2 and 3)"));
+	assert_true(any_problem_has(&p, ":6: give [capture] interface or file, not both (lines 5 and 6)"));
+}
+
+static void missing_file(void **state)
+{
+	struct problems p = { 0 };
+
+	(void)state;
+	assert_null(config_load("/nonexistent/bloomd.conf", collect, &p));
+	assert_int_equal(p.n, 1);
+	assert_non_null(strstr(p.text[0], "/nonexistent/bloomd.conf: cannot read"));
+}
+
+static const struct CMUnitTest tests[] = {
+	cmocka_unit_test(every_key),		  cmocka_unit_test(defaults),
+	cmocka_unit_test(every_problem_with_its_line), cmocka_unit_test(conflicting_options),
+	cmocka_unit_test(missing_file),
+};
+
+TEST_MAIN("config", tests)

@@ -1,0 +1,157 @@
+/* Unit tests for entry.c: every kind parses to its key and prints back canonically. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "entry.h"
+#include "test.h"
+
+static struct entry E;
+
+static const char *canonical(const char *line)
+{
+	static char text[ENTRY_TEXT_MAX], err[128];
+
+	if (entry_parse(line, &E, err, sizeof(err)) != 1)
+		return err;
+	return entry_format_value(E.kind, E.key, E.len, text, sizeof(text));
+}
+
+static void kinds_parse_and_print(void **state)
+{
+	static const struct { const char *line, *value; enum entry_kind kind; size_t len; } cases[] = {
+		{ "addr 192.0.2.1", "192.0.2.1", ENTRY_ADDR, 4 },
+		{ "  addr   2001:DB8:0::1  ", "2001:db8::1", ENTRY_ADDR, 16 },
+		{ "net 198.51.100.7/24", "198.51.100.0/24", ENTRY_NET, 5 },
+		{ "net 10.1.2.3/0", "0.0.0.0/0", ENTRY_NET, 5 },
+		{ "net 10.1.2.3/32", "10.1.2.3/32", ENTRY_NET, 5 },
+		{ "net 2001:db8:ff::1/33", "2001:db8::/33", ENTRY_NET, 17 },
+		{ "pair 192.0.2.1 203.0.113.9", "192.0.2.1 203.0.113.9", ENTRY_PAIR, 8 },
+		{ "pair ::1 ::2 # directed", "::1 ::2", ENTRY_PAIR, 32 },
+		{ "sig hex:474554", "hex:474554", ENTRY_SIG, 3 },
+		{ "sig HEX:4A4b", "hex:4a4b", ENTRY_SIG, 2 },
+		{ "sig \"GET /\\x41\\n\\0\\\\\\\"\"", "hex:474554202f410a005c22", ENTRY_SIG, 10 },
+		{ "sig \"a#b\" # comment", "hex:612362", ENTRY_SIG, 3 },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_string_equal(canonical(cases[i].line), cases[i].value);
+		assert_int_equal(E.kind, cases[i].kind);
+		assert_int_equal(E.len, cases[i].len);
+	}
+}
+
+static void blank_and_comment_lines(void **state)
+{
+	(void)state;
+	assert_int_equal(entry_parse("", &E, NULL, 0), 0);
+	assert_int_equal(entry_parse("   \n", &E, NULL, 0), 0);
+	assert_int_equal(entry_parse("# addr 1.2.3.4", &E, NULL, 0), 0);
+}
+
+static void errors_name_the_problem(void **state)
+{
+	static const struct { const char *line, *word; } cases[] = {
+		{ "host 1.2.3.4", "unknown entry kind" },
+		{ "addr 1.2.3", "addr needs" },
+		{ "addr", "addr needs" },
+		{ "net 10.0.0.0", "ADDRESS/LENGTH" },
+		{ "net 10.0.0.0/33", "prefix length" },
+		{ "net ::/129", "prefix length" },
+		{ "net 10.0.0.0/x", "prefix length" },
+		{ "pair 1.2.3.4", "two addresses" },
+		{ "pair 1.2.3.4 ::1", "mixes" },
+		{ "sig hex:4", "hex digit" },
+		{ "sig hex:zz", "hex digit" },
+		{ "sig \"open", "closing quote" },
+		{ "sig \"\\q\"", "unknown escape" },
+		{ "sig \"\\x4\"", "two hex digits" },
+		{ "sig \"\"", "empty" },
+		{ "sig plain", "hex:" },
+		{ "addr 1.2.3.4 5.6.7.8", "unexpected text" },
+	};
+	char err[128];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		err[0] = '\0';
+		assert_int_equal(entry_parse(cases[i].line, &E, err, sizeof(err)), -1);
+		if (strstr(err, cases[i].word) == NULL)
+			fail_msg("'%s': error '%s' lacks '%s'", cases[i].line, err, cases[i].word);
+	}
+}
+
+static void long_signature_limits(void **state)
+{
+	size_t n = ENTRY_MAX_SIG + 1;
+	char *line = malloc(8 + 2 * n + 1);
+	char err[128];
+
+	(void)state;
+	strcpy(line, "sig hex:");
+	for (size_t i = 0; i < n; i++)
+		memcpy(line + 8 + 2 * i, "ab", 2);
+	line[8 + 2 * n] = '\0';
+	assert_int_equal(entry_parse(line, &E, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "longer than"));
+	line[8 + 2 * (n - 1)] = '\0';
+	assert_int_equal(entry_parse(line, &E, err, sizeof(err)), 1);
+	assert_int_equal(E.len, ENTRY_MAX_SIG);
+	free(line);
+}
+
+struct collected {
+	unsigned entries, problems;
+	char last[256];
+};
+
+static int count_entry(void *ctx, const struct entry *e, char *err, size_t errlen)
+{
+	struct collected *c = ctx;
+
+	if (e->kind == ENTRY_SIG && e->len < 3) {
+		snprintf(err, errlen, "too short");
+		return -1;
+	}
+	c->entries++;
+	return 0;
+}
+
+static void count_problem(void *ctx, const char *message)
+{
+	struct collected *c = ctx;
+
+	c->problems++;
+	snprintf(c->last, sizeof(c->last), "%s", message);
+}
+
+static void lists_report_every_bad_line(void **state)
+{
+	char path[] = "/tmp/bloomd-entry-test-XXXXXX";
+	int fd = mkstemp(path);
+	FILE *f = fdopen(fd, "w");
+	struct collected c = { 0 };
+
+	(void)state;
+	fputs("addr 192.0.2.1\n# comment\n\naddr 300.1.1.1\nsig \"ab\"\nsig \"abc\"\nbogus\n", f);
+	fwrite("addr 1.1.1.1\0\n", 1, 14, f);
+	fclose(f);
+	assert_int_equal(entry_list_load(path, count_entry, count_problem, &c), 4);
+	assert_int_equal(c.entries, 2);
+	assert_int_equal(c.problems, 4);
+	assert_non_null(strstr(c.last, ":8: NUL byte"));
+	unlink(path);
+	memset(&c, 0, sizeof(c));
+	assert_int_equal(entry_list_load("/nonexistent/list", count_entry, count_problem, &c), 1);
+	assert_non_null(strstr(c.last, "/nonexistent/list: cannot read"));
+}
+
+static const struct CMUnitTest tests[] = {
+	cmocka_unit_test(kinds_parse_and_print),    cmocka_unit_test(blank_and_comment_lines),
+	cmocka_unit_test(errors_name_the_problem),  cmocka_unit_test(long_signature_limits),
+	cmocka_unit_test(lists_report_every_bad_line),
+};
+
+TEST_MAIN("entry", tests)

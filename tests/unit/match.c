@@ -1,0 +1,199 @@
+/* Property test for match.c: random packets and entry lists against a brute-force model. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "entry.h"
+#include "match.h"
+#include "rng.h"
+#include "synth.h"
+#include "test.h"
+
+#define NENTRIES 60
+#define WINDOW 4
+
+struct model {
+	struct entry e[NENTRIES];
+	size_t n;
+};
+
+static void random_addr(struct rng *r, int family, uint8_t *out)
+{
+	if (family == 4) {
+		static const uint8_t net[4] = { 10, 0, 0, 0 };
+		memcpy(out, net, 4);
+		out[3] = (uint8_t)rng_below(r, 24); /* a small universe, so matches happen */
+		out[2] = (uint8_t)rng_below(r, 2);
+	} else {
+		memset(out, 0, 16);
+		out[0] = 0x20, out[1] = 0x01, out[2] = 0x0d, out[3] = 0xb8;
+		out[15] = (uint8_t)rng_below(r, 24);
+		out[8] = (uint8_t)rng_below(r, 2);
+	}
+}
+
+static void random_text(struct rng *r, uint8_t *out, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		out[i] = (uint8_t)("abcd"[rng_below(r, 4)]);
+}
+
+static void random_entry(struct rng *r, struct entry *e)
+{
+	int family = rng_below(r, 2) ? 4 : 6;
+	size_t alen = family == 4 ? 4 : 16;
+
+	e->kind = (enum entry_kind)(1 + rng_below(r, 4));
+	switch (e->kind) {
+	case ENTRY_ADDR:
+		random_addr(r, family, e->key);
+		e->len = (uint16_t)alen;
+		break;
+	case ENTRY_NET: {
+		static const uint8_t l4[] = { 0, 8, 23, 24, 28, 30, 32 }, l6[] = { 0, 32, 64, 65, 120, 124, 128 };
+		unsigned plen = family == 4 ? l4[rng_below(r, 7)] : l6[rng_below(r, 7)];
+		e->key[0] = (uint8_t)plen;
+		random_addr(r, family, e->key + 1);
+		for (unsigned bit = plen; bit < alen * 8; bit++)
+			e->key[1 + bit / 8] &= (uint8_t)~(0x80 >> (bit % 8));
+		e->len = (uint16_t)(1 + alen);
+		break;
+	}
+	case ENTRY_PAIR:
+		random_addr(r, family, e->key);
+		random_addr(r, family, e->key + alen);
+		e->len = (uint16_t)(2 * alen);
+		break;
+	case ENTRY_SIG:
+		e->len = (uint16_t)(WINDOW + rng_below(r, 4));
+		random_text(r, e->key, e->len);
+		break;
+	}
+}
+
+static bool in_net(const uint8_t *addr, const struct entry *e)
+{
+	unsigned plen = e->key[0];
+
+	for (unsigned bit = 0; bit < plen; bit++)
+		if (((addr[bit / 8] ^ e->key[1 + bit / 8]) >> (7 - bit % 8)) & 1)
+			return false;
+	return true;
+}
+
+/* The model: what matches, by definition, and the first offset for a signature. */
+static bool model_matches(const struct entry *e, const struct packet_view *v, uint32_t *offset)
+{
+	size_t alen = v->family == 4 ? 4 : 16;
+
+	if (e->kind == ENTRY_SIG) {
+		for (size_t at = 0; v->payload && at + e->len <= v->payload_len; at++)
+			if (memcmp(v->payload + at, e->key, e->len) == 0)
+				return *offset = (uint32_t)at, true;
+		return false;
+	}
+	if (v->family == 0 || entry_family(e->kind, e->len) != v->family)
+		return false;
+	switch (e->kind) {
+	case ENTRY_ADDR:
+		return memcmp(v->src, e->key, alen) == 0 || memcmp(v->dst, e->key, alen) == 0;
+	case ENTRY_NET:
+		return in_net(v->src, e) || in_net(v->dst, e);
+	default:
+		return memcmp(v->src, e->key, alen) == 0 && memcmp(v->dst, e->key + alen, alen) == 0;
+	}
+}
+
+static void run(enum filter_layout layout, unsigned c, uint64_t seed)
+{
+	struct match_config cfg = { .layout = layout, .choices = c, .memory = 128, .window = WINDOW };
+	struct matcher *m = matcher_new(&cfg, NULL, 0);
+	struct model model = { .n = 0 };
+	struct rng r;
+	static uint8_t frame[SYNTH_MAX_FRAME], payload[64];
+	struct match_hit hits[MATCH_MAX_HITS];
+
+	assert_non_null(m);
+	rng_seed(&r, seed);
+	for (int i = 0; i < NENTRIES; i++) {
+		struct entry *e = &model.e[model.n];
+		random_entry(&r, e);
+		int rc = matcher_add(m, e, NULL, 0);
+		assert_true(rc == 0 || rc == 1);
+		if (rc == 0)
+			model.n++;
+	}
+	assert_int_equal(matcher_build(m, NULL, 0), 0);
+	for (int i = 0; i < 3000; i++) {
+		struct synth_packet p = { .link = 1, .family = rng_below(&r, 2) ? 4 : 6,
+					  .proto = rng_below(&r, 2) ? 6 : 17, .payload = payload };
+		struct packet_view v;
+		random_addr(&r, p.family, p.src);
+		random_addr(&r, p.family, p.dst);
+		p.payload_len = rng_below(&r, sizeof(payload));
+		random_text(&r, payload, p.payload_len);
+		size_t len = synth_build(&p, frame);
+		packet_parse(1, frame, len, len, &v);
+		size_t n = matcher_check(m, &v, hits, MATCH_MAX_HITS);
+		size_t expected = 0;
+		for (size_t j = 0; j < model.n; j++) {
+			uint32_t offset = 0;
+			if (!model_matches(&model.e[j], &v, &offset))
+				continue;
+			expected++;
+			bool found = false; /* no false negative */
+			for (size_t h = 0; h < n && !found; h++) {
+				const uint8_t *key;
+				size_t klen;
+				matcher_hit_key(m, &hits[h], &key, &klen);
+				found = hits[h].kind == model.e[j].kind && klen == model.e[j].len &&
+					memcmp(key, model.e[j].key, klen) == 0 &&
+					(hits[h].kind != ENTRY_SIG || hits[h].offset == offset);
+			}
+			if (!found)
+				fail_msg("seed %llu packet %d: entry %zu (%s) missed", (unsigned long long)seed,
+					 i, j, entry_kind_name(model.e[j].kind));
+		}
+		assert_int_equal(n, expected); /* and nothing else: no false alert */
+	}
+	/* The filters were small on purpose: confirmation had work to do. */
+	uint64_t unconfirmed = 0;
+	for (int k = ENTRY_ADDR; k <= ENTRY_SIG; k++) {
+		const struct match_counters *mc = matcher_counters(m, (enum entry_kind)k);
+		unconfirmed += mc->positives - mc->confirmed;
+	}
+	assert_true(unconfirmed > 0);
+	matcher_free(m);
+}
+
+static void random_packets_match_the_model(void **state)
+{
+	(void)state;
+	for (int layout = FILTER_CLASSIC; layout <= FILTER_BLOCKED; layout++)
+		for (unsigned c = 1; c <= 3; c++)
+			for (uint64_t seed = 1; seed <= 4; seed++)
+				run((enum filter_layout)layout, c, seed * 7 + c);
+}
+
+static void short_signature_refused(void **state)
+{
+	struct match_config cfg = { .layout = FILTER_BLOCKED, .choices = 2, .bits_per_entry = 16, .window = 8 };
+	struct matcher *m = matcher_new(&cfg, NULL, 0);
+	struct entry e = { .kind = ENTRY_SIG, .len = 3, .key = "abc" };
+	char err[128];
+
+	(void)state;
+	assert_int_equal(matcher_add(m, &e, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "shorter than the window"));
+	matcher_free(m);
+	cfg.window = 65;
+	assert_null(matcher_new(&cfg, err, sizeof(err)));
+	assert_non_null(strstr(err, "window"));
+}
+
+static const struct CMUnitTest tests[] = {
+	cmocka_unit_test(random_packets_match_the_model),
+	cmocka_unit_test(short_signature_refused),
+};
+
+TEST_MAIN("match", tests)

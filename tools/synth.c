@@ -1,0 +1,150 @@
+/* synth.c - build synthetic frames (link, VLANs, IPv4/IPv6, extension headers, L4, payload). */
+#include "synth.h"
+
+#include <string.h>
+
+#include "packet.h"
+
+static void put16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+static uint16_t ipv4_checksum(const uint8_t *h, size_t len)
+{
+	uint32_t sum = 0;
+
+	for (size_t i = 0; i < len; i += 2)
+		sum += (uint32_t)(h[i] << 8 | h[i + 1]);
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)~sum;
+}
+
+static size_t link_header(const struct synth_packet *p, uint8_t *out)
+{
+	uint16_t type = p->family == 4 ? 0x0800 : 0x86dd;
+	size_t n = 0;
+
+	switch (p->link) {
+	case PACKET_LINK_EN10MB:
+		memcpy(out, "\x02\x00\x00\x00\x00\x02\x02\x00\x00\x00\x00\x01", 12);
+		n = 12;
+		for (unsigned i = 0; i < p->nvlans; i++, n += 4) {
+			put16(out + n, i == 0 && p->qinq ? 0x88a8 : 0x8100);
+			put16(out + n + 2, p->vlans[i]);
+		}
+		if (p->llc) {
+			put16(out + n, 0); /* the 802.3 length, fixed up by the caller */
+			memcpy(out + n + 2, "\xaa\xaa\x03\x00\x00\x00", 6);
+			put16(out + n + 8, type);
+			return n + 10;
+		}
+		put16(out + n, type);
+		return n + 2;
+	case PACKET_LINK_LINUX_SLL:
+		memset(out, 0, 16);
+		put16(out + 2, 1);
+		put16(out + 4, 6);
+		put16(out + 14, type);
+		return 16;
+	case PACKET_LINK_LINUX_SLL2:
+		memset(out, 0, 20);
+		put16(out, type);
+		out[11] = 6;
+		return 20;
+	case PACKET_LINK_NULL: {
+		uint32_t af = p->family == 4 ? 2 : 30;
+		memcpy(out, &af, 4); /* host byte order, as the link type says */
+		return 4;
+	}
+	case PACKET_LINK_LOOP:
+		memset(out, 0, 4);
+		out[3] = p->family == 4 ? 2 : 30;
+		return 4;
+	default: /* raw IP */
+		return 0;
+	}
+}
+
+static size_t l4_header(const struct synth_packet *p, uint8_t *out)
+{
+	if (p->proto == 6) {
+		memset(out, 0, 20);
+		put16(out, p->sport);
+		put16(out + 2, p->dport);
+		out[12] = 5 << 4;
+		out[13] = 0x18; /* PSH ACK */
+		put16(out + 14, 65535);
+		return 20;
+	}
+	if (p->proto == 17) {
+		memset(out, 0, 8);
+		put16(out, p->sport);
+		put16(out + 2, p->dport);
+		put16(out + 4, (uint16_t)(8 + p->payload_len));
+		return 8;
+	}
+	if (p->proto == 1 || p->proto == 58) {
+		memset(out, 0, 8);
+		out[0] = p->proto == 1 ? 8 : 128; /* echo request */
+		return 8;
+	}
+	return 0;
+}
+
+static uint8_t ext_number(enum synth_ext e)
+{
+	return e == SYNTH_EXT_HBH ? 0 : e == SYNTH_EXT_DST ? 60 : e == SYNTH_EXT_RT ? 43 : 44;
+}
+
+size_t synth_build(const struct synth_packet *p, uint8_t *out)
+{
+	size_t ip_hlen = p->family == 4 ? 20 + p->ip_options : 40 + 8 * (size_t)p->next;
+	size_t l4_max = 20, n = link_header(p, out), ip = n;
+
+	if (n + ip_hlen + l4_max + p->payload_len > SYNTH_MAX_FRAME)
+		return 0;
+	n += ip_hlen;
+	/* Later fragments carry no L4 header. */
+	bool later = p->frag_offset != 0 || p->ext_frag_offset != 0;
+	size_t l4 = later ? 0 : l4_header(p, out + n);
+	n += l4;
+	memcpy(out + n, p->payload, p->payload_len);
+	n += p->payload_len;
+	if (p->family == 4) {
+		uint8_t *h = out + ip;
+		memset(h, 0, ip_hlen);
+		h[0] = (uint8_t)(0x40 | ip_hlen / 4);
+		put16(h + 2, (uint16_t)(n - ip));
+		put16(h + 4, 0x1234);
+		put16(h + 6, (uint16_t)((p->more_fragments ? 0x2000 : 0) | p->frag_offset / 8));
+		h[8] = 64;
+		h[9] = p->proto;
+		memcpy(h + 12, p->src, 4);
+		memcpy(h + 16, p->dst, 4);
+		memset(h + 20, 1, p->ip_options); /* NOPs */
+		put16(h + 10, ipv4_checksum(h, ip_hlen));
+	} else {
+		uint8_t *h = out + ip;
+		memset(h, 0, ip_hlen);
+		h[0] = 0x60;
+		put16(h + 4, (uint16_t)(n - ip - 40));
+		h[6] = p->next ? ext_number(p->ext[0]) : p->proto;
+		h[7] = 64;
+		memcpy(h + 8, p->src, 16);
+		memcpy(h + 24, p->dst, 16);
+		for (unsigned i = 0; i < p->next; i++) {
+			uint8_t *e = h + 40 + 8 * i;
+			e[0] = i + 1 < p->next ? ext_number(p->ext[i + 1]) : p->proto;
+			if (p->ext[i] == SYNTH_EXT_FRAG)
+				put16(e + 2, (uint16_t)((p->ext_frag_offset & 0xfff8) | p->ext_frag_more));
+			else if (p->ext[i] == SYNTH_EXT_HBH || p->ext[i] == SYNTH_EXT_DST)
+				e[2] = 1, e[3] = 4; /* a PadN option filling the header */
+		}
+	}
+	if (p->link == PACKET_LINK_EN10MB && p->llc)
+		put16(out + 12 + 4 * p->nvlans, (uint16_t)(n - 14 - 4 * p->nvlans));
+	return n;
+}

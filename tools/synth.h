@@ -1,0 +1,39 @@
+/* synth.h - build synthetic frames (link, VLANs, IPv4/IPv6, extension headers, L4, payload). */
+#ifndef BLOOMD_SYNTH_H
+#define BLOOMD_SYNTH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define SYNTH_MAX_FRAME 65600
+#define SYNTH_MAX_VLANS 8
+#define SYNTH_MAX_EXT 10
+
+enum synth_ext { SYNTH_EXT_HBH, SYNTH_EXT_DST, SYNTH_EXT_RT, SYNTH_EXT_FRAG };
+
+struct synth_packet {
+	int link;                   /* a PACKET_LINK_ value */
+	unsigned nvlans;
+	uint16_t vlans[SYNTH_MAX_VLANS];
+	bool qinq;                  /* outer tag 802.1ad (0x88a8) */
+	bool llc;                   /* 802.3 length + LLC/SNAP instead of Ethernet II */
+	int family;                 /* 4 or 6 */
+	uint8_t src[16], dst[16];
+	uint8_t proto;              /* 6 TCP, 17 UDP, 1 ICMP, 58 ICMPv6, or any */
+	uint16_t sport, dport;
+	unsigned ip_options;        /* IPv4 option bytes (a multiple of 4) */
+	uint16_t frag_offset;       /* bytes, a multiple of 8 */
+	bool more_fragments;
+	unsigned next;              /* IPv6 extension headers, in order */
+	enum synth_ext ext[SYNTH_MAX_EXT];
+	uint16_t ext_frag_offset;   /* for a SYNTH_EXT_FRAG header */
+	bool ext_frag_more;
+	const uint8_t *payload;
+	size_t payload_len;
+};
+
+/* Write the frame into out (SYNTH_MAX_FRAME bytes); returns its length, or 0 if it does not fit. */
+size_t synth_build(const struct synth_packet *p, uint8_t *out);
+
+#endif
