@@ -23,11 +23,12 @@ endif
 
 PKGS      = libxxhash jansson
 DAEMON_PKGS = libpcap libevent_core inih
+BENCH_PKGS  = libhs
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
 ALL_CFLAGS = -std=c11 $(WARN) $(CFLAGS) $(ARCH_CFLAGS) $(SANFLAGS) -D_GNU_SOURCE -Idaemon -Itools \
-             $(PKG_CFLAGS) $(shell pkg-config --cflags $(DAEMON_PKGS) 2>/dev/null) -MMD -MP
+             $(PKG_CFLAGS) $(shell pkg-config --cflags $(DAEMON_PKGS) $(BENCH_PKGS) 2>/dev/null) -MMD -MP
 LDLIBS     = $(PKG_LIBS) -lm -pthread
 
 CORE_SRC  = daemon/error.c daemon/hash.c daemon/filter.c daemon/counting.c \
@@ -35,8 +36,8 @@ CORE_SRC  = daemon/error.c daemon/hash.c daemon/filter.c daemon/counting.c \
 CORE_OBJ  = $(CORE_SRC:%.c=$(BUILD)/%.o)
 CORE_LIB  = $(BUILD)/libbloomcore.a
 
-DAEMON_SRC = daemon/entry.c daemon/packet.c daemon/match.c daemon/config.c daemon/log.c \
-             daemon/events.c daemon/stats.c daemon/capture.c
+DAEMON_SRC = daemon/entry.c daemon/packet.c daemon/sigscan.c daemon/match.c daemon/config.c daemon/log.c \
+             daemon/events.c daemon/stats.c daemon/capture.c daemon/engine.c
 DAEMON_OBJ = $(DAEMON_SRC:%.c=$(BUILD)/%.o)
 DAEMON_LIB = $(BUILD)/libbloomd.a
 DAEMON_LIBS := $(shell pkg-config --libs $(DAEMON_PKGS) 2>/dev/null)
@@ -76,8 +77,9 @@ $(BUILD)/bloomsim: $(BUILD)/tools/bloomsim.o $(TOOL_COMMON) $(CORE_LIB)
 $(BUILD)/bloomctl: $(BUILD)/tools/bloomctl.o $(TOOL_COMMON) $(CORE_LIB)
 	$(CC) $(ALL_CFLAGS) $^ -o $@ $(LDLIBS)
 
-$(BUILD)/bloombench: $(BUILD)/tools/bloombench.o $(TOOL_COMMON) $(CORE_LIB)
-	$(CC) $(ALL_CFLAGS) $^ -o $@ $(LDLIBS) -lbloom
+$(BUILD)/bloombench: $(BUILD)/tools/bloombench.o $(BUILD)/tools/benchpath.o $(BUILD)/tools/synth.o \
+		$(TOOL_COMMON) $(DAEMON_LIB) $(CORE_LIB)
+	$(CC) $(ALL_CFLAGS) $^ -o $@ $(LDLIBS) $(DAEMON_LIBS) -lbloom $(shell pkg-config --libs libhs)
 
 $(BUILD)/tests/%.t: $(BUILD)/tests/unit/%.o $(BUILD)/tools/synth.o $(DAEMON_LIB) $(CORE_LIB)
 	@mkdir -p $(dir $@)

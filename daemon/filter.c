@@ -10,21 +10,25 @@
 #include "error.h"
 #include "rng.h"
 
-/* Odd multipliers; position i of a blocked group is the top 9 bits of y * SALT[i]. */
-static const uint64_t SALT[FILTER_MAX_HASHES] = {
-	0x414d6a487cd45175ULL, 0x5fc9923b8e49f2e9ULL, 0x859b22fd3772f311ULL, 0xa48ceab35a5717e3ULL,
-	0xdb65f5efee61136bULL, 0xa686a3c0c16fea89ULL, 0x89be0a7f0ae8cca5ULL, 0xf2c206f31875536dULL,
-	0xdd1d7a35936abb95ULL, 0x04ddc8483ac043abULL, 0x65805f0e2b71167fULL, 0xc8dde41cb9340747ULL,
-	0x5390896737152c65ULL, 0x90059497573223a7ULL, 0xfd17db15a2fc563bULL, 0x4de94df9158ba67fULL,
-	0x6e4903433f0da979ULL, 0xc3affa8254b4356fULL, 0xc92161d25d875539ULL, 0x3777d785de7f4265ULL,
-	0x8306ab2bb5bf6b2fULL, 0x0263c6260b2b8ef3ULL, 0x0b050655d0b2c0f1ULL, 0xecd7d2136c39861bULL,
-	0x6263c1764f65ed2dULL, 0xdb429538934aff19ULL, 0xeec3dd347bf06dffULL, 0xbd992ab943019093ULL,
-	0xab8ce3d5917d02f5ULL, 0xc421c51f14f80731ULL, 0xe9e7a2caa4c9d0d1ULL, 0x0e2b967b4a51b9e9ULL,
+/*
+ * Odd multipliers. Position i of a blocked group is the top 9 bits of the
+ * 32-bit product y32 * SALT32[i], y32 being the group word's top half: 32-bit
+ * lanes let one AVX-512 pass test 16 positions.
+ */
+static const uint32_t SALT32[FILTER_MAX_HASHES] = {
+	0x414d6a49, 0x5fc9923b, 0x859b22fd, 0xa48ceab3, 0xdb65f5ef, 0xa686a3c1, 0x89be0a7f, 0xf2c206f3,
+	0xdd1d7a35, 0x04ddc849, 0x65805f0f, 0xc8dde41d, 0x53908967, 0x90059497, 0xfd17db15, 0x4de94df9,
+	0x6e490343, 0xc3affa83, 0xc92161d3, 0x3777d785, 0x8306ab2b, 0x0263c627, 0x0b050655, 0xecd7d213,
+	0x6263c177, 0xdb429539, 0xeec3dd35, 0xbd992ab9, 0xab8ce3d5, 0xc421c51f, 0xe9e7a2cb, 0x0e2b967b,
 };
 
+static inline unsigned block_position(uint64_t y, unsigned i)
+{
+	return (uint32_t)((uint32_t)(y >> 32) * SALT32[i]) >> 23;
+}
+
+
 static bool cpu_has_avx512(void);
-static inline const uint64_t *group_block(const struct filter *f, struct hash128 h, unsigned g,
-					  uint64_t *y);
 
 /* Huge pages pay off only for filters much larger than a page table's reach. */
 #define HUGE_THRESHOLD (4u << 20)
@@ -169,6 +173,20 @@ static inline uint64_t probe_bits(const struct filter_params *p)
 	return p->bits << p->folds;
 }
 
+/* Where group g of h lies: its block (folded as the filter is) and in-block word. */
+static inline const uint64_t *group_block(const struct filter *f, struct hash128 h, unsigned g,
+					  uint64_t *y)
+{
+	const struct filter_params *p = &f->params;
+	uint64_t x, nblocks = p->bits / FILTER_BLOCK_BITS;
+
+	group_words(h, g, &x, y);
+	uint64_t b = range_reduce(x, nblocks << p->folds);
+	if (p->folds)
+		b %= nblocks;
+	return f->words + b * FILTER_BLOCK_WORDS;
+}
+
 uint64_t filter_group_block(const struct filter_params *p, struct hash128 h, unsigned g)
 {
 	uint64_t x, y;
@@ -182,7 +200,7 @@ static inline void block_mask(uint64_t y, unsigned k, uint64_t mask[FILTER_BLOCK
 	for (unsigned w = 0; w < FILTER_BLOCK_WORDS; w++)
 		mask[w] = 0;
 	for (unsigned i = 0; i < k; i++) {
-		unsigned pos = (unsigned)((y * SALT[i]) >> 55);
+		unsigned pos = block_position(y, i);
 		mask[pos >> 6] |= 1ULL << (pos & 63);
 	}
 }
@@ -206,7 +224,7 @@ void filter_group_positions(const struct filter_params *p, struct hash128 h, uns
 	if (p->layout == FILTER_BLOCKED) {
 		uint64_t base = range_reduce(x, m / FILTER_BLOCK_BITS) * FILTER_BLOCK_BITS;
 		for (unsigned i = 0; i < k; i++)
-			pos[i] = base + ((y * SALT[i]) >> 55);
+			pos[i] = base + block_position(y, i);
 		return;
 	}
 	/* Enhanced double hashing: g_i = x + i*y + (i^3 - i)/6 (mod m), incrementally. */
@@ -262,26 +280,27 @@ bool filter_group_covers(const struct filter *f, struct hash128 h, unsigned g)
 #define HAVE_AVX512_PATH 1
 
 /*
- * The block test in one pass of 8 lanes per 8 probes: positions from
- * y * SALT[i] >> 55, each lane fetches its word of the block (permute by
- * pos / 64), shifts its bit down and tests it. No branches on the bits, so
- * the loads of successive queries overlap.
+ * The block test with 16 lanes a pass: positions from y32 * SALT32[i] >> 23,
+ * each lane fetches its 32-bit word of the block (permute by pos / 32),
+ * shifts its bit down and tests it. No branches on the bits, so the loads of
+ * successive queries overlap. (On little-endian, bit p of the block is bit
+ * p % 32 of 32-bit word p / 32, as it is bit p % 64 of 64-bit word p / 64.)
  */
-__attribute__((target("avx512f,avx512dq"))) static bool
+__attribute__((target("avx512f"), always_inline)) static inline bool
 block_covers_avx512(const uint64_t *block, uint64_t y, unsigned k)
 {
 	const __m512i blk = _mm512_load_si512((const void *)block);
-	const __m512i yv = _mm512_set1_epi64((long long)y), low6 = _mm512_set1_epi64(63);
-	const __m512i one = _mm512_set1_epi64(1);
-	__mmask8 missing = 0;
+	const __m512i yv = _mm512_set1_epi32((int)(uint32_t)(y >> 32));
+	const __m512i low5 = _mm512_set1_epi32(31), one = _mm512_set1_epi32(1);
+	__mmask16 missing = 0;
 
-	for (unsigned i = 0; i < k; i += 8) {
-		__m512i salt = _mm512_loadu_si512((const void *)(SALT + i));
-		__m512i pos = _mm512_srli_epi64(_mm512_mullo_epi64(yv, salt), 55);
-		__m512i word = _mm512_permutexvar_epi64(_mm512_srli_epi64(pos, 6), blk);
-		__m512i bit = _mm512_srlv_epi64(word, _mm512_and_si512(pos, low6));
-		__mmask8 lanes = k - i >= 8 ? 0xff : (__mmask8)((1u << (k - i)) - 1);
-		missing |= _mm512_mask_testn_epi64_mask(lanes, bit, one);
+	for (unsigned i = 0; i < k; i += 16) {
+		__m512i salt = _mm512_loadu_si512((const void *)(SALT32 + i));
+		__m512i pos = _mm512_srli_epi32(_mm512_mullo_epi32(yv, salt), 23);
+		__m512i word = _mm512_permutexvar_epi32(_mm512_srli_epi32(pos, 5), blk);
+		__m512i bit = _mm512_srlv_epi32(word, _mm512_and_si512(pos, low5));
+		__mmask16 lanes = k - i >= 16 ? 0xffff : (__mmask16)((1u << (k - i)) - 1);
+		missing |= _mm512_mask_testn_epi32_mask(lanes, bit, one);
 	}
 	return missing == 0;
 }
@@ -289,72 +308,20 @@ block_covers_avx512(const uint64_t *block, uint64_t y, unsigned k)
 static bool cpu_has_avx512(void)
 {
 	__builtin_cpu_init();
-	return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
+	return __builtin_cpu_supports("avx512f");
 }
 #else
 #define HAVE_AVX512_PATH 0
-static bool block_covers_avx512(const uint64_t *block, uint64_t y, unsigned k)
-{
-	return block_covers(block, y, k);
-}
-
 static bool cpu_has_avx512(void)
 {
 	return false;
 }
 #endif
 
-static bool query_blocked(const struct filter *f, struct hash128 h)
-{
-	const uint64_t *block[FILTER_MAX_CHOICES];
-	uint64_t y[FILTER_MAX_CHOICES];
-	unsigned c = f->params.choices, k = f->params.hashes;
-	bool covered = false;
-
-	/* Start every cache line's load before testing any of them. */
-	for (unsigned g = 0; g < c; g++) {
-		block[g] = group_block(f, h, g, &y[g]);
-		__builtin_prefetch(block[g]);
-	}
-	/* Test every group, branch-free, rather than stop at the first hit. */
-	for (unsigned g = 0; g < c; g++)
-		covered |= f->simd ? block_covers_avx512(block[g], y[g], k) : block_covers(block[g], y[g], k);
-	return covered;
-}
-
-bool filter_query(const struct filter *f, struct hash128 h)
-{
-	if (f->params.layout == FILTER_BLOCKED)
-		return query_blocked(f, h);
-	for (unsigned g = 0; g < f->params.choices; g++)
-		if (filter_group_covers(f, h, g))
-			return true;
-	return false;
-}
-
-bool filter_query_bytes(const struct filter *f, const void *data, size_t len)
-{
-	return filter_query(f, hash_bytes(&f->key, data, len));
-}
-
-/* Where group g of h lies: its block (folded as the filter is) and in-block word. */
-static inline const uint64_t *group_block(const struct filter *f, struct hash128 h, unsigned g,
-					  uint64_t *y)
-{
-	const struct filter_params *p = &f->params;
-	uint64_t x, nblocks = p->bits / FILTER_BLOCK_BITS;
-
-	group_words(h, g, &x, y);
-	uint64_t b = range_reduce(x, nblocks << p->folds);
-	if (p->folds)
-		b %= nblocks;
-	return f->words + b * FILTER_BLOCK_WORDS;
-}
-
 #define BATCH 16
 
 #if HAVE_AVX512_PATH
-__attribute__((target("avx512f,avx512dq"))) static void
+__attribute__((target("avx512f"))) static void
 query_batch_avx512(const struct filter *f, const struct hash128 *h, size_t n, bool *out)
 {
 	const uint64_t *block[BATCH][FILTER_MAX_CHOICES];
@@ -374,6 +341,45 @@ query_batch_avx512(const struct filter *f, const struct hash128 *h, size_t n, bo
 	}
 }
 #endif
+
+static bool query_blocked(const struct filter *f, struct hash128 h)
+{
+	const uint64_t *block[FILTER_MAX_CHOICES];
+	uint64_t y[FILTER_MAX_CHOICES];
+	unsigned c = f->params.choices, k = f->params.hashes;
+	bool covered = false;
+
+#if HAVE_AVX512_PATH
+	if (f->simd) {
+		query_batch_avx512(f, &h, 1, &covered);
+		return covered;
+	}
+#endif
+	/* Start every cache line's load before testing any of them. */
+	for (unsigned g = 0; g < c; g++) {
+		block[g] = group_block(f, h, g, &y[g]);
+		__builtin_prefetch(block[g]);
+	}
+	/* Test every group, branch-free, rather than stop at the first hit. */
+	for (unsigned g = 0; g < c; g++)
+		covered |= block_covers(block[g], y[g], k);
+	return covered;
+}
+
+bool filter_query(const struct filter *f, struct hash128 h)
+{
+	if (f->params.layout == FILTER_BLOCKED)
+		return query_blocked(f, h);
+	for (unsigned g = 0; g < f->params.choices; g++)
+		if (filter_group_covers(f, h, g))
+			return true;
+	return false;
+}
+
+bool filter_query_bytes(const struct filter *f, const void *data, size_t len)
+{
+	return filter_query(f, hash_bytes(&f->key, data, len));
+}
 
 void filter_query_batch(const struct filter *f, const struct hash128 *h, size_t n, bool *out)
 {

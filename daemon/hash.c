@@ -113,14 +113,22 @@ struct hash128 hash_siphash128(const uint8_t key[16], const void *data, size_t l
 	return out;
 }
 
-struct hash128 hash_bytes(const struct hash_key *key, const void *data, size_t len)
+struct hash128 hash_bytes_domain(const struct hash_key *key, unsigned d, const void *data,
+				 size_t len)
 {
 	struct hash128 h;
 
+	/* XXH3 wants at least XXH3_SECRET_SIZE_MIN (136) bytes: 192 - 8 * 6 = 144 is left. */
 	if (key->algo == HASH_SIPHASH13)
-		return hash_siphash128(key->secret, data, len, 1, 3);
-	XXH128_hash_t x = XXH3_128bits_withSecret(data, len, key->secret, sizeof(key->secret));
+		return hash_siphash128(key->secret + 16 * d, data, len, 1, 3);
+	XXH128_hash_t x = XXH3_128bits_withSecret(data, len, key->secret + 8 * d,
+						  sizeof(key->secret) - 8 * d);
 	h.lo = x.low64;
 	h.hi = x.high64;
 	return h;
+}
+
+struct hash128 hash_bytes(const struct hash_key *key, const void *data, size_t len)
+{
+	return hash_bytes_domain(key, 0, data, len);
 }

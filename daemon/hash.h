@@ -49,6 +49,16 @@ int hash_algo_parse(const char *name, enum hash_algo *algo);
 struct hash128 hash_bytes(const struct hash_key *key, const void *data, size_t len);
 
 /*
+ * The same under domain d (0..HASH_MAX_DOMAIN): each domain keys the hash with
+ * another part of the secret, so equal bytes in different domains (an entry's
+ * kind) hash independently without being copied behind a prefix.
+ * hash_bytes is domain 0.
+ */
+#define HASH_MAX_DOMAIN 6
+struct hash128 hash_bytes_domain(const struct hash_key *key, unsigned d, const void *data,
+				 size_t len);
+
+/*
  * SipHash-c-d with 128-bit output (Aumasson & Bernstein), the general form:
  * hash_bytes uses c = 1, d = 3; tests check c = 2, d = 4 against the
  * reference vectors.

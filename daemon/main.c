@@ -9,6 +9,7 @@
 
 #include "capture.h"
 #include "config.h"
+#include "engine.h"
 #include "entry.h"
 #include "events.h"
 #include "log.h"
@@ -23,14 +24,13 @@ struct daemon {
 	struct matcher *matcher;
 	struct events *events;
 	struct event_base *base;
-	struct stats stats;
+	struct engine engine;
 	char **files;              /* to replay, in order */
 	size_t nfiles, next_file;
 	struct capture *source;    /* the file being replayed, or the live interface */
 	bool one_shot;             /* replaying files: exit when done */
 	int exit_code;
 	json_t *sources;           /* per source: name, packets, error */
-	struct match_hit hits[MATCH_MAX_HITS];
 };
 
 static void usage(FILE *out)
@@ -90,26 +90,8 @@ static unsigned load_entries(struct daemon *d, uint64_t *added)
 static void on_packet(void *ctx, struct capture *cap, const struct capture_packet *p)
 {
 	struct daemon *d = ctx;
-	struct packet_view v;
-	char err[256];
 
-	packet_parse(p->link, p->frame, p->caplen, p->wirelen, &v);
-	stats_count(&d->stats, p->wirelen, v.status);
-	size_t n = matcher_check(d->matcher, &v, d->hits, MATCH_MAX_HITS);
-	if (n == 0)
-		return;
-	d->stats.matched_packets++;
-	struct event_packet ep = {
-		.ts = p->ts, .index = p->index, .link = p->link, .frame = p->frame,
-		.caplen = p->caplen, .wirelen = p->wirelen, .view = &v,
-	};
-	if (capture_is_live(cap))
-		ep.interface = capture_name(cap);
-	else
-		ep.filename = capture_name(cap);
-	if (events_write(d->events, &ep, d->matcher, d->hits, n, err, sizeof(err)) < 0 &&
-	    d->stats.event_errors++ == 0)
-		log_error("%s (further output errors are only counted)", err);
+	engine_packet(&d->engine, p, capture_name(cap), capture_is_live(cap));
 }
 
 static void on_batch(void *ctx, struct capture *cap)
@@ -218,7 +200,7 @@ static int start_live(struct daemon *d, const char *interface)
 
 static void print_stats(struct daemon *d)
 {
-	json_t *o = stats_json(&d->stats, d->matcher);
+	json_t *o = stats_json(&d->engine.stats, d->matcher);
 	uint64_t received, dropped, if_dropped;
 
 	if (d->source && capture_stats(d->source, &received, &dropped, &if_dropped) == 0)
@@ -308,6 +290,8 @@ static int setup(struct daemon *d, const struct options *o)
 		log_error("%s", err);
 		return 1;
 	}
+	d->engine.matcher = d->matcher;
+	d->engine.events = d->events;
 	return 0;
 }
 

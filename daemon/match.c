@@ -9,13 +9,12 @@
 
 #include "counting.h"
 #include "error.h"
-#include "rng.h"
+#include "sigscan.h"
 #include "sizing.h"
 #include "store.h"
 
-#define ADDR_KEY_MAX (1 + 1 + 32) /* kind byte + the longest address key (a v6 pair) */
 #define MAX_PROBES (3 + 2 * 129)  /* addr src, addr dst, pair, and a net probe per side and length */
-#define SIG_BATCH 16
+#define SIG_CHUNK 256 /* positions level 1 scans at a time; at most MAX_PROBES */
 #define NO_SIG UINT32_MAX
 
 /* Counting store plus the bookkeeping both filters share. */
@@ -41,7 +40,7 @@ struct matcher {
 	unsigned n_net_lens[2];
 
 	struct keyed_filter sig;   /* the windows: the first W bytes of each signature */
-	uint64_t buz[256];         /* rolling-hash byte table, from the secret */
+	struct sigscan *scan;      /* window hashing and the per-byte prefilter */
 	uint32_t *heads;           /* per window (store index): first signature id */
 	size_t heads_cap;
 	struct sig_entry *sigs;
@@ -52,10 +51,12 @@ struct matcher {
 	struct match_counters counters[MATCH_KINDS];
 
 	/* Scratch for one packet's probes (no allocation per packet). */
-	uint8_t probe_key[MAX_PROBES][ADDR_KEY_MAX];
+	const uint8_t *probe_key[MAX_PROBES];   /* into the packet, or into net_key */
 	uint8_t probe_len[MAX_PROBES];
+	uint8_t probe_kind[MAX_PROBES];
 	struct hash128 probe_hash[MAX_PROBES];
 	bool probe_hit[MAX_PROBES];
+	uint8_t net_key[2 * 129][24];           /* prefix length + network, whole words */
 };
 
 static int keyed_filter_init(struct keyed_filter *kf, enum hash_algo algo)
@@ -69,7 +70,6 @@ static int keyed_filter_init(struct keyed_filter *kf, enum hash_algo algo)
 struct matcher *matcher_new(const struct match_config *cfg, char *err, size_t errlen)
 {
 	struct matcher *m;
-	uint64_t seed;
 
 	if (cfg->window < 1 || cfg->window > 64) {
 		error_set(err, errlen, "signature window must be 1 to 64 bytes (got %u)", cfg->window);
@@ -84,11 +84,9 @@ struct matcher *matcher_new(const struct match_config *cfg, char *err, size_t er
 	if (m == NULL)
 		goto nomem;
 	m->cfg = *cfg;
-	if (keyed_filter_init(&m->addr, cfg->algo) < 0 || keyed_filter_init(&m->sig, cfg->algo) < 0)
+	if (keyed_filter_init(&m->addr, cfg->algo) < 0 || keyed_filter_init(&m->sig, cfg->algo) < 0 ||
+	    (m->scan = sigscan_new(cfg->window, &m->sig.key, err, errlen)) == NULL)
 		goto nomem;
-	memcpy(&seed, m->sig.key.secret, sizeof(seed));
-	for (int i = 0; i < 256; i++)
-		m->buz[i] = rng_splitmix64(&seed);
 	return m;
 nomem:
 	error_set(err, errlen, "out of memory (or no randomness for the hash secrets)");
@@ -104,6 +102,7 @@ void matcher_free(struct matcher *m)
 	counting_free(m->addr.counting);
 	store_free(m->sig.store);
 	counting_free(m->sig.counting);
+	sigscan_free(m->scan);
 	free(m->heads);
 	free(m->sigs);
 	free(m->sig_arena);
@@ -112,35 +111,32 @@ void matcher_free(struct matcher *m)
 
 /* ---- hashing ---- */
 
-static struct hash128 addr_hash(const struct matcher *m, const uint8_t *kind_and_key, size_t len)
+/*
+ * A pair's hash is made from its two addresses' hashes, which a packet needs
+ * for its addr probes anyway; the mix is asymmetric, so (a, b) and (b, a)
+ * hash apart.
+ */
+static inline struct hash128 pair_hash(struct hash128 src, struct hash128 dst)
 {
-	return hash_bytes(&m->addr.key, kind_and_key, len);
-}
-
-static inline uint64_t rotl64(uint64_t x, unsigned r)
-{
-	r &= 63;
-	return r ? (x << r) | (x >> (64 - r)) : x;
-}
-
-/* Buzhash of W bytes: XOR of the bytes' table words rotated by their distance from the end. */
-static uint64_t window_rolling(const struct matcher *m, const uint8_t *p)
-{
-	uint64_t h = 0;
-
-	for (unsigned i = 0; i < m->cfg.window; i++)
-		h = rotl64(h, 1) ^ m->buz[p[i]];
+	struct hash128 h = {
+		.lo = src.lo ^ dst.hi * 0x9e3779b97f4a7c15ULL,
+		.hi = dst.lo ^ src.hi * 0xc2b2ae3d27d4eb4fULL,
+	};
 	return h;
 }
 
-/* Spread the rolling hash over the 128 bits the filter and the window store read. */
-static inline struct hash128 window_hash(uint64_t h)
+static inline struct hash128 one_addr_hash(const struct matcher *m, const uint8_t *addr, size_t len)
 {
-	struct hash128 out = {
-		.lo = (h ^ (h >> 32)) * 0x9e3779b97f4a7c15ULL,
-		.hi = (h ^ (h >> 29)) * 0xbf58476d1ce4e5b9ULL,
-	};
-	return out;
+	return hash_bytes_domain(&m->addr.key, ENTRY_ADDR, addr, len);
+}
+
+/* An address entry's hash; the kind selects the hash's domain. */
+static struct hash128 addr_hash(const struct matcher *m, unsigned kind, const uint8_t *key,
+				size_t len)
+{
+	if (kind == ENTRY_PAIR)
+		return pair_hash(one_addr_hash(m, key, len / 2), one_addr_hash(m, key + len / 2, len / 2));
+	return hash_bytes_domain(&m->addr.key, kind, key, len);
 }
 
 /* ---- adding entries ---- */
@@ -177,13 +173,9 @@ static void net_length_used(struct matcher *m, int v6, unsigned len)
 
 static int add_address(struct matcher *m, const struct entry *e, char *err, size_t errlen)
 {
-	uint8_t buf[ADDR_KEY_MAX];
-	ssize_t index;
+	ssize_t index = store_add(m->addr.store, addr_hash(m, e->kind, e->key, e->len),
+				  (uint8_t)e->kind, e->key, e->len, 0);
 
-	buf[0] = (uint8_t)e->kind;
-	memcpy(buf + 1, e->key, e->len);
-	index = store_add(m->addr.store, addr_hash(m, buf, 1 + e->len), (uint8_t)e->kind, e->key,
-			  e->len, 0);
 	if (index < 0) {
 		if (errno == EEXIST)
 			return 1;
@@ -238,7 +230,8 @@ static int add_signature(struct matcher *m, const struct entry *e, char *err, si
 			  e->len, w);
 		return -1;
 	}
-	h = window_hash(window_rolling(m, e->key));
+	uint64_t word = sigscan_word(m->scan, e->key);
+	h = sigscan_hash(m->scan, word);
 	index = store_find(m->sig.store, h, 0, e->key, w);
 	if (index >= 0) {
 		uint32_t *link = &m->heads[index];
@@ -258,6 +251,8 @@ static int add_signature(struct matcher *m, const struct entry *e, char *err, si
 		m->heads[index] = id;
 		if (filter_in(m, &m->sig, (size_t)index, err, errlen) < 0)
 			return -1;
+		if (m->built)
+			sigscan_add(m->scan, word);
 	}
 	m->kind_entries[ENTRY_SIG]++;
 	return 0;
@@ -326,6 +321,17 @@ int matcher_build(struct matcher *m, char *err, size_t errlen)
 	if ((na && counting_for(m, &m->addr, bits_a, err, errlen) < 0) ||
 	    (ns && counting_for(m, &m->sig, bits_s, err, errlen) < 0))
 		return -1;
+	if (sigscan_reserve(m->scan, ns) < 0) {
+		error_set(err, errlen, "out of memory for the signature prefilter");
+		return -1;
+	}
+	for (size_t i = 0; i < ns; i++) {
+		uint8_t kind;
+		const uint8_t *window;
+		size_t len;
+		store_entry(m->sig.store, i, &kind, &window, &len);
+		sigscan_add(m->scan, sigscan_word(m->scan, window));
+	}
 	m->built = true;
 	return 0;
 }
@@ -344,31 +350,32 @@ static size_t add_hit(struct match_hit *hits, size_t n, size_t max, enum entry_k
 	return n + 1;
 }
 
-static size_t put_probe(struct matcher *m, size_t n, enum entry_kind kind, const uint8_t *a,
-			const uint8_t *b, size_t alen)
+static size_t put_probe(struct matcher *m, size_t n, enum entry_kind kind, const uint8_t *key,
+			size_t len, struct hash128 h)
 {
-	uint8_t *k = m->probe_key[n];
-
-	k[0] = (uint8_t)kind;
-	memcpy(k + 1, a, alen);
-	if (b)
-		memcpy(k + 1 + alen, b, alen);
-	m->probe_len[n] = (uint8_t)(1 + alen * (b ? 2 : 1));
+	m->probe_key[n] = key;
+	m->probe_len[n] = (uint8_t)len;
+	m->probe_kind[n] = (uint8_t)kind;
+	m->probe_hash[n] = h;
 	return n + 1;
 }
 
+/* A net key, prefix length then network address, built with whole-word stores. */
 static size_t put_net_probe(struct matcher *m, size_t n, const uint8_t *addr, size_t alen,
 			    unsigned plen)
 {
-	uint8_t *k = m->probe_key[n];
+	uint8_t *k = m->net_key[n];
+	uint64_t w[2] = { 0, 0 };
 
-	k[0] = ENTRY_NET;
-	k[1] = (uint8_t)plen;
-	memcpy(k + 2, addr, alen);
-	for (unsigned byte = plen / 8; byte < alen; byte++)
-		k[2 + byte] &= byte == plen / 8 ? (uint8_t)(0xff00 >> (plen % 8)) : 0;
-	m->probe_len[n] = (uint8_t)(2 + alen);
-	return n + 1;
+	memcpy(w, addr, alen);
+	for (int i = 0; i < 2; i++) {
+		unsigned bits = plen > 64u * i ? plen - 64u * i : 0; /* of this word kept */
+		uint64_t keep = bits >= 64 ? ~0ULL : bits ? ~0ULL << (64 - bits) : 0;
+		w[i] &= __builtin_bswap64(keep); /* the address is big-endian in memory */
+	}
+	k[0] = (uint8_t)plen;
+	memcpy(k + 1, w, 16);
+	return put_probe(m, n, ENTRY_NET, k, 1 + alen, addr_hash(m, ENTRY_NET, k, 1 + alen));
 }
 
 static size_t check_addresses(struct matcher *m, const struct packet_view *v,
@@ -377,28 +384,30 @@ static size_t check_addresses(struct matcher *m, const struct packet_view *v,
 	size_t alen = v->family == 4 ? 4 : 16, probes = 0;
 	int v6 = v->family == 6;
 
-	if (m->kind_entries[ENTRY_ADDR]) {
-		probes = put_probe(m, probes, ENTRY_ADDR, v->src, NULL, alen);
-		probes = put_probe(m, probes, ENTRY_ADDR, v->dst, NULL, alen);
+	if (m->kind_entries[ENTRY_ADDR] || m->kind_entries[ENTRY_PAIR]) {
+		struct hash128 hs = one_addr_hash(m, v->src, alen), hd = one_addr_hash(m, v->dst, alen);
+		if (m->kind_entries[ENTRY_ADDR]) {
+			probes = put_probe(m, probes, ENTRY_ADDR, v->src, alen, hs);
+			probes = put_probe(m, probes, ENTRY_ADDR, v->dst, alen, hd);
+		}
+		/* Source and destination are adjacent in both IP headers: the pair key is already there. */
+		if (m->kind_entries[ENTRY_PAIR] && v->dst == v->src + alen)
+			probes = put_probe(m, probes, ENTRY_PAIR, v->src, 2 * alen, pair_hash(hs, hd));
 	}
-	if (m->kind_entries[ENTRY_PAIR])
-		probes = put_probe(m, probes, ENTRY_PAIR, v->src, v->dst, alen);
 	for (unsigned i = 0; i < m->n_net_lens[v6]; i++) {
 		probes = put_net_probe(m, probes, v->src, alen, m->net_lens[v6][i]);
 		probes = put_net_probe(m, probes, v->dst, alen, m->net_lens[v6][i]);
 	}
-	for (size_t i = 0; i < probes; i++)
-		m->probe_hash[i] = addr_hash(m, m->probe_key[i], m->probe_len[i]);
 	filter_query_batch(counting_filter(m->addr.counting), m->probe_hash, probes, m->probe_hit);
 	for (size_t i = 0; i < probes; i++) {
-		enum entry_kind kind = m->probe_key[i][0];
+		enum entry_kind kind = m->probe_kind[i];
 		struct match_counters *c = &m->counters[kind];
 		c->probes++;
 		if (!m->probe_hit[i])
 			continue;
 		c->positives++;
 		ssize_t at = store_find(m->addr.store, m->probe_hash[i], (uint8_t)kind,
-					m->probe_key[i] + 1, m->probe_len[i] - 1u);
+					m->probe_key[i], m->probe_len[i]);
 		if (at < 0)
 			continue;
 		c->confirmed++;
@@ -427,34 +436,27 @@ static size_t confirm_window(struct matcher *m, const uint8_t *payload, size_t l
 	return n;
 }
 
+/* Level 1 picks the candidate positions; the signature filter and then the store confirm. */
 static size_t check_signatures(struct matcher *m, const uint8_t *p, size_t len,
 			       struct match_hit *hits, size_t n, size_t max)
 {
 	const struct filter *f = counting_filter(m->sig.counting);
-	unsigned w = m->cfg.window;
-	size_t windows = len - w + 1;
-	uint64_t h = window_rolling(m, p);
-	const uint64_t out_rot = w % 64; /* a byte leaving the window was rotated w-1 times, +1 now */
-	struct hash128 hh[SIG_BATCH];
-	bool hit[SIG_BATCH];
+	size_t positions = len - m->cfg.window + 1;
+	uint32_t candidates[SIG_CHUNK];
 
-	for (size_t base = 0; base < windows; base += SIG_BATCH) {
-		size_t count = windows - base < SIG_BATCH ? windows - base : SIG_BATCH;
+	for (size_t from = 0; from < positions;) {
+		size_t count = sigscan_candidates(m->scan, p, positions, from, candidates, SIG_CHUNK, &from);
+		for (size_t j = 0; j < count; j++)
+			m->probe_hash[j] = sigscan_hash(m->scan, sigscan_word(m->scan, p + candidates[j]));
+		filter_query_batch(f, m->probe_hash, count, m->probe_hit);
 		for (size_t j = 0; j < count; j++) {
-			size_t at = base + j;
-			if (at > 0)
-				h = rotl64(h, 1) ^ rotl64(m->buz[p[at - 1]], (unsigned)out_rot) ^ m->buz[p[at + w - 1]];
-			hh[j] = window_hash(h);
-		}
-		filter_query_batch(f, hh, count, hit);
-		m->counters[ENTRY_SIG].probes += count;
-		for (size_t j = 0; j < count; j++) {
-			if (!hit[j])
+			if (!m->probe_hit[j])
 				continue;
 			m->counters[ENTRY_SIG].positives++;
-			n = confirm_window(m, p, len, base + j, hh[j], hits, n, max);
+			n = confirm_window(m, p, len, candidates[j], m->probe_hash[j], hits, n, max);
 		}
 	}
+	m->counters[ENTRY_SIG].probes += positions;
 	return n;
 }
 
@@ -492,6 +494,15 @@ uint64_t matcher_entries(const struct matcher *m, enum entry_kind kind)
 	return m->kind_entries[kind];
 }
 
+void matcher_set_simd(struct matcher *m, bool on)
+{
+	sigscan_set_simd(m->scan, on);
+	if (m->addr.counting)
+		m->addr.counting->filter->simd = on && m->addr.counting->filter->simd;
+	if (m->sig.counting)
+		m->sig.counting->filter->simd = on && m->sig.counting->filter->simd;
+}
+
 void matcher_filter_info(const struct matcher *m, int sig, struct match_filter_info *info)
 {
 	const struct keyed_filter *kf = sig ? &m->sig : &m->addr;
@@ -510,6 +521,8 @@ void matcher_filter_info(const struct matcher *m, int sig, struct match_filter_i
 	info->hashes = f->params.hashes;
 	info->bytes = filter_bytes(f);
 	info->store_bytes += counting_bytes(kf->counting) - info->bytes;
+	if (sig)
+		info->bytes += sigscan_bytes(m->scan);
 	info->fill = filter_fill(f);
 	info->fpr_predicted = filter_fpr_from_fill(f);
 }

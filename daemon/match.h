@@ -2,6 +2,7 @@
 #ifndef BLOOMD_MATCH_H
 #define BLOOMD_MATCH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -17,10 +18,11 @@
  *               Per packet: addr(src), addr(dst), pair(src,dst), and
  *               net(prefix of src and dst) for each prefix length in use.
  *   signatures  the first W bytes ("window") of each signature. Per packet,
- *               a rolling hash (buzhash over a random byte table) visits
- *               every W-byte window of the payload; a window the filter
- *               accepts is looked up exactly, and each signature starting
- *               with it is compared in full at that offset.
+ *               every W-byte window of the payload goes through a one-word
+ *               prefilter (sigscan.h, eight positions at a time), the few
+ *               that pass through this filter, and a window it accepts is
+ *               looked up exactly: each signature starting with it is
+ *               compared in full at that offset.
  *
  * Probes go to the filter in batches so their cache misses overlap. Nothing
  * is reported unless the exact store confirms it.
@@ -56,7 +58,7 @@ struct match_filter_info {
 	uint64_t entries;    /* keys in the filter (signature windows for sig) */
 	uint64_t bits;
 	unsigned choices, hashes;
-	size_t bytes;        /* the bit filter */
+	size_t bytes;        /* the bit filter (and, for signatures, the prefilter): what a scan reads */
 	size_t store_bytes;  /* counting store and exact store */
 	double fill, fpr_predicted;
 };
@@ -90,6 +92,9 @@ void matcher_hit_key(const struct matcher *m, const struct match_hit *hit, const
 
 const struct match_counters *matcher_counters(const struct matcher *m, enum entry_kind kind);
 uint64_t matcher_entries(const struct matcher *m, enum entry_kind kind);
+
+/* Use the SIMD paths where the CPU has them (the default); tests turn them off to check the others. */
+void matcher_set_simd(struct matcher *m, bool on);
 
 /* Shape and state of the address (sig = 0) or signature (sig = 1) filter. */
 void matcher_filter_info(const struct matcher *m, int sig, struct match_filter_info *info);

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench.h"
 #include "cli.h"
 #include "counting.h"
 #include "filter.h"
@@ -50,7 +51,7 @@ static const struct impl IMPLS[] = {
 
 static volatile uint64_t sink; /* keeps the lookups from being optimised away */
 
-static double now_ns(void)
+double bench_now_ns(void)
 {
 	struct timespec ts;
 
@@ -65,7 +66,7 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static double median(double *v, unsigned n)
+double bench_median(double *v, unsigned n)
 {
 	qsort(v, n, sizeof(*v), cmp_double);
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
@@ -128,27 +129,27 @@ static int run_bloomd(const struct impl *im, const struct bench_opts *o, const u
 		free(groups);
 		goto fail;
 	}
-	double t0 = now_ns();
+	double t0 = bench_now_ns();
 	for (uint64_t i = 0; i < n; i++) {
 		hashes[i] = hash_bytes(&key, members + i * KEY_BYTES, KEY_BYTES);
 		groups[i] = (uint8_t)counting_insert(c, hashes[i]);
 	}
-	s->insert_ns = (now_ns() - t0) / n;
+	s->insert_ns = (bench_now_ns() - t0) / n;
 	if (rounds > 1)
 		counting_rebuild(c, hashes, groups, n, rounds - 1);
 	const struct filter *f = counting_filter(c);
-	t0 = now_ns();
+	t0 = bench_now_ns();
 	for (uint64_t i = 0; i < n; i++)
 		hits += filter_query_bytes(f, strangers + i * KEY_BYTES, KEY_BYTES);
-	s->single_lookup_ns = (now_ns() - t0) / n;
+	s->single_lookup_ns = (bench_now_ns() - t0) / n;
 	sink += hits;
-	t0 = now_ns();
+	t0 = bench_now_ns();
 	s->false_positives = lookup_batched(f, strangers, n);
-	s->lookup_ns = (now_ns() - t0) / n;
+	s->lookup_ns = (bench_now_ns() - t0) / n;
 	s->queries = n;
-	t0 = now_ns();
+	t0 = bench_now_ns();
 	hits = lookup_batched(f, members, n);
-	s->member_lookup_ns = (now_ns() - t0) / n;
+	s->member_lookup_ns = (bench_now_ns() - t0) / n;
 	s->bytes = filter_bytes(f);
 	s->hashes = p.hashes;
 	counting_free(c);
@@ -172,21 +173,21 @@ static int run_libbloom(const struct bench_opts *o, const uint8_t *members,
 		fprintf(stderr, PROG ": libbloom: bloom_init failed\n");
 		return -1;
 	}
-	double t0 = now_ns();
+	double t0 = bench_now_ns();
 	for (uint64_t i = 0; i < n; i++)
 		bloom_add(&b, members + i * KEY_BYTES, KEY_BYTES);
-	s->insert_ns = (now_ns() - t0) / n;
-	t0 = now_ns();
+	s->insert_ns = (bench_now_ns() - t0) / n;
+	t0 = bench_now_ns();
 	for (uint64_t i = 0; i < n; i++)
 		hits += bloom_check(&b, strangers + i * KEY_BYTES, KEY_BYTES) == 1;
-	s->lookup_ns = s->single_lookup_ns = (now_ns() - t0) / n;
+	s->lookup_ns = s->single_lookup_ns = (bench_now_ns() - t0) / n;
 	s->false_positives = hits;
 	s->queries = n;
 	hits = 0;
-	t0 = now_ns();
+	t0 = bench_now_ns();
 	for (uint64_t i = 0; i < n; i++)
 		hits += bloom_check(&b, members + i * KEY_BYTES, KEY_BYTES) == 1;
-	s->member_lookup_ns = (now_ns() - t0) / n;
+	s->member_lookup_ns = (bench_now_ns() - t0) / n;
 	sink += hits;
 	s->bytes = (size_t)b.bytes;
 	s->hashes = (unsigned)b.hashes;
@@ -226,8 +227,8 @@ static int bench_filter(const struct bench_opts *o, struct row *rows)
 			fp += s.false_positives;
 			queries += s.queries;
 		}
-		rows[i] = (struct row){ IMPLS[i].name, median(ins, o->runs), median(look, o->runs),
-					median(mem, o->runs), median(single, o->runs),
+		rows[i] = (struct row){ IMPLS[i].name, bench_median(ins, o->runs), bench_median(look, o->runs),
+					bench_median(mem, o->runs), bench_median(single, o->runs),
 					(double)fp / queries, s.bytes, s.hashes };
 	}
 	free(members);
@@ -316,13 +317,13 @@ static int cmd_hash(int argc, char **argv)
 			double t[5];
 			for (int r = 0; r < 5; r++) {
 				uint64_t acc = 0;
-				double t0 = now_ns();
+				double t0 = bench_now_ns();
 				for (uint64_t i = 0; i < n; i++)
 					acc += hash_bytes(&key, keys + (i % (n / 4)) * 4, lens[l]).lo;
-				t[r] = (now_ns() - t0) / n;
+				t[r] = (bench_now_ns() - t0) / n;
 				sink += acc;
 			}
-			double ns = median(t, 5);
+			double ns = bench_median(t, 5);
 			if (json)
 				json_array_append_new(arr, json_pack("{s:s,s:s,s:i,s:f}", "name", "hash",
 					"algo", hash_algo_name((enum hash_algo)algo), "bytes", (int)lens[l], "ns", ns));
@@ -346,7 +347,13 @@ int main(int argc, char **argv)
 		return cmd_filter(argc - 1, argv + 1);
 	if (argc >= 2 && strcmp(argv[1], "hash") == 0)
 		return cmd_hash(argc - 1, argv + 1);
+	if (argc >= 2 && strcmp(argv[1], "replay") == 0)
+		return bench_replay(argc - 1, argv + 1);
+	if (argc >= 2 && strcmp(argv[1], "signatures") == 0)
+		return bench_signatures(argc - 1, argv + 1);
 	fprintf(stderr, "usage: " PROG " filter [--entries N] [--bits-per-entry B] [--runs R] [--json]\n"
-			"       " PROG " hash [--json]\n");
+			"       " PROG " hash [--json]\n"
+			"       " PROG " replay [--packets N] [--entries E] [--runs R] [--json]\n"
+			"       " PROG " signatures [--sizes N,N,...] [--megabytes M] [--runs R] [--json]\n");
 	return 2;
 }

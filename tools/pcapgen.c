@@ -10,7 +10,6 @@
 #include "cli.h"
 #include "entry.h"
 #include "packet.h"
-#include "rng.h"
 #include "synth.h"
 
 #define PROG "pcapgen"
@@ -279,84 +278,6 @@ static int run_spec(FILE *in, const char *name, struct writer *w)
 	return rc;
 }
 
-/* ---- random mode, for benchmarks ---- */
-
-struct random_opts {
-	uint64_t packets, entries, seed;
-	unsigned payload;
-	const char *list;
-};
-
-static void random_v4(struct rng *r, uint8_t *a, uint8_t first)
-{
-	uint32_t v = (uint32_t)rng_next(r);
-
-	a[0] = first;
-	a[1] = (uint8_t)(v >> 16);
-	a[2] = (uint8_t)(v >> 8);
-	a[3] = (uint8_t)v;
-}
-
-/*
- * packets small UDP/IPv4 packets from 10/8 to 198.18/15; entries addr and
- * pair entries from the same space, one packet in a thousand matching one.
- */
-static int run_random(const struct random_opts *o, struct writer *w)
-{
-	static uint8_t payload[1500];
-	struct rng r;
-	struct synth_packet p = { .link = PACKET_LINK_EN10MB, .family = 4, .proto = 17,
-				  .sport = 40000, .dport = 53, .payload = payload,
-				  .payload_len = o->payload };
-	FILE *list = NULL;
-	uint8_t (*listed)[8] = NULL;
-	uint64_t nlisted = o->entries / 2 ? o->entries / 2 : 1;
-
-	rng_seed(&r, o->seed);
-	for (unsigned i = 0; i < o->payload; i++)
-		payload[i] = (uint8_t)rng_next(&r);
-	if (o->list && (list = fopen(o->list, "w")) == NULL) {
-		fprintf(stderr, PROG ": cannot write %s\n", o->list);
-		return -1;
-	}
-	if ((listed = calloc(nlisted, sizeof(*listed))) == NULL || writer_open(w) < 0)
-		goto fail;
-	for (uint64_t i = 0; i < o->entries; i++) {
-		char a[INET_ADDRSTRLEN], b[INET_ADDRSTRLEN];
-		uint8_t *pair = listed[i / 2 % nlisted];
-		random_v4(&r, pair, 10);
-		random_v4(&r, pair + 4, 198);
-		pair[4 + 1] = (uint8_t)(18 + (pair[5] & 1));
-		inet_ntop(AF_INET, pair, a, sizeof(a));
-		inet_ntop(AF_INET, pair + 4, b, sizeof(b));
-		if (list && i % 2 == 0)
-			fprintf(list, "addr %s\n", a);
-		else if (list)
-			fprintf(list, "pair %s %s\n", a, b);
-	}
-	for (uint64_t i = 0; i < o->packets; i++) {
-		if (o->entries && rng_below(&r, 1000) == 0) {
-			const uint8_t *pair = listed[rng_below(&r, nlisted)];
-			memcpy(p.src, pair, 4);
-			memcpy(p.dst, pair + 4, 4);
-		} else {
-			random_v4(&r, p.src, 10);
-			random_v4(&r, p.dst, 198);
-			p.dst[1] = (uint8_t)(18 + (p.dst[1] & 1));
-		}
-		writer_put(w, synth_build(&p, w->frame), SYNTH_MAX_FRAME);
-	}
-	free(listed);
-	if (list)
-		fclose(list);
-	return 0;
-fail:
-	free(listed);
-	if (list)
-		fclose(list);
-	return -1;
-}
-
 static void usage(FILE *out)
 {
 	fprintf(out,
@@ -380,7 +301,7 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },	     { NULL, 0, NULL, 0 },
 	};
 	static struct writer w = { .link = PACKET_LINK_EN10MB, .snaplen = 262144 };
-	struct random_opts ro = { .seed = 1 };
+	struct synth_random ro = { .seed = 1 };
 	bool random_mode = false;
 	int c, rc = 0;
 
@@ -402,7 +323,11 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (random_mode) {
-		rc = run_random(&ro, &w);
+		char err[256];
+		rc = synth_random_capture(w.path, &ro, err, sizeof(err));
+		if (rc < 0)
+			fprintf(stderr, PROG ": %s\n", err);
+		return rc < 0 ? 1 : 0;
 	} else {
 		const char *spec = optind < argc ? argv[optind] : "-";
 		FILE *in = strcmp(spec, "-") == 0 ? stdin : fopen(spec, "r");

@@ -1,9 +1,15 @@
 /* synth.c - build synthetic frames (link, VLANs, IPv4/IPv6, extension headers, L4, payload). */
 #include "synth.h"
 
+#include <arpa/inet.h>
+#include <pcap/pcap.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "error.h"
 #include "packet.h"
+#include "rng.h"
 
 static void put16(uint8_t *p, uint16_t v)
 {
@@ -147,4 +153,90 @@ size_t synth_build(const struct synth_packet *p, uint8_t *out)
 	if (p->link == PACKET_LINK_EN10MB && p->llc)
 		put16(out + 12 + 4 * p->nvlans, (uint16_t)(n - 14 - 4 * p->nvlans));
 	return n;
+}
+
+static void random_v4(struct rng *r, uint8_t *a, bool to)
+{
+	uint32_t v = (uint32_t)rng_next(r);
+
+	a[0] = to ? 198 : 10;
+	a[1] = to ? (uint8_t)(18 + (v >> 31)) : (uint8_t)(v >> 16);
+	a[2] = (uint8_t)(v >> 8);
+	a[3] = (uint8_t)v;
+}
+
+/* The listed (source, destination) pairs: entries / 2 of them, each an addr and a pair entry. */
+static int write_list(const struct synth_random *o, struct rng *r, uint8_t (*listed)[8],
+		      uint64_t nlisted, char *err, size_t errlen)
+{
+	FILE *list = o->list ? fopen(o->list, "w") : NULL;
+
+	if (o->list && list == NULL) {
+		error_set(err, errlen, "cannot write %s", o->list);
+		return -1;
+	}
+	for (uint64_t i = 0; i < o->entries; i++) {
+		char a[INET_ADDRSTRLEN], b[INET_ADDRSTRLEN];
+		uint8_t *pair = listed[i / 2 % nlisted];
+		if (i % 2 == 0) {
+			random_v4(r, pair, false);
+			random_v4(r, pair + 4, true);
+		}
+		inet_ntop(AF_INET, pair, a, sizeof(a));
+		inet_ntop(AF_INET, pair + 4, b, sizeof(b));
+		if (list && i % 2 == 0)
+			fprintf(list, "addr %s\n", a);
+		else if (list)
+			fprintf(list, "pair %s %s\n", a, b);
+	}
+	if (list)
+		fclose(list);
+	return 0;
+}
+
+int synth_random_capture(const char *pcap_path, const struct synth_random *o, char *err,
+			 size_t errlen)
+{
+	static uint8_t payload[1500], frame[SYNTH_MAX_FRAME];
+	struct synth_packet p = { .link = PACKET_LINK_EN10MB, .family = 4, .proto = 17,
+				  .sport = 40000, .dport = 53, .payload = payload,
+				  .payload_len = o->payload > sizeof(payload) ? sizeof(payload) : o->payload };
+	uint64_t nlisted = o->entries / 2 ? o->entries / 2 : 1;
+	uint8_t (*listed)[8] = calloc(nlisted, sizeof(*listed));
+	pcap_t *dead = pcap_open_dead(PACKET_LINK_EN10MB, 65535);
+	pcap_dumper_t *dumper = dead ? pcap_dump_open(dead, pcap_path) : NULL;
+	struct rng r;
+	int rc = -1;
+
+	rng_seed(&r, o->seed);
+	if (listed == NULL || dumper == NULL) {
+		error_set(err, errlen, "cannot write %s", pcap_path);
+		goto done;
+	}
+	if (write_list(o, &r, listed, nlisted, err, errlen) < 0)
+		goto done;
+	for (unsigned i = 0; i < p.payload_len; i++)
+		payload[i] = (uint8_t)rng_next(&r);
+	for (uint64_t i = 0; i < o->packets; i++) {
+		struct pcap_pkthdr h = { .ts = { .tv_sec = 1767225600 + (time_t)(i / 1000000),
+						 .tv_usec = (suseconds_t)(i % 1000000) } };
+		if (o->entries && rng_below(&r, 1000) == 0) {
+			const uint8_t *pair = listed[rng_below(&r, nlisted)];
+			memcpy(p.src, pair, 4);
+			memcpy(p.dst, pair + 4, 4);
+		} else {
+			random_v4(&r, p.src, false);
+			random_v4(&r, p.dst, true);
+		}
+		h.len = h.caplen = (bpf_u_int32)synth_build(&p, frame);
+		pcap_dump((u_char *)dumper, &h, frame);
+	}
+	rc = 0;
+done:
+	if (dumper)
+		pcap_dump_close(dumper);
+	if (dead)
+		pcap_close(dead);
+	free(listed);
+	return rc;
 }

@@ -36,4 +36,19 @@ struct synth_packet {
 /* Write the frame into out (SYNTH_MAX_FRAME bytes); returns its length, or 0 if it does not fit. */
 size_t synth_build(const struct synth_packet *p, uint8_t *out);
 
+/*
+ * Benchmark traffic: packets small UDP/IPv4 packets (payload bytes each)
+ * from 10/8 to 198.18/15, written to pcap_path; if list is set, entries
+ * addr and pair entries from the same space written there, one packet in a
+ * thousand matching one of them. Deterministic for a seed.
+ */
+struct synth_random {
+	uint64_t packets, entries, seed;
+	unsigned payload;
+	const char *list;
+};
+
+int synth_random_capture(const char *pcap_path, const struct synth_random *o, char *err,
+			 size_t errlen);
+
 #endif

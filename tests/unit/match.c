@@ -104,7 +104,7 @@ static bool model_matches(const struct entry *e, const struct packet_view *v, ui
 	}
 }
 
-static void run(enum filter_layout layout, unsigned c, uint64_t seed)
+static void run(enum filter_layout layout, unsigned c, uint64_t seed, bool simd)
 {
 	struct match_config cfg = { .layout = layout, .choices = c, .memory = 128, .window = WINDOW };
 	struct matcher *m = matcher_new(&cfg, NULL, 0);
@@ -124,13 +124,14 @@ static void run(enum filter_layout layout, unsigned c, uint64_t seed)
 			model.n++;
 	}
 	assert_int_equal(matcher_build(m, NULL, 0), 0);
+	matcher_set_simd(m, simd);
 	for (int i = 0; i < 3000; i++) {
 		struct synth_packet p = { .link = 1, .family = rng_below(&r, 2) ? 4 : 6,
 					  .proto = rng_below(&r, 2) ? 6 : 17, .payload = payload };
 		struct packet_view v;
 		random_addr(&r, p.family, p.src);
 		random_addr(&r, p.family, p.dst);
-		p.payload_len = rng_below(&r, sizeof(payload));
+		p.payload_len = rng_below(&r, sizeof(payload)); /* every remainder mod 8, and under W */
 		random_text(&r, payload, p.payload_len);
 		size_t len = synth_build(&p, frame);
 		packet_parse(1, frame, len, len, &v);
@@ -172,7 +173,7 @@ static void random_packets_match_the_model(void **state)
 	for (int layout = FILTER_CLASSIC; layout <= FILTER_BLOCKED; layout++)
 		for (unsigned c = 1; c <= 3; c++)
 			for (uint64_t seed = 1; seed <= 4; seed++)
-				run((enum filter_layout)layout, c, seed * 7 + c);
+				run((enum filter_layout)layout, c, seed * 7 + c, seed % 2 == 0);
 }
 
 static void short_signature_refused(void **state)

@@ -1,0 +1,26 @@
+/* engine.c - one packet through the daemon's path: parse, count, match, report. */
+#include "engine.h"
+
+#include "log.h"
+#include "packet.h"
+
+void engine_packet(struct engine *e, const struct capture_packet *p, const char *source, bool live)
+{
+	struct packet_view v;
+	char err[256];
+
+	packet_parse(p->link, p->frame, p->caplen, p->wirelen, &v);
+	stats_count(&e->stats, p->wirelen, v.status);
+	size_t n = matcher_check(e->matcher, &v, e->hits, MATCH_MAX_HITS);
+	if (n == 0)
+		return;
+	e->stats.matched_packets++;
+	struct event_packet ep = {
+		.ts = p->ts, .index = p->index, .link = p->link, .frame = p->frame,
+		.caplen = p->caplen, .wirelen = p->wirelen, .view = &v,
+		.filename = live ? NULL : source, .interface = live ? source : NULL,
+	};
+	if (events_write(e->events, &ep, e->matcher, e->hits, n, err, sizeof(err)) < 0 &&
+	    e->stats.event_errors++ == 0)
+		log_error("%s (further output errors are only counted)", err);
+}

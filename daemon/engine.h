@@ -1,0 +1,22 @@
+/* engine.h - one packet through the daemon's path: parse, count, match, report. */
+#ifndef BLOOMD_ENGINE_H
+#define BLOOMD_ENGINE_H
+
+#include <stdbool.h>
+
+#include "capture.h"
+#include "events.h"
+#include "match.h"
+#include "stats.h"
+
+struct engine {
+	struct matcher *matcher;   /* not owned */
+	struct events *events;     /* not owned */
+	struct stats stats;
+	struct match_hit hits[MATCH_MAX_HITS];
+};
+
+/* Handle one captured packet from source (a file name, or an interface when live). */
+void engine_packet(struct engine *e, const struct capture_packet *p, const char *source, bool live);
+
+#endif

@@ -1,0 +1,66 @@
+/* sigscan.h - signature windows: their keyed hash, and the one-word prefilter scanned per byte. */
+#ifndef BLOOMD_SIGSCAN_H
+#define BLOOMD_SIGSCAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hash.h"
+
+/*
+ * A signature is found by its first W bytes, its window. Every payload
+ * position starts a window, so the per-position cost is what matters:
+ *
+ *   word  the W bytes folded into 64 bits: for W <= 8 they are the word
+ *         (one unaligned load), longer windows add their 8-byte pieces
+ *         multiplied by odd constants. No rolling state, so positions are
+ *         independent and can be done eight at a time.
+ *   level 1  a Bloom filter of one 64-bit word per key: h = (word ^ s1) * m1
+ *         picks the word by its top bits and 3 bits inside it by the next
+ *         18. One load and one compare a position; with AVX-512 (VBMI),
+ *         eight positions a pass with a byte permute, a multiply and a gather.
+ *   level 2  the positions that pass are checked against the signature
+ *         filter (the two-choice filter) under an independent keyed hash,
+ *         sigscan_hash, which the window store also uses.
+ *
+ * Level 1 only ever gains bits (adds set them, deletes leave them): it can
+ * pass too much, never too little.
+ */
+
+struct sigscan;
+
+/* A scanner for windows of W (1..64) bytes, keyed from key's secret. */
+struct sigscan *sigscan_new(unsigned window, const struct hash_key *key, char *err, size_t errlen);
+void sigscan_free(struct sigscan *s);
+
+/* The W bytes at p folded into one word. */
+uint64_t sigscan_word(const struct sigscan *s, const uint8_t *p);
+
+/* The window's 128-bit hash, independent of level 1's. */
+struct hash128 sigscan_hash(const struct sigscan *s, uint64_t word);
+
+/*
+ * Size level 1 for this many windows (16 to 32 bits each, at most 1 MiB, so it
+ * stays about L2-sized) and clear it; -1 without memory.
+ */
+int sigscan_reserve(struct sigscan *s, uint64_t windows);
+
+/* Put a window into level 1 (after sigscan_reserve). */
+void sigscan_add(struct sigscan *s, uint64_t word);
+
+/*
+ * The positions in [from, positions) of payload p whose windows pass level 1,
+ * written to out (at most max, ascending); returns their number and sets
+ * *next to the first position not yet scanned. positions is len - W + 1.
+ */
+size_t sigscan_candidates(const struct sigscan *s, const uint8_t *p, size_t positions,
+			  size_t from, uint32_t *out, size_t max, size_t *next);
+
+size_t sigscan_bytes(const struct sigscan *s);
+
+/* Whether the eight-at-a-time path is in use; tests turn it off to check the other. */
+bool sigscan_simd(const struct sigscan *s);
+void sigscan_set_simd(struct sigscan *s, bool on);
+
+#endif

@@ -1,0 +1,14 @@
+/* bench.h - what the benchmark commands share: time, medians, and the commands themselves. */
+#ifndef BLOOMD_BENCH_H
+#define BLOOMD_BENCH_H
+
+double bench_now_ns(void);
+/* Median of n values (sorts them). */
+double bench_median(double *v, unsigned n);
+
+/* bloombench replay: bloomd's packet path against a bare pcap_dispatch loop. */
+int bench_replay(int argc, char **argv);
+/* bloombench signatures: signature scanning against Hyperscan. */
+int bench_signatures(int argc, char **argv);
+
+#endif

@@ -1,0 +1,385 @@
+/* benchpath.c - bloombench replay and signatures: the packet path against its peers. */
+#include <event2/event.h>
+#include <getopt.h>
+#include <hs/hs.h>
+#include <jansson.h>
+#include <pcap/pcap.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bench.h"
+#include "capture.h"
+#include "cli.h"
+#include "engine.h"
+#include "entry.h"
+#include "events.h"
+#include "match.h"
+#include "rng.h"
+#include "synth.h"
+
+#define PROG "bloombench"
+#define MAX_RUNS 51
+
+struct path_opts {
+	uint64_t packets, entries, megabytes;
+	unsigned runs;
+	char sizes[128];
+	bool json;
+};
+
+static int parse_path_opts(int argc, char **argv, struct path_opts *o)
+{
+	static const struct option opts[] = {
+		{ "packets", required_argument, NULL, 'p' }, { "entries", required_argument, NULL, 'e' },
+		{ "runs", required_argument, NULL, 'r' },    { "sizes", required_argument, NULL, 's' },
+		{ "megabytes", required_argument, NULL, 'm' }, { "json", no_argument, NULL, 'j' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c, rc = 0;
+
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 'p': rc |= cli_u64(PROG, "--packets", optarg, 1000, 1ULL << 30, &o->packets); break;
+		case 'e': rc |= cli_u64(PROG, "--entries", optarg, 0, 1ULL << 26, &o->entries); break;
+		case 'r': rc |= cli_unsigned(PROG, "--runs", optarg, 1, MAX_RUNS, &o->runs); break;
+		case 'm': rc |= cli_u64(PROG, "--megabytes", optarg, 1, 4096, &o->megabytes); break;
+		case 's': snprintf(o->sizes, sizeof(o->sizes), "%s", optarg); break;
+		case 'j': o->json = true; break;
+		default: return -1;
+		}
+	}
+	return rc;
+}
+
+static struct matcher *bench_matcher(unsigned window)
+{
+	struct match_config cfg = { .layout = FILTER_BLOCKED, .choices = 2, .bits_per_entry = 16,
+				    .window = window };
+	return matcher_new(&cfg, NULL, 0);
+}
+
+/* ---- replay ---- */
+
+static volatile uint64_t sink;
+
+static void bare_cb(u_char *user, const struct pcap_pkthdr *h, const u_char *bytes)
+{
+	(void)user;
+	sink += h->caplen + bytes[0];
+}
+
+static double bare_loop(const char *path)
+{
+	char errbuf[PCAP_ERRBUF_SIZE];
+	pcap_t *p = pcap_open_offline(path, errbuf);
+	double t0;
+
+	if (p == NULL)
+		return -1;
+	t0 = bench_now_ns();
+	pcap_dispatch(p, -1, bare_cb, NULL);
+	t0 = bench_now_ns() - t0;
+	pcap_close(p);
+	return t0;
+}
+
+struct replay_run {
+	struct engine engine;
+	struct event_base *base;
+};
+
+static void replay_packet(void *ctx, struct capture *cap, const struct capture_packet *p)
+{
+	struct replay_run *rr = ctx;
+
+	engine_packet(&rr->engine, p, capture_name(cap), false);
+}
+
+static void replay_done(void *ctx, struct capture *cap, const char *error)
+{
+	struct replay_run *rr = ctx;
+
+	(void)cap;
+	if (error)
+		fprintf(stderr, PROG ": replay: %s\n", error);
+	event_base_loopexit(rr->base, NULL);
+}
+
+/* The daemon's path: the capture module in a libevent loop, the engine, events to /dev/null. */
+static double bloomd_loop(const char *path, struct matcher *m, struct events *ev)
+{
+	struct replay_run rr = { .engine = { .matcher = m, .events = ev } };
+	struct capture_callbacks cb = { replay_packet, NULL, replay_done, &rr };
+	char err[256];
+	double t0;
+
+	rr.base = event_base_new();
+	t0 = bench_now_ns();
+	struct capture *cap = capture_open_file(rr.base, path, NULL, &cb, err, sizeof(err));
+	if (cap == NULL) {
+		event_base_free(rr.base);
+		return -1;
+	}
+	event_base_dispatch(rr.base);
+	t0 = bench_now_ns() - t0;
+	capture_free(cap);
+	event_base_free(rr.base);
+	sink += rr.engine.stats.matched_packets;
+	return t0;
+}
+
+static int add_entry_cb(void *ctx, const struct entry *e, char *err, size_t errlen)
+{
+	return matcher_add(ctx, e, err, errlen) < 0 ? -1 : 0;
+}
+
+static void print_problem(void *ctx, const char *message)
+{
+	(void)ctx;
+	fprintf(stderr, PROG ": %s\n", message);
+}
+
+int bench_replay(int argc, char **argv)
+{
+	struct path_opts o = { .packets = 2000000, .entries = 100000, .runs = 5 };
+	char dir[] = "/tmp/bloombench-XXXXXX", pcap[64], list[64];
+	double bare[MAX_RUNS], ours[MAX_RUNS];
+	struct matcher *m = bench_matcher(8);
+	struct events *ev = events_open("/dev/null", NULL, 65535, NULL, 0);
+
+	if (parse_path_opts(argc, argv, &o) < 0 || m == NULL || ev == NULL || mkdtemp(dir) == NULL)
+		return 2;
+	snprintf(pcap, sizeof(pcap), "%s/traffic.pcap", dir);
+	snprintf(list, sizeof(list), "%s/entries.list", dir);
+	struct synth_random sr = { .packets = o.packets, .entries = o.entries, .seed = 42, .list = list };
+	char err[256];
+	if (synth_random_capture(pcap, &sr, err, sizeof(err)) < 0 ||
+	    entry_list_load(list, add_entry_cb, print_problem, m) > 0 || matcher_build(m, err, sizeof(err)) < 0) {
+		fprintf(stderr, PROG ": replay: setup failed\n");
+		return 1;
+	}
+	for (unsigned r = 0; r < o.runs; r++) {
+		bare[r] = o.packets / (bare_loop(pcap) / 1e9);
+		ours[r] = o.packets / (bloomd_loop(pcap, m, ev) / 1e9);
+	}
+	double b = bench_median(bare, o.runs), d = bench_median(ours, o.runs);
+	if (o.json) {
+		cli_print_json(json_pack("{s:[{s:s,s:I,s:I,s:f,s:f,s:f}]}", "rows", "name", "replay",
+					 "packets", (json_int_t)o.packets, "entries", (json_int_t)o.entries,
+					 "bloomd_pps", d, "bare_pps", b, "ratio", d / b));
+	} else {
+		printf("replay: %llu packets of 60 bytes, %llu addr+pair entries, median of %u runs\n",
+		       (unsigned long long)o.packets, (unsigned long long)o.entries, o.runs);
+		printf("  bare pcap_dispatch loop   %8.2f Mpps\n", b / 1e6);
+		printf("  bloomd packet path        %8.2f Mpps   ratio %.2f\n", d / 1e6, d / b);
+	}
+	unlink(pcap);
+	unlink(list);
+	rmdir(dir);
+	matcher_free(m);
+	events_close(ev);
+	return 0;
+}
+
+/* ---- signatures ---- */
+
+struct sig_set {
+	uint64_t n;
+	uint8_t *bytes;    /* n signatures, 32 bytes apart */
+	uint8_t *len;
+	uint8_t *data;     /* the payloads, PAYLOAD bytes each */
+	size_t npayloads;
+};
+
+#define PAYLOAD 1400
+#define SIG_STRIDE 32
+
+/* n random signatures of 8 to 32 bytes; payloads of random bytes with one planted in every 8th. */
+static int make_sig_set(struct sig_set *s, uint64_t n, uint64_t megabytes)
+{
+	struct rng r;
+
+	rng_seed(&r, n);
+	s->n = n;
+	s->npayloads = (size_t)(megabytes << 20) / PAYLOAD;
+	s->bytes = malloc(n * SIG_STRIDE);
+	s->len = malloc(n);
+	s->data = malloc(s->npayloads * PAYLOAD);
+	if (!s->bytes || !s->len || !s->data)
+		return -1;
+	for (uint64_t i = 0; i < n * SIG_STRIDE; i++)
+		s->bytes[i] = (uint8_t)rng_next(&r);
+	for (uint64_t i = 0; i < n; i++)
+		s->len[i] = (uint8_t)(8 + rng_below(&r, 25));
+	for (size_t i = 0; i < s->npayloads * PAYLOAD; i++)
+		s->data[i] = (uint8_t)rng_next(&r);
+	for (size_t p = 0; p < s->npayloads; p += 8) {
+		uint64_t id = rng_below(&r, n);
+		memcpy(s->data + p * PAYLOAD + rng_below(&r, PAYLOAD - 32), s->bytes + id * SIG_STRIDE, s->len[id]);
+	}
+	return 0;
+}
+
+static void free_sig_set(struct sig_set *s)
+{
+	free(s->bytes);
+	free(s->len);
+	free(s->data);
+}
+
+struct scan_result {
+	double build_s, mbps;
+	uint64_t matches;
+	size_t bytes;        /* everything: for bloomd, filters and the exact store */
+	size_t scan_bytes;   /* bloomd: what the scan reads per byte (prefilter and filter) */
+};
+
+static int bloomd_signatures(const struct sig_set *s, unsigned runs, struct scan_result *out)
+{
+	struct matcher *m = bench_matcher(8);
+	struct entry *e = malloc(sizeof(*e));
+	struct match_hit hits[MATCH_MAX_HITS];
+	struct match_filter_info fi;
+	double t[MAX_RUNS];
+
+	if (m == NULL || e == NULL)
+		return -1;
+	double t0 = bench_now_ns();
+	e->kind = ENTRY_SIG;
+	for (uint64_t i = 0; i < s->n; i++) {
+		e->len = s->len[i];
+		memcpy(e->key, s->bytes + i * SIG_STRIDE, e->len);
+		matcher_add(m, e, NULL, 0);
+	}
+	matcher_build(m, NULL, 0);
+	out->build_s = (bench_now_ns() - t0) / 1e9;
+	for (unsigned r = 0; r < runs; r++) {
+		uint64_t matches = 0;
+		t0 = bench_now_ns();
+		for (size_t p = 0; p < s->npayloads; p++) {
+			struct packet_view v = { .payload = s->data + p * PAYLOAD, .payload_len = PAYLOAD };
+			matches += matcher_check(m, &v, hits, MATCH_MAX_HITS);
+		}
+		t[r] = (double)(s->npayloads * PAYLOAD) / 1048576.0 / ((bench_now_ns() - t0) / 1e9);
+		out->matches = matches;
+	}
+	out->mbps = bench_median(t, runs);
+	matcher_filter_info(m, 1, &fi);
+	out->bytes = fi.bytes + fi.store_bytes;
+	out->scan_bytes = fi.bytes;
+	matcher_free(m);
+	free(e);
+	return 0;
+}
+
+static int on_hs_match(unsigned id, unsigned long long from, unsigned long long to,
+		       unsigned flags, void *ctx)
+{
+	(void)id, (void)from, (void)to, (void)flags;
+	(*(uint64_t *)ctx)++;
+	return 0;
+}
+
+/* Hyperscan's literal API, each signature reported once a payload (HS_FLAG_SINGLEMATCH). */
+static int hyperscan_signatures(const struct sig_set *s, unsigned runs, struct scan_result *out)
+{
+	const char **exprs = malloc(s->n * sizeof(*exprs));
+	unsigned *flags = malloc(s->n * sizeof(*flags)), *ids = malloc(s->n * sizeof(*ids));
+	size_t *lens = malloc(s->n * sizeof(*lens)), db_size = 0, scratch_size = 0;
+	hs_database_t *db = NULL;
+	hs_compile_error_t *cerr = NULL;
+	hs_scratch_t *scratch = NULL;
+	double t[MAX_RUNS];
+	int rc = -1;
+
+	if (!exprs || !flags || !ids || !lens)
+		goto done;
+	for (uint64_t i = 0; i < s->n; i++) {
+		exprs[i] = (const char *)(s->bytes + i * SIG_STRIDE);
+		flags[i] = HS_FLAG_SINGLEMATCH;
+		ids[i] = (unsigned)i;
+		lens[i] = s->len[i];
+	}
+	double t0 = bench_now_ns();
+	if (hs_compile_lit_multi(exprs, flags, ids, lens, (unsigned)s->n, HS_MODE_BLOCK, NULL, &db, &cerr) != HS_SUCCESS) {
+		fprintf(stderr, PROG ": hyperscan: %s\n", cerr ? cerr->message : "compile failed");
+		hs_free_compile_error(cerr);
+		goto done;
+	}
+	if (hs_alloc_scratch(db, &scratch) != HS_SUCCESS)
+		goto done;
+	out->build_s = (bench_now_ns() - t0) / 1e9;
+	for (unsigned r = 0; r < runs; r++) {
+		uint64_t matches = 0;
+		t0 = bench_now_ns();
+		for (size_t p = 0; p < s->npayloads; p++)
+			hs_scan(db, (const char *)s->data + p * PAYLOAD, PAYLOAD, 0, scratch, on_hs_match, &matches);
+		t[r] = (double)(s->npayloads * PAYLOAD) / 1048576.0 / ((bench_now_ns() - t0) / 1e9);
+		out->matches = matches;
+	}
+	out->mbps = bench_median(t, runs);
+	hs_database_size(db, &db_size);
+	hs_scratch_size(scratch, &scratch_size);
+	out->bytes = db_size + scratch_size;
+	rc = 0;
+done:
+	hs_free_scratch(scratch);
+	hs_free_database(db);
+	free(exprs);
+	free(flags);
+	free(ids);
+	free(lens);
+	return rc;
+}
+
+int bench_signatures(int argc, char **argv)
+{
+	struct path_opts o = { .megabytes = 16, .runs = 3, .sizes = "1000,100000,1000000" };
+	json_t *rows = json_array();
+	char *save = NULL;
+
+	if (parse_path_opts(argc, argv, &o) < 0)
+		return 2;
+	if (!o.json)
+		printf("signatures: random 8-32 byte signatures, %llu MiB of 1400-byte random payloads "
+		       "(one signature planted in every 8th), median of %u runs; memory: bloomd's over\n"
+		       "Hyperscan's (database + scratch), all of it and the filters a scan reads\n"
+		       "%10s %12s %10s %8s %10s %10s %8s %8s %8s %8s %10s\n", (unsigned long long)o.megabytes,
+		       o.runs, "sigs", "bloomd_MB/s", "hs_MB/s", "speed", "bloomd_MB", "filter_MB", "hs_MB",
+		       "memory", "filters", "build_s", "hs_build_s");
+	for (char *tok = strtok_r(o.sizes, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		struct sig_set s = { 0 };
+		struct scan_result b = { 0 }, h = { 0 };
+		uint64_t n = strtoull(tok, NULL, 10);
+		if (n == 0 || make_sig_set(&s, n, o.megabytes) < 0 || bloomd_signatures(&s, o.runs, &b) < 0 ||
+		    hyperscan_signatures(&s, o.runs, &h) < 0) {
+			free_sig_set(&s);
+			return 1;
+		}
+		if (b.matches != h.matches)
+			fprintf(stderr, PROG ": signatures %llu: bloomd found %llu matches, hyperscan %llu\n",
+				(unsigned long long)n, (unsigned long long)b.matches, (unsigned long long)h.matches);
+		char name[32];
+		snprintf(name, sizeof(name), "sig-%llu", (unsigned long long)n);
+		json_array_append_new(rows, json_pack("{s:s,s:f,s:f,s:I,s:I,s:I,s:f,s:f,s:I,s:I}", "name", name,
+			"bloomd_mbps", b.mbps, "hyperscan_mbps", h.mbps, "bloomd_bytes", (json_int_t)b.bytes,
+			"bloomd_filter_bytes", (json_int_t)b.scan_bytes,
+			"hyperscan_bytes", (json_int_t)h.bytes, "bloomd_build_s", b.build_s,
+			"hyperscan_build_s", h.build_s, "bloomd_matches", (json_int_t)b.matches,
+			"hyperscan_matches", (json_int_t)h.matches));
+		if (!o.json)
+			printf("%10llu %12.1f %10.1f %7.2fx %10.1f %10.2f %8.1f %7.3fx %7.3fx %8.2f %10.2f\n",
+			       (unsigned long long)n, b.mbps, h.mbps, b.mbps / h.mbps, b.bytes / 1048576.0,
+			       b.scan_bytes / 1048576.0, h.bytes / 1048576.0, (double)b.bytes / (double)h.bytes,
+			       (double)b.scan_bytes / (double)h.bytes, b.build_s, h.build_s);
+		free_sig_set(&s);
+	}
+	if (o.json)
+		cli_print_json(json_pack("{s:o}", "rows", rows));
+	else
+		json_decref(rows);
+	return 0;
+}
