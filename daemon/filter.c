@@ -342,6 +342,26 @@ query_batch_avx512(const struct filter *f, const struct hash128 *h, size_t n, bo
 }
 #endif
 
+#if HAVE_AVX512_PATH
+/* One key: fetch its c blocks, then test them all (no early exit, no batch bookkeeping). */
+__attribute__((target("avx512f"))) static bool query_one_avx512(const struct filter *f,
+								 struct hash128 h)
+{
+	const uint64_t *block[FILTER_MAX_CHOICES];
+	uint64_t y[FILTER_MAX_CHOICES];
+	unsigned c = f->params.choices, k = f->params.hashes;
+	bool covered = false;
+
+	for (unsigned g = 0; g < c; g++) {
+		block[g] = group_block(f, h, g, &y[g]);
+		__builtin_prefetch(block[g]);
+	}
+	for (unsigned g = 0; g < c; g++)
+		covered |= block_covers_avx512(block[g], y[g], k);
+	return covered;
+}
+#endif
+
 static bool query_blocked(const struct filter *f, struct hash128 h)
 {
 	const uint64_t *block[FILTER_MAX_CHOICES];
@@ -350,10 +370,8 @@ static bool query_blocked(const struct filter *f, struct hash128 h)
 	bool covered = false;
 
 #if HAVE_AVX512_PATH
-	if (f->simd) {
-		query_batch_avx512(f, &h, 1, &covered);
-		return covered;
-	}
+	if (f->simd)
+		return query_one_avx512(f, h);
 #endif
 	/* Start every cache line's load before testing any of them. */
 	for (unsigned g = 0; g < c; g++) {
@@ -525,5 +543,6 @@ double filter_fpr_from_fill(const struct filter *f)
 	} else {
 		q = pow(filter_fill(f), p->hashes);
 	}
-	return 1.0 - pow(1.0 - q, p->choices);
+	/* 1 - (1 - q)^c, without the cancellation that rounds a tiny q to 0. */
+	return -expm1(p->choices * log1p(-q));
 }

@@ -47,7 +47,8 @@ uint64_t sizing_bits_for_fpr(uint64_t n, double p)
 
 double sizing_fpr_from_fill(double fill, unsigned c, unsigned k)
 {
-	return 1.0 - pow(1.0 - pow(fill, k), c);
+	/* 1 - (1 - q)^c, without the cancellation that rounds a tiny q to 0. */
+	return -expm1(c * log1p(-pow(fill, k)));
 }
 
 /* E[min of c independent Binomial(k, q)] = sum_{j>=1} P(B >= j)^c. */

@@ -1,10 +1,16 @@
 #!/usr/bin/env bash
-# bench.sh - the benchmarks `make bench` runs; every figure is a median of several runs,
-# and peers are measured in the same run, so the ratios are what to read.
+# bench.sh - the benchmarks `make bench` runs. Every figure is a median of several
+# runs and every peer is measured in the same run, so read the ratios.
 set -euo pipefail
 build=${1:-build}
-echo "== filter lookups and inserts vs libbloom (1,000,000 entries, 16 bits/entry)"
+echo "== filter lookups and inserts against libbloom (1,000,000 entries, 16 bits/entry)"
 "$build/bloombench" filter --entries 1000000 --bits-per-entry 16 --runs 5
 echo
 echo "== keyed hashing"
 "$build/bloombench" hash
+echo
+echo "== the packet path against a bare pcap_dispatch loop (100,000 addr and pair entries)"
+"$build/bloombench" replay --packets 2000000 --entries 100000 --runs 5
+echo
+echo "== signature scanning against Hyperscan (its 1,000,000-signature compile takes a minute)"
+"$build/bloombench" signatures --sizes 1000,100000,1000000 --megabytes 16 --runs 3

@@ -1,19 +1,22 @@
 #!/usr/bin/env bash
-# demo.sh - what `make demo` shows: sizing a filter, and the two-choice blocked filter
-# against a standard Bloom filter of the same size, measured on the spot.
+# demo.sh - what `make demo` shows: bloomd replaying a bundled capture against a
+# bundled entry list, the events it reports, and its statistics.
 set -euo pipefail
 build=${1:-build}
+root=$(cd "$(dirname "$0")/.." && pwd)
 
-echo "== Sizing a filter for 1,000,000 entries at a 0.03% false-positive rate"
-echo "\$ bloomctl calc --entries 1000000 --fpr 0.0003 --layout classic --choices 1"
-"$build/bloomctl" calc --entries 1000000 --fpr 0.0003 --layout classic --choices 1
+"$build/pcapgen" -o "$build/demo.pcap" "$root/demo/traffic.spec"
+echo "== bloomd -c demo/bloomd.conf -r $build/demo.pcap"
+echo "   (entries: demo/entries.list; traffic: demo/traffic.spec, 11 packets)"
 echo
-echo "\$ bloomctl calc --entries 1000000 --fpr 0.0003      # blocked, two choices (the default)"
+out=$("$build/bloomd" -c "$root/demo/bloomd.conf" -r "$build/demo.pcap")
+echo "== events (one JSON object per matching packet)"
+grep '"event_type":"alert"' <<<"$out" | jq -c 'del(.pcap_filename)'
+echo
+echo "== statistics"
+tail -n 1 <<<"$out" | jq '{packets, matched_packets, parse: (.parse | with_entries(select(.value > 0))),
+	kinds: (.kinds | map_values({entries, probes, filter_positives, confirmed})),
+	filters}'
+echo
+echo "== sizing a filter for 1,000,000 entries at a 0.03% false-positive rate"
 "$build/bloomctl" calc --entries 1000000 --fpr 0.0003
-echo
-echo "== Measured: 10,000 random entries, 16 bits/entry, 20 trials x 100,000 strangers each"
-for args in "classic 1 11 1" "blocked 1 9 1" "blocked 2 13 11"; do
-	set -- $args
-	"$build/bloomsim" --layout "$1" --choices "$2" --hashes "$3" --rounds "$4" \
-		--entries 10000 --bits 160256 --trials 20 --queries 100000 --threads 2 --seed 1
-done

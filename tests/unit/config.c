@@ -149,7 +149,35 @@ static void missing_file(void **state)
 	assert_non_null(strstr(p.text[0], "/nonexistent/bloomd.conf: cannot read"));
 }
 
+/* conf/bloomd.conf documents the defaults: loading it must give exactly them. */
+static void shipped_config_is_the_defaults(void **state)
+{
+	struct problems p = { 0 };
+	struct config *shipped = config_load("conf/bloomd.conf", collect, &p), *d = config_defaults();
+
+	(void)state;
+	assert_int_equal(p.n, 0);
+	assert_non_null(shipped);
+	assert_null(shipped->interface);
+	assert_int_equal(shipped->nfiles, 0);
+	assert_int_equal(shipped->snaplen, d->snaplen);
+	assert_int_equal(shipped->promisc, d->promisc);
+	assert_int_equal(shipped->memory, d->memory);
+	assert_true(shipped->bits_per_entry == d->bits_per_entry);
+	assert_int_equal(shipped->layout, d->layout);
+	assert_int_equal(shipped->choices, d->choices);
+	assert_int_equal(shipped->hashes, d->hashes);
+	assert_int_equal(shipped->rounds, d->rounds);
+	assert_int_equal(shipped->hash, d->hash);
+	assert_int_equal(shipped->window, d->window);
+	assert_string_equal(shipped->events, d->events);
+	assert_null(shipped->pcap);
+	config_free(shipped);
+	config_free(d);
+}
+
 static const struct CMUnitTest tests[] = {
+	cmocka_unit_test(shipped_config_is_the_defaults),
 	cmocka_unit_test(every_key),		  cmocka_unit_test(defaults),
 	cmocka_unit_test(every_problem_with_its_line), cmocka_unit_test(conflicting_options),
 	cmocka_unit_test(missing_file),

@@ -157,6 +157,19 @@ static void fill_and_predicted_fpr(void **state)
 	}
 }
 
+/* Few keys in a large filter: a tiny predicted FPR, not 0. */
+static void tiny_predicted_fpr_is_not_zero(void **state)
+{
+	(void)state;
+	for (int layout = FILTER_CLASSIC; layout <= FILTER_BLOCKED; layout++) {
+		struct filter *f = make((enum filter_layout)layout, 512, 2, 32);
+		for (uint64_t i = 0; i < 4; i++)
+			filter_add_group(f, key_hash(i), 0);
+		assert_true(filter_fpr_from_fill(f) > 0);
+		filter_free(f);
+	}
+}
+
 /* The predicted FPR must agree with what queries of strangers measure. */
 static void predicted_fpr_matches_measured(void **state)
 {
@@ -235,6 +248,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(union_merges_only_equals),
 	cmocka_unit_test(fold_keeps_members),
 	cmocka_unit_test(fill_and_predicted_fpr),
+	cmocka_unit_test(tiny_predicted_fpr_is_not_zero),
 	cmocka_unit_test(predicted_fpr_matches_measured),
 	cmocka_unit_test(query_paths_agree),
 	cmocka_unit_test(clone_and_equal),

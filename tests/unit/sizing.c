@@ -41,6 +41,16 @@ static void ode_one_choice_is_closed_form(void **state)
 		assert_true(fabs(sizing_fill_online(12, 1, k) - (1 - exp(-(double)k / 12))) < 1e-6);
 }
 
+/* A tiny FPR must not round to 0: 1 - (1 - q)^c loses q below about 1e-16. */
+static void tiny_fpr_keeps_its_value(void **state)
+{
+	double fpr = sizing_fpr_from_fill(0.2, 2, 32); /* q = 0.2^32 = 4.3e-23 */
+
+	(void)state;
+	assert_true(fpr > 0);
+	assert_true(fabs(fpr - 2 * pow(0.2, 32)) < 1e-6 * fpr);
+}
+
 static void best_k(void **state)
 {
 	struct sizing_choice ch;
@@ -95,7 +105,8 @@ static void bits_round_to_layout(void **state)
 
 static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(standard_formulas),	 cmocka_unit_test(ode_reproduces_table_2),
-	cmocka_unit_test(ode_one_choice_is_closed_form), cmocka_unit_test(best_k),
+	cmocka_unit_test(ode_one_choice_is_closed_form), cmocka_unit_test(tiny_fpr_keeps_its_value),
+	cmocka_unit_test(best_k),
 	cmocka_unit_test(sizes_parse),		 cmocka_unit_test(bits_round_to_layout),
 };
 
