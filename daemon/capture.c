@@ -48,15 +48,23 @@ static void finish(struct capture *cap, const char *error)
 	cap->cb.done(cap->cb.ctx, cap, error);
 }
 
+/* One batch of packets, then the batch callback; returns pcap_dispatch's count. */
+static int dispatch_batch(struct capture *cap)
+{
+	int n = pcap_dispatch(cap->pcap, CAPTURE_BATCH, on_packet, (u_char *)cap);
+
+	if (cap->cb.batch)
+		cap->cb.batch(cap->cb.ctx, cap);
+	return n;
+}
+
 static void replay_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct capture *cap = arg;
-	int n = pcap_dispatch(cap->pcap, CAPTURE_BATCH, on_packet, (u_char *)cap);
+	int n = dispatch_batch(cap);
 
 	(void)fd;
 	(void)what;
-	if (cap->cb.batch)
-		cap->cb.batch(cap->cb.ctx, cap);
 	if (n > 0)
 		event_active(cap->ev, EV_READ, 0); /* more to read: after the loop's other events */
 	else
@@ -66,13 +74,10 @@ static void replay_cb(evutil_socket_t fd, short what, void *arg)
 static void live_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct capture *cap = arg;
-	int n = pcap_dispatch(cap->pcap, CAPTURE_BATCH, on_packet, (u_char *)cap);
 
 	(void)fd;
 	(void)what;
-	if (cap->cb.batch)
-		cap->cb.batch(cap->cb.ctx, cap);
-	if (n < 0)
+	if (dispatch_batch(cap) < 0)
 		finish(cap, pcap_geterr(cap->pcap));
 }
 
