@@ -248,14 +248,15 @@ static inline bool bit_is_set(const uint64_t *words, uint64_t pos)
 	return (words[pos >> 6] >> (pos & 63)) & 1;
 }
 
+/* Portable block test: bit by bit, stopping at the first zero (a stranger's second, on average). */
 static inline bool block_covers(const uint64_t *block, uint64_t y, unsigned k)
 {
-	uint64_t mask[FILTER_BLOCK_WORDS], missing = 0;
-
-	block_mask(y, k, mask);
-	for (unsigned w = 0; w < FILTER_BLOCK_WORDS; w++)
-		missing |= mask[w] & ~block[w];
-	return missing == 0;
+	for (unsigned i = 0; i < k; i++) {
+		unsigned pos = block_position(y, i);
+		if (!((block[pos >> 6] >> (pos & 63)) & 1))
+			return false;
+	}
+	return true;
 }
 
 bool filter_group_covers(const struct filter *f, struct hash128 h, unsigned g)
