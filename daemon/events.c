@@ -22,14 +22,19 @@ struct events {
 	int dump_link;
 	uint64_t written, pcap_skipped;
 	char *text;               /* scratch for an entry's canonical text */
+	char *line;               /* scratch for an event's JSON, LINE_BYTES */
 };
+
+/* An event line is rendered here and written once: json_dumpf writes token by token. */
+#define LINE_BYTES (64u << 10)
 
 struct events *events_open(const char *json_path, const char *pcap_path, unsigned snaplen,
 			   char *err, size_t errlen)
 {
 	struct events *ev = calloc(1, sizeof(*ev));
 
-	if (ev == NULL || (ev->text = malloc(ENTRY_TEXT_MAX)) == NULL) {
+	if (ev == NULL || (ev->text = malloc(ENTRY_TEXT_MAX)) == NULL ||
+	    (ev->line = malloc(LINE_BYTES)) == NULL) {
 		error_set(err, errlen, "out of memory");
 		goto fail;
 	}
@@ -157,6 +162,22 @@ static json_t *event_json(struct events *ev, const struct event_packet *p,
 	return o;
 }
 
+static int write_line(struct events *ev, const json_t *o)
+{
+	size_t len = json_dumpb(o, ev->line, LINE_BYTES - 1, JSON_COMPACT);
+	int rc = 0;
+
+	if (len > 0 && len < LINE_BYTES) {
+		ev->line[len] = '\n';
+		return fwrite(ev->line, 1, len + 1, ev->json) == len + 1 ? 0 : -1;
+	}
+	char *big = json_dumps(o, JSON_COMPACT); /* an event with very many matches */
+	if (big == NULL || fputs(big, ev->json) == EOF || fputc('\n', ev->json) == EOF)
+		rc = -1;
+	free(big);
+	return rc;
+}
+
 int events_write(struct events *ev, const struct event_packet *p, const struct matcher *m,
 		 const struct match_hit *hits, size_t n, char *err, size_t errlen)
 {
@@ -164,7 +185,7 @@ int events_write(struct events *ev, const struct event_packet *p, const struct m
 
 	if (ev->json) {
 		json_t *o = event_json(ev, p, m, hits, n);
-		if (json_dumpf(o, ev->json, JSON_COMPACT) < 0 || fputc('\n', ev->json) == EOF) {
+		if (write_line(ev, o) < 0) {
 			error_set(err, errlen, "cannot write an event: %s", strerror(errno));
 			rc = -1;
 		}
@@ -208,5 +229,6 @@ void events_close(struct events *ev)
 		pcap_close(ev->dead);
 	free(ev->pcap_path);
 	free(ev->text);
+	free(ev->line);
 	free(ev);
 }

@@ -11,6 +11,7 @@ echo "== keyed hashing"
 echo
 echo "== the packet path against a bare pcap_dispatch loop (100,000 addr and pair entries)"
 "$build/bloombench" replay --packets 2000000 --entries 100000 --runs 5
+"$build/bloombench" replay --packets 2000000 --entries 100000 --runs 5 --no-events
 echo
 echo "== signature scanning against Hyperscan (its 1,000,000-signature compile takes a minute)"
 "$build/bloombench" signatures --sizes 1000,100000,1000000 --megabytes 16 --runs 3

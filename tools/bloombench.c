@@ -353,7 +353,7 @@ int main(int argc, char **argv)
 		return bench_signatures(argc - 1, argv + 1);
 	fprintf(stderr, "usage: " PROG " filter [--entries N] [--bits-per-entry B] [--runs R] [--json]\n"
 			"       " PROG " hash [--json]\n"
-			"       " PROG " replay [--packets N] [--entries E] [--runs R] [--json]\n"
+			"       " PROG " replay [--packets N] [--entries E] [--runs R] [--no-events] [--json]\n"
 			"       " PROG " signatures [--sizes N,N,...] [--megabytes M] [--runs R] [--json]\n");
 	return 2;
 }
