@@ -161,35 +161,60 @@ static const uint8_t WINDOW_BYTES[64] = {
 	6, 7, 8, 9, 10, 11, 12, 13, 7, 8, 9, 10, 11, 12, 13, 14,
 };
 
-/* Positions [from, from + 8*k) eight at a time; windows of W <= 8 bytes. */
+struct simd_consts {
+	__m512i idx, s1, m1, keep, one, low6;
+	__m128i index_shift;
+	__mmask16 need;
+};
+
+/* Which of the 8 windows starting at p pass level 1. */
+SIMD_TARGET static inline __mmask8 pass8(const struct sigscan *s, const struct simd_consts *k,
+					 const uint8_t *p)
+{
+	__m512i bytes = _mm512_castsi128_si512(_mm_maskz_loadu_epi8(k->need, p));
+	__m512i word = _mm512_and_si512(_mm512_permutexvar_epi8(k->idx, bytes), k->keep);
+	__m512i h = _mm512_mullo_epi64(_mm512_xor_si512(word, k->s1), k->m1);
+	__m512i index = s->index_bits ? _mm512_srl_epi64(h, k->index_shift) : _mm512_setzero_si512();
+	__m512i words = _mm512_i64gather_epi64(index, (const void *)s->words, 8);
+	__m512i mask = _mm512_or_si512(
+		_mm512_sllv_epi64(k->one, _mm512_and_si512(_mm512_srli_epi64(h, 38), k->low6)),
+		_mm512_or_si512(_mm512_sllv_epi64(k->one, _mm512_and_si512(_mm512_srli_epi64(h, 32), k->low6)),
+				_mm512_sllv_epi64(k->one, _mm512_and_si512(_mm512_srli_epi64(h, 26), k->low6))));
+	return _mm512_cmpeq_epi64_mask(_mm512_and_si512(words, mask), mask);
+}
+
+static inline size_t emit(__mmask8 pass, size_t at, uint32_t *out, size_t n)
+{
+	while (pass) {
+		out[n++] = (uint32_t)(at + (unsigned)__builtin_ctz(pass));
+		pass &= (__mmask8)(pass - 1);
+	}
+	return n;
+}
+
+/* Positions [from, to) eight at a time, two groups of eight a pass; windows of W <= 8 bytes. */
 SIMD_TARGET static size_t scan_simd(const struct sigscan *s, const uint8_t *p, size_t from,
 				    size_t to, uint32_t *out)
 {
-	const __m512i idx = _mm512_loadu_si512((const void *)WINDOW_BYTES);
-	const __m512i s1 = _mm512_set1_epi64((long long)s->s1), m1 = _mm512_set1_epi64((long long)s->m1);
-	const __m512i keep = _mm512_set1_epi64(s->window == 8 ? -1LL : (long long)((1ULL << (8 * s->window)) - 1));
-	const __m512i one = _mm512_set1_epi64(1), low6 = _mm512_set1_epi64(63);
-	const __m128i index_shift = _mm_cvtsi32_si128((int)(64 - s->index_bits));
-	/* Lanes 0..7 read bytes at + 0 .. at + 7 + W - 1: only those are loaded. */
-	const __mmask16 need = (__mmask16)((1u << (7 + s->window)) - 1);
-	size_t n = 0;
+	struct simd_consts k = {
+		.idx = _mm512_loadu_si512((const void *)WINDOW_BYTES),
+		.s1 = _mm512_set1_epi64((long long)s->s1),
+		.m1 = _mm512_set1_epi64((long long)s->m1),
+		.keep = _mm512_set1_epi64(s->window == 8 ? -1LL : (long long)((1ULL << (8 * s->window)) - 1)),
+		.one = _mm512_set1_epi64(1),
+		.low6 = _mm512_set1_epi64(63),
+		.index_shift = _mm_cvtsi32_si128((int)(64 - s->index_bits)),
+		/* Lanes 0..7 read bytes 0 .. 7 + W - 1: only those are loaded. */
+		.need = (__mmask16)((1u << (7 + s->window)) - 1),
+	};
+	size_t n = 0, at = from;
 
-	for (size_t at = from; at + 8 <= to; at += 8) {
-		__m512i bytes = _mm512_castsi128_si512(_mm_maskz_loadu_epi8(need, p + at));
-		__m512i word = _mm512_and_si512(_mm512_permutexvar_epi8(idx, bytes), keep);
-		__m512i h = _mm512_mullo_epi64(_mm512_xor_si512(word, s1), m1);
-		__m512i index = s->index_bits ? _mm512_srl_epi64(h, index_shift) : _mm512_setzero_si512();
-		__m512i words = _mm512_i64gather_epi64(index, (const void *)s->words, 8);
-		__m512i mask = _mm512_or_si512(
-			_mm512_sllv_epi64(one, _mm512_and_si512(_mm512_srli_epi64(h, 38), low6)),
-			_mm512_or_si512(_mm512_sllv_epi64(one, _mm512_and_si512(_mm512_srli_epi64(h, 32), low6)),
-					_mm512_sllv_epi64(one, _mm512_and_si512(_mm512_srli_epi64(h, 26), low6))));
-		__mmask8 pass = _mm512_cmpeq_epi64_mask(_mm512_and_si512(words, mask), mask);
-		while (pass) {
-			out[n++] = (uint32_t)(at + (unsigned)__builtin_ctz(pass));
-			pass &= (__mmask8)(pass - 1);
-		}
+	for (; at + 16 <= to; at += 16) {
+		__mmask8 a = pass8(s, &k, p + at), b = pass8(s, &k, p + at + 8);
+		n = emit(b, at + 8, out, emit(a, at, out, n));
 	}
+	if (at + 8 <= to)
+		n = emit(pass8(s, &k, p + at), at, out, n);
 	return n;
 }
 #else
