@@ -47,9 +47,9 @@ TOOLS     = $(BUILD)/bloomd $(BUILD)/bloomsim $(BUILD)/bloomctl $(BUILD)/bloombe
             $(BUILD)/pcapgen
 
 UNIT_TESTS = $(patsubst tests/unit/%.c,$(BUILD)/tests/%.t,$(wildcard tests/unit/*.c))
-SCRIPT_TESTS = $(wildcard tests/*.t)
+SCRIPT_TESTS = $(filter-out tests/fuzz.t,$(wildcard tests/*.t))
 
-.PHONY: all check check-asan test bench demo clean install uninstall deps
+.PHONY: all check check-asan test bench demo clean install uninstall deps fuzz fuzz-build
 
 all: $(TOOLS)
 
@@ -91,9 +91,25 @@ test: $(TOOLS) $(UNIT_TESTS)
 
 check: test
 	$(MAKE) --no-print-directory check-asan
+	$(MAKE) --no-print-directory fuzz-build
+	BUILD=build-fuzz prove tests/fuzz.t
 
 check-asan:
 	$(MAKE) --no-print-directory BUILD=build-asan SANITIZE=address,undefined CFLAGS="-O1 -g" test
+
+# Fuzz harnesses (libFuzzer, clang) for the parsers of untrusted bytes: packets, entries, config.
+# `make fuzz` runs each for FUZZ_SECONDS; tests/fuzz.t runs a short fixed-seed pass in make check.
+FUZZ_HARNESSES = packet entry config
+FUZZ_SECONDS ?= 60
+fuzz-build:
+	$(MAKE) --no-print-directory BUILD=build-fuzz CC=clang SANITIZE=address,undefined \
+		CFLAGS="-O1 -g -fsanitize=fuzzer-no-link" $(FUZZ_HARNESSES:%=build-fuzz/fuzz-%)
+
+$(BUILD)/fuzz-%: $(BUILD)/tests/fuzz/%.o $(DAEMON_LIB) $(CORE_LIB)
+	$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer $^ -o $@ $(LDLIBS) $(DAEMON_LIBS)
+
+fuzz: fuzz-build
+	for h in $(FUZZ_HARNESSES); do build-fuzz/fuzz-$$h -max_total_time=$(FUZZ_SECONDS) || exit 1; done
 
 bench: $(BUILD)/bloombench
 	tools/bench.sh $(BUILD)
@@ -105,7 +121,7 @@ deps:
 	tools/install-deps.sh
 
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan build-fuzz
 
 # Keep the objects make would call intermediate, so a second make does nothing.
 .SECONDARY:

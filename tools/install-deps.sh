@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
 	build-essential pkg-config perl jq iproute2 groff-base
 	libxxhash-dev libjansson-dev libpcap-dev libevent-dev libinih-dev
-	libcmocka-dev libbloom-dev libhyperscan-dev
+	libcmocka-dev libbloom-dev libhyperscan-dev clang libclang-rt-dev
 )
 
 missing=()

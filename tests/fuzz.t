@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# A short, fixed-seed libFuzzer pass over each parser of untrusted bytes (built by make fuzz-build).
+. "$(dirname "$0")/tap.sh"
+# harness and runs (the config harness writes a file a run: fewer)
+harnesses=("packet 200000" "entry 200000" "config 20000")
+plan ${#harnesses[@]}
+for h in "${harnesses[@]}"; do
+	set -- $h
+	out=$("$BUILD/fuzz-$1" -seed=1 -runs="$2" -max_len=2048 2>&1)
+	ok $? "fuzz-$1: $2 runs, no crash, leak or sanitizer report"
+	grep -q "Done $2 runs" <<<"$out" || sed 's/^/#   /' <<<"$out" | tail -20
+done
+done_testing

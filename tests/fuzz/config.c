@@ -1,0 +1,30 @@
+/* Fuzz harness: config_load on any file content. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "config.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void ignore(void *ctx, const char *message)
+{
+	(void)ctx;
+	(void)message;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static char path[64];
+
+	if (path[0] == '\0')
+		snprintf(path, sizeof(path), "/tmp/bloomd-fuzz-config-%d", (int)getpid());
+	FILE *f = fopen(path, "w");
+	if (f == NULL)
+		return 0;
+	fwrite(data, 1, size, f);
+	fclose(f);
+	config_free(config_load(path, ignore, NULL));
+	return 0;
+}
