@@ -87,13 +87,13 @@ $(BUILD)/tests/%.t: $(BUILD)/tests/unit/%.o $(BUILD)/tools/synth.o $(DAEMON_LIB)
 
 # The suite: unit tests (cmocka, TAP output) and tool tests (shell, TAP), all run by prove.
 test: $(TOOLS) $(UNIT_TESTS)
-	BUILD=$(BUILD) prove --timer $(UNIT_TESTS) $(SCRIPT_TESTS)
+	BUILD=$(BUILD) prove --timer $(UNIT_TESTS) $(SCRIPT_TESTS) $(EXTRA_TESTS)
 
 check: test
-	$(MAKE) --no-print-directory check-asan
 	$(MAKE) --no-print-directory fuzz-build
-	BUILD=build-fuzz prove tests/fuzz.t
+	$(MAKE) --no-print-directory check-asan EXTRA_TESTS=tests/fuzz.t
 
+# The suite again under ASan+UBSan (with EXTRA_TESTS, the fuzz pass, in the same prove run).
 check-asan:
 	$(MAKE) --no-print-directory BUILD=build-asan SANITIZE=address,undefined CFLAGS="-O1 -g" test
 

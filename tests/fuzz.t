@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# A short, fixed-seed libFuzzer pass over each parser of untrusted bytes (built by make fuzz-build).
+# A short, fixed-seed libFuzzer pass over each parser of untrusted bytes (built by make fuzz-build
+# into FUZZ_BUILD, default build-fuzz).
 . "$(dirname "$0")/tap.sh"
+FUZZ_BUILD=$(cd "$(dirname "$0")/.." && pwd)/${FUZZ_BUILD:-build-fuzz}
 # harness and runs (the config harness writes a file a run: fewer)
 harnesses=("packet 200000" "entry 200000" "config 20000")
 plan ${#harnesses[@]}
 for h in "${harnesses[@]}"; do
 	set -- $h
-	out=$("$BUILD/fuzz-$1" -seed=1 -runs="$2" -max_len=2048 2>&1)
+	out=$("$FUZZ_BUILD/fuzz-$1" -seed=1 -runs="$2" -max_len=2048 2>&1)
 	ok $? "fuzz-$1: $2 runs, no crash, leak or sanitizer report"
 	grep -q "Done $2 runs" <<<"$out" || sed 's/^/#   /' <<<"$out" | tail -20
 done
