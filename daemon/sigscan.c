@@ -7,7 +7,7 @@
 #include "error.h"
 #include "rng.h"
 
-#define MAX_INDEX_BITS 17 /* level 1 at most 2^17 words (1 MiB, about an L2); positions use bits 26..43 */
+#define MAX_INDEX_BITS 17 /* level 1 at most 2^17 words (1 MiB, about an L2); positions use bits 20..43 */
 
 struct sigscan {
 	unsigned window;
@@ -118,7 +118,8 @@ static inline uint64_t level1_index(const struct sigscan *s, uint64_t h)
 
 static inline uint64_t level1_mask(uint64_t h)
 {
-	return 1ULL << ((h >> 38) & 63) | 1ULL << ((h >> 32) & 63) | 1ULL << ((h >> 26) & 63);
+	return 1ULL << ((h >> 38) & 63) | 1ULL << ((h >> 32) & 63) | 1ULL << ((h >> 26) & 63) |
+	       1ULL << ((h >> 20) & 63);
 }
 
 void sigscan_add(struct sigscan *s, uint64_t word)
@@ -177,9 +178,10 @@ SIMD_TARGET static inline __mmask8 pass8(const struct sigscan *s, const struct s
 	__m512i index = s->index_bits ? _mm512_srl_epi64(h, k->index_shift) : _mm512_setzero_si512();
 	__m512i words = _mm512_i64gather_epi64(index, (const void *)s->words, 8);
 	__m512i mask = _mm512_or_si512(
-		_mm512_sllv_epi64(k->one, _mm512_and_si512(_mm512_srli_epi64(h, 38), k->low6)),
-		_mm512_or_si512(_mm512_sllv_epi64(k->one, _mm512_and_si512(_mm512_srli_epi64(h, 32), k->low6)),
-				_mm512_sllv_epi64(k->one, _mm512_and_si512(_mm512_srli_epi64(h, 26), k->low6))));
+		_mm512_or_si512(_mm512_sllv_epi64(k->one, _mm512_and_si512(_mm512_srli_epi64(h, 38), k->low6)),
+				_mm512_sllv_epi64(k->one, _mm512_and_si512(_mm512_srli_epi64(h, 32), k->low6))),
+		_mm512_or_si512(_mm512_sllv_epi64(k->one, _mm512_and_si512(_mm512_srli_epi64(h, 26), k->low6)),
+				_mm512_sllv_epi64(k->one, _mm512_and_si512(_mm512_srli_epi64(h, 20), k->low6))));
 	return _mm512_cmpeq_epi64_mask(_mm512_and_si512(words, mask), mask);
 }
 
