@@ -12,7 +12,33 @@
 #include "entry.h"
 #include "error.h"
 
+/*
+ * Events are rare and arrive cold, so their cost is mostly jansson's
+ * allocations. Each shape of event (file or live, with or without ports,
+ * with or without VLANs) is built once, with its keys in order; an event
+ * updates the values in place. Match objects come from a pool the same way.
+ */
+enum {
+	SHAPE_LIVE = 1,
+	SHAPE_IP = 2,
+	SHAPE_PORTS = 4,
+	SHAPE_VLAN = 8,
+	SHAPES = 16,
+};
+
+struct event_shape {
+	json_t *obj;                        /* owns the values below */
+	json_t *ts, *cnt, *source, *src, *sport, *dst, *dport, *proto, *vlan, *matches;
+};
+
+struct match_shape {
+	json_t *obj;                        /* owns kind, entry and offset */
+	json_t *kind, *entry, *offset;
+};
+
 struct events {
+	struct event_shape shapes[SHAPES];
+	struct match_shape pool[2][MATCH_MAX_HITS]; /* [with an offset][index in the event] */
 	FILE *json;
 	bool json_is_stdout;
 	char *pcap_path;
@@ -99,67 +125,110 @@ static int dump_packet(struct events *ev, const struct event_packet *p, char *er
 	return 0;
 }
 
-static json_t *ip_text(const uint8_t *addr, int family)
+static const char *ip_text(const uint8_t *addr, int family, char *buf, size_t len)
 {
-	char buf[INET6_ADDRSTRLEN];
-
-	inet_ntop(family == 4 ? AF_INET : AF_INET6, addr, buf, sizeof(buf));
-	return json_string(buf);
+	return inet_ntop(family == 4 ? AF_INET : AF_INET6, addr, buf, (socklen_t)len);
 }
 
-static json_t *timestamp(const struct timespec *ts)
+static const char *timestamp(const struct timespec *ts, char *buf, size_t len)
 {
-	char buf[64];
 	struct tm tm;
 	time_t secs = ts->tv_sec;
 
 	gmtime_r(&secs, &tm);
-	size_t n = strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(buf + n, sizeof(buf) - n, ".%06ldZ", ts->tv_nsec / 1000);
-	return json_string(buf);
+	size_t n = strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf + n, len - n, ".%06ldZ", ts->tv_nsec / 1000);
+	return buf;
 }
 
+/* Add key with a placeholder value; returns the value (borrowed). */
+static json_t *slot(json_t *obj, const char *key, json_t *placeholder)
+{
+	json_object_set_new_nocheck(obj, key, placeholder);
+	return placeholder;
+}
+
+static struct event_shape *shape_for(struct events *ev, unsigned bits)
+{
+	struct event_shape *s = &ev->shapes[bits];
+
+	if (s->obj != NULL)
+		return s;
+	s->obj = json_object();
+	s->ts = slot(s->obj, "timestamp", json_string(""));
+	json_object_set_new_nocheck(s->obj, "event_type", json_string("alert"));
+	s->cnt = slot(s->obj, "pcap_cnt", json_integer(0));
+	s->source = slot(s->obj, bits & SHAPE_LIVE ? "in_iface" : "pcap_filename", json_string(""));
+	if (bits & SHAPE_IP) {
+		s->src = slot(s->obj, "src_ip", json_string(""));
+		if (bits & SHAPE_PORTS)
+			s->sport = slot(s->obj, "src_port", json_integer(0));
+		s->dst = slot(s->obj, "dest_ip", json_string(""));
+		if (bits & SHAPE_PORTS)
+			s->dport = slot(s->obj, "dest_port", json_integer(0));
+		s->proto = slot(s->obj, "proto", json_string(""));
+	}
+	if (bits & SHAPE_VLAN)
+		s->vlan = slot(s->obj, "vlan", json_array());
+	s->matches = slot(s->obj, "matches", json_array());
+	return s;
+}
+
+static struct match_shape *match_for(struct events *ev, bool with_offset, size_t i)
+{
+	struct match_shape *m = &ev->pool[with_offset][i];
+
+	if (m->obj != NULL)
+		return m;
+	m->obj = json_object();
+	m->kind = slot(m->obj, "kind", json_string(""));
+	m->entry = slot(m->obj, "entry", json_string(""));
+	if (with_offset)
+		m->offset = slot(m->obj, "offset", json_integer(0));
+	return m;
+}
+
+/* The event's JSON object, owned by ev: valid until the next event. */
 static json_t *event_json(struct events *ev, const struct event_packet *p,
 			  const struct matcher *m, const struct match_hit *hits, size_t n)
 {
 	const struct packet_view *v = p->view;
-	json_t *o = json_object(), *matches = json_array();
-	char proto[8];
+	unsigned bits = (p->interface ? SHAPE_LIVE : 0) | (v->family ? SHAPE_IP : 0) |
+			(v->family && v->l4 != PACKET_L4_NONE ? SHAPE_PORTS : 0) | (v->nvlans ? SHAPE_VLAN : 0);
+	struct event_shape *s = shape_for(ev, bits);
+	char buf[INET6_ADDRSTRLEN + 32];
 
-	json_object_set_new(o, "timestamp", timestamp(&p->ts));
-	json_object_set_new(o, "event_type", json_string("alert"));
-	json_object_set_new(o, "pcap_cnt", json_integer((json_int_t)p->index));
-	if (p->filename)
-		json_object_set_new(o, "pcap_filename", json_string(p->filename));
-	if (p->interface)
-		json_object_set_new(o, "in_iface", json_string(p->interface));
-	if (v->family) {
-		json_object_set_new(o, "src_ip", ip_text(v->src, v->family));
-		if (v->l4 != PACKET_L4_NONE)
-			json_object_set_new(o, "src_port", json_integer(v->sport));
-		json_object_set_new(o, "dest_ip", ip_text(v->dst, v->family));
-		if (v->l4 != PACKET_L4_NONE)
-			json_object_set_new(o, "dest_port", json_integer(v->dport));
-		json_object_set_new(o, "proto", json_string(packet_proto_name(v->ip_proto, proto, sizeof(proto))));
+	json_string_set(s->ts, timestamp(&p->ts, buf, sizeof(buf)));
+	json_integer_set(s->cnt, (json_int_t)p->index);
+	json_string_set(s->source, p->interface ? p->interface : p->filename ? p->filename : "");
+	if (bits & SHAPE_IP) {
+		json_string_set(s->src, ip_text(v->src, v->family, buf, sizeof(buf)));
+		json_string_set(s->dst, ip_text(v->dst, v->family, buf, sizeof(buf)));
+		json_string_set(s->proto, packet_proto_name(v->ip_proto, buf, sizeof(buf)));
 	}
-	if (v->nvlans) {
-		json_t *vlans = json_array();
+	if (bits & SHAPE_PORTS) {
+		json_integer_set(s->sport, v->sport);
+		json_integer_set(s->dport, v->dport);
+	}
+	if (bits & SHAPE_VLAN) {
+		json_array_clear(s->vlan);
 		for (unsigned i = 0; i < v->nvlans; i++)
-			json_array_append_new(vlans, json_integer(v->vlans[i]));
-		json_object_set_new(o, "vlan", vlans);
+			json_array_append_new(s->vlan, json_integer(v->vlans[i]));
 	}
+	json_array_clear(s->matches);
 	for (size_t i = 0; i < n; i++) {
 		const uint8_t *key;
 		size_t len;
+		bool sig = hits[i].kind == ENTRY_SIG;
+		struct match_shape *ms = match_for(ev, sig, i);
 		matcher_hit_key(m, &hits[i], &key, &len);
-		json_t *hit = json_pack("{s:s,s:s}", "kind", entry_kind_name(hits[i].kind), "entry",
-					entry_format_value(hits[i].kind, key, len, ev->text, ENTRY_TEXT_MAX));
-		if (hits[i].kind == ENTRY_SIG)
-			json_object_set_new(hit, "offset", json_integer(hits[i].offset));
-		json_array_append_new(matches, hit);
+		json_string_set(ms->kind, entry_kind_name(hits[i].kind));
+		json_string_set(ms->entry, entry_format_value(hits[i].kind, key, len, ev->text, ENTRY_TEXT_MAX));
+		if (sig)
+			json_integer_set(ms->offset, hits[i].offset);
+		json_array_append(s->matches, ms->obj);
 	}
-	json_object_set_new(o, "matches", matches);
-	return o;
+	return s->obj;
 }
 
 static int write_line(struct events *ev, const json_t *o)
@@ -183,13 +252,9 @@ int events_write(struct events *ev, const struct event_packet *p, const struct m
 {
 	int rc = 0;
 
-	if (ev->json) {
-		json_t *o = event_json(ev, p, m, hits, n);
-		if (write_line(ev, o) < 0) {
-			error_set(err, errlen, "cannot write an event: %s", strerror(errno));
-			rc = -1;
-		}
-		json_decref(o);
+	if (ev->json && write_line(ev, event_json(ev, p, m, hits, n)) < 0) {
+		error_set(err, errlen, "cannot write an event: %s", strerror(errno));
+		rc = -1;
 	}
 	if (dump_packet(ev, p, err, errlen) < 0)
 		rc = -1;
@@ -227,6 +292,11 @@ void events_close(struct events *ev)
 		pcap_dump_close(ev->dumper);
 	if (ev->dead)
 		pcap_close(ev->dead);
+	for (int i = 0; i < SHAPES; i++)
+		json_decref(ev->shapes[i].obj);
+	for (int o = 0; o < 2; o++)
+		for (int i = 0; i < MATCH_MAX_HITS; i++)
+			json_decref(ev->pool[o][i].obj);
 	free(ev->pcap_path);
 	free(ev->text);
 	free(ev->line);
