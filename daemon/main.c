@@ -77,13 +77,14 @@ static void list_problem(void *ctx, const char *message)
 }
 
 /* Load every entry list; report all problems. Returns how many there were. */
-static unsigned load_entries(struct daemon *d, uint64_t *added)
+static unsigned load_entries(struct daemon *d, uint64_t *added, uint64_t *duplicates)
 {
 	struct list_load ll = { .m = d->matcher };
 
 	for (size_t i = 0; i < d->cfg->nentry_files; i++)
 		entry_list_load(d->cfg->entry_files[i], add_listed, list_problem, &ll);
 	*added = ll.added;
+	*duplicates = ll.duplicates;
 	return ll.problems;
 }
 
@@ -269,16 +270,17 @@ static struct matcher *make_matcher(const struct config *cfg)
 static int setup(struct daemon *d, const struct options *o)
 {
 	unsigned problems = 0;
-	uint64_t added;
+	uint64_t added, duplicates;
 	char err[512];
 
 	d->cfg = config_load(o->config, report_problem, &problems);
 	if (d->cfg == NULL || (d->matcher = make_matcher(d->cfg)) == NULL)
 		return 1;
-	if (load_entries(d, &added) > 0)
+	if (load_entries(d, &added, &duplicates) > 0)
 		return 1;
 	if (o->check_only) {
-		printf("bloomd: %s: configuration ok, %llu entries\n", o->config, (unsigned long long)added);
+		printf("bloomd: %s: configuration ok, %llu entries (%llu listed more than once)\n",
+		       o->config, (unsigned long long)added, (unsigned long long)duplicates);
 		return -1;
 	}
 	if (matcher_build(d->matcher, err, sizeof(err)) < 0) {
@@ -326,6 +328,9 @@ static int run(struct daemon *d, const struct options *o)
 		event_base_dispatch(d->base);
 	if (d->one_shot)
 		print_stats(d);
+	else if (d->source)
+		log_info("stopped: %llu packets, %llu matched", (unsigned long long)d->engine.stats.packets,
+			 (unsigned long long)d->engine.stats.matched_packets);
 	for (int i = 0; i < 2; i++)
 		event_free(sigs[i]);
 	return d->exit_code;

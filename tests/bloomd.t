@@ -9,6 +9,7 @@ cd "$tmp" || exit 1
 cat > good.list <<'L'
 addr 192.0.2.1
 sig "attack!!"
+addr 192.0.2.1
 L
 printf '[entries]\nfile = good.list\n[output]\npcap = matched.pcap\n' > good.conf
 cat > pkts <<'P'
@@ -20,7 +21,7 @@ P
 "$BUILD/pcapgen" -o in.pcap pkts
 
 out=$("$BUILD/bloomd" -n -c good.conf); is $? 0 "-n on a good config exits 0"
-grep -q "2 entries" <<<"$out"; ok $? "-n counts the entries"
+grep -q "2 entries (1 listed more than once)" <<<"$out"; ok $? "-n counts the entries and the repeats"
 
 cat > bad.list <<'L'
 addr 192.0.2.1

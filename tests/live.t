@@ -46,5 +46,6 @@ is "$(jq -r '.src_ip, .dest_ip, .dest_port, .proto' <<<"$pair" | tr '\n' ' ')" "
 kill -TERM "$pid"
 wait "$pid"; is $? 0 "SIGTERM: clean exit"
 pid=
-grep -q "stopping" err; ok $? "it says it is stopping"
+grep -q "stopping" err && grep -q "stopped: [0-9]* packets, [1-9][0-9]* matched" err
+ok $? "it says it is stopping, and what it saw"
 done_testing
