@@ -120,6 +120,23 @@ demo: deps all
 deps:
 	tools/install-deps.sh
 
+# Binaries, man pages, and the annotated configuration (an existing one is kept).
+install: all
+	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man5 \
+		$(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(SYSCONFDIR)/bloomd
+	install -m 755 $(BUILD)/bloomd $(DESTDIR)$(SBINDIR)/bloomd
+	install -m 755 $(BUILD)/bloomctl $(BUILD)/bloomsim $(BUILD)/pcapgen $(DESTDIR)$(BINDIR)/
+	install -m 644 man/bloomd.8 $(DESTDIR)$(MANDIR)/man8/bloomd.8
+	install -m 644 man/bloomd.conf.5 $(DESTDIR)$(MANDIR)/man5/bloomd.conf.5
+	test -e $(DESTDIR)$(SYSCONFDIR)/bloomd/bloomd.conf || \
+		install -m 644 conf/bloomd.conf $(DESTDIR)$(SYSCONFDIR)/bloomd/bloomd.conf
+
+# Removes what install put there, except the configuration, which may have been edited.
+uninstall:
+	rm -f $(DESTDIR)$(SBINDIR)/bloomd $(DESTDIR)$(BINDIR)/bloomctl $(DESTDIR)$(BINDIR)/bloomsim \
+		$(DESTDIR)$(BINDIR)/pcapgen $(DESTDIR)$(MANDIR)/man8/bloomd.8 \
+		$(DESTDIR)$(MANDIR)/man5/bloomd.conf.5
+
 clean:
 	rm -rf build build-asan build-fuzz
 
