@@ -49,6 +49,7 @@ struct matcher {
 	size_t arena_len, arena_cap;
 
 	struct match_counters counters[MATCH_KINDS];
+	uint64_t hits_dropped;
 
 	/* Scratch for one packet's probes (no allocation per packet). */
 	const uint8_t *probe_key[MAX_PROBES];   /* into the packet, or into net_key */
@@ -234,15 +235,19 @@ static int add_signature(struct matcher *m, const struct entry *e, char *err, si
 	h = sigscan_hash(m->scan, word);
 	index = store_find(m->sig.store, h, 0, e->key, w);
 	if (index >= 0) {
-		uint32_t *link = &m->heads[index];
-		for (; *link != NO_SIG; link = &m->sigs[*link].next) {
-			const struct sig_entry *s = &m->sigs[*link];
+		/* Walk by index: new_sig may move m->sigs, so no pointer into it survives. */
+		uint32_t last = NO_SIG;
+		for (uint32_t at = m->heads[index]; at != NO_SIG; last = at, at = m->sigs[at].next) {
+			const struct sig_entry *s = &m->sigs[at];
 			if (s->len == e->len && memcmp(m->sig_arena + s->offset, e->key, e->len) == 0)
 				return 1;
 		}
 		if ((id = new_sig(m, e)) == NO_SIG)
 			goto nomem;
-		*link = id;
+		if (last == NO_SIG)
+			m->heads[index] = id;
+		else
+			m->sigs[last].next = id;
 	} else {
 		if ((id = new_sig(m, e)) == NO_SIG ||
 		    grow((void **)&m->heads, &m->heads_cap, store_count(m->sig.store) + 1, sizeof(*m->heads)) < 0 ||
@@ -338,14 +343,16 @@ int matcher_build(struct matcher *m, char *err, size_t errlen)
 
 /* ---- per packet ---- */
 
-static size_t add_hit(struct match_hit *hits, size_t n, size_t max, enum entry_kind kind,
-		      uint32_t id, uint32_t offset)
+static size_t add_hit(struct matcher *m, struct match_hit *hits, size_t n, size_t max,
+		      enum entry_kind kind, uint32_t id, uint32_t offset)
 {
 	for (size_t i = 0; i < n; i++)
 		if (hits[i].kind == kind && hits[i].id == id)
 			return n; /* each entry once a packet */
-	if (n == max)
+	if (n == max) {
+		m->hits_dropped++; /* matched, but past what one event reports */
 		return n;
+	}
 	hits[n] = (struct match_hit){ kind, id, offset };
 	return n + 1;
 }
@@ -411,7 +418,7 @@ static size_t check_addresses(struct matcher *m, const struct packet_view *v,
 		if (at < 0)
 			continue;
 		c->confirmed++;
-		n = add_hit(hits, n, max, kind, (uint32_t)at, 0);
+		n = add_hit(m, hits, n, max, kind, (uint32_t)at, 0);
 	}
 	return n;
 }
@@ -429,7 +436,7 @@ static size_t confirm_window(struct matcher *m, const uint8_t *payload, size_t l
 		const struct sig_entry *s = &m->sigs[id];
 		if (at + s->len <= len && memcmp(m->sig_arena + s->offset, payload + at, s->len) == 0) {
 			matched = true;
-			n = add_hit(hits, n, max, ENTRY_SIG, id, (uint32_t)at);
+			n = add_hit(m, hits, n, max, ENTRY_SIG, id, (uint32_t)at);
 		}
 	}
 	m->counters[ENTRY_SIG].confirmed += matched;
@@ -487,6 +494,11 @@ void matcher_hit_key(const struct matcher *m, const struct match_hit *hit, const
 const struct match_counters *matcher_counters(const struct matcher *m, enum entry_kind kind)
 {
 	return &m->counters[kind];
+}
+
+uint64_t matcher_hits_dropped(const struct matcher *m)
+{
+	return m->hits_dropped;
 }
 
 uint64_t matcher_entries(const struct matcher *m, enum entry_kind kind)

@@ -93,6 +93,9 @@ void matcher_hit_key(const struct matcher *m, const struct match_hit *hit, const
 const struct match_counters *matcher_counters(const struct matcher *m, enum entry_kind kind);
 uint64_t matcher_entries(const struct matcher *m, enum entry_kind kind);
 
+/* Confirmed matches left out of events because a packet had more than the cap. */
+uint64_t matcher_hits_dropped(const struct matcher *m);
+
 /* Use the SIMD paths where the CPU has them (the default); tests turn them off to check the others. */
 void matcher_set_simd(struct matcher *m, bool on);
 

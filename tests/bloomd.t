@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bloomd's command line: -n, bad config and lists, missing files, statistics, the match pcap.
 . "$(dirname "$0")/tap.sh"
-plan 21
+plan 23
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 1
@@ -56,4 +56,14 @@ is "$(jq -r '.packets, .matched_packets' <<<"$again" | tr '\n' ' ')" "2 2 " "the
 grep -q "nonexistent.pcap" err; ok $? "the error names the file"
 is "$(tail -n 1 out | jq -r '.sources[1].packets')" 3 "the other files still replay"
 "$BUILD/bloomd" -c good.conf -r in.pcap -i lo 2>/dev/null; is $? 2 "-r with -i is a usage error"
+
+# More matches than an event reports (64): the rest are counted, not lost silently.
+for i in $(seq 1 70); do echo "sig \"payload-$(printf %02d "$i")\""; done > many.list
+printf '[entries]\nfile = many.list\n' > many.conf
+payload=$(for i in $(seq 1 70); do printf 'payload-%02d' "$i"; done)
+printf 'link en10mb\npacket src=10.0.0.1 dst=10.0.0.2 payload="%s"\n' "$payload" > many.pkts
+"$BUILD/pcapgen" -o many.pcap many.pkts
+out=$("$BUILD/bloomd" -c many.conf -r many.pcap)
+is "$(head -n 1 <<<"$out" | jq '.matches | length')" 64 "an event reports 64 matches"
+is "$(tail -n 1 <<<"$out" | jq .hits_dropped)" 6 "and the statistics count the 6 left out"
 done_testing

@@ -176,6 +176,31 @@ static void random_packets_match_the_model(void **state)
 				run((enum filter_layout)layout, c, seed * 7 + c, seed % 2 == 0);
 }
 
+/* Hundreds of signatures behind one window: every one is found (the chain outlives growth). */
+static void many_signatures_share_a_window(void **state)
+{
+	struct match_config cfg = { .layout = FILTER_BLOCKED, .choices = 2, .bits_per_entry = 16, .window = 8 };
+	struct matcher *m = matcher_new(&cfg, NULL, 0);
+	struct match_hit hits[MATCH_MAX_HITS];
+	struct entry e = { .kind = ENTRY_SIG, .len = 11 };
+	uint8_t payload[11];
+
+	(void)state;
+	for (int i = 0; i < 300; i++) {
+		snprintf((char *)e.key, sizeof(e.key), "payload-%03d", i);
+		assert_int_equal(matcher_add(m, &e, NULL, 0), 0);
+	}
+	assert_int_equal(matcher_build(m, NULL, 0), 0);
+	for (int i = 0; i < 300; i++) {
+		snprintf((char *)e.key, sizeof(e.key), "payload-%03d", i);
+		assert_int_equal(matcher_add(m, &e, NULL, 0), 1); /* present already */
+		memcpy(payload, e.key, sizeof(payload));
+		struct packet_view v = { .payload = payload, .payload_len = sizeof(payload) };
+		assert_int_equal(matcher_check(m, &v, hits, MATCH_MAX_HITS), 1);
+	}
+	matcher_free(m);
+}
+
 static void short_signature_refused(void **state)
 {
 	struct match_config cfg = { .layout = FILTER_BLOCKED, .choices = 2, .bits_per_entry = 16, .window = 8 };
@@ -194,6 +219,7 @@ static void short_signature_refused(void **state)
 
 static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(random_packets_match_the_model),
+	cmocka_unit_test(many_signatures_share_a_window),
 	cmocka_unit_test(short_signature_refused),
 };
 
