@@ -45,8 +45,9 @@ struct matcher {
 	size_t heads_cap;
 	struct sig_entry *sigs;
 	size_t nsigs, sigs_cap;
+	uint32_t free_sigs;        /* removed ids, chained through next; reused first */
 	uint8_t *sig_arena;
-	size_t arena_len, arena_cap;
+	size_t arena_len, arena_cap, arena_garbage;
 
 	struct match_counters counters[MATCH_KINDS];
 	uint64_t hits_dropped;
@@ -85,6 +86,7 @@ struct matcher *matcher_new(const struct match_config *cfg, char *err, size_t er
 	if (m == NULL)
 		goto nomem;
 	m->cfg = *cfg;
+	m->free_sigs = NO_SIG;
 	if (keyed_filter_init(&m->addr, cfg->algo) < 0 || keyed_filter_init(&m->sig, cfg->algo) < 0 ||
 	    (m->scan = sigscan_new(cfg->window, &m->sig.key, err, errlen)) == NULL)
 		goto nomem;
@@ -210,13 +212,22 @@ static int grow(void **p, size_t *cap, size_t need, size_t size)
 
 static uint32_t new_sig(struct matcher *m, const struct entry *e)
 {
-	if (grow((void **)&m->sigs, &m->sigs_cap, m->nsigs + 1, sizeof(*m->sigs)) < 0 ||
-	    grow((void **)&m->sig_arena, &m->arena_cap, m->arena_len + e->len, 1) < 0)
+	uint32_t id;
+
+	if (grow((void **)&m->sig_arena, &m->arena_cap, m->arena_len + e->len, 1) < 0)
 		return NO_SIG;
+	if (m->free_sigs != NO_SIG) {
+		id = m->free_sigs;
+		m->free_sigs = m->sigs[id].next;
+	} else {
+		if (grow((void **)&m->sigs, &m->sigs_cap, m->nsigs + 1, sizeof(*m->sigs)) < 0)
+			return NO_SIG;
+		id = (uint32_t)m->nsigs++;
+	}
 	memcpy(m->sig_arena + m->arena_len, e->key, e->len);
-	m->sigs[m->nsigs] = (struct sig_entry){ m->arena_len, e->len, NO_SIG };
+	m->sigs[id] = (struct sig_entry){ m->arena_len, e->len, NO_SIG };
 	m->arena_len += e->len;
-	return (uint32_t)m->nsigs++;
+	return id;
 }
 
 static int add_signature(struct matcher *m, const struct entry *e, char *err, size_t errlen)
@@ -271,6 +282,126 @@ int matcher_add(struct matcher *m, const struct entry *e, char *err, size_t errl
 	if (e->kind == ENTRY_SIG)
 		return add_signature(m, e, err, errlen);
 	return add_address(m, e, err, errlen);
+}
+
+/* ---- removing and looking up ---- */
+
+static void net_length_unused(struct matcher *m, int v6, unsigned len)
+{
+	if (--m->net_count[v6][len] != 0)
+		return;
+	unsigned n = 0;
+	for (int l = v6 ? 128 : 32; l >= 0; l--)
+		if (m->net_count[v6][l])
+			m->net_lens[v6][n++] = (uint8_t)l;
+	m->n_net_lens[v6] = n;
+}
+
+static int remove_address(struct matcher *m, const struct entry *e)
+{
+	struct hash128 h = addr_hash(m, e->kind, e->key, e->len);
+	ssize_t at = store_find(m->addr.store, h, (uint8_t)e->kind, e->key, e->len);
+
+	if (at < 0)
+		return 1;
+	if (m->addr.counting)
+		counting_remove(m->addr.counting, h, store_groups(m->addr.store)[at]);
+	store_remove(m->addr.store, (size_t)at);
+	m->kind_entries[e->kind]--;
+	if (e->kind == ENTRY_NET)
+		net_length_unused(m, e->len == 17, e->key[0]);
+	return 0;
+}
+
+/* Rewrite the signature arena without the bytes of removed signatures. */
+static void sig_arena_compact(struct matcher *m)
+{
+	uint8_t *fresh = malloc(m->arena_len - m->arena_garbage + 1);
+	size_t len = 0;
+
+	if (fresh == NULL)
+		return; /* keep the garbage; try again later */
+	for (size_t w = 0; w < store_count(m->sig.store); w++)
+		for (uint32_t id = m->heads[w]; id != NO_SIG; id = m->sigs[id].next) {
+			memcpy(fresh + len, m->sig_arena + m->sigs[id].offset, m->sigs[id].len);
+			m->sigs[id].offset = len;
+			len += m->sigs[id].len;
+		}
+	free(m->sig_arena);
+	m->sig_arena = fresh;
+	m->arena_cap = m->arena_len - m->arena_garbage + 1;
+	m->arena_len = len;
+	m->arena_garbage = 0;
+}
+
+/* The last signature of a window takes the window with it (its prefilter bits stay). */
+static void remove_window(struct matcher *m, size_t index, struct hash128 h)
+{
+	size_t last = store_count(m->sig.store) - 1;
+
+	if (m->sig.counting)
+		counting_remove(m->sig.counting, h, store_groups(m->sig.store)[index]);
+	store_remove(m->sig.store, index);
+	m->heads[index] = m->heads[last]; /* the store moved its last window to index too */
+}
+
+static int remove_signature(struct matcher *m, const struct entry *e)
+{
+	unsigned w = m->cfg.window;
+
+	if (e->len < w)
+		return 1;
+	struct hash128 h = sigscan_hash(m->scan, sigscan_word(m->scan, e->key));
+	ssize_t index = store_find(m->sig.store, h, 0, e->key, w);
+	if (index < 0)
+		return 1;
+	uint32_t prev = NO_SIG, id = m->heads[index];
+	for (; id != NO_SIG; prev = id, id = m->sigs[id].next)
+		if (m->sigs[id].len == e->len &&
+		    memcmp(m->sig_arena + m->sigs[id].offset, e->key, e->len) == 0)
+			break;
+	if (id == NO_SIG)
+		return 1;
+	if (prev == NO_SIG)
+		m->heads[index] = m->sigs[id].next;
+	else
+		m->sigs[prev].next = m->sigs[id].next;
+	m->arena_garbage += m->sigs[id].len;
+	m->sigs[id].next = m->free_sigs;
+	m->free_sigs = id;
+	m->kind_entries[ENTRY_SIG]--;
+	if (m->heads[index] == NO_SIG)
+		remove_window(m, (size_t)index, h);
+	if (m->arena_garbage > 4096 && m->arena_garbage * 2 > m->arena_len)
+		sig_arena_compact(m);
+	return 0;
+}
+
+int matcher_remove(struct matcher *m, const struct entry *e)
+{
+	return e->kind == ENTRY_SIG ? remove_signature(m, e) : remove_address(m, e);
+}
+
+bool matcher_lookup(const struct matcher *m, const struct entry *e, bool *filter_says)
+{
+	*filter_says = false;
+	if (e->kind != ENTRY_SIG) {
+		struct hash128 h = addr_hash(m, e->kind, e->key, e->len);
+		if (m->addr.counting)
+			*filter_says = filter_query(counting_filter(m->addr.counting), h);
+		return store_find(m->addr.store, h, (uint8_t)e->kind, e->key, e->len) >= 0;
+	}
+	if (e->len < m->cfg.window)
+		return false;
+	struct hash128 h = sigscan_hash(m->scan, sigscan_word(m->scan, e->key));
+	if (m->sig.counting)
+		*filter_says = filter_query(counting_filter(m->sig.counting), h);
+	ssize_t index = store_find(m->sig.store, h, 0, e->key, m->cfg.window);
+	for (uint32_t id = index < 0 ? NO_SIG : m->heads[index]; id != NO_SIG; id = m->sigs[id].next)
+		if (m->sigs[id].len == e->len &&
+		    memcmp(m->sig_arena + m->sigs[id].offset, e->key, e->len) == 0)
+			return true;
+	return false;
 }
 
 /* ---- building ---- */

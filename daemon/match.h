@@ -76,6 +76,16 @@ void matcher_free(struct matcher *m);
  */
 int matcher_add(struct matcher *m, const struct entry *e, char *err, size_t errlen);
 
+/*
+ * Remove an entry: from its exact store and, once built, from its counting
+ * store. Returns 0 if removed, 1 if it was not there. A removed signature's
+ * window keeps its prefilter bits until the filters are built again.
+ */
+int matcher_remove(struct matcher *m, const struct entry *e);
+
+/* Whether e is stored; *filter_says: whether the filter alone would say yes. */
+bool matcher_lookup(const struct matcher *m, const struct entry *e, bool *filter_says);
+
 /* Size both filters for the entries stored and fill them (offline rounds). */
 int matcher_build(struct matcher *m, char *err, size_t errlen);
 
