@@ -162,16 +162,21 @@ static int filter_in(struct matcher *m, struct keyed_filter *kf, size_t index, c
 	return 0;
 }
 
-static void net_length_used(struct matcher *m, int v6, unsigned len)
+/* The prefix lengths in use, longest first: one net probe per side and length. */
+static void net_lengths_refresh(struct matcher *m, int v6)
 {
-	if (m->net_count[v6][len]++ != 0)
-		return;
-	/* Keep the lengths in use sorted, longest first. */
 	unsigned n = 0;
+
 	for (int l = v6 ? 128 : 32; l >= 0; l--)
 		if (m->net_count[v6][l])
 			m->net_lens[v6][n++] = (uint8_t)l;
 	m->n_net_lens[v6] = n;
+}
+
+static void net_length_used(struct matcher *m, int v6, unsigned len)
+{
+	if (m->net_count[v6][len]++ == 0)
+		net_lengths_refresh(m, v6);
 }
 
 static int add_address(struct matcher *m, const struct entry *e, char *err, size_t errlen)
@@ -288,13 +293,8 @@ int matcher_add(struct matcher *m, const struct entry *e, char *err, size_t errl
 
 static void net_length_unused(struct matcher *m, int v6, unsigned len)
 {
-	if (--m->net_count[v6][len] != 0)
-		return;
-	unsigned n = 0;
-	for (int l = v6 ? 128 : 32; l >= 0; l--)
-		if (m->net_count[v6][l])
-			m->net_lens[v6][n++] = (uint8_t)l;
-	m->n_net_lens[v6] = n;
+	if (--m->net_count[v6][len] == 0)
+		net_lengths_refresh(m, v6);
 }
 
 static int remove_address(struct matcher *m, const struct entry *e)
