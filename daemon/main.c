@@ -201,6 +201,7 @@ static int start_live(struct daemon *d, const char *interface)
 
 static void print_stats(struct daemon *d)
 {
+	d->engine.stats.pcap_skipped = events_pcap_skipped(d->events);
 	json_t *o = stats_json(&d->engine.stats, d->matcher);
 	uint64_t received, dropped, if_dropped;
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bloomd's command line: -n, bad config and lists, missing files, statistics, the match pcap.
 . "$(dirname "$0")/tap.sh"
-plan 23
+plan 24
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 1
@@ -47,6 +47,13 @@ stats=$(tail -n 1 out)
 is "$(jq -r '.packets, .matched_packets' <<<"$stats" | tr '\n' ' ')" "3 2 " "final statistics: 3 packets, 2 matched"
 is "$(jq -r '.kinds.sig.confirmed, .kinds.addr.entries' <<<"$stats" | tr '\n' ' ')" "1 1 " "per-kind counters"
 is "$(jq -r '.sources[0].packets' <<<"$stats")" 3 "per-source packets"
+
+# A second file of another link type: its matches are events, but not in the match pcap.
+printf 'link raw\npacket src=192.0.2.1 dst=10.0.0.9\n' > raw.pkts
+"$BUILD/pcapgen" -o raw.pcap raw.pkts
+rm -f matched.pcap
+is "$("$BUILD/bloomd" -c good.conf -r in.pcap -r raw.pcap 2>/dev/null | tail -n 1 | jq -r '.matched_packets, .pcap_skipped' | tr '\n' ' ')" "3 1 " \
+	"a match of another link type is counted as left out of the match pcap"
 
 # The match pcap holds exactly the matched packets: replaying it matches all of them.
 again=$("$BUILD/bloomd" -c good.conf -r matched.pcap 2>/dev/null | tail -n 1)
