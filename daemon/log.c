@@ -4,14 +4,10 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-static enum log_level max_level = LOG_LEVEL_INFO;
+/* Messages above this level are dropped. */
+static const enum log_level max_level = LOG_LEVEL_INFO;
 
 static const char *const LABELS[] = { "error", "warning", "info", "debug" };
-
-void log_set_level(enum log_level level)
-{
-	max_level = level;
-}
 
 static void emit(enum log_level level, const char *fmt, va_list ap)
 {

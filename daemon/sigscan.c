@@ -253,11 +253,6 @@ size_t sigscan_bytes(const struct sigscan *s)
 	return sizeof(*s) + (s->words ? (sizeof(uint64_t) << s->index_bits) : 0);
 }
 
-bool sigscan_simd(const struct sigscan *s)
-{
-	return s->simd;
-}
-
 void sigscan_set_simd(struct sigscan *s, bool on)
 {
 	s->simd = on && s->simd_ok;

@@ -59,8 +59,7 @@ size_t sigscan_candidates(const struct sigscan *s, const uint8_t *p, size_t posi
 
 size_t sigscan_bytes(const struct sigscan *s);
 
-/* Whether the eight-at-a-time path is in use; tests turn it off to check the other. */
-bool sigscan_simd(const struct sigscan *s);
+/* Use the eight-at-a-time path if the CPU has it (the default); tests turn it off. */
 void sigscan_set_simd(struct sigscan *s, bool on);
 
 #endif
