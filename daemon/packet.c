@@ -243,6 +243,18 @@ static void parse_ethernet(struct reader *r, struct packet_view *v)
 	parse_ethertype(r, type, v);
 }
 
+/* Linux cooked capture (SLL, SLL2): a header of len bytes with the ethertype at type_at. */
+static void parse_cooked(struct reader *r, size_t len, size_t type_at, struct packet_view *v)
+{
+	if (!need(r, len)) {
+		v->status = PACKET_TRUNC_LINK;
+		return;
+	}
+	uint16_t type = peek16(r, type_at);
+	skip(r, len);
+	parse_ethertype(r, type, v);
+}
+
 /* BSD loopback: a 4-byte address family in host (NULL) or network (LOOP) byte order. */
 static void parse_loopback(struct reader *r, bool network_order, struct packet_view *v)
 {
@@ -289,26 +301,10 @@ void packet_parse(int link, const uint8_t *frame, size_t caplen, size_t wirelen,
 		parse_ethernet(&r, v);
 		break;
 	case PACKET_LINK_LINUX_SLL:
-		if (!need(&r, 16)) {
-			v->status = PACKET_TRUNC_LINK;
-			break;
-		}
-		{
-			uint16_t type = peek16(&r, 14);
-			skip(&r, 16);
-			parse_ethertype(&r, type, v);
-		}
+		parse_cooked(&r, 16, 14, v);
 		break;
 	case PACKET_LINK_LINUX_SLL2:
-		if (!need(&r, 20)) {
-			v->status = PACKET_TRUNC_LINK;
-			break;
-		}
-		{
-			uint16_t type = peek16(&r, 0);
-			skip(&r, 20);
-			parse_ethertype(&r, type, v);
-		}
+		parse_cooked(&r, 20, 0, v);
 		break;
 	case PACKET_LINK_RAW:
 	case PACKET_LINK_RAW_101:
