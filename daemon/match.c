@@ -17,11 +17,28 @@
 #define SIG_CHUNK 256 /* positions level 1 scans at a time; at most MAX_PROBES */
 #define NO_SIG UINT32_MAX
 
+/*
+ * A change to a filter's store made while a rebuild runs, replayed onto the
+ * rebuilt filter before the swap: an add appended an entry; a remove moved
+ * the last entry into index.
+ */
+struct store_op {
+	bool add;
+	uint32_t index;            /* remove: the index emptied */
+	struct hash128 hash;       /* add: the new entry's hash */
+	uint64_t word;             /* add to the signature filter: the window's word */
+};
+
 /* Counting store plus the bookkeeping both filters share. */
 struct keyed_filter {
 	struct hash_key key;
 	struct store *store;
 	struct counting *counting; /* NULL until built, or while empty */
+	bool groups_valid;         /* the store's groups say where each entry is counted */
+	struct store_op *log;      /* while a rebuild runs */
+	size_t nlog, log_cap;
+	bool log_lost;             /* a change could not be logged: that rebuild is void */
+	uint64_t changes;          /* adds and removes since the last build */
 };
 
 struct sig_entry {
@@ -33,6 +50,8 @@ struct sig_entry {
 struct matcher {
 	struct match_config cfg;
 	bool built;
+	bool simd;
+	struct match_rebuild *rebuilding; /* the rebuild in progress, or NULL */
 	struct keyed_filter addr;  /* addr, net, pair */
 	uint64_t kind_entries[MATCH_KINDS];
 	uint32_t net_count[2][129]; /* [v4, v6][prefix length]: net entries */
@@ -61,11 +80,15 @@ struct matcher {
 	uint8_t net_key[2 * 129][24];           /* prefix length + network, whole words */
 };
 
-static int keyed_filter_init(struct keyed_filter *kf, enum hash_algo algo)
+static int keyed_filter_init(struct keyed_filter *kf, enum hash_algo algo,
+			     const struct hash_key *key)
 {
-	if (hash_key_random(&kf->key, algo) < 0)
+	if (key)
+		kf->key = *key;
+	else if (hash_key_random(&kf->key, algo) < 0)
 		return -1;
 	kf->store = store_new();
+	kf->groups_valid = true; /* vacuously, while empty */
 	return kf->store ? 0 : -1;
 }
 
@@ -86,9 +109,13 @@ struct matcher *matcher_new(const struct match_config *cfg, char *err, size_t er
 	if (m == NULL)
 		goto nomem;
 	m->cfg = *cfg;
+	m->cfg.keys = NULL; /* copied below; the caller's array need not outlive this call */
+	m->simd = true;
 	m->free_sigs = NO_SIG;
-	if (keyed_filter_init(&m->addr, cfg->algo) < 0 || keyed_filter_init(&m->sig, cfg->algo) < 0 ||
-	    (m->scan = sigscan_new(cfg->window, &m->sig.key, err, errlen)) == NULL)
+	if (keyed_filter_init(&m->addr, cfg->algo, cfg->keys ? &cfg->keys[0] : NULL) < 0 ||
+	    keyed_filter_init(&m->sig, cfg->algo, cfg->keys ? &cfg->keys[1] : NULL) < 0 ||
+	    (m->scan = sigscan_new(cfg->window, &m->sig.key, err, errlen)) == NULL ||
+	    sigscan_reserve(m->scan, 0) < 0) /* signatures added before any is built need it */
 		goto nomem;
 	return m;
 nomem:
@@ -101,10 +128,13 @@ void matcher_free(struct matcher *m)
 {
 	if (m == NULL)
 		return;
+	matcher_rebuild_free(m, m->rebuilding);
 	store_free(m->addr.store);
 	counting_free(m->addr.counting);
+	free(m->addr.log);
 	store_free(m->sig.store);
 	counting_free(m->sig.counting);
+	free(m->sig.log);
 	sigscan_free(m->scan);
 	free(m->heads);
 	free(m->sigs);
@@ -147,19 +177,55 @@ static struct hash128 addr_hash(const struct matcher *m, unsigned kind, const ui
 static int counting_for(const struct matcher *m, struct keyed_filter *kf, uint64_t bits,
 			char *err, size_t errlen);
 
-/* Once built, a new key goes straight into its filter. */
-static int filter_in(struct matcher *m, struct keyed_filter *kf, size_t index, char *err,
-		     size_t errlen)
+/* Note a change for the rebuild in progress; if it cannot be noted, that rebuild is void. */
+static void log_op(struct keyed_filter *kf, struct store_op op)
 {
-	if (!m->built)
+	if (kf->nlog == kf->log_cap) {
+		size_t cap = kf->log_cap ? 2 * kf->log_cap : 1024;
+		struct store_op *log = realloc(kf->log, cap * sizeof(*log));
+		if (log == NULL) {
+			kf->log_lost = true;
+			return;
+		}
+		kf->log = log;
+		kf->log_cap = cap;
+	}
+	kf->log[kf->nlog++] = op;
+}
+
+/*
+ * A key just stored at index: once built it goes straight into the filter
+ * (and into the log of a rebuild in progress); before that it waits for
+ * matcher_build, its group meaningful only when restored.
+ */
+static int filter_in(struct matcher *m, struct keyed_filter *kf, size_t index, uint64_t word,
+		     bool restored, char *err, size_t errlen)
+{
+	if (!m->built) {
+		kf->groups_valid = kf->groups_valid && restored;
 		return 0;
+	}
 	if (kf->counting == NULL &&
 	    counting_for(m, kf, (uint64_t)ceil(1024 * (m->cfg.bits_per_entry > 0 ? m->cfg.bits_per_entry : 16)),
 			 err, errlen) < 0)
 		return -1;
-	store_groups(kf->store)[index] =
-		(uint8_t)counting_insert(kf->counting, store_hashes(kf->store)[index]);
+	struct hash128 h = store_hashes(kf->store)[index];
+	store_groups(kf->store)[index] = (uint8_t)counting_insert(kf->counting, h);
+	kf->changes++;
+	if (m->rebuilding)
+		log_op(kf, (struct store_op){ .add = true, .hash = h, .word = word });
 	return 0;
+}
+
+/* A key about to leave index: out of its filter, and into the log of a rebuild in progress. */
+static void filter_out(struct matcher *m, struct keyed_filter *kf, size_t index)
+{
+	if (kf->counting)
+		counting_remove(kf->counting, store_hashes(kf->store)[index],
+				store_groups(kf->store)[index]);
+	kf->changes++;
+	if (m->rebuilding)
+		log_op(kf, (struct store_op){ .add = false, .index = (uint32_t)index });
 }
 
 /* The prefix lengths in use, longest first: one net probe per side and length. */
@@ -179,10 +245,11 @@ static void net_length_used(struct matcher *m, int v6, unsigned len)
 		net_lengths_refresh(m, v6);
 }
 
-static int add_address(struct matcher *m, const struct entry *e, char *err, size_t errlen)
+static int add_address(struct matcher *m, const struct entry *e, int group, char *err,
+		       size_t errlen)
 {
 	ssize_t index = store_add(m->addr.store, addr_hash(m, e->kind, e->key, e->len),
-				  (uint8_t)e->kind, e->key, e->len, 0);
+				  (uint8_t)e->kind, e->key, e->len, (uint8_t)(group < 0 ? 0 : group));
 
 	if (index < 0) {
 		if (errno == EEXIST)
@@ -190,8 +257,10 @@ static int add_address(struct matcher *m, const struct entry *e, char *err, size
 		error_set(err, errlen, "out of memory adding an entry");
 		return -1;
 	}
-	if (filter_in(m, &m->addr, (size_t)index, err, errlen) < 0)
+	if (filter_in(m, &m->addr, (size_t)index, 0, group >= 0, err, errlen) < 0) {
+		store_remove(m->addr.store, (size_t)index);
 		return -1;
+	}
 	m->kind_entries[e->kind]++;
 	if (e->kind == ENTRY_NET)
 		net_length_used(m, e->len == 17, e->key[0]);
@@ -235,7 +304,8 @@ static uint32_t new_sig(struct matcher *m, const struct entry *e)
 	return id;
 }
 
-static int add_signature(struct matcher *m, const struct entry *e, char *err, size_t errlen)
+static int add_signature(struct matcher *m, const struct entry *e, int group, char *err,
+			 size_t errlen)
 {
 	unsigned w = m->cfg.window;
 	struct hash128 h;
@@ -267,10 +337,10 @@ static int add_signature(struct matcher *m, const struct entry *e, char *err, si
 	} else {
 		if ((id = new_sig(m, e)) == NO_SIG ||
 		    grow((void **)&m->heads, &m->heads_cap, store_count(m->sig.store) + 1, sizeof(*m->heads)) < 0 ||
-		    (index = store_add(m->sig.store, h, 0, e->key, w, 0)) < 0)
+		    (index = store_add(m->sig.store, h, 0, e->key, w, (uint8_t)(group < 0 ? 0 : group))) < 0)
 			goto nomem;
 		m->heads[index] = id;
-		if (filter_in(m, &m->sig, (size_t)index, err, errlen) < 0)
+		if (filter_in(m, &m->sig, (size_t)index, word, group >= 0, err, errlen) < 0)
 			return -1;
 		if (m->built)
 			sigscan_add(m->scan, word);
@@ -285,8 +355,21 @@ nomem:
 int matcher_add(struct matcher *m, const struct entry *e, char *err, size_t errlen)
 {
 	if (e->kind == ENTRY_SIG)
-		return add_signature(m, e, err, errlen);
-	return add_address(m, e, err, errlen);
+		return add_signature(m, e, -1, err, errlen);
+	return add_address(m, e, -1, err, errlen);
+}
+
+int matcher_add_restored(struct matcher *m, const struct entry *e, unsigned group, char *err,
+			 size_t errlen)
+{
+	if (m->built || group >= FILTER_MAX_CHOICES) {
+		error_set(err, errlen, m->built ? "the filters are built already" :
+			  "group %u is out of range", group);
+		return -1;
+	}
+	if (e->kind == ENTRY_SIG)
+		return add_signature(m, e, (int)group, err, errlen);
+	return add_address(m, e, (int)group, err, errlen);
 }
 
 /* ---- removing and looking up ---- */
@@ -304,8 +387,7 @@ static int remove_address(struct matcher *m, const struct entry *e)
 
 	if (at < 0)
 		return 1;
-	if (m->addr.counting)
-		counting_remove(m->addr.counting, h, store_groups(m->addr.store)[at]);
+	filter_out(m, &m->addr, (size_t)at);
 	store_remove(m->addr.store, (size_t)at);
 	m->kind_entries[e->kind]--;
 	if (e->kind == ENTRY_NET)
@@ -335,12 +417,11 @@ static void sig_arena_compact(struct matcher *m)
 }
 
 /* The last signature of a window takes the window with it (its prefilter bits stay). */
-static void remove_window(struct matcher *m, size_t index, struct hash128 h)
+static void remove_window(struct matcher *m, size_t index)
 {
 	size_t last = store_count(m->sig.store) - 1;
 
-	if (m->sig.counting)
-		counting_remove(m->sig.counting, h, store_groups(m->sig.store)[index]);
+	filter_out(m, &m->sig, index);
 	store_remove(m->sig.store, index);
 	m->heads[index] = m->heads[last]; /* the store moved its last window to index too */
 }
@@ -371,7 +452,7 @@ static int remove_signature(struct matcher *m, const struct entry *e)
 	m->free_sigs = id;
 	m->kind_entries[ENTRY_SIG]--;
 	if (m->heads[index] == NO_SIG)
-		remove_window(m, (size_t)index, h);
+		remove_window(m, (size_t)index);
 	if (m->arena_garbage > 4096 && m->arena_garbage * 2 > m->arena_len)
 		sig_arena_compact(m);
 	return 0;
@@ -404,72 +485,347 @@ bool matcher_lookup(const struct matcher *m, const struct entry *e, bool *filter
 	return false;
 }
 
-/* ---- building ---- */
+/* ---- building and rebuilding ---- */
 
-static int counting_for(const struct matcher *m, struct keyed_filter *kf, uint64_t bits,
-			char *err, size_t errlen)
+/* A filter of about bits bits for n keys, shaped by the configuration. */
+static int params_for(const struct match_config *cfg, uint64_t bits, uint64_t n,
+		      struct filter_params *p, char *err, size_t errlen)
 {
-	const struct match_config *cfg = &m->cfg;
-	uint64_t n = store_count(kf->store);
-	struct filter_params p = { .layout = cfg->layout, .choices = cfg->choices };
 	struct sizing_choice ch = { .hashes = cfg->hashes };
-	uint64_t seed;
 
-	p.bits = sizing_round_bits(cfg->layout, bits < FILTER_BLOCK_BITS ? FILTER_BLOCK_BITS : bits);
+	*p = (struct filter_params){ .layout = cfg->layout, .choices = cfg->choices };
+	p->bits = sizing_round_bits(cfg->layout, bits < FILTER_BLOCK_BITS ? FILTER_BLOCK_BITS : bits);
 	if (ch.hashes == 0) {
-		double bpe = n ? (double)p.bits / (double)n : 64.0;
+		double bpe = n ? (double)p->bits / (double)n : 64.0;
 		if (sizing_best(cfg->layout, cfg->choices, bpe > 64 ? 64 : bpe < 1 ? 1 : bpe,
 				cfg->rounds, &ch, err, errlen) < 0)
 			return -1;
 	}
-	p.hashes = ch.hashes;
-	memcpy(&seed, kf->key.secret + 8, sizeof(seed));
-	kf->counting = counting_new(&p, &kf->key, seed, err, errlen);
-	if (kf->counting == NULL)
-		return -1;
-	const struct hash128 *h = store_hashes(kf->store);
-	uint8_t *groups = store_groups(kf->store);
-	for (uint64_t i = 0; i < n; i++)
-		groups[i] = (uint8_t)counting_insert(kf->counting, h[i]);
-	if (cfg->rounds > 1)
-		counting_rebuild(kf->counting, h, groups, n, cfg->rounds - 1);
+	p->hashes = ch.hashes;
 	return 0;
+}
+
+static uint64_t counting_seed(const struct keyed_filter *kf)
+{
+	uint64_t seed;
+
+	memcpy(&seed, kf->key.secret + 8, sizeof(seed));
+	return seed;
+}
+
+/* An empty counting store for a filter that had none (its first key after the build). */
+static int counting_for(const struct matcher *m, struct keyed_filter *kf, uint64_t bits,
+			char *err, size_t errlen)
+{
+	struct filter_params p;
+
+	if (params_for(&m->cfg, bits, 1, &p, err, errlen) < 0)
+		return -1;
+	kf->counting = counting_new(&p, &kf->key, counting_seed(kf), err, errlen);
+	if (kf->counting && !m->simd)
+		kf->counting->filter->simd = false;
+	return kf->counting ? 0 : -1;
+}
+
+/* The bits each filter should have for the entries stored now: [0] addresses, [1] signatures. */
+static void wanted_bits(const struct matcher *m, uint64_t bits[2])
+{
+	uint64_t na = store_count(m->addr.store), ns = store_count(m->sig.store);
+
+	if (m->cfg.memory) {
+		/* Share the budget in proportion to the keys each filter holds. */
+		uint64_t total = m->cfg.memory * 8;
+		bits[0] = na + ns ? (uint64_t)((double)total * (double)na / (double)(na + ns)) : 0;
+		bits[1] = total - bits[0];
+		if (m->cfg.layout == FILTER_BLOCKED)
+			bits[0] -= bits[0] % FILTER_BLOCK_BITS;
+	} else {
+		bits[0] = (uint64_t)ceil((double)na * m->cfg.bits_per_entry);
+		bits[1] = (uint64_t)ceil((double)ns * m->cfg.bits_per_entry);
+	}
+}
+
+/* One filter's share of a rebuild: private copies in, a new counting store out. */
+struct rebuild_part {
+	bool active;
+	struct filter_params params;
+	struct hash_key key;
+	uint64_t seed;
+	bool groups_valid;         /* groups[] are counted groups (same choices) */
+	size_t n, cap;
+	struct hash128 *hashes;
+	uint8_t *groups;
+	uint64_t *words;           /* signatures: each window's word, for the new prefilter */
+	struct counting *counting; /* the result */
+};
+
+struct match_rebuild {
+	unsigned rounds, window;
+	bool simd;
+	struct rebuild_part part[2]; /* addresses, signatures */
+	struct sigscan *scan;        /* the new prefilter */
+};
+
+static void part_free(struct rebuild_part *p)
+{
+	free(p->hashes);
+	free(p->groups);
+	free(p->words);
+	counting_free(p->counting);
+}
+
+void matcher_rebuild_free(struct matcher *m, struct match_rebuild *r)
+{
+	if (r == NULL)
+		return;
+	if (m && m->rebuilding == r)
+		m->rebuilding = NULL;
+	for (int i = 0; i < 2; i++)
+		part_free(&r->part[i]);
+	sigscan_free(r->scan);
+	free(r);
+}
+
+/* Copy what the worker needs of one filter. */
+static int part_begin(const struct matcher *m, const struct keyed_filter *kf,
+		      const struct filter_params *given, uint64_t bits, struct rebuild_part *p,
+		      char *err, size_t errlen)
+{
+	size_t n = store_count(kf->store);
+
+	if (n == 0)
+		return 0;
+	if (given)
+		p->params = *given;
+	else if (params_for(&m->cfg, bits, n, &p->params, err, errlen) < 0)
+		return -1;
+	if (filter_params_check(&p->params, err, errlen) < 0)
+		return -1;
+	p->active = true;
+	p->key = kf->key;
+	p->seed = counting_seed(kf);
+	p->groups_valid = kf->groups_valid &&
+			  (kf->counting == NULL || kf->counting->params.choices == p->params.choices) &&
+			  (m->built || given);
+	p->n = p->cap = n;
+	p->hashes = malloc(n * sizeof(*p->hashes));
+	p->groups = malloc(n);
+	if (p->hashes == NULL || p->groups == NULL)
+		goto nomem;
+	memcpy(p->hashes, store_hashes(kf->store), n * sizeof(*p->hashes));
+	memcpy(p->groups, store_groups((struct store *)kf->store), n);
+	for (size_t i = 0; i < n && p->groups_valid; i++)
+		p->groups_valid = p->groups[i] < p->params.choices; /* restored from other parameters */
+	if (kf == &m->sig) {
+		if ((p->words = malloc(n * sizeof(*p->words))) == NULL)
+			goto nomem;
+		for (size_t i = 0; i < n; i++) {
+			uint8_t kind;
+			const uint8_t *window;
+			size_t len;
+			store_entry(kf->store, i, &kind, &window, &len);
+			p->words[i] = sigscan_word(m->scan, window);
+		}
+	}
+	return 0;
+nomem:
+	error_set(err, errlen, "out of memory copying %zu keys for a rebuild", n);
+	return -1;
+}
+
+struct match_rebuild *matcher_rebuild_begin(struct matcher *m, unsigned rounds,
+					    const struct filter_params *params, char *err,
+					    size_t errlen)
+{
+	struct match_rebuild *r;
+	uint64_t bits[2];
+
+	if (m->rebuilding) {
+		error_set(err, errlen, "a rebuild is running already");
+		return NULL;
+	}
+	if ((r = calloc(1, sizeof(*r))) == NULL) {
+		error_set(err, errlen, "out of memory for a rebuild");
+		return NULL;
+	}
+	r->rounds = rounds;
+	r->window = m->cfg.window;
+	r->simd = m->simd;
+	wanted_bits(m, bits);
+	if (part_begin(m, &m->addr, params ? &params[0] : NULL, bits[0], &r->part[0], err, errlen) < 0 ||
+	    part_begin(m, &m->sig, params ? &params[1] : NULL, bits[1], &r->part[1], err, errlen) < 0) {
+		matcher_rebuild_free(m, r);
+		return NULL;
+	}
+	for (int i = 0; i < 2; i++) {
+		struct keyed_filter *kf = i ? &m->sig : &m->addr;
+		kf->nlog = 0;
+		kf->log_lost = false;
+	}
+	m->rebuilding = r;
+	return r;
+}
+
+/* Count every key in a new store: in its group if known, else greedily; then the rounds. */
+static int part_run(struct rebuild_part *p, unsigned rounds, char *err, size_t errlen)
+{
+	p->counting = counting_new(&p->params, &p->key, p->seed, err, errlen);
+	if (p->counting == NULL)
+		return -1;
+	if (p->groups_valid) {
+		for (size_t i = 0; i < p->n; i++)
+			counting_add(p->counting, p->hashes[i], p->groups[i]);
+	} else {
+		for (size_t i = 0; i < p->n; i++)
+			p->groups[i] = (uint8_t)counting_insert(p->counting, p->hashes[i]);
+		rounds = rounds ? rounds - 1 : 0; /* the greedy pass was the first round */
+	}
+	counting_rebuild(p->counting, p->hashes, p->groups, p->n, rounds);
+	return 0;
+}
+
+int matcher_rebuild_run(struct match_rebuild *r, char *err, size_t errlen)
+{
+	struct rebuild_part *sig = &r->part[1];
+
+	for (int i = 0; i < 2; i++)
+		if (r->part[i].active && part_run(&r->part[i], r->rounds, err, errlen) < 0)
+			return -1;
+	if (!sig->active)
+		return 0;
+	r->scan = sigscan_new(r->window, &sig->key, err, errlen);
+	if (r->scan == NULL || sigscan_reserve(r->scan, sig->n) < 0) {
+		error_set(err, errlen, "out of memory for the signature prefilter");
+		return -1;
+	}
+	for (size_t i = 0; i < sig->n; i++)
+		sigscan_add(r->scan, sig->words[i]);
+	sigscan_set_simd(r->scan, r->simd);
+	return 0;
+}
+
+/* Apply the changes logged since the copy, mirroring the store's index moves. */
+static int part_replay(struct rebuild_part *p, const struct keyed_filter *kf, struct sigscan *scan)
+{
+	for (size_t i = 0; i < kf->nlog; i++) {
+		const struct store_op *op = &kf->log[i];
+		if (op->add) {
+			if (p->n == p->cap) {
+				size_t cap = 2 * p->cap + 64;
+				struct hash128 *h = realloc(p->hashes, cap * sizeof(*h));
+				if (h)
+					p->hashes = h;
+				uint8_t *g = realloc(p->groups, cap);
+				if (g)
+					p->groups = g;
+				if (h == NULL || g == NULL)
+					return -1;
+				p->cap = cap;
+			}
+			p->hashes[p->n] = op->hash;
+			p->groups[p->n] = (uint8_t)counting_insert(p->counting, op->hash);
+			p->n++;
+			if (scan)
+				sigscan_add(scan, op->word);
+		} else {
+			size_t at = op->index, last = --p->n;
+			counting_remove(p->counting, p->hashes[at], p->groups[at]);
+			p->hashes[at] = p->hashes[last];
+			p->groups[at] = p->groups[last];
+		}
+	}
+	return p->n == store_count(kf->store) ? 0 : -1;
+}
+
+int matcher_rebuild_finish(struct matcher *m, struct match_rebuild *r, char *err, size_t errlen)
+{
+	int rc = 0;
+
+	for (int i = 0; i < 2 && rc == 0; i++) {
+		struct keyed_filter *kf = i ? &m->sig : &m->addr;
+		struct rebuild_part *p = &r->part[i];
+		if (kf->log_lost || (p->active && part_replay(p, kf, i ? r->scan : NULL) < 0)) {
+			error_set(err, errlen, "out of memory replaying the changes made during the rebuild");
+			rc = -1;
+		}
+	}
+	for (int i = 0; i < 2 && rc == 0; i++) {
+		struct keyed_filter *kf = i ? &m->sig : &m->addr;
+		struct rebuild_part *p = &r->part[i];
+		if (!p->active)
+			continue;
+		memcpy(store_groups(kf->store), p->groups, p->n);
+		counting_free(kf->counting);
+		kf->counting = p->counting;
+		p->counting = NULL;
+		if (!m->simd)
+			kf->counting->filter->simd = false;
+		kf->groups_valid = true;
+		kf->changes = 0;
+	}
+	if (rc == 0 && r->scan) {
+		sigscan_free(m->scan);
+		m->scan = r->scan;
+		r->scan = NULL;
+	}
+	if (rc == 0)
+		m->built = true;
+	matcher_rebuild_free(m, r);
+	return rc;
+}
+
+static int rebuild_now(struct matcher *m, unsigned rounds, const struct filter_params *params,
+		       char *err, size_t errlen)
+{
+	struct match_rebuild *r = matcher_rebuild_begin(m, rounds, params, err, errlen);
+
+	if (r == NULL)
+		return -1;
+	if (matcher_rebuild_run(r, err, errlen) < 0) {
+		matcher_rebuild_free(m, r);
+		return -1;
+	}
+	return matcher_rebuild_finish(m, r, err, errlen);
 }
 
 int matcher_build(struct matcher *m, char *err, size_t errlen)
 {
-	uint64_t na = store_count(m->addr.store), ns = store_count(m->sig.store);
-	uint64_t bits_a, bits_s;
-
 	if (m->cfg.rounds == 0)
 		m->cfg.rounds = sizing_default_rounds(m->cfg.choices);
-	if (m->cfg.memory) {
-		/* Share the budget in proportion to the keys each filter holds. */
-		uint64_t total = m->cfg.memory * 8;
-		bits_a = na + ns ? (uint64_t)((double)total * (double)na / (double)(na + ns)) : 0;
-		bits_s = total - bits_a;
-		if (m->cfg.layout == FILTER_BLOCKED)
-			bits_a -= bits_a % FILTER_BLOCK_BITS;
-	} else {
-		bits_a = (uint64_t)ceil((double)na * m->cfg.bits_per_entry);
-		bits_s = (uint64_t)ceil((double)ns * m->cfg.bits_per_entry);
+	return rebuild_now(m, m->cfg.rounds, NULL, err, errlen);
+}
+
+int matcher_build_restored(struct matcher *m, const struct filter_params params[2], char *err,
+			   size_t errlen)
+{
+	if (m->cfg.rounds == 0)
+		m->cfg.rounds = sizing_default_rounds(m->cfg.choices);
+	return rebuild_now(m, 0, params, err, errlen);
+}
+
+bool matcher_rebuild_wanted(const struct matcher *m, double fpr_target)
+{
+	uint64_t bits[2];
+
+	if (m->rebuilding || !m->built)
+		return false;
+	wanted_bits(m, bits);
+	for (int i = 0; i < 2; i++) {
+		const struct keyed_filter *kf = i ? &m->sig : &m->addr;
+		uint64_t n = store_count(kf->store);
+		if (kf->counting == NULL || n == 0)
+			continue;
+		const struct filter *f = counting_filter(kf->counting);
+		double have = (double)f->params.bits;
+		bits[i] = sizing_round_bits(m->cfg.layout, bits[i] < FILTER_BLOCK_BITS ? FILTER_BLOCK_BITS : bits[i]);
+		bool changed = kf->changes * 10 >= n;
+		if (have > 2 * (double)bits[i] || 2 * have < (double)bits[i])
+			return true; /* resize */
+		if (changed && (filter_fill(f) > 0.5 ||
+				(fpr_target > 0 && filter_fpr_from_fill(f) > fpr_target)))
+			return true;
 	}
-	if ((na && counting_for(m, &m->addr, bits_a, err, errlen) < 0) ||
-	    (ns && counting_for(m, &m->sig, bits_s, err, errlen) < 0))
-		return -1;
-	if (sigscan_reserve(m->scan, ns) < 0) {
-		error_set(err, errlen, "out of memory for the signature prefilter");
-		return -1;
-	}
-	for (size_t i = 0; i < ns; i++) {
-		uint8_t kind;
-		const uint8_t *window;
-		size_t len;
-		store_entry(m->sig.store, i, &kind, &window, &len);
-		sigscan_add(m->scan, sigscan_word(m->scan, window));
-	}
-	m->built = true;
-	return 0;
+	return false;
 }
 
 /* ---- per packet ---- */
@@ -639,6 +995,7 @@ uint64_t matcher_entries(const struct matcher *m, enum entry_kind kind)
 
 void matcher_set_simd(struct matcher *m, bool on)
 {
+	m->simd = on;
 	sigscan_set_simd(m->scan, on);
 	if (m->addr.counting)
 		m->addr.counting->filter->simd = on && m->addr.counting->filter->simd;
@@ -668,4 +1025,49 @@ void matcher_filter_info(const struct matcher *m, int sig, struct match_filter_i
 		info->bytes += sigscan_bytes(m->scan);
 	info->fill = filter_fill(f);
 	info->fpr_predicted = filter_fpr_from_fill(f);
+}
+
+void matcher_keys(const struct matcher *m, struct hash_key keys[2])
+{
+	keys[0] = m->addr.key;
+	keys[1] = m->sig.key;
+}
+
+bool matcher_params(const struct matcher *m, int sig, struct filter_params *p)
+{
+	const struct keyed_filter *kf = sig ? &m->sig : &m->addr;
+
+	if (kf->counting == NULL)
+		return false;
+	*p = kf->counting->params;
+	return true;
+}
+
+int matcher_foreach(const struct matcher *m, enum entry_kind only, match_entry_cb cb, void *ctx)
+{
+	struct entry e;
+	int rc = 0;
+
+	for (size_t i = 0; i < store_count(m->addr.store) && rc == 0; i++) {
+		uint8_t kind;
+		const uint8_t *key;
+		size_t len;
+		store_entry(m->addr.store, i, &kind, &key, &len);
+		if (only && kind != only)
+			continue;
+		e.kind = kind;
+		e.len = (uint16_t)len;
+		memcpy(e.key, key, len);
+		rc = cb(ctx, &e, m->addr.store->groups[i]);
+	}
+	if (only && only != ENTRY_SIG)
+		return rc;
+	e.kind = ENTRY_SIG;
+	for (size_t w = 0; w < store_count(m->sig.store) && rc == 0; w++)
+		for (uint32_t id = m->heads[w]; id != NO_SIG && rc == 0; id = m->sigs[id].next) {
+			e.len = m->sigs[id].len;
+			memcpy(e.key, m->sig_arena + m->sigs[id].offset, e.len);
+			rc = cb(ctx, &e, m->sig.store->groups[w]);
+		}
+	return rc;
 }

@@ -37,6 +37,7 @@ struct match_config {
 	double bits_per_entry;
 	unsigned window;        /* signature window W, 1..64 */
 	enum hash_algo algo;
+	const struct hash_key *keys; /* [2]: address and signature secrets (a snapshot's); NULL: fresh */
 };
 
 #define MATCH_KINDS 5        /* indexed by enum entry_kind; 0 unused */
@@ -86,8 +87,55 @@ int matcher_remove(struct matcher *m, const struct entry *e);
 /* Whether e is stored; *filter_says: whether the filter alone would say yes. */
 bool matcher_lookup(const struct matcher *m, const struct entry *e, bool *filter_says);
 
+/*
+ * Before matcher_build_restored: add an entry whose group (in a filter of the
+ * same secret) is known, as saved in a snapshot. Returns as matcher_add.
+ */
+int matcher_add_restored(struct matcher *m, const struct entry *e, unsigned group, char *err,
+			 size_t errlen);
+
 /* Size both filters for the entries stored and fill them (offline rounds). */
 int matcher_build(struct matcher *m, char *err, size_t errlen);
+
+/*
+ * Build both filters with the given parameters ([0] addresses, [1]
+ * signatures), counting each entry in its restored group: no rounds, so a
+ * restart costs one pass. Entries whose groups do not fit are re-chosen.
+ */
+int matcher_build_restored(struct matcher *m, const struct filter_params params[2], char *err,
+			   size_t errlen);
+
+/*
+ * Background rebuild, in three steps:
+ *
+ *   begin   (matcher's thread) copies each filter's key hashes and groups,
+ *           sized for the entries stored now (or given params [2]); from
+ *           then on every add and remove is also logged;
+ *   run     (any thread) counts the copies into new counting stores and
+ *           runs the offline rounds; touches nothing of the matcher;
+ *   finish  (matcher's thread) replays the logged changes onto the new
+ *           stores, mirroring the exact store's index moves, and swaps them
+ *           in. Costs O(changes during the rebuild), not O(entries).
+ *
+ * The old filters answer every packet until the swap, so no entry is ever
+ * missed. One rebuild at a time. finish and free both free r.
+ */
+struct match_rebuild;
+struct match_rebuild *matcher_rebuild_begin(struct matcher *m, unsigned rounds,
+					    const struct filter_params *params, char *err,
+					    size_t errlen);
+int matcher_rebuild_run(struct match_rebuild *r, char *err, size_t errlen);
+int matcher_rebuild_finish(struct matcher *m, struct match_rebuild *r, char *err, size_t errlen);
+/* Abandon a rebuild (begun, run or not): the matcher keeps its filters. */
+void matcher_rebuild_free(struct matcher *m, struct match_rebuild *r);
+
+/*
+ * Whether a rebuild would help now: a filter is half or less, or over twice,
+ * the size the configuration asks for its entries; or, after a tenth of its
+ * entries changed since it was built, it is over half full or its predicted
+ * FPR is over fpr_target (0: no target).
+ */
+bool matcher_rebuild_wanted(const struct matcher *m, double fpr_target);
 
 /*
  * Check one parsed packet; writes up to max distinct confirmed hits (each
@@ -111,5 +159,19 @@ void matcher_set_simd(struct matcher *m, bool on);
 
 /* Shape and state of the address (sig = 0) or signature (sig = 1) filter. */
 void matcher_filter_info(const struct matcher *m, int sig, struct match_filter_info *info);
+
+/* The hash secrets: [0] addresses, [1] signatures (to save them). */
+void matcher_keys(const struct matcher *m, struct hash_key keys[2]);
+
+/* Parameters of the address (sig = 0) or signature filter; false while it has none. */
+bool matcher_params(const struct matcher *m, int sig, struct filter_params *p);
+
+/*
+ * Call cb for every entry (or every entry of kind only, 0: all) with the
+ * group its filter key is counted in; stops at, and returns, cb's first
+ * non-zero result. Order: addresses, then signatures window by window.
+ */
+typedef int (*match_entry_cb)(void *ctx, const struct entry *e, unsigned group);
+int matcher_foreach(const struct matcher *m, enum entry_kind only, match_entry_cb cb, void *ctx);
 
 #endif

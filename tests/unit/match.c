@@ -106,8 +106,9 @@ static bool model_matches(const struct entry *e, const struct packet_view *v, ui
 	}
 }
 
-static void run(enum filter_layout layout, unsigned c, uint64_t seed, bool simd)
+static void run(enum filter_layout layout, unsigned c, uint64_t seed, bool simd, bool rebuilds)
 {
+	struct match_rebuild *job = NULL;
 	struct match_config cfg = { .layout = layout, .choices = c, .memory = 128, .window = WINDOW };
 	struct matcher *m = matcher_new(&cfg, NULL, 0);
 	struct model model = { .n = 0 };
@@ -148,6 +149,16 @@ static void run(enum filter_layout layout, unsigned c, uint64_t seed, bool simd)
 			const struct entry *e = &model.e[rng_below(&r, model.n)];
 			assert_true(matcher_lookup(m, e, &says));
 			assert_true(says); /* the filter never misses a stored entry */
+		} else if (op < 16 && rebuilds) {
+			/* Background rebuilds with changes in between: begin, then later run and swap. */
+			if (job == NULL) {
+				job = matcher_rebuild_begin(m, (unsigned)rng_below(&r, 3), NULL, NULL, 0);
+				assert_non_null(job);
+			} else {
+				assert_int_equal(matcher_rebuild_run(job, NULL, 0), 0);
+				assert_int_equal(matcher_rebuild_finish(m, job, NULL, 0), 0);
+				job = NULL;
+			}
 		}
 		struct synth_packet p = { .link = 1, .family = rng_below(&r, 2) ? 4 : 6,
 					  .proto = rng_below(&r, 2) ? 6 : 17, .payload = payload };
@@ -187,7 +198,7 @@ static void run(enum filter_layout layout, unsigned c, uint64_t seed, bool simd)
 		unconfirmed += mc->positives - mc->confirmed;
 	}
 	assert_true(unconfirmed > 0);
-	matcher_free(m);
+	matcher_free(m); /* with a rebuild still begun, maybe */
 }
 
 static void random_packets_match_the_model(void **state)
@@ -196,7 +207,86 @@ static void random_packets_match_the_model(void **state)
 	for (int layout = FILTER_CLASSIC; layout <= FILTER_BLOCKED; layout++)
 		for (unsigned c = 1; c <= 3; c++)
 			for (uint64_t seed = 1; seed <= 4; seed++)
-				run((enum filter_layout)layout, c, seed * 7 + c, seed % 2 == 0);
+				run((enum filter_layout)layout, c, seed * 7 + c, seed % 2 == 0, false);
+}
+
+/* The same while rebuilds begin and finish around the changes: nothing is lost in the swap. */
+static void rebuilds_lose_nothing(void **state)
+{
+	(void)state;
+	for (int layout = FILTER_CLASSIC; layout <= FILTER_BLOCKED; layout++)
+		for (unsigned c = 1; c <= 3; c++)
+			for (uint64_t seed = 1; seed <= 4; seed++)
+				run((enum filter_layout)layout, c, seed * 11 + c, seed % 2 == 1, true);
+}
+
+struct saved {
+	struct entry e[400];
+	unsigned group[400];
+	size_t n;
+};
+
+static int save_entry(void *ctx, const struct entry *e, unsigned group)
+{
+	struct saved *sv = ctx;
+
+	sv->e[sv->n] = *e;
+	sv->group[sv->n++] = group;
+	return 0;
+}
+
+/* A matcher restored from its keys, parameters and groups equals the original, without rounds. */
+static void restore_keeps_groups(void **state)
+{
+	struct match_config cfg = { .layout = FILTER_BLOCKED, .choices = 2, .bits_per_entry = 12, .window = 4 };
+	struct matcher *m = matcher_new(&cfg, NULL, 0), *copy;
+	static struct saved before, after;
+	struct hash_key keys[2];
+	struct filter_params params[2];
+	struct rng r;
+	bool says;
+
+	(void)state;
+	rng_seed(&r, 5);
+	for (int i = 0; i < 300; i++) {
+		struct entry e;
+		random_entry(&r, &e);
+		matcher_add(m, &e, NULL, 0);
+	}
+	assert_int_equal(matcher_build(m, NULL, 0), 0);
+	before.n = 0;
+	assert_int_equal(matcher_foreach(m, 0, save_entry, &before), 0);
+	matcher_keys(m, keys);
+	assert_true(matcher_params(m, 0, &params[0]) && matcher_params(m, 1, &params[1]));
+	cfg.keys = keys;
+	copy = matcher_new(&cfg, NULL, 0);
+	for (size_t i = 0; i < before.n; i++)
+		assert_int_equal(matcher_add_restored(copy, &before.e[i], before.group[i], NULL, 0), 0);
+	assert_int_equal(matcher_build_restored(copy, params, NULL, 0), 0);
+	after.n = 0;
+	matcher_foreach(copy, 0, save_entry, &after);
+	assert_int_equal(after.n, before.n);
+	for (size_t i = 0; i < before.n; i++) {
+		assert_int_equal(after.e[i].kind, before.e[i].kind);
+		assert_int_equal(after.e[i].len, before.e[i].len);
+		assert_memory_equal(after.e[i].key, before.e[i].key, before.e[i].len);
+		assert_int_equal(after.group[i], before.group[i]);
+		assert_true(matcher_lookup(copy, &before.e[i], &says) && says);
+	}
+	struct match_filter_info a, b;
+	for (int sig = 0; sig <= 1; sig++) {
+		matcher_filter_info(m, sig, &a);
+		matcher_filter_info(copy, sig, &b);
+		assert_true(a.fill == b.fill); /* the same bits set */
+	}
+	/* Only kind sig, on request. */
+	after.n = 0;
+	matcher_foreach(copy, ENTRY_SIG, save_entry, &after);
+	for (size_t i = 0; i < after.n; i++)
+		assert_int_equal(after.e[i].kind, ENTRY_SIG);
+	assert_int_equal(after.n, matcher_entries(copy, ENTRY_SIG));
+	matcher_free(m);
+	matcher_free(copy);
 }
 
 /* Hundreds of signatures behind one window: every one is found (the chain outlives growth). */
@@ -272,6 +362,8 @@ static void short_signature_refused(void **state)
 
 static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(random_packets_match_the_model),
+	cmocka_unit_test(rebuilds_lose_nothing),
+	cmocka_unit_test(restore_keeps_groups),
 	cmocka_unit_test(many_signatures_share_a_window),
 	cmocka_unit_test(removal_clears_the_filters),
 	cmocka_unit_test(short_signature_refused),
