@@ -1,0 +1,617 @@
+/* persist.c - durable state: snapshot files and the journal of changes since. */
+#include "persist.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include "error.h"
+
+#define SNAPSHOT_MAGIC "BLOOMDSN"
+#define JOURNAL_MAGIC "BLOOMDJN"
+#define MAGIC_LEN 8
+#define FILTER_RECORD (4 + 8 + HASH_SECRET_SIZE)
+#define SNAPSHOT_HEADER (MAGIC_LEN + 4 + 8 + 4 + 4 + 2 * FILTER_RECORD + 8)
+#define JOURNAL_HEADER (MAGIC_LEN + 4 + 8 + 8)
+#define RECORD_FIXED (1 + 1 + 2 + 8)   /* op, kind, key length, expiry */
+#define RECORD_MAX_BODY (RECORD_FIXED + ENTRY_MAX_KEY)
+#define ENTRY_FIXED (1 + 1 + 2 + 8)    /* kind, group, key length, expiry */
+
+/* ---- little-endian bytes ---- */
+
+static void put_le(uint8_t *p, uint64_t v, int n)
+{
+	for (int i = 0; i < n; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint64_t get_le(const uint8_t *p, int n)
+{
+	uint64_t v = 0;
+
+	for (int i = n - 1; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
+struct buf {
+	uint8_t *p;
+	size_t len, cap;
+};
+
+static int buf_reserve(struct buf *b, size_t more)
+{
+	size_t cap = b->cap ? b->cap : 4096;
+
+	if (b->len + more <= b->cap)
+		return 0;
+	while (cap < b->len + more)
+		cap *= 2;
+	uint8_t *p = realloc(b->p, cap);
+	if (p == NULL)
+		return -1;
+	b->p = p;
+	b->cap = cap;
+	return 0;
+}
+
+static void buf_put(struct buf *b, uint64_t v, int n)
+{
+	put_le(b->p + b->len, v, n);
+	b->len += (size_t)n;
+}
+
+static void buf_bytes(struct buf *b, const void *p, size_t n)
+{
+	memcpy(b->p + b->len, p, n);
+	b->len += n;
+}
+
+/* ---- files ---- */
+
+static void path_join(char *out, size_t outlen, const char *dir, const char *name)
+{
+	snprintf(out, outlen, "%s/%s", dir, name);
+}
+
+static int write_all(int fd, const uint8_t *p, size_t n)
+{
+	while (n > 0) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return -1;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+static int fsync_dir(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int rc;
+
+	if (fd < 0)
+		return -1;
+	rc = fsync(fd);
+	close(fd);
+	return rc;
+}
+
+/* The whole file in memory; -1 with errno (ENOENT: no file). */
+static int read_file(const char *path, struct buf *b)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0 || buf_reserve(b, (size_t)st.st_size + 1) < 0)
+		goto fail;
+	for (;;) {
+		if (buf_reserve(b, 65536) < 0)
+			goto fail;
+		ssize_t r = read(fd, b->p + b->len, b->cap - b->len);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			goto fail;
+		if (r == 0)
+			break;
+		b->len += (size_t)r;
+	}
+	close(fd);
+	return 0;
+fail:
+	close(fd);
+	return -1;
+}
+
+/* Whether (kind, key) is something entry_parse could have produced. */
+static bool entry_valid(unsigned kind, const uint8_t *key, size_t len)
+{
+	switch (kind) {
+	case ENTRY_ADDR: return len == 4 || len == 16;
+	case ENTRY_NET:  return (len == 5 && key[0] <= 32) || (len == 17 && key[0] <= 128);
+	case ENTRY_PAIR: return len == 8 || len == 32;
+	case ENTRY_SIG:  return len >= 1 && len <= ENTRY_MAX_SIG;
+	default:         return false;
+	}
+}
+
+/* ---- snapshot ---- */
+
+struct snapshot_writer {
+	char tmp[4096], final[4096], dir[4096];
+	FILE *f;
+	XXH3_state_t *sum;
+	uint64_t entries;
+	bool failed;
+};
+
+static void header_encode(const struct persist_header *h, uint8_t *p)
+{
+	memcpy(p, SNAPSHOT_MAGIC, MAGIC_LEN);
+	p += MAGIC_LEN;
+	put_le(p, PERSIST_VERSION, 4);
+	put_le(p + 4, h->generation, 8);
+	put_le(p + 12, h->window, 4);
+	put_le(p + 16, h->algo, 4);
+	p += 20;
+	for (int i = 0; i < 2; i++, p += FILTER_RECORD) {
+		const struct persist_filter *f = &h->filter[i];
+		p[0] = f->present;
+		p[1] = (uint8_t)f->params.layout;
+		p[2] = (uint8_t)f->params.choices;
+		p[3] = (uint8_t)f->params.hashes;
+		put_le(p + 4, f->params.bits, 8);
+		memcpy(p + 12, f->key.secret, HASH_SECRET_SIZE);
+	}
+	put_le(p, h->entries, 8);
+}
+
+static void writer_out(struct snapshot_writer *w, const void *p, size_t n)
+{
+	if (fwrite(p, 1, n, w->f) != n)
+		w->failed = true;
+	XXH3_64bits_update(w->sum, p, n);
+}
+
+struct snapshot_writer *snapshot_begin(const char *dir, const struct persist_header *h, char *err,
+				       size_t errlen)
+{
+	struct snapshot_writer *w = calloc(1, sizeof(*w));
+	uint8_t header[SNAPSHOT_HEADER];
+
+	if (w == NULL || (w->sum = XXH3_createState()) == NULL) {
+		error_set(err, errlen, "out of memory for a snapshot");
+		goto fail;
+	}
+	snprintf(w->dir, sizeof(w->dir), "%s", dir);
+	path_join(w->tmp, sizeof(w->tmp), dir, "snapshot.tmp");
+	path_join(w->final, sizeof(w->final), dir, "snapshot");
+	int fd = open(w->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0 || (w->f = fdopen(fd, "wb")) == NULL) {
+		error_set(err, errlen, "%s: %s", w->tmp, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		goto fail;
+	}
+	setvbuf(w->f, NULL, _IOFBF, 1 << 20);
+	XXH3_64bits_reset(w->sum);
+	header_encode(h, header);
+	/* The entry count is patched in at commit, and summed then. */
+	if (fwrite(header, 1, sizeof(header), w->f) != sizeof(header))
+		w->failed = true;
+	XXH3_64bits_update(w->sum, header, sizeof(header) - 8);
+	return w;
+fail:
+	snapshot_abort(w);
+	return NULL;
+}
+
+int snapshot_put(struct snapshot_writer *w, const struct entry *e, unsigned group,
+		 uint64_t expiry)
+{
+	uint8_t fixed[ENTRY_FIXED];
+
+	fixed[0] = (uint8_t)e->kind;
+	fixed[1] = (uint8_t)group;
+	put_le(fixed + 2, e->len, 2);
+	put_le(fixed + 4, expiry, 8);
+	writer_out(w, fixed, sizeof(fixed));
+	writer_out(w, e->key, e->len);
+	w->entries++;
+	return w->failed ? -1 : 0;
+}
+
+void snapshot_abort(struct snapshot_writer *w)
+{
+	if (w == NULL)
+		return;
+	if (w->f) {
+		fclose(w->f);
+		unlink(w->tmp);
+	}
+	XXH3_freeState(w->sum);
+	free(w);
+}
+
+/* The entry count sits just before the entries; the checksum covers it, so it is summed last. */
+static int snapshot_finish(struct snapshot_writer *w)
+{
+	uint8_t count[8], sum[8];
+
+	put_le(count, w->entries, 8);
+	XXH3_64bits_update(w->sum, count, 8);
+	put_le(sum, XXH3_64bits_digest(w->sum), 8);
+	if (w->failed || fwrite(sum, 1, 8, w->f) != 8 ||
+	    fseek(w->f, SNAPSHOT_HEADER - 8, SEEK_SET) < 0 || fwrite(count, 1, 8, w->f) != 8 ||
+	    fflush(w->f) != 0 || fsync(fileno(w->f)) < 0)
+		return -1;
+	return 0;
+}
+
+int snapshot_commit(struct snapshot_writer *w, char *err, size_t errlen)
+{
+	int rc = 0;
+
+	if (snapshot_finish(w) < 0) {
+		error_set(err, errlen, "%s: %s", w->tmp, strerror(errno ? errno : EIO));
+		snapshot_abort(w);
+		return -1;
+	}
+	if (fclose(w->f) != 0 || rename(w->tmp, w->final) < 0 || fsync_dir(w->dir) < 0) {
+		error_set(err, errlen, "%s: %s", w->final, strerror(errno));
+		unlink(w->tmp);
+		rc = -1;
+	}
+	w->f = NULL;
+	XXH3_freeState(w->sum);
+	free(w);
+	return rc;
+}
+
+/*
+ * The checksum covers the file with the entry count taken out of the header
+ * and summed last, as the writer streams it. Returns whether it matches.
+ */
+static bool snapshot_sum_ok(const struct buf *b)
+{
+	XXH3_state_t *s = XXH3_createState();
+	bool ok;
+
+	if (s == NULL)
+		return false;
+	XXH3_64bits_reset(s);
+	XXH3_64bits_update(s, b->p, SNAPSHOT_HEADER - 8);
+	XXH3_64bits_update(s, b->p + SNAPSHOT_HEADER, b->len - SNAPSHOT_HEADER - 8);
+	XXH3_64bits_update(s, b->p + SNAPSHOT_HEADER - 8, 8);
+	ok = XXH3_64bits_digest(s) == get_le(b->p + b->len - 8, 8);
+	XXH3_freeState(s);
+	return ok;
+}
+
+static int header_decode(const struct buf *b, struct persist_header *h, const char *path,
+			 char *err, size_t errlen)
+{
+	const uint8_t *p = b->p + MAGIC_LEN;
+	uint64_t version;
+
+	if (b->len < SNAPSHOT_HEADER + 8 || memcmp(b->p, SNAPSHOT_MAGIC, MAGIC_LEN) != 0) {
+		error_set(err, errlen, "%s: not a bloomd snapshot (%s)", path,
+			  b->len < SNAPSHOT_HEADER + 8 ? "too short" : "bad magic");
+		return -1;
+	}
+	if ((version = get_le(p, 4)) != PERSIST_VERSION) {
+		error_set(err, errlen, "%s: snapshot format version %llu is not supported (this bloomd reads version %d)",
+			  path, (unsigned long long)version, PERSIST_VERSION);
+		return -1;
+	}
+	if (!snapshot_sum_ok(b)) {
+		error_set(err, errlen, "%s: checksum mismatch: the snapshot is corrupt", path);
+		return -1;
+	}
+	h->generation = get_le(p + 4, 8);
+	h->window = (unsigned)get_le(p + 12, 4);
+	h->algo = (enum hash_algo)get_le(p + 16, 4);
+	p += 20;
+	for (int i = 0; i < 2; i++, p += FILTER_RECORD) {
+		struct persist_filter *f = &h->filter[i];
+		f->present = p[0] != 0;
+		f->params = (struct filter_params){ .layout = p[1], .choices = p[2], .hashes = p[3],
+						    .bits = get_le(p + 4, 8) };
+		f->key.algo = h->algo;
+		memcpy(f->key.secret, p + 12, HASH_SECRET_SIZE);
+		if (f->present && filter_params_check(&f->params, NULL, 0) < 0) {
+			error_set(err, errlen, "%s: invalid filter parameters", path);
+			return -1;
+		}
+	}
+	h->entries = get_le(p, 8);
+	return 0;
+}
+
+static int entries_decode(const struct buf *b, const struct persist_header *h, persist_entry_cb cb,
+			  void *ctx, const char *path, char *err, size_t errlen)
+{
+	size_t at = SNAPSHOT_HEADER, end = b->len - 8;
+	static struct entry e; /* large; one at a time */
+
+	for (uint64_t i = 0; i < h->entries; i++) {
+		if (end - at < ENTRY_FIXED)
+			goto bad;
+		const uint8_t *p = b->p + at;
+		e.kind = p[0];
+		e.len = (uint16_t)get_le(p + 2, 2);
+		if (end - at - ENTRY_FIXED < e.len || p[1] >= FILTER_MAX_CHOICES ||
+		    !entry_valid(p[0], p + ENTRY_FIXED, e.len))
+			goto bad;
+		memcpy(e.key, p + ENTRY_FIXED, e.len);
+		if (cb(ctx, &e, p[1], get_le(p + 4, 8)) < 0)
+			return -1;
+		at += ENTRY_FIXED + e.len;
+	}
+	if (at == end)
+		return 0;
+bad:
+	error_set(err, errlen, "%s: invalid entry at offset %zu", path, at);
+	return -1;
+}
+
+int snapshot_read(const char *dir, struct persist_header *h, persist_entry_cb cb, void *ctx,
+		  char *err, size_t errlen)
+{
+	char path[4096];
+	struct buf b = { 0 };
+	int rc;
+
+	memset(h, 0, sizeof(*h));
+	path_join(path, sizeof(path), dir, "snapshot");
+	if (read_file(path, &b) < 0) {
+		free(b.p);
+		if (errno == ENOENT)
+			return 1;
+		error_set(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	rc = header_decode(&b, h, path, err, errlen);
+	if (rc == 0)
+		rc = entries_decode(&b, h, cb, ctx, path, err, errlen);
+	free(b.p);
+	return rc;
+}
+
+/* ---- journal ---- */
+
+struct journal {
+	char dir[4096], path[4096];
+	int fd;
+	struct buf queue;
+	uint64_t records, bytes;
+	bool unsynced;
+};
+
+/* Write a fresh journal for gen beside the old one and rename it over. */
+static int journal_create(struct journal *j, uint64_t gen, char *err, size_t errlen)
+{
+	char tmp[4200];
+	uint8_t h[JOURNAL_HEADER];
+	int fd;
+
+	memcpy(h, JOURNAL_MAGIC, MAGIC_LEN);
+	put_le(h + MAGIC_LEN, PERSIST_VERSION, 4);
+	put_le(h + MAGIC_LEN + 4, gen, 8);
+	put_le(h + MAGIC_LEN + 12, XXH3_64bits(h, MAGIC_LEN + 12), 8);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", j->path);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0 || write_all(fd, h, sizeof(h)) < 0 || fsync(fd) < 0 || rename(tmp, j->path) < 0 ||
+	    fsync_dir(j->dir) < 0) {
+		error_set(err, errlen, "%s: %s", tmp, strerror(errno));
+		if (fd >= 0) {
+			close(fd);
+			unlink(tmp);
+		}
+		return -1;
+	}
+	close(fd);
+	if (j->fd >= 0)
+		close(j->fd);
+	j->fd = open(j->path, O_WRONLY | O_APPEND | O_CLOEXEC);
+	if (j->fd < 0) {
+		error_set(err, errlen, "%s: %s", j->path, strerror(errno));
+		return -1;
+	}
+	j->records = 0;
+	j->bytes = sizeof(h);
+	j->unsynced = false;
+	return 0;
+}
+
+/* Replay the records of b; *valid: where the good records end. */
+static int journal_replay(const struct buf *b, size_t *valid, journal_record_cb cb, void *ctx,
+			  struct journal *j, char *err, size_t errlen)
+{
+	static struct entry e;
+	size_t at = JOURNAL_HEADER;
+
+	while (at < b->len) {
+		const uint8_t *p = b->p + at;
+		size_t left = b->len - at;
+		if (left < 4)
+			break; /* torn length */
+		size_t body = (size_t)get_le(p, 4);
+		if (body < RECORD_FIXED || body > RECORD_MAX_BODY) {
+			error_set(err, errlen, "%s: corrupt record at offset %zu (length %zu)", j->path, at, body);
+			return -1;
+		}
+		if (left < 4 + body + 8)
+			break; /* torn body */
+		if (XXH3_64bits(p, 4 + body) != get_le(p + 4 + body, 8)) {
+			if (left == 4 + body + 8)
+				break; /* the last record, half written */
+			error_set(err, errlen, "%s: checksum mismatch in the record at offset %zu", j->path, at);
+			return -1;
+		}
+		const uint8_t *r = p + 4;
+		e.kind = r[1];
+		e.len = (uint16_t)get_le(r + 2, 2);
+		if ((r[0] != PERSIST_ADD && r[0] != PERSIST_DEL) || body != (size_t)RECORD_FIXED + e.len ||
+		    !entry_valid(r[1], r + RECORD_FIXED, e.len)) {
+			error_set(err, errlen, "%s: invalid record at offset %zu", j->path, at);
+			return -1;
+		}
+		memcpy(e.key, r + RECORD_FIXED, e.len);
+		if (cb(ctx, (enum persist_op)r[0], &e, get_le(r + 4, 8)) < 0)
+			return -1;
+		j->records++;
+		at += 4 + body + 8;
+	}
+	*valid = at;
+	return 0;
+}
+
+/* Check the header; 1: older than gen (to be replaced). */
+static int journal_header(const struct buf *b, uint64_t gen, const char *path, char *err,
+			  size_t errlen)
+{
+	if (b->len < JOURNAL_HEADER || memcmp(b->p, JOURNAL_MAGIC, MAGIC_LEN) != 0 ||
+	    XXH3_64bits(b->p, MAGIC_LEN + 12) != get_le(b->p + MAGIC_LEN + 12, 8)) {
+		error_set(err, errlen, "%s: not a bloomd journal, or its header is corrupt", path);
+		return -1;
+	}
+	uint64_t version = get_le(b->p + MAGIC_LEN, 4), jgen = get_le(b->p + MAGIC_LEN + 4, 8);
+	if (version != PERSIST_VERSION) {
+		error_set(err, errlen, "%s: journal format version %llu is not supported", path,
+			  (unsigned long long)version);
+		return -1;
+	}
+	if (jgen > gen) {
+		error_set(err, errlen, "%s: journal of generation %llu follows a snapshot that is missing (the snapshot is generation %llu)",
+			  path, (unsigned long long)jgen, (unsigned long long)gen);
+		return -1;
+	}
+	return jgen < gen;
+}
+
+struct journal *journal_open(const char *dir, uint64_t gen, journal_record_cb cb, void *ctx,
+			     bool *dropped, char *err, size_t errlen)
+{
+	struct journal *j = calloc(1, sizeof(*j));
+	struct buf b = { 0 };
+	size_t valid = 0;
+	int stale = 1;
+
+	*dropped = false;
+	if (j == NULL) {
+		error_set(err, errlen, "out of memory for the journal");
+		return NULL;
+	}
+	j->fd = -1;
+	snprintf(j->dir, sizeof(j->dir), "%s", dir);
+	path_join(j->path, sizeof(j->path), dir, "journal");
+	if (read_file(j->path, &b) < 0 && errno != ENOENT) {
+		error_set(err, errlen, "%s: %s", j->path, strerror(errno));
+		goto fail;
+	}
+	if (b.p && (stale = journal_header(&b, gen, j->path, err, errlen)) < 0)
+		goto fail;
+	if (stale) {
+		if (journal_create(j, gen, err, errlen) < 0)
+			goto fail;
+	} else {
+		if (journal_replay(&b, &valid, cb, ctx, j, err, errlen) < 0)
+			goto fail;
+		j->fd = open(j->path, O_WRONLY | O_APPEND | O_CLOEXEC);
+		if (j->fd < 0 || (valid < b.len && (ftruncate(j->fd, (off_t)valid) < 0 || fsync(j->fd) < 0))) {
+			error_set(err, errlen, "%s: %s", j->path, strerror(errno));
+			goto fail;
+		}
+		*dropped = valid < b.len;
+		j->bytes = valid;
+	}
+	free(b.p);
+	return j;
+fail:
+	free(b.p);
+	journal_close(j);
+	return NULL;
+}
+
+void journal_close(struct journal *j)
+{
+	if (j == NULL)
+		return;
+	if (j->fd >= 0)
+		close(j->fd);
+	free(j->queue.p);
+	free(j);
+}
+
+int journal_append(struct journal *j, enum persist_op op, const struct entry *e, uint64_t expiry)
+{
+	size_t body = RECORD_FIXED + e->len;
+	struct buf *q = &j->queue;
+
+	if (buf_reserve(q, 4 + body + 8) < 0)
+		return -1;
+	uint8_t *start = q->p + q->len;
+	buf_put(q, body, 4);
+	buf_put(q, op, 1);
+	buf_put(q, e->kind, 1);
+	buf_put(q, e->len, 2);
+	buf_put(q, expiry, 8);
+	buf_bytes(q, e->key, e->len);
+	buf_put(q, XXH3_64bits(start, 4 + body), 8);
+	j->records++;
+	return 0;
+}
+
+int journal_flush(struct journal *j, bool sync, char *err, size_t errlen)
+{
+	if (j->queue.len) {
+		if (write_all(j->fd, j->queue.p, j->queue.len) < 0) {
+			error_set(err, errlen, "%s: %s", j->path, strerror(errno));
+			return -1;
+		}
+		j->bytes += j->queue.len;
+		j->queue.len = 0;
+		j->unsynced = true;
+	}
+	if (sync && j->unsynced) {
+		if (fdatasync(j->fd) < 0) {
+			error_set(err, errlen, "%s: fsync: %s", j->path, strerror(errno));
+			return -1;
+		}
+		j->unsynced = false;
+	}
+	return 0;
+}
+
+int journal_restart(struct journal *j, uint64_t gen, char *err, size_t errlen)
+{
+	j->queue.len = 0; /* what was queued is in the snapshot just committed */
+	return journal_create(j, gen, err, errlen);
+}
+
+uint64_t journal_records(const struct journal *j)
+{
+	return j->records;
+}
+
+uint64_t journal_bytes(const struct journal *j)
+{
+	return j->bytes + j->queue.len;
+}
+
+bool journal_unsynced(const struct journal *j)
+{
+	return j->unsynced || j->queue.len > 0;
+}

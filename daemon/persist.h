@@ -1,0 +1,114 @@
+/* persist.h - durable state: snapshot files and the journal of changes since. */
+#ifndef BLOOMD_PERSIST_H
+#define BLOOMD_PERSIST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "entry.h"
+#include "filter.h"
+#include "hash.h"
+
+/*
+ * The state directory holds two files:
+ *
+ *   snapshot   "BLOOMDSN", format version, generation, signature window and
+ *              hash algorithm, then per filter (addresses, signatures) its
+ *              parameters and hash secret; the entries, each with the group
+ *              it is counted in and its expiry; an XXH3-64 checksum of all
+ *              that. Written to snapshot.tmp, fsync, renamed, directory
+ *              fsync'd: a crash leaves the old snapshot or the new one.
+ *   journal    "BLOOMDJN", format version, the generation of the snapshot it
+ *              follows, a checksum; then one record per add or delete:
+ *              length, body, XXH3-64 of both.
+ *
+ * At start the snapshot is read and the journal replayed over it. A journal
+ * older than the snapshot is left over from a crash during a save: its
+ * changes are in the snapshot already, so it is ignored. A torn last record
+ * (a crash during an append) is dropped and cut off. Anything else that does
+ * not check out (magic, version, checksum, a record in the middle) is an
+ * error naming the file and offset, and the file is left as it is.
+ *
+ * All integers little-endian. Nothing here prints; errors come back in err.
+ */
+
+#define PERSIST_VERSION 1
+
+struct persist_filter {
+	bool present;               /* the filter existed (had keys) when saved */
+	struct filter_params params;
+	struct hash_key key;
+};
+
+struct persist_header {
+	uint64_t generation;
+	unsigned window;
+	enum hash_algo algo;
+	struct persist_filter filter[2]; /* addresses, signatures */
+	uint64_t entries;
+};
+
+enum persist_op {
+	PERSIST_ADD = 1,
+	PERSIST_DEL = 2,
+};
+
+/* ---- snapshot ---- */
+
+struct snapshot_writer;
+
+/* Start dir/snapshot.tmp with header h (h->entries is filled in at commit). */
+struct snapshot_writer *snapshot_begin(const char *dir, const struct persist_header *h, char *err,
+				       size_t errlen);
+/* One entry, counted in group, expiring at expiry (Unix seconds; 0: never). */
+int snapshot_put(struct snapshot_writer *w, const struct entry *e, unsigned group,
+		 uint64_t expiry);
+/* Checksum, fsync, rename over dir/snapshot, fsync dir. Frees w either way. */
+int snapshot_commit(struct snapshot_writer *w, char *err, size_t errlen);
+/* Drop an unfinished snapshot (removes the temporary file). */
+void snapshot_abort(struct snapshot_writer *w);
+
+typedef int (*persist_entry_cb)(void *ctx, const struct entry *e, unsigned group,
+				uint64_t expiry);
+
+/*
+ * Read dir/snapshot: check it whole (magic, version, checksum, every
+ * entry's syntax), then fill *h and call cb for each entry. Returns 0, 1 if
+ * there is no snapshot (*h zeroed), -1 with a message.
+ */
+int snapshot_read(const char *dir, struct persist_header *h, persist_entry_cb cb, void *ctx,
+		  char *err, size_t errlen);
+
+/* ---- journal ---- */
+
+struct journal;
+
+typedef int (*journal_record_cb)(void *ctx, enum persist_op op, const struct entry *e,
+				 uint64_t expiry);
+
+/*
+ * Open dir/journal to append after the snapshot of generation gen, replaying
+ * its records through cb first. A missing or older journal is replaced by an
+ * empty one. *dropped tells whether a torn last record was cut off.
+ * NULL with a message on error (cb's error included).
+ */
+struct journal *journal_open(const char *dir, uint64_t gen, journal_record_cb cb, void *ctx,
+			     bool *dropped, char *err, size_t errlen);
+void journal_close(struct journal *j);
+
+/* Queue a record (in memory until journal_flush). */
+int journal_append(struct journal *j, enum persist_op op, const struct entry *e, uint64_t expiry);
+
+/* Write the queued records; with sync, fsync the file too. */
+int journal_flush(struct journal *j, bool sync, char *err, size_t errlen);
+
+/* Start an empty journal for generation gen (after a snapshot of gen is committed). */
+int journal_restart(struct journal *j, uint64_t gen, char *err, size_t errlen);
+
+/* Records and bytes in the journal file (written or queued), and whether any is not yet fsync'd. */
+uint64_t journal_records(const struct journal *j);
+uint64_t journal_bytes(const struct journal *j);
+bool journal_unsynced(const struct journal *j);
+
+#endif

@@ -1,0 +1,32 @@
+/* ttl.h - entries that expire: their expiry times, soonest first. */
+#ifndef BLOOMD_TTL_H
+#define BLOOMD_TTL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "entry.h"
+
+/*
+ * A map from entry (kind and key) to its expiry time, with an indexed
+ * min-heap beside it, so the next entry to expire is found in O(1) and any
+ * entry's time set or cleared in O(log n). Times are Unix seconds; what
+ * "expire" does (delete through the counting store) is the caller's.
+ */
+struct ttl;
+
+struct ttl *ttl_new(void);
+void ttl_free(struct ttl *t);
+
+/* Set e's expiry (replacing any); 0 clears it. Returns 0, or -1 without memory. */
+int ttl_set(struct ttl *t, const struct entry *e, uint64_t expiry);
+
+/* e's expiry, or 0 if it has none. */
+uint64_t ttl_get(const struct ttl *t, const struct entry *e);
+
+/* Take out one entry whose expiry is at or before now: 1 with *e filled, 0 when there is none. */
+int ttl_pop_expired(struct ttl *t, uint64_t now, struct entry *e);
+
+size_t ttl_count(const struct ttl *t);
+
+#endif

@@ -1,0 +1,242 @@
+/* Unit tests for persist.c: round trips, torn journals, corrupt and foreign files. */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "persist.h"
+#include "test.h"
+
+static char dir[] = "/tmp/bloomd-persist-XXXXXX";
+
+static void entry_of(unsigned i, struct entry *e)
+{
+	e->kind = i % 2 ? ENTRY_SIG : ENTRY_ADDR;
+	if (e->kind == ENTRY_ADDR) {
+		e->len = 4;
+		memcpy(e->key, (uint8_t[]){ 192, 0, 2, (uint8_t)i }, 4);
+	} else {
+		e->len = (uint16_t)snprintf((char *)e->key, sizeof(e->key), "signature-%u", i);
+	}
+}
+
+static void path(char *out, const char *name)
+{
+	snprintf(out, 256, "%s/%s", dir, name);
+}
+
+static void clean(void)
+{
+	char p[256];
+
+	path(p, "snapshot");
+	unlink(p);
+	path(p, "journal");
+	unlink(p);
+}
+
+struct seen {
+	unsigned n, adds, dels;
+	uint64_t expiry_sum;
+	unsigned groups;
+};
+
+static int count_entry(void *ctx, const struct entry *e, unsigned group, uint64_t expiry)
+{
+	struct seen *s = ctx;
+	struct entry want;
+
+	entry_of(s->n, &want);
+	assert_int_equal(e->kind, want.kind);
+	assert_memory_equal(e->key, want.key, want.len);
+	s->n++;
+	s->groups += group;
+	s->expiry_sum += expiry;
+	return 0;
+}
+
+static void write_snapshot(unsigned n, uint64_t gen)
+{
+	struct persist_header h = { .generation = gen, .window = 8, .algo = HASH_XXH3 };
+	struct snapshot_writer *w;
+	struct entry e;
+
+	h.filter[0] = (struct persist_filter){ .present = true, .params = { .layout = FILTER_BLOCKED, .bits = 1 << 16, .choices = 2, .hashes = 7 } };
+	memset(h.filter[0].key.secret, 0xab, HASH_SECRET_SIZE);
+	w = snapshot_begin(dir, &h, NULL, 0);
+	assert_non_null(w);
+	for (unsigned i = 0; i < n; i++) {
+		entry_of(i, &e);
+		assert_int_equal(snapshot_put(w, &e, i % 2, i), 0);
+	}
+	assert_int_equal(snapshot_commit(w, NULL, 0), 0);
+}
+
+static void snapshot_round_trip(void **state)
+{
+	struct persist_header h;
+	struct seen s = { 0 };
+
+	(void)state;
+	clean();
+	assert_int_equal(snapshot_read(dir, &h, count_entry, &s, NULL, 0), 1); /* none yet */
+	write_snapshot(1000, 7);
+	assert_int_equal(snapshot_read(dir, &h, count_entry, &s, NULL, 0), 0);
+	assert_int_equal(s.n, 1000);
+	assert_int_equal(s.groups, 500);
+	assert_int_equal(s.expiry_sum, 999 * 1000 / 2);
+	assert_int_equal(h.generation, 7);
+	assert_int_equal(h.entries, 1000);
+	assert_true(h.filter[0].present && !h.filter[1].present);
+	assert_int_equal(h.filter[0].params.hashes, 7);
+	assert_int_equal(h.filter[0].key.secret[100], 0xab);
+}
+
+/* Flip one byte anywhere: refused, and the file is left as it was. */
+static void corrupt_snapshot_refused(void **state)
+{
+	char p[256], err[256];
+	struct persist_header h;
+	struct stat before, after;
+
+	(void)state;
+	clean();
+	write_snapshot(50, 1);
+	path(p, "snapshot");
+	stat(p, &before);
+	for (off_t at = 0; at < before.st_size; at += 37) {
+		int fd = open(p, O_RDWR);
+		uint8_t b;
+		assert_int_equal(pread(fd, &b, 1, at), 1);
+		b ^= 0x10;
+		assert_int_equal(pwrite(fd, &b, 1, at), 1);
+		struct seen s = { 0 };
+		assert_int_equal(snapshot_read(dir, &h, count_entry, &s, err, sizeof(err)), -1);
+		assert_non_null(strstr(err, "snapshot"));
+		b ^= 0x10;
+		assert_int_equal(pwrite(fd, &b, 1, at), 1);
+		close(fd);
+	}
+	stat(p, &after);
+	assert_int_equal(after.st_size, before.st_size);
+	/* An unknown format version is named as such. */
+	int fd = open(p, O_RDWR);
+	assert_int_equal(pwrite(fd, "\x09", 1, 8), 1);
+	close(fd);
+	assert_int_equal(snapshot_read(dir, &h, count_entry, &(struct seen){ 0 }, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "version 9 is not supported"));
+}
+
+static int count_record(void *ctx, enum persist_op op, const struct entry *e, uint64_t expiry)
+{
+	struct seen *s = ctx;
+
+	(void)e;
+	s->adds += op == PERSIST_ADD;
+	s->dels += op == PERSIST_DEL;
+	s->expiry_sum += expiry;
+	return 0;
+}
+
+static void journal_write(uint64_t gen, unsigned adds)
+{
+	bool dropped;
+	struct journal *j = journal_open(dir, gen, count_record, &(struct seen){ 0 }, &dropped, NULL, 0);
+	struct entry e;
+
+	assert_non_null(j);
+	for (unsigned i = 0; i < adds; i++) {
+		entry_of(i, &e);
+		assert_int_equal(journal_append(j, PERSIST_ADD, &e, 5), 0);
+	}
+	entry_of(0, &e);
+	assert_int_equal(journal_append(j, PERSIST_DEL, &e, 0), 0);
+	assert_int_equal(journal_flush(j, true, NULL, 0), 0);
+	journal_close(j);
+}
+
+static void journal_replays_and_drops_a_torn_tail(void **state)
+{
+	char p[256];
+	bool dropped;
+	struct seen s = { 0 };
+	struct stat st;
+
+	(void)state;
+	clean();
+	journal_write(3, 10);
+	struct journal *j = journal_open(dir, 3, count_record, &s, &dropped, NULL, 0);
+	assert_non_null(j);
+	assert_int_equal(s.adds, 10);
+	assert_int_equal(s.dels, 1);
+	assert_false(dropped);
+	journal_close(j);
+	/* Cut the last record short: it is dropped, the rest replayed, the file trimmed. */
+	path(p, "journal");
+	stat(p, &st);
+	assert_int_equal(truncate(p, st.st_size - 3), 0);
+	memset(&s, 0, sizeof(s));
+	j = journal_open(dir, 3, count_record, &s, &dropped, NULL, 0);
+	assert_non_null(j);
+	assert_true(dropped);
+	assert_int_equal(s.adds, 10);
+	assert_int_equal(s.dels, 0);
+	journal_close(j);
+	/* Appends after the trim are read back. */
+	journal_write(3, 2);
+	memset(&s, 0, sizeof(s));
+	j = journal_open(dir, 3, count_record, &s, &dropped, NULL, 0);
+	assert_int_equal(s.adds, 12);
+	assert_false(dropped);
+	journal_close(j);
+}
+
+static void journal_corruption_and_generations(void **state)
+{
+	char p[256], err[256];
+	bool dropped;
+	struct seen s = { 0 };
+
+	(void)state;
+	clean();
+	journal_write(4, 10);
+	/* A bad record in the middle is an error, not a silent loss. */
+	path(p, "journal");
+	int fd = open(p, O_RDWR);
+	assert_int_equal(pwrite(fd, "\xff", 1, 60), 1);
+	close(fd);
+	assert_null(journal_open(dir, 4, count_record, &s, &dropped, err, sizeof(err)));
+	assert_non_null(strstr(err, "offset"));
+	/* Newer than the snapshot: refused. */
+	assert_null(journal_open(dir, 3, count_record, &s, &dropped, err, sizeof(err)));
+	assert_non_null(strstr(err, "generation 4"));
+	/* Older than the snapshot (a crash during a save): replaced by an empty one. */
+	memset(&s, 0, sizeof(s));
+	struct journal *j = journal_open(dir, 5, count_record, &s, &dropped, NULL, 0);
+	assert_non_null(j);
+	assert_int_equal(s.adds + s.dels, 0);
+	assert_int_equal(journal_records(j), 0);
+	journal_close(j);
+}
+
+static const struct CMUnitTest tests[] = {
+	cmocka_unit_test(snapshot_round_trip),
+	cmocka_unit_test(corrupt_snapshot_refused),
+	cmocka_unit_test(journal_replays_and_drops_a_torn_tail),
+	cmocka_unit_test(journal_corruption_and_generations),
+};
+
+int main(void)
+{
+	int rc;
+
+	if (mkdtemp(dir) == NULL)
+		return 1;
+	cmocka_set_message_output(CM_OUTPUT_TAP);
+	rc = cmocka_run_group_tests_name("persist", tests, NULL, NULL);
+	clean();
+	rmdir(dir);
+	return rc;
+}

@@ -1,0 +1,69 @@
+/* Unit and property tests for ttl.c against a plain model. */
+#include <stdio.h>
+#include <string.h>
+
+#include "rng.h"
+#include "test.h"
+#include "ttl.h"
+
+#define UNIVERSE 300
+
+static void entry_of(unsigned i, struct entry *e)
+{
+	e->kind = (enum entry_kind)(1 + i % 4);
+	e->len = (uint16_t)snprintf((char *)e->key, sizeof(e->key), "key-%u", i / 4);
+}
+
+/* Random sets, clears and pops against an array of expiry times. */
+static void random_operations_match_the_model(void **state)
+{
+	static uint64_t model[UNIVERSE];
+	struct ttl *t = ttl_new();
+	struct entry e;
+	struct rng r;
+	uint64_t now = 1000;
+
+	(void)state;
+	rng_seed(&r, 9);
+	for (int step = 0; step < 20000; step++) {
+		unsigned i = (unsigned)rng_below(&r, UNIVERSE), op = (unsigned)rng_below(&r, 10);
+		entry_of(i, &e);
+		if (op < 5) {
+			uint64_t when = op == 0 ? 0 : now + rng_below(&r, 50);
+			assert_int_equal(ttl_set(t, &e, when), 0);
+			model[i] = when;
+		} else if (op < 8) {
+			assert_int_equal(ttl_get(t, &e), model[i]);
+		} else {
+			now += rng_below(&r, 5);
+			uint64_t last = 0;
+			while (ttl_pop_expired(t, now, &e) == 1) {
+				unsigned found = UNIVERSE;
+				for (unsigned j = 0; j < UNIVERSE; j++) {
+					struct entry f;
+					entry_of(j, &f);
+					if (f.kind == e.kind && f.len == e.len && memcmp(f.key, e.key, e.len) == 0)
+						found = j;
+				}
+				assert_true(found < UNIVERSE);
+				assert_true(model[found] != 0 && model[found] <= now);
+				assert_true(model[found] >= last); /* soonest first */
+				last = model[found];
+				model[found] = 0;
+			}
+			size_t count = 0;
+			for (unsigned j = 0; j < UNIVERSE; j++) {
+				assert_false(model[j] != 0 && model[j] <= now); /* none left behind */
+				count += model[j] != 0;
+			}
+			assert_int_equal(ttl_count(t), count);
+		}
+	}
+	ttl_free(t);
+}
+
+static const struct CMUnitTest tests[] = {
+	cmocka_unit_test(random_operations_match_the_model),
+};
+
+TEST_MAIN("ttl", tests)
