@@ -37,7 +37,8 @@ CORE_OBJ  = $(CORE_SRC:%.c=$(BUILD)/%.o)
 CORE_LIB  = $(BUILD)/libbloomcore.a
 
 DAEMON_SRC = daemon/entry.c daemon/packet.c daemon/sigscan.c daemon/match.c daemon/config.c daemon/log.c \
-             daemon/events.c daemon/stats.c daemon/capture.c daemon/engine.c daemon/persist.c daemon/ttl.c
+             daemon/events.c daemon/stats.c daemon/capture.c daemon/engine.c daemon/persist.c daemon/ttl.c \
+             daemon/control.c daemon/rebuild.c daemon/service.c daemon/commands.c
 DAEMON_OBJ = $(DAEMON_SRC:%.c=$(BUILD)/%.o)
 DAEMON_LIB = $(BUILD)/libbloomd.a
 DAEMON_LIBS := $(shell pkg-config --libs $(DAEMON_PKGS) 2>/dev/null)

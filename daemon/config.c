@@ -55,9 +55,17 @@ struct config *config_defaults(void)
 	c->choices = 2;
 	c->hash = HASH_XXH3;
 	c->window = 8;
+	c->fpr_target = 0.001;
+	c->auto_rebuild = true;
+	c->max_clients = 64;
+	c->idle_timeout = 300;
+	c->fsync = CONFIG_FSYNC_EVERYSEC;
+	c->journal_max = 64 << 20;
 	c->events = strdup("-");
-	if (c->events == NULL) {
-		free(c);
+	c->socket = strdup("/run/bloomd/control.sock");
+	c->store_dir = strdup("/var/lib/bloomd");
+	if (c->events == NULL || c->socket == NULL || c->store_dir == NULL) {
+		config_free(c);
 		return NULL;
 	}
 	return c;
@@ -78,12 +86,21 @@ void config_free(struct config *c)
 	free(c->entry_files);
 	free(c->events);
 	free(c->pcap);
+	free(c->socket);
+	free(c->group);
+	free(c->store_dir);
 	free(c);
+}
+
+const char *config_fsync_name(enum config_fsync f)
+{
+	return f == CONFIG_FSYNC_ALWAYS ? "always" : f == CONFIG_FSYNC_EVERYSEC ? "everysec" : "no";
 }
 
 static bool known_section(const char *name, size_t len)
 {
-	static const char *const sections[] = { "capture", "filter", "entries", "signatures", "output" };
+	static const char *const sections[] = { "capture", "filter", "entries", "signatures", "output",
+						       "control", "store" };
 
 	for (size_t i = 0; i < sizeof(sections) / sizeof(sections[0]); i++)
 		if (strlen(sections[i]) == len && strncmp(sections[i], name, len) == 0)
@@ -247,6 +264,16 @@ static int filter_key(struct loader *ld, const char *key, const char *value)
 			return c->rounds = 0, 1;
 		return set_uint(ld, key, value, 1, 1000, &c->rounds);
 	}
+	if (strcmp(key, "fpr_target") == 0) {
+		c->fpr_target = strtod(value, &end);
+		if (end == value || *end != '\0' || !(c->fpr_target >= 0 && c->fpr_target < 1)) {
+			problem(ld, "fpr_target: expected a rate from 0 (none) to below 1, got '%s'", value);
+			return 0;
+		}
+		return 1;
+	}
+	if (strcmp(key, "auto_rebuild") == 0)
+		return set_bool(ld, key, value, &c->auto_rebuild);
 	if (strcmp(key, "hash") == 0) {
 		if (hash_algo_parse(value, &c->hash) < 0) {
 			problem(ld, "hash: expected xxh3 or siphash13, got '%s'", value);
@@ -254,6 +281,51 @@ static int filter_key(struct loader *ld, const char *key, const char *value)
 		}
 		return 1;
 	}
+	return -1;
+}
+
+/* An empty value turns an optional path off. */
+static int set_optional_path(struct loader *ld, char **slot, bool *set, const char *value)
+{
+	*set = true;
+	if (value[0] == '\0') {
+		free(*slot);
+		*slot = NULL;
+		return 1;
+	}
+	return set_string(ld, slot, value, true);
+}
+
+static int control_key(struct loader *ld, const char *key, const char *value)
+{
+	struct config *c = ld->c;
+
+	if (strcmp(key, "socket") == 0)
+		return set_optional_path(ld, &c->socket, &c->socket_set, value);
+	if (strcmp(key, "group") == 0)
+		return set_string(ld, &c->group, value, false);
+	if (strcmp(key, "max_clients") == 0)
+		return set_uint(ld, key, value, 1, 4096, &c->max_clients);
+	if (strcmp(key, "idle_timeout") == 0)
+		return set_uint(ld, key, value, 1, 86400, &c->idle_timeout);
+	return -1;
+}
+
+static int store_key(struct loader *ld, const char *key, const char *value)
+{
+	struct config *c = ld->c;
+
+	if (strcmp(key, "dir") == 0)
+		return set_optional_path(ld, &c->store_dir, &c->store_set, value);
+	if (strcmp(key, "fsync") == 0) {
+		for (int f = CONFIG_FSYNC_NO; f <= CONFIG_FSYNC_ALWAYS; f++)
+			if (strcmp(value, config_fsync_name((enum config_fsync)f)) == 0)
+				return c->fsync = (enum config_fsync)f, 1;
+		problem(ld, "fsync: expected always, everysec or no, got '%s'", value);
+		return 0;
+	}
+	if (strcmp(key, "journal_max") == 0)
+		return set_size(ld, key, value, &c->journal_max);
 	return -1;
 }
 
@@ -277,6 +349,10 @@ static int handler(void *user, const char *section, const char *key, const char 
 		rc = set_string(ld, &c->events, value, true);
 	else if (strcmp(section, "output") == 0 && strcmp(key, "pcap") == 0)
 		rc = set_string(ld, &c->pcap, value, true);
+	else if (strcmp(section, "control") == 0)
+		rc = control_key(ld, key, value);
+	else if (strcmp(section, "store") == 0)
+		rc = store_key(ld, key, value);
 	else if (section[0] == '\0')
 		return problem(ld, "'%s' is outside any [section]", key), 1;
 	if (rc < 0)

@@ -32,9 +32,22 @@ struct config {
 	size_t nentry_files;
 	/* [signatures] */
 	unsigned window;
+	double fpr_target;        /* auto-rebuild past this predicted FPR; 0: only by fill */
+	bool auto_rebuild;
 	/* [output] */
 	char *events;             /* path, "-" for stdout, NULL for none */
 	char *pcap;               /* matched packets, NULL for none */
+	/* [control] */
+	char *socket;             /* NULL: none */
+	bool socket_set;          /* named in the file (one-shot -r mode uses it only then) */
+	char *group;              /* may change state besides root and the daemon's user */
+	unsigned max_clients;
+	unsigned idle_timeout;    /* seconds */
+	/* [store] */
+	char *store_dir;          /* NULL: no durable state */
+	bool store_set;
+	enum config_fsync { CONFIG_FSYNC_NO, CONFIG_FSYNC_EVERYSEC, CONFIG_FSYNC_ALWAYS } fsync;
+	uint64_t journal_max;     /* bytes of journal that trigger a snapshot */
 };
 
 /* Called once for each problem, with "FILE:LINE: message" (or "FILE: message"). */
@@ -51,5 +64,8 @@ struct config *config_load(const char *path, config_error_cb on_error, void *ctx
 struct config *config_defaults(void);
 
 void config_free(struct config *c);
+
+/* "always", "everysec" or "no". */
+const char *config_fsync_name(enum config_fsync f);
 
 #endif

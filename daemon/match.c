@@ -595,7 +595,7 @@ static int part_begin(const struct matcher *m, const struct keyed_filter *kf,
 
 	if (n == 0)
 		return 0;
-	if (given)
+	if (given && given->bits) /* given, for a filter that existed */
 		p->params = *given;
 	else if (params_for(&m->cfg, bits, n, &p->params, err, errlen) < 0)
 		return -1;
@@ -606,7 +606,7 @@ static int part_begin(const struct matcher *m, const struct keyed_filter *kf,
 	p->seed = counting_seed(kf);
 	p->groups_valid = kf->groups_valid &&
 			  (kf->counting == NULL || kf->counting->params.choices == p->params.choices) &&
-			  (m->built || given);
+			  (m->built || (given && given->bits));
 	p->n = p->cap = n;
 	p->hashes = malloc(n * sizeof(*p->hashes));
 	p->groups = malloc(n);
@@ -1070,4 +1070,32 @@ int matcher_foreach(const struct matcher *m, enum entry_kind only, match_entry_c
 			rc = cb(ctx, &e, m->sig.store->groups[w]);
 		}
 	return rc;
+}
+
+int matcher_reconfigure(struct matcher *m, const struct match_config *cfg, char *err, size_t errlen)
+{
+	struct match_config *now = &m->cfg;
+	unsigned rounds = cfg->rounds ? cfg->rounds : sizing_default_rounds(cfg->choices);
+	bool changed;
+
+	if (cfg->choices < 1 || cfg->choices > FILTER_MAX_CHOICES || cfg->hashes > FILTER_MAX_HASHES) {
+		error_set(err, errlen, "choices must be 1 to 3 and hashes 0 (best) to %d",
+			  FILTER_MAX_HASHES);
+		return -1;
+	}
+	changed = cfg->layout != now->layout || cfg->choices != now->choices ||
+		  cfg->hashes != now->hashes || rounds != now->rounds || cfg->memory != now->memory ||
+		  cfg->bits_per_entry != now->bits_per_entry;
+	now->layout = cfg->layout;
+	now->choices = cfg->choices;
+	now->hashes = cfg->hashes;
+	now->rounds = rounds;
+	now->memory = cfg->memory;
+	now->bits_per_entry = cfg->bits_per_entry;
+	return changed;
+}
+
+unsigned matcher_rounds(const struct matcher *m)
+{
+	return m->cfg.rounds ? m->cfg.rounds : sizing_default_rounds(m->cfg.choices);
 }

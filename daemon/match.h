@@ -160,6 +160,16 @@ void matcher_set_simd(struct matcher *m, bool on);
 /* Shape and state of the address (sig = 0) or signature (sig = 1) filter. */
 void matcher_filter_info(const struct matcher *m, int sig, struct match_filter_info *info);
 
+/*
+ * Take the filter settings of cfg (layout, choices, hashes, rounds, memory,
+ * bits per entry; not the window, hash or keys): they shape the next
+ * rebuild. Returns 1 if any changed, 0 if not, -1 with a message.
+ */
+int matcher_reconfigure(struct matcher *m, const struct match_config *cfg, char *err, size_t errlen);
+
+/* The offline rounds a rebuild runs by default. */
+unsigned matcher_rounds(const struct matcher *m);
+
 /* The hash secrets: [0] addresses, [1] signatures (to save them). */
 void matcher_keys(const struct matcher *m, struct hash_key keys[2]);
 

@@ -1,6 +1,10 @@
 /* stats.c - packet counters and the statistics object bloomd reports. */
 #include "stats.h"
 
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "entry.h"
 
 static json_t *kind_json(const struct matcher *m, enum entry_kind kind)
@@ -40,4 +44,102 @@ json_t *stats_json(const struct stats *s, const struct matcher *m)
 			 "pcap_skipped", (json_int_t)s->pcap_skipped,
 			 "hits_dropped", (json_int_t)matcher_hits_dropped(m), "parse", parse, "kinds", kinds,
 			 "filters", "addresses", filter_json(m, 0), "signatures", filter_json(m, 1));
+}
+
+/* ---- Prometheus text ---- */
+
+static double number_at(const json_t *o, const char *path)
+{
+	char key[64];
+	const char *dot;
+
+	while ((dot = strchr(path, '.')) != NULL) {
+		snprintf(key, sizeof(key), "%.*s", (int)(dot - path), path);
+		o = json_object_get(o, key);
+		path = dot + 1;
+	}
+	o = json_object_get(o, path);
+	return json_is_true(o) ? 1 : json_number_value(o);
+}
+
+static void metric_head(FILE *f, const char *name, const char *type, const char *help)
+{
+	fprintf(f, "# HELP bloomd_%s %s\n# TYPE bloomd_%s %s\n", name, help, name, type);
+}
+
+static void metric(FILE *f, const char *name, const char *type, const char *help, double v)
+{
+	metric_head(f, name, type, help);
+	fprintf(f, "bloomd_%s %.17g\n", name, v);
+}
+
+/* One line per member of an object: name{label="member"} value of member.field. */
+static void metric_by(FILE *f, json_t *group, const char *label, const char *field,
+		      const char *name, const char *type, const char *help)
+{
+	const char *member;
+	json_t *value;
+
+	metric_head(f, name, type, help);
+	json_object_foreach(group, member, value)
+		fprintf(f, "bloomd_%s{%s=\"%s\"} %.17g\n", name, label, member,
+			field ? number_at(value, field) : json_number_value(value));
+}
+
+char *stats_prometheus(json_t *st)
+{
+	char *text = NULL;
+	size_t len;
+	FILE *f = open_memstream(&text, &len);
+	json_t *kinds = json_object_get(st, "kinds"), *filters = json_object_get(st, "filters");
+
+	if (f == NULL)
+		return NULL;
+	metric(f, "packets_total", "counter", "Packets seen.", number_at(st, "packets"));
+	metric(f, "bytes_total", "counter", "Bytes seen, as on the wire.", number_at(st, "bytes"));
+	metric(f, "matched_packets_total", "counter", "Packets that matched at least one entry.",
+	       number_at(st, "matched_packets"));
+	metric(f, "event_errors_total", "counter", "Events that could not be written.",
+	       number_at(st, "event_errors"));
+	metric(f, "hits_dropped_total", "counter", "Matches past the per-event cap.",
+	       number_at(st, "hits_dropped"));
+	metric_by(f, json_object_get(st, "parse"), "result", NULL, "parse_total", "counter",
+		  "Packets by parse result.");
+	metric_by(f, kinds, "kind", "entries", "entries", "gauge", "Entries stored, by kind.");
+	metric_by(f, kinds, "kind", "probes", "probes_total", "counter", "Filter probes, by kind.");
+	metric_by(f, kinds, "kind", "filter_positives", "filter_positives_total", "counter",
+		  "Probes the filter said yes to, by kind.");
+	metric_by(f, kinds, "kind", "confirmed", "confirmed_total", "counter",
+		  "Filter positives the exact store confirmed, by kind.");
+	metric_by(f, kinds, "kind", "unconfirmed", "unconfirmed_total", "counter",
+		  "Filter positives the exact store refuted (false positives), by kind.");
+	metric_by(f, filters, "filter", "bits", "filter_bits", "gauge", "Filter size in bits.");
+	metric_by(f, filters, "filter", "bytes", "filter_bytes", "gauge", "Bytes a scan reads.");
+	metric_by(f, filters, "filter", "fill", "filter_fill_ratio", "gauge", "Fraction of bits set.");
+	metric_by(f, filters, "filter", "fpr_predicted", "filter_fpr_predicted", "gauge",
+		  "False-positive rate predicted from the fill.");
+	if (json_object_get(st, "uptime_seconds"))
+		metric(f, "uptime_seconds", "gauge", "Seconds since start.", number_at(st, "uptime_seconds"));
+	if (json_object_get(st, "ttl_entries"))
+		metric(f, "ttl_entries", "gauge", "Entries that expire.", number_at(st, "ttl_entries"));
+	if (json_object_get(st, "rebuild")) {
+		metric(f, "rebuilds_total", "counter", "Rebuilds finished.", number_at(st, "rebuild.count"));
+		metric(f, "rebuild_running", "gauge", "1 while a rebuild runs.", number_at(st, "rebuild.running"));
+	}
+	if (json_object_get(st, "store")) {
+		metric(f, "store_generation", "gauge", "Snapshots written.", number_at(st, "store.generation"));
+		metric(f, "journal_records", "gauge", "Changes since the snapshot.",
+		       number_at(st, "store.journal_records"));
+		metric(f, "journal_bytes", "gauge", "Journal size.", number_at(st, "store.journal_bytes"));
+	}
+	if (json_object_get(st, "control")) {
+		metric(f, "control_clients", "gauge", "Control clients connected.", number_at(st, "control.clients"));
+		metric(f, "control_rejected_total", "counter", "Control clients turned away or cut off.",
+		       number_at(st, "control.rejected"));
+	}
+	if (fclose(f) != 0) {
+		free(text);
+		return NULL;
+	}
+	return text;
 }

@@ -31,4 +31,10 @@ static inline void stats_count(struct stats *s, uint64_t wirelen, enum packet_st
  */
 json_t *stats_json(const struct stats *s, const struct matcher *m);
 
+/*
+ * The statistics object (stats_json plus what the service adds) in the
+ * Prometheus text exposition format; caller frees. NULL without memory.
+ */
+char *stats_prometheus(json_t *stats);
+
 #endif

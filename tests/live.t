@@ -24,6 +24,10 @@ bpf = host 127.0.0.2 or host 127.0.0.3 or host 127.0.0.9
 file = list
 [output]
 events = events.json
+[control]
+socket = $tmp/control.sock
+[store]
+dir = $tmp/state
 C
 
 "$BUILD/bloomd" -c bloomd.conf 2> err &

@@ -1,20 +1,28 @@
-/* bloomctl.c - the operator's client; `calc` sizes a filter locally, no daemon needed. */
+/* bloomctl.c - the operator's client: commands to bloomd's control socket; `calc` locally. */
+#include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
+#include <limits.h>
 #include <math.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "filter.h"
 #include "sizing.h"
 
 #define PROG "bloomctl"
+#define DEFAULT_SOCKET "/run/bloomd/control.sock"
+#define MAX_LINE 8192           /* the daemon's cap on a command line */
 
 /* Exit codes: 0 success/present, 1 absent, 2 usage or daemon error. */
-enum { EXIT_USAGE = 2 };
+enum { EXIT_ABSENT = 1, EXIT_USAGE = 2 };
 
 struct calc_request {
 	enum filter_layout layout;
@@ -33,8 +41,23 @@ struct calc_result {
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: " PROG " calc --entries N (--fpr P | --bits-per-entry B | --memory SIZE)\n"
-		"                [--layout classic|blocked] [--choices C] [--rounds R] [--json]\n");
+		"usage: " PROG " [-s SOCKET] [--json] COMMAND [ARGS]\n"
+		"  add ENTRY [--ttl SECONDS]     add addr|net|pair|sig (entry list syntax)\n"
+		"  del ENTRY                     delete an entry\n"
+		"  query ENTRY                   exit 0 if present, 1 if absent\n"
+		"  load FILE|-                   add every entry of a list (streamed)\n"
+		"  list [--kind KIND]            the entries, in entry list format\n"
+		"  stats                         counters, filters, rebuild and store state\n"
+		"  metrics                       the same in Prometheus text format\n"
+		"  rebuild [--rounds N] [--wait] re-optimize the filters in the background\n"
+		"  save                          write a snapshot now\n"
+		"  replay PCAP [--wait]          run a pcap file through the packet path\n"
+		"  reload                        re-read the configuration\n"
+		"  version                       bloomd's version\n"
+		"  calc --entries N (--fpr P | --bits-per-entry B | --memory SIZE)\n"
+		"       [--layout classic|blocked] [--choices C] [--rounds R]   size a filter (local)\n"
+		"The socket: -s, else $BLOOMD_SOCKET, else " DEFAULT_SOCKET ".\n"
+		"Exit: 0 done or present, 1 absent, 2 usage or daemon error.\n");
 }
 
 /* Smallest bits per entry whose predicted FPR is at most p (bisection; FPR falls with b). */
@@ -182,23 +205,338 @@ static int cmd_calc(int argc, char **argv)
 	return 0;
 }
 
-static const struct {
-	const char *name;
-	int (*run)(int argc, char **argv);
-} COMMANDS[] = {
-	{ "calc", cmd_calc },
+/* ---- talking to the daemon ---- */
+
+struct conn {
+	int fd;
+	char *buf;                 /* what has been read and not yet returned */
+	size_t len, cap;
 };
+
+static int conn_open(struct conn *c, const char *path)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+
+	if (strlen(path) >= sizeof(sun.sun_path)) {
+		fprintf(stderr, PROG ": %s: socket path too long\n", path);
+		return -1;
+	}
+	strcpy(sun.sun_path, path);
+	c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (c->fd < 0 || connect(c->fd, (struct sockaddr *)&sun, sizeof(sun)) < 0) {
+		fprintf(stderr, PROG ": cannot connect to %s: %s (is bloomd running? -s names another socket)\n",
+			path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static int conn_send(struct conn *c, const char *text, size_t len)
+{
+	while (len > 0) {
+		ssize_t w = write(c->fd, text, len);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0) {
+			fprintf(stderr, PROG ": sending to bloomd: %s\n", strerror(errno));
+			return -1;
+		}
+		text += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
+/* One reply line, parsed; NULL (reported) if the daemon hung up or sent no JSON. */
+static json_t *conn_reply(struct conn *c)
+{
+	char *nl;
+	json_error_t jerr;
+
+	while ((nl = c->len ? memchr(c->buf, '\n', c->len) : NULL) == NULL) {
+		if (c->cap - c->len < 65536) {
+			size_t cap = c->cap ? 2 * c->cap : 1 << 16;
+			char *b = realloc(c->buf, cap);
+			if (b == NULL) {
+				fprintf(stderr, PROG ": out of memory reading the reply\n");
+				return NULL;
+			}
+			c->buf = b;
+			c->cap = cap;
+		}
+		ssize_t r = read(c->fd, c->buf + c->len, c->cap - c->len);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			fprintf(stderr, PROG ": bloomd closed the connection%s%s\n", r < 0 ? ": " : "",
+				r < 0 ? strerror(errno) : "");
+			return NULL;
+		}
+		c->len += (size_t)r;
+	}
+	json_t *reply = json_loadb(c->buf, (size_t)(nl - c->buf), 0, &jerr);
+	c->len -= (size_t)(nl + 1 - c->buf);
+	memmove(c->buf, nl + 1, c->len);
+	if (reply == NULL)
+		fprintf(stderr, PROG ": the reply is not JSON: %s\n", jerr.text);
+	return reply;
+}
+
+static void conn_close(struct conn *c)
+{
+	if (c->fd >= 0)
+		close(c->fd);
+	free(c->buf);
+}
+
+/* ---- printing replies ---- */
+
+/* Nested objects as dotted keys, one "key value" a line. */
+static void print_flat(const char *prefix, json_t *v)
+{
+	const char *key;
+	json_t *member;
+	char name[256];
+
+	if (json_is_object(v)) {
+		json_object_foreach(v, key, member) {
+			snprintf(name, sizeof(name), "%s%s%s", prefix, prefix[0] ? "." : "", key);
+			print_flat(name, member);
+		}
+		return;
+	}
+	if (json_is_null(v))
+		return;
+	char *text = json_is_string(v) ? strdup(json_string_value(v)) : json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+	printf("%-40s %s\n", prefix, text ? text : "?");
+	free(text);
+}
+
+static void print_errors(json_t *errors, const char *file)
+{
+	size_t i;
+	json_t *e;
+
+	json_array_foreach(errors, i, e) {
+		const char *msg = json_string_value(e);
+		unsigned long line;
+		int used = 0;
+		if (file && sscanf(msg, "line %lu: %n", &line, &used) == 1 && used > 0)
+			fprintf(stderr, "%s:%lu: %s\n", file, line, msg + used);
+		else
+			fprintf(stderr, "%s\n", msg);
+	}
+}
+
+/* The human-readable form of a reply; returns the exit code. */
+static int print_reply(const char *command, json_t *r, const char *file)
+{
+	if (strcmp(command, "query") == 0) {
+		bool present = json_is_true(json_object_get(r, "present"));
+		printf("%s: %s%s\n", json_string_value(json_object_get(r, "entry")),
+		       present ? "present" : "absent",
+		       present ? "" : json_is_true(json_object_get(r, "filter")) ? " (the filter alone would say yes)" : "");
+		return present ? 0 : EXIT_ABSENT;
+	}
+	if (strcmp(command, "add") == 0 || strcmp(command, "del") == 0) {
+		bool done = json_is_true(json_object_get(r, command[0] == 'a' ? "added" : "deleted"));
+		printf("%s: %s\n", json_string_value(json_object_get(r, "entry")),
+		       command[0] == 'a' ? (done ? "added" : "already present") : (done ? "deleted" : "absent"));
+		return command[0] == 'd' && !done ? EXIT_ABSENT : 0;
+	}
+	if (strcmp(command, "list") == 0) {
+		size_t i;
+		json_t *e;
+		json_array_foreach(json_object_get(r, "entries"), i, e)
+			puts(json_string_value(e));
+		return 0;
+	}
+	if (strcmp(command, "metrics") == 0) {
+		fputs(json_string_value(json_object_get(r, "metrics")), stdout);
+		return 0;
+	}
+	if (strcmp(command, "load") == 0) {
+		json_int_t rejected = json_integer_value(json_object_get(r, "rejected"));
+		printf("added %lld, already present %lld, rejected %lld\n",
+		       (long long)json_integer_value(json_object_get(r, "added")),
+		       (long long)json_integer_value(json_object_get(r, "present")), (long long)rejected);
+		print_errors(json_object_get(r, "errors"), file);
+		if ((size_t)rejected > json_array_size(json_object_get(r, "errors")))
+			fprintf(stderr, "(the first %zu of %lld rejected lines are shown)\n",
+				json_array_size(json_object_get(r, "errors")), (long long)rejected);
+		return rejected ? EXIT_USAGE : 0;
+	}
+	json_object_del(r, "ok");
+	print_flat("", strcmp(command, "stats") == 0 ? json_object_get(r, "stats") : r);
+	return 0;
+}
+
+/* ---- commands ---- */
+
+struct remote {
+	const char *socket;
+	bool json;
+};
+
+/* Join args into one line: "command arg arg ...". */
+static char *join(const char *command, int argc, char **argv)
+{
+	size_t len = strlen(command) + 2;
+	char *line;
+
+	for (int i = 0; i < argc; i++)
+		len += strlen(argv[i]) + 1;
+	if ((line = malloc(len)) == NULL)
+		return NULL;
+	strcpy(line, command);
+	for (int i = 0; i < argc; i++) {
+		strcat(line, " ");
+		strcat(line, argv[i]);
+	}
+	strcat(line, "\n");
+	return line;
+}
+
+/* `load FILE|-`: stream the list as `load -`, its lines, then ".". */
+static int send_list(struct conn *c, const char *path)
+{
+	FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "r");
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	unsigned long lineno = 0;
+	int rc = 0;
+
+	if (f == NULL) {
+		fprintf(stderr, PROG ": %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	rc = conn_send(c, "load -\n", 7);
+	while (rc == 0 && (n = getline(&line, &cap, f)) > 0) {
+		lineno++;
+		if (line[n - 1] != '\n')
+			line[n++] = '\n'; /* getline leaves room for the NUL it wrote */
+		if (n - 1 > MAX_LINE) {
+			fprintf(stderr, PROG ": %s:%lu: line longer than %d bytes; the load stops there\n",
+				path, lineno, MAX_LINE);
+			rc = 1;
+			break;
+		}
+		if (n == 2 && line[0] == '.')
+			continue; /* would end the stream; not an entry anyway */
+		rc = conn_send(c, line, (size_t)n);
+	}
+	free(line);
+	if (f != stdin)
+		fclose(f);
+	if (rc >= 0 && conn_send(c, ".\n", 2) < 0)
+		rc = -1;
+	return rc;
+}
+
+static int run_remote(const struct remote *rm, const char *command, int argc, char **argv)
+{
+	struct conn c = { .fd = -1 };
+	char *line = NULL, path[PATH_MAX];
+	const char *file = NULL;
+	int rc = EXIT_USAGE, sent;
+
+	if (conn_open(&c, rm->socket) < 0)
+		goto out;
+	if (strcmp(command, "load") == 0) {
+		if (argc != 1) {
+			fprintf(stderr, PROG " load: give one FILE, or - for standard input\n");
+			goto out;
+		}
+		file = strcmp(argv[0], "-") == 0 ? "-" : argv[0];
+		sent = send_list(&c, argv[0]);
+	} else {
+		if (strcmp(command, "replay") == 0 && argc >= 1 && strcmp(argv[0], "--wait") != 0) {
+			/* bloomd runs elsewhere (cwd /): give it the absolute path */
+			if (realpath(argv[0], path) == NULL) {
+				fprintf(stderr, PROG " replay: %s: %s\n", argv[0], strerror(errno));
+				goto out;
+			}
+			argv[0] = path;
+		}
+		if ((line = join(command, argc, argv)) == NULL)
+			goto out;
+		sent = conn_send(&c, line, strlen(line));
+	}
+	if (sent < 0)
+		goto out;
+	json_t *reply = conn_reply(&c);
+	if (reply == NULL)
+		goto out;
+	if (!json_is_true(json_object_get(reply, "ok"))) {
+		fprintf(stderr, PROG " %s: %s\n", command, json_string_value(json_object_get(reply, "error")));
+		json_t *problems = json_object_get(reply, "problems");
+		if (problems)
+			print_errors(problems, NULL);
+		rc = EXIT_USAGE;
+	} else if (rm->json) {
+		char *text = json_dumps(reply, JSON_COMPACT);
+		puts(text ? text : "{}");
+		free(text);
+		rc = 0;
+		if (strcmp(command, "query") == 0 && !json_is_true(json_object_get(reply, "present")))
+			rc = EXIT_ABSENT;
+		if (strcmp(command, "del") == 0 && !json_is_true(json_object_get(reply, "deleted")))
+			rc = EXIT_ABSENT;
+	} else {
+		rc = print_reply(command, reply, file && strcmp(file, "-") != 0 ? file : NULL);
+	}
+	if (sent > 0)
+		rc = EXIT_USAGE; /* a load stopped early */
+	json_decref(reply);
+out:
+	free(line);
+	conn_close(&c);
+	return rc;
+}
+
+static const char *const REMOTE[] = { "add", "del", "query", "load", "list", "stats", "metrics",
+				      "rebuild", "save", "replay", "reload", "version", "help" };
 
 int main(int argc, char **argv)
 {
-	if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-		usage(argc < 2 ? stderr : stdout);
-		return argc < 2 ? EXIT_USAGE : 0;
+	struct remote rm = { .socket = getenv("BLOOMD_SOCKET") };
+	int i = 1;
+
+	signal(SIGPIPE, SIG_IGN);
+	if (rm.socket == NULL || rm.socket[0] == '\0')
+		rm.socket = DEFAULT_SOCKET;
+	for (; i < argc && argv[i][0] == '-'; i++) {
+		if (strcmp(argv[i], "-s") == 0 && i + 1 < argc) {
+			rm.socket = argv[++i];
+		} else if (strcmp(argv[i], "--json") == 0) {
+			rm.json = true;
+		} else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+			usage(stdout);
+			return 0;
+		} else {
+			fprintf(stderr, PROG ": unknown option '%s'\n", argv[i]);
+			usage(stderr);
+			return EXIT_USAGE;
+		}
 	}
-	for (size_t i = 0; i < sizeof(COMMANDS) / sizeof(COMMANDS[0]); i++)
-		if (strcmp(argv[1], COMMANDS[i].name) == 0)
-			return COMMANDS[i].run(argc - 1, argv + 1);
-	fprintf(stderr, PROG ": unknown command '%s'\n", argv[1]);
+	if (i == argc) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (strcmp(argv[i], "calc") == 0)
+		return cmd_calc(argc - i, argv + i);
+	/* --json may also come after the command */
+	int n = 0;
+	for (int j = i + 1; j < argc; j++)
+		if (strcmp(argv[j], "--json") == 0)
+			rm.json = true;
+		else
+			argv[i + 1 + n++] = argv[j];
+	for (size_t k = 0; k < sizeof(REMOTE) / sizeof(REMOTE[0]); k++)
+		if (strcmp(argv[i], REMOTE[k]) == 0)
+			return run_remote(&rm, argv[i], n, argv + i + 1);
+	fprintf(stderr, PROG ": unknown command '%s'\n", argv[i]);
 	usage(stderr);
 	return EXIT_USAGE;
 }

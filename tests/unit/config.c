@@ -172,6 +172,15 @@ static void shipped_config_is_the_defaults(void **state)
 	assert_int_equal(shipped->window, d->window);
 	assert_string_equal(shipped->events, d->events);
 	assert_null(shipped->pcap);
+	assert_true(shipped->fpr_target == d->fpr_target);
+	assert_int_equal(shipped->auto_rebuild, d->auto_rebuild);
+	assert_string_equal(shipped->socket, d->socket);
+	assert_null(shipped->group);
+	assert_int_equal(shipped->max_clients, d->max_clients);
+	assert_int_equal(shipped->idle_timeout, d->idle_timeout);
+	assert_string_equal(shipped->store_dir, d->store_dir);
+	assert_int_equal(shipped->fsync, d->fsync);
+	assert_int_equal(shipped->journal_max, d->journal_max);
 	config_free(shipped);
 	config_free(d);
 }

@@ -1,0 +1,548 @@
+/* commands.c - the control protocol's commands: parse a line, act on the service, reply. */
+#include "commands.h"
+
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "error.h"
+#include "log.h"
+#include "persist.h"
+#include "stats.h"
+
+#define MAX_REPORTED_ERRORS 20
+
+/* A `load -` in progress on one client: entry lines until ".". */
+struct load_stream {
+	bool refused;              /* not trusted: read to the end, add nothing */
+	uint64_t line, added, present, rejected;
+	json_t *errors;
+};
+
+struct command {
+	struct service *s;
+	struct control_client *cl;
+	char *args;                /* after the command word; options are cut off its end */
+	json_t *reply;             /* ok replies add their fields here */
+};
+
+/* Text from the wire may be anything: keep printable ASCII, so the reply is valid JSON. */
+static void printable(char *text)
+{
+	for (char *p = text; *p; p++)
+		if (!isprint((unsigned char)*p))
+			*p = '?';
+}
+
+static void send_json(struct control_client *cl, json_t *reply)
+{
+	char *text = json_dumps(reply, JSON_COMPACT);
+
+	if (text == NULL)
+		text = strdup("{\"ok\":false,\"error\":\"out of memory\"}");
+	if (text)
+		control_reply(cl, text, strlen(text));
+	free(text);
+	json_decref(reply);
+}
+
+static int fail(struct command *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int fail(struct command *c, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	printable(msg);
+	json_object_clear(c->reply);
+	json_object_set_new(c->reply, "ok", json_false());
+	json_object_set_new(c->reply, "error", json_string(msg));
+	return -1;
+}
+
+/* ---- arguments ---- */
+
+static char *trim(char *p)
+{
+	char *end;
+
+	while (isspace((unsigned char)*p))
+		p++;
+	end = p + strlen(p);
+	while (end > p && isspace((unsigned char)end[-1]))
+		*--end = '\0';
+	return p;
+}
+
+/* Cut a trailing "flag" off args; whether it was there. */
+static bool take_flag(char *args, const char *flag)
+{
+	size_t n = strlen(args), f = strlen(flag);
+
+	if (n < f || strcmp(args + n - f, flag) != 0 || (n > f && !isspace((unsigned char)args[n - f - 1])))
+		return false;
+	args[n - f] = '\0';
+	trim(args);
+	n = strlen(args);
+	while (n > 0 && isspace((unsigned char)args[n - 1]))
+		args[--n] = '\0';
+	return true;
+}
+
+/* Cut a trailing "option VALUE" off args; *value points into args. */
+static bool take_option(char *args, const char *option, char **value)
+{
+	char *last = strrchr(args, ' ');
+
+	if (last == NULL)
+		return false;
+	*last = '\0';
+	size_t n = strlen(args), o = strlen(option);
+	if (n >= o && strcmp(args + n - o, option) == 0 && (n == o || args[n - o - 1] == ' ')) {
+		*value = last + 1;
+		args[n - o] = '\0';
+		while (n > o && args[n - o - 1] == ' ')
+			args[--n - o] = '\0';
+		return true;
+	}
+	*last = ' ';
+	return false;
+}
+
+static int parse_count(struct command *c, const char *name, const char *text, unsigned long long max,
+		       unsigned long long *out)
+{
+	char *end;
+
+	if (!isdigit((unsigned char)text[0]) || (*out = strtoull(text, &end, 10), *end) || *out > max)
+		return fail(c, "%s: expected a whole number up to %llu, got '%.20s'", name, max, text);
+	return 0;
+}
+
+static int parse_entry(struct command *c, const char *what, struct entry *e)
+{
+	char err[256];
+	int rc = entry_parse(c->args, e, err, sizeof(err));
+
+	if (rc < 0)
+		return fail(c, "%s: %s", what, err);
+	if (rc == 0)
+		return fail(c, "%s: expected an entry (addr, net, pair or sig)", what);
+	return 0;
+}
+
+static json_t *entry_json(const struct entry *e)
+{
+	static char text[ENTRY_TEXT_MAX];
+
+	entry_format_value(e->kind, e->key, e->len, text, sizeof(text));
+	return json_sprintf("%s %s", entry_kind_name(e->kind), text);
+}
+
+/* ---- entry commands ---- */
+
+static int cmd_add(struct command *c)
+{
+	static struct entry e;
+	char *ttl_text, err[256];
+	unsigned long long ttl = 0;
+	uint64_t expiry = 0;
+
+	if (take_option(c->args, "--ttl", &ttl_text)) {
+		if (parse_count(c, "--ttl", ttl_text, 10ULL * 365 * 86400, &ttl) < 0)
+			return -1;
+		if (ttl == 0)
+			return fail(c, "--ttl: give at least 1 second");
+		expiry = (uint64_t)time(NULL) + ttl;
+	}
+	if (parse_entry(c, "add", &e) < 0)
+		return -1;
+	int rc = service_add(c->s, &e, expiry, err, sizeof(err));
+	if (rc < 0)
+		return fail(c, "add: %s", err);
+	json_object_set_new(c->reply, "added", json_boolean(rc == 0));
+	json_object_set_new(c->reply, "entry", entry_json(&e));
+	if (expiry)
+		json_object_set_new(c->reply, "expires", json_integer((json_int_t)expiry));
+	return 0;
+}
+
+static int cmd_del(struct command *c)
+{
+	static struct entry e;
+
+	if (parse_entry(c, "del", &e) < 0)
+		return -1;
+	json_object_set_new(c->reply, "deleted", json_boolean(service_del(c->s, &e) == 0));
+	json_object_set_new(c->reply, "entry", entry_json(&e));
+	return 0;
+}
+
+static int cmd_query(struct command *c)
+{
+	static struct entry e;
+	bool filter;
+
+	if (parse_entry(c, "query", &e) < 0)
+		return -1;
+	bool present = matcher_lookup(c->s->matcher, &e, &filter);
+	uint64_t expiry = ttl_get(c->s->ttl, &e);
+	json_object_set_new(c->reply, "present", json_boolean(present));
+	json_object_set_new(c->reply, "filter", json_boolean(filter));
+	json_object_set_new(c->reply, "entry", entry_json(&e));
+	if (expiry)
+		json_object_set_new(c->reply, "expires", json_integer((json_int_t)expiry));
+	return 0;
+}
+
+/* ---- load ---- */
+
+static void note_rejected(struct load_stream *ls, const char *where, const char *err)
+{
+	char msg[512];
+
+	ls->rejected++;
+	if (json_array_size(ls->errors) >= MAX_REPORTED_ERRORS)
+		return;
+	snprintf(msg, sizeof(msg), "%s%s%s", where ? where : "", where ? ": " : "", err);
+	printable(msg);
+	json_array_append_new(ls->errors, json_string(msg));
+}
+
+static int load_listed(void *ctx, const struct entry *e, char *err, size_t errlen)
+{
+	struct command *c = ctx;
+	struct load_stream *ls = *control_client_data(c->cl);
+	int rc = service_add(c->s, e, 0, err, errlen);
+
+	ls->added += rc == 0;
+	ls->present += rc == 1;
+	return rc < 0 ? -1 : 0;
+}
+
+static void load_problem(void *ctx, const char *message)
+{
+	struct command *c = ctx;
+	struct load_stream *ls = *control_client_data(c->cl);
+
+	note_rejected(ls, NULL, message); /* it names FILE:LINE already */
+}
+
+static void load_result(json_t *reply, const struct load_stream *ls)
+{
+	json_object_set_new(reply, "added", json_integer((json_int_t)ls->added));
+	json_object_set_new(reply, "present", json_integer((json_int_t)ls->present));
+	json_object_set_new(reply, "rejected", json_integer((json_int_t)ls->rejected));
+	json_object_set(reply, "errors", ls->errors);
+}
+
+static void stream_free(struct control_client *cl)
+{
+	struct load_stream *ls = *control_client_data(cl);
+
+	if (ls) {
+		json_decref(ls->errors);
+		free(ls);
+		*control_client_data(cl) = NULL;
+	}
+}
+
+static int cmd_load(struct command *c)
+{
+	struct load_stream *ls = calloc(1, sizeof(*ls));
+
+	if (ls == NULL || (ls->errors = json_array()) == NULL) {
+		free(ls);
+		return fail(c, "load: out of memory");
+	}
+	*control_client_data(c->cl) = ls;
+	if (strcmp(c->args, "-") == 0) {
+		ls->refused = !control_client_trusted(c->cl);
+		json_decref(c->reply);
+		c->reply = NULL; /* the reply comes after the "." line */
+		return 0;
+	}
+	if (c->args[0] == '\0') {
+		stream_free(c->cl);
+		return fail(c, "load: give a file, or - and the entries on the following lines");
+	}
+	entry_list_load(c->args, load_listed, load_problem, c);
+	load_result(c->reply, ls);
+	stream_free(c->cl);
+	return 0;
+}
+
+/* A line of a `load -` stream. */
+static void stream_line(struct service *s, struct control_client *cl, char *line)
+{
+	struct load_stream *ls = *control_client_data(cl);
+	static struct entry e;
+	char err[256], where[32];
+
+	if (strcmp(line, ".") == 0) {
+		json_t *reply = json_pack("{s:b}", "ok", !ls->refused);
+		if (ls->refused)
+			json_object_set_new(reply, "error", json_string("load: not allowed for this user"));
+		else
+			load_result(reply, ls);
+		stream_free(cl);
+		send_json(cl, reply);
+		return;
+	}
+	ls->line++;
+	if (ls->refused)
+		return;
+	snprintf(where, sizeof(where), "line %llu", (unsigned long long)ls->line);
+	int rc = entry_parse(line, &e, err, sizeof(err));
+	if (rc > 0)
+		rc = service_add(s, &e, 0, err, sizeof(err));
+	if (rc < 0)
+		note_rejected(ls, where, err);
+	if (rc == 0)
+		ls->added++;
+	else if (rc == 1)
+		ls->present++;
+}
+
+/* ---- reading ---- */
+
+struct listing {
+	json_t *entries;
+};
+
+static int list_entry(void *ctx, const struct entry *e, unsigned group)
+{
+	struct listing *l = ctx;
+
+	(void)group;
+	return json_array_append_new(l->entries, entry_json(e));
+}
+
+static int cmd_list(struct command *c)
+{
+	char *kind_text;
+	enum entry_kind kind = 0;
+	struct listing l = { json_array() };
+
+	if (take_option(c->args, "--kind", &kind_text) && entry_kind_parse(kind_text, &kind) < 0) {
+		json_decref(l.entries);
+		return fail(c, "list: unknown kind '%.20s' (addr, net, pair or sig)", kind_text);
+	}
+	if (c->args[0]) {
+		json_decref(l.entries);
+		return fail(c, "list: unexpected '%.40s'", c->args);
+	}
+	matcher_foreach(c->s->matcher, kind, list_entry, &l);
+	json_object_set_new(c->reply, "count", json_integer((json_int_t)json_array_size(l.entries)));
+	json_object_set_new(c->reply, "entries", l.entries);
+	return 0;
+}
+
+static int cmd_stats(struct command *c)
+{
+	json_object_set_new(c->reply, "stats", service_stats(c->s));
+	return 0;
+}
+
+static int cmd_metrics(struct command *c)
+{
+	json_t *stats = service_stats(c->s);
+	char *text = stats_prometheus(stats);
+
+	json_decref(stats);
+	if (text == NULL)
+		return fail(c, "metrics: out of memory");
+	json_object_set_new(c->reply, "metrics", json_string(text));
+	free(text);
+	return 0;
+}
+
+static int cmd_version(struct command *c)
+{
+	json_object_set_new(c->reply, "version", json_string(BLOOMD_VERSION));
+	json_object_set_new(c->reply, "state_format", json_integer(PERSIST_VERSION));
+	return 0;
+}
+
+/* ---- state ---- */
+
+static int cmd_rebuild(struct command *c)
+{
+	bool wait = take_flag(c->args, "--wait");
+	char *rounds_text, err[256];
+	unsigned long long rounds = matcher_rounds(c->s->matcher);
+
+	if (take_option(c->args, "--rounds", &rounds_text) &&
+	    parse_count(c, "--rounds", rounds_text, 1000, &rounds) < 0)
+		return -1;
+	wait = take_flag(c->args, "--wait") || wait;
+	if (c->args[0])
+		return fail(c, "rebuild: unexpected '%.40s'", c->args);
+	uint64_t waiter = wait ? control_hold(c->cl) : 0;
+	if (service_rebuild(c->s, (unsigned)rounds, waiter, err, sizeof(err)) < 0) {
+		if (wait)
+			control_release(c->cl);
+		return fail(c, "rebuild: %s", err);
+	}
+	if (wait) {
+		json_decref(c->reply);
+		c->reply = NULL;
+		return 0;
+	}
+	json_object_set_new(c->reply, "started", json_true());
+	json_object_set_new(c->reply, "rounds", json_integer((json_int_t)rounds));
+	return 0;
+}
+
+static int cmd_save(struct command *c)
+{
+	char err[512];
+
+	if (c->args[0])
+		return fail(c, "save: unexpected '%.40s'", c->args);
+	if (service_save(c->s, err, sizeof(err)) < 0)
+		return fail(c, "save: %s", err);
+	json_object_set_new(c->reply, "generation", json_integer((json_int_t)c->s->generation));
+	return 0;
+}
+
+static int cmd_replay(struct command *c)
+{
+	bool wait = take_flag(c->args, "--wait");
+	char err[256];
+
+	if (c->args[0] == '\0')
+		return fail(c, "replay: give a pcap file");
+	uint64_t waiter = wait ? control_hold(c->cl) : 0;
+	if (service_replay(c->s, c->args, waiter, err, sizeof(err)) < 0) {
+		if (wait)
+			control_release(c->cl);
+		return fail(c, "replay: %s", err);
+	}
+	if (wait) {
+		json_decref(c->reply);
+		c->reply = NULL;
+		return 0;
+	}
+	json_object_set_new(c->reply, "queued", json_string(c->args));
+	return 0;
+}
+
+static int cmd_reload(struct command *c)
+{
+	json_t *result;
+
+	if (service_reload(c->s, &result) < 0) {
+		fail(c, "reload: the configuration was refused; the running one is kept");
+		json_object_set_new(c->reply, "problems", result);
+		return -1;
+	}
+	json_object_update(c->reply, result);
+	json_decref(result);
+	return 0;
+}
+
+static int cmd_help(struct command *c);
+
+static const struct {
+	const char *name;
+	bool changes;
+	int (*run)(struct command *c);
+	const char *usage;
+} COMMANDS[] = {
+	{ "add", true, cmd_add, "add ENTRY [--ttl SECONDS]" },
+	{ "del", true, cmd_del, "del ENTRY" },
+	{ "query", false, cmd_query, "query ENTRY" },
+	{ "load", true, cmd_load, "load PATH | load - (entry lines, then \".\")" },
+	{ "list", false, cmd_list, "list [--kind addr|net|pair|sig]" },
+	{ "stats", false, cmd_stats, "stats" },
+	{ "metrics", false, cmd_metrics, "metrics" },
+	{ "rebuild", true, cmd_rebuild, "rebuild [--rounds N] [--wait]" },
+	{ "save", true, cmd_save, "save" },
+	{ "replay", true, cmd_replay, "replay PCAP [--wait]" },
+	{ "reload", true, cmd_reload, "reload" },
+	{ "version", false, cmd_version, "version" },
+	{ "help", false, cmd_help, "help" },
+};
+
+static int cmd_help(struct command *c)
+{
+	json_t *usage = json_array();
+
+	for (size_t i = 0; i < sizeof(COMMANDS) / sizeof(COMMANDS[0]); i++)
+		json_array_append_new(usage, json_string(COMMANDS[i].usage));
+	json_object_set_new(c->reply, "commands", usage);
+	return 0;
+}
+
+static void run_command(struct service *s, struct control_client *cl, char *line)
+{
+	struct command c = { .s = s, .cl = cl, .reply = json_pack("{s:b}", "ok", 1) };
+	char *word = trim(line), *args = word;
+
+	while (*args && !isspace((unsigned char)*args))
+		args++;
+	if (*args)
+		*args++ = '\0';
+	c.args = trim(args);
+	size_t i = 0, n = sizeof(COMMANDS) / sizeof(COMMANDS[0]);
+	while (i < n && strcmp(COMMANDS[i].name, word) != 0)
+		i++;
+	if (word[0] == '\0')
+		fail(&c, "empty line: expected a command (help lists them)");
+	else if (i == n)
+		fail(&c, "unknown command '%.32s' (help lists them)", word);
+	else if (COMMANDS[i].changes && !control_client_trusted(cl))
+		fail(&c, "%s: not allowed for this user (root, bloomd's user or the [control] group only)", word);
+	else
+		COMMANDS[i].run(&c);
+	if (c.reply)
+		send_json(cl, c.reply);
+}
+
+void commands_line(void *service, struct control_client *cl, const char *line, size_t len)
+{
+	struct service *s = service;
+	char *copy;
+
+	if (strlen(line) != len) {
+		/* A NUL inside a line: not a text command; a load stream gets it as a bad line. */
+		struct load_stream *ls = *control_client_data(cl);
+		if (ls) {
+			char where[32];
+			snprintf(where, sizeof(where), "line %llu", (unsigned long long)++ls->line);
+			note_rejected(ls, where, "NUL byte in line");
+		}
+		else
+			send_json(cl, json_pack("{s:b,s:s}", "ok", 0, "error", "NUL byte in the command line"));
+		return;
+	}
+	copy = strdup(line);
+	if (copy == NULL) {
+		send_json(cl, json_pack("{s:b,s:s}", "ok", 0, "error", "out of memory"));
+		return;
+	}
+	if (*control_client_data(cl))
+		stream_line(s, cl, copy);
+	else
+		run_command(s, cl, copy);
+	free(copy);
+}
+
+void commands_burst(void *service)
+{
+	service_sync(service, true);
+}
+
+void commands_gone(void *service, struct control_client *cl)
+{
+	(void)service;
+	stream_free(cl);
+}

@@ -1,0 +1,444 @@
+/* control.c - the control socket: Unix stream server, line framing, peer check, limits. */
+#include "control.h"
+
+#include <errno.h>
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/listener.h>
+#include <grp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "error.h"
+
+#define MAX_PEER_GROUPS 64
+
+struct control_client {
+	struct control *c;
+	struct bufferevent *bev;
+	struct event *more;        /* continues past the budget */
+	struct evbuffer *pending;  /* replies of the burst being served */
+	uint64_t id;
+	struct ucred cred;
+	bool trusted, held, closing, eof;
+	void *data;
+	struct control_client *prev, *next;
+};
+
+struct control {
+	struct control_options o;
+	char *path;
+	gid_t gid;
+	bool has_gid;
+	struct evconnlistener *listener;
+	struct event *resume;      /* accepting again after running out of descriptors */
+	struct event_base *base;
+	struct control_client *clients, *serving;
+	unsigned nclients;
+	uint64_t next_id, rejected;
+};
+
+static void client_free(struct control_client *cl)
+{
+	struct control *c = cl->c;
+
+	if (c->o.gone)
+		c->o.gone(c->o.ctx, cl);
+	if (cl->prev)
+		cl->prev->next = cl->next;
+	else
+		c->clients = cl->next;
+	if (cl->next)
+		cl->next->prev = cl->prev;
+	c->nclients--;
+	event_free(cl->more);
+	evbuffer_free(cl->pending);
+	bufferevent_free(cl->bev);
+	free(cl);
+}
+
+void control_reply(struct control_client *cl, const char *text, size_t len)
+{
+	struct evbuffer *out = cl->c->serving == cl ? cl->pending : bufferevent_get_output(cl->bev);
+
+	evbuffer_add(out, text, len);
+	evbuffer_add(out, "\n", 1);
+}
+
+void control_close_after_reply(struct control_client *cl)
+{
+	cl->closing = true;
+	bufferevent_disable(cl->bev, EV_READ);
+}
+
+/* The line is too long: say so, then close. */
+static void refuse_long_line(struct control_client *cl)
+{
+	static const char msg[] = "{\"ok\":false,\"error\":\"line too long (the limit is 8192 bytes)\"}";
+
+	control_reply(cl, msg, sizeof(msg) - 1);
+	control_close_after_reply(cl);
+	cl->c->rejected++;
+}
+
+/* The next complete line into buf; 1 got one, 0 none yet, -1 too long. */
+static int next_line(struct evbuffer *in, char *buf, size_t *len)
+{
+	size_t eol_len;
+	struct evbuffer_ptr at = evbuffer_search_eol(in, NULL, &eol_len, EVBUFFER_EOL_LF);
+
+	if (at.pos < 0)
+		return evbuffer_get_length(in) > CONTROL_MAX_LINE ? -1 : 0;
+	if ((size_t)at.pos > CONTROL_MAX_LINE)
+		return -1;
+	evbuffer_remove(in, buf, (size_t)at.pos);
+	evbuffer_drain(in, eol_len);
+	buf[at.pos] = '\0';
+	*len = (size_t)at.pos;
+	return 1;
+}
+
+/* Handle what the client has sent, within the budget and the output limit. */
+static void serve(struct control_client *cl)
+{
+	struct control *c = cl->c;
+	struct evbuffer *in = bufferevent_get_input(cl->bev), *out = bufferevent_get_output(cl->bev);
+	static char line[CONTROL_MAX_LINE + 1];
+	unsigned handled = 0;
+	size_t len;
+	int got = 0;
+
+	c->serving = cl;
+	while (!cl->held && !cl->closing && handled < CONTROL_BUDGET &&
+	       evbuffer_get_length(out) + evbuffer_get_length(cl->pending) < CONTROL_MAX_OUTPUT &&
+	       (got = next_line(in, line, &len)) == 1) {
+		c->o.line(c->o.ctx, cl, line, len);
+		handled++;
+	}
+	if (got < 0)
+		refuse_long_line(cl);
+	if (handled && c->o.burst)
+		c->o.burst(c->o.ctx);
+	c->serving = NULL;
+	evbuffer_add_buffer(out, cl->pending);
+	if (cl->held || cl->closing)
+		return;
+	if (evbuffer_get_length(out) >= CONTROL_MAX_OUTPUT) {
+		/* Wait for the client to read its replies: the write callback resumes. */
+		bufferevent_disable(cl->bev, EV_READ);
+		return;
+	}
+	bufferevent_enable(cl->bev, EV_READ);
+	if (handled == CONTROL_BUDGET)
+		event_active(cl->more, EV_TIMEOUT, 0); /* the rest after the loop's other events */
+	else if (cl->eof)
+		control_close_after_reply(cl); /* the client is done sending; done once replied */
+}
+
+static void more_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	serve(arg);
+}
+
+static void read_cb(struct bufferevent *bev, void *arg)
+{
+	(void)bev;
+	serve(arg);
+}
+
+static void write_cb(struct bufferevent *bev, void *arg)
+{
+	struct control_client *cl = arg;
+
+	if (cl->closing) {
+		if (evbuffer_get_length(bufferevent_get_output(bev)) == 0)
+			client_free(cl);
+		return;
+	}
+	if (!cl->held)
+		serve(cl); /* its output drained: read on */
+}
+
+static void event_cb(struct bufferevent *bev, short what, void *arg)
+{
+	struct control_client *cl = arg;
+
+	(void)bev;
+	if ((what & BEV_EVENT_EOF) && !(what & BEV_EVENT_ERROR) && !cl->closing) {
+		/* Half-closed (echo stats | socat ...): answer what was sent, then close. */
+		cl->eof = true;
+		if (!cl->held)
+			serve(cl);
+		if (cl->closing && evbuffer_get_length(bufferevent_get_output(cl->bev)) == 0)
+			client_free(cl);
+		return;
+	}
+	if (what & BEV_EVENT_TIMEOUT)
+		cl->c->rejected++;
+	client_free(cl);
+}
+
+static bool peer_in_group(int fd, gid_t gid, const struct ucred *cred)
+{
+	gid_t groups[MAX_PEER_GROUPS];
+	socklen_t len = sizeof(groups);
+
+	if (cred->gid == gid)
+		return true;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len) < 0)
+		return false;
+	for (size_t i = 0; i < len / sizeof(gid_t); i++)
+		if (groups[i] == gid)
+			return true;
+	return false;
+}
+
+/* Refuse a client past the limit with a reply it can read. */
+static void turn_away(struct control *c, evutil_socket_t fd)
+{
+	static const char msg[] = "{\"ok\":false,\"error\":\"too many clients\"}\n";
+
+	if (send(fd, msg, sizeof(msg) - 1, MSG_DONTWAIT | MSG_NOSIGNAL) < 0) {
+		/* nothing more to do for it */
+	}
+	close(fd);
+	c->rejected++;
+}
+
+static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int salen,
+		      void *arg)
+{
+	struct control *c = arg;
+	struct control_client *cl;
+	socklen_t len = sizeof(struct ucred);
+	struct timeval idle = { .tv_sec = c->o.idle_timeout };
+
+	(void)l;
+	(void)sa;
+	(void)salen;
+	if (c->nclients >= c->o.max_clients || (cl = calloc(1, sizeof(*cl))) == NULL) {
+		turn_away(c, fd);
+		return;
+	}
+	cl->c = c;
+	cl->id = ++c->next_id;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cl->cred, &len) < 0)
+		cl->cred = (struct ucred){ .pid = 0, .uid = (uid_t)-1, .gid = (gid_t)-1 };
+	cl->trusted = cl->cred.uid == 0 || cl->cred.uid == geteuid() ||
+		      (c->has_gid && peer_in_group(fd, c->gid, &cl->cred));
+	cl->bev = bufferevent_socket_new(c->base, fd, BEV_OPT_CLOSE_ON_FREE);
+	cl->more = event_new(c->base, -1, 0, more_cb, cl);
+	cl->pending = evbuffer_new();
+	if (cl->bev == NULL || cl->more == NULL || cl->pending == NULL) {
+		if (cl->bev)
+			bufferevent_free(cl->bev);
+		else
+			close(fd);
+		if (cl->more)
+			event_free(cl->more);
+		if (cl->pending)
+			evbuffer_free(cl->pending);
+		free(cl);
+		c->rejected++;
+		return;
+	}
+	cl->next = c->clients;
+	if (c->clients)
+		c->clients->prev = cl;
+	c->clients = cl;
+	c->nclients++;
+	bufferevent_setcb(cl->bev, read_cb, write_cb, event_cb, cl);
+	bufferevent_setwatermark(cl->bev, EV_WRITE, CONTROL_MAX_OUTPUT / 2, 0);
+	bufferevent_set_timeouts(cl->bev, &idle, &idle);
+	bufferevent_enable(cl->bev, EV_READ | EV_WRITE);
+}
+
+static void resume_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct control *c = arg;
+
+	(void)fd;
+	(void)what;
+	evconnlistener_enable(c->listener);
+}
+
+/* accept(2) failed: out of descriptors, most likely. Pause instead of spinning. */
+static void accept_error_cb(struct evconnlistener *l, void *arg)
+{
+	struct control *c = arg;
+	struct timeval second = { .tv_sec = 1 };
+
+	evconnlistener_disable(l);
+	evtimer_add(c->resume, &second);
+}
+
+/* Unlink a stale socket file; refuse a live one or anything that is not a socket. */
+static int clear_path(const char *path, const struct sockaddr_un *sun, char *err, size_t errlen)
+{
+	struct stat st;
+	int fd, rc;
+
+	if (lstat(path, &st) < 0)
+		return errno == ENOENT ? 0 : (error_set(err, errlen, "%s: %s", path, strerror(errno)), -1);
+	if (!S_ISSOCK(st.st_mode)) {
+		error_set(err, errlen, "%s exists and is not a socket; not replacing it", path);
+		return -1;
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return error_set(err, errlen, "socket: %s", strerror(errno)), -1;
+	rc = connect(fd, (const struct sockaddr *)sun, sizeof(*sun));
+	close(fd);
+	if (rc == 0) {
+		error_set(err, errlen, "%s: another bloomd is answering on this socket", path);
+		return -1;
+	}
+	if (unlink(path) < 0) {
+		error_set(err, errlen, "%s: cannot remove the stale socket: %s", path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* Bind with mode 0660 from the start (umask), then give it the group. */
+static int bind_socket(struct control *c, char *err, size_t errlen)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	int fd;
+	mode_t old;
+
+	if (strlen(c->path) >= sizeof(sun.sun_path)) {
+		error_set(err, errlen, "%s: socket path too long (at most %zu bytes)", c->path,
+			  sizeof(sun.sun_path) - 1);
+		return -1;
+	}
+	strcpy(sun.sun_path, c->path);
+	if (clear_path(c->path, &sun, err, errlen) < 0)
+		return -1;
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return error_set(err, errlen, "socket: %s", strerror(errno)), -1;
+	old = umask(0117);
+	int rc = bind(fd, (struct sockaddr *)&sun, sizeof(sun));
+	umask(old);
+	if (rc < 0 || (c->has_gid && chown(c->path, (uid_t)-1, c->gid) < 0) || listen(fd, 64) < 0) {
+		error_set(err, errlen, "%s: %s", c->path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+struct control *control_open(struct event_base *base, const struct control_options *o, char *err,
+			     size_t errlen)
+{
+	struct control *c = calloc(1, sizeof(*c));
+	int fd = -1;
+
+	if (c == NULL || (c->path = strdup(o->path)) == NULL) {
+		error_set(err, errlen, "out of memory");
+		free(c);
+		return NULL;
+	}
+	c->o = *o;
+	c->base = base;
+	if (o->group) {
+		struct group *g = getgrnam(o->group);
+		if (g == NULL) {
+			error_set(err, errlen, "[control] group '%s' does not exist", o->group);
+			goto fail;
+		}
+		c->gid = g->gr_gid;
+		c->has_gid = true;
+	}
+	if ((fd = bind_socket(c, err, errlen)) < 0)
+		goto fail;
+	c->resume = evtimer_new(base, resume_cb, c);
+	c->listener = evconnlistener_new(base, accept_cb, c, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC,
+					 -1, fd);
+	if (c->resume == NULL || c->listener == NULL) {
+		error_set(err, errlen, "cannot listen on %s", c->path);
+		if (c->listener == NULL)
+			close(fd);
+		unlink(c->path);
+		goto fail;
+	}
+	evconnlistener_set_error_cb(c->listener, accept_error_cb);
+	return c;
+fail:
+	if (c->resume)
+		event_free(c->resume);
+	free(c->path);
+	free(c);
+	return NULL;
+}
+
+void control_close(struct control *c)
+{
+	if (c == NULL)
+		return;
+	while (c->clients)
+		client_free(c->clients);
+	evconnlistener_free(c->listener);
+	event_free(c->resume);
+	unlink(c->path);
+	free(c->path);
+	free(c);
+}
+
+bool control_client_trusted(const struct control_client *cl)
+{
+	return cl->trusted;
+}
+
+void control_client_peer(const struct control_client *cl, unsigned *uid, int *pid)
+{
+	*uid = (unsigned)cl->cred.uid;
+	*pid = cl->cred.pid;
+}
+
+void **control_client_data(struct control_client *cl)
+{
+	return &cl->data;
+}
+
+uint64_t control_hold(struct control_client *cl)
+{
+	cl->held = true;
+	bufferevent_disable(cl->bev, EV_READ);
+	return cl->id;
+}
+
+struct control_client *control_find(struct control *c, uint64_t id)
+{
+	for (struct control_client *cl = c->clients; cl; cl = cl->next)
+		if (cl->id == id)
+			return cl;
+	return NULL;
+}
+
+void control_release(struct control_client *cl)
+{
+	cl->held = false;
+	if (cl->eof && evbuffer_get_length(bufferevent_get_input(cl->bev)) == 0) {
+		control_close_after_reply(cl);
+		return;
+	}
+	event_active(cl->more, EV_TIMEOUT, 0);
+}
+
+unsigned control_clients(const struct control *c)
+{
+	return c->nclients;
+}
+
+uint64_t control_rejected(const struct control *c)
+{
+	return c->rejected;
+}

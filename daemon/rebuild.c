@@ -1,0 +1,126 @@
+/* rebuild.c - the background rebuild: a worker thread, and the swap back in the event loop. */
+#include "rebuild.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "error.h"
+
+struct rebuild {
+	struct matcher *m;
+	struct match_rebuild *job;
+	pthread_t thread;
+	int pipe[2];               /* the worker writes one byte when done */
+	struct event *done_event;
+	rebuild_done_cb done;
+	void *ctx;
+	struct timespec started;
+	struct rebuild_result result;
+	int run_rc;                /* written by the worker before its byte */
+	char run_err[256];
+};
+
+static double since_ms(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)(t.tv_sec - t0->tv_sec) * 1e3 + (double)(t.tv_nsec - t0->tv_nsec) / 1e6;
+}
+
+static void *worker(void *arg)
+{
+	struct rebuild *r = arg;
+	char byte = 1;
+
+	r->run_rc = matcher_rebuild_run(r->job, r->run_err, sizeof(r->run_err));
+	while (write(r->pipe[1], &byte, 1) < 0 && errno == EINTR)
+		;
+	return NULL;
+}
+
+static void rebuild_free(struct rebuild *r)
+{
+	if (r->done_event)
+		event_free(r->done_event);
+	for (int i = 0; i < 2; i++)
+		if (r->pipe[i] >= 0)
+			close(r->pipe[i]);
+	free(r);
+}
+
+static void done_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct rebuild *r = arg;
+	struct timespec t0;
+	char byte;
+
+	(void)what;
+	if (read(fd, &byte, 1) != 1)
+		return; /* spurious: the worker has not written yet */
+	pthread_join(r->thread, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (r->run_rc < 0) {
+		snprintf(r->result.error, sizeof(r->result.error), "%s", r->run_err);
+		matcher_rebuild_free(r->m, r->job);
+	} else {
+		r->result.ok = matcher_rebuild_finish(r->m, r->job, r->result.error,
+						      sizeof(r->result.error)) == 0;
+	}
+	r->result.stall_ms += since_ms(&t0);
+	r->result.seconds = since_ms(&r->started) / 1e3;
+	r->done(r->ctx, &r->result);
+	rebuild_free(r);
+}
+
+struct rebuild *rebuild_start(struct event_base *base, struct matcher *m, unsigned rounds,
+			      rebuild_done_cb done, void *ctx, char *err, size_t errlen)
+{
+	struct rebuild *r = calloc(1, sizeof(*r));
+
+	if (r == NULL) {
+		error_set(err, errlen, "out of memory");
+		return NULL;
+	}
+	r->pipe[0] = r->pipe[1] = -1;
+	r->m = m;
+	r->done = done;
+	r->ctx = ctx;
+	r->result.rounds = rounds;
+	clock_gettime(CLOCK_MONOTONIC, &r->started);
+	if (pipe2(r->pipe, O_CLOEXEC | O_NONBLOCK) < 0 ||
+	    (r->done_event = event_new(base, r->pipe[0], EV_READ | EV_PERSIST, done_cb, r)) == NULL ||
+	    event_add(r->done_event, NULL) < 0) {
+		error_set(err, errlen, "cannot watch the rebuild thread: %s", strerror(errno));
+		rebuild_free(r);
+		return NULL;
+	}
+	r->job = matcher_rebuild_begin(m, rounds, NULL, err, errlen);
+	if (r->job == NULL) {
+		rebuild_free(r);
+		return NULL;
+	}
+	r->result.stall_ms = since_ms(&r->started);
+	int rc = pthread_create(&r->thread, NULL, worker, r);
+	if (rc != 0) {
+		error_set(err, errlen, "cannot start the rebuild thread: %s", strerror(rc));
+		matcher_rebuild_free(m, r->job);
+		rebuild_free(r);
+		return NULL;
+	}
+	return r;
+}
+
+void rebuild_cancel(struct rebuild *r)
+{
+	if (r == NULL)
+		return;
+	pthread_join(r->thread, NULL);
+	matcher_rebuild_free(r->m, r->job);
+	rebuild_free(r);
+}

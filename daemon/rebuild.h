@@ -1,0 +1,42 @@
+/* rebuild.h - the background rebuild: a worker thread, and the swap back in the event loop. */
+#ifndef BLOOMD_REBUILD_H
+#define BLOOMD_REBUILD_H
+
+#include <event2/event.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "match.h"
+
+/*
+ * matcher_rebuild_begin copies in the loop; a thread runs the rounds on the
+ * copies; when it is done it writes a byte to a pipe the loop watches, and
+ * the loop joins it and calls matcher_rebuild_finish (the swap). Capture and
+ * control are served throughout; only begin and finish run in the loop, and
+ * their time is the stall reported.
+ */
+
+struct rebuild_result {
+	bool ok;
+	char error[256];
+	double seconds;        /* begin to swap */
+	double stall_ms;       /* time the loop spent in begin and finish */
+	unsigned rounds;
+};
+
+typedef void (*rebuild_done_cb)(void *ctx, const struct rebuild_result *r);
+
+struct rebuild;
+
+/*
+ * Start rebuilding m with rounds offline rounds; done is called from the loop
+ * after the swap (or failure), then the rebuild frees itself. NULL with a
+ * message if it cannot start (another is running, no memory, no thread).
+ */
+struct rebuild *rebuild_start(struct event_base *base, struct matcher *m, unsigned rounds,
+			      rebuild_done_cb done, void *ctx, char *err, size_t errlen);
+
+/* Wait for the thread and drop the result (shutdown): the matcher keeps its filters. */
+void rebuild_cancel(struct rebuild *r);
+
+#endif
