@@ -78,7 +78,8 @@ $(BUILD)/bloomsim: $(BUILD)/tools/bloomsim.o $(TOOL_COMMON) $(CORE_LIB)
 $(BUILD)/bloomctl: $(BUILD)/tools/bloomctl.o $(TOOL_COMMON) $(CORE_LIB)
 	$(CC) $(ALL_CFLAGS) $^ -o $@ $(LDLIBS)
 
-$(BUILD)/bloombench: $(BUILD)/tools/bloombench.o $(BUILD)/tools/benchpath.o $(BUILD)/tools/synth.o \
+$(BUILD)/bloombench: $(BUILD)/tools/bloombench.o $(BUILD)/tools/benchpath.o $(BUILD)/tools/benchctl.o \
+		$(BUILD)/tools/synth.o \
 		$(TOOL_COMMON) $(DAEMON_LIB) $(CORE_LIB)
 	$(CC) $(ALL_CFLAGS) $^ -o $@ $(LDLIBS) $(DAEMON_LIBS) -lbloom $(shell pkg-config --libs libhs)
 

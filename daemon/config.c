@@ -129,7 +129,8 @@ static char *resolve(const struct loader *ld, const char *value)
 {
 	char *out;
 
-	if (value[0] == '/' || strcmp(value, "-") == 0 || ld->dir == NULL)
+	/* Empty stays empty ("none"), not the config file's directory. */
+	if (value[0] == '\0' || value[0] == '/' || strcmp(value, "-") == 0 || ld->dir == NULL)
 		return strdup(value);
 	if (asprintf(&out, "%s/%s", ld->dir, value) < 0)
 		return NULL;

@@ -72,7 +72,24 @@ void control_reply(struct control_client *cl, const char *text, size_t len)
 void control_close_after_reply(struct control_client *cl)
 {
 	cl->closing = true;
-	bufferevent_disable(cl->bev, EV_READ);
+}
+
+/*
+ * The replies are out: close our side, but read (and drop) what the client
+ * still sends for a moment, so that a client busy writing a long line does
+ * not get EPIPE before it has read the error (a lingering close).
+ */
+static void linger(struct control_client *cl)
+{
+	struct timeval moment = { .tv_sec = 2 };
+
+	if (cl->eof) {
+		client_free(cl);
+		return;
+	}
+	shutdown(bufferevent_getfd(cl->bev), SHUT_WR);
+	bufferevent_set_timeouts(cl->bev, &moment, NULL);
+	bufferevent_enable(cl->bev, EV_READ);
 }
 
 /* The line is too long: say so, then close. */
@@ -148,8 +165,13 @@ static void more_cb(evutil_socket_t fd, short what, void *arg)
 
 static void read_cb(struct bufferevent *bev, void *arg)
 {
-	(void)bev;
-	serve(arg);
+	struct control_client *cl = arg;
+
+	if (cl->closing) {
+		evbuffer_drain(bufferevent_get_input(bev), evbuffer_get_length(bufferevent_get_input(bev)));
+		return;
+	}
+	serve(cl);
 }
 
 static void write_cb(struct bufferevent *bev, void *arg)
@@ -158,7 +180,7 @@ static void write_cb(struct bufferevent *bev, void *arg)
 
 	if (cl->closing) {
 		if (evbuffer_get_length(bufferevent_get_output(bev)) == 0)
-			client_free(cl);
+			linger(cl);
 		return;
 	}
 	if (!cl->held)
@@ -170,7 +192,14 @@ static void event_cb(struct bufferevent *bev, short what, void *arg)
 	struct control_client *cl = arg;
 
 	(void)bev;
-	if ((what & BEV_EVENT_EOF) && !(what & BEV_EVENT_ERROR) && !cl->closing) {
+	if (cl->closing) {
+		/* The client is done sending: free it once its replies are out (write_cb). */
+		cl->eof = true;
+		if (!(what & BEV_EVENT_EOF) || evbuffer_get_length(bufferevent_get_output(cl->bev)) == 0)
+			client_free(cl);
+		return;
+	}
+	if ((what & BEV_EVENT_EOF) && !(what & BEV_EVENT_ERROR)) {
 		/* Half-closed (echo stats | socat ...): answer what was sent, then close. */
 		cl->eof = true;
 		if (!cl->held)

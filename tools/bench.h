@@ -11,4 +11,7 @@ int bench_replay(int argc, char **argv);
 /* bloombench signatures: signature scanning against Hyperscan. */
 int bench_signatures(int argc, char **argv);
 
+/* bloombench control: bulk load through the control socket, and a rebuild under load. */
+int bench_control(int argc, char **argv);
+
 #endif

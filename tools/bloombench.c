@@ -349,11 +349,14 @@ int main(int argc, char **argv)
 		return cmd_hash(argc - 1, argv + 1);
 	if (argc >= 2 && strcmp(argv[1], "replay") == 0)
 		return bench_replay(argc - 1, argv + 1);
+	if (argc >= 2 && strcmp(argv[1], "control") == 0)
+		return bench_control(argc - 1, argv + 1);
 	if (argc >= 2 && strcmp(argv[1], "signatures") == 0)
 		return bench_signatures(argc - 1, argv + 1);
 	fprintf(stderr, "usage: " PROG " filter [--entries N] [--bits-per-entry B] [--runs R] [--json]\n"
 			"       " PROG " hash [--json]\n"
 			"       " PROG " replay [--packets N] [--entries E] [--runs R] [--no-events] [--json]\n"
-			"       " PROG " signatures [--sizes N,N,...] [--megabytes M] [--runs R] [--json]\n");
+			"       " PROG " signatures [--sizes N,N,...] [--megabytes M] [--runs R] [--json]\n"
+			"       " PROG " control [--entries N] [--packets N] [--rounds R] [--runs R] [--json]\n");
 	return 2;
 }

@@ -81,6 +81,39 @@ static void every_key(void **state)
 	config_free(c);
 }
 
+/* The new sections, and empty values that turn a path off. */
+static void control_and_store_keys(void **state)
+{
+	struct problems p;
+	struct config *c = load("[control]\nsocket = ctl.sock\ngroup = adm\nmax_clients = 8\n"
+				"idle_timeout = 10\n[store]\ndir = state\nfsync = always\njournal_max = 1MiB\n"
+				"[filter]\nfpr_target = 0.01\nauto_rebuild = no\n[output]\nevents =\n",
+				&p);
+
+	(void)state;
+	assert_int_equal(p.n, 0);
+	assert_string_equal(c->socket, "/tmp/ctl.sock");
+	assert_true(c->socket_set);
+	assert_string_equal(c->group, "adm");
+	assert_int_equal(c->max_clients, 8);
+	assert_int_equal(c->idle_timeout, 10);
+	assert_string_equal(c->store_dir, "/tmp/state");
+	assert_int_equal(c->fsync, CONFIG_FSYNC_ALWAYS);
+	assert_int_equal(c->journal_max, 1 << 20);
+	assert_true(c->fpr_target == 0.01);
+	assert_false(c->auto_rebuild);
+	assert_null(c->events); /* empty: no events, not the config's directory */
+	config_free(c);
+	c = load("[control]\nsocket =\n[store]\ndir =\nfsync = sometimes\n", &p);
+	assert_null(c);
+	assert_int_equal(p.n, 1);
+	assert_non_null(strstr(p.text[0], ":5: fsync: expected always, everysec or no"));
+	c = load("[control]\nsocket =\n[store]\ndir =\n", &p);
+	assert_null(c->socket);
+	assert_null(c->store_dir);
+	config_free(c);
+}
+
 static void defaults(void **state)
 {
 	struct problems p;
@@ -189,7 +222,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(shipped_config_is_the_defaults),
 	cmocka_unit_test(every_key),		  cmocka_unit_test(defaults),
 	cmocka_unit_test(every_problem_with_its_line), cmocka_unit_test(conflicting_options),
-	cmocka_unit_test(missing_file),
+	cmocka_unit_test(missing_file), cmocka_unit_test(control_and_store_keys),
 };
 
 TEST_MAIN("config", tests)

@@ -1,0 +1,166 @@
+#!/usr/bin/env bash
+# The control plane end to end: bloomctl against a running bloomd over its socket.
+# Entries, replays, TTL, rebuild during a replay, restarts, kill -9, torn and corrupt
+# state files, hostile clients, and a client that may not change state.
+. "$(dirname "$0")/tap.sh"
+plan 45
+tmp=$(mktemp -d)
+chmod 755 "$tmp"
+pid=
+trap '[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null; pkill -P $$ socat 2>/dev/null; rm -rf "$tmp"' EXIT
+cd "$tmp" || exit 1
+sock=$tmp/ctl.sock
+
+C() { "$BUILD/bloomctl" -s "$sock" "$@"; }
+start() {
+	"$BUILD/bloomd" -c bloomd.conf 2>>err &
+	pid=$!
+	for _ in $(seq 200); do
+		C version >/dev/null 2>&1 && return 0
+		kill -0 "$pid" 2>/dev/null || return 1
+		sleep 0.05
+	done
+	return 1
+}
+stop() { kill -TERM "$pid" && wait "$pid"; local rc=$?; pid=; return $rc; }
+events_of() { jq -c --arg f "$1" 'select(.pcap_filename == $f) | [.pcap_cnt, .matches]' events.json; }
+
+cat > bloomd.conf <<C
+[control]
+socket = $sock
+idle_timeout = 3
+max_clients = 32
+[store]
+dir = $tmp/state
+fsync = always
+[output]
+events = $tmp/events.json
+C
+cat > traffic.spec <<'S'
+link en10mb
+packet src=192.0.2.1 dst=198.51.100.7 proto=udp sport=1000 dport=53 payload="hello"
+packet src=192.0.2.5 dst=203.0.113.9 proto=tcp sport=2000 dport=80 payload="GET /etc/passwd HTTP/1.0"
+packet src=10.1.1.1 dst=10.2.2.2 proto=udp sport=3000 dport=4000 payload="nothing here"
+packet src=2001:db8::1 dst=2001:db8::2 proto=tcp sport=5000 dport=443
+S
+"$BUILD/pcapgen" -o traffic.pcap traffic.spec
+cat > entries.list <<'L'
+addr 192.0.2.1
+pair 192.0.2.5 203.0.113.9
+sig "GET /etc/passwd"
+addr 2001:db8::2
+addr 300.1.2.3
+L
+
+start; ok $? "bloomd starts with a socket and no capture source"
+is "$(stat -c %a "$sock")" 660 "the socket is mode 0660"
+is "$(C version --json | jq -r .version)" "$(C version | awk '/^version/ {print $2}')" "version, human and --json"
+
+out=$(C load entries.list 2>load.err); rc=$?
+is "$out" "added 4, already present 0, rejected 1" "load reports added, present, rejected"
+is "$rc" 2 "a load with rejected lines exits 2"
+grep -q "^entries.list:5: " load.err; ok $? "the rejected line is named FILE:LINE"
+
+reply=$(C --json replay traffic.pcap --wait)
+is "$(jq -r '.packets, .matched' <<<"$reply" | tr '\n' ' ')" "4 3 " "replay --wait: 4 packets, 3 matched"
+is "$(events_of "$tmp/traffic.pcap" | wc -l)" 3 "three events"
+C query addr 192.0.2.1 >/dev/null; is $? 0 "query of a present entry exits 0"
+C query addr 192.0.2.99 >/dev/null; is $? 1 "query of an absent entry exits 1"
+is "$(C --json query addr 192.0.2.99 | jq -r .present)" false "and says absent in JSON"
+
+C del addr 192.0.2.1 >/dev/null; is $? 0 "del"
+C del addr 192.0.2.1 >/dev/null; is $? 1 "del of an absent entry exits 1"
+: > events.json
+C replay traffic.pcap --wait >/dev/null
+is "$(events_of "$tmp/traffic.pcap" | grep -c '"192.0.2.1"')" 0 "the deleted entry no longer matches"
+is "$(events_of "$tmp/traffic.pcap" | wc -l)" 2 "the others still do"
+
+C add addr 198.51.100.200 --ttl 1 >/dev/null
+C query addr 198.51.100.200 >/dev/null; is $? 0 "an entry with a TTL is there"
+sleep 2.5
+C query addr 198.51.100.200 >/dev/null; is $? 1 "and expires by itself"
+
+# A rebuild while a long replay runs loses no match.
+"$BUILD/pcapgen" -o big.pcap --random --packets 200000 --entries 3000 --list big.list --seed 7
+C load big.list >/dev/null
+for i in $(seq 1 20000); do echo "addr 10.$((i / 256 % 256)).$((i % 256)).7"; done | C load - >/dev/null
+: > events.json
+C replay big.pcap --wait >/dev/null
+events_of "$tmp/big.pcap" > before
+[ -s before ]; ok $? "the long replay matches"
+: > events.json
+C replay big.pcap >/dev/null
+reply=$(C --json rebuild --rounds 5 --wait)
+is "$(jq -r .ok <<<"$reply")" true "rebuild --wait while the replay runs"
+replayed() { C --json stats | jq '.stats.sources | map(select(.name == "'"$tmp"'/big.pcap")) | length'; }
+while [ "$(replayed)" -lt 2 ]; do sleep 0.1; done
+events_of "$tmp/big.pcap" > during
+cmp -s before during; ok $? "the same events with and without the rebuild"
+[ "$(C --json stats | jq .stats.rebuild.count)" -ge 1 ]; ok $? "stats counts the rebuilds"
+C metrics | grep -q '^bloomd_packets_total [1-9]'; ok $? "metrics in Prometheus text"
+
+# Durable state: a restart, then kill -9 right after acknowledged adds.
+C list | sort > list.before
+stop; ok $? "SIGTERM: clean exit"
+[ ! -e "$sock" ]; ok $? "the socket is removed"
+start
+C list | sort > list.after
+cmp -s list.before list.after; ok $? "after a restart every entry is there"
+for i in $(seq 1 50); do C add addr 172.16.0.$i >/dev/null; done
+{ kill -9 "$pid"; wait "$pid"; } 2>/dev/null; pid=
+start; ok $? "a stale socket left by kill -9 is replaced"
+n=0; for i in $(seq 1 50); do C query addr 172.16.0.$i >/dev/null && n=$((n + 1)); done
+is "$n" 50 "every add acknowledged before kill -9 is there"
+C add addr 172.16.1.1 >/dev/null
+{ kill -9 "$pid"; wait "$pid"; } 2>/dev/null; pid=
+truncate -s -5 state/journal
+start; ok $? "a torn journal: bloomd starts"
+grep -q "torn" err; ok $? "and warns about the dropped record"
+C query addr 172.16.1.1 >/dev/null; is $? 1 "the torn add is gone"
+C query addr 172.16.0.50 >/dev/null; is $? 0 "the rest is there"
+stop
+printf '\x55' | dd of=state/snapshot bs=1 seek=100 conv=notrunc 2>/dev/null
+sum=$(md5sum < state/snapshot)
+: > err
+"$BUILD/bloomd" -c bloomd.conf 2>err; rc=$?
+[ "$rc" -ne 0 ] && grep -q "snapshot: checksum mismatch" err; ok $? "a corrupt snapshot is refused with a clear message"
+is "$(md5sum < state/snapshot)" "$sum" "and left as it was"
+rm -rf state
+start
+C load entries.list >/dev/null 2>&1
+C load big.list >/dev/null
+for i in $(seq 1 20000); do echo "addr 10.$((i / 256 % 256)).$((i % 256)).7"; done | C load - >/dev/null
+"$BUILD/bloomd" -c bloomd.conf 2>second.err; rc=$?
+[ "$rc" -ne 0 ] && grep -q "another bloomd is answering" second.err; ok $? "a second bloomd on a live socket is refused"
+
+# Hostile input: every client gets its error or is cut off; the daemon goes on.
+reply=$(printf 'frobnicate\nadd addr 999.1.1.1\nversion\n' | socat -t 2 - UNIX-CONNECT:"$sock")
+is "$(jq -r .error <<<"$reply" | head -1)" "unknown command 'frobnicate' (help lists them)" "an unknown command"
+jq -r .error <<<"$reply" | sed -n 2p | grep -q "^add: addr needs an IPv4 or IPv6 address"; ok $? "a malformed entry"
+is "$(jq -r .version <<<"$reply" | sed -n 3p)" "$(C --json version | jq -r .version)" "the connection lives on"
+reply=$( { head -c 3000 /dev/urandom | tr '\n' 'x'; printf '\nversion\n'; } | socat -t 2 - UNIX-CONNECT:"$sock")
+is "$(jq -r .ok <<<"$reply" | tr '\n' ' ')" "false true " "binary garbage gets an error, then the next command is served"
+reply=$( { head -c 1048576 /dev/zero | tr '\0' 'a'; printf '\nversion\n'; } | socat -t 2 - UNIX-CONNECT:"$sock" 2>/dev/null)
+is "$reply" '{"ok":false,"error":"line too long (the limit is 8192 bytes)"}' "a 1 MiB line: an error, and the connection closed"
+
+: > events.json
+C replay big.pcap >/dev/null
+for _ in $(seq 100); do sleep 30 | socat -u - UNIX-CONNECT:"$sock" 2>/dev/null & done
+for _ in $(seq 5); do yes stats | socat -u - UNIX-CONNECT:"$sock" 2>/dev/null & done
+sleep 4.5
+C version >/dev/null; ok $? "idle and flooding clients are cut off: bloomctl is served again"
+[ "$(C --json stats | jq .stats.control.rejected)" -ge 60 ]; ok $? "stats counts the clients turned away"
+while [ "$(replayed)" -lt 1 ]; do sleep 0.1; done
+events_of "$tmp/big.pcap" > hostile
+cmp -s <(wc -l < before) <(wc -l < hostile); ok $? "a replay running meanwhile finishes with its events"
+pkill -P $$ socat 2>/dev/null
+
+# A peer that is not root, bloomd's user or the group may read, not change.
+chmod 666 "$sock"
+cp "$BUILD/bloomctl" "$tmp/bloomctl"
+as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups "$tmp/bloomctl" -s "$sock" "$@"; }
+as_nobody query addr 2001:db8::2 >/dev/null; is $? 0 "nobody may query"
+as_nobody add addr 192.0.2.77 2>nobody.err; rc=$?
+[ "$rc" -eq 2 ] && grep -q "not allowed" nobody.err; ok $? "nobody may not add"
+C query addr 192.0.2.77 >/dev/null; is $? 1 "and nothing was added"
+done_testing

@@ -1,0 +1,305 @@
+/* benchctl.c - bloombench control: bulk load through the control socket, and a rebuild under load. */
+#include <errno.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bench.h"
+#include "cli.h"
+#include "synth.h"
+
+#define PROG "bloombench"
+
+struct control_options {
+	uint64_t entries, packets;
+	unsigned rounds, runs, replays;
+	const char *bloomd;
+	bool json;
+};
+
+static int connect_to(const char *path)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", path);
+	if (fd >= 0 && connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == 0)
+		return fd;
+	if (fd >= 0)
+		close(fd);
+	return -1;
+}
+
+static int send_all(int fd, const char *p, size_t n)
+{
+	while (n > 0) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return -1;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+/* One reply line, parsed (NULL if the daemon hung up). */
+static json_t *read_reply(int fd)
+{
+	static char buf[1 << 20];
+	size_t len = 0;
+
+	while (len < sizeof(buf) - 1) {
+		ssize_t r = read(fd, buf + len, 1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return NULL;
+		if (buf[len] == '\n')
+			return json_loadb(buf, len, 0, NULL);
+		len++;
+	}
+	return NULL;
+}
+
+static json_t *command(const char *sock, const char *line)
+{
+	int fd = connect_to(sock);
+	json_t *reply = NULL;
+
+	if (fd >= 0 && send_all(fd, line, strlen(line)) == 0)
+		reply = read_reply(fd);
+	if (fd >= 0)
+		close(fd);
+	return reply;
+}
+
+/* bloomd with a socket and a state directory in dir; its pid, or -1. */
+static pid_t start_bloomd(const char *bloomd, const char *dir, const char *sock)
+{
+	char conf[PATH_MAX];
+	FILE *f;
+	pid_t pid;
+
+	snprintf(conf, sizeof(conf), "%s/bloomd.conf", dir);
+	if ((f = fopen(conf, "w")) == NULL)
+		return -1;
+	fprintf(f, "[control]\nsocket = %s\n[store]\ndir = %s/state\n[output]\nevents =\n", sock, dir);
+	fclose(f);
+	if ((pid = fork()) == 0) {
+		execl(bloomd, bloomd, "-c", conf, (char *)NULL);
+		_exit(127);
+	}
+	for (int i = 0; i < 200 && pid > 0; i++) {
+		json_t *r = command(sock, "version\n");
+		if (r) {
+			json_decref(r);
+			return pid;
+		}
+		usleep(50000);
+	}
+	return -1;
+}
+
+static void stop_bloomd(pid_t pid)
+{
+	kill(pid, SIGTERM);
+	waitpid(pid, NULL, 0);
+}
+
+/* Stream the list through `load -`; seconds, or -1. */
+static double load_list(const char *sock, const char *list, uint64_t *added)
+{
+	int fd = connect_to(sock);
+	FILE *f = fopen(list, "r");
+	static char chunk[1 << 16];
+	size_t n;
+	double t0 = bench_now_ns(), seconds = -1;
+
+	if (fd < 0 || f == NULL || send_all(fd, "load -\n", 7) < 0)
+		goto out;
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		if (send_all(fd, chunk, n) < 0)
+			goto out;
+	if (send_all(fd, ".\n", 2) < 0)
+		goto out;
+	json_t *r = read_reply(fd);
+	seconds = (bench_now_ns() - t0) / 1e9;
+	/* the random list may hold a few repeats */
+	*added = (uint64_t)(json_integer_value(json_object_get(r, "added")) +
+			    json_integer_value(json_object_get(r, "present")));
+	json_decref(r);
+out:
+	if (f)
+		fclose(f);
+	if (fd >= 0)
+		close(fd);
+	return seconds;
+}
+
+static bool rebuild_running(const char *sock)
+{
+	json_t *r = command(sock, "stats\n");
+	bool running = json_is_true(json_object_get(json_object_get(json_object_get(r, "stats"), "rebuild"), "running"));
+
+	json_decref(r);
+	return running;
+}
+
+/*
+ * Queue o->replays replays of pcap (each waited for on its own connection),
+ * then rebuild with --wait while they run. Fills the rebuild's seconds and
+ * loop stall, and the longest gap between packet batches the replays saw.
+ */
+static int rebuild_under_load(const char *sock, const char *pcap, const struct control_options *o,
+			      double *seconds, double *stall_ms, double *gap_ms)
+{
+	int fds[64];
+	char line[PATH_MAX + 32];
+	unsigned n = o->replays;
+	json_t *r;
+
+	for (unsigned i = 0; i < n; i++) {
+		snprintf(line, sizeof(line), "replay %s --wait\n", pcap);
+		if ((fds[i] = connect_to(sock)) < 0 || send_all(fds[i], line, strlen(line)) < 0)
+			return -1;
+	}
+	usleep(100000); /* the replays are running */
+	snprintf(line, sizeof(line), "rebuild --rounds %u --wait\n", o->rounds);
+	r = command(sock, line);
+	if (r == NULL || !json_is_true(json_object_get(r, "ok")))
+		return -1;
+	*seconds = json_real_value(json_object_get(r, "seconds"));
+	*stall_ms = json_real_value(json_object_get(r, "max_stall_ms"));
+	json_decref(r);
+	*gap_ms = 0;
+	for (unsigned i = 0; i < n; i++) {
+		r = read_reply(fds[i]);
+		double gap = json_real_value(json_object_get(r, "max_gap_ms"));
+		if (gap > *gap_ms)
+			*gap_ms = gap;
+		json_decref(r);
+		close(fds[i]);
+	}
+	return 0;
+}
+
+static int parse(int argc, char **argv, struct control_options *o)
+{
+	static const struct option opts[] = {
+		{ "entries", required_argument, NULL, 'n' }, { "packets", required_argument, NULL, 'p' },
+		{ "rounds", required_argument, NULL, 'r' },  { "runs", required_argument, NULL, 'R' },
+		{ "replays", required_argument, NULL, 'q' }, { "bloomd", required_argument, NULL, 'b' },
+		{ "json", no_argument, NULL, 'j' },	     { NULL, 0, NULL, 0 },
+	};
+	int c, rc = 0;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 'n': rc |= cli_u64(PROG, "--entries", optarg, 1000, 100000000, &o->entries); break;
+		case 'p': rc |= cli_u64(PROG, "--packets", optarg, 1000, 100000000, &o->packets); break;
+		case 'r': rc |= cli_unsigned(PROG, "--rounds", optarg, 1, 1000, &o->rounds); break;
+		case 'R': rc |= cli_unsigned(PROG, "--runs", optarg, 1, 100, &o->runs); break;
+		case 'q': rc |= cli_unsigned(PROG, "--replays", optarg, 1, 64, &o->replays); break;
+		case 'b': o->bloomd = optarg; break;
+		case 'j': o->json = true; break;
+		default: return -1;
+		}
+	}
+	return rc;
+}
+
+static void report(const struct control_options *o, double load_s, double rebuild_s, double stall,
+		   double gap)
+{
+	if (o->json) {
+		char name[2][64];
+		snprintf(name[0], sizeof(name[0]), "load-%llu", (unsigned long long)o->entries);
+		snprintf(name[1], sizeof(name[1]), "rebuild-%llu", (unsigned long long)o->entries);
+		cli_print_json(json_pack("{s:[{s:s,s:f,s:f},{s:s,s:f,s:i,s:f,s:f}]}", "rows", "name", name[0],
+					 "seconds", load_s, "entries_per_second", (double)o->entries / load_s,
+					 "name", name[1], "seconds", rebuild_s, "rounds", (int)o->rounds,
+					 "max_stall_ms", stall, "replay_max_gap_ms", gap));
+		return;
+	}
+	printf("control: %llu addr and pair entries through the socket, median of %u runs\n",
+	       (unsigned long long)o->entries, o->runs);
+	printf("  load (bloomctl load)      %8.2f s   %8.0f entries/s\n", load_s, (double)o->entries / load_s);
+	printf("  rebuild, %2u rounds        %8.2f s   loop held %.2f ms; longest gap between\n"
+	       "                                        packet batches of a replay meanwhile %.2f ms\n",
+	       o->rounds, rebuild_s, stall, gap);
+}
+
+int bench_control(int argc, char **argv)
+{
+	struct control_options o = { .entries = 1000000, .packets = 500000, .rounds = 10, .runs = 3,
+				     .replays = 8 };
+	char dir[] = "/tmp/bloombench-XXXXXX", sock[PATH_MAX], list[PATH_MAX], pcap[PATH_MAX],
+	     self[PATH_MAX], bloomd[PATH_MAX], err[256];
+	double load[100], rebuild[100], stall[100], gap[100];
+	int rc = 1;
+
+	if (parse(argc, argv, &o) < 0 || mkdtemp(dir) == NULL) {
+		fprintf(stderr, "usage: " PROG " control [--entries N] [--packets N] [--rounds R] [--runs R] [--replays Q] [--bloomd PATH] [--json]\n");
+		return 2;
+	}
+	if (o.bloomd == NULL) {
+		ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+		self[n > 0 ? n : 0] = '\0';
+		char *slash = strrchr(self, '/');
+		snprintf(bloomd, sizeof(bloomd), "%.*s/bloomd", slash ? (int)(slash - self) : 1, slash ? self : ".");
+		o.bloomd = bloomd;
+	}
+	snprintf(sock, sizeof(sock), "%s/ctl.sock", dir);
+	snprintf(list, sizeof(list), "%s/entries.list", dir);
+	snprintf(pcap, sizeof(pcap), "%s/traffic.pcap", dir);
+	struct synth_random sr = { .packets = o.packets, .entries = o.entries, .seed = 7, .list = list };
+	if (synth_random_capture(pcap, &sr, err, sizeof(err)) < 0) {
+		fprintf(stderr, PROG ": control: %s\n", err);
+		goto out;
+	}
+	for (unsigned r = 0; r < o.runs; r++) {
+		char cmd[PATH_MAX + 16];
+		uint64_t added = 0;
+		snprintf(cmd, sizeof(cmd), "rm -rf %s/state", dir);
+		if (system(cmd) != 0)
+			goto out;
+		pid_t pid = start_bloomd(o.bloomd, dir, sock);
+		if (pid < 0) {
+			fprintf(stderr, PROG ": control: cannot start %s\n", o.bloomd);
+			goto out;
+		}
+		load[r] = load_list(sock, list, &added);
+		while (rebuild_running(sock))
+			usleep(100000); /* the rebuilds the load set off by itself */
+		int ok = load[r] > 0 && added == o.entries &&
+			 rebuild_under_load(sock, pcap, &o, &rebuild[r], &stall[r], &gap[r]) == 0;
+		stop_bloomd(pid);
+		if (!ok) {
+			fprintf(stderr, PROG ": control: run %u failed (%llu of %llu entries taken)\n", r,
+				(unsigned long long)added, (unsigned long long)o.entries);
+			goto out;
+		}
+	}
+	report(&o, bench_median(load, o.runs), bench_median(rebuild, o.runs), bench_median(stall, o.runs),
+	       bench_median(gap, o.runs));
+	rc = 0;
+out:
+	unlink(list);
+	unlink(pcap);
+	char cmd[PATH_MAX + 16];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	if (system(cmd) != 0)
+		rc = 1;
+	return rc;
+}
