@@ -62,6 +62,8 @@ struct matcher {
 	struct sigscan *scan;      /* window hashing and the per-byte prefilter */
 	uint32_t *heads;           /* per window (store index): first signature id */
 	size_t heads_cap;
+	uint64_t *words;           /* per window (store index): its word, for rebuilding the prefilter */
+	size_t words_cap;
 	struct sig_entry *sigs;
 	size_t nsigs, sigs_cap;
 	uint32_t free_sigs;        /* removed ids, chained through next; reused first */
@@ -137,6 +139,7 @@ void matcher_free(struct matcher *m)
 	free(m->sig.log);
 	sigscan_free(m->scan);
 	free(m->heads);
+	free(m->words);
 	free(m->sigs);
 	free(m->sig_arena);
 	free(m);
@@ -337,9 +340,11 @@ static int add_signature(struct matcher *m, const struct entry *e, int group, ch
 	} else {
 		if ((id = new_sig(m, e)) == NO_SIG ||
 		    grow((void **)&m->heads, &m->heads_cap, store_count(m->sig.store) + 1, sizeof(*m->heads)) < 0 ||
+		    grow((void **)&m->words, &m->words_cap, store_count(m->sig.store) + 1, sizeof(*m->words)) < 0 ||
 		    (index = store_add(m->sig.store, h, 0, e->key, w, (uint8_t)(group < 0 ? 0 : group))) < 0)
 			goto nomem;
 		m->heads[index] = id;
+		m->words[index] = word;
 		if (filter_in(m, &m->sig, (size_t)index, word, group >= 0, err, errlen) < 0)
 			return -1;
 		if (m->built)
@@ -424,6 +429,7 @@ static void remove_window(struct matcher *m, size_t index)
 	filter_out(m, &m->sig, index);
 	store_remove(m->sig.store, index);
 	m->heads[index] = m->heads[last]; /* the store moved its last window to index too */
+	m->words[index] = m->words[last];
 }
 
 static int remove_signature(struct matcher *m, const struct entry *e)
@@ -586,12 +592,54 @@ void matcher_rebuild_free(struct matcher *m, struct match_rebuild *r)
 	free(r);
 }
 
+/* Room for n keys (touched, so that the copy into it does not page-fault in the loop). */
+static int part_reserve(struct rebuild_part *p, size_t n, bool words)
+{
+	if (n <= p->cap)
+		return 0;
+	struct hash128 *h = realloc(p->hashes, n * sizeof(*h));
+	if (h)
+		p->hashes = h;
+	uint8_t *g = realloc(p->groups, n);
+	if (g)
+		p->groups = g;
+	uint64_t *w = words ? realloc(p->words, n * sizeof(*w)) : NULL;
+	if (w)
+		p->words = w;
+	if (h == NULL || g == NULL || (words && w == NULL))
+		return -1;
+	memset(p->hashes, 0, n * sizeof(*h));
+	memset(p->groups, 0, n);
+	if (words)
+		memset(p->words, 0, n * sizeof(*w));
+	p->cap = n;
+	return 0;
+}
+
+struct match_rebuild *matcher_rebuild_prepare(uint64_t addr_keys, uint64_t sig_windows)
+{
+	struct match_rebuild *r = calloc(1, sizeof(*r));
+
+	if (r && (part_reserve(&r->part[0], addr_keys, false) < 0 ||
+		  part_reserve(&r->part[1], sig_windows, true) < 0)) {
+		matcher_rebuild_free(NULL, r);
+		return NULL;
+	}
+	return r;
+}
+
+uint64_t matcher_keys_count(const struct matcher *m, int sig)
+{
+	return store_count(sig ? m->sig.store : m->addr.store);
+}
+
 /* Copy what the worker needs of one filter. */
 static int part_begin(const struct matcher *m, const struct keyed_filter *kf,
 		      const struct filter_params *given, uint64_t bits, struct rebuild_part *p,
 		      char *err, size_t errlen)
 {
 	size_t n = store_count(kf->store);
+	bool sig = kf == &m->sig;
 
 	if (n == 0)
 		return 0;
@@ -601,50 +649,39 @@ static int part_begin(const struct matcher *m, const struct keyed_filter *kf,
 		return -1;
 	if (filter_params_check(&p->params, err, errlen) < 0)
 		return -1;
+	if (part_reserve(p, n, sig) < 0) {
+		error_set(err, errlen, "out of memory copying %zu keys for a rebuild", n);
+		return -1;
+	}
 	p->active = true;
 	p->key = kf->key;
 	p->seed = counting_seed(kf);
 	p->groups_valid = kf->groups_valid &&
 			  (kf->counting == NULL || kf->counting->params.choices == p->params.choices) &&
 			  (m->built || (given && given->bits));
-	p->n = p->cap = n;
-	p->hashes = malloc(n * sizeof(*p->hashes));
-	p->groups = malloc(n);
-	if (p->hashes == NULL || p->groups == NULL)
-		goto nomem;
+	p->n = n;
 	memcpy(p->hashes, store_hashes(kf->store), n * sizeof(*p->hashes));
 	memcpy(p->groups, store_groups((struct store *)kf->store), n);
+	if (sig)
+		memcpy(p->words, m->words, n * sizeof(*p->words));
 	for (size_t i = 0; i < n && p->groups_valid; i++)
 		p->groups_valid = p->groups[i] < p->params.choices; /* restored from other parameters */
-	if (kf == &m->sig) {
-		if ((p->words = malloc(n * sizeof(*p->words))) == NULL)
-			goto nomem;
-		for (size_t i = 0; i < n; i++) {
-			uint8_t kind;
-			const uint8_t *window;
-			size_t len;
-			store_entry(kf->store, i, &kind, &window, &len);
-			p->words[i] = sigscan_word(m->scan, window);
-		}
-	}
 	return 0;
-nomem:
-	error_set(err, errlen, "out of memory copying %zu keys for a rebuild", n);
-	return -1;
 }
 
-struct match_rebuild *matcher_rebuild_begin(struct matcher *m, unsigned rounds,
-					    const struct filter_params *params, char *err,
-					    size_t errlen)
+struct match_rebuild *matcher_rebuild_begin(struct matcher *m, struct match_rebuild *prepared,
+					    unsigned rounds, const struct filter_params *params,
+					    char *err, size_t errlen)
 {
-	struct match_rebuild *r;
+	struct match_rebuild *r = prepared;
 	uint64_t bits[2];
 
 	if (m->rebuilding) {
 		error_set(err, errlen, "a rebuild is running already");
+		matcher_rebuild_free(NULL, prepared);
 		return NULL;
 	}
-	if ((r = calloc(1, sizeof(*r))) == NULL) {
+	if (r == NULL && (r = calloc(1, sizeof(*r))) == NULL) {
 		error_set(err, errlen, "out of memory for a rebuild");
 		return NULL;
 	}
@@ -777,7 +814,7 @@ int matcher_rebuild_finish(struct matcher *m, struct match_rebuild *r, char *err
 static int rebuild_now(struct matcher *m, unsigned rounds, const struct filter_params *params,
 		       char *err, size_t errlen)
 {
-	struct match_rebuild *r = matcher_rebuild_begin(m, rounds, params, err, errlen);
+	struct match_rebuild *r = matcher_rebuild_begin(m, NULL, rounds, params, err, errlen);
 
 	if (r == NULL)
 		return -1;
@@ -1012,7 +1049,7 @@ void matcher_filter_info(const struct matcher *m, int sig, struct match_filter_i
 	info->store_bytes = store_bytes(kf->store);
 	if (sig)
 		info->store_bytes += m->sigs_cap * sizeof(*m->sigs) + m->arena_cap +
-				     m->heads_cap * sizeof(*m->heads);
+				     m->heads_cap * sizeof(*m->heads) + m->words_cap * sizeof(*m->words);
 	if (kf->counting == NULL)
 		return;
 	const struct filter *f = counting_filter(kf->counting);

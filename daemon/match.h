@@ -106,8 +106,10 @@ int matcher_build_restored(struct matcher *m, const struct filter_params params[
 			   size_t errlen);
 
 /*
- * Background rebuild, in three steps:
+ * Background rebuild, in three steps (four with prepare):
  *
+ *   prepare (any thread, optional) allocates and touches the copies' memory,
+ *           so that begin copies into warm pages;
  *   begin   (matcher's thread) copies each filter's key hashes and groups,
  *           sized for the entries stored now (or given params [2]); from
  *           then on every add and remove is also logged;
@@ -121,9 +123,12 @@ int matcher_build_restored(struct matcher *m, const struct filter_params params[
  * missed. One rebuild at a time. finish and free both free r.
  */
 struct match_rebuild;
-struct match_rebuild *matcher_rebuild_begin(struct matcher *m, unsigned rounds,
-					    const struct filter_params *params, char *err,
-					    size_t errlen);
+/* Room for this many keys in each filter (matcher_keys_count); NULL without memory. */
+struct match_rebuild *matcher_rebuild_prepare(uint64_t addr_keys, uint64_t sig_windows);
+/* prepared: from matcher_rebuild_prepare, or NULL; taken over (freed on failure). */
+struct match_rebuild *matcher_rebuild_begin(struct matcher *m, struct match_rebuild *prepared,
+					    unsigned rounds, const struct filter_params *params,
+					    char *err, size_t errlen);
 int matcher_rebuild_run(struct match_rebuild *r, char *err, size_t errlen);
 int matcher_rebuild_finish(struct matcher *m, struct match_rebuild *r, char *err, size_t errlen);
 /* Abandon a rebuild (begun, run or not): the matcher keeps its filters. */
@@ -169,6 +174,9 @@ int matcher_reconfigure(struct matcher *m, const struct match_config *cfg, char 
 
 /* The offline rounds a rebuild runs by default. */
 unsigned matcher_rounds(const struct matcher *m);
+
+/* Keys in the address (sig = 0) or signature filter (windows, for signatures). */
+uint64_t matcher_keys_count(const struct matcher *m, int sig);
 
 /* The hash secrets: [0] addresses, [1] signatures (to save them). */
 void matcher_keys(const struct matcher *m, struct hash_key keys[2]);

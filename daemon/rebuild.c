@@ -11,10 +11,21 @@
 
 #include "error.h"
 
+/*
+ * Two trips to a thread: first to allocate and touch the copies' memory
+ * (fresh pages fault at some microseconds each, tens of milliseconds for a
+ * million keys), then, after begin has copied into them, for the rounds.
+ */
+enum rebuild_stage { STAGE_PREPARE, STAGE_RUN };
+
 struct rebuild {
 	struct matcher *m;
 	struct match_rebuild *job;
+	enum rebuild_stage stage;
+	uint64_t keys[2];          /* to prepare room for, with some slack */
+	unsigned rounds;
 	pthread_t thread;
+	bool thread_live;
 	int pipe[2];               /* the worker writes one byte when done */
 	struct event *done_event;
 	rebuild_done_cb done;
@@ -33,17 +44,6 @@ static double since_ms(const struct timespec *t0)
 	return (double)(t.tv_sec - t0->tv_sec) * 1e3 + (double)(t.tv_nsec - t0->tv_nsec) / 1e6;
 }
 
-static void *worker(void *arg)
-{
-	struct rebuild *r = arg;
-	char byte = 1;
-
-	r->run_rc = matcher_rebuild_run(r->job, r->run_err, sizeof(r->run_err));
-	while (write(r->pipe[1], &byte, 1) < 0 && errno == EINTR)
-		;
-	return NULL;
-}
-
 static void rebuild_free(struct rebuild *r)
 {
 	if (r->done_event)
@@ -52,6 +52,60 @@ static void rebuild_free(struct rebuild *r)
 		if (r->pipe[i] >= 0)
 			close(r->pipe[i]);
 	free(r);
+}
+
+static void *worker(void *arg)
+{
+	struct rebuild *r = arg;
+	char byte = 1;
+
+	if (r->stage == STAGE_PREPARE) {
+		r->job = matcher_rebuild_prepare(r->keys[0], r->keys[1]);
+		r->run_rc = 0; /* without memory, begin allocates itself */
+	} else {
+		r->run_rc = matcher_rebuild_run(r->job, r->run_err, sizeof(r->run_err));
+	}
+	while (write(r->pipe[1], &byte, 1) < 0 && errno == EINTR)
+		;
+	return NULL;
+}
+
+static int start_thread(struct rebuild *r, enum rebuild_stage stage, char *err, size_t errlen)
+{
+	int rc;
+
+	r->stage = stage;
+	rc = pthread_create(&r->thread, NULL, worker, r);
+	if (rc != 0) {
+		error_set(err, errlen, "cannot start the rebuild thread: %s", strerror(rc));
+		return -1;
+	}
+	r->thread_live = true;
+	return 0;
+}
+
+static void finish(struct rebuild *r)
+{
+	r->result.seconds = since_ms(&r->started) / 1e3;
+	r->done(r->ctx, &r->result);
+	rebuild_free(r);
+}
+
+/* The memory is ready: copy (the stall), then the rounds on the thread. */
+static void begin(struct rebuild *r)
+{
+	struct timespec t0;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	r->job = matcher_rebuild_begin(r->m, r->job, r->rounds, NULL, r->result.error,
+				       sizeof(r->result.error));
+	r->result.stall_ms += since_ms(&t0);
+	if (r->job == NULL || start_thread(r, STAGE_RUN, r->result.error, sizeof(r->result.error)) < 0) {
+		if (r->job)
+			matcher_rebuild_free(r->m, r->job);
+		r->job = NULL;
+		finish(r);
+	}
 }
 
 static void done_cb(evutil_socket_t fd, short what, void *arg)
@@ -64,6 +118,11 @@ static void done_cb(evutil_socket_t fd, short what, void *arg)
 	if (read(fd, &byte, 1) != 1)
 		return; /* spurious: the worker has not written yet */
 	pthread_join(r->thread, NULL);
+	r->thread_live = false;
+	if (r->stage == STAGE_PREPARE) {
+		begin(r);
+		return;
+	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (r->run_rc < 0) {
 		snprintf(r->result.error, sizeof(r->result.error), "%s", r->run_err);
@@ -72,10 +131,9 @@ static void done_cb(evutil_socket_t fd, short what, void *arg)
 		r->result.ok = matcher_rebuild_finish(r->m, r->job, r->result.error,
 						      sizeof(r->result.error)) == 0;
 	}
+	r->job = NULL;
 	r->result.stall_ms += since_ms(&t0);
-	r->result.seconds = since_ms(&r->started) / 1e3;
-	r->done(r->ctx, &r->result);
-	rebuild_free(r);
+	finish(r);
 }
 
 struct rebuild *rebuild_start(struct event_base *base, struct matcher *m, unsigned rounds,
@@ -100,16 +158,12 @@ struct rebuild *rebuild_start(struct event_base *base, struct matcher *m, unsign
 		rebuild_free(r);
 		return NULL;
 	}
-	r->job = matcher_rebuild_begin(m, rounds, NULL, err, errlen);
-	if (r->job == NULL) {
-		rebuild_free(r);
-		return NULL;
+	r->rounds = rounds;
+	for (int i = 0; i < 2; i++) {
+		uint64_t n = matcher_keys_count(m, i);
+		r->keys[i] = n + n / 8; /* room for what arrives until begin */
 	}
-	r->result.stall_ms = since_ms(&r->started);
-	int rc = pthread_create(&r->thread, NULL, worker, r);
-	if (rc != 0) {
-		error_set(err, errlen, "cannot start the rebuild thread: %s", strerror(rc));
-		matcher_rebuild_free(m, r->job);
+	if (start_thread(r, STAGE_PREPARE, err, errlen) < 0) {
 		rebuild_free(r);
 		return NULL;
 	}
@@ -120,7 +174,8 @@ void rebuild_cancel(struct rebuild *r)
 {
 	if (r == NULL)
 		return;
-	pthread_join(r->thread, NULL);
+	if (r->thread_live)
+		pthread_join(r->thread, NULL);
 	matcher_rebuild_free(r->m, r->job);
 	rebuild_free(r);
 }

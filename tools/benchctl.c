@@ -93,7 +93,9 @@ static pid_t start_bloomd(const char *bloomd, const char *dir, const char *sock)
 	snprintf(conf, sizeof(conf), "%s/bloomd.conf", dir);
 	if ((f = fopen(conf, "w")) == NULL)
 		return -1;
-	fprintf(f, "[control]\nsocket = %s\n[store]\ndir = %s/state\n[output]\nevents =\n", sock, dir);
+	/* No auto-rebuild: the one measured is the only one (it also sizes the filters for the load). */
+	fprintf(f, "[filter]\nauto_rebuild = no\n[control]\nsocket = %s\n[store]\ndir = %s/state\n"
+		   "[output]\nevents =\n", sock, dir);
 	fclose(f);
 	if ((pid = fork()) == 0) {
 		execl(bloomd, bloomd, "-c", conf, (char *)NULL);
@@ -146,15 +148,6 @@ out:
 	return seconds;
 }
 
-static bool rebuild_running(const char *sock)
-{
-	json_t *r = command(sock, "stats\n");
-	bool running = json_is_true(json_object_get(json_object_get(json_object_get(r, "stats"), "rebuild"), "running"));
-
-	json_decref(r);
-	return running;
-}
-
 /*
  * Queue o->replays replays of pcap (each waited for on its own connection),
  * then rebuild with --wait while they run. Fills the rebuild's seconds and
@@ -176,8 +169,12 @@ static int rebuild_under_load(const char *sock, const char *pcap, const struct c
 	usleep(100000); /* the replays are running */
 	snprintf(line, sizeof(line), "rebuild --rounds %u --wait\n", o->rounds);
 	r = command(sock, line);
-	if (r == NULL || !json_is_true(json_object_get(r, "ok")))
+	if (r == NULL || !json_is_true(json_object_get(r, "ok"))) {
+		const char *why = json_string_value(json_object_get(r, "error"));
+		fprintf(stderr, PROG ": control: rebuild: %s\n", why ? why : "no reply");
+		json_decref(r);
 		return -1;
+	}
 	*seconds = json_real_value(json_object_get(r, "seconds"));
 	*stall_ms = json_real_value(json_object_get(r, "max_stall_ms"));
 	json_decref(r);
@@ -243,7 +240,7 @@ static void report(const struct control_options *o, double load_s, double rebuil
 int bench_control(int argc, char **argv)
 {
 	struct control_options o = { .entries = 1000000, .packets = 500000, .rounds = 10, .runs = 3,
-				     .replays = 8 };
+				     .replays = 16 };
 	char dir[] = "/tmp/bloombench-XXXXXX", sock[PATH_MAX], list[PATH_MAX], pcap[PATH_MAX],
 	     self[PATH_MAX], bloomd[PATH_MAX], err[256];
 	double load[100], rebuild[100], stall[100], gap[100];
@@ -280,8 +277,6 @@ int bench_control(int argc, char **argv)
 			goto out;
 		}
 		load[r] = load_list(sock, list, &added);
-		while (rebuild_running(sock))
-			usleep(100000); /* the rebuilds the load set off by itself */
 		int ok = load[r] > 0 && added == o.entries &&
 			 rebuild_under_load(sock, pcap, &o, &rebuild[r], &stall[r], &gap[r]) == 0;
 		stop_bloomd(pid);

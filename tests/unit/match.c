@@ -152,7 +152,10 @@ static void run(enum filter_layout layout, unsigned c, uint64_t seed, bool simd,
 		} else if (op < 16 && rebuilds) {
 			/* Background rebuilds with changes in between: begin, then later run and swap. */
 			if (job == NULL) {
-				job = matcher_rebuild_begin(m, (unsigned)rng_below(&r, 3), NULL, NULL, 0);
+				/* Sometimes prepared too small: begin grows it. */
+				struct match_rebuild *prep = rng_below(&r, 2) ? matcher_rebuild_prepare(
+					rng_below(&r, 200), rng_below(&r, 200)) : NULL;
+				job = matcher_rebuild_begin(m, prep, (unsigned)rng_below(&r, 3), NULL, NULL, 0);
 				assert_non_null(job);
 			} else {
 				assert_int_equal(matcher_rebuild_run(job, NULL, 0), 0);
