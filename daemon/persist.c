@@ -281,22 +281,29 @@ int snapshot_commit(struct snapshot_writer *w, char *err, size_t errlen)
 
 /*
  * The checksum covers the file with the entry count taken out of the header
- * and summed last, as the writer streams it. Returns whether it matches.
+ * and summed last, as the writer streams it.
  */
-static bool snapshot_sum_ok(const struct buf *b)
+uint64_t persist_snapshot_checksum(const uint8_t *file, size_t len)
 {
 	XXH3_state_t *s = XXH3_createState();
-	bool ok;
+	uint64_t sum;
 
-	if (s == NULL)
-		return false;
+	if (s == NULL || len < SNAPSHOT_HEADER + 8) {
+		XXH3_freeState(s);
+		return 0;
+	}
 	XXH3_64bits_reset(s);
-	XXH3_64bits_update(s, b->p, SNAPSHOT_HEADER - 8);
-	XXH3_64bits_update(s, b->p + SNAPSHOT_HEADER, b->len - SNAPSHOT_HEADER - 8);
-	XXH3_64bits_update(s, b->p + SNAPSHOT_HEADER - 8, 8);
-	ok = XXH3_64bits_digest(s) == get_le(b->p + b->len - 8, 8);
+	XXH3_64bits_update(s, file, SNAPSHOT_HEADER - 8);
+	XXH3_64bits_update(s, file + SNAPSHOT_HEADER, len - SNAPSHOT_HEADER - 8);
+	XXH3_64bits_update(s, file + SNAPSHOT_HEADER - 8, 8);
+	sum = XXH3_64bits_digest(s);
 	XXH3_freeState(s);
-	return ok;
+	return sum;
+}
+
+static bool snapshot_sum_ok(const struct buf *b)
+{
+	return persist_snapshot_checksum(b->p, b->len) == get_le(b->p + b->len - 8, 8);
 }
 
 static int header_decode(const struct buf *b, struct persist_header *h, const char *path,

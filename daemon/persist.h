@@ -80,6 +80,9 @@ typedef int (*persist_entry_cb)(void *ctx, const struct entry *e, unsigned group
 int snapshot_read(const char *dir, struct persist_header *h, persist_entry_cb cb, void *ctx,
 		  char *err, size_t errlen);
 
+/* The checksum a snapshot file of len bytes should end with (its last 8 bytes, little-endian). */
+uint64_t persist_snapshot_checksum(const uint8_t *file, size_t len);
+
 /* ---- journal ---- */
 
 struct journal;

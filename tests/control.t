@@ -3,7 +3,7 @@
 # Entries, replays, TTL, rebuild during a replay, restarts, kill -9, torn and corrupt
 # state files, hostile clients, and a client that may not change state.
 . "$(dirname "$0")/tap.sh"
-plan 45
+plan 48
 tmp=$(mktemp -d)
 chmod 755 "$tmp"
 pid=
@@ -98,6 +98,20 @@ events_of "$tmp/big.pcap" > during
 cmp -s before during; ok $? "the same events with and without the rebuild"
 [ "$(C --json stats | jq .stats.rebuild.count)" -ge 1 ]; ok $? "stats counts the rebuilds"
 C metrics | grep -q '^bloomd_packets_total [1-9]'; ok $? "metrics in Prometheus text"
+
+# Reload: a bad configuration is refused and the running one kept; SIGHUP reads a good one.
+cp bloomd.conf good.conf
+printf '[filter]\nchoices = 7\n' >> bloomd.conf
+C reload 2>reload.err; rc=$?
+[ "$rc" -eq 2 ] && grep -q "choices: expected a whole number from 1 to 3" reload.err
+ok $? "reload refuses a bad configuration and says why"
+C query pair 192.0.2.5 203.0.113.9 >/dev/null; is $? 0 "and the daemon goes on with the old one"
+cp good.conf bloomd.conf
+echo 'addr 192.0.2.250' > extra.list
+printf '[entries]\nfile = %s/extra.list\n' "$tmp" >> bloomd.conf
+kill -HUP "$pid"
+for _ in $(seq 40); do C query addr 192.0.2.250 >/dev/null && break; sleep 0.05; done
+C query addr 192.0.2.250 >/dev/null; is $? 0 "SIGHUP reloads: a new entry list is read"
 
 # Durable state: a restart, then kill -9 right after acknowledged adds.
 C list | sort > list.before

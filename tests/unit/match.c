@@ -347,6 +347,43 @@ static void removal_clears_the_filters(void **state)
 	matcher_free(m);
 }
 
+/* Growth past twice the size asks for a rebuild; the rebuild sizes the filter and the wish goes. */
+static void rebuild_wanted_on_growth(void **state)
+{
+	struct match_config cfg = { .layout = FILTER_BLOCKED, .choices = 2, .bits_per_entry = 16, .window = 8 };
+	struct matcher *m = matcher_new(&cfg, NULL, 0);
+	struct entry e = { .kind = ENTRY_ADDR, .len = 4 };
+
+	(void)state;
+	for (uint32_t i = 0; i < 2000; i++) {
+		memcpy(e.key, &i, 4);
+		matcher_add(m, &e, NULL, 0);
+	}
+	assert_int_equal(matcher_build(m, NULL, 0), 0);
+	assert_false(matcher_rebuild_wanted(m, 0.001));
+	for (uint32_t i = 2000; i < 6000; i++) {
+		memcpy(e.key, &i, 4);
+		matcher_add(m, &e, NULL, 0);
+	}
+	assert_true(matcher_rebuild_wanted(m, 0));
+	struct match_rebuild *r = matcher_rebuild_begin(m, NULL, 2, NULL, NULL, 0);
+	assert_false(matcher_rebuild_wanted(m, 0)); /* not while one runs */
+	assert_int_equal(matcher_rebuild_run(r, NULL, 0), 0);
+	assert_int_equal(matcher_rebuild_finish(m, r, NULL, 0), 0);
+	assert_false(matcher_rebuild_wanted(m, 0.001));
+	struct match_filter_info fi;
+	matcher_filter_info(m, 0, &fi);
+	assert_true(fi.bits >= 6000 * 16 && fi.bits < 6000 * 16 + 512);
+	/* A target the filter cannot meet asks for a rebuild only after a tenth of it changed. */
+	assert_false(matcher_rebuild_wanted(m, 1e-9));
+	for (uint32_t i = 6000; i < 6700; i++) {
+		memcpy(e.key, &i, 4);
+		matcher_add(m, &e, NULL, 0);
+	}
+	assert_true(matcher_rebuild_wanted(m, 1e-9));
+	matcher_free(m);
+}
+
 static void short_signature_refused(void **state)
 {
 	struct match_config cfg = { .layout = FILTER_BLOCKED, .choices = 2, .bits_per_entry = 16, .window = 8 };
@@ -370,6 +407,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(many_signatures_share_a_window),
 	cmocka_unit_test(removal_clears_the_filters),
 	cmocka_unit_test(short_signature_refused),
+	cmocka_unit_test(rebuild_wanted_on_growth),
 };
 
 TEST_MAIN("match", tests)
