@@ -128,7 +128,7 @@ install: all
 		$(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(SYSCONFDIR)/bloomd
 	install -m 755 $(BUILD)/bloomd $(DESTDIR)$(SBINDIR)/bloomd
 	install -m 755 $(BUILD)/bloomctl $(BUILD)/bloomsim $(BUILD)/pcapgen $(DESTDIR)$(BINDIR)/
-	install -m 644 man/bloomd.8 $(DESTDIR)$(MANDIR)/man8/bloomd.8
+	install -m 644 man/bloomd.8 man/bloomctl.8 $(DESTDIR)$(MANDIR)/man8/
 	install -m 644 man/bloomd.conf.5 $(DESTDIR)$(MANDIR)/man5/bloomd.conf.5
 	test -e $(DESTDIR)$(SYSCONFDIR)/bloomd/bloomd.conf || \
 		install -m 644 conf/bloomd.conf $(DESTDIR)$(SYSCONFDIR)/bloomd/bloomd.conf
@@ -137,6 +137,7 @@ install: all
 uninstall:
 	rm -f $(DESTDIR)$(SBINDIR)/bloomd $(DESTDIR)$(BINDIR)/bloomctl $(DESTDIR)$(BINDIR)/bloomsim \
 		$(DESTDIR)$(BINDIR)/pcapgen $(DESTDIR)$(MANDIR)/man8/bloomd.8 \
+		$(DESTDIR)$(MANDIR)/man8/bloomctl.8 \
 		$(DESTDIR)$(MANDIR)/man5/bloomd.conf.5
 
 clean:

@@ -7,7 +7,8 @@ plan 6
 dest=$(mktemp -d)
 trap 'rm -rf "$dest"' EXIT
 files=(usr/sbin/bloomd usr/bin/bloomctl usr/bin/bloomsim usr/bin/pcapgen
-       usr/share/man/man8/bloomd.8 usr/share/man/man5/bloomd.conf.5 etc/bloomd/bloomd.conf)
+       usr/share/man/man8/bloomd.8 usr/share/man/man8/bloomctl.8 usr/share/man/man5/bloomd.conf.5
+       etc/bloomd/bloomd.conf)
 inst() { make -s -C "$root" BUILD="$BUILD" PREFIX=/usr SYSCONFDIR=/etc DESTDIR="$dest" "$@" >/dev/null; }
 
 inst install; ok $? "make install"

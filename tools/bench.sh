@@ -15,3 +15,7 @@ echo "== the packet path against a bare pcap_dispatch loop (100,000 addr and pai
 echo
 echo "== signature scanning against Hyperscan (its 1,000,000-signature compile takes a minute)"
 "$build/bloombench" signatures --sizes 1000,100000,1000000 --megabytes 16 --runs 3
+
+echo
+echo "== the control plane: 1,000,000 entries through the socket, and a rebuild while replays run"
+"$build/bloombench" control --entries 1000000 --rounds 10 --runs 3

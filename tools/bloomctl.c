@@ -307,7 +307,7 @@ static void print_flat(const char *prefix, json_t *v)
 	}
 	if (json_is_null(v))
 		return;
-	char *text = json_is_string(v) ? strdup(json_string_value(v)) : json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+	char *text = json_is_string(v) ? strdup(json_string_value(v)) : json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_REAL_PRECISION(6));
 	printf("%-40s %s\n", prefix, text ? text : "?");
 	free(text);
 }
