@@ -24,7 +24,7 @@
 
 /* The control callbacks, with the service as ctx. */
 void commands_line(void *service, struct control_client *cl, const char *line, size_t len);
-void commands_burst(void *service);
+void commands_burst(void *service, bool replied);
 void commands_gone(void *service, struct control_client *cl);
 
 #endif

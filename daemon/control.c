@@ -139,7 +139,7 @@ static void serve(struct control_client *cl)
 	if (got < 0)
 		refuse_long_line(cl);
 	if (handled && c->o.burst)
-		c->o.burst(c->o.ctx);
+		c->o.burst(c->o.ctx, evbuffer_get_length(cl->pending) > 0);
 	c->serving = NULL;
 	evbuffer_add_buffer(out, cl->pending);
 	if (cl->held || cl->closing)

@@ -41,8 +41,11 @@ struct control_client;
  */
 typedef void (*control_line_cb)(void *ctx, struct control_client *cl, const char *line,
 				size_t len);
-/* After each burst of lines, before their replies go out (e.g. to fsync what they changed). */
-typedef void (*control_burst_cb)(void *ctx);
+/*
+ * After each burst of lines, before their replies go out (to fsync what
+ * they changed); replied: whether the burst produced any reply.
+ */
+typedef void (*control_burst_cb)(void *ctx, bool replied);
 /* A client went away: free what the caller keeps in its data slot. */
 typedef void (*control_gone_cb)(void *ctx, struct control_client *cl);
 

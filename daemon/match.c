@@ -563,6 +563,8 @@ struct rebuild_part {
 	uint8_t *groups;
 	uint64_t *words;           /* signatures: each window's word, for the new prefilter */
 	struct counting *counting; /* the result */
+	struct store_op *taken;    /* changes handed over by matcher_rebuild_catch_up */
+	size_t ntaken;
 };
 
 struct match_rebuild {
@@ -577,6 +579,7 @@ static void part_free(struct rebuild_part *p)
 	free(p->hashes);
 	free(p->groups);
 	free(p->words);
+	free(p->taken);
 	counting_free(p->counting);
 }
 
@@ -626,6 +629,11 @@ struct match_rebuild *matcher_rebuild_prepare(uint64_t addr_keys, uint64_t sig_w
 		return NULL;
 	}
 	return r;
+}
+
+bool matcher_rebuild_prepared_for(const struct match_rebuild *r, const struct matcher *m)
+{
+	return store_count(m->addr.store) <= r->part[0].cap && store_count(m->sig.store) <= r->part[1].cap;
 }
 
 uint64_t matcher_keys_count(const struct matcher *m, int sig)
@@ -741,11 +749,12 @@ int matcher_rebuild_run(struct match_rebuild *r, char *err, size_t errlen)
 	return 0;
 }
 
-/* Apply the changes logged since the copy, mirroring the store's index moves. */
-static int part_replay(struct rebuild_part *p, const struct keyed_filter *kf, struct sigscan *scan)
+/* Apply changes logged since the copy, mirroring the store's index moves. */
+static int part_apply(struct rebuild_part *p, const struct store_op *ops, size_t nops,
+		      struct sigscan *scan)
 {
-	for (size_t i = 0; i < kf->nlog; i++) {
-		const struct store_op *op = &kf->log[i];
+	for (size_t i = 0; i < nops; i++) {
+		const struct store_op *op = &ops[i];
 		if (op->add) {
 			if (p->n == p->cap) {
 				size_t cap = 2 * p->cap + 64;
@@ -771,7 +780,39 @@ static int part_replay(struct rebuild_part *p, const struct keyed_filter *kf, st
 			p->groups[at] = p->groups[last];
 		}
 	}
-	return p->n == store_count(kf->store) ? 0 : -1;
+	return 0;
+}
+
+size_t matcher_rebuild_catch_up(struct matcher *m, struct match_rebuild *r)
+{
+	size_t moved = 0;
+
+	for (int i = 0; i < 2; i++) {
+		struct keyed_filter *kf = i ? &m->sig : &m->addr;
+		struct rebuild_part *p = &r->part[i];
+		if (!p->active || p->ntaken)
+			continue;
+		free(p->taken);
+		p->taken = kf->log;
+		p->ntaken = kf->nlog;
+		moved += kf->nlog;
+		kf->log = NULL;
+		kf->nlog = kf->log_cap = 0;
+	}
+	return moved;
+}
+
+int matcher_rebuild_apply(struct match_rebuild *r, char *err, size_t errlen)
+{
+	for (int i = 0; i < 2; i++) {
+		struct rebuild_part *p = &r->part[i];
+		if (p->active && part_apply(p, p->taken, p->ntaken, i ? r->scan : NULL) < 0) {
+			error_set(err, errlen, "out of memory replaying the changes made during the rebuild");
+			return -1;
+		}
+		p->ntaken = 0;
+	}
+	return 0;
 }
 
 int matcher_rebuild_finish(struct matcher *m, struct match_rebuild *r, char *err, size_t errlen)
@@ -781,7 +822,9 @@ int matcher_rebuild_finish(struct matcher *m, struct match_rebuild *r, char *err
 	for (int i = 0; i < 2 && rc == 0; i++) {
 		struct keyed_filter *kf = i ? &m->sig : &m->addr;
 		struct rebuild_part *p = &r->part[i];
-		if (kf->log_lost || (p->active && part_replay(p, kf, i ? r->scan : NULL) < 0)) {
+		if (kf->log_lost || p->ntaken ||
+		    (p->active && (part_apply(p, kf->log, kf->nlog, i ? r->scan : NULL) < 0 ||
+				   p->n != store_count(kf->store)))) {
 			error_set(err, errlen, "out of memory replaying the changes made during the rebuild");
 			rc = -1;
 		}

@@ -125,11 +125,20 @@ int matcher_build_restored(struct matcher *m, const struct filter_params params[
 struct match_rebuild;
 /* Room for this many keys in each filter (matcher_keys_count); NULL without memory. */
 struct match_rebuild *matcher_rebuild_prepare(uint64_t addr_keys, uint64_t sig_windows);
+/* Whether prepared has room for m's keys now (else begin allocates, in the caller's thread). */
+bool matcher_rebuild_prepared_for(const struct match_rebuild *prepared, const struct matcher *m);
 /* prepared: from matcher_rebuild_prepare, or NULL; taken over (freed on failure). */
 struct match_rebuild *matcher_rebuild_begin(struct matcher *m, struct match_rebuild *prepared,
 					    unsigned rounds, const struct filter_params *params,
 					    char *err, size_t errlen);
 int matcher_rebuild_run(struct match_rebuild *r, char *err, size_t errlen);
+/*
+ * Optional, between run and finish, to keep finish short when many changes
+ * arrive meanwhile: catch_up (matcher's thread) hands the changes logged so
+ * far over to r and returns their number; apply (any thread) applies them.
+ */
+size_t matcher_rebuild_catch_up(struct matcher *m, struct match_rebuild *r);
+int matcher_rebuild_apply(struct match_rebuild *r, char *err, size_t errlen);
 int matcher_rebuild_finish(struct matcher *m, struct match_rebuild *r, char *err, size_t errlen);
 /* Abandon a rebuild (begun, run or not): the matcher keeps its filters. */
 void matcher_rebuild_free(struct matcher *m, struct match_rebuild *r);

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -16,7 +17,16 @@
  * (fresh pages fault at some microseconds each, tens of milliseconds for a
  * million keys), then, after begin has copied into them, for the rounds.
  */
-enum rebuild_stage { STAGE_PREPARE, STAGE_RUN };
+enum rebuild_stage { STAGE_PREPARE, STAGE_RUN, STAGE_APPLY };
+
+/*
+ * Changes that arrive during the rounds are applied on the thread too, in
+ * catch-up passes, while at least CATCH_UP_MIN of them arrived during the
+ * last pass (a bulk load running meanwhile); the loop applies only the last
+ * few itself. MAX_CATCH_UPS bounds the passes if the flow never slows.
+ */
+#define CATCH_UP_MIN 4096
+#define MAX_CATCH_UPS 8
 
 struct rebuild {
 	struct matcher *m;
@@ -24,6 +34,8 @@ struct rebuild {
 	enum rebuild_stage stage;
 	uint64_t keys[2];          /* to prepare room for, with some slack */
 	unsigned rounds;
+	unsigned prepares;         /* times prepared again because keys outgrew the room */
+	unsigned catch_ups;
 	pthread_t thread;
 	bool thread_live;
 	int pipe[2];               /* the worker writes one byte when done */
@@ -54,6 +66,15 @@ static void rebuild_free(struct rebuild *r)
 	free(r);
 }
 
+/* Room for the keys now and 1/slack more, for those that arrive until begin. */
+static void plan_room(struct rebuild *r, unsigned slack)
+{
+	for (int i = 0; i < 2; i++) {
+		uint64_t n = matcher_keys_count(r->m, i);
+		r->keys[i] = n + n / slack + 1024;
+	}
+}
+
 static void *worker(void *arg)
 {
 	struct rebuild *r = arg;
@@ -62,8 +83,10 @@ static void *worker(void *arg)
 	if (r->stage == STAGE_PREPARE) {
 		r->job = matcher_rebuild_prepare(r->keys[0], r->keys[1]);
 		r->run_rc = 0; /* without memory, begin allocates itself */
-	} else {
+	} else if (r->stage == STAGE_RUN) {
 		r->run_rc = matcher_rebuild_run(r->job, r->run_err, sizeof(r->run_err));
+	} else {
+		r->run_rc = matcher_rebuild_apply(r->job, r->run_err, sizeof(r->run_err));
 	}
 	while (write(r->pipe[1], &byte, 1) < 0 && errno == EINTR)
 		;
@@ -108,10 +131,42 @@ static void begin(struct rebuild *r)
 	}
 }
 
+/* The rounds (or a catch-up) are done: hand the changes since over again, or swap. */
+static void settle(struct rebuild *r)
+{
+	struct timespec t0;
+
+	if (r->run_rc < 0) {
+		snprintf(r->result.error, sizeof(r->result.error), "%s", r->run_err);
+		matcher_rebuild_free(r->m, r->job);
+		r->job = NULL;
+		finish(r);
+		return;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (r->catch_ups < MAX_CATCH_UPS) {
+		size_t moved = matcher_rebuild_catch_up(r->m, r->job);
+		r->result.stall_ms += since_ms(&t0);
+		if (moved > 0) {
+			r->catch_ups += moved >= CATCH_UP_MIN ? 1 : MAX_CATCH_UPS;
+			if (start_thread(r, STAGE_APPLY, r->result.error, sizeof(r->result.error)) == 0)
+				return;
+			matcher_rebuild_free(r->m, r->job);
+			r->job = NULL;
+			finish(r);
+			return;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+	}
+	r->result.ok = matcher_rebuild_finish(r->m, r->job, r->result.error, sizeof(r->result.error)) == 0;
+	r->job = NULL;
+	r->result.stall_ms += since_ms(&t0);
+	finish(r);
+}
+
 static void done_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct rebuild *r = arg;
-	struct timespec t0;
 	char byte;
 
 	(void)what;
@@ -119,21 +174,20 @@ static void done_cb(evutil_socket_t fd, short what, void *arg)
 		return; /* spurious: the worker has not written yet */
 	pthread_join(r->thread, NULL);
 	r->thread_live = false;
-	if (r->stage == STAGE_PREPARE) {
-		begin(r);
+	if (r->stage != STAGE_PREPARE) {
+		settle(r);
 		return;
 	}
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	if (r->run_rc < 0) {
-		snprintf(r->result.error, sizeof(r->result.error), "%s", r->run_err);
-		matcher_rebuild_free(r->m, r->job);
-	} else {
-		r->result.ok = matcher_rebuild_finish(r->m, r->job, r->result.error,
-						      sizeof(r->result.error)) == 0;
+	if (r->job && !matcher_rebuild_prepared_for(r->job, r->m) && r->prepares++ < 3) {
+		/* Keys arrived faster than the slack: prepare again, bigger, rather than fault here. */
+		matcher_rebuild_free(NULL, r->job);
+		r->job = NULL;
+		plan_room(r, 4);
+		if (start_thread(r, STAGE_PREPARE, r->result.error, sizeof(r->result.error)) < 0)
+			finish(r);
+		return;
 	}
-	r->job = NULL;
-	r->result.stall_ms += since_ms(&t0);
-	finish(r);
+	begin(r);
 }
 
 struct rebuild *rebuild_start(struct event_base *base, struct matcher *m, unsigned rounds,
@@ -159,10 +213,7 @@ struct rebuild *rebuild_start(struct event_base *base, struct matcher *m, unsign
 		return NULL;
 	}
 	r->rounds = rounds;
-	for (int i = 0; i < 2; i++) {
-		uint64_t n = matcher_keys_count(m, i);
-		r->keys[i] = n + n / 8; /* room for what arrives until begin */
-	}
+	plan_room(r, 8);
 	if (start_thread(r, STAGE_PREPARE, err, errlen) < 0) {
 		rebuild_free(r);
 		return NULL;

@@ -233,7 +233,7 @@ int service_load(struct service *s, struct config *cfg, bool use_store, bool che
 		log_error("%s", err);
 		return -1;
 	}
-	service_sync(s, false);
+	service_sync(s, true);
 	return 0;
 }
 
@@ -282,16 +282,12 @@ int service_save(struct service *s, char *err, size_t errlen)
 	return journal_restart(s->journal, s->generation, err, errlen);
 }
 
-void service_sync(struct service *s, bool command_burst)
+void service_sync(struct service *s, bool sync_now)
 {
 	char err[512];
-	bool sync = s->cfg->fsync == CONFIG_FSYNC_ALWAYS || !command_burst;
 
-	if (s->journal == NULL)
-		return;
-	if (!command_burst && s->cfg->fsync == CONFIG_FSYNC_NO)
-		sync = false;
-	if (journal_flush(s->journal, sync, err, sizeof(err)) < 0)
+	if (s->journal && journal_flush(s->journal, sync_now && s->cfg->fsync != CONFIG_FSYNC_NO, err,
+					sizeof(err)) < 0)
 		log_error("%s", err);
 }
 
@@ -379,8 +375,12 @@ static void on_batch(void *ctx, struct capture *cap)
 
 static void start_next_file(struct service *s);
 
+#define MAX_SOURCES 1000 /* replays remembered in stats */
+
 static void record_source(struct service *s, const char *name, uint64_t packets, const char *error)
 {
+	if (json_array_size(s->sources) >= MAX_SOURCES)
+		json_array_remove(s->sources, 0);
 	json_array_append_new(s->sources, json_pack("{s:s,s:I,s:s?}", "name", name, "packets",
 						    (json_int_t)packets, "error", error));
 }
@@ -533,7 +533,7 @@ static void housekeeping_cb(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	expire_entries(s);
-	service_sync(s, false);
+	service_sync(s, true); /* everysec's second; with always, the expiries */
 	if (s->cfg->auto_rebuild && s->rebuild == NULL &&
 	    matcher_rebuild_wanted(s->matcher, s->cfg->fpr_target)) {
 		log_info("rebuilding: the filters have outgrown their shape");
@@ -585,7 +585,7 @@ void service_stop(struct service *s)
 	if (s->base && s->journal && journal_records(s->journal) > 0 && service_save(s, err, sizeof(err)) < 0)
 		log_error("final snapshot: %s (the journal keeps the changes)", err);
 	if (s->journal)
-		service_sync(s, false);
+		service_sync(s, true);
 	journal_close(s->journal);
 	capture_free(s->replaying);
 	capture_free(s->live);

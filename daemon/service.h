@@ -92,8 +92,8 @@ int service_del(struct service *s, const struct entry *e);
 /* Write a snapshot and restart the journal. */
 int service_save(struct service *s, char *err, size_t errlen);
 
-/* Push the journal out per the fsync policy (after a burst of commands). */
-void service_sync(struct service *s, bool command_burst);
+/* Write the queued journal records; with sync_now, fsync them too (unless fsync = no). */
+void service_sync(struct service *s, bool sync_now);
 
 /* Start a background rebuild; waiter (or 0) gets the reply when it is done. */
 int service_rebuild(struct service *s, unsigned rounds, uint64_t waiter, char *err, size_t errlen);
