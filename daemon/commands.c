@@ -81,6 +81,14 @@ static char *trim(char *p)
 	return p;
 }
 
+static void strip_end(char *s)
+{
+	size_t n = strlen(s);
+
+	while (n > 0 && isspace((unsigned char)s[n - 1]))
+		s[--n] = '\0';
+}
+
 /* Cut a trailing "flag" off args; whether it was there. */
 static bool take_flag(char *args, const char *flag)
 {
@@ -89,10 +97,7 @@ static bool take_flag(char *args, const char *flag)
 	if (n < f || strcmp(args + n - f, flag) != 0 || (n > f && !isspace((unsigned char)args[n - f - 1])))
 		return false;
 	args[n - f] = '\0';
-	trim(args);
-	n = strlen(args);
-	while (n > 0 && isspace((unsigned char)args[n - 1]))
-		args[--n] = '\0';
+	strip_end(args);
 	return true;
 }
 
@@ -100,20 +105,20 @@ static bool take_flag(char *args, const char *flag)
 static bool take_option(char *args, const char *option, char **value)
 {
 	char *last = strrchr(args, ' ');
+	size_t n, o = strlen(option);
 
 	if (last == NULL)
 		return false;
-	*last = '\0';
-	size_t n = strlen(args), o = strlen(option);
-	if (n >= o && strcmp(args + n - o, option) == 0 && (n == o || args[n - o - 1] == ' ')) {
-		*value = last + 1;
-		args[n - o] = '\0';
-		while (n > o && args[n - o - 1] == ' ')
-			args[--n - o] = '\0';
-		return true;
-	}
-	*last = ' ';
-	return false;
+	n = (size_t)(last - args);
+	while (n > 0 && args[n - 1] == ' ')
+		n--; /* the end of the word before the value */
+	if (n < o || strncmp(args + n - o, option, o) != 0 || (n > o && args[n - o - 1] != ' ') ||
+	    strchr(last + 1, '"'))
+		return false; /* (a quote: the words are inside a quoted signature) */
+	*value = last + 1;
+	args[n - o] = '\0';
+	strip_end(args);
+	return true;
 }
 
 static int parse_count(struct command *c, const char *name, const char *text, unsigned long long max,

@@ -309,7 +309,7 @@ static void reply_to(struct service *s, uint64_t waiter, json_t *reply)
 
 static json_t *rebuild_json(const struct rebuild_result *r)
 {
-	return json_pack("{s:b,s:f,s:f,s:i,s:s?}", "ok", r->ok, "seconds", r->seconds, "max_stall_ms",
+	return json_pack("{s:b,s:f,s:f,s:i,s:s*}", "ok", r->ok, "seconds", r->seconds, "max_stall_ms",
 			 r->stall_ms, "rounds", (int)r->rounds, "error", r->ok ? NULL : r->error);
 }
 
@@ -397,7 +397,7 @@ static void finish_item(struct service *s, uint64_t packets, const char *error)
 			s->exit_code = 1;
 	}
 	reply_to(s, it->waiter,
-		 json_pack("{s:b,s:s,s:I,s:I,s:f,s:s?}", "ok", error == NULL, "file", it->path,
+		 json_pack("{s:b,s:s,s:I,s:I,s:f,s:s*}", "ok", error == NULL, "file", it->path,
 			   "packets", (json_int_t)packets, "matched",
 			   (json_int_t)(s->engine.stats.matched_packets - s->replay_matched_before),
 			   "max_gap_ms", s->replay_max_gap_ms, "error", error));
