@@ -22,7 +22,7 @@ SANFLAGS = -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=
 endif
 
 PKGS      = libxxhash jansson
-DAEMON_PKGS = libpcap libevent_core inih
+DAEMON_PKGS = libpcap libevent_core inih libsystemd libcap
 BENCH_PKGS  = libhs
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
@@ -38,7 +38,8 @@ CORE_LIB  = $(BUILD)/libbloomcore.a
 
 DAEMON_SRC = daemon/entry.c daemon/packet.c daemon/sigscan.c daemon/match.c daemon/config.c daemon/log.c \
              daemon/events.c daemon/stats.c daemon/capture.c daemon/engine.c daemon/persist.c daemon/ttl.c \
-             daemon/control.c daemon/rebuild.c daemon/service.c daemon/commands.c
+             daemon/control.c daemon/rebuild.c daemon/service.c daemon/commands.c \
+             daemon/privilege.c daemon/notify.c
 DAEMON_OBJ = $(DAEMON_SRC:%.c=$(BUILD)/%.o)
 DAEMON_LIB = $(BUILD)/libbloomd.a
 DAEMON_LIBS := $(shell pkg-config --libs $(DAEMON_PKGS) 2>/dev/null)

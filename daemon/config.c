@@ -61,6 +61,8 @@ struct config *config_defaults(void)
 	c->idle_timeout = 300;
 	c->fsync = CONFIG_FSYNC_EVERYSEC;
 	c->journal_max = 64 << 20;
+	c->log_level = LOG_LEVEL_INFO;
+	c->log_target = LOG_TARGET_STDERR;
 	c->events = strdup("-");
 	c->socket = strdup("/run/bloomd/control.sock");
 	c->store_dir = strdup("/var/lib/bloomd");
@@ -89,6 +91,7 @@ void config_free(struct config *c)
 	free(c->socket);
 	free(c->group);
 	free(c->store_dir);
+	free(c->user);
 	free(c);
 }
 
@@ -100,7 +103,7 @@ const char *config_fsync_name(enum config_fsync f)
 static bool known_section(const char *name, size_t len)
 {
 	static const char *const sections[] = { "capture", "filter", "entries", "signatures", "output",
-						       "control", "store" };
+						       "control", "store", "service", "log" };
 
 	for (size_t i = 0; i < sizeof(sections) / sizeof(sections[0]); i++)
 		if (strlen(sections[i]) == len && strncmp(sections[i], name, len) == 0)
@@ -330,6 +333,26 @@ static int store_key(struct loader *ld, const char *key, const char *value)
 	return -1;
 }
 
+static int log_key(struct loader *ld, const char *key, const char *value)
+{
+	struct config *c = ld->c;
+
+	if (strcmp(key, "level") == 0) {
+		if (log_level_parse(value, &c->log_level) < 0) {
+			problem(ld, "level: expected error, warning, info or debug, got '%s'", value);
+			return 0;
+		}
+		return 1;
+	}
+	if (strcmp(key, "target") == 0) {
+		if (strcmp(value, "stderr") == 0 || strcmp(value, "syslog") == 0)
+			return c->log_target = value[1] == 'y' ? LOG_TARGET_SYSLOG : LOG_TARGET_STDERR, 1;
+		problem(ld, "target: expected stderr or syslog, got '%s'", value);
+		return 0;
+	}
+	return -1;
+}
+
 static int handler(void *user, const char *section, const char *key, const char *value)
 {
 	struct loader *ld = user;
@@ -354,6 +377,10 @@ static int handler(void *user, const char *section, const char *key, const char 
 		rc = control_key(ld, key, value);
 	else if (strcmp(section, "store") == 0)
 		rc = store_key(ld, key, value);
+	else if (strcmp(section, "service") == 0 && strcmp(key, "user") == 0)
+		rc = value[0] ? set_string(ld, &c->user, value, false) : 1;
+	else if (strcmp(section, "log") == 0)
+		rc = log_key(ld, key, value);
 	else if (section[0] == '\0')
 		return problem(ld, "'%s' is outside any [section]", key), 1;
 	if (rc < 0)

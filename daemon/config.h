@@ -8,6 +8,7 @@
 
 #include "filter.h"
 #include "hash.h"
+#include "log.h"
 
 struct config {
 	char *path;
@@ -48,6 +49,11 @@ struct config {
 	bool store_set;
 	enum config_fsync { CONFIG_FSYNC_NO, CONFIG_FSYNC_EVERYSEC, CONFIG_FSYNC_ALWAYS } fsync;
 	uint64_t journal_max;     /* bytes of journal that trigger a snapshot */
+	/* [service] */
+	char *user;               /* switch to this user once capture is open; NULL: stay */
+	/* [log] */
+	enum log_level log_level;
+	enum log_target log_target;
 };
 
 /* Called once for each problem, with "FILE:LINE: message" (or "FILE: message"). */

@@ -20,7 +20,8 @@ void engine_packet(struct engine *e, const struct capture_packet *p, const char 
 		.caplen = p->caplen, .wirelen = p->wirelen, .view = &v,
 		.filename = live ? NULL : source, .interface = live ? source : NULL,
 	};
-	if (events_write(e->events, &ep, e->matcher, e->hits, n, err, sizeof(err)) < 0 &&
-	    e->stats.event_errors++ == 0)
-		log_error("%s (further output errors are only counted)", err);
+	if (events_write(e->events, &ep, e->matcher, e->hits, n, err, sizeof(err)) < 0) {
+		e->stats.event_errors++;
+		log_limited(&e->event_errors_logged, 60, LOG_LEVEL_ERROR, "%s", err);
+	}
 }

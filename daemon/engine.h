@@ -6,6 +6,7 @@
 
 #include "capture.h"
 #include "events.h"
+#include "log.h"
 #include "match.h"
 #include "stats.h"
 
@@ -14,6 +15,7 @@ struct engine {
 	struct events *events;     /* not owned */
 	struct stats stats;
 	struct match_hit hits[MATCH_MAX_HITS];
+	struct log_limit event_errors_logged;
 };
 
 /* Handle one captured packet from source (a file name, or an interface when live). */

@@ -1,13 +1,41 @@
-/* log.c - the daemon's few log calls: to stderr, one line each, with a level. */
+/* log.c - the daemon's log: four levels, to stderr (journald adds the rest) or syslog. */
 #include "log.h"
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
+#include <syslog.h>
 
-/* Messages above this level are dropped. */
-static const enum log_level max_level = LOG_LEVEL_INFO;
+static enum log_level max_level = LOG_LEVEL_INFO;
+static enum log_target target = LOG_TARGET_STDERR;
 
 static const char *const LABELS[] = { "error", "warning", "info", "debug" };
+static const int PRIORITIES[] = { LOG_ERR, LOG_WARNING, LOG_INFO, LOG_DEBUG };
+
+void log_setup(enum log_level max, enum log_target to)
+{
+	max_level = max;
+	if (to == LOG_TARGET_SYSLOG && target != LOG_TARGET_SYSLOG)
+		openlog("bloomd", LOG_PID | LOG_NDELAY, LOG_DAEMON);
+	else if (to != LOG_TARGET_SYSLOG && target == LOG_TARGET_SYSLOG)
+		closelog();
+	target = to;
+}
+
+const char *log_level_name(enum log_level level)
+{
+	return LABELS[level];
+}
+
+int log_level_parse(const char *name, enum log_level *level)
+{
+	for (int l = LOG_LEVEL_ERROR; l <= LOG_LEVEL_DEBUG; l++)
+		if (strcmp(name, LABELS[l]) == 0) {
+			*level = (enum log_level)l;
+			return 0;
+		}
+	return -1;
+}
 
 static void emit(enum log_level level, const char *fmt, va_list ap)
 {
@@ -16,7 +44,10 @@ static void emit(enum log_level level, const char *fmt, va_list ap)
 	if (level > max_level)
 		return;
 	vsnprintf(line, sizeof(line), fmt, ap);
-	fprintf(stderr, "bloomd: %s: %s\n", LABELS[level], line);
+	if (target == LOG_TARGET_SYSLOG)
+		syslog(PRIORITIES[level], "%s", line);
+	else
+		fprintf(stderr, "bloomd: %s: %s\n", LABELS[level], line);
 }
 
 #define LOG_FN(name, level)                     \
@@ -32,3 +63,37 @@ LOG_FN(log_error, LOG_LEVEL_ERROR)
 LOG_FN(log_warning, LOG_LEVEL_WARNING)
 LOG_FN(log_info, LOG_LEVEL_INFO)
 LOG_FN(log_debug, LOG_LEVEL_DEBUG)
+
+static void emit_args(enum log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void emit_args(enum log_level level, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	emit(level, fmt, ap);
+	va_end(ap);
+}
+
+void log_limited(struct log_limit *limit, unsigned interval, enum log_level level, const char *fmt,
+		 ...)
+{
+	char line[900];
+	va_list ap;
+	time_t now = time(NULL);
+
+	if (limit->last && now - limit->last < (time_t)interval) {
+		limit->held++;
+		return;
+	}
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (limit->held)
+		emit_args(level, "%s (%llu more since the last report)", line,
+			  (unsigned long long)limit->held);
+	else
+		emit_args(level, "%s", line);
+	limit->last = now;
+	limit->held = 0;
+}

@@ -10,6 +10,8 @@
 #include "commands.h"
 #include "config.h"
 #include "log.h"
+#include "notify.h"
+#include "privilege.h"
 #include "service.h"
 
 #define DEFAULT_CONFIG "/etc/bloomd/bloomd.conf"
@@ -48,6 +50,7 @@ static void on_stop_signal(evutil_socket_t sig, short what, void *arg)
 	struct service *s = arg;
 
 	(void)what;
+	notify_stopping();
 	log_info("%s: stopping", strsignal((int)sig));
 	event_base_loopbreak(s->base);
 }
@@ -58,6 +61,7 @@ static void on_reload_signal(evutil_socket_t sig, short what, void *arg)
 
 	(void)sig;
 	(void)what;
+	notify_reloading();
 	if (service_reload(arg, &result) < 0) {
 		size_t i;
 		json_t *problem;
@@ -66,6 +70,7 @@ static void on_reload_signal(evutil_socket_t sig, short what, void *arg)
 		log_error("reload refused: the running configuration is kept");
 	}
 	json_decref(result);
+	notify_ready("reloaded");
 }
 
 static void on_reopen_signal(evutil_socket_t sig, short what, void *arg)
@@ -142,8 +147,41 @@ static struct plan plan_of(const struct options *o, const struct config *cfg)
 	return p;
 }
 
+/* Hand the state and the socket to [service] user, switch, drop every capability. */
+static int drop_privileges(const struct config *cfg)
+{
+	char snapshot[4200] = "", journal[4200] = "", err[512];
+	const char *own[] = { cfg->store_dir, snapshot, journal, cfg->socket };
+
+	if (cfg->store_dir) {
+		snprintf(snapshot, sizeof(snapshot), "%s/snapshot", cfg->store_dir);
+		snprintf(journal, sizeof(journal), "%s/journal", cfg->store_dir);
+	}
+	if (privilege_drop(cfg->user, own, 4, err, sizeof(err)) < 0) {
+		log_error("%s", err);
+		return -1;
+	}
+	if (cfg->user)
+		log_info("running as %s, with no capabilities", cfg->user);
+	return 0;
+}
+
+static void say_ready(const struct service *s, const struct plan *p)
+{
+	char status[256];
+
+	if (p->interface)
+		snprintf(status, sizeof(status), "capturing on %s", p->interface);
+	else if (p->one_shot)
+		snprintf(status, sizeof(status), "replaying %zu files", p->nfiles);
+	else
+		snprintf(status, sizeof(status), "waiting for commands on %s", s->cfg->socket);
+	notify_ready(status);
+}
+
 static int run(struct service *s, const struct plan *p)
 {
+	struct event *watchdog;
 	struct event *sigs[4];
 	int signals[4] = { SIGINT, SIGTERM, SIGHUP, SIGUSR1 };
 	event_callback_fn handlers[4] = { on_stop_signal, on_stop_signal, on_reload_signal, on_reopen_signal };
@@ -163,8 +201,16 @@ static int run(struct service *s, const struct plan *p)
 		s->exit_code = 1;
 	else if (!p->one_shot && !p->interface)
 		log_info("waiting for commands on %s", s->cfg->socket);
-	if (s->exit_code == 0 || p->one_shot)
+	bool dropped = drop_privileges(s->cfg) == 0;
+	if (dropped)
+		say_ready(s, p);
+	else
+		s->exit_code = 1;
+	watchdog = notify_watchdog_start(s->base);
+	if (dropped && (s->exit_code == 0 || p->one_shot)) /* one bad file: the others still run */
 		event_base_dispatch(s->base);
+	if (watchdog)
+		event_free(watchdog);
 	if (p->one_shot)
 		print_stats(s);
 	else if (s->live)
@@ -192,6 +238,7 @@ int main(int argc, char **argv)
 	}
 	if ((cfg = config_load(o.config, report_problem, &problems)) == NULL)
 		goto out;
+	log_setup(cfg->log_level, cfg->log_target);
 	struct plan p = plan_of(&o, cfg);
 	bool use_socket = cfg->socket && (!p.one_shot || cfg->socket_set);
 	bool use_store = cfg->store_dir && (!p.one_shot || cfg->store_set);

@@ -286,9 +286,11 @@ void service_sync(struct service *s, bool sync_now)
 {
 	char err[512];
 
+	static struct log_limit limit;
+
 	if (s->journal && journal_flush(s->journal, sync_now && s->cfg->fsync != CONFIG_FSYNC_NO, err,
 					sizeof(err)) < 0)
-		log_error("%s", err);
+		log_limited(&limit, 60, LOG_LEVEL_ERROR, "%s", err);
 }
 
 /* ---- rebuilds ---- */
@@ -684,7 +686,10 @@ int service_reload(struct service *s, json_t **problems)
 		json_array_append_new(found, json_string(err));
 		goto refuse;
 	}
+	if (!same_string(fresh->user, old->user))
+		json_array_append_new(restart, json_string("[service] user"));
 	s->cfg = fresh;
+	log_setup(fresh->log_level, fresh->log_target);
 	if ((!same_string(fresh->events, old->events) || !same_string(fresh->pcap, old->pcap)) &&
 	    service_reopen(s, err, sizeof(err)) < 0) {
 		s->cfg = old;

@@ -7,6 +7,7 @@ packages=(
 	build-essential pkg-config perl jq iproute2 groff-base socat
 	libxxhash-dev libjansson-dev libpcap-dev libevent-dev libinih-dev
 	libcmocka-dev libbloom-dev libhyperscan-dev clang libclang-rt-dev
+	libsystemd-dev libcap-dev systemd
 )
 
 missing=()

@@ -87,7 +87,8 @@ static void control_and_store_keys(void **state)
 	struct problems p;
 	struct config *c = load("[control]\nsocket = ctl.sock\ngroup = adm\nmax_clients = 8\n"
 				"idle_timeout = 10\n[store]\ndir = state\nfsync = always\njournal_max = 1MiB\n"
-				"[filter]\nfpr_target = 0.01\nauto_rebuild = no\n[output]\nevents =\n",
+				"[filter]\nfpr_target = 0.01\nauto_rebuild = no\n[output]\nevents =\n"
+				"[service]\nuser = bloomd\n[log]\nlevel = debug\ntarget = syslog\n",
 				&p);
 
 	(void)state;
@@ -103,6 +104,9 @@ static void control_and_store_keys(void **state)
 	assert_true(c->fpr_target == 0.01);
 	assert_false(c->auto_rebuild);
 	assert_null(c->events); /* empty: no events, not the config's directory */
+	assert_string_equal(c->user, "bloomd");
+	assert_int_equal(c->log_level, LOG_LEVEL_DEBUG);
+	assert_int_equal(c->log_target, LOG_TARGET_SYSLOG);
 	config_free(c);
 	c = load("[control]\nsocket =\n[store]\ndir =\nfsync = sometimes\n", &p);
 	assert_null(c);
@@ -214,6 +218,9 @@ static void shipped_config_is_the_defaults(void **state)
 	assert_string_equal(shipped->store_dir, d->store_dir);
 	assert_int_equal(shipped->fsync, d->fsync);
 	assert_int_equal(shipped->journal_max, d->journal_max);
+	assert_null(shipped->user);
+	assert_int_equal(shipped->log_level, d->log_level);
+	assert_int_equal(shipped->log_target, d->log_target);
 	config_free(shipped);
 	config_free(d);
 }

@@ -1,0 +1,59 @@
+/* privilege.c - giving up privileges once the capture is open. */
+#include "privilege.h"
+
+#include <errno.h>
+#include <grp.h>
+#include <pwd.h>
+#include <string.h>
+#include <sys/capability.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include "error.h"
+
+static int switch_user(const char *user, const char *const *own, size_t nown, char *err,
+		       size_t errlen)
+{
+	struct passwd *pw = getpwnam(user);
+
+	if (pw == NULL) {
+		error_set(err, errlen, "[service] user '%s' does not exist; not going on as root", user);
+		return -1;
+	}
+	for (size_t i = 0; i < nown; i++)
+		if (own[i] && lchown(own[i], pw->pw_uid, pw->pw_gid) < 0 && errno != ENOENT) {
+			error_set(err, errlen, "%s: cannot give it to %s: %s", own[i], user, strerror(errno));
+			return -1;
+		}
+	if (initgroups(user, pw->pw_gid) < 0 || setgid(pw->pw_gid) < 0 || setuid(pw->pw_uid) < 0) {
+		error_set(err, errlen, "cannot switch to user %s: %s; not going on as root", user,
+			  strerror(errno));
+		return -1;
+	}
+	if (setuid(0) == 0) {
+		error_set(err, errlen, "switched to user %s, but could become root again; stopping", user);
+		return -1;
+	}
+	return 0;
+}
+
+static int drop_capabilities(char *err, size_t errlen)
+{
+	cap_t none = cap_init();
+	int rc = none ? cap_set_proc(none) : -1;
+
+	cap_free(none);
+	if (rc < 0 || prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 ||
+	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
+		error_set(err, errlen, "cannot drop capabilities: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+int privilege_drop(const char *user, const char *const *own, size_t nown, char *err, size_t errlen)
+{
+	if (user && geteuid() == 0 && switch_user(user, own, nown, err, errlen) < 0)
+		return -1;
+	return drop_capabilities(err, errlen);
+}

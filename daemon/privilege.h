@@ -1,0 +1,18 @@
+/* privilege.h - giving up privileges once the capture is open. */
+#ifndef BLOOMD_PRIVILEGE_H
+#define BLOOMD_PRIVILEGE_H
+
+#include <stddef.h>
+
+/*
+ * Called once the capture is open, the socket bound and the state loaded:
+ * when running as root and user is set, give the files in own (paths; the
+ * state directory and what is in it, the socket) to user, then switch to
+ * user and its groups. Then, whoever bloomd runs as, give up every
+ * capability (effective, permitted, inheritable, ambient) and the means to
+ * regain any (no_new_privs). Returns 0, or -1 with a message: a process
+ * that was to switch users and could not must not go on as root.
+ */
+int privilege_drop(const char *user, const char *const *own, size_t nown, char *err, size_t errlen);
+
+#endif
