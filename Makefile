@@ -5,6 +5,8 @@ BINDIR     ?= $(PREFIX)/bin
 SBINDIR    ?= $(PREFIX)/sbin
 MANDIR     ?= $(PREFIX)/share/man
 SYSCONFDIR ?= /etc
+# Where systemd looks for system units (systemd.pc says; the usual place without it).
+SYSTEMDUNITDIR ?= $(or $(shell pkg-config --variable=systemdsystemunitdir systemd 2>/dev/null),/usr/lib/systemd/system)
 DESTDIR    ?=
 
 BUILD   ?= build
@@ -123,14 +125,18 @@ demo: deps all
 deps:
 	tools/install-deps.sh
 
-# Binaries, man pages, and the annotated configuration (an existing one is kept).
+# Binaries, man pages, the systemd unit (with these paths in it), and the annotated
+# configuration (an existing one is kept).
 install: all
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man5 \
-		$(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(SYSCONFDIR)/bloomd
+		$(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(SYSCONFDIR)/bloomd $(DESTDIR)$(SYSTEMDUNITDIR)
 	install -m 755 $(BUILD)/bloomd $(DESTDIR)$(SBINDIR)/bloomd
 	install -m 755 $(BUILD)/bloomctl $(BUILD)/bloomsim $(BUILD)/pcapgen $(DESTDIR)$(BINDIR)/
 	install -m 644 man/bloomd.8 man/bloomctl.8 $(DESTDIR)$(MANDIR)/man8/
 	install -m 644 man/bloomd.conf.5 $(DESTDIR)$(MANDIR)/man5/bloomd.conf.5
+	sed -e 's|/usr/sbin/bloomd|$(SBINDIR)/bloomd|g' -e 's|/etc/bloomd/|$(SYSCONFDIR)/bloomd/|g' \
+		systemd/bloomd.service > $(DESTDIR)$(SYSTEMDUNITDIR)/bloomd.service
+	chmod 644 $(DESTDIR)$(SYSTEMDUNITDIR)/bloomd.service
 	test -e $(DESTDIR)$(SYSCONFDIR)/bloomd/bloomd.conf || \
 		install -m 644 conf/bloomd.conf $(DESTDIR)$(SYSCONFDIR)/bloomd/bloomd.conf
 
@@ -138,8 +144,8 @@ install: all
 uninstall:
 	rm -f $(DESTDIR)$(SBINDIR)/bloomd $(DESTDIR)$(BINDIR)/bloomctl $(DESTDIR)$(BINDIR)/bloomsim \
 		$(DESTDIR)$(BINDIR)/pcapgen $(DESTDIR)$(MANDIR)/man8/bloomd.8 \
-		$(DESTDIR)$(MANDIR)/man8/bloomctl.8 \
-		$(DESTDIR)$(MANDIR)/man5/bloomd.conf.5
+		$(DESTDIR)$(MANDIR)/man8/bloomctl.8 $(DESTDIR)$(MANDIR)/man5/bloomd.conf.5 \
+		$(DESTDIR)$(SYSTEMDUNITDIR)/bloomd.service
 
 clean:
 	rm -rf build build-asan build-fuzz

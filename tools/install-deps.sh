@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(
-	build-essential pkg-config perl jq iproute2 groff-base socat
+	build-essential pkg-config perl jq iproute2 groff-base man-db socat
 	libxxhash-dev libjansson-dev libpcap-dev libevent-dev libinih-dev
 	libcmocka-dev libbloom-dev libhyperscan-dev clang libclang-rt-dev
 	libsystemd-dev libcap-dev systemd

@@ -1,0 +1,144 @@
+#!/usr/bin/env bash
+# bloomd as a service: the systemd unit (verify, exposure), sd_notify and the watchdog
+# through a fake NOTIFY_SOCKET, the privilege drop to [service] user, and capture across
+# two network namespaces joined by a veth pair.
+. "$(dirname "$0")/tap.sh"
+root=$(cd "$(dirname "$0")/.." && pwd)
+plan 18
+tmp=$(mktemp -d)
+chmod 755 "$tmp"
+pids=()
+trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; ip netns del bloomd-a 2>/dev/null; ip netns del bloomd-b 2>/dev/null; rm -rf "$tmp"' EXIT
+cd "$tmp" || exit 1
+is_root() { [ "$(id -u)" -eq 0 ]; }
+skip() { # skip N REASON
+	for _ in $(seq "$1"); do tap_n=$((tap_n + 1)); echo "ok $tap_n # SKIP $2"; done
+}
+wait_for() { # wait_for FILE PATTERN: up to 5 s
+	for _ in $(seq 100); do grep -q "$2" "$1" 2>/dev/null && return 0; sleep 0.05; done
+	return 1
+}
+
+# ---- the unit ----
+if command -v systemd-analyze >/dev/null; then
+	sed "s|/usr/sbin/bloomd|$BUILD/bloomd|g" "$root/systemd/bloomd.service" > bloomd.service
+	out=$(systemd-analyze verify --man=no bloomd.service 2>&1)
+	ok $? "systemd-analyze verify accepts the unit"
+	[ -n "$out" ] && sed 's/^/#   /' <<<"$out"
+	exposure=$(systemd-analyze security --offline=true bloomd.service 2>&1 |
+		sed -n 's/.*Overall exposure level for bloomd.service: \([0-9.]*\).*/\1/p')
+	awk -v e="$exposure" 'BEGIN { exit !(e != "" && e <= 1.5) }'
+	ok $? "systemd-analyze security: exposure $exposure, at most 1.5"
+else
+	skip 2 "no systemd-analyze"
+fi
+
+# ---- sd_notify and the watchdog ----
+cat > notify.conf <<C
+[control]
+socket = $tmp/notify.sock
+[store]
+dir =
+C
+socat -u UNIX-RECV:"$tmp/notify" - > notify.log &
+pids+=($!)
+for _ in $(seq 50); do [ -S "$tmp/notify" ] && break; sleep 0.05; done
+NOTIFY_SOCKET=$tmp/notify WATCHDOG_USEC=200000 "$BUILD/bloomd" -c notify.conf 2> notify.err &
+pid=$!
+pids+=($pid)
+wait_for notify.log READY=1; ok $? "READY=1 once the socket is up"
+grep -q "STATUS=waiting for commands on $tmp/notify.sock" notify.log; ok $? "with a status line"
+sleep 1.2
+pings=$(grep -o WATCHDOG=1 notify.log | wc -l)
+[ "$pings" -ge 8 ] && [ "$pings" -le 16 ]; ok $? "WATCHDOG=1 every 100 ms for WATCHDOG_USEC=200000 ($pings in 1.2 s)"
+kill -HUP "$pid"
+wait_for notify.log RELOADING=1; ok $? "RELOADING=1 on SIGHUP"
+[ "$(grep -o READY=1 notify.log | wc -l)" -ge 2 ] || sleep 0.3
+[ "$(grep -o READY=1 notify.log | wc -l)" -ge 2 ]; ok $? "then READY=1 again"
+kill -TERM "$pid"
+wait "$pid"; ok $? "SIGTERM: a clean exit"
+grep -q STOPPING=1 notify.log; ok $? "STOPPING=1 first"
+"$BUILD/bloomd" -c notify.conf -n >/dev/null 2>&1 &
+wait $!; ok $? "without NOTIFY_SOCKET nothing changes (bloomd -n)"
+
+# ---- the privilege drop ----
+if is_root && ip link show lo >/dev/null 2>&1 && id nobody >/dev/null 2>&1; then
+	port=$(( 20000 + RANDOM % 20000 ))
+	echo 'sig "bloomd-privilege-check"' > list
+	cat > drop.conf <<C
+[capture]
+interface = lo
+bpf = udp port $port
+[entries]
+file = list
+[control]
+socket = $tmp/drop.sock
+[store]
+dir = $tmp/state
+[output]
+events = $tmp/drop.json
+[service]
+user = nobody
+C
+	"$BUILD/bloomd" -c drop.conf 2> drop.err &
+	pid=$!
+	pids+=($pid)
+	wait_for drop.err "running as nobody"
+	is "$(awk '/^Uid:/ {print $2, $3, $4, $5}' /proc/$pid/status)" "65534 65534 65534 65534" "the running process is uid nobody"
+	is "$(awk '/^CapEff:/ {print $2}' /proc/$pid/status)$(awk '/^CapPrm:/ {print $2}' /proc/$pid/status)" \
+		00000000000000000000000000000000 "with no effective or permitted capabilities"
+	echo -n "xx bloomd-privilege-check xx" > /dev/udp/127.0.0.1/$port
+	wait_for drop.json alert; ok $? "and capture on lo still works"
+	is "$(stat -c %U state)" nobody "the state directory was given to it"
+	"$BUILD/bloomctl" -s "$tmp/drop.sock" save >/dev/null; ok $? "so it can still write a snapshot"
+	kill -TERM "$pid"; wait "$pid"
+	sed -i 's/^user = nobody/user = no-such-user-here/' drop.conf
+	"$BUILD/bloomd" -c drop.conf 2> refuse.err; rc=$?
+	[ "$rc" -ne 0 ] && grep -q "does not exist; not going on as root" refuse.err
+	ok $? "a user that cannot be switched to: bloomd refuses to run as root"
+else
+	skip 6 "needs root, lo and the user nobody"
+fi
+
+# ---- two network namespaces joined by a veth pair ----
+if is_root && ip netns add bloomd-a 2>/dev/null && ip netns add bloomd-b 2>/dev/null; then
+	ip link add bloomd-va netns bloomd-a type veth peer name bloomd-vb netns bloomd-b
+	ip -n bloomd-a addr add 10.99.0.1/24 dev bloomd-va
+	ip -n bloomd-a addr add 10.99.0.3/24 dev bloomd-va
+	ip -n bloomd-b addr add 10.99.0.2/24 dev bloomd-vb
+	ip -n bloomd-a link set bloomd-va up
+	ip -n bloomd-b link set bloomd-vb up
+	ip -n bloomd-a link set lo up
+	ip -n bloomd-b link set lo up
+	printf 'pair 10.99.0.3 10.99.0.2\nsig "veth-signature"\n' > veth.list
+	cat > veth.conf <<C
+[capture]
+interface = bloomd-vb
+bpf = udp
+[entries]
+file = veth.list
+[control]
+socket = $tmp/veth.sock
+[store]
+dir =
+[output]
+events = $tmp/veth.json
+C
+	ip netns exec bloomd-b "$BUILD/bloomd" -c veth.conf 2> veth.err &
+	pid=$!
+	pids+=($pid)
+	wait_for veth.err "capturing on bloomd-vb"
+	send() { ip netns exec bloomd-a socat -u - "UDP:10.99.0.2:9999,bind=$1" <<<"$2"; }
+	send 10.99.0.1 "a veth-signature here"
+	send 10.99.0.3 "from the listed source"
+	send 10.99.0.1 "nothing to see"
+	for _ in $(seq 60); do [ "$(grep -c alert veth.json 2>/dev/null)" -ge 2 ] && break; sleep 0.05; done
+	sleep 0.3
+	is "$(jq -r '[.src_ip, .matches[0].kind] | join(" ")' veth.json | sort | tr '\n' ',')" \
+		"10.99.0.1 sig,10.99.0.3 pair," "across the veth pair: the signature and the pair match, nothing else"
+	kill -TERM "$pid"
+	wait "$pid"; ok $? "and bloomd stops cleanly in its namespace"
+else
+	skip 2 "needs root and network namespaces"
+fi
+done_testing
