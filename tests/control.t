@@ -3,7 +3,7 @@
 # Entries, replays, TTL, rebuild during a replay, restarts, kill -9, torn and corrupt
 # state files, hostile clients, and a client that may not change state.
 . "$(dirname "$0")/tap.sh"
-plan 48
+plan 50
 tmp=$(mktemp -d)
 chmod 755 "$tmp"
 pid=
@@ -26,6 +26,8 @@ stop() { kill -TERM "$pid" && wait "$pid"; local rc=$?; pid=; return $rc; }
 events_of() { jq -c --arg f "$1" 'select(.pcap_filename == $f) | [.pcap_cnt, .matches]' events.json; }
 
 cat > bloomd.conf <<C
+[filter]
+auto_rebuild = no
 [control]
 socket = $sock
 idle_timeout = 3
@@ -106,12 +108,20 @@ C reload 2>reload.err; rc=$?
 [ "$rc" -eq 2 ] && grep -q "choices: expected a whole number from 1 to 3" reload.err
 ok $? "reload refuses a bad configuration and says why"
 C query pair 192.0.2.5 203.0.113.9 >/dev/null; is $? 0 "and the daemon goes on with the old one"
-cp good.conf bloomd.conf
+sed 's/^auto_rebuild = no/auto_rebuild = yes/' good.conf > bloomd.conf
 echo 'addr 192.0.2.250' > extra.list
 printf '[entries]\nfile = %s/extra.list\n' "$tmp" >> bloomd.conf
+rebuilds=$(C --json stats | jq .stats.rebuild.count)
 kill -HUP "$pid"
 for _ in $(seq 40); do C query addr 192.0.2.250 >/dev/null && break; sleep 0.05; done
 C query addr 192.0.2.250 >/dev/null; is $? 0 "SIGHUP reloads: a new entry list is read"
+# 30,000 more entries outgrow the filters twice over: auto-rebuild resizes them.
+for i in $(seq 1 30000); do echo "addr 10.$((i / 256 % 256)).$((i % 256)).9"; done | C load - >/dev/null
+want=$((53000 * 16 * 3 / 4))
+for _ in $(seq 150); do [ "$(C --json stats | jq .stats.filters.addresses.bits)" -ge $want ] && break; sleep 0.1; done
+[ "$(C --json stats | jq .stats.rebuild.count)" -gt "$rebuilds" ]; ok $? "with auto_rebuild on, the outgrown filters are rebuilt by themselves"
+bits=$(C --json stats | jq .stats.filters.addresses.bits)
+[ "$bits" -ge $want ]; ok $? "to the size the entries call for ($bits bits)"
 
 # Durable state: a restart, then kill -9 right after acknowledged adds.
 C list | sort > list.before
