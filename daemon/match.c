@@ -899,8 +899,9 @@ bool matcher_rebuild_wanted(const struct matcher *m, double fpr_target)
 		double have = (double)f->params.bits;
 		bits[i] = sizing_round_bits(m->cfg.layout, bits[i] < FILTER_BLOCK_BITS ? FILTER_BLOCK_BITS : bits[i]);
 		bool changed = kf->changes * 10 >= n;
-		if (have > 2 * (double)bits[i] || 2 * have < (double)bits[i])
-			return true; /* resize */
+		/* Resize: sized for the entries now, it takes a quarter more of them to want it again. */
+		if (have > 2 * (double)bits[i] || 1.25 * have < (double)bits[i])
+			return true;
 		if (changed && (filter_fill(f) > 0.5 ||
 				(fpr_target > 0 && filter_fpr_from_fill(f) > fpr_target)))
 			return true;

@@ -144,8 +144,8 @@ int matcher_rebuild_finish(struct matcher *m, struct match_rebuild *r, char *err
 void matcher_rebuild_free(struct matcher *m, struct match_rebuild *r);
 
 /*
- * Whether a rebuild would help now: a filter is half or less, or over twice,
- * the size the configuration asks for its entries; or, after a tenth of its
+ * Whether a rebuild would help now: the configuration asks for over 1.25
+ * times a filter's size for its entries, or for half of it or less; or, after a tenth of its
  * entries changed since it was built, it is over half full or its predicted
  * FPR is over fpr_target (0: no target).
  */

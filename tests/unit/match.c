@@ -356,10 +356,14 @@ static void removal_clears_the_filters(void **state)
 	matcher_free(m);
 }
 
-/* Growth past twice the size asks for a rebuild; the rebuild sizes the filter and the wish goes. */
+/*
+ * Growth past a quarter asks for a rebuild; the rebuild sizes the filter and the wish goes.
+ * Two hashes keep the fill far below a half, so only size and FPR ask.
+ */
 static void rebuild_wanted_on_growth(void **state)
 {
-	struct match_config cfg = { .layout = FILTER_BLOCKED, .choices = 2, .bits_per_entry = 16, .window = 8 };
+	struct match_config cfg = { .layout = FILTER_BLOCKED, .choices = 2, .hashes = 2,
+				    .bits_per_entry = 16, .window = 8 };
 	struct matcher *m = matcher_new(&cfg, NULL, 0);
 	struct entry e = { .kind = ENTRY_ADDR, .len = 4 };
 
@@ -390,6 +394,12 @@ static void rebuild_wanted_on_growth(void **state)
 		matcher_add(m, &e, NULL, 0);
 	}
 	assert_true(matcher_rebuild_wanted(m, 1e-9));
+	assert_false(matcher_rebuild_wanted(m, 0)); /* 12% more: no resize yet */
+	for (uint32_t i = 6700; i < 7600; i++) {
+		memcpy(e.key, &i, 4);
+		matcher_add(m, &e, NULL, 0);
+	}
+	assert_true(matcher_rebuild_wanted(m, 0)); /* over a quarter more: resize */
 	matcher_free(m);
 }
 
