@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -570,6 +571,7 @@ struct rebuild_part {
 struct match_rebuild {
 	unsigned rounds, window;
 	bool simd;
+	atomic_bool stop;            /* set from another thread: run gives up between rounds */
 	struct rebuild_part part[2]; /* addresses, signatures */
 	struct sigscan *scan;        /* the new prefilter */
 };
@@ -712,7 +714,8 @@ struct match_rebuild *matcher_rebuild_begin(struct matcher *m, struct match_rebu
 }
 
 /* Count every key in a new store: in its group if known, else greedily; then the rounds. */
-static int part_run(struct rebuild_part *p, unsigned rounds, char *err, size_t errlen)
+static int part_run(struct rebuild_part *p, unsigned rounds, const atomic_bool *stop, char *err,
+		    size_t errlen)
 {
 	p->counting = counting_new(&p->params, &p->key, p->seed, err, errlen);
 	if (p->counting == NULL)
@@ -725,8 +728,19 @@ static int part_run(struct rebuild_part *p, unsigned rounds, char *err, size_t e
 			p->groups[i] = (uint8_t)counting_insert(p->counting, p->hashes[i]);
 		rounds = rounds ? rounds - 1 : 0; /* the greedy pass was the first round */
 	}
-	counting_rebuild(p->counting, p->hashes, p->groups, p->n, rounds);
+	for (unsigned round = 0; round < rounds; round++) {
+		if (atomic_load_explicit(stop, memory_order_relaxed)) {
+			error_set(err, errlen, "the rebuild was called off");
+			return -1;
+		}
+		counting_rebuild(p->counting, p->hashes, p->groups, p->n, 1);
+	}
 	return 0;
+}
+
+void matcher_rebuild_stop(struct match_rebuild *r)
+{
+	atomic_store(&r->stop, true);
 }
 
 int matcher_rebuild_run(struct match_rebuild *r, char *err, size_t errlen)
@@ -734,7 +748,7 @@ int matcher_rebuild_run(struct match_rebuild *r, char *err, size_t errlen)
 	struct rebuild_part *sig = &r->part[1];
 
 	for (int i = 0; i < 2; i++)
-		if (r->part[i].active && part_run(&r->part[i], r->rounds, err, errlen) < 0)
+		if (r->part[i].active && part_run(&r->part[i], r->rounds, &r->stop, err, errlen) < 0)
 			return -1;
 	if (!sig->active)
 		return 0;

@@ -140,6 +140,8 @@ int matcher_rebuild_run(struct match_rebuild *r, char *err, size_t errlen);
 size_t matcher_rebuild_catch_up(struct matcher *m, struct match_rebuild *r);
 int matcher_rebuild_apply(struct match_rebuild *r, char *err, size_t errlen);
 int matcher_rebuild_finish(struct matcher *m, struct match_rebuild *r, char *err, size_t errlen);
+/* From any thread: make a matcher_rebuild_run in progress give up at its next round. */
+void matcher_rebuild_stop(struct match_rebuild *r);
 /* Abandon a rebuild (begun, run or not): the matcher keeps its filters. */
 void matcher_rebuild_free(struct matcher *m, struct match_rebuild *r);
 

@@ -225,6 +225,8 @@ void rebuild_cancel(struct rebuild *r)
 {
 	if (r == NULL)
 		return;
+	if (r->job && r->stage == STAGE_RUN)
+		matcher_rebuild_stop(r->job); /* at shutdown: no need to finish the rounds */
 	if (r->thread_live)
 		pthread_join(r->thread, NULL);
 	matcher_rebuild_free(r->m, r->job);

@@ -36,7 +36,7 @@ struct rebuild;
 struct rebuild *rebuild_start(struct event_base *base, struct matcher *m, unsigned rounds,
 			      rebuild_done_cb done, void *ctx, char *err, size_t errlen);
 
-/* Wait for the thread and drop the result (shutdown): the matcher keeps its filters. */
+/* Stop the thread at its next round, wait for it, drop the result (shutdown): the matcher keeps its filters. */
 void rebuild_cancel(struct rebuild *r);
 
 #endif

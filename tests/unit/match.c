@@ -403,6 +403,38 @@ static void rebuild_wanted_on_growth(void **state)
 	matcher_free(m);
 }
 
+/* A stopped rebuild gives up before its rounds and leaves the filters as they were. */
+static void stopped_rebuild_changes_nothing(void **state)
+{
+	struct match_config cfg = { .layout = FILTER_BLOCKED, .choices = 2, .bits_per_entry = 16, .window = 8 };
+	struct matcher *m = matcher_new(&cfg, NULL, 0);
+	struct entry e = { .kind = ENTRY_ADDR, .len = 4 };
+	char err[128];
+	bool says;
+
+	(void)state;
+	for (uint32_t i = 0; i < 1000; i++) {
+		memcpy(e.key, &i, 4);
+		matcher_add(m, &e, NULL, 0);
+	}
+	assert_int_equal(matcher_build(m, NULL, 0), 0);
+	struct match_rebuild *r = matcher_rebuild_begin(m, NULL, 5, NULL, NULL, 0);
+	matcher_rebuild_stop(r);
+	assert_int_equal(matcher_rebuild_run(r, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "called off"));
+	matcher_rebuild_free(m, r);
+	for (uint32_t i = 0; i < 1000; i++) {
+		memcpy(e.key, &i, 4);
+		assert_true(matcher_lookup(m, &e, &says) && says);
+	}
+	/* and the next rebuild runs */
+	r = matcher_rebuild_begin(m, NULL, 1, NULL, NULL, 0);
+	assert_non_null(r);
+	assert_int_equal(matcher_rebuild_run(r, NULL, 0), 0);
+	assert_int_equal(matcher_rebuild_finish(m, r, NULL, 0), 0);
+	matcher_free(m);
+}
+
 static void short_signature_refused(void **state)
 {
 	struct match_config cfg = { .layout = FILTER_BLOCKED, .choices = 2, .bits_per_entry = 16, .window = 8 };
@@ -427,6 +459,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(removal_clears_the_filters),
 	cmocka_unit_test(short_signature_refused),
 	cmocka_unit_test(rebuild_wanted_on_growth),
+	cmocka_unit_test(stopped_rebuild_changes_nothing),
 };
 
 TEST_MAIN("match", tests)
