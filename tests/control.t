@@ -23,6 +23,12 @@ start() {
 	return 1
 }
 stop() { kill -TERM "$pid" && wait "$pid"; local rc=$?; pid=; return $rc; }
+crash() { # kill -9, quietly (no job notice from the shell)
+	disown "$pid"
+	kill -9 "$pid"
+	while kill -0 "$pid" 2>/dev/null; do sleep 0.02; done
+	pid=
+}
 events_of() { jq -c --arg f "$1" 'select(.pcap_filename == $f) | [.pcap_cnt, .matches]' events.json; }
 
 cat > bloomd.conf <<C
@@ -131,12 +137,12 @@ start
 C list | sort > list.after
 cmp -s list.before list.after; ok $? "after a restart every entry is there"
 for i in $(seq 1 50); do C add addr 172.16.0.$i >/dev/null; done
-{ kill -9 "$pid"; wait "$pid"; } 2>/dev/null; pid=
+crash
 start; ok $? "a stale socket left by kill -9 is replaced"
 n=0; for i in $(seq 1 50); do C query addr 172.16.0.$i >/dev/null && n=$((n + 1)); done
 is "$n" 50 "every add acknowledged before kill -9 is there"
 C add addr 172.16.1.1 >/dev/null
-{ kill -9 "$pid"; wait "$pid"; } 2>/dev/null; pid=
+crash
 truncate -s -5 state/journal
 start; ok $? "a torn journal: bloomd starts"
 grep -q "torn" err; ok $? "and warns about the dropped record"
