@@ -182,10 +182,14 @@ static int cmd_add(struct command *c)
 static int cmd_del(struct command *c)
 {
 	static struct entry e;
+	char err[256];
 
 	if (parse_entry(c, "del", &e) < 0)
 		return -1;
-	json_object_set_new(c->reply, "deleted", json_boolean(service_del(c->s, &e) == 0));
+	int rc = service_del(c->s, &e, err, sizeof(err));
+	if (rc < 0)
+		return fail(c, "del: %s", err);
+	json_object_set_new(c->reply, "deleted", json_boolean(rc == 0));
 	json_object_set_new(c->reply, "entry", entry_json(&e));
 	return 0;
 }

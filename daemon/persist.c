@@ -404,42 +404,61 @@ struct journal {
 	struct buf queue;
 	uint64_t records, bytes;
 	bool unsynced;
+	int next_fd;               /* a prepared journal.tmp, or -1 */
 };
 
-/* Write a fresh journal for gen beside the old one and rename it over. */
-static int journal_create(struct journal *j, uint64_t gen, char *err, size_t errlen)
+int journal_prepare(struct journal *j, uint64_t gen, char *err, size_t errlen)
 {
 	char tmp[4200];
 	uint8_t h[JOURNAL_HEADER];
-	int fd;
 
 	memcpy(h, JOURNAL_MAGIC, MAGIC_LEN);
 	put_le(h + MAGIC_LEN, PERSIST_VERSION, 4);
 	put_le(h + MAGIC_LEN + 4, gen, 8);
 	put_le(h + MAGIC_LEN + 12, XXH3_64bits(h, MAGIC_LEN + 12), 8);
 	snprintf(tmp, sizeof(tmp), "%s.tmp", j->path);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0 || write_all(fd, h, sizeof(h)) < 0 || fsync(fd) < 0 || rename(tmp, j->path) < 0 ||
-	    fsync_dir(j->dir) < 0) {
+	if (j->next_fd >= 0)
+		close(j->next_fd);
+	/* O_APPEND now: the same descriptor appends to the journal once it is renamed into place. */
+	j->next_fd = open(tmp, O_WRONLY | O_APPEND | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (j->next_fd < 0 || write_all(j->next_fd, h, sizeof(h)) < 0 || fsync(j->next_fd) < 0) {
 		error_set(err, errlen, "%s: %s", tmp, strerror(errno));
-		if (fd >= 0) {
-			close(fd);
+		if (j->next_fd >= 0) {
+			close(j->next_fd);
 			unlink(tmp);
 		}
+		j->next_fd = -1;
 		return -1;
 	}
-	close(fd);
+	return 0;
+}
+
+int journal_switch(struct journal *j, char *err, size_t errlen)
+{
+	char tmp[4200];
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", j->path);
+	if (j->next_fd < 0 || rename(tmp, j->path) < 0 || fsync_dir(j->dir) < 0) {
+		error_set(err, errlen, "%s: %s", j->path, j->next_fd < 0 ? "no journal prepared" : strerror(errno));
+		return -1;
+	}
 	if (j->fd >= 0)
 		close(j->fd);
-	j->fd = open(j->path, O_WRONLY | O_APPEND | O_CLOEXEC);
-	if (j->fd < 0) {
-		error_set(err, errlen, "%s: %s", j->path, strerror(errno));
-		return -1;
-	}
+	j->fd = j->next_fd;
+	j->next_fd = -1;
+	j->queue.len = 0; /* what was queued is in the snapshot just committed */
 	j->records = 0;
-	j->bytes = sizeof(h);
+	j->bytes = JOURNAL_HEADER;
 	j->unsynced = false;
 	return 0;
+}
+
+/* A fresh journal for gen, renamed over the old one. */
+static int journal_create(struct journal *j, uint64_t gen, char *err, size_t errlen)
+{
+	if (journal_prepare(j, gen, err, errlen) < 0)
+		return -1;
+	return journal_switch(j, err, errlen);
 }
 
 /* Replay the records of b; *valid: where the good records end. */
@@ -521,7 +540,7 @@ struct journal *journal_open(const char *dir, uint64_t gen, journal_record_cb cb
 		error_set(err, errlen, "out of memory for the journal");
 		return NULL;
 	}
-	j->fd = -1;
+	j->fd = j->next_fd = -1;
 	snprintf(j->dir, sizeof(j->dir), "%s", dir);
 	path_join(j->path, sizeof(j->path), dir, "journal");
 	if (read_file(j->path, &b) < 0 && errno != ENOENT) {
@@ -558,6 +577,8 @@ void journal_close(struct journal *j)
 		return;
 	if (j->fd >= 0)
 		close(j->fd);
+	if (j->next_fd >= 0)
+		close(j->next_fd);
 	free(j->queue.p);
 	free(j);
 }
@@ -600,12 +621,6 @@ int journal_flush(struct journal *j, bool sync, char *err, size_t errlen)
 		j->unsynced = false;
 	}
 	return 0;
-}
-
-int journal_restart(struct journal *j, uint64_t gen, char *err, size_t errlen)
-{
-	j->queue.len = 0; /* what was queued is in the snapshot just committed */
-	return journal_create(j, gen, err, errlen);
 }
 
 uint64_t journal_records(const struct journal *j)

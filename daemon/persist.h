@@ -106,8 +106,16 @@ int journal_append(struct journal *j, enum persist_op op, const struct entry *e,
 /* Write the queued records; with sync, fsync the file too. */
 int journal_flush(struct journal *j, bool sync, char *err, size_t errlen);
 
-/* Start an empty journal for generation gen (after a snapshot of gen is committed). */
-int journal_restart(struct journal *j, uint64_t gen, char *err, size_t errlen);
+/*
+ * Restarting the journal around a snapshot of generation gen, in two steps so
+ * that nothing can fail between the two renames that matters:
+ *   prepare  (before the snapshot) writes and fsyncs journal.tmp for gen;
+ *   switch   (once the snapshot is committed) renames it over the journal,
+ *            fsyncs the directory, and appends there from then on; what
+ *            was queued is dropped (the snapshot holds it).
+ */
+int journal_prepare(struct journal *j, uint64_t gen, char *err, size_t errlen);
+int journal_switch(struct journal *j, char *err, size_t errlen);
 
 /* Records and bytes in the journal file (written or queued), and whether any is not yet fsync'd. */
 uint64_t journal_records(const struct journal *j);

@@ -31,6 +31,10 @@ static struct match_config match_config_of(const struct config *cfg)
 static int journal_op(struct service *s, enum persist_op op, const struct entry *e, uint64_t expiry,
 		      char *err, size_t errlen)
 {
+	if (s->journal_stale) {
+		error_set(err, errlen, "the state directory cannot take a new journal (see the log): changes are refused until it can");
+		return -1;
+	}
 	if (s->journal && journal_append(s->journal, op, e, expiry) < 0) {
 		error_set(err, errlen, "out of memory for the journal: the change was not made");
 		return -1;
@@ -62,13 +66,16 @@ int service_add(struct service *s, const struct entry *e, uint64_t expiry, char 
 	return add_entry(s, e, expiry, false, err, errlen);
 }
 
-int service_del(struct service *s, const struct entry *e)
+int service_del(struct service *s, const struct entry *e, char *err, size_t errlen)
 {
-	if (matcher_remove(s->matcher, e) != 0)
+	bool filter_says;
+
+	if (!matcher_lookup(s->matcher, e, &filter_says))
 		return 1;
+	if (journal_op(s, PERSIST_DEL, e, 0, err, errlen) < 0)
+		return -1; /* not journaled: not done, or a restart would bring it back */
+	matcher_remove(s->matcher, e);
 	ttl_set(s->ttl, e, 0);
-	if (journal_op(s, PERSIST_DEL, e, 0, NULL, 0) < 0)
-		log_error("out of memory for the journal: a delete will be undone by a restart");
 	return 0;
 }
 
@@ -267,6 +274,9 @@ int service_save(struct service *s, char *err, size_t errlen)
 		h.filter[i].present = matcher_params(s->matcher, i, &h.filter[i].params);
 		h.filter[i].key = keys[i];
 	}
+	/* The next journal first: once the snapshot is in, only a rename is left to do. */
+	if (journal_prepare(s->journal, h.generation, err, errlen) < 0)
+		return -1;
 	sv.w = snapshot_begin(s->cfg->store_dir, &h, err, errlen);
 	if (sv.w == NULL)
 		return -1;
@@ -279,7 +289,14 @@ int service_save(struct service *s, char *err, size_t errlen)
 		return -1;
 	s->generation++;
 	/* The new snapshot holds everything: a crash from here on leaves an older journal, ignored. */
-	return journal_restart(s->journal, s->generation, err, errlen);
+	/*
+	 * If the new journal cannot take over, changes appended to the old one
+	 * would be ignored after a restart: refuse them until a save succeeds.
+	 */
+	s->journal_stale = journal_switch(s->journal, err, errlen) < 0;
+	if (s->journal_stale)
+		log_error("%s: refusing changes until a snapshot and a new journal can be written", err);
+	return s->journal_stale ? -1 : 0;
 }
 
 void service_sync(struct service *s, bool sync_now)
@@ -542,7 +559,7 @@ static void housekeeping_cb(evutil_socket_t fd, short what, void *arg)
 		if (service_rebuild(s, matcher_rounds(s->matcher), 0, err, sizeof(err)) < 0)
 			log_error("auto-rebuild: %s", err);
 	}
-	if (s->journal && journal_bytes(s->journal) > s->cfg->journal_max &&
+	if (s->journal && (journal_bytes(s->journal) > s->cfg->journal_max || s->journal_stale) &&
 	    service_save(s, err, sizeof(err)) < 0)
 		log_error("snapshot: %s", err);
 }

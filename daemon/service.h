@@ -54,6 +54,7 @@ struct service {
 
 	struct journal *journal;   /* NULL: no durable state */
 	uint64_t generation;
+	bool journal_stale;        /* a snapshot went in but its journal did not: changes refused */
 	bool restored;             /* the filters came from a snapshot */
 	struct ttl *ttl;
 	time_t started;
@@ -86,8 +87,8 @@ void service_stop(struct service *s);
 /* Add e (expiry: Unix seconds, 0 none). 0 added, 1 present (expiry set), -1 with a message. */
 int service_add(struct service *s, const struct entry *e, uint64_t expiry, char *err,
 		size_t errlen);
-/* 0 removed, 1 was not there. */
-int service_del(struct service *s, const struct entry *e);
+/* 0 removed, 1 was not there, -1 with a message (it could not be journaled; nothing changed). */
+int service_del(struct service *s, const struct entry *e, char *err, size_t errlen);
 
 /* Write a snapshot and restart the journal. */
 int service_save(struct service *s, char *err, size_t errlen);

@@ -7,7 +7,7 @@ plan 50
 tmp=$(mktemp -d)
 chmod 755 "$tmp"
 pid=
-trap '[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null; pkill -P $$ socat 2>/dev/null; rm -rf "$tmp"' EXIT
+trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; pkill -P $$ socat 2>/dev/null; rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 1
 sock=$tmp/ctl.sock
 
