@@ -544,6 +544,42 @@ static void expire_entries(struct service *s)
 	}
 }
 
+#define PROBLEM_REPORT_SECONDS 60
+
+/*
+ * Malformed packets and kernel drops are counted per packet, never logged
+ * one by one: at most once a minute, one warning says how many there were.
+ */
+static void report_packet_problems(struct service *s)
+{
+	char text[768];
+	size_t len = 0;
+	time_t now = time(NULL);
+	uint64_t received, dropped, if_dropped;
+
+	if (now - s->problems_reported < PROBLEM_REPORT_SECONDS)
+		return;
+	for (int st = PACKET_OK + 1; st < PACKET_STATUS_COUNT; st++) {
+		uint64_t delta = s->engine.stats.status[st] - s->problems_seen[st];
+		s->problems_seen[st] = s->engine.stats.status[st];
+		if (delta == 0 || st == PACKET_NOT_IP || len >= sizeof(text) - 64)
+			continue;
+		len += (size_t)snprintf(text + len, sizeof(text) - len, "%s%llu %s", len ? ", " : "",
+					(unsigned long long)delta, packet_status_name((enum packet_status)st));
+	}
+	if (len) {
+		log_warning("packets not checked in full since the last report: %s (see stats, parse)", text);
+		s->problems_reported = now;
+	}
+	if (s->live && capture_stats(s->live, &received, &dropped, &if_dropped) == 0 &&
+	    dropped + if_dropped > s->drops_seen) {
+		log_warning("the kernel dropped %llu packets since the last report (more [capture] buffer_size?)",
+			    (unsigned long long)(dropped + if_dropped - s->drops_seen));
+		s->drops_seen = dropped + if_dropped;
+		s->problems_reported = now;
+	}
+}
+
 static void housekeeping_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct service *s = arg;
@@ -553,6 +589,7 @@ static void housekeeping_cb(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	expire_entries(s);
 	service_sync(s, true); /* everysec's second; with always, the expiries */
+	report_packet_problems(s);
 	if (s->cfg->auto_rebuild && s->rebuild == NULL &&
 	    matcher_rebuild_wanted(s->matcher, s->cfg->fpr_target)) {
 		log_info("rebuilding: the filters have outgrown their shape");

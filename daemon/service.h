@@ -14,6 +14,7 @@
 #include "entry.h"
 #include "events.h"
 #include "match.h"
+#include "packet.h"
 #include "persist.h"
 #include "rebuild.h"
 #include "ttl.h"
@@ -66,6 +67,8 @@ struct service {
 
 	struct control *control;
 	struct event *housekeeping;
+	time_t problems_reported;  /* the last warning about malformed or dropped packets */
+	uint64_t problems_seen[PACKET_STATUS_COUNT], drops_seen;
 	bool stopping;
 };
 

@@ -4,7 +4,7 @@
 # two network namespaces joined by a veth pair.
 . "$(dirname "$0")/tap.sh"
 root=$(cd "$(dirname "$0")/.." && pwd)
-plan 18
+plan 20
 tmp=$(mktemp -d)
 chmod 755 "$tmp"
 pids=()
@@ -61,6 +61,19 @@ wait "$pid"; ok $? "SIGTERM: a clean exit"
 grep -q STOPPING=1 notify.log; ok $? "STOPPING=1 first"
 "$BUILD/bloomd" -c notify.conf -n >/dev/null 2>&1 &
 wait $!; ok $? "without NOTIFY_SOCKET nothing changes (bloomd -n)"
+
+# ---- recurring packet problems: one warning, then at most one a minute ----
+printf 'link en10mb\npacket src=192.0.2.1 dst=192.0.2.2 proto=udp snap=30\n' > cut.spec
+"$BUILD/pcapgen" -o cut.pcap cut.spec
+"$BUILD/bloomd" -c notify.conf 2> problems.err &
+pid=$!
+pids+=($pid)
+for _ in $(seq 100); do [ -S notify.sock ] && break; sleep 0.05; done
+for _ in 1 2 3; do "$BUILD/bloomctl" -s "$tmp/notify.sock" replay cut.pcap --wait >/dev/null; sleep 0.6; done
+grep -Eq "packets not checked in full since the last report: [1-3] truncated_ip" problems.err
+ok $? "a truncated packet is reported by a warning, not per packet"
+is "$(grep -c "not checked in full" problems.err)" 1 "three of them within a minute: still one warning"
+kill -TERM "$pid"; wait "$pid"
 
 # ---- the privilege drop ----
 if is_root && ip link show lo >/dev/null 2>&1 && id nobody >/dev/null 2>&1; then
