@@ -46,7 +46,7 @@ DAEMON_OBJ = $(DAEMON_SRC:%.c=$(BUILD)/%.o)
 DAEMON_LIB = $(BUILD)/libbloomd.a
 DAEMON_LIBS := $(shell pkg-config --libs $(DAEMON_PKGS) 2>/dev/null)
 
-TOOL_COMMON = $(BUILD)/tools/cli.o
+TOOL_COMMON = $(BUILD)/tools/cli.o $(BUILD)/tools/ctlconn.o
 TOOLS     = $(BUILD)/bloomd $(BUILD)/bloomsim $(BUILD)/bloomctl $(BUILD)/bloombench \
             $(BUILD)/pcapgen
 

@@ -14,6 +14,7 @@
 
 #include "bench.h"
 #include "cli.h"
+#include "ctlconn.h"
 #include "synth.h"
 
 #define PROG "bloombench"
@@ -25,61 +26,15 @@ struct control_options {
 	bool json;
 };
 
-static int connect_to(const char *path)
+/* One command on its own connection; its reply (NULL if none; quiet: no message then). */
+static json_t *command(const char *sock, const char *line, bool quiet)
 {
-	struct sockaddr_un sun = { .sun_family = AF_UNIX };
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", path);
-	if (fd >= 0 && connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == 0)
-		return fd;
-	if (fd >= 0)
-		close(fd);
-	return -1;
-}
-
-static int send_all(int fd, const char *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			return -1;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
-/* One reply line, parsed (NULL if the daemon hung up). */
-static json_t *read_reply(int fd)
-{
-	static char buf[1 << 20];
-	size_t len = 0;
-
-	while (len < sizeof(buf) - 1) {
-		ssize_t r = read(fd, buf + len, 1);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return NULL;
-		if (buf[len] == '\n')
-			return json_loadb(buf, len, 0, NULL);
-		len++;
-	}
-	return NULL;
-}
-
-static json_t *command(const char *sock, const char *line)
-{
-	int fd = connect_to(sock);
+	struct ctlconn c = { .fd = -1, .quiet = quiet };
 	json_t *reply = NULL;
 
-	if (fd >= 0 && send_all(fd, line, strlen(line)) == 0)
-		reply = read_reply(fd);
-	if (fd >= 0)
-		close(fd);
+	if (ctlconn_open(&c, PROG, sock) == 0 && ctlconn_send(&c, line, strlen(line)) == 0)
+		reply = ctlconn_reply(&c);
+	ctlconn_close(&c);
 	return reply;
 }
 
@@ -102,7 +57,7 @@ static pid_t start_bloomd(const char *bloomd, const char *dir, const char *sock)
 		_exit(127);
 	}
 	for (int i = 0; i < 200 && pid > 0; i++) {
-		json_t *r = command(sock, "version\n");
+		json_t *r = command(sock, "version\n", true);
 		if (r) {
 			json_decref(r);
 			return pid;
@@ -121,20 +76,20 @@ static void stop_bloomd(pid_t pid)
 /* Stream the list through `load -`; seconds, or -1. */
 static double load_list(const char *sock, const char *list, uint64_t *added)
 {
-	int fd = connect_to(sock);
+	struct ctlconn c = { .fd = -1 };
 	FILE *f = fopen(list, "r");
 	static char chunk[1 << 16];
 	size_t n;
 	double t0 = bench_now_ns(), seconds = -1;
 
-	if (fd < 0 || f == NULL || send_all(fd, "load -\n", 7) < 0)
+	if (f == NULL || ctlconn_open(&c, PROG, sock) < 0 || ctlconn_send(&c, "load -\n", 7) < 0)
 		goto out;
 	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-		if (send_all(fd, chunk, n) < 0)
+		if (ctlconn_send(&c, chunk, n) < 0)
 			goto out;
-	if (send_all(fd, ".\n", 2) < 0)
+	if (ctlconn_send(&c, ".\n", 2) < 0)
 		goto out;
-	json_t *r = read_reply(fd);
+	json_t *r = ctlconn_reply(&c);
 	seconds = (bench_now_ns() - t0) / 1e9;
 	/* the random list may hold a few repeats */
 	*added = (uint64_t)(json_integer_value(json_object_get(r, "added")) +
@@ -143,8 +98,7 @@ static double load_list(const char *sock, const char *list, uint64_t *added)
 out:
 	if (f)
 		fclose(f);
-	if (fd >= 0)
-		close(fd);
+	ctlconn_close(&c);
 	return seconds;
 }
 
@@ -156,19 +110,20 @@ out:
 static int rebuild_under_load(const char *sock, const char *pcap, const struct control_options *o,
 			      double *seconds, double *stall_ms, double *gap_ms)
 {
-	int fds[64];
+	struct ctlconn conns[64];
 	char line[PATH_MAX + 32];
 	unsigned n = o->replays;
 	json_t *r;
 
 	for (unsigned i = 0; i < n; i++) {
 		snprintf(line, sizeof(line), "replay %s --wait\n", pcap);
-		if ((fds[i] = connect_to(sock)) < 0 || send_all(fds[i], line, strlen(line)) < 0)
+		conns[i] = (struct ctlconn){ .fd = -1 };
+		if (ctlconn_open(&conns[i], PROG, sock) < 0 || ctlconn_send(&conns[i], line, strlen(line)) < 0)
 			return -1;
 	}
 	usleep(100000); /* the replays are running */
 	snprintf(line, sizeof(line), "rebuild --rounds %u --wait\n", o->rounds);
-	r = command(sock, line);
+	r = command(sock, line, false);
 	if (r == NULL || !json_is_true(json_object_get(r, "ok"))) {
 		const char *why = json_string_value(json_object_get(r, "error"));
 		fprintf(stderr, PROG ": control: rebuild: %s\n", why ? why : "no reply");
@@ -180,12 +135,12 @@ static int rebuild_under_load(const char *sock, const char *pcap, const struct c
 	json_decref(r);
 	*gap_ms = 0;
 	for (unsigned i = 0; i < n; i++) {
-		r = read_reply(fds[i]);
+		r = ctlconn_reply(&conns[i]);
 		double gap = json_real_value(json_object_get(r, "max_gap_ms"));
 		if (gap > *gap_ms)
 			*gap_ms = gap;
 		json_decref(r);
-		close(fds[i]);
+		ctlconn_close(&conns[i]);
 	}
 	return 0;
 }

@@ -9,11 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include "cli.h"
+#include "ctlconn.h"
 #include "filter.h"
 #include "sizing.h"
 
@@ -205,90 +204,6 @@ static int cmd_calc(int argc, char **argv)
 	return 0;
 }
 
-/* ---- talking to the daemon ---- */
-
-struct conn {
-	int fd;
-	char *buf;                 /* what has been read and not yet returned */
-	size_t len, cap;
-};
-
-static int conn_open(struct conn *c, const char *path)
-{
-	struct sockaddr_un sun = { .sun_family = AF_UNIX };
-
-	if (strlen(path) >= sizeof(sun.sun_path)) {
-		fprintf(stderr, PROG ": %s: socket path too long\n", path);
-		return -1;
-	}
-	strcpy(sun.sun_path, path);
-	c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (c->fd < 0 || connect(c->fd, (struct sockaddr *)&sun, sizeof(sun)) < 0) {
-		fprintf(stderr, PROG ": cannot connect to %s: %s (is bloomd running? -s names another socket)\n",
-			path, strerror(errno));
-		return -1;
-	}
-	return 0;
-}
-
-static int conn_send(struct conn *c, const char *text, size_t len)
-{
-	while (len > 0) {
-		ssize_t w = write(c->fd, text, len);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0) {
-			fprintf(stderr, PROG ": sending to bloomd: %s\n", strerror(errno));
-			return -1;
-		}
-		text += w;
-		len -= (size_t)w;
-	}
-	return 0;
-}
-
-/* One reply line, parsed; NULL (reported) if the daemon hung up or sent no JSON. */
-static json_t *conn_reply(struct conn *c)
-{
-	char *nl;
-	json_error_t jerr;
-
-	while ((nl = c->len ? memchr(c->buf, '\n', c->len) : NULL) == NULL) {
-		if (c->cap - c->len < 65536) {
-			size_t cap = c->cap ? 2 * c->cap : 1 << 16;
-			char *b = realloc(c->buf, cap);
-			if (b == NULL) {
-				fprintf(stderr, PROG ": out of memory reading the reply\n");
-				return NULL;
-			}
-			c->buf = b;
-			c->cap = cap;
-		}
-		ssize_t r = read(c->fd, c->buf + c->len, c->cap - c->len);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0) {
-			fprintf(stderr, PROG ": bloomd closed the connection%s%s\n", r < 0 ? ": " : "",
-				r < 0 ? strerror(errno) : "");
-			return NULL;
-		}
-		c->len += (size_t)r;
-	}
-	json_t *reply = json_loadb(c->buf, (size_t)(nl - c->buf), 0, &jerr);
-	c->len -= (size_t)(nl + 1 - c->buf);
-	memmove(c->buf, nl + 1, c->len);
-	if (reply == NULL)
-		fprintf(stderr, PROG ": the reply is not JSON: %s\n", jerr.text);
-	return reply;
-}
-
-static void conn_close(struct conn *c)
-{
-	if (c->fd >= 0)
-		close(c->fd);
-	free(c->buf);
-}
-
 /* ---- printing replies ---- */
 
 /* Nested objects as dotted keys, one "key value" a line. */
@@ -398,7 +313,7 @@ static char *join(const char *command, int argc, char **argv)
 }
 
 /* `load FILE|-`: stream the list as `load -`, its lines, then ".". */
-static int send_list(struct conn *c, const char *path)
+static int send_list(struct ctlconn *c, const char *path)
 {
 	FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "r");
 	char *line = NULL;
@@ -411,7 +326,7 @@ static int send_list(struct conn *c, const char *path)
 		fprintf(stderr, PROG ": %s: %s\n", path, strerror(errno));
 		return -1;
 	}
-	rc = conn_send(c, "load -\n", 7);
+	rc = ctlconn_send(c, "load -\n", 7);
 	while (rc == 0 && (n = getline(&line, &cap, f)) > 0) {
 		lineno++;
 		if (line[n - 1] != '\n')
@@ -424,24 +339,24 @@ static int send_list(struct conn *c, const char *path)
 		}
 		if (n == 2 && line[0] == '.')
 			continue; /* would end the stream; not an entry anyway */
-		rc = conn_send(c, line, (size_t)n);
+		rc = ctlconn_send(c, line, (size_t)n);
 	}
 	free(line);
 	if (f != stdin)
 		fclose(f);
-	if (rc >= 0 && conn_send(c, ".\n", 2) < 0)
+	if (rc >= 0 && ctlconn_send(c, ".\n", 2) < 0)
 		rc = -1;
 	return rc;
 }
 
 static int run_remote(const struct remote *rm, const char *command, int argc, char **argv)
 {
-	struct conn c = { .fd = -1 };
+	struct ctlconn c = { .fd = -1 };
 	char *line = NULL, path[PATH_MAX];
 	const char *file = NULL;
 	int rc = EXIT_USAGE, sent;
 
-	if (conn_open(&c, rm->socket) < 0)
+	if (ctlconn_open(&c, PROG, rm->socket) < 0)
 		goto out;
 	if (strcmp(command, "load") == 0) {
 		if (argc != 1) {
@@ -461,11 +376,11 @@ static int run_remote(const struct remote *rm, const char *command, int argc, ch
 		}
 		if ((line = join(command, argc, argv)) == NULL)
 			goto out;
-		sent = conn_send(&c, line, strlen(line));
+		sent = ctlconn_send(&c, line, strlen(line));
 	}
 	if (sent < 0)
 		goto out;
-	json_t *reply = conn_reply(&c);
+	json_t *reply = ctlconn_reply(&c);
 	if (reply == NULL)
 		goto out;
 	if (!json_is_true(json_object_get(reply, "ok"))) {
@@ -491,7 +406,7 @@ static int run_remote(const struct remote *rm, const char *command, int argc, ch
 	json_decref(reply);
 out:
 	free(line);
-	conn_close(&c);
+	ctlconn_close(&c);
 	return rc;
 }
 

@@ -1,0 +1,99 @@
+/* ctlconn.c - a client connection to bloomd's control socket: send lines, read JSON replies. */
+#include "ctlconn.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+int ctlconn_open(struct ctlconn *c, const char *prog, const char *path)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+
+	c->prog = prog;
+	if (strlen(path) >= sizeof(sun.sun_path)) {
+		fprintf(stderr, "%s: %s: socket path too long\n", prog, path);
+		return -1;
+	}
+	strcpy(sun.sun_path, path);
+	c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (c->fd < 0 || connect(c->fd, (struct sockaddr *)&sun, sizeof(sun)) < 0) {
+		if (!c->quiet)
+			fprintf(stderr, "%s: cannot connect to %s: %s (is bloomd running? -s names another socket)\n",
+				prog, path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+int ctlconn_send(struct ctlconn *c, const char *text, size_t len)
+{
+	while (len > 0) {
+		ssize_t w = write(c->fd, text, len);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0) {
+			fprintf(stderr, "%s: sending to bloomd: %s\n", c->prog, strerror(errno));
+			return -1;
+		}
+		text += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
+/* Read more into the buffer; -1 after a message at the end of the connection. */
+static int fill(struct ctlconn *c)
+{
+	if (c->cap - c->len < 65536) {
+		size_t cap = c->cap ? 2 * c->cap : 1 << 16;
+		char *b = realloc(c->buf, cap);
+		if (b == NULL) {
+			fprintf(stderr, "%s: out of memory reading the reply\n", c->prog);
+			return -1;
+		}
+		c->buf = b;
+		c->cap = cap;
+	}
+	for (;;) {
+		ssize_t r = read(c->fd, c->buf + c->len, c->cap - c->len);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			fprintf(stderr, "%s: bloomd closed the connection%s%s\n", c->prog, r < 0 ? ": " : "",
+				r < 0 ? strerror(errno) : "");
+			return -1;
+		}
+		c->len += (size_t)r;
+		return 0;
+	}
+}
+
+json_t *ctlconn_reply(struct ctlconn *c)
+{
+	char *nl;
+	json_error_t jerr;
+
+	while ((nl = c->len ? memchr(c->buf, '\n', c->len) : NULL) == NULL)
+		if (fill(c) < 0)
+			return NULL;
+	json_t *reply = json_loadb(c->buf, (size_t)(nl - c->buf), 0, &jerr);
+	c->len -= (size_t)(nl + 1 - c->buf);
+	memmove(c->buf, nl + 1, c->len);
+	if (reply == NULL)
+		fprintf(stderr, "%s: the reply is not JSON: %s\n", c->prog, jerr.text);
+	return reply;
+}
+
+void ctlconn_close(struct ctlconn *c)
+{
+	if (c->fd >= 0)
+		close(c->fd);
+	free(c->buf);
+	c->fd = -1;
+	c->buf = NULL;
+	c->len = c->cap = 0;
+}
