@@ -104,7 +104,7 @@ check-asan:
 
 # Fuzz harnesses (libFuzzer, clang) for the parsers of untrusted bytes: packets, entries, config.
 # `make fuzz` runs each for FUZZ_SECONDS; tests/fuzz.t runs a short fixed-seed pass in make check.
-FUZZ_HARNESSES = packet entry config state
+FUZZ_HARNESSES = packet entry config state control
 FUZZ_SECONDS ?= 60
 fuzz-build:
 	$(MAKE) --no-print-directory BUILD=build-fuzz CC=clang SANITIZE=address,undefined \
@@ -153,4 +153,5 @@ clean:
 # Keep the objects make would call intermediate, so a second make does nothing.
 .SECONDARY:
 
--include $(CORE_OBJ:.o=.d) $(DAEMON_OBJ:.o=.d) $(BUILD)/daemon/main.d $(wildcard $(BUILD)/tools/*.d $(BUILD)/tests/unit/*.d)
+-include $(CORE_OBJ:.o=.d) $(DAEMON_OBJ:.o=.d) $(BUILD)/daemon/main.d \
+	$(wildcard $(BUILD)/tools/*.d $(BUILD)/tests/unit/*.d $(BUILD)/tests/fuzz/*.d)

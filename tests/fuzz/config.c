@@ -14,12 +14,19 @@ static void ignore(void *ctx, const char *message)
 	(void)message;
 }
 
+static char path[64];
+
+static void clean(void)
+{
+	unlink(path);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static char path[64];
-
-	if (path[0] == '\0')
+	if (path[0] == '\0') {
 		snprintf(path, sizeof(path), "/tmp/bloomd-fuzz-config-%d", (int)getpid());
+		atexit(clean);
+	}
 	FILE *f = fopen(path, "w");
 	if (f == NULL)
 		return 0;
