@@ -67,6 +67,14 @@ static int fail(struct command *c, const char *fmt, ...)
 	return -1;
 }
 
+/* The reply is sent another way, or later (--wait, load -): none now. */
+static int reply_later(struct command *c)
+{
+	json_decref(c->reply);
+	c->reply = NULL;
+	return 0;
+}
+
 /* ---- arguments ---- */
 
 static char *trim(char *p)
@@ -274,9 +282,7 @@ static int cmd_load(struct command *c)
 	*control_client_data(c->cl) = ls;
 	if (strcmp(c->args, "-") == 0) {
 		ls->refused = !control_client_trusted(c->cl);
-		json_decref(c->reply);
-		c->reply = NULL; /* the reply comes after the "." line */
-		return 0;
+		return reply_later(c); /* after the "." line */
 	}
 	if (c->args[0] == '\0') {
 		stream_free(c->cl);
@@ -362,9 +368,7 @@ static int cmd_list(struct command *c)
 	}
 	control_reply(c->cl, text, len);
 	free(text);
-	json_decref(c->reply);
-	c->reply = NULL;
-	return 0;
+	return reply_later(c);
 }
 
 static int cmd_stats(struct command *c)
@@ -414,9 +418,7 @@ static int cmd_rebuild(struct command *c)
 		return fail(c, "rebuild: %s", err);
 	}
 	if (wait) {
-		json_decref(c->reply);
-		c->reply = NULL;
-		return 0;
+		return reply_later(c);
 	}
 	json_object_set_new(c->reply, "started", json_true());
 	json_object_set_new(c->reply, "rounds", json_integer((json_int_t)rounds));
@@ -449,9 +451,7 @@ static int cmd_replay(struct command *c)
 		return fail(c, "replay: %s", err);
 	}
 	if (wait) {
-		json_decref(c->reply);
-		c->reply = NULL;
-		return 0;
+		return reply_later(c);
 	}
 	json_object_set_new(c->reply, "queued", json_string(c->args));
 	return 0;
