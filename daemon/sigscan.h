@@ -19,7 +19,7 @@
  *   level 1  a Bloom filter of one 64-bit word per key: h = (word ^ s1) * m1
  *         picks the word by its top bits and 4 bits inside it by bits
  *         20..43. One load and one compare a position; with AVX-512 (VBMI),
- *         two groups of eight positions a pass with a byte permute, a multiply and a gather.
+ *         two groups of eight positions a pass with a byte permute, a multiply and eight loads.
  *   level 2  the positions that pass are checked against the signature
  *         filter (the two-choice filter) under an independent keyed hash,
  *         sigscan_hash, which the window store also uses.
