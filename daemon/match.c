@@ -14,8 +14,10 @@
 #include "sizing.h"
 #include "store.h"
 
-#define MAX_PROBES (3 + 2 * 129)  /* addr src, addr dst, pair, and a net probe per side and length */
-#define SIG_CHUNK 256 /* positions level 1 scans at a time; at most MAX_PROBES */
+#define ADDR_PROBES (3 + 2 * 129) /* addr src, addr dst, pair, and a net probe per side and length */
+/* Positions level 1 scans at a time: most packets in one go, so the filter batches are long (10% at 1M). */
+#define SIG_CHUNK 1024
+#define MAX_PROBES (SIG_CHUNK > ADDR_PROBES ? SIG_CHUNK : ADDR_PROBES)
 #define NO_SIG UINT32_MAX
 
 /*
@@ -75,12 +77,12 @@ struct matcher {
 	uint64_t hits_dropped;
 
 	/* Scratch for one packet's probes (no allocation per packet). */
-	const uint8_t *probe_key[MAX_PROBES];   /* into the packet, or into net_key */
-	uint8_t probe_len[MAX_PROBES];
-	uint8_t probe_kind[MAX_PROBES];
+	const uint8_t *probe_key[ADDR_PROBES];   /* into the packet, or into net_key */
+	uint8_t probe_len[ADDR_PROBES];
+	uint8_t probe_kind[ADDR_PROBES];
 	struct hash128 probe_hash[MAX_PROBES];
 	bool probe_hit[MAX_PROBES];
-	uint8_t net_key[2 * 129][24];           /* prefix length + network, whole words */
+	uint8_t net_key[ADDR_PROBES][24];       /* by probe number: prefix length + network, whole words */
 };
 
 static int keyed_filter_init(struct keyed_filter *kf, enum hash_algo algo,

@@ -1,4 +1,5 @@
 /* Property test for match.c: random packets and entry lists against a brute-force model. */
+#include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -451,6 +452,41 @@ static void short_signature_refused(void **state)
 	assert_non_null(strstr(err, "window"));
 }
 
+/*
+ * An IPv6 packet with every prefix length in use and addr and pair entries:
+ * 3 + 2 * 129 probes, each net probe with its own key (this once wrote past
+ * the net keys' scratch).
+ */
+static void every_prefix_length_probed(void **state)
+{
+	struct match_config cfg = { .layout = FILTER_BLOCKED, .choices = 2, .bits_per_entry = 16, .window = 8 };
+	struct matcher *m = matcher_new(&cfg, NULL, 0);
+	struct match_hit hits[MATCH_MAX_HITS];
+	struct entry e;
+	char text[96];
+	uint8_t hdr[32];
+
+	(void)state;
+	for (unsigned len = 0; len <= 128; len++) {
+		snprintf(text, sizeof(text), "net 2001:db8::1/%u", len);
+		assert_int_equal(entry_parse(text, &e, NULL, 0), 1);
+		assert_int_equal(matcher_add(m, &e, NULL, 0), 0);
+	}
+	assert_int_equal(entry_parse("addr 2001:db8::1", &e, NULL, 0), 1);
+	assert_int_equal(matcher_add(m, &e, NULL, 0), 0);
+	assert_int_equal(entry_parse("pair 2001:db8::1 2001:db8::2", &e, NULL, 0), 1);
+	assert_int_equal(matcher_add(m, &e, NULL, 0), 0);
+	assert_int_equal(matcher_build(m, NULL, 0), 0);
+	assert_int_equal(inet_pton(AF_INET6, "2001:db8::1", hdr), 1);
+	assert_int_equal(inet_pton(AF_INET6, "2001:db8::2", hdr + 16), 1);
+	struct packet_view v = { .family = 6, .src = hdr, .dst = hdr + 16 };
+	/* addr, pair and the 129 nets of the source, 127 of them the destination's too: capped */
+	assert_int_equal(matcher_check(m, &v, hits, MATCH_MAX_HITS), MATCH_MAX_HITS);
+	assert_int_equal(matcher_counters(m, ENTRY_NET)->confirmed, 129 + 127);
+	assert_int_equal(matcher_counters(m, ENTRY_NET)->probes, 2 * 129);
+	matcher_free(m);
+}
+
 static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(random_packets_match_the_model),
 	cmocka_unit_test(rebuilds_lose_nothing),
@@ -460,6 +496,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(short_signature_refused),
 	cmocka_unit_test(rebuild_wanted_on_growth),
 	cmocka_unit_test(stopped_rebuild_changes_nothing),
+	cmocka_unit_test(every_prefix_length_probed),
 };
 
 TEST_MAIN("match", tests)
