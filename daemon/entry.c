@@ -267,32 +267,51 @@ int entry_parse(const char *text, struct entry *e, char *err, size_t errlen)
 	return 1;
 }
 
-static void format_addr(const uint8_t *addr, int family, char *buf, size_t len)
+/* The dotted quad by hand: glibc's inet_ntop goes through sprintf, a fifth of an event's cost. */
+static void format_ipv4(const uint8_t *addr, char *out)
 {
-	if (inet_ntop(family == 4 ? AF_INET : AF_INET6, addr, buf, (socklen_t)len) == NULL)
+	for (int i = 0; i < 4; i++) {
+		unsigned v = addr[i];
+		if (v >= 100)
+			*out++ = (char)('0' + v / 100);
+		if (v >= 10)
+			*out++ = (char)('0' + v / 10 % 10);
+		*out++ = (char)('0' + v % 10);
+		*out++ = i < 3 ? '.' : '\0';
+	}
+}
+
+const char *entry_format_addr(const uint8_t *addr, int family, char *buf, size_t len)
+{
+	if (family == 4 && len >= INET_ADDRSTRLEN)
+		format_ipv4(addr, buf);
+	else if (inet_ntop(family == 4 ? AF_INET : AF_INET6, addr, buf, (socklen_t)len) == NULL)
 		snprintf(buf, len, "?");
+	return buf;
 }
 
 const char *entry_format_value(enum entry_kind kind, const uint8_t *key, size_t len, char *buf,
 			       size_t buflen)
 {
-	char a[INET6_ADDRSTRLEN], b[INET6_ADDRSTRLEN];
+	char a[INET6_ADDRSTRLEN];
 	int family = entry_family(kind, len);
 	size_t alen = family == 4 ? 4 : 16;
 
 	switch (kind) {
 	case ENTRY_ADDR:
-		format_addr(key, family, buf, buflen);
+		entry_format_addr(key, family, buf, buflen);
 		break;
 	case ENTRY_NET:
-		format_addr(key + 1, family, a, sizeof(a));
-		snprintf(buf, buflen, "%s/%u", a, key[0]);
+		snprintf(buf, buflen, "%s/%u", entry_format_addr(key + 1, family, a, sizeof(a)), key[0]);
 		break;
-	case ENTRY_PAIR:
-		format_addr(key, family, a, sizeof(a));
-		format_addr(key + alen, family, b, sizeof(b));
-		snprintf(buf, buflen, "%s %s", a, b);
+	case ENTRY_PAIR: {
+		size_t n = strlen(entry_format_addr(key, family, buf, buflen));
+		if (n + 1 < buflen) {
+			buf[n] = ' ';
+			entry_format_addr(key + alen, family, buf + n + 1, buflen - n - 1);
+		}
 		break;
+	}
 	case ENTRY_SIG: {
 		static const char digits[] = "0123456789abcdef";
 		size_t n = 0;

@@ -49,6 +49,9 @@ int entry_parse(const char *text, struct entry *e, char *err, size_t errlen);
 const char *entry_kind_name(enum entry_kind kind);
 int entry_kind_parse(const char *name, enum entry_kind *kind);
 
+/* An address as inet_ntop writes it (family 4 or 6); "?" if it does not fit. Returns buf. */
+const char *entry_format_addr(const uint8_t *addr, int family, char *buf, size_t len);
+
 /*
  * The canonical value of (kind, key) — inet_ntop addresses, the network of a
  * net, lowercase "hex:" for every sig — without the kind: "192.0.2.1 203.0.113.9".

@@ -125,9 +125,31 @@ static int dump_packet(struct events *ev, const struct event_packet *p, char *er
 	return 0;
 }
 
-static const char *ip_text(const uint8_t *addr, int family, char *buf, size_t len)
+/* Text bloomd wrote itself (addresses, numbers, names, hex): ASCII, so jansson need not check it. */
+static void set_ascii(json_t *string, const char *text)
 {
-	return inet_ntop(family == 4 ? AF_INET : AF_INET6, addr, buf, (socklen_t)len);
+	json_string_setn_nocheck(string, text, strlen(text));
+}
+
+/*
+ * A file or interface name: any bytes. Set only when it changes (it is the same
+ * for a whole source); a name that is not UTF-8 has its bytes outside printable
+ * ASCII shown as '?', rather than the event keeping the name before it.
+ */
+static void set_name(json_t *string, const char *name)
+{
+	if (strcmp(json_string_value(string), name) == 0 || json_string_set(string, name) == 0)
+		return;
+	char *shown = strdup(name);
+	if (shown == NULL) {
+		set_ascii(string, "?");
+		return;
+	}
+	for (char *c = shown; *c; c++)
+		if ((unsigned char)*c < 0x20 || (unsigned char)*c >= 0x7f)
+			*c = '?';
+	set_ascii(string, shown);
+	free(shown);
 }
 
 static const char *timestamp(const struct timespec *ts, char *buf, size_t len)
@@ -198,13 +220,13 @@ static json_t *event_json(struct events *ev, const struct event_packet *p,
 	struct event_shape *s = shape_for(ev, bits);
 	char buf[INET6_ADDRSTRLEN + 32];
 
-	json_string_set(s->ts, timestamp(&p->ts, buf, sizeof(buf)));
+	set_ascii(s->ts, timestamp(&p->ts, buf, sizeof(buf)));
 	json_integer_set(s->cnt, (json_int_t)p->index);
-	json_string_set(s->source, p->interface ? p->interface : p->filename ? p->filename : "");
+	set_name(s->source, p->interface ? p->interface : p->filename ? p->filename : "");
 	if (bits & SHAPE_IP) {
-		json_string_set(s->src, ip_text(v->src, v->family, buf, sizeof(buf)));
-		json_string_set(s->dst, ip_text(v->dst, v->family, buf, sizeof(buf)));
-		json_string_set(s->proto, packet_proto_name(v->ip_proto, buf, sizeof(buf)));
+		set_ascii(s->src, entry_format_addr(v->src, v->family, buf, sizeof(buf)));
+		set_ascii(s->dst, entry_format_addr(v->dst, v->family, buf, sizeof(buf)));
+		set_ascii(s->proto, packet_proto_name(v->ip_proto, buf, sizeof(buf)));
 	}
 	if (bits & SHAPE_PORTS) {
 		json_integer_set(s->sport, v->sport);
@@ -222,8 +244,8 @@ static json_t *event_json(struct events *ev, const struct event_packet *p,
 		bool sig = hits[i].kind == ENTRY_SIG;
 		struct match_shape *ms = match_for(ev, sig, i);
 		matcher_hit_key(m, &hits[i], &key, &len);
-		json_string_set(ms->kind, entry_kind_name(hits[i].kind));
-		json_string_set(ms->entry, entry_format_value(hits[i].kind, key, len, ev->text, ENTRY_TEXT_MAX));
+		set_ascii(ms->kind, entry_kind_name(hits[i].kind));
+		set_ascii(ms->entry, entry_format_value(hits[i].kind, key, len, ev->text, ENTRY_TEXT_MAX));
 		if (sig)
 			json_integer_set(ms->offset, hits[i].offset);
 		json_array_append(s->matches, ms->obj);

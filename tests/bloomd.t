@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bloomd's command line: -n, bad config and lists, missing files, statistics, the match pcap.
 . "$(dirname "$0")/tap.sh"
-plan 24
+plan 26
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 1
@@ -73,4 +73,12 @@ printf 'link en10mb\npacket src=10.0.0.1 dst=10.0.0.2 payload="%s"\n' "$payload"
 out=$("$BUILD/bloomd" -c many.conf -r many.pcap)
 is "$(head -n 1 <<<"$out" | jq '.matches | length')" 64 "an event reports 64 matches"
 is "$(tail -n 1 <<<"$out" | jq .hits_dropped)" 6 "and the statistics count the 6 left out"
+# A file name that is not UTF-8 is still named, its odd bytes as '?', not left out or taken
+# from the file before it.
+cp in.pcap "$(printf 'odd\377.pcap')"
+printf '[entries]\nfile = good.list\n[output]\nevents = -\n' > ev.conf
+out=$("$BUILD/bloomd" -c ev.conf -r in.pcap -r "$(printf 'odd\377.pcap')" | grep '"alert"')
+is "$(jq -r .pcap_filename <<<"$out" | sort | uniq -c | awk '{print $1 " " $2}' | tr '\n' ,)" \
+	"2 in.pcap,2 odd?.pcap," "events name a file whose name is not UTF-8"
+is "$(jq -r .pcap_cnt <<<"$out" | tr '\n' ,)" "1,2,1,2," "and count its packets"
 done_testing

@@ -1,10 +1,12 @@
 /* Unit tests for entry.c: every kind parses to its key and prints back canonically. */
+#include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "entry.h"
+#include "rng.h"
 #include "test.h"
 
 static struct entry E;
@@ -148,10 +150,33 @@ static void lists_report_every_bad_line(void **state)
 	assert_non_null(strstr(c.last, "/nonexistent/list: cannot read"));
 }
 
+/* IPv4 addresses are formatted by hand: as inet_ntop does, for every octet value in every place. */
+static void addresses_print_as_inet_ntop(void **state)
+{
+	char ours[INET6_ADDRSTRLEN], libc[INET6_ADDRSTRLEN];
+	uint8_t a[16];
+	struct rng r;
+
+	(void)state;
+	rng_seed(&r, 5);
+	for (unsigned i = 0; i < 256 * 4 + 20000; i++) {
+		uint64_t x = rng_next(&r);
+		memcpy(a, &x, 8);
+		if (i < 256 * 4)
+			a[i / 256] = (uint8_t)i; /* each octet takes each value */
+		assert_string_equal(entry_format_addr(a, 4, ours, sizeof(ours)),
+				    inet_ntop(AF_INET, a, libc, sizeof(libc)));
+	}
+	memset(a, 0, sizeof(a));
+	a[15] = 1;
+	assert_string_equal(entry_format_addr(a, 6, ours, sizeof(ours)), "::1");
+	assert_string_equal(entry_format_addr(a, 4, ours, 7), "?"); /* "0.0.0.0" and its NUL need 8 */
+}
+
 static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(kinds_parse_and_print),    cmocka_unit_test(blank_and_comment_lines),
 	cmocka_unit_test(errors_name_the_problem),  cmocka_unit_test(long_signature_limits),
-	cmocka_unit_test(lists_report_every_bad_line),
+	cmocka_unit_test(lists_report_every_bad_line), cmocka_unit_test(addresses_print_as_inet_ntop),
 };
 
 TEST_MAIN("entry", tests)
