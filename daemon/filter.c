@@ -287,22 +287,44 @@ bool filter_group_covers(const struct filter *f, struct hash128 h, unsigned g)
  * successive queries overlap. (On little-endian, bit p of the block is bit
  * p % 32 of 32-bit word p / 32, as it is bit p % 64 of 64-bit word p / 64.)
  */
+/* The salts and lanes of a filter's k positions, set up once a query or batch. */
+struct block_test {
+	__m512i salt[2];
+	__mmask16 lanes[2]; /* lanes[1] is 0 for k <= 16: one pass */
+};
+
+__attribute__((target("avx512f"), always_inline)) static inline struct block_test
+block_test_for(unsigned k)
+{
+	struct block_test t = {
+		.salt = { _mm512_loadu_si512((const void *)SALT32), _mm512_loadu_si512((const void *)(SALT32 + 16)) },
+		.lanes = { (__mmask16)(k >= 16 ? 0xffff : (1u << k) - 1),
+			   (__mmask16)(k <= 16 ? 0 : (1u << (k - 16)) - 1) },
+	};
+	return t;
+}
+
+/* The lanes of one pass whose bit is missing from the block. */
+__attribute__((target("avx512f"), always_inline)) static inline __mmask16
+missing_bits(__m512i blk, __m512i yv, __m512i salt, __mmask16 lanes)
+{
+	const __m512i low5 = _mm512_set1_epi32(31), one = _mm512_set1_epi32(1);
+	__m512i pos = _mm512_srli_epi32(_mm512_mullo_epi32(yv, salt), 23);
+	__m512i word = _mm512_permutexvar_epi32(_mm512_srli_epi32(pos, 5), blk);
+	__m512i bit = _mm512_srlv_epi32(word, _mm512_and_si512(pos, low5));
+
+	return _mm512_mask_testn_epi32_mask(lanes, bit, one);
+}
+
 __attribute__((target("avx512f"), always_inline)) static inline bool
-block_covers_avx512(const uint64_t *block, uint64_t y, unsigned k)
+block_covers_avx512(const uint64_t *block, uint64_t y, const struct block_test *t)
 {
 	const __m512i blk = _mm512_load_si512((const void *)block);
 	const __m512i yv = _mm512_set1_epi32((int)(uint32_t)(y >> 32));
-	const __m512i low5 = _mm512_set1_epi32(31), one = _mm512_set1_epi32(1);
-	__mmask16 missing = 0;
+	__mmask16 missing = missing_bits(blk, yv, t->salt[0], t->lanes[0]);
 
-	for (unsigned i = 0; i < k; i += 16) {
-		__m512i salt = _mm512_loadu_si512((const void *)(SALT32 + i));
-		__m512i pos = _mm512_srli_epi32(_mm512_mullo_epi32(yv, salt), 23);
-		__m512i word = _mm512_permutexvar_epi32(_mm512_srli_epi32(pos, 5), blk);
-		__m512i bit = _mm512_srlv_epi32(word, _mm512_and_si512(pos, low5));
-		__mmask16 lanes = k - i >= 16 ? 0xffff : (__mmask16)((1u << (k - i)) - 1);
-		missing |= _mm512_mask_testn_epi32_mask(lanes, bit, one);
-	}
+	if (t->lanes[1])
+		missing |= missing_bits(blk, yv, t->salt[1], t->lanes[1]);
 	return missing == 0;
 }
 
@@ -327,7 +349,8 @@ query_batch_avx512(const struct filter *f, const struct hash128 *h, size_t n, bo
 {
 	const uint64_t *block[BATCH][FILTER_MAX_CHOICES];
 	uint64_t y[BATCH][FILTER_MAX_CHOICES];
-	unsigned c = f->params.choices, k = f->params.hashes;
+	unsigned c = f->params.choices;
+	const struct block_test t = block_test_for(f->params.hashes);
 
 	for (size_t i = 0; i < n; i++)
 		for (unsigned g = 0; g < c; g++) {
@@ -337,7 +360,7 @@ query_batch_avx512(const struct filter *f, const struct hash128 *h, size_t n, bo
 	for (size_t i = 0; i < n; i++) {
 		bool covered = false;
 		for (unsigned g = 0; g < c; g++)
-			covered |= block_covers_avx512(block[i][g], y[i][g], k);
+			covered |= block_covers_avx512(block[i][g], y[i][g], &t);
 		out[i] = covered;
 	}
 }
@@ -350,7 +373,8 @@ __attribute__((target("avx512f"))) static bool query_one_avx512(const struct fil
 {
 	const uint64_t *block[FILTER_MAX_CHOICES];
 	uint64_t y[FILTER_MAX_CHOICES];
-	unsigned c = f->params.choices, k = f->params.hashes;
+	unsigned c = f->params.choices;
+	const struct block_test t = block_test_for(f->params.hashes);
 	bool covered = false;
 
 	for (unsigned g = 0; g < c; g++) {
@@ -358,7 +382,7 @@ __attribute__((target("avx512f"))) static bool query_one_avx512(const struct fil
 		__builtin_prefetch(block[g]);
 	}
 	for (unsigned g = 0; g < c; g++)
-		covered |= block_covers_avx512(block[g], y[g], k);
+		covered |= block_covers_avx512(block[g], y[g], &t);
 	return covered;
 }
 #endif
