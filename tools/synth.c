@@ -165,7 +165,21 @@ static void random_v4(struct rng *r, uint8_t *a, bool to)
 	a[3] = (uint8_t)v;
 }
 
-/* The listed (source, destination) pairs: entries / 2 of them, each an addr and a pair entry. */
+/* A listed source: in 11.0.0.0/8, where random traffic (from 10.0.0.0/8) never goes. */
+static void listed_v4(struct rng *r, uint8_t *a)
+{
+	uint32_t v = (uint32_t)rng_next(r);
+
+	a[0] = 11;
+	a[1] = (uint8_t)(v >> 16);
+	a[2] = (uint8_t)(v >> 8);
+	a[3] = (uint8_t)v;
+}
+
+/*
+ * The listed (source, destination) pairs: entries / 2 of them, each an addr and
+ * a pair entry. Only the packets planted with a listed pair match.
+ */
 static int write_list(const struct synth_random *o, struct rng *r, uint8_t (*listed)[8],
 		      uint64_t nlisted, char *err, size_t errlen)
 {
@@ -179,7 +193,7 @@ static int write_list(const struct synth_random *o, struct rng *r, uint8_t (*lis
 		char a[INET_ADDRSTRLEN], b[INET_ADDRSTRLEN];
 		uint8_t *pair = listed[i / 2 % nlisted];
 		if (i % 2 == 0) {
-			random_v4(r, pair, false);
+			listed_v4(r, pair);
 			random_v4(r, pair + 4, true);
 		}
 		inet_ntop(AF_INET, pair, a, sizeof(a));

@@ -38,9 +38,10 @@ size_t synth_build(const struct synth_packet *p, uint8_t *out);
 
 /*
  * Benchmark traffic: packets small UDP/IPv4 packets (payload bytes each)
- * from 10/8 to 198.18/15, written to pcap_path; if list is set, entries
- * addr and pair entries from the same space written there, one packet in a
- * thousand matching one of them. Deterministic for a seed.
+ * from 10/8 to 198.18/15, written to pcap_path; if list is set, entries addr
+ * and pair entries written there, their sources from 11/8, which the traffic
+ * does not use: only the one packet in a thousand planted with a listed pair
+ * matches. Deterministic for a seed.
  */
 struct synth_random {
 	uint64_t packets, entries, seed;
