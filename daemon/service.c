@@ -695,7 +695,31 @@ static void swap_strings(char **a, char **b)
 	*b = t;
 }
 
-/* Settings read once at start: a reload keeps the running ones and says so. */
+static bool same_files(const struct config *a, const struct config *b)
+{
+	if (a->nfiles != b->nfiles)
+		return false;
+	for (size_t i = 0; i < a->nfiles; i++)
+		if (strcmp(a->files[i], b->files[i]) != 0)
+			return false;
+	return true;
+}
+
+static void swap_files(struct config *a, struct config *b)
+{
+	char **files = a->files;
+	size_t n = a->nfiles;
+
+	a->files = b->files;
+	a->nfiles = b->nfiles;
+	b->files = files;
+	b->nfiles = n;
+}
+
+/*
+ * Settings read once at start: a reload keeps the running ones and says so.
+ * Swapping is its own inverse, so a refused reload calls this again to undo it.
+ */
 static void keep_start_settings(struct config *running, struct config *fresh, json_t *restart)
 {
 	if (fresh->window != running->window || fresh->hash != running->hash)
@@ -712,12 +736,16 @@ static void keep_start_settings(struct config *running, struct config *fresh, js
 	if (!same_string(fresh->store_dir, running->store_dir))
 		json_array_append_new(restart, json_string("[store] dir"));
 	swap_strings(&fresh->store_dir, &running->store_dir);
-	if (!same_string(fresh->interface, running->interface) || !same_string(fresh->bpf, running->bpf) ||
-	    fresh->snaplen != running->snaplen || fresh->promisc != running->promisc ||
-	    fresh->buffer_size != running->buffer_size)
+	if (!same_string(fresh->interface, running->interface) || !same_files(fresh, running) ||
+	    !same_string(fresh->bpf, running->bpf) || fresh->snaplen != running->snaplen ||
+	    fresh->promisc != running->promisc || fresh->buffer_size != running->buffer_size)
 		json_array_append_new(restart, json_string("[capture]"));
+	swap_strings(&fresh->interface, &running->interface);
+	swap_files(fresh, running);
 	swap_strings(&fresh->bpf, &running->bpf);
 	fresh->snaplen = running->snaplen;
+	fresh->promisc = running->promisc;
+	fresh->buffer_size = running->buffer_size;
 }
 
 int service_reload(struct service *s, json_t **problems)

@@ -3,7 +3,7 @@
 # Entries, replays, TTL, rebuild during a replay, restarts, kill -9, torn and corrupt
 # state files, hostile clients, and a client that may not change state.
 . "$(dirname "$0")/tap.sh"
-plan 50
+plan 52
 tmp=$(mktemp -d)
 chmod 755 "$tmp"
 pid=
@@ -128,6 +128,13 @@ for _ in $(seq 150); do [ "$(C --json stats | jq .stats.filters.addresses.bits)"
 [ "$(C --json stats | jq .stats.rebuild.count)" -gt "$rebuilds" ]; ok $? "with auto_rebuild on, the outgrown filters are rebuilt by themselves"
 bits=$(C --json stats | jq .stats.filters.addresses.bits)
 [ "$bits" -ge $want ]; ok $? "to the size the entries call for ($bits bits)"
+
+# A reload names the settings that wait for a restart: [capture] file too.
+cp bloomd.conf running.conf
+printf '[capture]\nfile = %s/big.pcap\n' "$tmp" >> bloomd.conf
+is "$(C --json reload | jq -c .restart_needed)" '["[capture]"]' "a reload names [capture] file as waiting for a restart"
+cp running.conf bloomd.conf
+is "$(C --json reload | jq -c .restart_needed)" '[]' "and reloading the running configuration names nothing"
 
 # Durable state: a restart, then kill -9 right after acknowledged adds.
 C list | sort > list.before
