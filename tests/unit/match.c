@@ -487,6 +487,40 @@ static void every_prefix_length_probed(void **state)
 	matcher_free(m);
 }
 
+/*
+ * A payload longer than the chunks level 1 scans at a time, with signatures
+ * at its start, across the chunk boundaries and at its end: each found at
+ * its offset, with the eight-at-a-time scan and without.
+ */
+static void long_payload_signatures(void **state)
+{
+	struct match_config cfg = { .layout = FILTER_BLOCKED, .choices = 2, .bits_per_entry = 16, .window = 8 };
+	static const uint32_t at[] = { 0, 1015, 1016, 1017, 1020, 1023, 1024, 2040, 2047, 4090 };
+	const size_t nsigs = sizeof(at) / sizeof(at[0]), len = 4100;
+	struct match_hit hits[MATCH_MAX_HITS];
+	static uint8_t payload[4100];
+	struct entry e = { .kind = ENTRY_SIG, .len = 10 };
+	struct rng r;
+
+	(void)state;
+	rng_seed(&r, 77);
+	random_text(&r, payload, len);
+	for (size_t i = 0; i < nsigs; i++) {
+		struct matcher *m = matcher_new(&cfg, NULL, 0);
+		snprintf((char *)e.key, sizeof(e.key), "sig#%05u.", at[i]);
+		memcpy(payload + at[i], e.key, e.len);
+		assert_int_equal(matcher_add(m, &e, NULL, 0), 0);
+		assert_int_equal(matcher_build(m, NULL, 0), 0);
+		for (int simd = 0; simd <= 1; simd++) {
+			matcher_set_simd(m, simd);
+			struct packet_view v = { .payload = payload, .payload_len = len };
+			assert_int_equal(matcher_check(m, &v, hits, MATCH_MAX_HITS), 1);
+			assert_int_equal(hits[0].offset, at[i]);
+		}
+		matcher_free(m);
+	}
+}
+
 static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(random_packets_match_the_model),
 	cmocka_unit_test(rebuilds_lose_nothing),
@@ -497,6 +531,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(rebuild_wanted_on_growth),
 	cmocka_unit_test(stopped_rebuild_changes_nothing),
 	cmocka_unit_test(every_prefix_length_probed),
+	cmocka_unit_test(long_payload_signatures),
 };
 
 TEST_MAIN("match", tests)

@@ -1,0 +1,90 @@
+/* Unit tests for sigscan.c: the eight-at-a-time prefilter scan against the one-at-a-time one. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "rng.h"
+#include "sigscan.h"
+#include "test.h"
+
+#define PAYLOAD_MAX 3000
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Enough windows that a few percent of random positions pass, so groups of
+ * eight with several passing lanes are common; payloads of every length up to
+ * a few thousand bytes, scanned from random starts in random steps.
+ */
+static void scan_window(unsigned window, uint64_t windows, uint64_t seed)
+{
+	struct hash_key key;
+	struct rng r;
+	static uint8_t payload[PAYLOAD_MAX];
+	static uint32_t simd[PAYLOAD_MAX], scalar[PAYLOAD_MAX];
+
+	rng_seed(&r, seed);
+	for (size_t i = 0; i < sizeof(key.secret); i++)
+		key.secret[i] = (uint8_t)rng_next(&r);
+	key.algo = HASH_XXH3;
+	struct sigscan *s = sigscan_new(window, &key, NULL, 0);
+	uint8_t added[64]; /* the last window added */
+	assert_non_null(s);
+	assert_int_equal(sigscan_reserve(s, windows), 0);
+	for (uint64_t i = 0; i < windows; i++) {
+		for (unsigned b = 0; b < window; b++)
+			added[b] = (uint8_t)rng_next(&r);
+		sigscan_add(s, sigscan_word(s, added));
+	}
+	uint64_t passed = 0, scanned = 0;
+	for (int trial = 0; trial < 300; trial++) {
+		size_t len = window + rng_below(&r, PAYLOAD_MAX - window);
+		size_t positions = len - window + 1, from = rng_below(&r, positions), n[2] = { 0, 0 };
+		for (size_t i = 0; i < len; i++)
+			payload[i] = (uint8_t)rng_next(&r);
+		/* a window that was added, at a random place: it must pass */
+		size_t at = from + rng_below(&r, positions - from);
+		memcpy(payload + at, added, window);
+		for (int pass = 0; pass < 2; pass++) {
+			uint32_t *out = pass ? scalar : simd;
+			sigscan_set_simd(s, pass == 0);
+			for (size_t next = from; next < positions;) {
+				size_t step = 1 + rng_below(&r, 700);
+				n[pass] += sigscan_candidates(s, payload, positions, next, out + n[pass], step, &next);
+			}
+		}
+		assert_int_equal(n[0], n[1]);
+		assert_memory_equal(simd, scalar, n[0] * sizeof(*simd));
+		assert_non_null(bsearch(&(uint32_t){ (uint32_t)at }, scalar, n[1], sizeof(*scalar), cmp_u32));
+		passed += n[1];
+		scanned += positions - from;
+	}
+	/* the sizes above are meant to pass some, not all */
+	assert_true(passed > scanned / 1000 && passed < scanned / 4);
+	sigscan_free(s);
+}
+
+static void simd_scan_is_the_scalar_scan(void **state)
+{
+	(void)state;
+	/*
+	 * 1 MiB of level 1 at 8 bits a window (a few percent pass), and 16 bits (a
+	 * fraction of one); short windows with fewer, as there are only 256^W of them.
+	 */
+	static const uint64_t many[9] = { 0, 12, 2500, 500000, 1000000, 1000000, 1000000, 1000000, 1000000 };
+	for (unsigned window = 1; window <= 8; window++) {
+		scan_window(window, many[window], window);
+		scan_window(window, many[window] / 100 + 1, 100 + window);
+	}
+	scan_window(13, 100000, 13); /* longer windows: one at a time either way */
+}
+
+static const struct CMUnitTest tests[] = {
+	cmocka_unit_test(simd_scan_is_the_scalar_scan),
+};
+
+TEST_MAIN("sigscan", tests)
