@@ -55,6 +55,7 @@ struct config *config_defaults(void)
 	c->choices = 2;
 	c->hash = HASH_XXH3;
 	c->window = 8;
+	c->bits_per_window = 12;
 	c->fpr_target = 0.001;
 	c->auto_rebuild = true;
 	c->max_clients = 64;
@@ -185,6 +186,20 @@ static int set_uint(struct loader *ld, const char *key, const char *value, unsig
 	return 1;
 }
 
+/* Bits per entry or per window: a number from 1 to 64. */
+static int set_bits(struct loader *ld, const char *key, const char *value, double *out)
+{
+	char *end;
+	double v = strtod(value, &end);
+
+	if (end == value || *end != '\0' || !(v >= 1 && v <= 64)) {
+		problem(ld, "%s: expected a number from 1 to 64, got '%s'", key, value);
+		return 0;
+	}
+	*out = v;
+	return 1;
+}
+
 static int set_bool(struct loader *ld, const char *key, const char *value, bool *out)
 {
 	static const char *const yes[] = { "yes", "true", "on", "1" }, *const no[] = { "no", "false", "off", "0" };
@@ -242,12 +257,7 @@ static int filter_key(struct loader *ld, const char *key, const char *value)
 	}
 	if (strcmp(key, "bits_per_entry") == 0) {
 		ld->bpe_line = ld->line;
-		c->bits_per_entry = strtod(value, &end);
-		if (end == value || *end != '\0' || !(c->bits_per_entry >= 1 && c->bits_per_entry <= 64)) {
-			problem(ld, "bits_per_entry: expected a number from 1 to 64, got '%s'", value);
-			return 0;
-		}
-		return 1;
+		return set_bits(ld, key, value, &c->bits_per_entry);
 	}
 	if (strcmp(key, "layout") == 0) {
 		if (filter_layout_parse(value, &c->layout) < 0) {
@@ -369,6 +379,8 @@ static int handler(void *user, const char *section, const char *key, const char 
 		rc = push_path(ld, &c->entry_files, &c->nentry_files, value);
 	else if (strcmp(section, "signatures") == 0 && strcmp(key, "window") == 0)
 		rc = set_uint(ld, key, value, 1, 64, &c->window);
+	else if (strcmp(section, "signatures") == 0 && strcmp(key, "bits_per_window") == 0)
+		rc = set_bits(ld, key, value, &c->bits_per_window);
 	else if (strcmp(section, "output") == 0 && strcmp(key, "events") == 0)
 		rc = set_string(ld, &c->events, value, true);
 	else if (strcmp(section, "output") == 0 && strcmp(key, "pcap") == 0)

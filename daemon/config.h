@@ -33,6 +33,7 @@ struct config {
 	size_t nentry_files;
 	/* [signatures] */
 	unsigned window;
+	double bits_per_window;   /* the signature filter's bits per window */
 	double fpr_target;        /* auto-rebuild past this predicted FPR; 0: only by fill */
 	bool auto_rebuild;
 	/* [output] */

@@ -180,6 +180,18 @@ static struct hash128 addr_hash(const struct matcher *m, unsigned kind, const ui
 
 /* ---- adding entries ---- */
 
+/*
+ * Bits per key of each filter: [0] addresses, [1] signature windows. The
+ * signature filter only sees the positions level 1 passes, so it may have
+ * fewer (bits_per_window).
+ */
+static double bits_per_key(const struct match_config *cfg, int sig)
+{
+	double bpe = cfg->bits_per_entry > 0 ? cfg->bits_per_entry : 16;
+
+	return sig && cfg->bits_per_window > 0 ? cfg->bits_per_window : bpe;
+}
+
 static int counting_for(const struct matcher *m, struct keyed_filter *kf, uint64_t bits,
 			char *err, size_t errlen);
 
@@ -212,8 +224,7 @@ static int filter_in(struct matcher *m, struct keyed_filter *kf, size_t index, u
 		return 0;
 	}
 	if (kf->counting == NULL &&
-	    counting_for(m, kf, (uint64_t)ceil(1024 * (m->cfg.bits_per_entry > 0 ? m->cfg.bits_per_entry : 16)),
-			 err, errlen) < 0)
+	    counting_for(m, kf, (uint64_t)ceil(1024 * bits_per_key(&m->cfg, kf == &m->sig)), err, errlen) < 0)
 		return -1;
 	struct hash128 h = store_hashes(kf->store)[index];
 	store_groups(kf->store)[index] = (uint8_t)counting_insert(kf->counting, h);
@@ -539,18 +550,19 @@ static int counting_for(const struct matcher *m, struct keyed_filter *kf, uint64
 /* The bits each filter should have for the entries stored now: [0] addresses, [1] signatures. */
 static void wanted_bits(const struct matcher *m, uint64_t bits[2])
 {
-	uint64_t na = store_count(m->addr.store), ns = store_count(m->sig.store);
+	double want[2] = { (double)store_count(m->addr.store) * bits_per_key(&m->cfg, 0),
+			   (double)store_count(m->sig.store) * bits_per_key(&m->cfg, 1) };
 
 	if (m->cfg.memory) {
-		/* Share the budget in proportion to the keys each filter holds. */
+		/* Share the budget in proportion to what each filter would have by bits per key. */
 		uint64_t total = m->cfg.memory * 8;
-		bits[0] = na + ns ? (uint64_t)((double)total * (double)na / (double)(na + ns)) : 0;
+		bits[0] = want[0] + want[1] > 0 ? (uint64_t)((double)total * want[0] / (want[0] + want[1])) : 0;
 		bits[1] = total - bits[0];
 		if (m->cfg.layout == FILTER_BLOCKED)
 			bits[0] -= bits[0] % FILTER_BLOCK_BITS;
 	} else {
-		bits[0] = (uint64_t)ceil((double)na * m->cfg.bits_per_entry);
-		bits[1] = (uint64_t)ceil((double)ns * m->cfg.bits_per_entry);
+		bits[0] = (uint64_t)ceil(want[0]);
+		bits[1] = (uint64_t)ceil(want[1]);
 	}
 }
 
@@ -1182,13 +1194,14 @@ int matcher_reconfigure(struct matcher *m, const struct match_config *cfg, char 
 	}
 	changed = cfg->layout != now->layout || cfg->choices != now->choices ||
 		  cfg->hashes != now->hashes || rounds != now->rounds || cfg->memory != now->memory ||
-		  cfg->bits_per_entry != now->bits_per_entry;
+		  cfg->bits_per_entry != now->bits_per_entry || cfg->bits_per_window != now->bits_per_window;
 	now->layout = cfg->layout;
 	now->choices = cfg->choices;
 	now->hashes = cfg->hashes;
 	now->rounds = rounds;
 	now->memory = cfg->memory;
 	now->bits_per_entry = cfg->bits_per_entry;
+	now->bits_per_window = cfg->bits_per_window;
 	return changed;
 }
 

@@ -35,6 +35,7 @@ struct match_config {
 	unsigned rounds;        /* offline rounds when built; 0: sizing_default_rounds */
 	uint64_t memory;        /* bytes for both filters; 0: use bits_per_entry */
 	double bits_per_entry;
+	double bits_per_window; /* the signature filter's, in place of bits_per_entry; 0: the same */
 	unsigned window;        /* signature window W, 1..64 */
 	enum hash_algo algo;
 	const struct hash_key *keys; /* [2]: address and signature secrets (a snapshot's); NULL: fresh */

@@ -22,7 +22,7 @@ static struct match_config match_config_of(const struct config *cfg)
 	return (struct match_config){
 		.layout = cfg->layout, .choices = cfg->choices, .hashes = cfg->hashes,
 		.rounds = cfg->rounds, .memory = cfg->memory, .bits_per_entry = cfg->bits_per_entry,
-		.window = cfg->window, .algo = cfg->hash,
+		.bits_per_window = cfg->bits_per_window, .window = cfg->window, .algo = cfg->hash,
 	};
 }
 

@@ -7,16 +7,18 @@
 #include "config.h"
 #include "test.h"
 
+#define MAX_PROBLEMS 16
+
 struct problems {
 	unsigned n;
-	char text[8][256];
+	char text[MAX_PROBLEMS][256];
 };
 
 static void collect(void *ctx, const char *message)
 {
 	struct problems *p = ctx;
 
-	if (p->n < 8)
+	if (p->n < MAX_PROBLEMS)
 		snprintf(p->text[p->n], sizeof(p->text[0]), "%s", message);
 	p->n++;
 }
@@ -39,7 +41,7 @@ static struct config *load(const char *text, struct problems *p)
 
 static bool any_problem_has(const struct problems *p, const char *line_and_text)
 {
-	for (unsigned i = 0; i < p->n && i < 8; i++)
+	for (unsigned i = 0; i < p->n && i < MAX_PROBLEMS; i++)
 		if (strstr(p->text[i], line_and_text))
 			return true;
 	return false;
@@ -54,7 +56,7 @@ static void every_key(void **state)
 				"[filter]\nmemory = 4MiB\nlayout = classic\nchoices = 3\nhashes = 12\n"
 				"rounds = 20\nhash = siphash13\n"
 				"[entries]\nfile = /etc/a.list\nfile = b.list\n"
-				"[signatures]\nwindow = 12\n"
+				"[signatures]\nwindow = 12\nbits_per_window = 9.5\n"
 				"[output]\nevents = /var/log/bloomd/events.json\npcap = matched.pcap\n",
 				&p);
 
@@ -76,6 +78,7 @@ static void every_key(void **state)
 	assert_string_equal(c->entry_files[0], "/etc/a.list");
 	assert_string_equal(c->entry_files[1], "/tmp/b.list"); /* relative to the config file */
 	assert_int_equal(c->window, 12);
+	assert_true(c->bits_per_window == 9.5);
 	assert_string_equal(c->events, "/var/log/bloomd/events.json");
 	assert_string_equal(c->pcap, "/tmp/matched.pcap");
 	config_free(c);
@@ -130,6 +133,7 @@ static void defaults(void **state)
 	assert_int_equal(c->hashes, 0);
 	assert_true(c->bits_per_entry == 16);
 	assert_int_equal(c->window, 8);
+	assert_true(c->bits_per_window == 12);
 	assert_string_equal(c->events, "-");
 	assert_true(c->promisc);
 	config_free(c);
@@ -148,7 +152,8 @@ static void every_problem_with_its_line(void **state)
 				"promisc = maybe\n"     /* 8 */
 				"this line is wrong\n"  /* 9 */
 				"[signatures]\n"        /* 10 */
-				"window = 0\n",         /* 11 */
+				"window = 0\n"          /* 11 */
+				"bits_per_window = 65\n", /* 12 */
 				&p);
 
 	(void)state;
@@ -160,7 +165,8 @@ static void every_problem_with_its_line(void **state)
 	assert_true(any_problem_has(&p, ":6: unknown section [nonsense]"));
 	assert_true(any_problem_has(&p, ":8: promisc: expected yes or no, got 'maybe'"));
 	assert_true(any_problem_has(&p, ":9: syntax error"));
-	assert_true(p.n >= 8);
+	assert_true(any_problem_has(&p, ":12: bits_per_window: expected a number from 1 to 64, got '65'"));
+	assert_true(p.n >= 9);
 }
 
 static void conflicting_options(void **state)
@@ -207,6 +213,7 @@ static void shipped_config_is_the_defaults(void **state)
 	assert_int_equal(shipped->rounds, d->rounds);
 	assert_int_equal(shipped->hash, d->hash);
 	assert_int_equal(shipped->window, d->window);
+	assert_true(shipped->bits_per_window == d->bits_per_window);
 	assert_string_equal(shipped->events, d->events);
 	assert_null(shipped->pcap);
 	assert_true(shipped->fpr_target == d->fpr_target);

@@ -521,6 +521,38 @@ static void long_payload_signatures(void **state)
 	}
 }
 
+/* The signature filter has bits_per_window bits a window; a memory budget is shared in proportion. */
+static void signature_filter_sized_by_its_own_bits(void **state)
+{
+	struct match_config cfg = { .layout = FILTER_BLOCKED, .choices = 2, .bits_per_entry = 16,
+				    .bits_per_window = 8, .window = 8 };
+	struct match_filter_info fi[2];
+
+	(void)state;
+	for (int budget = 0; budget <= 1; budget++) {
+		cfg.memory = budget ? 30000 : 0; /* bytes: 240,000 bits */
+		struct matcher *m = matcher_new(&cfg, NULL, 0);
+		struct entry e = { .kind = ENTRY_ADDR, .len = 4 };
+		for (uint32_t i = 0; i < 10000; i++) {
+			memcpy(e.key, &i, 4);
+			assert_int_equal(matcher_add(m, &e, NULL, 0), 0);
+		}
+		e.kind = ENTRY_SIG;
+		e.len = 8;
+		for (uint64_t i = 0; i < 10000; i++) {
+			memcpy(e.key, &i, 8);
+			assert_int_equal(matcher_add(m, &e, NULL, 0), 0);
+		}
+		assert_int_equal(matcher_build(m, NULL, 0), 0);
+		matcher_filter_info(m, 0, &fi[0]);
+		matcher_filter_info(m, 1, &fi[1]);
+		/* 16 : 8 bits a key, in both modes (give or take a block); with the budget, 240,000 in all */
+		assert_true(fi[0].bits > 160000 - 1024 && fi[0].bits < 160000 + 1024);
+		assert_true(fi[1].bits > 80000 - 1024 && fi[1].bits < 80000 + 1024);
+		matcher_free(m);
+	}
+}
+
 static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(random_packets_match_the_model),
 	cmocka_unit_test(rebuilds_lose_nothing),
@@ -532,6 +564,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(stopped_rebuild_changes_nothing),
 	cmocka_unit_test(every_prefix_length_probed),
 	cmocka_unit_test(long_payload_signatures),
+	cmocka_unit_test(signature_filter_sized_by_its_own_bits),
 };
 
 TEST_MAIN("match", tests)
