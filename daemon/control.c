@@ -61,9 +61,19 @@ static void client_free(struct control_client *cl)
 	free(cl);
 }
 
+static struct evbuffer *reply_buffer(struct control_client *cl)
+{
+	return cl->c->serving == cl ? cl->pending : bufferevent_get_output(cl->bev);
+}
+
+void control_reply_part(struct control_client *cl, const char *text, size_t len)
+{
+	evbuffer_add(reply_buffer(cl), text, len);
+}
+
 void control_reply(struct control_client *cl, const char *text, size_t len)
 {
-	struct evbuffer *out = cl->c->serving == cl ? cl->pending : bufferevent_get_output(cl->bev);
+	struct evbuffer *out = reply_buffer(cl);
 
 	evbuffer_add(out, text, len);
 	evbuffer_add(out, "\n", 1);

@@ -69,6 +69,13 @@ void control_close(struct control *c);
 /* Append one reply line (a newline is added). */
 void control_reply(struct control_client *cl, const char *text, size_t len);
 
+/*
+ * Append the start of a long reply line, piece by piece; control_reply adds
+ * the rest and ends it. No piece is copied twice, and no buffer the size of
+ * the whole reply is needed.
+ */
+void control_reply_part(struct control_client *cl, const char *text, size_t len);
+
 /* Whether the peer may change state: root, the daemon's uid, or a member of the group. */
 bool control_client_trusted(const struct control_client *cl);
 

@@ -3,7 +3,7 @@
 # Entries, replays, TTL, rebuild during a replay, restarts, kill -9, torn and corrupt
 # state files, hostile clients, and a client that may not change state.
 . "$(dirname "$0")/tap.sh"
-plan 52
+plan 53
 tmp=$(mktemp -d)
 chmod 755 "$tmp"
 pid=
@@ -135,6 +135,11 @@ printf '[capture]\nfile = %s/big.pcap\n' "$tmp" >> bloomd.conf
 is "$(C --json reload | jq -c .restart_needed)" '["[capture]"]' "a reload names [capture] file as waiting for a restart"
 cp running.conf bloomd.conf
 is "$(C --json reload | jq -c .restart_needed)" '[]' "and reloading the running configuration names nothing"
+
+# list: one JSON line, sent in pieces, with every entry the statistics count.
+echo list | socat -t 5 - UNIX-CONNECT:"$sock" > list.json
+is "$(jq -c '[.count, (.entries | length), (.entries | unique | length)]' list.json)" \
+	"$(C --json stats | jq -c '[.stats.kinds[].entries] | add | [., ., .]')" "list: every entry once, in one JSON line"
 
 # Durable state: a restart, then kill -9 right after acknowledged adds.
 C list | sort > list.before
