@@ -177,9 +177,10 @@ static void header_encode(const struct persist_header *h, uint8_t *p)
 	put_le(p, h->entries, 8);
 }
 
+/* The writer's stream is its own: unlocked writes (a million entries, a lock each, cost 40%). */
 static void writer_out(struct snapshot_writer *w, const void *p, size_t n)
 {
-	if (fwrite(p, 1, n, w->f) != n)
+	if (fwrite_unlocked(p, 1, n, w->f) != n)
 		w->failed = true;
 	XXH3_64bits_update(w->sum, p, n);
 }
@@ -220,14 +221,14 @@ fail:
 int snapshot_put(struct snapshot_writer *w, const struct entry *e, unsigned group,
 		 uint64_t expiry)
 {
-	uint8_t fixed[ENTRY_FIXED];
+	uint8_t record[ENTRY_FIXED + ENTRY_MAX_KEY];
 
-	fixed[0] = (uint8_t)e->kind;
-	fixed[1] = (uint8_t)group;
-	put_le(fixed + 2, e->len, 2);
-	put_le(fixed + 4, expiry, 8);
-	writer_out(w, fixed, sizeof(fixed));
-	writer_out(w, e->key, e->len);
+	record[0] = (uint8_t)e->kind;
+	record[1] = (uint8_t)group;
+	put_le(record + 2, e->len, 2);
+	put_le(record + 4, expiry, 8);
+	memcpy(record + ENTRY_FIXED, e->key, e->len);
+	writer_out(w, record, ENTRY_FIXED + e->len);
 	w->entries++;
 	return w->failed ? -1 : 0;
 }

@@ -163,6 +163,8 @@ int ttl_set(struct ttl *t, const struct entry *e, uint64_t expiry)
 
 uint64_t ttl_get(const struct ttl *t, const struct entry *e)
 {
+	if (store_count(t->entries) == 0)
+		return 0; /* no hashing for each entry of a snapshot when nothing expires */
 	ssize_t i = store_find(t->entries, entry_hash(t, e), (uint8_t)e->kind, e->key, e->len);
 
 	return i >= 0 ? t->expiry[i] : 0;
