@@ -373,6 +373,7 @@ static int list_entry(void *ctx, const struct entry *e, unsigned group)
 
 static int cmd_list(struct command *c)
 {
+	static const char head[] = "{\"ok\":true,\"entries\":[";
 	char *kind_text, end[64];
 	enum entry_kind kind = 0;
 	struct listing *l;
@@ -383,8 +384,10 @@ static int cmd_list(struct command *c)
 		return fail(c, "list: unexpected '%.40s'", c->args);
 	if ((l = malloc(sizeof(*l))) == NULL)
 		return fail(c, "list: out of memory");
-	*l = (struct listing){ .cl = c->cl };
-	list_put(l, "{\"ok\":true,\"entries\":[", 22);
+	l->cl = c->cl; /* not a compound literal: that could put 64 KiB on the stack */
+	l->count = 0;
+	l->len = 0;
+	list_put(l, head, sizeof(head) - 1);
 	matcher_foreach(c->s->matcher, kind, list_entry, l);
 	control_reply_part(c->cl, l->piece, l->len);
 	int n = snprintf(end, sizeof(end), "],\"count\":%llu}", (unsigned long long)l->count);
