@@ -549,6 +549,11 @@ static void signature_filter_sized_by_its_own_bits(void **state)
 		/* 16 : 8 bits a key, in both modes (give or take a block); with the budget, 240,000 in all */
 		assert_true(fi[0].bits > 160000 - 1024 && fi[0].bits < 160000 + 1024);
 		assert_true(fi[1].bits > 80000 - 1024 && fi[1].bits < 80000 + 1024);
+		/* a reload with the same settings changes nothing; new bits a window call for a rebuild */
+		assert_int_equal(matcher_reconfigure(m, &cfg, NULL, 0), 0);
+		struct match_config wider = cfg;
+		wider.bits_per_window = 10;
+		assert_int_equal(matcher_reconfigure(m, &wider, NULL, 0), 1);
 		matcher_free(m);
 	}
 }
