@@ -280,13 +280,6 @@ bool filter_group_covers(const struct filter *f, struct hash128 h, unsigned g)
 #include <immintrin.h>
 #define HAVE_AVX512_PATH 1
 
-/*
- * The block test with 16 lanes a pass: positions from y32 * SALT32[i] >> 23,
- * each lane fetches its 32-bit word of the block (permute by pos / 32),
- * shifts its bit down and tests it. No branches on the bits, so the loads of
- * successive queries overlap. (On little-endian, bit p of the block is bit
- * p % 32 of 32-bit word p / 32, as it is bit p % 64 of 64-bit word p / 64.)
- */
 /* The salts and lanes of a filter's k positions, set up once a query or batch. */
 struct block_test {
 	__m512i salt[2];
@@ -304,7 +297,14 @@ block_test_for(unsigned k)
 	return t;
 }
 
-/* The lanes of one pass whose bit is missing from the block. */
+/*
+ * The block test with 16 lanes a pass: positions from y32 * SALT32[i] >> 23,
+ * each lane fetches its 32-bit word of the block (permute by pos / 32),
+ * shifts its bit down and tests it. No branches on the bits, so the loads of
+ * successive queries overlap. (On little-endian, bit p of the block is bit
+ * p % 32 of 32-bit word p / 32, as it is bit p % 64 of 64-bit word p / 64.)
+ * One pass: the lanes whose bit is missing from the block.
+ */
 __attribute__((target("avx512f"), always_inline)) static inline __mmask16
 missing_bits(__m512i blk, __m512i yv, __m512i salt, __mmask16 lanes)
 {
