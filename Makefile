@@ -14,23 +14,43 @@ CC      ?= cc
 CFLAGS  ?= -O2 -g
 WARN     = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
            -Wpointer-arith -Wcast-qual -Werror
-# Every x86-64 CPU of the last fifteen years has POPCNT; without the flag each
-# popcount is a library call. (AVX-512 block tests are picked at run time.)
-ARCH_CFLAGS ?= $(if $(filter x86_64,$(shell uname -m)),-mpopcnt)
+# Baseline flags only: every SIMD kernel is compiled with a target attribute and
+# chosen at run time (BLOOMD_SIMD caps it), so one binary runs on every CPU.
+ARCH_CFLAGS ?=
 # SANITIZE=address,undefined builds everything with those sanitizers.
 SANITIZE ?=
 ifneq ($(SANITIZE),)
 SANFLAGS = -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
 endif
 
-PKGS      = libxxhash jansson
+# Libraries, as pkg-config names them, and the Debian package that ships each.
+PKGS        = libxxhash jansson
 DAEMON_PKGS = libpcap libevent_core inih libsystemd libcap
-BENCH_PKGS  = libhs
-PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+TEST_PKGS   = cmocka
+BENCH_PKGS  = libhs libbloom  # libbloom has no pkg-config file: its header is looked for
+PKG_DEBS    = libxxhash:libxxhash-dev jansson:libjansson-dev libpcap:libpcap-dev \
+              libevent_core:libevent-dev inih:libinih-dev libsystemd:libsystemd-dev \
+              libcap:libcap-dev cmocka:libcmocka-dev libhs:libhyperscan-dev libbloom:libbloom-dev
+
+# Read once a make; `make demo` and `make check` install first and then build in a
+# sub-make, which reads them again.
+MISSING_PKGS := $(shell for p in $(PKGS) $(DAEMON_PKGS) $(TEST_PKGS) libhs; do \
+                  pkg-config --exists $$p 2>/dev/null || echo $$p; done; \
+                  echo '\#include <bloom.h>' | $(CC) -E - >/dev/null 2>&1 || echo libbloom)
+pkg_flags = $(shell pkg-config $(1) $(filter-out $(MISSING_PKGS),$(2)) 2>/dev/null)
+deb_of    = $(patsubst $(1):%,%,$(filter $(1):%,$(PKG_DEBS)))
+# The first line of a recipe that needs these packages: a clear stop instead of a
+# compile or link without them.
+need = $(if $(filter $(1),$(MISSING_PKGS)),$(error missing $(foreach p,$(filter $(1),$(MISSING_PKGS)),$(p) ($(call deb_of,$(p)))): run 'make deps' (tools/install-deps.sh) first))
+
+PKG_CFLAGS  := $(call pkg_flags,--cflags,$(PKGS) $(DAEMON_PKGS) $(TEST_PKGS) $(BENCH_PKGS))
+PKG_LIBS    := $(call pkg_flags,--libs,$(PKGS))
+DAEMON_LIBS := $(call pkg_flags,--libs,$(DAEMON_PKGS))
+TEST_LIBS   := $(call pkg_flags,--libs,$(TEST_PKGS))
+BENCH_LIBS  := $(call pkg_flags,--libs,libhs) -lbloom
 
 ALL_CFLAGS = -std=c11 $(WARN) $(CFLAGS) $(ARCH_CFLAGS) $(SANFLAGS) -D_GNU_SOURCE -Idaemon -Itools \
-             $(PKG_CFLAGS) $(shell pkg-config --cflags $(DAEMON_PKGS) $(BENCH_PKGS) 2>/dev/null) -MMD -MP
+             $(PKG_CFLAGS) -MMD -MP
 LDLIBS     = $(PKG_LIBS) -lm -pthread
 
 CORE_SRC  = daemon/error.c daemon/hash.c daemon/filter.c daemon/counting.c \
@@ -41,23 +61,23 @@ CORE_LIB  = $(BUILD)/libbloomcore.a
 DAEMON_SRC = daemon/entry.c daemon/packet.c daemon/sigscan.c daemon/match.c daemon/config.c daemon/log.c \
              daemon/events.c daemon/stats.c daemon/capture.c daemon/engine.c daemon/persist.c daemon/ttl.c \
              daemon/control.c daemon/rebuild.c daemon/service.c daemon/commands.c \
-             daemon/privilege.c daemon/notify.c
+             daemon/privilege.c daemon/notify.c daemon/preflight.c
 DAEMON_OBJ = $(DAEMON_SRC:%.c=$(BUILD)/%.o)
 DAEMON_LIB = $(BUILD)/libbloomd.a
-DAEMON_LIBS := $(shell pkg-config --libs $(DAEMON_PKGS) 2>/dev/null)
 
 TOOL_COMMON = $(BUILD)/tools/cli.o $(BUILD)/tools/ctlconn.o
-TOOLS     = $(BUILD)/bloomd $(BUILD)/bloomsim $(BUILD)/bloomctl $(BUILD)/bloombench \
-            $(BUILD)/pcapgen
+TOOLS     = $(BUILD)/bloomd $(BUILD)/bloomsim $(BUILD)/bloomctl $(BUILD)/pcapgen
 
 UNIT_TESTS = $(patsubst tests/unit/%.c,$(BUILD)/tests/%.t,$(wildcard tests/unit/*.c))
 SCRIPT_TESTS = $(filter-out tests/fuzz.t,$(wildcard tests/*.t))
 
-.PHONY: all check check-asan test bench demo clean install uninstall deps fuzz fuzz-build
+.PHONY: all check check-asan check-fresh test bench demo clean install uninstall deps fuzz fuzz-build
 
 all: $(TOOLS)
 
+NEEDS = $(PKGS) $(DAEMON_PKGS)
 $(BUILD)/%.o: %.c
+	$(call need,$(NEEDS))
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
 
@@ -81,20 +101,25 @@ $(BUILD)/bloomsim: $(BUILD)/tools/bloomsim.o $(TOOL_COMMON) $(CORE_LIB)
 $(BUILD)/bloomctl: $(BUILD)/tools/bloomctl.o $(TOOL_COMMON) $(CORE_LIB)
 	$(CC) $(ALL_CFLAGS) $^ -o $@ $(LDLIBS)
 
-$(BUILD)/bloombench: $(BUILD)/tools/bloombench.o $(BUILD)/tools/benchpath.o $(BUILD)/tools/benchctl.o \
-		$(BUILD)/tools/synth.o \
-		$(TOOL_COMMON) $(DAEMON_LIB) $(CORE_LIB)
-	$(CC) $(ALL_CFLAGS) $^ -o $@ $(LDLIBS) $(DAEMON_LIBS) -lbloom $(shell pkg-config --libs libhs)
+BENCH_OBJ = $(BUILD)/tools/bloombench.o $(BUILD)/tools/benchpath.o $(BUILD)/tools/benchctl.o
+$(BENCH_OBJ): NEEDS += $(BENCH_PKGS)
+$(BUILD)/bloombench: $(BENCH_OBJ) $(BUILD)/tools/synth.o $(TOOL_COMMON) $(DAEMON_LIB) $(CORE_LIB)
+	$(CC) $(ALL_CFLAGS) $^ -o $@ $(LDLIBS) $(DAEMON_LIBS) $(BENCH_LIBS)
 
+$(BUILD)/tests/unit/%.o: NEEDS += $(TEST_PKGS)
 $(BUILD)/tests/%.t: $(BUILD)/tests/unit/%.o $(BUILD)/tools/synth.o $(DAEMON_LIB) $(CORE_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $^ -o $@ $(LDLIBS) $(DAEMON_LIBS) -lcmocka
+	$(CC) $(ALL_CFLAGS) $^ -o $@ $(LDLIBS) $(DAEMON_LIBS) $(TEST_LIBS)
 
 # The suite: unit tests (cmocka, TAP output) and tool tests (shell, TAP), all run by prove.
 test: $(TOOLS) $(UNIT_TESTS)
 	BUILD=$(BUILD) prove --timer $(UNIT_TESTS) $(SCRIPT_TESTS) $(EXTRA_TESTS)
 
-check: test
+# Installs what is missing first (tools/install-deps.sh), then builds and tests in
+# sub-makes, which see the packages just installed.
+check:
+	tools/install-deps.sh test
+	$(MAKE) --no-print-directory test
 	$(MAKE) --no-print-directory fuzz-build
 	$(MAKE) --no-print-directory check-asan EXTRA_TESTS=tests/fuzz.t
 
@@ -116,14 +141,24 @@ $(BUILD)/fuzz-%: $(BUILD)/tests/fuzz/%.o $(DAEMON_LIB) $(CORE_LIB)
 fuzz: fuzz-build
 	for h in $(FUZZ_HARNESSES); do build-fuzz/fuzz-$$h -max_total_time=$(FUZZ_SECONDS) || exit 1; done
 
-bench: $(BUILD)/bloombench
+bench:
+	tools/install-deps.sh bench
+	$(MAKE) --no-print-directory $(BUILD)/bloombench
 	tools/bench.sh $(BUILD)
 
-demo: deps all
+demo:
+	tools/install-deps.sh build
+	$(MAKE) --no-print-directory all
 	tools/demo.sh $(BUILD)
 
+# The README's two commands, in order, in a minimal Debian root made for the
+# purpose from this machine's apt sources (needs root and mmdebstrap).
+check-fresh:
+	prove --verbose tests/fresh/fresh.t
+
+# What the test suite needs (tools/install-deps.sh build|test|bench|ci for other purposes).
 deps:
-	tools/install-deps.sh
+	tools/install-deps.sh test
 
 # Binaries, man pages, the systemd unit (with these paths in it), and the annotated
 # configuration (an existing one is kept).

@@ -100,6 +100,26 @@ static int set_bpf(struct capture *cap, const char *bpf, char *err, size_t errle
 	return 0;
 }
 
+int capture_check_bpf(const char *bpf, unsigned snaplen, char *err, size_t errlen)
+{
+	struct bpf_program prog;
+	pcap_t *dead;
+
+	if (bpf == NULL || bpf[0] == '\0')
+		return 0;
+	if ((dead = pcap_open_dead(DLT_EN10MB, (int)snaplen)) == NULL) {
+		error_set(err, errlen, "out of memory");
+		return -1;
+	}
+	int rc = pcap_compile(dead, &prog, bpf, 1, PCAP_NETMASK_UNKNOWN);
+	if (rc < 0)
+		error_set(err, errlen, "bad bpf filter '%s': %s", bpf, pcap_geterr(dead));
+	else
+		pcap_freecode(&prog);
+	pcap_close(dead);
+	return rc < 0 ? -1 : 0;
+}
+
 static struct capture *capture_alloc(const char *name, const struct capture_callbacks *cb)
 {
 	struct capture *cap = calloc(1, sizeof(*cap));

@@ -57,6 +57,9 @@ struct capture *capture_open_live(struct event_base *base, const struct capture_
 				  const struct capture_callbacks *cb, char *err, size_t errlen);
 void capture_free(struct capture *cap);
 
+/* Whether bpf compiles (for Ethernet; NULL or "" does): 0, or -1 with libpcap's words. */
+int capture_check_bpf(const char *bpf, unsigned snaplen, char *err, size_t errlen);
+
 const char *capture_name(const struct capture *cap);
 bool capture_is_live(const struct capture *cap);
 int capture_link(const struct capture *cap);

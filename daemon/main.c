@@ -11,6 +11,7 @@
 #include "config.h"
 #include "log.h"
 #include "notify.h"
+#include "preflight.h"
 #include "privilege.h"
 #include "service.h"
 
@@ -245,6 +246,10 @@ int main(int argc, char **argv)
 	if (service_load(&s, cfg, use_store, o.check_only, listed) < 0)
 		goto out;
 	if (o.check_only) {
+		struct preflight_plan pp = { .interface = p.interface, .files = p.files, .nfiles = p.nfiles,
+					     .socket = use_socket, .store = use_store };
+		if (preflight_check(cfg, &pp, report_problem, &problems) > 0)
+			goto out;
 		printf("bloomd: %s: configuration ok, %llu entries (%llu listed more than once)\n", o.config,
 		       (unsigned long long)listed[0], (unsigned long long)listed[1]);
 		rc = 0;
@@ -260,6 +265,11 @@ int main(int argc, char **argv)
 		.idle_timeout = cfg->idle_timeout, .line = commands_line, .burst = commands_burst,
 		.gone = commands_gone, .ctx = &s,
 	};
+	char err[512];
+	if (use_socket && preflight_socket_dir(cfg->socket, cfg->user, err, sizeof(err)) < 0) {
+		log_error("%s", err);
+		goto out;
+	}
 	if ((base = event_base_new()) == NULL) {
 		log_error("cannot start the event loop");
 		goto out;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bloomd's command line: -n, bad config and lists, missing files, statistics, the match pcap.
 . "$(dirname "$0")/tap.sh"
-plan 26
+plan 35
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 1
@@ -20,7 +20,7 @@ packet src=10.0.0.3 dst=10.0.0.4
 P
 "$BUILD/pcapgen" -o in.pcap pkts
 
-out=$("$BUILD/bloomd" -n -c good.conf); is $? 0 "-n on a good config exits 0"
+out=$("$BUILD/bloomd" -n -c good.conf -r in.pcap); is $? 0 "-n on a good config exits 0"
 grep -q "2 entries (1 listed more than once)" <<<"$out"; ok $? "-n counts the entries and the repeats"
 
 cat > bad.list <<'L'
@@ -63,6 +63,36 @@ is "$(jq -r '.packets, .matched_packets' <<<"$again" | tr '\n' ' ')" "2 2 " "the
 grep -q "nonexistent.pcap" err; ok $? "the error names the file"
 is "$(tail -n 1 out | jq -r '.sources[1].packets')" 3 "the other files still replay"
 "$BUILD/bloomd" -c good.conf -r in.pcap -i lo 2>/dev/null; is $? 2 "-r with -i is a usage error"
+
+# -n checks what a start would need from the system, not only the file's syntax.
+cat > sys.conf <<C
+[capture]
+bpf = udp port nonsense
+[control]
+socket = $tmp/no/such/dir/ctl.sock
+group = no-such-group-bloomd
+[store]
+dir = $tmp/missing/state
+[service]
+user = no-such-user-bloomd
+[output]
+events = $tmp/missing/events.json
+C
+"$BUILD/bloomd" -n -c sys.conf -i no-such-if0 2> err; is $? 1 "-n refuses what a start would fail on"
+for want in "\[store\] dir $tmp/missing/state does not exist and cannot be made in $tmp/missing" \
+	"\[control\] socket's directory $tmp/no/such/dir does not exist and cannot be made" \
+	"\[control\] group 'no-such-group-bloomd' does not exist" "\[service\] user 'no-such-user-bloomd' does not exist" \
+	"\[output\] events $tmp/missing/events.json cannot be made in $tmp/missing" \
+	"interface no-such-if0: No such device" "\[capture\] bpf: bad bpf filter 'udp port nonsense'"; do
+	grep -q "$want" err || { echo "#   no '$want' in:"; sed 's/^/#   /' err; false; }
+	ok $? "-n names it: ${want//\\/}"
+done
+# The socket's directory (/run/bloomd under systemd) is made when it is missing.
+printf '[control]\nsocket = %s/run/ctl.sock\n[store]\ndir = %s/state\n' "$tmp" "$tmp" > run.conf
+"$BUILD/bloomd" -n -c run.conf >/dev/null 2>&1 && { "$BUILD/bloomd" -c run.conf 2>/dev/null & pid=$!; }
+for _ in $(seq 100); do [ -S run/ctl.sock ] && break; sleep 0.05; done
+is "$(stat -c %a run 2>/dev/null)" 755 "a configuration -n accepts starts: the socket's missing directory is made, 0755"
+kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
 
 # More matches than an event reports (64): the rest are counted, not lost silently.
 for i in $(seq 1 70); do echo "sig \"payload-$(printf %02d "$i")\""; done > many.list

@@ -1,14 +1,29 @@
 #!/usr/bin/env bash
-# install-deps.sh - install the Debian packages bloomd builds, tests and benchmarks with.
+# install-deps.sh - install the Debian packages bloomd needs, for one purpose:
+#   build  build bloomd and run the demo (make demo)
+#   test   build and run the test suite, sanitizers and fuzzers included (make check)
+#   bench  run the benchmarks against their peers (make bench)
+#   ci     all of these, plus what the fresh-machine check and the aarch64 tests need
 # Installs only what is missing; needs root (or sudo) when something is.
 set -euo pipefail
 
-packages=(
-	build-essential pkg-config perl jq iproute2 groff-base man-db socat
-	libxxhash-dev libjansson-dev libpcap-dev libevent-dev libinih-dev
-	libcmocka-dev libbloom-dev libhyperscan-dev clang libclang-rt-dev
-	libsystemd-dev libcap-dev systemd
-)
+build=(make gcc libc6-dev pkg-config jq libxxhash-dev libjansson-dev libpcap-dev libevent-dev
+       libinih-dev libsystemd-dev libcap-dev)
+# systemd-analyze checks the unit, whose ExecReload needs /bin/kill (procps).
+test=("${build[@]}" perl iproute2 groff-base man-db socat libcmocka-dev clang libclang-rt-dev
+      systemd procps)
+bench=("${build[@]}" libbloom-dev)
+# Hyperscan is built for amd64 only.
+[ "$(dpkg --print-architecture)" = amd64 ] && bench+=(libhyperscan-dev)
+ci=("${test[@]}" "${bench[@]}" mmdebstrap qemu-user gcc-aarch64-linux-gnu libc6-dev-arm64-cross)
+
+case ${1:-test} in
+build) packages=("${build[@]}") ;;
+test) packages=("${test[@]}") ;;
+bench) packages=("${bench[@]}") ;;
+ci) packages=("${ci[@]}") ;;
+*) echo "usage: install-deps.sh [build|test|bench|ci]" >&2; exit 2 ;;
+esac
 
 missing=()
 for p in "${packages[@]}"; do

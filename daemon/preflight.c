@@ -1,0 +1,151 @@
+/* preflight.c - what a start needs from the system: made where it can be, checked by -n. */
+#include "preflight.h"
+
+#include <errno.h>
+#include <grp.h>
+#include <net/if.h>
+#include <pwd.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "capture.h"
+#include "error.h"
+
+#define PATH_BYTES 4096
+
+/* The directory a path lies in ("." for a bare name). */
+static void parent_of(const char *path, char out[PATH_BYTES])
+{
+	const char *slash = strrchr(path, '/');
+
+	if (slash == NULL)
+		snprintf(out, PATH_BYTES, ".");
+	else if (slash == path)
+		snprintf(out, PATH_BYTES, "/");
+	else
+		snprintf(out, PATH_BYTES, "%.*s", (int)(slash - path), path);
+}
+
+int preflight_socket_dir(const char *socket_path, const char *user, char *err, size_t errlen)
+{
+	char dir[PATH_BYTES];
+	struct passwd *pw = NULL;
+
+	parent_of(socket_path, dir);
+	if (mkdir(dir, 0755) < 0) {
+		if (errno == EEXIST)
+			return 0;
+		error_set(err, errlen, "cannot make the socket's directory %s: %s", dir, strerror(errno));
+		return -1;
+	}
+	if (user && geteuid() == 0 && (pw = getpwnam(user)) != NULL &&
+	    chown(dir, pw->pw_uid, pw->pw_gid) < 0) {
+		error_set(err, errlen, "%s: cannot give it to %s: %s", dir, user, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+struct checking {
+	preflight_problem_cb on_problem;
+	void *ctx;
+	unsigned problems;
+};
+
+__attribute__((format(printf, 2, 3))) static void problem(struct checking *c, const char *fmt, ...)
+{
+	char message[PATH_BYTES + 256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(message, sizeof(message), fmt, ap);
+	va_end(ap);
+	c->on_problem(c->ctx, message);
+	c->problems++;
+}
+
+/* A directory bloomd writes in: there and writable, or absent with a writable parent. */
+static void check_dir(struct checking *c, const char *key, const char *dir)
+{
+	char parent[PATH_BYTES];
+	struct stat st;
+
+	if (stat(dir, &st) == 0) {
+		if (!S_ISDIR(st.st_mode))
+			problem(c, "%s %s: not a directory", key, dir);
+		else if (access(dir, W_OK | X_OK) < 0)
+			problem(c, "%s %s: cannot write in it: %s", key, dir, strerror(errno));
+		return;
+	}
+	int stat_errno = errno;
+	parent_of(dir, parent);
+	if (stat_errno != ENOENT)
+		problem(c, "%s %s: %s", key, dir, strerror(stat_errno));
+	else if (access(parent, W_OK | X_OK) < 0)
+		problem(c, "%s %s does not exist and cannot be made in %s: %s", key, dir, parent,
+			strerror(errno));
+}
+
+/* A file bloomd appends to or creates. */
+static void check_output(struct checking *c, const char *key, const char *path)
+{
+	char parent[PATH_BYTES];
+	struct stat st;
+
+	if (stat(path, &st) == 0) {
+		if (S_ISDIR(st.st_mode))
+			problem(c, "%s %s: a directory", key, path);
+		else if (access(path, W_OK) < 0)
+			problem(c, "%s %s: cannot write it: %s", key, path, strerror(errno));
+		return;
+	}
+	int stat_errno = errno;
+	parent_of(path, parent);
+	if (stat_errno != ENOENT)
+		problem(c, "%s %s: %s", key, path, strerror(stat_errno));
+	else if (access(parent, W_OK | X_OK) < 0)
+		problem(c, "%s %s cannot be made in %s: %s", key, path, parent, strerror(errno));
+}
+
+static void check_socket(struct checking *c, const struct config *cfg)
+{
+	char dir[PATH_BYTES];
+
+	if (strlen(cfg->socket) >= sizeof(((struct sockaddr_un *)0)->sun_path))
+		problem(c, "[control] socket %s: too long for a socket path (at most %zu bytes)",
+			cfg->socket, sizeof(((struct sockaddr_un *)0)->sun_path) - 1);
+	parent_of(cfg->socket, dir);
+	check_dir(c, "[control] socket's directory", dir);
+	if (cfg->group && getgrnam(cfg->group) == NULL)
+		problem(c, "[control] group '%s' does not exist", cfg->group);
+}
+
+unsigned preflight_check(const struct config *cfg, const struct preflight_plan *plan,
+			 preflight_problem_cb on_problem, void *ctx)
+{
+	struct checking c = { .on_problem = on_problem, .ctx = ctx };
+	char err[512];
+
+	if (plan->store && cfg->store_dir)
+		check_dir(&c, "[store] dir", cfg->store_dir);
+	if (plan->socket && cfg->socket)
+		check_socket(&c, cfg);
+	if (cfg->user && getpwnam(cfg->user) == NULL)
+		problem(&c, "[service] user '%s' does not exist", cfg->user);
+	if (cfg->events && strcmp(cfg->events, "-") != 0)
+		check_output(&c, "[output] events", cfg->events);
+	if (cfg->pcap)
+		check_output(&c, "[output] pcap", cfg->pcap);
+	for (size_t i = 0; i < plan->nfiles; i++)
+		if (access(plan->files[i], R_OK) < 0)
+			problem(&c, "cannot read %s: %s", plan->files[i], strerror(errno));
+	if (plan->interface && if_nametoindex(plan->interface) == 0)
+		problem(&c, "interface %s: %s", plan->interface, strerror(errno));
+	if (capture_check_bpf(cfg->bpf, cfg->snaplen, err, sizeof(err)) < 0)
+		problem(&c, "[capture] bpf: %s", err);
+	return c.problems;
+}
