@@ -7,28 +7,17 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "block.h"
+#include "blockquery.h"
 #include "error.h"
 #include "rng.h"
 
-/*
- * Odd multipliers. Position i of a blocked group is the top 9 bits of the
- * 32-bit product y32 * SALT32[i], y32 being the group word's top half: 32-bit
- * lanes let one AVX-512 pass test 16 positions.
- */
-static const uint32_t SALT32[FILTER_MAX_HASHES] = {
+const uint32_t BLOCK_SALT32[FILTER_MAX_HASHES] = {
 	0x414d6a49, 0x5fc9923b, 0x859b22fd, 0xa48ceab3, 0xdb65f5ef, 0xa686a3c1, 0x89be0a7f, 0xf2c206f3,
 	0xdd1d7a35, 0x04ddc849, 0x65805f0f, 0xc8dde41d, 0x53908967, 0x90059497, 0xfd17db15, 0x4de94df9,
 	0x6e490343, 0xc3affa83, 0xc92161d3, 0x3777d785, 0x8306ab2b, 0x0263c627, 0x0b050655, 0xecd7d213,
 	0x6263c177, 0xdb429539, 0xeec3dd35, 0xbd992ab9, 0xab8ce3d5, 0xc421c51f, 0xe9e7a2cb, 0x0e2b967b,
 };
-
-static inline unsigned block_position(uint64_t y, unsigned i)
-{
-	return (uint32_t)((uint32_t)(y >> 32) * SALT32[i]) >> 23;
-}
-
-
-static bool cpu_has_avx512(void);
 
 /* Huge pages pay off only for filters much larger than a page table's reach. */
 #define HUGE_THRESHOLD (4u << 20)
@@ -116,7 +105,7 @@ struct filter *filter_new(const struct filter_params *p, const struct hash_key *
 		goto fail;
 	f->params = *p;
 	f->key = *key;
-	f->simd = cpu_has_avx512();
+	f->kernel = blockquery_kernel(simd_best());
 	f->nwords = (p->bits + 63) / 64;
 	f->words = words_alloc(f->nwords);
 	if (f->words == NULL)
@@ -145,54 +134,17 @@ void filter_free(struct filter *f)
 	free(f);
 }
 
-static inline uint64_t range_reduce(uint64_t x, uint64_t n)
-{
-	return (uint64_t)(((unsigned __int128)x * n) >> 64);
-}
-
-/*
- * The two words group g is derived from. h.lo and h.hi are uniform, so a
- * multiply by a per-group odd constant gives each group its own uniform high
- * bits (multiply-shift hashing) at the cost of one multiply, where a full
- * mixer would cost four.
- */
-static const uint64_t GROUP_MUL[FILTER_MAX_CHOICES][2] = {
-	{ 1, 1 },
-	{ 0x9e3779b97f4a7c15ULL, 0xd6e8feb86659fd93ULL },
-	{ 0xc2b2ae3d27d4eb4fULL, 0x165667b19e3779f9ULL },
-};
-
-static inline void group_words(struct hash128 h, unsigned g, uint64_t *x, uint64_t *y)
-{
-	*x = h.lo * GROUP_MUL[g][0];
-	*y = h.hi * GROUP_MUL[g][1];
-}
-
 static inline uint64_t probe_bits(const struct filter_params *p)
 {
 	return p->bits << p->folds;
-}
-
-/* Where group g of h lies: its block (folded as the filter is) and in-block word. */
-static inline const uint64_t *group_block(const struct filter *f, struct hash128 h, unsigned g,
-					  uint64_t *y)
-{
-	const struct filter_params *p = &f->params;
-	uint64_t x, nblocks = p->bits / FILTER_BLOCK_BITS;
-
-	group_words(h, g, &x, y);
-	uint64_t b = range_reduce(x, nblocks << p->folds);
-	if (p->folds)
-		b %= nblocks;
-	return f->words + b * FILTER_BLOCK_WORDS;
 }
 
 uint64_t filter_group_block(const struct filter_params *p, struct hash128 h, unsigned g)
 {
 	uint64_t x, y;
 
-	group_words(h, g, &x, &y);
-	return range_reduce(x, probe_bits(p) / FILTER_BLOCK_BITS);
+	block_group_words(h, g, &x, &y);
+	return block_range_reduce(x, probe_bits(p) / FILTER_BLOCK_BITS);
 }
 
 static inline void block_mask(uint64_t y, unsigned k, uint64_t mask[FILTER_BLOCK_WORDS])
@@ -200,7 +152,7 @@ static inline void block_mask(uint64_t y, unsigned k, uint64_t mask[FILTER_BLOCK
 	for (unsigned w = 0; w < FILTER_BLOCK_WORDS; w++)
 		mask[w] = 0;
 	for (unsigned i = 0; i < k; i++) {
-		unsigned pos = block_position(y, i);
+		unsigned pos = block_position(block_y32(y), i);
 		mask[pos >> 6] |= 1ULL << (pos & 63);
 	}
 }
@@ -210,7 +162,7 @@ void filter_group_mask(const struct filter_params *p, struct hash128 h, unsigned
 {
 	uint64_t x, y;
 
-	group_words(h, g, &x, &y);
+	block_group_words(h, g, &x, &y);
 	block_mask(y, p->hashes, mask);
 }
 
@@ -220,16 +172,16 @@ void filter_group_positions(const struct filter_params *p, struct hash128 h, uns
 	uint64_t x, y, m = probe_bits(p);
 	unsigned k = p->hashes;
 
-	group_words(h, g, &x, &y);
+	block_group_words(h, g, &x, &y);
 	if (p->layout == FILTER_BLOCKED) {
-		uint64_t base = range_reduce(x, m / FILTER_BLOCK_BITS) * FILTER_BLOCK_BITS;
+		uint64_t base = block_range_reduce(x, m / FILTER_BLOCK_BITS) * FILTER_BLOCK_BITS;
 		for (unsigned i = 0; i < k; i++)
-			pos[i] = base + block_position(y, i);
+			pos[i] = base + block_position(block_y32(y), i);
 		return;
 	}
 	/* Enhanced double hashing: g_i = x + i*y + (i^3 - i)/6 (mod m), incrementally. */
-	x = range_reduce(x, m);
-	y = range_reduce(y, m);
+	x = block_range_reduce(x, m);
+	y = block_range_reduce(y, m);
 	if (m % 2 == 0)
 		y |= 1; /* an odd stride visits more of an even-sized array */
 	for (unsigned i = 0; i < k; i++) {
@@ -248,26 +200,20 @@ static inline bool bit_is_set(const uint64_t *words, uint64_t pos)
 	return (words[pos >> 6] >> (pos & 63)) & 1;
 }
 
-/* Portable block test: bit by bit, stopping at the first zero (a stranger's second, on average). */
-static inline bool block_covers(const uint64_t *block, uint64_t y, unsigned k)
-{
-	for (unsigned i = 0; i < k; i++) {
-		unsigned pos = block_position(y, i);
-		if (!((block[pos >> 6] >> (pos & 63)) & 1))
-			return false;
-	}
-	return true;
-}
-
 bool filter_group_covers(const struct filter *f, struct hash128 h, unsigned g)
 {
 	const struct filter_params *p = &f->params;
 	uint64_t pos[FILTER_MAX_HASHES];
 
 	if (p->layout == FILTER_BLOCKED) {
-		uint64_t y;
-		const uint64_t *block = group_block(f, h, g, &y);
-		return block_covers(block, y, p->hashes);
+		uint32_t y32;
+		const uint64_t *block = block_of_group(f, h, g, &y32);
+		for (unsigned i = 0; i < p->hashes; i++) {
+			unsigned at = block_position(y32, i);
+			if (!bit_is_set(block, at))
+				return false;
+		}
+		return true;
 	}
 	filter_group_positions(p, h, g, pos);
 	for (unsigned i = 0; i < p->hashes; i++)
@@ -276,143 +222,10 @@ bool filter_group_covers(const struct filter *f, struct hash128 h, unsigned g)
 	return true;
 }
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-#define HAVE_AVX512_PATH 1
-
-/* The salts and lanes of a filter's k positions, set up once a query or batch. */
-struct block_test {
-	__m512i salt[2];
-	__mmask16 lanes[2]; /* lanes[1] is 0 for k <= 16: one pass */
-};
-
-__attribute__((target("avx512f"), always_inline)) static inline struct block_test
-block_test_for(unsigned k)
-{
-	struct block_test t = {
-		.salt = { _mm512_loadu_si512((const void *)SALT32), _mm512_loadu_si512((const void *)(SALT32 + 16)) },
-		.lanes = { (__mmask16)(k >= 16 ? 0xffff : (1u << k) - 1),
-			   (__mmask16)(k <= 16 ? 0 : (1u << (k - 16)) - 1) },
-	};
-	return t;
-}
-
-/*
- * The block test with 16 lanes a pass: positions from y32 * SALT32[i] >> 23,
- * each lane fetches its 32-bit word of the block (permute by pos / 32),
- * shifts its bit down and tests it. No branches on the bits, so the loads of
- * successive queries overlap. (On little-endian, bit p of the block is bit
- * p % 32 of 32-bit word p / 32, as it is bit p % 64 of 64-bit word p / 64.)
- * One pass: the lanes whose bit is missing from the block.
- */
-__attribute__((target("avx512f"), always_inline)) static inline __mmask16
-missing_bits(__m512i blk, __m512i yv, __m512i salt, __mmask16 lanes)
-{
-	const __m512i low5 = _mm512_set1_epi32(31), one = _mm512_set1_epi32(1);
-	__m512i pos = _mm512_srli_epi32(_mm512_mullo_epi32(yv, salt), 23);
-	__m512i word = _mm512_permutexvar_epi32(_mm512_srli_epi32(pos, 5), blk);
-	__m512i bit = _mm512_srlv_epi32(word, _mm512_and_si512(pos, low5));
-
-	return _mm512_mask_testn_epi32_mask(lanes, bit, one);
-}
-
-__attribute__((target("avx512f"), always_inline)) static inline bool
-block_covers_avx512(const uint64_t *block, uint64_t y, const struct block_test *t)
-{
-	const __m512i blk = _mm512_load_si512((const void *)block);
-	const __m512i yv = _mm512_set1_epi32((int)(uint32_t)(y >> 32));
-	__mmask16 missing = missing_bits(blk, yv, t->salt[0], t->lanes[0]);
-
-	if (t->lanes[1])
-		missing |= missing_bits(blk, yv, t->salt[1], t->lanes[1]);
-	return missing == 0;
-}
-
-static bool cpu_has_avx512(void)
-{
-	__builtin_cpu_init();
-	return __builtin_cpu_supports("avx512f");
-}
-#else
-#define HAVE_AVX512_PATH 0
-static bool cpu_has_avx512(void)
-{
-	return false;
-}
-#endif
-
-#define BATCH 16
-
-#if HAVE_AVX512_PATH
-__attribute__((target("avx512f"))) static void
-query_batch_avx512(const struct filter *f, const struct hash128 *h, size_t n, bool *out)
-{
-	const uint64_t *block[BATCH][FILTER_MAX_CHOICES];
-	uint64_t y[BATCH][FILTER_MAX_CHOICES];
-	unsigned c = f->params.choices;
-	const struct block_test t = block_test_for(f->params.hashes);
-
-	for (size_t i = 0; i < n; i++)
-		for (unsigned g = 0; g < c; g++) {
-			block[i][g] = group_block(f, h[i], g, &y[i][g]);
-			__builtin_prefetch(block[i][g]);
-		}
-	for (size_t i = 0; i < n; i++) {
-		bool covered = false;
-		for (unsigned g = 0; g < c; g++)
-			covered |= block_covers_avx512(block[i][g], y[i][g], &t);
-		out[i] = covered;
-	}
-}
-#endif
-
-#if HAVE_AVX512_PATH
-/* One key: fetch its c blocks, then test them all (no early exit, no batch bookkeeping). */
-__attribute__((target("avx512f"))) static bool query_one_avx512(const struct filter *f,
-								 struct hash128 h)
-{
-	const uint64_t *block[FILTER_MAX_CHOICES];
-	uint64_t y[FILTER_MAX_CHOICES];
-	unsigned c = f->params.choices;
-	const struct block_test t = block_test_for(f->params.hashes);
-	bool covered = false;
-
-	for (unsigned g = 0; g < c; g++) {
-		block[g] = group_block(f, h, g, &y[g]);
-		__builtin_prefetch(block[g]);
-	}
-	for (unsigned g = 0; g < c; g++)
-		covered |= block_covers_avx512(block[g], y[g], &t);
-	return covered;
-}
-#endif
-
-static bool query_blocked(const struct filter *f, struct hash128 h)
-{
-	const uint64_t *block[FILTER_MAX_CHOICES];
-	uint64_t y[FILTER_MAX_CHOICES];
-	unsigned c = f->params.choices, k = f->params.hashes;
-	bool covered = false;
-
-#if HAVE_AVX512_PATH
-	if (f->simd)
-		return query_one_avx512(f, h);
-#endif
-	/* Start every cache line's load before testing any of them. */
-	for (unsigned g = 0; g < c; g++) {
-		block[g] = group_block(f, h, g, &y[g]);
-		__builtin_prefetch(block[g]);
-	}
-	/* Test every group, branch-free, rather than stop at the first hit. */
-	for (unsigned g = 0; g < c; g++)
-		covered |= block_covers(block[g], y[g], k);
-	return covered;
-}
-
 bool filter_query(const struct filter *f, struct hash128 h)
 {
 	if (f->params.layout == FILTER_BLOCKED)
-		return query_blocked(f, h);
+		return f->kernel->one(f, h);
 	for (unsigned g = 0; g < f->params.choices; g++)
 		if (filter_group_covers(f, h, g))
 			return true;
@@ -426,23 +239,27 @@ bool filter_query_bytes(const struct filter *f, const void *data, size_t len)
 
 void filter_query_batch(const struct filter *f, const struct hash128 *h, size_t n, bool *out)
 {
-	for (size_t done = 0; done < n; done += BATCH) {
-		size_t len = n - done < BATCH ? n - done : BATCH;
-#if HAVE_AVX512_PATH
-		if (f->simd && f->params.layout == FILTER_BLOCKED) {
-			query_batch_avx512(f, h + done, len, out + done);
-			continue;
-		}
-#endif
-		if (f->params.layout == FILTER_BLOCKED) {
-			uint64_t y;
-			for (size_t i = 0; i < len; i++)
-				for (unsigned g = 0; g < f->params.choices; g++)
-					__builtin_prefetch(group_block(f, h[done + i], g, &y));
-		}
-		for (size_t i = 0; i < len; i++)
-			out[done + i] = filter_query(f, h[done + i]);
+	if (f->params.layout == FILTER_BLOCKED) {
+		f->kernel->batch(f, h, n, out);
+		return;
 	}
+	for (size_t i = 0; i < n; i++)
+		out[i] = filter_query(f, h[i]);
+}
+
+enum simd_level filter_simd(const struct filter *f)
+{
+	return f->kernel->level;
+}
+
+int filter_set_simd(struct filter *f, enum simd_level level)
+{
+	const struct blockquery *kernel = blockquery_kernel(level);
+
+	if (kernel == NULL || !simd_cpu_has(level))
+		return -1;
+	f->kernel = kernel;
+	return 0;
 }
 
 bool filter_add_group(struct filter *f, struct hash128 h, unsigned g)

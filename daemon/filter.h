@@ -7,6 +7,9 @@
 #include <stdint.h>
 
 #include "hash.h"
+#include "simd.h"
+
+struct blockquery;
 
 /*
  * A key has c groups ("choices") of k probe positions; the filter answers
@@ -56,7 +59,7 @@ struct filter {
 	struct hash_key key;
 	uint64_t nwords;
 	uint64_t *words;   /* 64-byte aligned, nwords long */
-	bool simd;         /* blocked queries use AVX-512 (set when the CPU has it) */
+	const struct blockquery *kernel; /* blocked queries: the kernel of simd_best() */
 };
 
 /* Writes a message naming the bad parameter into err; returns 0 or -1. */
@@ -81,6 +84,14 @@ bool filter_query_bytes(const struct filter *f, const void *data, size_t len);
  * per-packet path uses for its several probes.
  */
 void filter_query_batch(const struct filter *f, const struct hash128 *h, size_t n, bool *out);
+
+/*
+ * The SIMD level of f's blocked queries, and a change of it (tests and
+ * benchmarks compare the kernels): -1 where the CPU or this build lacks it.
+ * Every level tests the same bits, so the answers never differ.
+ */
+enum simd_level filter_simd(const struct filter *f);
+int filter_set_simd(struct filter *f, enum simd_level level);
 
 /* Set the bits of group g of h; true if every one of them was set already. */
 bool filter_add_group(struct filter *f, struct hash128 h, unsigned g);

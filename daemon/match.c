@@ -53,7 +53,7 @@ struct sig_entry {
 struct matcher {
 	struct match_config cfg;
 	bool built;
-	bool simd;
+	enum simd_level simd;      /* the filters' and the prefilter's kernels at most this */
 	struct match_rebuild *rebuilding; /* the rebuild in progress, or NULL */
 	struct keyed_filter addr;  /* addr, net, pair */
 	uint64_t kind_entries[MATCH_KINDS];
@@ -115,7 +115,7 @@ struct matcher *matcher_new(const struct match_config *cfg, char *err, size_t er
 		goto nomem;
 	m->cfg = *cfg;
 	m->cfg.keys = NULL; /* copied below; the caller's array need not outlive this call */
-	m->simd = true;
+	m->simd = simd_best();
 	m->free_sigs = NO_SIG;
 	if (keyed_filter_init(&m->addr, cfg->algo, cfg->keys ? &cfg->keys[0] : NULL) < 0 ||
 	    keyed_filter_init(&m->sig, cfg->algo, cfg->keys ? &cfg->keys[1] : NULL) < 0 ||
@@ -533,6 +533,12 @@ static uint64_t counting_seed(const struct keyed_filter *kf)
 	return seed;
 }
 
+/* Queries of the counting store's filter with the best kernel up to level. */
+static void use_simd(struct counting *c, enum simd_level level)
+{
+	(void)filter_set_simd(c->filter, simd_capped(level)); /* the scalar kernel never fails */
+}
+
 /* An empty counting store for a filter that had none (its first key after the build). */
 static int counting_for(const struct matcher *m, struct keyed_filter *kf, uint64_t bits,
 			char *err, size_t errlen)
@@ -542,8 +548,8 @@ static int counting_for(const struct matcher *m, struct keyed_filter *kf, uint64
 	if (params_for(&m->cfg, bits, 1, &p, err, errlen) < 0)
 		return -1;
 	kf->counting = counting_new(&p, &kf->key, counting_seed(kf), err, errlen);
-	if (kf->counting && !m->simd)
-		kf->counting->filter->simd = false;
+	if (kf->counting)
+		use_simd(kf->counting, m->simd);
 	return kf->counting ? 0 : -1;
 }
 
@@ -584,7 +590,7 @@ struct rebuild_part {
 
 struct match_rebuild {
 	unsigned rounds, window;
-	bool simd;
+	enum simd_level simd;
 	atomic_bool stop;            /* set from another thread: run gives up between rounds */
 	struct rebuild_part part[2]; /* addresses, signatures */
 	struct sigscan *scan;        /* the new prefilter */
@@ -866,8 +872,7 @@ int matcher_rebuild_finish(struct matcher *m, struct match_rebuild *r, char *err
 		counting_free(kf->counting);
 		kf->counting = p->counting;
 		p->counting = NULL;
-		if (!m->simd)
-			kf->counting->filter->simd = false;
+		use_simd(kf->counting, m->simd);
 		kf->groups_valid = true;
 		kf->changes = 0;
 	}
@@ -1102,14 +1107,18 @@ uint64_t matcher_entries(const struct matcher *m, enum entry_kind kind)
 	return m->kind_entries[kind];
 }
 
-void matcher_set_simd(struct matcher *m, bool on)
+int matcher_set_simd(struct matcher *m, enum simd_level level)
 {
-	m->simd = on;
-	sigscan_set_simd(m->scan, on);
+	if (!simd_cpu_has(level))
+		return -1;
+	m->simd = level;
+	if (m->scan)
+		sigscan_set_simd(m->scan, level);
 	if (m->addr.counting)
-		m->addr.counting->filter->simd = on && m->addr.counting->filter->simd;
+		use_simd(m->addr.counting, level);
 	if (m->sig.counting)
-		m->sig.counting->filter->simd = on && m->sig.counting->filter->simd;
+		use_simd(m->sig.counting, level);
+	return 0;
 }
 
 void matcher_filter_info(const struct matcher *m, int sig, struct match_filter_info *info)
@@ -1117,6 +1126,8 @@ void matcher_filter_info(const struct matcher *m, int sig, struct match_filter_i
 	const struct keyed_filter *kf = sig ? &m->sig : &m->addr;
 
 	memset(info, 0, sizeof(*info));
+	info->kernel = simd_capped(m->simd);
+	info->scan_kernel = m->scan ? sigscan_simd(m->scan) : SIMD_SCALAR;
 	info->entries = store_count(kf->store);
 	info->store_bytes = store_bytes(kf->store);
 	if (sig)
@@ -1129,6 +1140,7 @@ void matcher_filter_info(const struct matcher *m, int sig, struct match_filter_i
 	info->choices = f->params.choices;
 	info->hashes = f->params.hashes;
 	info->bytes = filter_bytes(f);
+	info->kernel = filter_simd(f);
 	info->store_bytes += counting_bytes(kf->counting) - info->bytes;
 	if (sig)
 		info->bytes += sigscan_bytes(m->scan);

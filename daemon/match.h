@@ -8,6 +8,7 @@
 
 #include "entry.h"
 #include "filter.h"
+#include "simd.h"
 #include "hash.h"
 #include "packet.h"
 
@@ -63,6 +64,8 @@ struct match_filter_info {
 	size_t bytes;        /* the bit filter (and, for signatures, the prefilter): what a scan reads */
 	size_t store_bytes;  /* counting store and exact store */
 	double fill, fpr_predicted;
+	enum simd_level kernel;      /* of the filter's queries */
+	enum simd_level scan_kernel; /* signatures: of the prefilter scan */
 };
 
 struct matcher;
@@ -171,8 +174,12 @@ uint64_t matcher_entries(const struct matcher *m, enum entry_kind kind);
 /* Confirmed matches left out of events because a packet had more than the cap. */
 uint64_t matcher_hits_dropped(const struct matcher *m);
 
-/* Use the SIMD paths where the CPU has them (the default); tests turn them off to check the others. */
-void matcher_set_simd(struct matcher *m, bool on);
+/*
+ * The SIMD level of the filters' and the prefilter's kernels, at most level
+ * (default: simd_best()); tests and benchmarks compare them. -1 where the CPU
+ * lacks level.
+ */
+int matcher_set_simd(struct matcher *m, enum simd_level level);
 
 /* Shape and state of the address (sig = 0) or signature (sig = 1) filter. */
 void matcher_filter_info(const struct matcher *m, int sig, struct match_filter_info *info);

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "hash.h"
+#include "simd.h"
 
 /*
  * A signature is found by its first W bytes, its window. Every payload
@@ -19,7 +20,8 @@
  *   level 1  a Bloom filter of one 64-bit word per key: h = (word ^ s1) * m1
  *         picks the word by its top bits and 4 bits inside it by bits
  *         20..43. One load and one compare a position; with AVX-512 (VBMI),
- *         two groups of eight positions a pass with a byte permute, a multiply and eight loads.
+ *         two groups of eight positions a pass with a byte permute, a multiply and eight loads;
+ *         with AVX2, two groups of four with a byte shuffle, three 32-bit multiplies and four loads.
  *   level 2  the positions that pass are checked against the signature
  *         filter (the two-choice filter) under an independent keyed hash,
  *         sigscan_hash, which the window store also uses.
@@ -49,6 +51,9 @@ int sigscan_reserve(struct sigscan *s, uint64_t windows);
 /* Put a window into level 1 (after sigscan_reserve). */
 void sigscan_add(struct sigscan *s, uint64_t word);
 
+/* Whether a window passes level 1: what every scan kernel computes for each position. */
+bool sigscan_passes(const struct sigscan *s, uint64_t word);
+
 /*
  * The positions in [from, positions) of payload p whose windows pass level 1,
  * written to out (at most max, ascending); returns their number and sets
@@ -59,7 +64,12 @@ size_t sigscan_candidates(const struct sigscan *s, const uint8_t *p, size_t posi
 
 size_t sigscan_bytes(const struct sigscan *s);
 
-/* Use the eight-at-a-time path if the CPU has it (the default); tests turn it off. */
-void sigscan_set_simd(struct sigscan *s, bool on);
+/*
+ * The scan kernel: the best of scalar, avx2 and avx512 (which needs VBMI)
+ * up to cap that the CPU has; windows over 8 bytes always scan one position
+ * at a time. sigscan_new takes simd_best(); tests and benchmarks set others.
+ */
+void sigscan_set_simd(struct sigscan *s, enum simd_level cap);
+enum simd_level sigscan_simd(const struct sigscan *s);
 
 #endif

@@ -23,10 +23,13 @@ static json_t *filter_json(const struct matcher *m, int sig)
 	struct match_filter_info fi;
 
 	matcher_filter_info(m, sig, &fi);
-	return json_pack("{s:I,s:I,s:i,s:i,s:I,s:I,s:f,s:f}", "keys", (json_int_t)fi.entries,
-			 "bits", (json_int_t)fi.bits, "choices", (int)fi.choices, "hashes", (int)fi.hashes,
-			 "bytes", (json_int_t)fi.bytes, "store_bytes", (json_int_t)fi.store_bytes,
-			 "fill", fi.fill, "fpr_predicted", fi.fpr_predicted);
+	json_t *o = json_pack("{s:I,s:I,s:i,s:i,s:I,s:I,s:f,s:f,s:s}", "keys", (json_int_t)fi.entries,
+			      "bits", (json_int_t)fi.bits, "choices", (int)fi.choices, "hashes", (int)fi.hashes,
+			      "bytes", (json_int_t)fi.bytes, "store_bytes", (json_int_t)fi.store_bytes,
+			      "fill", fi.fill, "fpr_predicted", fi.fpr_predicted, "kernel", simd_name(fi.kernel));
+	if (sig)
+		json_object_set_new(o, "scan_kernel", json_string(simd_name(fi.scan_kernel)));
+	return o;
 }
 
 json_t *stats_json(const struct stats *s, const struct matcher *m)

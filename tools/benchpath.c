@@ -148,7 +148,7 @@ int bench_replay(int argc, char **argv)
 {
 	struct path_opts o = { .packets = 2000000, .entries = 100000, .runs = 5 };
 	char dir[] = "/tmp/bloombench-XXXXXX", pcap[64], list[64];
-	double bare[MAX_RUNS], ours[MAX_RUNS];
+	double bare[MAX_RUNS], ours[SIMD_LEVELS][MAX_RUNS];
 	struct matcher *m = bench_matcher(8);
 	struct events *ev;
 
@@ -167,22 +167,37 @@ int bench_replay(int argc, char **argv)
 		fprintf(stderr, PROG ": replay: setup failed\n");
 		return 1;
 	}
+	/* Each kernel the CPU has, interleaved with the bare loop so they share the machine's moods. */
 	for (unsigned r = 0; r < o.runs; r++) {
 		bare[r] = o.packets / (bare_loop(pcap) / 1e9);
-		ours[r] = o.packets / (bloomd_loop(pcap, m, ev) / 1e9);
+		for (int level = SIMD_LEVELS - 1; level >= 0; level--)
+			if (matcher_set_simd(m, (enum simd_level)level) == 0)
+				ours[level][r] = o.packets / (bloomd_loop(pcap, m, ev) / 1e9);
 	}
-	double b = bench_median(bare, o.runs), d = bench_median(ours, o.runs);
-	if (o.json) {
-		cli_print_json(json_pack("{s:[{s:s,s:I,s:I,s:b,s:f,s:f,s:f}]}", "rows", "name", "replay",
-					 "packets", (json_int_t)o.packets, "entries", (json_int_t)o.entries,
-					 "events", !o.no_events, "bloomd_pps", d, "bare_pps", b, "ratio", d / b));
-	} else {
+	double b = bench_median(bare, o.runs);
+	json_t *rows = json_array();
+	if (!o.json) {
 		printf("replay: %llu packets of 60 bytes, %llu addr+pair entries (one packet in a thousand "
 		       "matches), events %s, median of %u runs\n", (unsigned long long)o.packets,
 		       (unsigned long long)o.entries, o.no_events ? "off" : "to /dev/null", o.runs);
-		printf("  bare pcap_dispatch loop   %8.2f Mpps\n", b / 1e6);
-		printf("  bloomd packet path        %8.2f Mpps   ratio %.2f\n", d / 1e6, d / b);
+		printf("  bare pcap_dispatch loop          %8.2f Mpps\n", b / 1e6);
 	}
+	for (int level = SIMD_LEVELS - 1; level >= 0; level--) {
+		if (!simd_cpu_has((enum simd_level)level))
+			continue;
+		double d = bench_median(ours[level], o.runs);
+		json_array_append_new(rows, json_pack("{s:s,s:s,s:I,s:I,s:b,s:f,s:f,s:f}", "name", "replay",
+			"kernel", simd_name((enum simd_level)level), "packets", (json_int_t)o.packets,
+			"entries", (json_int_t)o.entries, "events", !o.no_events, "bloomd_pps", d,
+			"bare_pps", b, "ratio", d / b));
+		if (!o.json)
+			printf("  bloomd packet path, %-7s      %8.2f Mpps   ratio %.2f\n",
+			       simd_name((enum simd_level)level), d / 1e6, d / b);
+	}
+	if (o.json)
+		cli_print_json(json_pack("{s:o}", "rows", rows));
+	else
+		json_decref(rows);
 	unlink(pcap);
 	unlink(list);
 	rmdir(dir);
@@ -238,7 +253,7 @@ static void free_sig_set(struct sig_set *s)
 }
 
 struct scan_result {
-	double build_s, mbps;
+	double build_s, mbps, level_mbps[SIMD_LEVELS]; /* bloomd: each kernel the CPU has */
 	uint64_t matches;
 	size_t bytes;        /* everything: for bloomd, filters and the exact store */
 	size_t scan_bytes;   /* bloomd: what the scan reads per byte (prefilter and filter) */
@@ -263,17 +278,26 @@ static int bloomd_signatures(const struct sig_set *s, unsigned runs, struct scan
 	}
 	matcher_build(m, NULL, 0);
 	out->build_s = (bench_now_ns() - t0) / 1e9;
-	for (unsigned r = 0; r < runs; r++) {
-		uint64_t matches = 0;
-		t0 = bench_now_ns();
-		for (size_t p = 0; p < s->npayloads; p++) {
-			struct packet_view v = { .payload = s->data + p * PAYLOAD, .payload_len = PAYLOAD };
-			matches += matcher_check(m, &v, hits, MATCH_MAX_HITS);
+	for (int level = SIMD_LEVELS - 1; level >= 0; level--) {
+		if (matcher_set_simd(m, (enum simd_level)level) < 0)
+			continue;
+		for (unsigned r = 0; r < runs; r++) {
+			uint64_t matches = 0;
+			t0 = bench_now_ns();
+			for (size_t p = 0; p < s->npayloads; p++) {
+				struct packet_view v = { .payload = s->data + p * PAYLOAD, .payload_len = PAYLOAD };
+				matches += matcher_check(m, &v, hits, MATCH_MAX_HITS);
+			}
+			t[r] = (double)(s->npayloads * PAYLOAD) / 1048576.0 / ((bench_now_ns() - t0) / 1e9);
+			if (out->matches && matches != out->matches)
+				fprintf(stderr, PROG ": the %s kernel found %llu matches, the others %llu\n",
+					simd_name((enum simd_level)level), (unsigned long long)matches,
+					(unsigned long long)out->matches);
+			out->matches = matches;
 		}
-		t[r] = (double)(s->npayloads * PAYLOAD) / 1048576.0 / ((bench_now_ns() - t0) / 1e9);
-		out->matches = matches;
+		out->level_mbps[level] = bench_median(t, runs);
 	}
-	out->mbps = bench_median(t, runs);
+	out->mbps = out->level_mbps[simd_best()];
 	matcher_filter_info(m, 1, &fi);
 	out->bytes = fi.bytes + fi.store_bytes;
 	out->scan_bytes = fi.bytes;
@@ -354,8 +378,8 @@ int bench_signatures(int argc, char **argv)
 		printf("signatures: random 8-32 byte signatures, %llu MiB of 1400-byte random payloads "
 		       "(one signature planted in every 8th), median of %u runs; memory: bloomd's over\n"
 		       "Hyperscan's (database + scratch), all of it and the filters a scan reads\n"
-		       "%10s %12s %10s %8s %10s %10s %8s %8s %8s %8s %10s\n", (unsigned long long)o.megabytes,
-		       o.runs, "sigs", "bloomd_MB/s", "hs_MB/s", "speed", "bloomd_MB", "filter_MB", "hs_MB",
+		       "%10s %7s %12s %10s %8s %10s %10s %8s %8s %8s %8s %10s\n", (unsigned long long)o.megabytes,
+		       o.runs, "sigs", "kernel", "bloomd_MB/s", "hs_MB/s", "speed", "bloomd_MB", "filter_MB", "hs_MB",
 		       "memory", "filters", "build_s", "hs_build_s");
 	for (char *tok = strtok_r(o.sizes, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		struct sig_set s = { 0 };
@@ -371,17 +395,23 @@ int bench_signatures(int argc, char **argv)
 				(unsigned long long)n, (unsigned long long)b.matches, (unsigned long long)h.matches);
 		char name[32];
 		snprintf(name, sizeof(name), "sig-%llu", (unsigned long long)n);
-		json_array_append_new(rows, json_pack("{s:s,s:f,s:f,s:I,s:I,s:I,s:f,s:f,s:I,s:I}", "name", name,
-			"bloomd_mbps", b.mbps, "hyperscan_mbps", h.mbps, "bloomd_bytes", (json_int_t)b.bytes,
-			"bloomd_filter_bytes", (json_int_t)b.scan_bytes,
-			"hyperscan_bytes", (json_int_t)h.bytes, "bloomd_build_s", b.build_s,
-			"hyperscan_build_s", h.build_s, "bloomd_matches", (json_int_t)b.matches,
-			"hyperscan_matches", (json_int_t)h.matches));
-		if (!o.json)
-			printf("%10llu %12.1f %10.1f %7.2fx %10.1f %10.2f %8.1f %7.3fx %7.3fx %8.2f %10.2f\n",
-			       (unsigned long long)n, b.mbps, h.mbps, b.mbps / h.mbps, b.bytes / 1048576.0,
-			       b.scan_bytes / 1048576.0, h.bytes / 1048576.0, (double)b.bytes / (double)h.bytes,
-			       (double)b.scan_bytes / (double)h.bytes, b.build_s, h.build_s);
+		for (int level = SIMD_LEVELS - 1; level >= 0; level--) {
+			if (!simd_cpu_has((enum simd_level)level))
+				continue;
+			double mbps = b.level_mbps[level];
+			const char *kernel = simd_name((enum simd_level)level);
+			json_array_append_new(rows, json_pack("{s:s,s:s,s:f,s:f,s:I,s:I,s:I,s:f,s:f,s:I,s:I}",
+				"name", name, "kernel", kernel, "bloomd_mbps", mbps, "hyperscan_mbps", h.mbps,
+				"bloomd_bytes", (json_int_t)b.bytes, "bloomd_filter_bytes", (json_int_t)b.scan_bytes,
+				"hyperscan_bytes", (json_int_t)h.bytes, "bloomd_build_s", b.build_s,
+				"hyperscan_build_s", h.build_s, "bloomd_matches", (json_int_t)b.matches,
+				"hyperscan_matches", (json_int_t)h.matches));
+			if (!o.json)
+				printf("%10llu %7s %12.1f %10.1f %7.2fx %10.1f %10.2f %8.1f %7.3fx %7.3fx %8.2f %10.2f\n",
+				       (unsigned long long)n, kernel, mbps, h.mbps, mbps / h.mbps, b.bytes / 1048576.0,
+				       b.scan_bytes / 1048576.0, h.bytes / 1048576.0, (double)b.bytes / (double)h.bytes,
+				       (double)b.scan_bytes / (double)h.bytes, b.build_s, h.build_s);
+		}
 		free_sig_set(&s);
 	}
 	if (o.json)

@@ -37,17 +37,34 @@ struct sample {
 };
 
 struct impl {
-	const char *name;
+	char name[32];
 	enum filter_layout layout; /* bloomd's own */
 	unsigned choices;
+	enum simd_level simd;      /* the blocked query kernel */
 	bool libbloom;
 };
 
-static const struct impl IMPLS[] = {
-	{ "classic-c1", FILTER_CLASSIC, 1, false }, { "classic-c2", FILTER_CLASSIC, 2, false },
-	{ "blocked-c1", FILTER_BLOCKED, 1, false }, { "blocked-c2", FILTER_BLOCKED, 2, false },
-	{ "libbloom", FILTER_CLASSIC, 1, true },
-};
+#define MAX_IMPLS (2 + 2 * SIMD_LEVELS + 1)
+
+/* bloomd's filters, the blocked ones once per kernel this CPU has, then libbloom last. */
+static size_t impls_for_this_cpu(struct impl *out)
+{
+	size_t n = 0;
+
+	for (unsigned c = 1; c <= 2; c++)
+		out[n++] = (struct impl){ .layout = FILTER_CLASSIC, .choices = c, .simd = simd_best() };
+	for (unsigned c = 1; c <= 2; c++)
+		for (int level = SIMD_LEVELS - 1; level >= 0; level--)
+			if (simd_cpu_has((enum simd_level)level))
+				out[n++] = (struct impl){ .layout = FILTER_BLOCKED, .choices = c,
+							  .simd = (enum simd_level)level };
+	for (size_t i = 0; i < n; i++)
+		snprintf(out[i].name, sizeof(out[i].name), "%s-c%u%s%s", filter_layout_name(out[i].layout),
+			 out[i].choices, out[i].layout == FILTER_BLOCKED ? "/" : "",
+			 out[i].layout == FILTER_BLOCKED ? simd_name(out[i].simd) : "");
+	out[n++] = (struct impl){ .name = "libbloom", .layout = FILTER_CLASSIC, .choices = 1, .libbloom = true };
+	return n;
+}
 
 static volatile uint64_t sink; /* keeps the lookups from being optimised away */
 
@@ -137,6 +154,10 @@ static int run_bloomd(const struct impl *im, const struct bench_opts *o, const u
 	s->insert_ns = (bench_now_ns() - t0) / n;
 	if (rounds > 1)
 		counting_rebuild(c, hashes, groups, n, rounds - 1);
+	if (filter_set_simd(c->filter, im->simd) < 0) {
+		snprintf(err, sizeof(err), "no %s kernel here", simd_name(im->simd));
+		goto fail_free;
+	}
 	const struct filter *f = counting_filter(c);
 	t0 = bench_now_ns();
 	for (uint64_t i = 0; i < n; i++)
@@ -156,6 +177,10 @@ static int run_bloomd(const struct impl *im, const struct bench_opts *o, const u
 	free(hashes);
 	free(groups);
 	return hits == n ? 0 : -1; /* a missed member is a bug, not a result */
+fail_free:
+	counting_free(c);
+	free(hashes);
+	free(groups);
 fail:
 	fprintf(stderr, PROG ": %s: %s\n", im->name, err);
 	return -1;
@@ -202,9 +227,9 @@ struct row {
 	unsigned hashes;
 };
 
-static int bench_filter(const struct bench_opts *o, struct row *rows)
+static int bench_filter(const struct bench_opts *o, const struct impl *impls, size_t nimpl,
+			struct row *rows)
 {
-	size_t nimpl = sizeof(IMPLS) / sizeof(IMPLS[0]);
 	uint8_t *members = random_keys(o->entries, 1), *strangers = random_keys(o->entries, 2);
 	double ins[MAX_RUNS], look[MAX_RUNS], mem[MAX_RUNS], single[MAX_RUNS];
 
@@ -216,8 +241,8 @@ static int bench_filter(const struct bench_opts *o, struct row *rows)
 		uint64_t fp = 0, queries = 0;
 		struct sample s = { 0 };
 		for (unsigned r = 0; r < o->runs; r++) {
-			int rc = IMPLS[i].libbloom ? run_libbloom(o, members, strangers, &s)
-						   : run_bloomd(&IMPLS[i], o, members, strangers, 100 + r, &s);
+			int rc = impls[i].libbloom ? run_libbloom(o, members, strangers, &s)
+						   : run_bloomd(&impls[i], o, members, strangers, 100 + r, &s);
 			if (rc < 0)
 				return -1;
 			ins[r] = s.insert_ns;
@@ -227,7 +252,7 @@ static int bench_filter(const struct bench_opts *o, struct row *rows)
 			fp += s.false_positives;
 			queries += s.queries;
 		}
-		rows[i] = (struct row){ IMPLS[i].name, bench_median(ins, o->runs), bench_median(look, o->runs),
+		rows[i] = (struct row){ impls[i].name, bench_median(ins, o->runs), bench_median(look, o->runs),
 					bench_median(mem, o->runs), bench_median(single, o->runs),
 					(double)fp / queries, s.bytes, s.hashes };
 	}
@@ -255,15 +280,16 @@ static void print_filter(const struct bench_opts *o, const struct row *rows, siz
 	}
 	printf("filter: %llu entries, %.1f bits/entry, median of %u runs (16-byte keys, hashing included)\n",
 	       (unsigned long long)o->entries, o->bits_per_entry, o->runs);
-	printf("%-11s %3s %10s %10s %10s %10s %11s %9s %9s %9s\n", "impl", "k", "lookup_ns",
+	printf("%-17s %3s %10s %10s %10s %10s %11s %9s %9s %9s\n", "impl", "k", "lookup_ns",
 	       "single_ns", "member_ns", "insert_ns", "fpr", "bytes", "speedup", "single");
 	for (size_t i = 0; i < n; i++)
-		printf("%-11s %3u %10.1f %10.1f %10.1f %10.1f %11.3e %9zu %8.2fx %8.2fx\n", rows[i].impl,
+		printf("%-17s %3u %10.1f %10.1f %10.1f %10.1f %11.3e %9zu %8.2fx %8.2fx\n", rows[i].impl,
 		       rows[i].hashes, rows[i].lookup_ns, rows[i].single_lookup_ns,
 		       rows[i].member_lookup_ns, rows[i].insert_ns, rows[i].fpr, rows[i].bytes,
 		       peer->lookup_ns / rows[i].lookup_ns, peer->lookup_ns / rows[i].single_lookup_ns);
 	printf("lookup_ns: non-members hashed and queried 16 at a time (the packet path's batch);\n"
 	       "single_ns: one key at a time; speedup: libbloom's lookup time over this one's.\n"
+	       "blocked-cC/LEVEL: the blocked query kernel for that SIMD level (all the CPU has).\n"
 	       "insert_ns: bloomd's online greedy insert into the counting store; libbloom sets bits.\n");
 }
 
@@ -277,7 +303,9 @@ static int cmd_filter(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct bench_opts o = { .entries = 1000000, .bits_per_entry = 16, .runs = 5 };
-	struct row rows[sizeof(IMPLS) / sizeof(IMPLS[0])];
+	struct impl impls[MAX_IMPLS];
+	struct row rows[MAX_IMPLS];
+	size_t nimpl = impls_for_this_cpu(impls);
 	int c, rc = 0;
 
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -291,9 +319,9 @@ static int cmd_filter(int argc, char **argv)
 	}
 	if (rc != 0)
 		return 2;
-	if (bench_filter(&o, rows) < 0)
+	if (bench_filter(&o, impls, nimpl, rows) < 0)
 		return 1;
-	print_filter(&o, rows, sizeof(rows) / sizeof(rows[0]));
+	print_filter(&o, rows, nimpl);
 	return 0;
 }
 

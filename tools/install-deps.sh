@@ -16,6 +16,10 @@ bench=("${build[@]}" libbloom-dev)
 # Hyperscan is built for amd64 only.
 [ "$(dpkg --print-architecture)" = amd64 ] && bench+=(libhyperscan-dev)
 ci=("${test[@]}" "${bench[@]}" mmdebstrap qemu-user gcc-aarch64-linux-gnu libc6-dev-arm64-cross)
+# The aarch64 core tests (tests/aarch64.t) link the arm64 cmocka: a foreign architecture.
+foreign=()
+[ "${1:-test}" = ci ] && [ "$(dpkg --print-architecture)" = amd64 ] &&
+	foreign=(libcmocka-dev:arm64 libxxhash-dev:arm64)
 
 case ${1:-test} in
 build) packages=("${build[@]}") ;;
@@ -26,7 +30,7 @@ ci) packages=("${ci[@]}") ;;
 esac
 
 missing=()
-for p in "${packages[@]}"; do
+for p in "${packages[@]}" "${foreign[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 [ ${#missing[@]} -eq 0 ] && exit 0
@@ -38,5 +42,8 @@ if [ "$(id -u)" -ne 0 ]; then
 	sudo=(sudo)
 fi
 export DEBIAN_FRONTEND=noninteractive
+if [ ${#foreign[@]} -gt 0 ] && ! dpkg --print-foreign-architectures | grep -qx arm64; then
+	"${sudo[@]}" dpkg --add-architecture arm64
+fi
 "${sudo[@]}" apt-get update -q
 "${sudo[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"

@@ -187,36 +187,128 @@ static void predicted_fpr_matches_measured(void **state)
 	}
 }
 
-/* The SIMD block test, the portable one and the batched query must agree on every key. */
-static void query_paths_agree(void **state)
+/* The reference answer, bit by bit from the group positions: any group with all k bits set. */
+static bool reference_query(const struct filter *f, struct hash128 h)
 {
-	(void)state;
-	for (unsigned k = 1; k <= FILTER_MAX_HASHES; k += 5) {
+	uint64_t pos[FILTER_MAX_HASHES];
+
+	for (unsigned g = 0; g < f->params.choices; g++) {
+		bool all = true;
+		filter_group_positions(&f->params, h, g, pos);
+		for (unsigned i = 0; i < f->params.hashes; i++) {
+			uint64_t bit = pos[i] % f->params.bits;
+			all &= (f->words[bit >> 6] >> (bit & 63)) & 1;
+		}
+		if (all)
+			return true;
+	}
+	return false;
+}
+
+/* Set (on) or clear the bits of group g of h, all but the one at index skip (k: none skipped). */
+static void paint_group(struct filter *f, struct hash128 h, unsigned g, unsigned skip, bool on)
+{
+	uint64_t pos[FILTER_MAX_HASHES];
+
+	filter_group_positions(&f->params, h, g, pos);
+	for (unsigned i = 0; i < f->params.hashes; i++) {
+		uint64_t bit = pos[i] % f->params.bits;
+		if (i == skip)
+			continue;
+		if (on)
+			f->words[bit >> 6] |= 1ULL << (bit & 63);
+		else
+			f->words[bit >> 6] &= ~(1ULL << (bit & 63));
+	}
+}
+
+static void expect_reference(const struct filter *f, const struct hash128 *h, size_t n)
+{
+	bool batch[64];
+
+	assert_true(n <= 64);
+	filter_query_batch(f, h, n, batch);
+	for (size_t i = 0; i < n; i++) {
+		bool want = reference_query(f, h[i]);
+		if (batch[i] != want || filter_query(f, h[i]) != want)
+			fail_msg("k=%u c=%u folds=%u key %zu: reference %d, batch %d, one %d", f->params.hashes,
+				 f->params.choices, f->params.folds, i, want, batch[i], filter_query(f, h[i]));
+	}
+}
+
+/*
+ * Adversarial keys: a group with every bit but one set (each index in turn, so
+ * a kernel that skips a lane or a pass says yes where it must not), or with all
+ * set, in an otherwise empty filter.
+ */
+static void expect_reference_near_misses(struct filter *f, struct rng *r)
+{
+	unsigned k = f->params.hashes;
+
+	memset(f->words, 0, filter_bytes(f));
+	for (unsigned skip = 0; skip <= k; skip++) {
+		struct hash128 h = key_hash(rng_next(r));
+		unsigned g = (unsigned)rng_below(r, f->params.choices);
+		paint_group(f, h, g, skip, true);
+		expect_reference(f, &h, 1);
+		if (skip == k)
+			assert_true(filter_query(f, h));
+		paint_group(f, h, g, skip, false);
+	}
+}
+
+/*
+ * Every kernel against the reference, for k = 1..32 and c = 1..3, on filters
+ * from empty to nearly full, folded and not, with random keys in batches of
+ * every length and the near misses above.
+ */
+static void kernel_matches_reference(void **state)
+{
+	enum simd_level level = test_simd_level(state);
+	struct rng r;
+
+	rng_seed(&r, 99);
+	for (unsigned k = 1; k <= FILTER_MAX_HASHES; k++) {
 		for (unsigned c = 1; c <= 3; c++) {
-			struct filter *f = make(FILTER_BLOCKED, 32 * 512, c, k);
-			struct hash128 h[100];
-			bool batch[100];
-			for (uint64_t i = 0; i < 600; i++)
-				filter_add_group(f, key_hash(i), (unsigned)(i % c));
-			filter_fold(f, NULL, 0);
-			for (uint64_t base = 0; base < 2000; base += 100) {
-				for (uint64_t i = 0; i < 100; i++)
-					h[i] = key_hash(base + i);
-				filter_query_batch(f, h, 100, batch);
-				for (uint64_t i = 0; i < 100; i++) {
-					bool simd = f->simd;
-					f->simd = false;
-					bool portable = filter_query(f, h[i]);
-					f->simd = simd;
-					assert_int_equal(portable, filter_query(f, h[i]));
-					assert_int_equal(portable, batch[i]);
-					if (base + i < 600)
-						assert_true(portable);
+			struct filter *f = make(FILTER_BLOCKED, 16 * 512, c, k);
+			assert_int_equal(filter_set_simd(f, level), 0);
+			assert_int_equal(filter_simd(f), level);
+			for (unsigned fill = 0; fill < 4; fill++) {
+				/* 0, 1x, 4x, 16x 300 group inserts: empty to nearly full blocks */
+				uint64_t inserts = fill ? 300ULL << (2 * (fill - 1)) : 0;
+				memset(f->words, 0, filter_bytes(f));
+				for (uint64_t i = 0; i < inserts; i++)
+					filter_add_group(f, key_hash(rng_next(&r)), (unsigned)rng_below(&r, c));
+				for (int round = 0; round < 20; round++) {
+					struct hash128 h[64];
+					size_t n = 1 + rng_below(&r, 64);
+					for (size_t i = 0; i < n; i++)
+						h[i] = key_hash(rng_next(&r));
+					expect_reference(f, h, n);
 				}
 			}
+			expect_reference_near_misses(f, &r);
+			filter_fold(f, NULL, 0);
+			expect_reference_near_misses(f, &r);
 			filter_free(f);
 		}
 	}
+}
+
+/* A level the CPU lacks is refused, and the filter keeps its kernel. */
+static void missing_level_is_refused(void **state)
+{
+	struct filter *f = make(FILTER_BLOCKED, 16 * 512, 2, 8);
+	enum simd_level before = filter_simd(f);
+
+	(void)state;
+	assert_true(simd_cpu_has(before));
+	for (int level = 0; level < SIMD_LEVELS; level++)
+		if (!simd_cpu_has((enum simd_level)level)) {
+			assert_int_equal(filter_set_simd(f, (enum simd_level)level), -1);
+			assert_int_equal(filter_simd(f), before);
+		}
+	filter_free(f);
 }
 
 static void clone_and_equal(void **state)
@@ -250,7 +342,8 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(fill_and_predicted_fpr),
 	cmocka_unit_test(tiny_predicted_fpr_is_not_zero),
 	cmocka_unit_test(predicted_fpr_matches_measured),
-	cmocka_unit_test(query_paths_agree),
+	SIMD_UNIT_TESTS(kernel_matches_reference),
+	cmocka_unit_test(missing_level_is_refused),
 	cmocka_unit_test(clone_and_equal),
 };
 

@@ -107,7 +107,7 @@ static bool model_matches(const struct entry *e, const struct packet_view *v, ui
 	}
 }
 
-static void run(enum filter_layout layout, unsigned c, uint64_t seed, bool simd, bool rebuilds)
+static void run(enum filter_layout layout, unsigned c, uint64_t seed, enum simd_level simd, bool rebuilds)
 {
 	struct match_rebuild *job = NULL;
 	bool ran = false;
@@ -129,7 +129,7 @@ static void run(enum filter_layout layout, unsigned c, uint64_t seed, bool simd,
 			model.n++;
 	}
 	assert_int_equal(matcher_build(m, NULL, 0), 0);
-	matcher_set_simd(m, simd);
+	assert_int_equal(matcher_set_simd(m, simd), 0);
 	for (int i = 0; i < 3000; i++) {
 		/* Entries come and go while packets flow: adds after the build, removes, lookups. */
 		uint64_t op = rng_below(&r, 100);
@@ -216,21 +216,23 @@ static void run(enum filter_layout layout, unsigned c, uint64_t seed, bool simd,
 
 static void random_packets_match_the_model(void **state)
 {
-	(void)state;
+	enum simd_level level = test_simd_level(state);
+
 	for (int layout = FILTER_CLASSIC; layout <= FILTER_BLOCKED; layout++)
 		for (unsigned c = 1; c <= 3; c++)
 			for (uint64_t seed = 1; seed <= 4; seed++)
-				run((enum filter_layout)layout, c, seed * 7 + c, seed % 2 == 0, false);
+				run((enum filter_layout)layout, c, seed * 7 + c, level, false);
 }
 
 /* The same while rebuilds begin and finish around the changes: nothing is lost in the swap. */
 static void rebuilds_lose_nothing(void **state)
 {
-	(void)state;
+	enum simd_level level = test_simd_level(state);
+
 	for (int layout = FILTER_CLASSIC; layout <= FILTER_BLOCKED; layout++)
 		for (unsigned c = 1; c <= 3; c++)
 			for (uint64_t seed = 1; seed <= 4; seed++)
-				run((enum filter_layout)layout, c, seed * 11 + c, seed % 2 == 1, true);
+				run((enum filter_layout)layout, c, seed * 11 + c, level, true);
 }
 
 struct saved {
@@ -511,8 +513,9 @@ static void long_payload_signatures(void **state)
 		memcpy(payload + at[i], e.key, e.len);
 		assert_int_equal(matcher_add(m, &e, NULL, 0), 0);
 		assert_int_equal(matcher_build(m, NULL, 0), 0);
-		for (int simd = 0; simd <= 1; simd++) {
-			matcher_set_simd(m, simd);
+		for (int level = 0; level < SIMD_LEVELS; level++) {
+			if (matcher_set_simd(m, (enum simd_level)level) < 0)
+				continue; /* not on this CPU */
 			struct packet_view v = { .payload = payload, .payload_len = len };
 			assert_int_equal(matcher_check(m, &v, hits, MATCH_MAX_HITS), 1);
 			assert_int_equal(hits[0].offset, at[i]);
@@ -559,8 +562,8 @@ static void signature_filter_sized_by_its_own_bits(void **state)
 }
 
 static const struct CMUnitTest tests[] = {
-	cmocka_unit_test(random_packets_match_the_model),
-	cmocka_unit_test(rebuilds_lose_nothing),
+	SIMD_UNIT_TESTS(random_packets_match_the_model),
+	SIMD_UNIT_TESTS(rebuilds_lose_nothing),
 	cmocka_unit_test(restore_keeps_groups),
 	cmocka_unit_test(many_signatures_share_a_window),
 	cmocka_unit_test(removal_clears_the_filters),
