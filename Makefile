@@ -101,7 +101,8 @@ $(BUILD)/bloomsim: $(BUILD)/tools/bloomsim.o $(TOOL_COMMON) $(CORE_LIB)
 $(BUILD)/bloomctl: $(BUILD)/tools/bloomctl.o $(TOOL_COMMON) $(CORE_LIB)
 	$(CC) $(ALL_CFLAGS) $^ -o $@ $(LDLIBS)
 
-BENCH_OBJ = $(BUILD)/tools/bloombench.o $(BUILD)/tools/benchpath.o $(BUILD)/tools/benchctl.o
+BENCH_OBJ = $(BUILD)/tools/bloombench.o $(BUILD)/tools/benchpath.o $(BUILD)/tools/benchctl.o \
+            $(BUILD)/tools/benchsimilar.o
 $(BENCH_OBJ): NEEDS += $(BENCH_PKGS)
 $(BUILD)/bloombench: $(BENCH_OBJ) $(BUILD)/tools/synth.o $(TOOL_COMMON) $(DAEMON_LIB) $(CORE_LIB)
 	$(CC) $(ALL_CFLAGS) $^ -o $@ $(LDLIBS) $(DAEMON_LIBS) $(BENCH_LIBS)

@@ -17,6 +17,7 @@ struct capture {
 	struct event *timer;       /* live, when libpcap needs one */
 	struct capture_callbacks cb;
 	bool finished;
+	long ns_per_tick;          /* of the handle's timestamp fraction: 1 (nano) or 1000 (micro) */
 };
 
 static void on_packet(u_char *user, const struct pcap_pkthdr *h, const u_char *bytes)
@@ -27,7 +28,8 @@ static void on_packet(u_char *user, const struct pcap_pkthdr *h, const u_char *b
 		.frame = bytes,
 		.caplen = h->caplen,
 		.wirelen = h->len,
-		.ts = { .tv_sec = h->ts.tv_sec, .tv_nsec = h->ts.tv_usec }, /* opened for nanoseconds */
+		/* tv_usec holds nanoseconds when the handle was opened for them */
+		.ts = { .tv_sec = h->ts.tv_sec, .tv_nsec = (long)h->ts.tv_usec * cap->ns_per_tick },
 		.index = ++cap->packets,
 	};
 
@@ -132,6 +134,7 @@ static struct capture *capture_alloc(const char *name, const struct capture_call
 		return NULL;
 	}
 	cap->cb = *cb;
+	cap->ns_per_tick = 1;
 	return cap;
 }
 
@@ -151,6 +154,7 @@ struct capture *capture_open_file(struct event_base *base, const char *path, con
 		goto fail;
 	}
 	cap->link = pcap_datalink(cap->pcap);
+	cap->ns_per_tick = pcap_get_tstamp_precision(cap->pcap) == PCAP_TSTAMP_PRECISION_NANO ? 1 : 1000;
 	if (set_bpf(cap, bpf, err, errlen) < 0)
 		goto fail;
 	cap->ev = event_new(base, -1, 0, replay_cb, cap);
@@ -175,12 +179,15 @@ static int activate(struct capture *cap, const struct capture_live_options *o, c
 	pcap_set_timeout(cap->pcap, 100);
 	if (o->buffer_size)
 		pcap_set_buffer_size(cap->pcap, (int)o->buffer_size);
+	/* Nanoseconds where the platform gives them; either way the fraction is read as what it is. */
+	(void)pcap_set_tstamp_precision(cap->pcap, PCAP_TSTAMP_PRECISION_NANO);
 	rc = pcap_activate(cap->pcap);
 	if (rc < 0) {
 		const char *why = rc == PCAP_ERROR ? pcap_geterr(cap->pcap) : pcap_statustostr(rc);
 		error_set(err, errlen, "cannot capture on %s: %s", o->interface, why);
 		return -1;
 	}
+	cap->ns_per_tick = pcap_get_tstamp_precision(cap->pcap) == PCAP_TSTAMP_PRECISION_NANO ? 1 : 1000;
 	return 0;
 }
 

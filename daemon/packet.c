@@ -102,15 +102,8 @@ static void parse_ipv4(struct reader *r, struct packet_view *v)
 		v->status = PACKET_BAD_IP_VERSION;
 		return;
 	}
+	/* The fixed header is whole: its addresses are checked whatever follows. */
 	size_t ihl = (size_t)(r->p[0] & 0x0f) * 4, total = peek16(r, 2);
-	if (ihl < 20 || total < ihl) {
-		v->status = PACKET_BAD_IP_HEADER;
-		return;
-	}
-	if (!need(r, ihl)) {
-		v->status = PACKET_TRUNC_IP;
-		return;
-	}
 	uint16_t frag = peek16(r, 6);
 	v->family = 4;
 	v->ip_proto = r->p[9];
@@ -118,11 +111,26 @@ static void parse_ipv4(struct reader *r, struct packet_view *v)
 	v->dst = r->p + 16;
 	v->fragment = (frag & 0x3fff) != 0; /* MF set or offset non-zero */
 	v->later_fragment = (frag & 0x1fff) != 0;
-	/* The datagram ends at the total length, or where the capture does. */
-	if (total < r->left)
+	if (ihl < 20 || (total < ihl && total != 0)) {
+		v->status = PACKET_BAD_IP_HEADER;
+		return;
+	}
+	if (!need(r, ihl)) {
+		v->status = PACKET_TRUNC_IP;
+		return;
+	}
+	/*
+	 * The datagram ends at the total length, or where the capture does. A
+	 * total of 0 is what captures of segmentation-offloaded packets record:
+	 * the capture bounds the datagram, and the packet is counted as malformed
+	 * although every layer of it is checked.
+	 */
+	if (total != 0 && total < r->left)
 		r->left = total;
 	skip(r, ihl);
 	parse_l4(r, v);
+	if (total == 0 && v->status == PACKET_OK)
+		v->status = PACKET_BAD_IP_HEADER;
 }
 
 static bool is_ext_header(uint8_t nh)

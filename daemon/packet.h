@@ -42,7 +42,7 @@ enum packet_status {
 	PACKET_NOT_IP,          /* ARP, STP, ...: nothing to check */
 	PACKET_TRUNC_IP,        /* captured bytes end inside the IP header */
 	PACKET_BAD_IP_VERSION,  /* version field disagrees with the link layer */
-	PACKET_BAD_IP_HEADER,   /* IPv4 IHL < 5, or total length < header length */
+	PACKET_BAD_IP_HEADER,   /* IPv4 IHL < 5, or total length < header length (0: checked in full) */
 	PACKET_TRUNC_EXT,       /* captured bytes end inside an IPv6 extension header */
 	PACKET_TOO_MANY_EXT,    /* more IPv6 extension headers than we walk */
 	PACKET_TRUNC_L4,        /* captured bytes end inside the TCP/UDP header */

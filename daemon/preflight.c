@@ -68,39 +68,21 @@ __attribute__((format(printf, 2, 3))) static void problem(struct checking *c, co
 	c->problems++;
 }
 
-/* A directory bloomd writes in: there and writable, or absent with a writable parent. */
-static void check_dir(struct checking *c, const char *key, const char *dir)
-{
-	char parent[PATH_BYTES];
-	struct stat st;
-
-	if (stat(dir, &st) == 0) {
-		if (!S_ISDIR(st.st_mode))
-			problem(c, "%s %s: not a directory", key, dir);
-		else if (access(dir, W_OK | X_OK) < 0)
-			problem(c, "%s %s: cannot write in it: %s", key, dir, strerror(errno));
-		return;
-	}
-	int stat_errno = errno;
-	parent_of(dir, parent);
-	if (stat_errno != ENOENT)
-		problem(c, "%s %s: %s", key, dir, strerror(stat_errno));
-	else if (access(parent, W_OK | X_OK) < 0)
-		problem(c, "%s %s does not exist and cannot be made in %s: %s", key, dir, parent,
-			strerror(errno));
-}
-
-/* A file bloomd appends to or creates. */
-static void check_output(struct checking *c, const char *key, const char *path)
+/*
+ * A directory bloomd writes in (is_dir), or a file it appends to: there and
+ * writable, or absent with a writable parent to be made in.
+ */
+static void check_writable(struct checking *c, const char *key, const char *path, bool is_dir)
 {
 	char parent[PATH_BYTES];
 	struct stat st;
 
 	if (stat(path, &st) == 0) {
-		if (S_ISDIR(st.st_mode))
-			problem(c, "%s %s: a directory", key, path);
-		else if (access(path, W_OK) < 0)
-			problem(c, "%s %s: cannot write it: %s", key, path, strerror(errno));
+		if (S_ISDIR(st.st_mode) != is_dir)
+			problem(c, "%s %s: %s", key, path, is_dir ? "not a directory" : "a directory");
+		else if (access(path, is_dir ? W_OK | X_OK : W_OK) < 0)
+			problem(c, "%s %s: cannot write %s: %s", key, path, is_dir ? "in it" : "it",
+				strerror(errno));
 		return;
 	}
 	int stat_errno = errno;
@@ -108,7 +90,8 @@ static void check_output(struct checking *c, const char *key, const char *path)
 	if (stat_errno != ENOENT)
 		problem(c, "%s %s: %s", key, path, strerror(stat_errno));
 	else if (access(parent, W_OK | X_OK) < 0)
-		problem(c, "%s %s cannot be made in %s: %s", key, path, parent, strerror(errno));
+		problem(c, "%s %s does not exist and cannot be made in %s: %s", key, path, parent,
+			strerror(errno));
 }
 
 static void check_socket(struct checking *c, const struct config *cfg)
@@ -119,7 +102,7 @@ static void check_socket(struct checking *c, const struct config *cfg)
 		problem(c, "[control] socket %s: too long for a socket path (at most %zu bytes)",
 			cfg->socket, sizeof(((struct sockaddr_un *)0)->sun_path) - 1);
 	parent_of(cfg->socket, dir);
-	check_dir(c, "[control] socket's directory", dir);
+	check_writable(c, "[control] socket's directory", dir, true);
 	if (cfg->group && getgrnam(cfg->group) == NULL)
 		problem(c, "[control] group '%s' does not exist", cfg->group);
 }
@@ -131,15 +114,15 @@ unsigned preflight_check(const struct config *cfg, const struct preflight_plan *
 	char err[512];
 
 	if (plan->store && cfg->store_dir)
-		check_dir(&c, "[store] dir", cfg->store_dir);
+		check_writable(&c, "[store] dir", cfg->store_dir, true);
 	if (plan->socket && cfg->socket)
 		check_socket(&c, cfg);
 	if (cfg->user && getpwnam(cfg->user) == NULL)
 		problem(&c, "[service] user '%s' does not exist", cfg->user);
 	if (cfg->events && strcmp(cfg->events, "-") != 0)
-		check_output(&c, "[output] events", cfg->events);
+		check_writable(&c, "[output] events", cfg->events, false);
 	if (cfg->pcap)
-		check_output(&c, "[output] pcap", cfg->pcap);
+		check_writable(&c, "[output] pcap", cfg->pcap, false);
 	for (size_t i = 0; i < plan->nfiles; i++)
 		if (access(plan->files[i], R_OK) < 0)
 			problem(&c, "cannot read %s: %s", plan->files[i], strerror(errno));

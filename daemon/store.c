@@ -39,9 +39,16 @@ size_t store_count(const struct store *s)
 	return s->count;
 }
 
+/*
+ * The top bits of the hash: the keyed hashes the store is given (XXH3, and
+ * the signature windows' multiply, sigscan_hash) mix every input bit into
+ * them, where a product's low bits see only the input's low bits, so
+ * windows sharing their first bytes would share a home and probe in one
+ * run.
+ */
 static inline size_t home_slot(const struct store *s, struct hash128 h)
 {
-	return (size_t)h.hi & (s->nslots - 1);
+	return (size_t)(h.hi >> (64 - __builtin_ctzll((unsigned long long)s->nslots)));
 }
 
 static bool entry_is(const struct store *s, size_t i, struct hash128 h, uint8_t kind,

@@ -82,7 +82,7 @@ C
 for want in "\[store\] dir $tmp/missing/state does not exist and cannot be made in $tmp/missing" \
 	"\[control\] socket's directory $tmp/no/such/dir does not exist and cannot be made" \
 	"\[control\] group 'no-such-group-bloomd' does not exist" "\[service\] user 'no-such-user-bloomd' does not exist" \
-	"\[output\] events $tmp/missing/events.json cannot be made in $tmp/missing" \
+	"\[output\] events $tmp/missing/events.json does not exist and cannot be made in $tmp/missing" \
 	"interface no-such-if0: No such device" "\[capture\] bpf: bad bpf filter 'udp port nonsense'"; do
 	grep -q "$want" err || { echo "#   no '$want' in:"; sed 's/^/#   /' err; false; }
 	ok $? "-n names it: ${want//\\/}"

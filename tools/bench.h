@@ -11,6 +11,13 @@ int bench_replay(int argc, char **argv);
 /* bloombench signatures: signature scanning against Hyperscan. */
 int bench_signatures(int argc, char **argv);
 
+/* bloombench similar: entry sets that look alike (shared prefixes) against random ones. */
+int bench_similar(int argc, char **argv);
+
+struct matcher;
+/* A matcher as the daemon makes it by default, with signature windows of window bytes. */
+struct matcher *bench_matcher(unsigned window);
+
 /* bloombench control: bulk load through the control socket, and a rebuild under load. */
 int bench_control(int argc, char **argv);
 

@@ -17,5 +17,9 @@ echo "== signature scanning against Hyperscan (its 1,000,000-signature compile t
 "$build/bloombench" signatures --sizes 1000,100000,1000000 --megabytes 16 --runs 3
 
 echo
+echo "== entries that look alike against random ones (100,000 each)"
+"$build/bloombench" similar --entries 100000 --runs 3
+
+echo
 echo "== the control plane: 1,000,000 entries through the socket, and a rebuild while replays run"
 "$build/bloombench" control --entries 1000000 --rounds 10 --runs 3

@@ -56,7 +56,7 @@ static int parse_path_opts(int argc, char **argv, struct path_opts *o)
 }
 
 /* The daemon's defaults (conf/bloomd.conf). */
-static struct matcher *bench_matcher(unsigned window)
+struct matcher *bench_matcher(unsigned window)
 {
 	struct match_config cfg = { .layout = FILTER_BLOCKED, .choices = 2, .bits_per_entry = 16,
 				    .bits_per_window = 12, .window = window };

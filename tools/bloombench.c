@@ -381,10 +381,13 @@ int main(int argc, char **argv)
 		return bench_control(argc - 1, argv + 1);
 	if (argc >= 2 && strcmp(argv[1], "signatures") == 0)
 		return bench_signatures(argc - 1, argv + 1);
+	if (argc >= 2 && strcmp(argv[1], "similar") == 0)
+		return bench_similar(argc - 1, argv + 1);
 	fprintf(stderr, "usage: " PROG " filter [--entries N] [--bits-per-entry B] [--runs R] [--json]\n"
 			"       " PROG " hash [--json]\n"
 			"       " PROG " replay [--packets N] [--entries E] [--runs R] [--no-events] [--json]\n"
 			"       " PROG " signatures [--sizes N,N,...] [--megabytes M] [--runs R] [--json]\n"
-			"       " PROG " control [--entries N] [--packets N] [--rounds R] [--runs R] [--json]\n");
+			"       " PROG " control [--entries N] [--packets N] [--rounds R] [--runs R] [--json]\n"
+			"       " PROG " similar [--entries N] [--runs R] [--json]\n");
 	return 2;
 }

@@ -186,6 +186,10 @@ static int packet_token(const struct spec_line *at, char *tok, struct synth_pack
 	} else if (strcmp(tok, "sport") == 0) p->sport = (uint16_t)n;
 	else if (strcmp(tok, "dport") == 0) p->dport = (uint16_t)n;
 	else if (strcmp(tok, "ipopts") == 0) p->ip_options = (unsigned)n & ~3u;
+	else if (strcmp(tok, "iplen") == 0) {
+		p->set_ip_length = true;
+		p->ip_length = (uint16_t)n;
+	}
 	else if (strcmp(tok, "frag") == 0) p->frag_offset = (uint16_t)(n & ~7u);
 	else if (strcmp(tok, "mf") == 0) p->more_fragments = true;
 	else if (strcmp(tok, "fragoff6") == 0) p->ext_frag_offset = (uint16_t)(n & ~7u);
@@ -287,7 +291,7 @@ static void usage(FILE *out)
 		"SPEC lines:  link en10mb|sll|sll2|raw|ipv4|ipv6|null|loop    (before packets)\n"
 		"             snaplen N\n"
 		"             packet src=A dst=B [proto=tcp|udp|icmp|icmp6|N] [sport=N] [dport=N]\n"
-		"                    [vlan=ID,...] [qinq] [llc] [ipopts=N] [frag=OFF] [mf]\n"
+		"                    [vlan=ID,...] [qinq] [llc] [ipopts=N] [iplen=N] [frag=OFF] [mf]\n"
 		"                    [ext=hbh,dst,rt,frag] [fragoff6=OFF] [mf6]\n"
 		"                    [payload=\"text\"|payload=hex:..]... [fill=N] [snap=N]\n");
 }

@@ -123,7 +123,7 @@ size_t synth_build(const struct synth_packet *p, uint8_t *out)
 		uint8_t *h = out + ip;
 		memset(h, 0, ip_hlen);
 		h[0] = (uint8_t)(0x40 | ip_hlen / 4);
-		put16(h + 2, (uint16_t)(n - ip));
+		put16(h + 2, p->set_ip_length ? p->ip_length : (uint16_t)(n - ip));
 		put16(h + 4, 0x1234);
 		put16(h + 6, (uint16_t)((p->more_fragments ? 0x2000 : 0) | p->frag_offset / 8));
 		h[8] = 64;
@@ -136,7 +136,7 @@ size_t synth_build(const struct synth_packet *p, uint8_t *out)
 		uint8_t *h = out + ip;
 		memset(h, 0, ip_hlen);
 		h[0] = 0x60;
-		put16(h + 4, (uint16_t)(n - ip - 40));
+		put16(h + 4, p->set_ip_length ? p->ip_length : (uint16_t)(n - ip - 40));
 		h[6] = p->next ? ext_number(p->ext[0]) : p->proto;
 		h[7] = 64;
 		memcpy(h + 8, p->src, 16);

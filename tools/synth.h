@@ -23,6 +23,8 @@ struct synth_packet {
 	uint8_t proto;              /* 6 TCP, 17 UDP, 1 ICMP, 58 ICMPv6, or any */
 	uint16_t sport, dport;
 	unsigned ip_options;        /* IPv4 option bytes (a multiple of 4) */
+	bool set_ip_length;         /* write ip_length as the IPv4 total (IPv6 payload) length */
+	uint16_t ip_length;
 	uint16_t frag_offset;       /* bytes, a multiple of 8 */
 	bool more_fragments;
 	unsigned next;              /* IPv6 extension headers, in order */

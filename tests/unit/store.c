@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "rng.h"
+#include "sigscan.h"
 #include "store.h"
 #include "test.h"
 
@@ -143,7 +144,50 @@ static void colliding_hashes(void **state)
 	store_free(s);
 }
 
+/* The longest run of occupied slots: what a lookup of an absent key may walk. */
+static size_t longest_run(const struct store *s)
+{
+	size_t longest = 0, run = 0;
+
+	for (size_t i = 0; i < 2 * s->nslots; i++) { /* twice round: a run may wrap */
+		run = s->slots[i & (s->nslots - 1)] ? run + 1 : 0;
+		longest = run > longest ? run : longest;
+	}
+	return longest;
+}
+
+/*
+ * 40,000 signature windows that share their first four bytes ("GET "), hashed
+ * as the matcher hashes them: their home slots must spread as random ones do.
+ * With the home taken from the hash's low bits, which a multiply fills from
+ * the window's first bytes only, all of them formed one run.
+ */
+static void similar_windows_spread(void **state)
+{
+	struct hash_key key;
+	struct store *st = store_new();
+	char err[128];
+
+	(void)state;
+	hash_key_from_seed(&key, HASH_XXH3, 7);
+	struct sigscan *scan = sigscan_new(8, &key, err, sizeof(err));
+	assert_non_null(scan);
+	assert_non_null(st);
+	for (uint32_t i = 0; i < 40000; i++) {
+		uint8_t window[8] = { 'G', 'E', 'T', ' ' };
+		memcpy(window + 4, &i, 4);
+		struct hash128 h = sigscan_hash(scan, sigscan_word(scan, window));
+		assert_true(store_add(st, h, 0, window, 8, 0) >= 0);
+	}
+	size_t run = longest_run(st);
+	if (run > 200)
+		fail_msg("a run of %zu occupied slots among %zu", run, st->nslots);
+	sigscan_free(scan);
+	store_free(st);
+}
+
 static const struct CMUnitTest tests[] = {
+	cmocka_unit_test(similar_windows_spread),
 	cmocka_unit_test(random_operations_match_model),
 	cmocka_unit_test(kind_is_part_of_identity),
 	cmocka_unit_test(bad_lengths_are_refused),
