@@ -120,17 +120,19 @@ $(BUILD)/core-tests/%.t: $(BUILD)/tests/unit/%.o $(CORE_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $^ -o $@ -lcmocka -lm -pthread
 
-# The suite: unit tests (cmocka, TAP output) and tool tests (shell, TAP), all run by prove.
+# The suite: unit tests (cmocka, TAP output) and tool tests (shell, TAP), all run by prove,
+# as many at a time as there are cores (the tests wait on events, not on wall time).
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 test: $(TOOLS) $(UNIT_TESTS)
-	BUILD=$(BUILD) prove --timer --exec tests/run-one.sh $(UNIT_TESTS) $(SCRIPT_TESTS) $(EXTRA_TESTS)
+	BUILD=$(BUILD) prove -j$(JOBS) --timer --exec tests/run-one.sh $(UNIT_TESTS) $(SCRIPT_TESTS) $(EXTRA_TESTS)
 
 # Installs what is missing first (tools/install-deps.sh), then builds and tests in
 # sub-makes, which see the packages just installed.
 check:
 	tools/install-deps.sh test
-	$(MAKE) --no-print-directory test
-	$(MAKE) --no-print-directory fuzz-build
-	$(MAKE) --no-print-directory check-asan EXTRA_TESTS=tests/fuzz.t
+	$(MAKE) --no-print-directory -j$(JOBS) test
+	$(MAKE) --no-print-directory -j$(JOBS) fuzz-build
+	$(MAKE) --no-print-directory -j$(JOBS) check-asan EXTRA_TESTS=tests/fuzz.t
 
 # The suite again under ASan+UBSan (with EXTRA_TESTS, the fuzz pass, in the same prove run).
 check-asan:

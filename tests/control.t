@@ -26,7 +26,7 @@ stop() { kill -TERM "$pid" && wait "$pid"; local rc=$?; pid=; return $rc; }
 crash() { # kill -9, quietly (no job notice from the shell)
 	disown "$pid"
 	kill -9 "$pid"
-	while kill -0 "$pid" 2>/dev/null; do sleep 0.02; done
+	for _ in $(seq 250); do kill -0 "$pid" 2>/dev/null || break; sleep 0.02; done
 	pid=
 }
 events_of() { jq -c --arg f "$1" 'select(.pcap_filename == $f) | [.pcap_cnt, .matches]' events.json; }
@@ -85,7 +85,8 @@ is "$(events_of "$tmp/traffic.pcap" | wc -l)" 2 "the others still do"
 
 C add addr 198.51.100.200 --ttl 1 >/dev/null
 C query addr 198.51.100.200 >/dev/null; is $? 0 "an entry with a TTL is there"
-sleep 2.5
+# Housekeeping runs each second: gone within 1 to 2 s; waited for, up to 5.
+for _ in $(seq 50); do C query addr 198.51.100.200 >/dev/null || break; sleep 0.1; done
 C query addr 198.51.100.200 >/dev/null; is $? 1 "and expires by itself"
 
 # A rebuild while a long replay runs loses no match.
@@ -101,7 +102,7 @@ C replay big.pcap >/dev/null
 reply=$(C --json rebuild --rounds 5 --wait)
 is "$(jq -r .ok <<<"$reply")" true "rebuild --wait while the replay runs"
 replayed() { C --json stats | jq '.stats.sources | map(select(.name == "'"$tmp"'/big.pcap")) | length'; }
-while [ "$(replayed)" -lt 2 ]; do sleep 0.1; done
+for _ in $(seq 300); do [ "$(replayed)" -ge 2 ] && break; sleep 0.1; done
 events_of "$tmp/big.pcap" > during
 cmp -s before during; ok $? "the same events with and without the rebuild"
 [ "$(C --json stats | jq .stats.rebuild.count)" -ge 1 ]; ok $? "stats counts the rebuilds"
@@ -187,15 +188,19 @@ is "$reply" '{"ok":false,"error":"line too long (the limit is 8192 bytes)"}' "a 
 
 : > events.json
 C replay big.pcap >/dev/null
-for _ in $(seq 100); do sleep 30 | socat -u - UNIX-CONNECT:"$sock" 2>/dev/null & done
-for _ in $(seq 5); do yes stats | socat -u - UNIX-CONNECT:"$sock" 2>/dev/null & done
-sleep 4.5
+# (their sleeps are ended below: one left behind would hold the test's output open for 30 s)
+for _ in $(seq 100); do sleep 30 | socat -u - UNIX-CONNECT:"$sock" >/dev/null 2>&1 & done
+for _ in $(seq 5); do yes stats | socat -u - UNIX-CONNECT:"$sock" >/dev/null 2>&1 & done
+# The idle ones are cut off after idle_timeout (3 s): waited for, up to 8 s.
+sleep 1
+for _ in $(seq 70); do C version >/dev/null 2>&1 && break; sleep 0.1; done
 C version >/dev/null; ok $? "idle and flooding clients are cut off: bloomctl is served again"
 [ "$(C --json stats | jq .stats.control.rejected)" -ge 60 ]; ok $? "stats counts the clients turned away"
-while [ "$(replayed)" -lt 1 ]; do sleep 0.1; done
+for _ in $(seq 300); do [ "$(replayed)" -ge 1 ] && break; sleep 0.1; done
 events_of "$tmp/big.pcap" > hostile
 cmp -s <(wc -l < before) <(wc -l < hostile); ok $? "a replay running meanwhile finishes with its events"
 pkill -P $$ socat 2>/dev/null
+pkill -P $$ sleep 2>/dev/null
 
 # A peer that is not root, bloomd's user or the group may read, not change.
 chmod 666 "$sock"

@@ -50,8 +50,8 @@ wait_for notify.log READY=1; ok $? "READY=1 once the socket is up"
 grep -q "STATUS=waiting for commands on $tmp/notify.sock" notify.log; ok $? "with a status line"
 sleep 1.2
 pings=$(grep -o WATCHDOG=1 notify.log | wc -l)
-# 12 expected; a loaded machine may delay a few timers, never add any
-[ "$pings" -ge 6 ] && [ "$pings" -le 15 ]; ok $? "WATCHDOG=1 every 100 ms for WATCHDOG_USEC=200000 ($pings in 1.2 s)"
+# 12 expected; a loaded machine (prove -j) may delay timers, never add any
+[ "$pings" -ge 3 ] && [ "$pings" -le 15 ]; ok $? "WATCHDOG=1 every 100 ms for WATCHDOG_USEC=200000 ($pings in 1.2 s; a loaded machine delays some)"
 kill -HUP "$pid"
 wait_for notify.log RELOADING=1; ok $? "RELOADING=1 on SIGHUP"
 [ "$(grep -o READY=1 notify.log | wc -l)" -ge 2 ] || sleep 0.3
