@@ -53,14 +53,14 @@ ALL_CFLAGS = -std=c11 $(WARN) $(CFLAGS) $(ARCH_CFLAGS) $(SANFLAGS) -D_GNU_SOURCE
              $(PKG_CFLAGS) -MMD -MP
 LDLIBS     = $(PKG_LIBS) -lm -pthread
 
-CORE_SRC  = daemon/error.c daemon/simd.c daemon/hash.c daemon/filter.c daemon/blockquery.c daemon/sigscan.c daemon/counting.c \
+CORE_SRC  = daemon/error.c daemon/arena.c daemon/simd.c daemon/hash.c daemon/filter.c daemon/blockquery.c daemon/sigscan.c daemon/counting.c \
             daemon/store.c daemon/sizing.c
 CORE_OBJ  = $(CORE_SRC:%.c=$(BUILD)/%.o)
 CORE_LIB  = $(BUILD)/libbloomcore.a
 
-DAEMON_SRC = daemon/entry.c daemon/packet.c daemon/match.c daemon/config.c daemon/log.c \
-             daemon/events.c daemon/stats.c daemon/capture.c daemon/engine.c daemon/persist.c daemon/ttl.c \
-             daemon/control.c daemon/rebuild.c daemon/service.c daemon/commands.c \
+DAEMON_SRC = daemon/entry.c daemon/packet.c daemon/match.c daemon/match_entries.c daemon/match_rebuild.c daemon/config.c daemon/log.c \
+             daemon/events.c daemon/stats.c daemon/capture.c daemon/engine.c daemon/persist.c daemon/journal.c daemon/ttl.c \
+             daemon/control.c daemon/rebuild.c daemon/service.c daemon/service_state.c daemon/service_sources.c daemon/service_reload.c daemon/commands.c \
              daemon/privilege.c daemon/notify.c daemon/preflight.c
 DAEMON_OBJ = $(DAEMON_SRC:%.c=$(BUILD)/%.o)
 DAEMON_LIB = $(BUILD)/libbloomd.a
@@ -101,8 +101,8 @@ $(BUILD)/bloomsim: $(BUILD)/tools/bloomsim.o $(TOOL_COMMON) $(CORE_LIB)
 $(BUILD)/bloomctl: $(BUILD)/tools/bloomctl.o $(TOOL_COMMON) $(CORE_LIB)
 	$(CC) $(ALL_CFLAGS) $^ -o $@ $(LDLIBS)
 
-BENCH_OBJ = $(BUILD)/tools/bloombench.o $(BUILD)/tools/benchpath.o $(BUILD)/tools/benchctl.o \
-            $(BUILD)/tools/benchsimilar.o
+BENCH_OBJ = $(BUILD)/tools/bloombench.o $(BUILD)/tools/bench.o $(BUILD)/tools/benchfilter.o \
+            $(BUILD)/tools/benchpath.o $(BUILD)/tools/benchctl.o $(BUILD)/tools/benchsimilar.o
 $(BENCH_OBJ): NEEDS += $(BENCH_PKGS)
 $(BUILD)/bloombench: $(BENCH_OBJ) $(BUILD)/tools/synth.o $(TOOL_COMMON) $(DAEMON_LIB) $(CORE_LIB)
 	$(CC) $(ALL_CFLAGS) $^ -o $@ $(LDLIBS) $(DAEMON_LIBS) $(BENCH_LIBS)

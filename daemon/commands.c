@@ -209,8 +209,8 @@ static int cmd_query(struct command *c)
 
 	if (parse_entry(c, "query", &e) < 0)
 		return -1;
-	bool present = matcher_lookup(c->s->matcher, &e, &filter);
-	uint64_t expiry = ttl_get(c->s->ttl, &e);
+	uint64_t expiry;
+	bool present = service_lookup(c->s, &e, &filter, &expiry);
 	json_object_set_new(c->reply, "present", json_boolean(present));
 	json_object_set_new(c->reply, "filter", json_boolean(filter));
 	json_object_set_new(c->reply, "entry", entry_json(&e));
@@ -388,7 +388,7 @@ static int cmd_list(struct command *c)
 	l->count = 0;
 	l->len = 0;
 	list_put(l, head, sizeof(head) - 1);
-	matcher_foreach(c->s->matcher, kind, list_entry, l);
+	service_foreach(c->s, kind, list_entry, l);
 	control_reply_part(c->cl, l->piece, l->len);
 	int n = snprintf(end, sizeof(end), "],\"count\":%llu}", (unsigned long long)l->count);
 	control_reply(c->cl, end, (size_t)n);
@@ -428,7 +428,7 @@ static int cmd_rebuild(struct command *c)
 {
 	bool wait = take_flag(c->args, "--wait");
 	char *rounds_text, err[256];
-	unsigned long long rounds = matcher_rounds(c->s->matcher);
+	unsigned long long rounds = service_rounds(c->s);
 
 	if (take_option(c->args, "--rounds", &rounds_text) &&
 	    parse_count(c, "--rounds", rounds_text, 1000, &rounds) < 0)
@@ -458,7 +458,7 @@ static int cmd_save(struct command *c)
 		return fail(c, "save: unexpected '%.40s'", c->args);
 	if (service_save(c->s, err, sizeof(err)) < 0)
 		return fail(c, "save: %s", err);
-	json_object_set_new(c->reply, "generation", json_integer((json_int_t)c->s->generation));
+	json_object_set_new(c->reply, "generation", json_integer((json_int_t)service_generation(c->s)));
 	return 0;
 }
 
@@ -588,7 +588,7 @@ void commands_burst(void *service, bool replied)
 	struct service *s = service;
 
 	/* fsync = always: durable before it is acknowledged; a load in progress acknowledges at its end */
-	service_sync(s, replied && s->cfg->fsync == CONFIG_FSYNC_ALWAYS);
+	service_sync(s, replied && service_config(s)->fsync == CONFIG_FSYNC_ALWAYS);
 }
 
 void commands_gone(void *service, struct control_client *cl)

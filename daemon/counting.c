@@ -203,6 +203,11 @@ const struct filter *counting_filter(const struct counting *c)
 	return c->filter;
 }
 
+int counting_set_simd(struct counting *c, enum simd_level level)
+{
+	return filter_set_simd(c->filter, level);
+}
+
 struct filter *counting_derive(const struct counting *c)
 {
 	struct filter *f = filter_new(&c->params, &c->filter->key, NULL, 0);

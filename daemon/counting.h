@@ -69,6 +69,9 @@ void counting_rebuild(struct counting *c, const struct hash128 *hashes, uint8_t 
 /* The bit filter, equal to (counter != 0); owned by c. */
 const struct filter *counting_filter(const struct counting *c);
 
+/* The SIMD level of the bit filter's queries (filter_set_simd): 0, or -1 where the CPU lacks it. */
+int counting_set_simd(struct counting *c, enum simd_level level);
+
 /* A new filter derived from the counters (counter != 0 -> 1); caller frees. */
 struct filter *counting_derive(const struct counting *c);
 

@@ -53,7 +53,7 @@ static void on_stop_signal(evutil_socket_t sig, short what, void *arg)
 	(void)what;
 	notify_stopping();
 	log_info("%s: stopping", strsignal((int)sig));
-	event_base_loopbreak(s->base);
+	event_base_loopbreak(service_base(s));
 }
 
 static void on_reload_signal(evutil_socket_t sig, short what, void *arg)
@@ -176,7 +176,7 @@ static void say_ready(const struct service *s, const struct plan *p)
 	else if (p->one_shot)
 		snprintf(status, sizeof(status), "replaying %zu files", p->nfiles);
 	else
-		snprintf(status, sizeof(status), "waiting for commands on %s", s->cfg->socket);
+		snprintf(status, sizeof(status), "waiting for commands on %s", service_config(s)->socket);
 	notify_ready(status);
 }
 
@@ -188,43 +188,48 @@ static int run(struct service *s, const struct plan *p)
 	event_callback_fn handlers[4] = { on_stop_signal, on_stop_signal, on_reload_signal, on_reopen_signal };
 	char err[256];
 
+	struct event_base *base = service_base(s);
+
 	for (int i = 0; i < 4; i++) {
-		sigs[i] = evsignal_new(s->base, signals[i], handlers[i], s);
+		sigs[i] = evsignal_new(base, signals[i], handlers[i], s);
 		event_add(sigs[i], NULL);
 	}
-	s->one_shot = p->one_shot;
+	service_set_one_shot(s, p->one_shot);
 	for (size_t i = 0; i < p->nfiles; i++)
 		if (service_replay(s, p->files[i], 0, err, sizeof(err)) < 0) {
 			log_error("%s", err);
-			s->exit_code = 1;
+			service_fail(s);
 		}
 	if (p->interface && service_capture_live(s, p->interface) < 0)
-		s->exit_code = 1;
+		service_fail(s);
 	else if (!p->one_shot && !p->interface)
-		log_info("waiting for commands on %s", s->cfg->socket);
-	bool dropped = drop_privileges(s->cfg) == 0;
+		log_info("waiting for commands on %s", service_config(s)->socket);
+	bool dropped = drop_privileges(service_config(s)) == 0;
 	if (dropped)
 		say_ready(s, p);
 	else
-		s->exit_code = 1;
-	watchdog = notify_watchdog_start(s->base);
-	if (dropped && (s->exit_code == 0 || p->one_shot)) /* one bad file: the others still run */
-		event_base_dispatch(s->base);
+		service_fail(s);
+	watchdog = notify_watchdog_start(base);
+	if (dropped && (service_exit_code(s) == 0 || p->one_shot)) /* one bad file: the others still run */
+		event_base_dispatch(base);
 	if (watchdog)
 		event_free(watchdog);
-	if (p->one_shot)
+	if (p->one_shot) {
 		print_stats(s);
-	else if (s->live)
-		log_info("stopped: %llu packets, %llu matched", (unsigned long long)s->engine.stats.packets,
-			 (unsigned long long)s->engine.stats.matched_packets);
+	} else if (service_is_live(s)) {
+		uint64_t packets, matched;
+		service_counts(s, &packets, &matched);
+		log_info("stopped: %llu packets, %llu matched", (unsigned long long)packets,
+			 (unsigned long long)matched);
+	}
 	for (int i = 0; i < 4; i++)
 		event_free(sigs[i]);
-	return s->exit_code;
+	return service_exit_code(s);
 }
 
 int main(int argc, char **argv)
 {
-	struct service s = { 0 };
+	struct service *s = service_new();
 	struct options o = { 0 };
 	struct config *cfg;
 	struct event_base *base = NULL;
@@ -233,9 +238,10 @@ int main(int argc, char **argv)
 	int rc = 1;
 
 	signal(SIGPIPE, SIG_IGN);
-	if (parse_options(argc, argv, &o) < 0) {
+	if (s == NULL || parse_options(argc, argv, &o) < 0) {
+		service_free(s);
 		free(o.files);
-		return 2;
+		return s ? 2 : 1;
 	}
 	if ((cfg = config_load(o.config, report_problem, &problems)) == NULL)
 		goto out;
@@ -243,7 +249,7 @@ int main(int argc, char **argv)
 	struct plan p = plan_of(&o, cfg);
 	bool use_socket = cfg->socket && (!p.one_shot || cfg->socket_set);
 	bool use_store = cfg->store_dir && (!p.one_shot || cfg->store_set);
-	if (service_load(&s, cfg, use_store, o.check_only, listed) < 0)
+	if (service_load(s, cfg, use_store, o.check_only, listed) < 0)
 		goto out;
 	if (o.check_only) {
 		struct preflight_plan pp = { .interface = p.interface, .files = p.files, .nfiles = p.nfiles,
@@ -263,7 +269,7 @@ int main(int argc, char **argv)
 	struct control_options co = {
 		.path = cfg->socket, .group = cfg->group, .max_clients = cfg->max_clients,
 		.idle_timeout = cfg->idle_timeout, .line = commands_line, .burst = commands_burst,
-		.gone = commands_gone, .ctx = &s,
+		.gone = commands_gone, .ctx = s,
 	};
 	char err[512];
 	if (use_socket && preflight_socket_dir(cfg->socket, cfg->user, err, sizeof(err)) < 0) {
@@ -274,11 +280,10 @@ int main(int argc, char **argv)
 		log_error("cannot start the event loop");
 		goto out;
 	}
-	if (service_start(&s, base, use_socket ? &co : NULL) == 0)
-		rc = run(&s, &p);
+	if (service_start(s, base, use_socket ? &co : NULL) == 0)
+		rc = run(s, &p);
 out:
-	service_stop(&s);
-	config_free(s.cfg);
+	service_free(s); /* the configuration with it, once service_load took it */
 	if (base)
 		event_base_free(base);
 	free(o.files);

@@ -1,4 +1,4 @@
-/* persist.c - durable state: snapshot files and the journal of changes since. */
+/* persist.c - durable state: snapshot files, and the byte and file helpers the journal shares. */
 #include "persist.h"
 
 #include <errno.h>
@@ -11,26 +11,17 @@
 #include <xxhash.h>
 
 #include "error.h"
-
-#define SNAPSHOT_MAGIC "BLOOMDSN"
-#define JOURNAL_MAGIC "BLOOMDJN"
-#define MAGIC_LEN 8
-#define FILTER_RECORD (4 + 8 + HASH_SECRET_SIZE)
-#define SNAPSHOT_HEADER (MAGIC_LEN + 4 + 8 + 4 + 4 + 2 * FILTER_RECORD + 8)
-#define JOURNAL_HEADER (MAGIC_LEN + 4 + 8 + 8)
-#define RECORD_FIXED (1 + 1 + 2 + 8)   /* op, kind, key length, expiry */
-#define RECORD_MAX_BODY (RECORD_FIXED + ENTRY_MAX_KEY)
-#define ENTRY_FIXED (1 + 1 + 2 + 8)    /* kind, group, key length, expiry */
+#include "persist_io.h"
 
 /* ---- little-endian bytes ---- */
 
-static void put_le(uint8_t *p, uint64_t v, int n)
+void persist_put_le(uint8_t *p, uint64_t v, int n)
 {
 	for (int i = 0; i < n; i++)
 		p[i] = (uint8_t)(v >> (8 * i));
 }
 
-static uint64_t get_le(const uint8_t *p, int n)
+uint64_t persist_get_le(const uint8_t *p, int n)
 {
 	uint64_t v = 0;
 
@@ -39,12 +30,7 @@ static uint64_t get_le(const uint8_t *p, int n)
 	return v;
 }
 
-struct buf {
-	uint8_t *p;
-	size_t len, cap;
-};
-
-static int buf_reserve(struct buf *b, size_t more)
+int persist_buf_reserve(struct buf *b, size_t more)
 {
 	size_t cap = b->cap ? b->cap : 4096;
 
@@ -60,13 +46,13 @@ static int buf_reserve(struct buf *b, size_t more)
 	return 0;
 }
 
-static void buf_put(struct buf *b, uint64_t v, int n)
+void persist_buf_put(struct buf *b, uint64_t v, int n)
 {
-	put_le(b->p + b->len, v, n);
+	persist_put_le(b->p + b->len, v, n);
 	b->len += (size_t)n;
 }
 
-static void buf_bytes(struct buf *b, const void *p, size_t n)
+void persist_buf_bytes(struct buf *b, const void *p, size_t n)
 {
 	memcpy(b->p + b->len, p, n);
 	b->len += n;
@@ -74,12 +60,12 @@ static void buf_bytes(struct buf *b, const void *p, size_t n)
 
 /* ---- files ---- */
 
-static void path_join(char *out, size_t outlen, const char *dir, const char *name)
+void persist_path_join(char *out, size_t outlen, const char *dir, const char *name)
 {
 	snprintf(out, outlen, "%s/%s", dir, name);
 }
 
-static int write_all(int fd, const uint8_t *p, size_t n)
+int persist_write_all(int fd, const uint8_t *p, size_t n)
 {
 	while (n > 0) {
 		ssize_t w = write(fd, p, n);
@@ -93,7 +79,7 @@ static int write_all(int fd, const uint8_t *p, size_t n)
 	return 0;
 }
 
-static int fsync_dir(const char *dir)
+int persist_fsync_dir(const char *dir)
 {
 	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	int rc;
@@ -106,17 +92,17 @@ static int fsync_dir(const char *dir)
 }
 
 /* The whole file in memory; -1 with errno (ENOENT: no file). */
-static int read_file(const char *path, struct buf *b)
+int persist_read_file(const char *path, struct buf *b)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	struct stat st;
 
 	if (fd < 0)
 		return -1;
-	if (fstat(fd, &st) < 0 || buf_reserve(b, (size_t)st.st_size + 1) < 0)
+	if (fstat(fd, &st) < 0 || persist_buf_reserve(b, (size_t)st.st_size + 1) < 0)
 		goto fail;
 	for (;;) {
-		if (buf_reserve(b, 65536) < 0)
+		if (persist_buf_reserve(b, 65536) < 0)
 			goto fail;
 		ssize_t r = read(fd, b->p + b->len, b->cap - b->len);
 		if (r < 0 && errno == EINTR)
@@ -135,7 +121,7 @@ fail:
 }
 
 /* Whether (kind, key) is something entry_parse could have produced. */
-static bool entry_valid(unsigned kind, const uint8_t *key, size_t len)
+bool persist_entry_valid(unsigned kind, const uint8_t *key, size_t len)
 {
 	switch (kind) {
 	case ENTRY_ADDR: return len == 4 || len == 16;
@@ -160,10 +146,10 @@ static void header_encode(const struct persist_header *h, uint8_t *p)
 {
 	memcpy(p, SNAPSHOT_MAGIC, MAGIC_LEN);
 	p += MAGIC_LEN;
-	put_le(p, PERSIST_VERSION, 4);
-	put_le(p + 4, h->generation, 8);
-	put_le(p + 12, h->window, 4);
-	put_le(p + 16, h->algo, 4);
+	persist_put_le(p, PERSIST_VERSION, 4);
+	persist_put_le(p + 4, h->generation, 8);
+	persist_put_le(p + 12, h->window, 4);
+	persist_put_le(p + 16, h->algo, 4);
 	p += 20;
 	for (int i = 0; i < 2; i++, p += FILTER_RECORD) {
 		const struct persist_filter *f = &h->filter[i];
@@ -171,10 +157,10 @@ static void header_encode(const struct persist_header *h, uint8_t *p)
 		p[1] = (uint8_t)f->params.layout;
 		p[2] = (uint8_t)f->params.choices;
 		p[3] = (uint8_t)f->params.hashes;
-		put_le(p + 4, f->params.bits, 8);
+		persist_put_le(p + 4, f->params.bits, 8);
 		memcpy(p + 12, f->key.secret, HASH_SECRET_SIZE);
 	}
-	put_le(p, h->entries, 8);
+	persist_put_le(p, h->entries, 8);
 }
 
 /* The writer's stream is its own: unlocked writes (a million entries, a lock each, cost 40%). */
@@ -196,8 +182,8 @@ struct snapshot_writer *snapshot_begin(const char *dir, const struct persist_hea
 		goto fail;
 	}
 	snprintf(w->dir, sizeof(w->dir), "%s", dir);
-	path_join(w->tmp, sizeof(w->tmp), dir, "snapshot.tmp");
-	path_join(w->final, sizeof(w->final), dir, "snapshot");
+	persist_path_join(w->tmp, sizeof(w->tmp), dir, "snapshot.tmp");
+	persist_path_join(w->final, sizeof(w->final), dir, "snapshot");
 	int fd = open(w->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0 || (w->f = fdopen(fd, "wb")) == NULL) {
 		error_set(err, errlen, "%s: %s", w->tmp, strerror(errno));
@@ -225,8 +211,8 @@ int snapshot_put(struct snapshot_writer *w, const struct entry *e, unsigned grou
 
 	record[0] = (uint8_t)e->kind;
 	record[1] = (uint8_t)group;
-	put_le(record + 2, e->len, 2);
-	put_le(record + 4, expiry, 8);
+	persist_put_le(record + 2, e->len, 2);
+	persist_put_le(record + 4, expiry, 8);
 	memcpy(record + ENTRY_FIXED, e->key, e->len);
 	writer_out(w, record, ENTRY_FIXED + e->len);
 	w->entries++;
@@ -250,9 +236,9 @@ static int snapshot_finish(struct snapshot_writer *w)
 {
 	uint8_t count[8], sum[8];
 
-	put_le(count, w->entries, 8);
+	persist_put_le(count, w->entries, 8);
 	XXH3_64bits_update(w->sum, count, 8);
-	put_le(sum, XXH3_64bits_digest(w->sum), 8);
+	persist_put_le(sum, XXH3_64bits_digest(w->sum), 8);
 	if (w->failed || fwrite(sum, 1, 8, w->f) != 8 ||
 	    fseek(w->f, SNAPSHOT_HEADER - 8, SEEK_SET) < 0 || fwrite(count, 1, 8, w->f) != 8 ||
 	    fflush(w->f) != 0 || fsync(fileno(w->f)) < 0)
@@ -269,7 +255,7 @@ int snapshot_commit(struct snapshot_writer *w, char *err, size_t errlen)
 		snapshot_abort(w);
 		return -1;
 	}
-	if (fclose(w->f) != 0 || rename(w->tmp, w->final) < 0 || fsync_dir(w->dir) < 0) {
+	if (fclose(w->f) != 0 || rename(w->tmp, w->final) < 0 || persist_fsync_dir(w->dir) < 0) {
 		error_set(err, errlen, "%s: %s", w->final, strerror(errno));
 		unlink(w->tmp);
 		rc = -1;
@@ -304,7 +290,7 @@ uint64_t persist_snapshot_checksum(const uint8_t *file, size_t len)
 
 static bool snapshot_sum_ok(const struct buf *b)
 {
-	return persist_snapshot_checksum(b->p, b->len) == get_le(b->p + b->len - 8, 8);
+	return persist_snapshot_checksum(b->p, b->len) == persist_get_le(b->p + b->len - 8, 8);
 }
 
 static int header_decode(const struct buf *b, struct persist_header *h, const char *path,
@@ -318,7 +304,7 @@ static int header_decode(const struct buf *b, struct persist_header *h, const ch
 			  b->len < SNAPSHOT_HEADER + 8 ? "too short" : "bad magic");
 		return -1;
 	}
-	if ((version = get_le(p, 4)) != PERSIST_VERSION) {
+	if ((version = persist_get_le(p, 4)) != PERSIST_VERSION) {
 		error_set(err, errlen, "%s: snapshot format version %llu is not supported (this bloomd reads version %d)",
 			  path, (unsigned long long)version, PERSIST_VERSION);
 		return -1;
@@ -327,15 +313,15 @@ static int header_decode(const struct buf *b, struct persist_header *h, const ch
 		error_set(err, errlen, "%s: checksum mismatch: the snapshot is corrupt", path);
 		return -1;
 	}
-	h->generation = get_le(p + 4, 8);
-	h->window = (unsigned)get_le(p + 12, 4);
-	h->algo = (enum hash_algo)get_le(p + 16, 4);
+	h->generation = persist_get_le(p + 4, 8);
+	h->window = (unsigned)persist_get_le(p + 12, 4);
+	h->algo = (enum hash_algo)persist_get_le(p + 16, 4);
 	p += 20;
 	for (int i = 0; i < 2; i++, p += FILTER_RECORD) {
 		struct persist_filter *f = &h->filter[i];
 		f->present = p[0] != 0;
 		f->params = (struct filter_params){ .layout = p[1], .choices = p[2], .hashes = p[3],
-						    .bits = get_le(p + 4, 8) };
+						    .bits = persist_get_le(p + 4, 8) };
 		f->key.algo = h->algo;
 		memcpy(f->key.secret, p + 12, HASH_SECRET_SIZE);
 		if (f->present && filter_params_check(&f->params, NULL, 0) < 0) {
@@ -343,7 +329,7 @@ static int header_decode(const struct buf *b, struct persist_header *h, const ch
 			return -1;
 		}
 	}
-	h->entries = get_le(p, 8);
+	h->entries = persist_get_le(p, 8);
 	return 0;
 }
 
@@ -358,12 +344,12 @@ static int entries_decode(const struct buf *b, const struct persist_header *h, p
 			goto bad;
 		const uint8_t *p = b->p + at;
 		e.kind = p[0];
-		e.len = (uint16_t)get_le(p + 2, 2);
+		e.len = (uint16_t)persist_get_le(p + 2, 2);
 		if (end - at - ENTRY_FIXED < e.len || p[1] >= FILTER_MAX_CHOICES ||
-		    !entry_valid(p[0], p + ENTRY_FIXED, e.len))
+		    !persist_entry_valid(p[0], p + ENTRY_FIXED, e.len))
 			goto bad;
 		memcpy(e.key, p + ENTRY_FIXED, e.len);
-		if (cb(ctx, &e, p[1], get_le(p + 4, 8)) < 0)
+		if (cb(ctx, &e, p[1], persist_get_le(p + 4, 8)) < 0)
 			return -1;
 		at += ENTRY_FIXED + e.len;
 	}
@@ -382,8 +368,8 @@ int snapshot_read(const char *dir, struct persist_header *h, persist_entry_cb cb
 	int rc;
 
 	memset(h, 0, sizeof(*h));
-	path_join(path, sizeof(path), dir, "snapshot");
-	if (read_file(path, &b) < 0) {
+	persist_path_join(path, sizeof(path), dir, "snapshot");
+	if (persist_read_file(path, &b) < 0) {
 		free(b.p);
 		if (errno == ENOENT)
 			return 1;
@@ -395,246 +381,4 @@ int snapshot_read(const char *dir, struct persist_header *h, persist_entry_cb cb
 		rc = entries_decode(&b, h, cb, ctx, path, err, errlen);
 	free(b.p);
 	return rc;
-}
-
-/* ---- journal ---- */
-
-struct journal {
-	char dir[4096], path[4096];
-	int fd;
-	struct buf queue;
-	uint64_t records, bytes;
-	bool unsynced;
-	int next_fd;               /* a prepared journal.tmp, or -1 */
-};
-
-int journal_prepare(struct journal *j, uint64_t gen, char *err, size_t errlen)
-{
-	char tmp[4200];
-	uint8_t h[JOURNAL_HEADER];
-
-	memcpy(h, JOURNAL_MAGIC, MAGIC_LEN);
-	put_le(h + MAGIC_LEN, PERSIST_VERSION, 4);
-	put_le(h + MAGIC_LEN + 4, gen, 8);
-	put_le(h + MAGIC_LEN + 12, XXH3_64bits(h, MAGIC_LEN + 12), 8);
-	snprintf(tmp, sizeof(tmp), "%s.tmp", j->path);
-	if (j->next_fd >= 0)
-		close(j->next_fd);
-	/* O_APPEND now: the same descriptor appends to the journal once it is renamed into place. */
-	j->next_fd = open(tmp, O_WRONLY | O_APPEND | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (j->next_fd < 0 || write_all(j->next_fd, h, sizeof(h)) < 0 || fsync(j->next_fd) < 0) {
-		error_set(err, errlen, "%s: %s", tmp, strerror(errno));
-		if (j->next_fd >= 0) {
-			close(j->next_fd);
-			unlink(tmp);
-		}
-		j->next_fd = -1;
-		return -1;
-	}
-	return 0;
-}
-
-int journal_switch(struct journal *j, char *err, size_t errlen)
-{
-	char tmp[4200];
-
-	snprintf(tmp, sizeof(tmp), "%s.tmp", j->path);
-	if (j->next_fd < 0 || rename(tmp, j->path) < 0 || fsync_dir(j->dir) < 0) {
-		error_set(err, errlen, "%s: %s", j->path, j->next_fd < 0 ? "no journal prepared" : strerror(errno));
-		return -1;
-	}
-	if (j->fd >= 0)
-		close(j->fd);
-	j->fd = j->next_fd;
-	j->next_fd = -1;
-	j->queue.len = 0; /* what was queued is in the snapshot just committed */
-	j->records = 0;
-	j->bytes = JOURNAL_HEADER;
-	j->unsynced = false;
-	return 0;
-}
-
-/* A fresh journal for gen, renamed over the old one. */
-static int journal_create(struct journal *j, uint64_t gen, char *err, size_t errlen)
-{
-	if (journal_prepare(j, gen, err, errlen) < 0)
-		return -1;
-	return journal_switch(j, err, errlen);
-}
-
-/* Replay the records of b; *valid: where the good records end. */
-static int journal_replay(const struct buf *b, size_t *valid, journal_record_cb cb, void *ctx,
-			  struct journal *j, char *err, size_t errlen)
-{
-	static struct entry e;
-	size_t at = JOURNAL_HEADER;
-
-	while (at < b->len) {
-		const uint8_t *p = b->p + at;
-		size_t left = b->len - at;
-		if (left < 4)
-			break; /* torn length */
-		size_t body = (size_t)get_le(p, 4);
-		if (body < RECORD_FIXED || body > RECORD_MAX_BODY) {
-			error_set(err, errlen, "%s: corrupt record at offset %zu (length %zu)", j->path, at, body);
-			return -1;
-		}
-		if (left < 4 + body + 8)
-			break; /* torn body */
-		if (XXH3_64bits(p, 4 + body) != get_le(p + 4 + body, 8)) {
-			if (left == 4 + body + 8)
-				break; /* the last record, half written */
-			error_set(err, errlen, "%s: checksum mismatch in the record at offset %zu", j->path, at);
-			return -1;
-		}
-		const uint8_t *r = p + 4;
-		e.kind = r[1];
-		e.len = (uint16_t)get_le(r + 2, 2);
-		if ((r[0] != PERSIST_ADD && r[0] != PERSIST_DEL) || body != (size_t)RECORD_FIXED + e.len ||
-		    !entry_valid(r[1], r + RECORD_FIXED, e.len)) {
-			error_set(err, errlen, "%s: invalid record at offset %zu", j->path, at);
-			return -1;
-		}
-		memcpy(e.key, r + RECORD_FIXED, e.len);
-		if (cb(ctx, (enum persist_op)r[0], &e, get_le(r + 4, 8)) < 0)
-			return -1;
-		j->records++;
-		at += 4 + body + 8;
-	}
-	*valid = at;
-	return 0;
-}
-
-/* Check the header; 1: older than gen (to be replaced). */
-static int journal_header(const struct buf *b, uint64_t gen, const char *path, char *err,
-			  size_t errlen)
-{
-	if (b->len < JOURNAL_HEADER || memcmp(b->p, JOURNAL_MAGIC, MAGIC_LEN) != 0 ||
-	    XXH3_64bits(b->p, MAGIC_LEN + 12) != get_le(b->p + MAGIC_LEN + 12, 8)) {
-		error_set(err, errlen, "%s: not a bloomd journal, or its header is corrupt", path);
-		return -1;
-	}
-	uint64_t version = get_le(b->p + MAGIC_LEN, 4), jgen = get_le(b->p + MAGIC_LEN + 4, 8);
-	if (version != PERSIST_VERSION) {
-		error_set(err, errlen, "%s: journal format version %llu is not supported", path,
-			  (unsigned long long)version);
-		return -1;
-	}
-	if (jgen > gen) {
-		error_set(err, errlen, "%s: journal of generation %llu follows a snapshot that is missing (the snapshot is generation %llu)",
-			  path, (unsigned long long)jgen, (unsigned long long)gen);
-		return -1;
-	}
-	return jgen < gen;
-}
-
-struct journal *journal_open(const char *dir, uint64_t gen, journal_record_cb cb, void *ctx,
-			     bool *dropped, char *err, size_t errlen)
-{
-	struct journal *j = calloc(1, sizeof(*j));
-	struct buf b = { 0 };
-	size_t valid = 0;
-	int stale = 1;
-
-	*dropped = false;
-	if (j == NULL) {
-		error_set(err, errlen, "out of memory for the journal");
-		return NULL;
-	}
-	j->fd = j->next_fd = -1;
-	snprintf(j->dir, sizeof(j->dir), "%s", dir);
-	path_join(j->path, sizeof(j->path), dir, "journal");
-	if (read_file(j->path, &b) < 0 && errno != ENOENT) {
-		error_set(err, errlen, "%s: %s", j->path, strerror(errno));
-		goto fail;
-	}
-	if (b.p && (stale = journal_header(&b, gen, j->path, err, errlen)) < 0)
-		goto fail;
-	if (stale) {
-		if (journal_create(j, gen, err, errlen) < 0)
-			goto fail;
-	} else {
-		if (journal_replay(&b, &valid, cb, ctx, j, err, errlen) < 0)
-			goto fail;
-		j->fd = open(j->path, O_WRONLY | O_APPEND | O_CLOEXEC);
-		if (j->fd < 0 || (valid < b.len && (ftruncate(j->fd, (off_t)valid) < 0 || fsync(j->fd) < 0))) {
-			error_set(err, errlen, "%s: %s", j->path, strerror(errno));
-			goto fail;
-		}
-		*dropped = valid < b.len;
-		j->bytes = valid;
-	}
-	free(b.p);
-	return j;
-fail:
-	free(b.p);
-	journal_close(j);
-	return NULL;
-}
-
-void journal_close(struct journal *j)
-{
-	if (j == NULL)
-		return;
-	if (j->fd >= 0)
-		close(j->fd);
-	if (j->next_fd >= 0)
-		close(j->next_fd);
-	free(j->queue.p);
-	free(j);
-}
-
-int journal_append(struct journal *j, enum persist_op op, const struct entry *e, uint64_t expiry)
-{
-	size_t body = RECORD_FIXED + e->len;
-	struct buf *q = &j->queue;
-
-	if (buf_reserve(q, 4 + body + 8) < 0)
-		return -1;
-	uint8_t *start = q->p + q->len;
-	buf_put(q, body, 4);
-	buf_put(q, op, 1);
-	buf_put(q, e->kind, 1);
-	buf_put(q, e->len, 2);
-	buf_put(q, expiry, 8);
-	buf_bytes(q, e->key, e->len);
-	buf_put(q, XXH3_64bits(start, 4 + body), 8);
-	j->records++;
-	return 0;
-}
-
-int journal_flush(struct journal *j, bool sync, char *err, size_t errlen)
-{
-	if (j->queue.len) {
-		if (write_all(j->fd, j->queue.p, j->queue.len) < 0) {
-			error_set(err, errlen, "%s: %s", j->path, strerror(errno));
-			return -1;
-		}
-		j->bytes += j->queue.len;
-		j->queue.len = 0;
-		j->unsynced = true;
-	}
-	if (sync && j->unsynced) {
-		if (fdatasync(j->fd) < 0) {
-			error_set(err, errlen, "%s: fsync: %s", j->path, strerror(errno));
-			return -1;
-		}
-		j->unsynced = false;
-	}
-	return 0;
-}
-
-uint64_t journal_records(const struct journal *j)
-{
-	return j->records;
-}
-
-uint64_t journal_bytes(const struct journal *j)
-{
-	return j->bytes + j->queue.len;
-}
-
-bool journal_unsynced(const struct journal *j)
-{
-	return j->unsynced || j->queue.len > 0;
 }

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "error.h"
 
 /*
@@ -47,14 +48,6 @@ struct rebuild {
 	int run_rc;                /* written by the worker before its byte */
 	char run_err[256];
 };
-
-static double since_ms(const struct timespec *t0)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)(t.tv_sec - t0->tv_sec) * 1e3 + (double)(t.tv_nsec - t0->tv_nsec) / 1e6;
-}
 
 static void rebuild_free(struct rebuild *r)
 {
@@ -109,7 +102,7 @@ static int start_thread(struct rebuild *r, enum rebuild_stage stage, char *err, 
 
 static void finish(struct rebuild *r)
 {
-	r->result.seconds = since_ms(&r->started) / 1e3;
+	r->result.seconds = clock_since_ms(&r->started) / 1e3;
 	r->done(r->ctx, &r->result);
 	rebuild_free(r);
 }
@@ -122,7 +115,7 @@ static void begin(struct rebuild *r)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	r->job = matcher_rebuild_begin(r->m, r->job, r->rounds, NULL, r->result.error,
 				       sizeof(r->result.error));
-	r->result.stall_ms += since_ms(&t0);
+	r->result.stall_ms += clock_since_ms(&t0);
 	if (r->job == NULL || start_thread(r, STAGE_RUN, r->result.error, sizeof(r->result.error)) < 0) {
 		if (r->job)
 			matcher_rebuild_free(r->m, r->job);
@@ -146,7 +139,7 @@ static void settle(struct rebuild *r)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if (r->catch_ups < MAX_CATCH_UPS) {
 		size_t moved = matcher_rebuild_catch_up(r->m, r->job);
-		r->result.stall_ms += since_ms(&t0);
+		r->result.stall_ms += clock_since_ms(&t0);
 		if (moved > 0) {
 			r->catch_ups += moved >= CATCH_UP_MIN ? 1 : MAX_CATCH_UPS;
 			if (start_thread(r, STAGE_APPLY, r->result.error, sizeof(r->result.error)) == 0)
@@ -160,7 +153,7 @@ static void settle(struct rebuild *r)
 	}
 	r->result.ok = matcher_rebuild_finish(r->m, r->job, r->result.error, sizeof(r->result.error)) == 0;
 	r->job = NULL;
-	r->result.stall_ms += since_ms(&t0);
+	r->result.stall_ms += clock_since_ms(&t0);
 	finish(r);
 }
 

@@ -28,49 +28,11 @@
  * has grown past journal_max.
  */
 
-struct replay_item {
-	char *path;
-	uint64_t waiter;           /* control client waiting for it (control_hold id), or 0 */
-	struct replay_item *next;
-};
+struct service;
 
-struct service {
-	struct config *cfg;
-	struct matcher *matcher;
-	struct events *events;
-	struct event_base *base;
-	struct engine engine;
-	bool one_shot;             /* exit when the replay queue is empty */
-	int exit_code;
-	json_t *sources;           /* per replayed source: name, packets, error */
-
-	struct replay_item *queue, *queue_tail, *current;
-	struct capture *replaying;
-	uint64_t current_packets;  /* of the file just finished */
-	char current_error[512];
-	uint64_t replay_matched_before;
-	struct timespec last_batch;
-	double replay_max_gap_ms;
-	struct capture *live;
-
-	struct journal *journal;   /* NULL: no durable state */
-	uint64_t generation;
-	bool journal_stale;        /* a snapshot went in but its journal did not: changes refused */
-	bool restored;             /* the filters came from a snapshot */
-	struct ttl *ttl;
-	time_t started;
-
-	struct rebuild *rebuild;
-	uint64_t rebuild_waiter;
-	uint64_t rebuilds;
-	struct rebuild_result last_rebuild;
-
-	struct control *control;
-	struct event *housekeeping;
-	time_t problems_reported;  /* the last warning about malformed or dropped packets */
-	uint64_t problems_seen[PACKET_STATUS_COUNT], drops_seen;
-	bool stopping;
-};
+/* A service with nothing loaded (NULL without memory); service_free stops it first if need be. */
+struct service *service_new(void);
+void service_free(struct service *s);
 
 /*
  * Load the state (snapshot, journal) and the entry lists of cfg and build
@@ -116,5 +78,27 @@ int service_reopen(struct service *s, char *err, size_t errlen);
 
 /* Everything stats reports, as one object (caller owns it). */
 json_t *service_stats(struct service *s);
+
+/* ---- what the rest of the daemon reads of it ---- */
+
+/* The running configuration (a reload may replace it). */
+const struct config *service_config(const struct service *s);
+struct event_base *service_base(const struct service *s);
+/* Whether e is an entry; *filter_says: whether the filter alone says so; *expiry: 0 or when it goes. */
+bool service_lookup(const struct service *s, const struct entry *e, bool *filter_says, uint64_t *expiry);
+/* Every entry (of kind only, or all for 0), as matcher_foreach. */
+int service_foreach(const struct service *s, enum entry_kind only, match_entry_cb cb, void *ctx);
+/* The offline rounds a rebuild makes; the snapshot generation. */
+unsigned service_rounds(const struct service *s);
+uint64_t service_generation(const struct service *s);
+/* Packets seen and packets matched, all sources together. */
+void service_counts(const struct service *s, uint64_t *packets, uint64_t *matched);
+bool service_is_live(const struct service *s);
+
+/* Exit when the replay queue is empty (one-shot -r runs). */
+void service_set_one_shot(struct service *s, bool one_shot);
+/* The process's exit status so far; service_fail sets it to 1. */
+int service_exit_code(const struct service *s);
+void service_fail(struct service *s);
 
 #endif

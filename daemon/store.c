@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arena.h"
+
 #define MIN_SLOTS 16
 
 struct store *store_new(void)
@@ -29,7 +31,7 @@ void store_free(struct store *s)
 	free(s->hashes);
 	free(s->groups);
 	free(s->items);
-	free(s->arena);
+	arena_free(&s->arena);
 	free(s->slots);
 	free(s);
 }
@@ -57,7 +59,7 @@ static bool entry_is(const struct store *s, size_t i, struct hash128 h, uint8_t 
 	const struct store_item *it = &s->items[i];
 
 	return s->hashes[i].lo == h.lo && s->hashes[i].hi == h.hi && it->kind == kind &&
-	       it->len == len && memcmp(s->arena + it->offset, bytes, len) == 0;
+	       it->len == len && memcmp(s->arena.bytes + it->offset, bytes, len) == 0;
 }
 
 /* The slot holding entry i, which must be present. */
@@ -107,46 +109,17 @@ static int slots_grow(struct store *s)
 	return 0;
 }
 
-static int grow_array(void **p, size_t n, size_t size)
-{
-	void *q = realloc(*p, n * size);
-
-	if (q == NULL)
-		return -1;
-	*p = q;
-	return 0;
-}
-
 static int entries_reserve(struct store *s)
 {
-	size_t n;
+	const struct array_spec arrays[] = {
+		{ (void **)&s->hashes, sizeof(*s->hashes) },
+		{ (void **)&s->groups, sizeof(*s->groups) },
+		{ (void **)&s->items, sizeof(*s->items) },
+	};
 
-	if (s->count < s->cap)
-		return 0;
-	if (s->cap >= UINT32_MAX - 1)
+	if (s->count >= UINT32_MAX - 1)
 		return -1;
-	n = s->cap ? s->cap * 2 : 64;
-	if (grow_array((void **)&s->hashes, n, sizeof(*s->hashes)) < 0 ||
-	    grow_array((void **)&s->groups, n, sizeof(*s->groups)) < 0 ||
-	    grow_array((void **)&s->items, n, sizeof(*s->items)) < 0)
-		return -1;
-	s->cap = n;
-	return 0;
-}
-
-static int arena_reserve(struct store *s, size_t len)
-{
-	size_t n;
-
-	if (s->arena_len + len <= s->arena_cap)
-		return 0;
-	n = s->arena_cap ? s->arena_cap : 4096;
-	while (n < s->arena_len + len)
-		n *= 2;
-	if (grow_array((void **)&s->arena, n, 1) < 0)
-		return -1;
-	s->arena_cap = n;
-	return 0;
+	return arrays_grow(arrays, 3, &s->cap, s->count + 1);
 }
 
 ssize_t store_add(struct store *s, struct hash128 h, uint8_t kind, const void *bytes,
@@ -162,14 +135,13 @@ ssize_t store_add(struct store *s, struct hash128 h, uint8_t kind, const void *b
 		errno = EEXIST;
 		return -1;
 	}
-	if (entries_reserve(s) < 0 || arena_reserve(s, len) < 0 ||
-	    ((s->count + 1) * 2 > s->nslots && slots_grow(s) < 0)) {
+	int64_t offset = -1;
+	if (entries_reserve(s) < 0 || ((s->count + 1) * 2 > s->nslots && slots_grow(s) < 0) ||
+	    (offset = arena_put(&s->arena, bytes, len)) < 0) {
 		errno = ENOMEM;
 		return -1;
 	}
-	memcpy(s->arena + s->arena_len, bytes, len);
-	s->items[i] = (struct store_item){ .offset = s->arena_len, .len = (uint16_t)len, .kind = kind };
-	s->arena_len += len;
+	s->items[i] = (struct store_item){ .offset = (uint64_t)offset, .len = (uint16_t)len, .kind = kind };
 	s->hashes[i] = h;
 	s->groups[i] = group;
 	s->count++;
@@ -194,23 +166,15 @@ static void slot_delete(struct store *s, size_t hole)
 }
 
 /* Rewrite the arena without the bytes of removed entries. */
-static void arena_compact(struct store *s)
+static void compact(struct store *s)
 {
-	uint8_t *fresh = malloc(s->arena_len - s->arena_garbage + 1);
-	size_t len = 0;
+	struct arena_compaction c;
 
-	if (fresh == NULL)
+	if (!arena_compact_begin(&s->arena, &c))
 		return; /* keep the garbage; try again on a later remove */
-	for (size_t i = 0; i < s->count; i++) {
-		memcpy(fresh + len, s->arena + s->items[i].offset, s->items[i].len);
-		s->items[i].offset = len;
-		len += s->items[i].len;
-	}
-	free(s->arena);
-	s->arena = fresh;
-	s->arena_cap = s->arena_len - s->arena_garbage + 1;
-	s->arena_len = len;
-	s->arena_garbage = 0;
+	for (size_t i = 0; i < s->count; i++)
+		arena_compact_move(&s->arena, &c, &s->items[i].offset, s->items[i].len);
+	arena_compact_end(&s->arena, &c);
 }
 
 void store_remove(struct store *s, size_t i)
@@ -218,7 +182,7 @@ void store_remove(struct store *s, size_t i)
 	size_t last = s->count - 1;
 
 	slot_delete(s, slot_of(s, i));
-	s->arena_garbage += s->items[i].len;
+	arena_drop(&s->arena, s->items[i].len);
 	if (i != last) {
 		size_t slot = slot_of(s, last);
 		s->hashes[i] = s->hashes[last];
@@ -227,15 +191,15 @@ void store_remove(struct store *s, size_t i)
 		s->slots[slot] = (uint32_t)(i + 1);
 	}
 	s->count--;
-	if (s->arena_garbage > 4096 && s->arena_garbage * 2 > s->arena_len)
-		arena_compact(s);
+	if (arena_wants_compact(&s->arena))
+		compact(s);
 }
 
 void store_entry(const struct store *s, size_t i, uint8_t *kind, const uint8_t **bytes,
 		 size_t *len)
 {
 	*kind = s->items[i].kind;
-	*bytes = s->arena + s->items[i].offset;
+	*bytes = s->arena.bytes + s->items[i].offset;
 	*len = s->items[i].len;
 }
 
@@ -244,7 +208,7 @@ const struct hash128 *store_hashes(const struct store *s)
 	return s->hashes;
 }
 
-uint8_t *store_groups(struct store *s)
+uint8_t *store_groups(const struct store *s)
 {
 	return s->groups;
 }
@@ -252,5 +216,5 @@ uint8_t *store_groups(struct store *s)
 size_t store_bytes(const struct store *s)
 {
 	return sizeof(*s) + s->cap * (sizeof(*s->hashes) + sizeof(*s->groups) + sizeof(*s->items)) +
-	       s->arena_cap + s->nslots * sizeof(*s->slots);
+	       s->arena.cap + s->nslots * sizeof(*s->slots);
 }

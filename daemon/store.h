@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "arena.h"
 #include "hash.h"
 
 /*
@@ -34,8 +35,7 @@ struct store {
 	struct hash128 *hashes;
 	uint8_t *groups;
 	struct store_item *items;
-	uint8_t *arena;
-	size_t arena_len, arena_cap, arena_garbage;
+	struct arena arena;
 	uint32_t *slots;  /* entry index + 1; 0 = empty */
 	size_t nslots;    /* a power of two */
 };
@@ -66,7 +66,7 @@ void store_entry(const struct store *s, size_t i, uint8_t *kind, const uint8_t *
 		 size_t *len);
 
 const struct hash128 *store_hashes(const struct store *s);
-uint8_t *store_groups(struct store *s);
+uint8_t *store_groups(const struct store *s);
 
 /* Memory held, in bytes. */
 size_t store_bytes(const struct store *s);

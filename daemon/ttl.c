@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arena.h"
 #include "hash.h"
 #include "store.h"
 
@@ -117,21 +118,13 @@ static void item_remove(struct ttl *t, size_t index)
 
 static int grow(struct ttl *t)
 {
-	size_t cap = t->cap ? 2 * t->cap : 64;
-	uint64_t *expiry = realloc(t->expiry, cap * sizeof(*expiry));
+	const struct array_spec arrays[] = {
+		{ (void **)&t->expiry, sizeof(*t->expiry) },
+		{ (void **)&t->heap_at, sizeof(*t->heap_at) },
+		{ (void **)&t->heap, sizeof(*t->heap) },
+	};
 
-	if (expiry)
-		t->expiry = expiry;
-	size_t *heap_at = realloc(t->heap_at, cap * sizeof(*heap_at));
-	if (heap_at)
-		t->heap_at = heap_at;
-	size_t *heap = realloc(t->heap, cap * sizeof(*heap));
-	if (heap)
-		t->heap = heap;
-	if (expiry == NULL || heap_at == NULL || heap == NULL)
-		return -1;
-	t->cap = cap;
-	return 0;
+	return arrays_grow(arrays, 3, &t->cap, t->cap + 1);
 }
 
 int ttl_set(struct ttl *t, const struct entry *e, uint64_t expiry)

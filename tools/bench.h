@@ -1,10 +1,17 @@
-/* bench.h - what the benchmark commands share: time, medians, and the commands themselves. */
+/* bench.h - what the benchmark commands share (bench.c), and the commands bloombench.c runs. */
 #ifndef BLOOMD_BENCH_H
 #define BLOOMD_BENCH_H
+
+#define BENCH_PROG "bloombench"
+#define BENCH_MAX_RUNS 51 /* --runs at most */
 
 double bench_now_ns(void);
 /* Median of n values (sorts them). */
 double bench_median(double *v, unsigned n);
+
+/* bloombench filter: lookups and inserts against libbloom; bloombench hash: XXH3 against SipHash. */
+int bench_filter_cmd(int argc, char **argv);
+int bench_hash(int argc, char **argv);
 
 /* bloombench replay: bloomd's packet path against a bare pcap_dispatch loop. */
 int bench_replay(int argc, char **argv);

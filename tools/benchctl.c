@@ -17,7 +17,6 @@
 #include "ctlconn.h"
 #include "synth.h"
 
-#define PROG "bloombench"
 
 struct control_options {
 	uint64_t entries, packets;
@@ -32,7 +31,7 @@ static json_t *command(const char *sock, const char *line, bool quiet)
 	struct ctlconn c = { .fd = -1, .quiet = quiet };
 	json_t *reply = NULL;
 
-	if (ctlconn_open(&c, PROG, sock) == 0 && ctlconn_send(&c, line, strlen(line)) == 0)
+	if (ctlconn_open(&c, BENCH_PROG, sock) == 0 && ctlconn_send(&c, line, strlen(line)) == 0)
 		reply = ctlconn_reply(&c);
 	ctlconn_close(&c);
 	return reply;
@@ -82,7 +81,7 @@ static double load_list(const char *sock, const char *list, uint64_t *added)
 	size_t n;
 	double t0 = bench_now_ns(), seconds = -1;
 
-	if (f == NULL || ctlconn_open(&c, PROG, sock) < 0 || ctlconn_send(&c, "load -\n", 7) < 0)
+	if (f == NULL || ctlconn_open(&c, BENCH_PROG, sock) < 0 || ctlconn_send(&c, "load -\n", 7) < 0)
 		goto out;
 	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
 		if (ctlconn_send(&c, chunk, n) < 0)
@@ -118,7 +117,7 @@ static int rebuild_under_load(const char *sock, const char *pcap, const struct c
 	for (unsigned i = 0; i < n; i++) {
 		snprintf(line, sizeof(line), "replay %s --wait\n", pcap);
 		conns[i] = (struct ctlconn){ .fd = -1 };
-		if (ctlconn_open(&conns[i], PROG, sock) < 0 || ctlconn_send(&conns[i], line, strlen(line)) < 0)
+		if (ctlconn_open(&conns[i], BENCH_PROG, sock) < 0 || ctlconn_send(&conns[i], line, strlen(line)) < 0)
 			return -1;
 	}
 	usleep(100000); /* the replays are running */
@@ -126,7 +125,7 @@ static int rebuild_under_load(const char *sock, const char *pcap, const struct c
 	r = command(sock, line, false);
 	if (r == NULL || !json_is_true(json_object_get(r, "ok"))) {
 		const char *why = json_string_value(json_object_get(r, "error"));
-		fprintf(stderr, PROG ": control: rebuild: %s\n", why ? why : "no reply");
+		fprintf(stderr, BENCH_PROG ": control: rebuild: %s\n", why ? why : "no reply");
 		json_decref(r);
 		return -1;
 	}
@@ -158,11 +157,11 @@ static int parse(int argc, char **argv, struct control_options *o)
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
-		case 'n': rc |= cli_u64(PROG, "--entries", optarg, 1000, 100000000, &o->entries); break;
-		case 'p': rc |= cli_u64(PROG, "--packets", optarg, 1000, 100000000, &o->packets); break;
-		case 'r': rc |= cli_unsigned(PROG, "--rounds", optarg, 1, 1000, &o->rounds); break;
-		case 'R': rc |= cli_unsigned(PROG, "--runs", optarg, 1, 100, &o->runs); break;
-		case 'q': rc |= cli_unsigned(PROG, "--replays", optarg, 1, 64, &o->replays); break;
+		case 'n': rc |= cli_u64(BENCH_PROG, "--entries", optarg, 1000, 100000000, &o->entries); break;
+		case 'p': rc |= cli_u64(BENCH_PROG, "--packets", optarg, 1000, 100000000, &o->packets); break;
+		case 'r': rc |= cli_unsigned(BENCH_PROG, "--rounds", optarg, 1, 1000, &o->rounds); break;
+		case 'R': rc |= cli_unsigned(BENCH_PROG, "--runs", optarg, 1, 100, &o->runs); break;
+		case 'q': rc |= cli_unsigned(BENCH_PROG, "--replays", optarg, 1, 64, &o->replays); break;
 		case 'b': o->bloomd = optarg; break;
 		case 'j': o->json = true; break;
 		default: return -1;
@@ -202,7 +201,7 @@ int bench_control(int argc, char **argv)
 	int rc = 1;
 
 	if (parse(argc, argv, &o) < 0 || mkdtemp(dir) == NULL) {
-		fprintf(stderr, "usage: " PROG " control [--entries N] [--packets N] [--rounds R] [--runs R] [--replays Q] [--bloomd PATH] [--json]\n");
+		fprintf(stderr, "usage: " BENCH_PROG " control [--entries N] [--packets N] [--rounds R] [--runs R] [--replays Q] [--bloomd PATH] [--json]\n");
 		return 2;
 	}
 	if (o.bloomd == NULL) {
@@ -217,7 +216,7 @@ int bench_control(int argc, char **argv)
 	snprintf(pcap, sizeof(pcap), "%s/traffic.pcap", dir);
 	struct synth_random sr = { .packets = o.packets, .entries = o.entries, .seed = 7, .list = list };
 	if (synth_random_capture(pcap, &sr, err, sizeof(err)) < 0) {
-		fprintf(stderr, PROG ": control: %s\n", err);
+		fprintf(stderr, BENCH_PROG ": control: %s\n", err);
 		goto out;
 	}
 	for (unsigned r = 0; r < o.runs; r++) {
@@ -228,7 +227,7 @@ int bench_control(int argc, char **argv)
 			goto out;
 		pid_t pid = start_bloomd(o.bloomd, dir, sock);
 		if (pid < 0) {
-			fprintf(stderr, PROG ": control: cannot start %s\n", o.bloomd);
+			fprintf(stderr, BENCH_PROG ": control: cannot start %s\n", o.bloomd);
 			goto out;
 		}
 		load[r] = load_list(sock, list, &added);
@@ -236,7 +235,7 @@ int bench_control(int argc, char **argv)
 			 rebuild_under_load(sock, pcap, &o, &rebuild[r], &stall[r], &gap[r]) == 0;
 		stop_bloomd(pid);
 		if (!ok) {
-			fprintf(stderr, PROG ": control: run %u failed (%llu of %llu entries taken)\n", r,
+			fprintf(stderr, BENCH_PROG ": control: run %u failed (%llu of %llu entries taken)\n", r,
 				(unsigned long long)added, (unsigned long long)o.entries);
 			goto out;
 		}

@@ -20,8 +20,6 @@
 #include "rng.h"
 #include "synth.h"
 
-#define PROG "bloombench"
-#define MAX_RUNS 51
 
 struct path_opts {
 	uint64_t packets, entries, megabytes;
@@ -42,10 +40,10 @@ static int parse_path_opts(int argc, char **argv, struct path_opts *o)
 
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
-		case 'p': rc |= cli_u64(PROG, "--packets", optarg, 1000, 1ULL << 30, &o->packets); break;
-		case 'e': rc |= cli_u64(PROG, "--entries", optarg, 0, 1ULL << 26, &o->entries); break;
-		case 'r': rc |= cli_unsigned(PROG, "--runs", optarg, 1, MAX_RUNS, &o->runs); break;
-		case 'm': rc |= cli_u64(PROG, "--megabytes", optarg, 1, 4096, &o->megabytes); break;
+		case 'p': rc |= cli_u64(BENCH_PROG, "--packets", optarg, 1000, 1ULL << 30, &o->packets); break;
+		case 'e': rc |= cli_u64(BENCH_PROG, "--entries", optarg, 0, 1ULL << 26, &o->entries); break;
+		case 'r': rc |= cli_unsigned(BENCH_PROG, "--runs", optarg, 1, BENCH_MAX_RUNS, &o->runs); break;
+		case 'm': rc |= cli_u64(BENCH_PROG, "--megabytes", optarg, 1, 4096, &o->megabytes); break;
 		case 's': snprintf(o->sizes, sizeof(o->sizes), "%s", optarg); break;
 		case 'j': o->json = true; break;
 		case 'E': o->no_events = true; break;
@@ -56,13 +54,6 @@ static int parse_path_opts(int argc, char **argv, struct path_opts *o)
 }
 
 /* The daemon's defaults (conf/bloomd.conf). */
-struct matcher *bench_matcher(unsigned window)
-{
-	struct match_config cfg = { .layout = FILTER_BLOCKED, .choices = 2, .bits_per_entry = 16,
-				    .bits_per_window = 12, .window = window };
-	return matcher_new(&cfg, NULL, 0);
-}
-
 /* ---- replay ---- */
 
 static volatile uint64_t sink;
@@ -106,7 +97,7 @@ static void replay_done(void *ctx, struct capture *cap, const char *error)
 
 	(void)cap;
 	if (error)
-		fprintf(stderr, PROG ": replay: %s\n", error);
+		fprintf(stderr, BENCH_PROG ": replay: %s\n", error);
 	event_base_loopexit(rr->base, NULL);
 }
 
@@ -141,14 +132,14 @@ static int add_entry_cb(void *ctx, const struct entry *e, char *err, size_t errl
 static void print_problem(void *ctx, const char *message)
 {
 	(void)ctx;
-	fprintf(stderr, PROG ": %s\n", message);
+	fprintf(stderr, BENCH_PROG ": %s\n", message);
 }
 
 int bench_replay(int argc, char **argv)
 {
 	struct path_opts o = { .packets = 2000000, .entries = 100000, .runs = 5 };
 	char dir[] = "/tmp/bloombench-XXXXXX", pcap[64], list[64];
-	double bare[MAX_RUNS], ours[SIMD_LEVELS][MAX_RUNS];
+	double bare[BENCH_MAX_RUNS], ours[SIMD_LEVELS][BENCH_MAX_RUNS];
 	struct matcher *m = bench_matcher(8);
 	struct events *ev;
 
@@ -164,7 +155,7 @@ int bench_replay(int argc, char **argv)
 	char err[256];
 	if (synth_random_capture(pcap, &sr, err, sizeof(err)) < 0 ||
 	    entry_list_load(list, add_entry_cb, print_problem, m) > 0 || matcher_build(m, err, sizeof(err)) < 0) {
-		fprintf(stderr, PROG ": replay: setup failed\n");
+		fprintf(stderr, BENCH_PROG ": replay: setup failed\n");
 		return 1;
 	}
 	/* Each kernel the CPU has, interleaved with the bare loop so they share the machine's moods. */
@@ -265,7 +256,7 @@ static int bloomd_signatures(const struct sig_set *s, unsigned runs, struct scan
 	struct entry *e = malloc(sizeof(*e));
 	struct match_hit hits[MATCH_MAX_HITS];
 	struct match_filter_info fi;
-	double t[MAX_RUNS];
+	double t[BENCH_MAX_RUNS];
 
 	if (m == NULL || e == NULL)
 		return -1;
@@ -290,7 +281,7 @@ static int bloomd_signatures(const struct sig_set *s, unsigned runs, struct scan
 			}
 			t[r] = (double)(s->npayloads * PAYLOAD) / 1048576.0 / ((bench_now_ns() - t0) / 1e9);
 			if (out->matches && matches != out->matches)
-				fprintf(stderr, PROG ": the %s kernel found %llu matches, the others %llu\n",
+				fprintf(stderr, BENCH_PROG ": the %s kernel found %llu matches, the others %llu\n",
 					simd_name((enum simd_level)level), (unsigned long long)matches,
 					(unsigned long long)out->matches);
 			out->matches = matches;
@@ -323,7 +314,7 @@ static int hyperscan_signatures(const struct sig_set *s, unsigned runs, struct s
 	hs_database_t *db = NULL;
 	hs_compile_error_t *cerr = NULL;
 	hs_scratch_t *scratch = NULL;
-	double t[MAX_RUNS];
+	double t[BENCH_MAX_RUNS];
 	int rc = -1;
 
 	if (!exprs || !flags || !ids || !lens)
@@ -336,7 +327,7 @@ static int hyperscan_signatures(const struct sig_set *s, unsigned runs, struct s
 	}
 	double t0 = bench_now_ns();
 	if (hs_compile_lit_multi(exprs, flags, ids, lens, (unsigned)s->n, HS_MODE_BLOCK, NULL, &db, &cerr) != HS_SUCCESS) {
-		fprintf(stderr, PROG ": hyperscan: %s\n", cerr ? cerr->message : "compile failed");
+		fprintf(stderr, BENCH_PROG ": hyperscan: %s\n", cerr ? cerr->message : "compile failed");
 		hs_free_compile_error(cerr);
 		goto done;
 	}
@@ -391,7 +382,7 @@ int bench_signatures(int argc, char **argv)
 			return 1;
 		}
 		if (b.matches != h.matches)
-			fprintf(stderr, PROG ": signatures %llu: bloomd found %llu matches, hyperscan %llu\n",
+			fprintf(stderr, BENCH_PROG ": signatures %llu: bloomd found %llu matches, hyperscan %llu\n",
 				(unsigned long long)n, (unsigned long long)b.matches, (unsigned long long)h.matches);
 		char name[32];
 		snprintf(name, sizeof(name), "sig-%llu", (unsigned long long)n);

@@ -11,8 +11,6 @@
 #include "match.h"
 #include "rng.h"
 
-#define PROG "bloombench"
-#define MAX_RUNS 51
 #define SIG_BYTES 16
 
 /*
@@ -49,7 +47,7 @@ struct similar_result {
 static int measure(enum entry_kind kind, bool similar, uint64_t n, unsigned runs,
 		   struct similar_result *out)
 {
-	double load[MAX_RUNS], lookup[MAX_RUNS];
+	double load[BENCH_MAX_RUNS], lookup[BENCH_MAX_RUNS];
 	struct entry *e = malloc(sizeof(*e));
 	struct rng r;
 
@@ -78,7 +76,7 @@ static int measure(enum entry_kind kind, bool similar, uint64_t n, unsigned runs
 		lookup[run] = (bench_now_ns() - t0) / (double)n;
 		matcher_free(m);
 		if (found != n) {
-			fprintf(stderr, PROG ": similar: %llu of %llu entries found\n", (unsigned long long)found,
+			fprintf(stderr, BENCH_PROG ": similar: %llu of %llu entries found\n", (unsigned long long)found,
 				(unsigned long long)n);
 			return free(e), -1;
 		}
@@ -104,8 +102,8 @@ int bench_similar(int argc, char **argv)
 
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
-		case 'n': rc |= cli_u64(PROG, "--entries", optarg, 1000, 10000000, &n); break;
-		case 'r': rc |= cli_unsigned(PROG, "--runs", optarg, 1, MAX_RUNS, &runs); break;
+		case 'n': rc |= cli_u64(BENCH_PROG, "--entries", optarg, 1000, 10000000, &n); break;
+		case 'r': rc |= cli_unsigned(BENCH_PROG, "--runs", optarg, 1, BENCH_MAX_RUNS, &runs); break;
 		case 'j': json = true; break;
 		default: return 2;
 		}

@@ -165,12 +165,7 @@ static int parse_calc(int argc, char **argv, struct calc_request *rq)
 				rc = -1;
 			}
 			break;
-		case 'l':
-			if (filter_layout_parse(optarg, &rq->layout) < 0) {
-				fprintf(stderr, PROG " calc: --layout: expected classic or blocked, got '%s'\n", optarg);
-				rc = -1;
-			}
-			break;
+		case 'l': rc |= cli_layout(PROG " calc", "--layout", optarg, &rq->layout); break;
 		case 'h': usage(stdout); exit(0);
 		default: usage(stderr); return -1;
 		}

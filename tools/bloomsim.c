@@ -116,12 +116,7 @@ static int parse_args(int argc, char **argv, struct sim *sim)
 			if (opts[i].val == o)
 				name = opts[i].name;
 		switch (o) {
-		case 'l':
-			if (filter_layout_parse(optarg, &sim->params.layout) < 0) {
-				fprintf(stderr, PROG ": --layout: expected classic or blocked, got '%s'\n", optarg);
-				rc = -1;
-			}
-			break;
+		case 'l': rc |= cli_layout(PROG, "--layout", optarg, &sim->params.layout); break;
 		case 'H':
 			if (hash_algo_parse(optarg, &sim->algo) < 0) {
 				fprintf(stderr, PROG ": --hash: expected xxh3 or siphash13, got '%s'\n", optarg);

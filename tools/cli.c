@@ -51,6 +51,15 @@ int cli_double(const char *prog, const char *option, const char *text, double mi
 	return 0;
 }
 
+int cli_layout(const char *prog, const char *option, const char *text, enum filter_layout *out)
+{
+	if (filter_layout_parse(text, out) < 0) {
+		fprintf(stderr, "%s: %s: expected classic or blocked, got '%s'\n", prog, option, text);
+		return -1;
+	}
+	return 0;
+}
+
 void cli_print_json(json_t *o)
 {
 	char *text = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(6));

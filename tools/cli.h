@@ -5,6 +5,8 @@
 #include <jansson.h>
 #include <stdint.h>
 
+#include "filter.h"
+
 /*
  * Parse text as a whole number (or a real, for cli_double) in [min, max].
  * On error prints "PROG: OPTION: ..." to stderr and returns -1.
@@ -15,6 +17,9 @@ int cli_unsigned(const char *prog, const char *option, const char *text, unsigne
 		 unsigned max, unsigned *out);
 int cli_double(const char *prog, const char *option, const char *text, double min, double max,
 	       double *out);
+
+/* Parse a filter layout (classic, blocked); on error as above. */
+int cli_layout(const char *prog, const char *option, const char *text, enum filter_layout *out);
 
 /* Print o as one compact JSON line on stdout, then release it. */
 void cli_print_json(json_t *o);

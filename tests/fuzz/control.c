@@ -17,7 +17,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static struct service s;
+static struct service *s;
 static struct event_base *base;
 static char dir[64], sock[96];
 static int client = -1;
@@ -55,9 +55,12 @@ static int setup(void)
 	log_setup(cfg->log_level, cfg->log_target);
 	struct control_options co = {
 		.path = sock, .max_clients = 4, .idle_timeout = 60, .line = commands_line,
-		.burst = commands_burst, .gone = commands_gone, .ctx = &s,
+		.burst = commands_burst, .gone = commands_gone, .ctx = NULL,
 	};
-	if (service_load(&s, cfg, false, false, listed) < 0 || service_start(&s, base, &co) < 0)
+	if ((s = service_new()) == NULL)
+		return -1;
+	co.ctx = s;
+	if (service_load(s, cfg, false, false, listed) < 0 || service_start(s, base, &co) < 0)
 		return -1;
 	return 0;
 }

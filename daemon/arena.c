@@ -1,0 +1,79 @@
+/* arena.c - growable parallel arrays, and a byte arena that compacts away removed bytes. */
+#include "arena.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int arrays_grow(const struct array_spec *arrays, size_t n, size_t *cap, size_t need)
+{
+	size_t fresh = *cap ? *cap : 64;
+	int rc = 0;
+
+	if (need <= *cap)
+		return 0;
+	while (fresh < need)
+		fresh *= 2;
+	for (size_t i = 0; i < n; i++) {
+		void *q = realloc(*arrays[i].p, fresh * arrays[i].size);
+		if (q == NULL)
+			rc = -1;
+		else
+			*arrays[i].p = q;
+	}
+	if (rc == 0)
+		*cap = fresh;
+	return rc;
+}
+
+int array_grow(void **p, size_t *cap, size_t need, size_t size)
+{
+	return arrays_grow(&(struct array_spec){ p, size }, 1, cap, need);
+}
+
+int64_t arena_put(struct arena *a, const void *bytes, size_t len)
+{
+	if (array_grow((void **)&a->bytes, &a->cap, a->len + len, 1) < 0)
+		return -1;
+	memcpy(a->bytes + a->len, bytes, len);
+	a->len += len;
+	return (int64_t)(a->len - len);
+}
+
+void arena_drop(struct arena *a, size_t len)
+{
+	a->garbage += len;
+}
+
+bool arena_wants_compact(const struct arena *a)
+{
+	return a->garbage > 4096 && a->garbage * 2 > a->len;
+}
+
+bool arena_compact_begin(const struct arena *a, struct arena_compaction *c)
+{
+	c->fresh = malloc(a->len - a->garbage + 1);
+	c->len = 0;
+	return c->fresh != NULL;
+}
+
+void arena_compact_move(const struct arena *a, struct arena_compaction *c, uint64_t *offset, size_t len)
+{
+	memcpy(c->fresh + c->len, a->bytes + *offset, len);
+	*offset = c->len;
+	c->len += len;
+}
+
+void arena_compact_end(struct arena *a, struct arena_compaction *c)
+{
+	free(a->bytes);
+	a->bytes = c->fresh;
+	a->cap = a->len - a->garbage + 1;
+	a->len = c->len;
+	a->garbage = 0;
+}
+
+void arena_free(struct arena *a)
+{
+	free(a->bytes);
+	*a = (struct arena){ 0 };
+}

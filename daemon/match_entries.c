@@ -1,0 +1,309 @@
+/* match_entries.c - the matcher's entries: the exact stores, the signature index and its arena. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "match_internal.h"
+
+/*
+ * Bits per key of each filter: [0] addresses, [1] signature windows. The
+ * signature filter only sees the positions level 1 passes, so it may have
+ * fewer (bits_per_window).
+ */
+double match_bits_per_key(const struct match_config *cfg, int sig)
+{
+	double bpe = cfg->bits_per_entry > 0 ? cfg->bits_per_entry : 16;
+
+	return sig && cfg->bits_per_window > 0 ? cfg->bits_per_window : bpe;
+}
+
+/* Note a change for the rebuild in progress; if it cannot be noted, that rebuild is void. */
+static void log_op(struct keyed_filter *kf, struct store_op op)
+{
+	if (kf->nlog == kf->log_cap) {
+		size_t cap = kf->log_cap ? 2 * kf->log_cap : 1024;
+		struct store_op *log = realloc(kf->log, cap * sizeof(*log));
+		if (log == NULL) {
+			kf->log_lost = true;
+			return;
+		}
+		kf->log = log;
+		kf->log_cap = cap;
+	}
+	kf->log[kf->nlog++] = op;
+}
+
+/*
+ * A key just stored at index: once built it goes straight into the filter
+ * (and into the log of a rebuild in progress); before that it waits for
+ * matcher_build, its group meaningful only when restored.
+ */
+static int filter_in(struct matcher *m, struct keyed_filter *kf, size_t index, uint64_t word,
+		     bool restored, char *err, size_t errlen)
+{
+	if (!m->built) {
+		kf->groups_valid = kf->groups_valid && restored;
+		return 0;
+	}
+	if (kf->counting == NULL &&
+	    match_counting_for(m, kf, (uint64_t)ceil(1024 * match_bits_per_key(&m->cfg, kf == &m->sig)), err, errlen) < 0)
+		return -1;
+	struct hash128 h = store_hashes(kf->store)[index];
+	store_groups(kf->store)[index] = (uint8_t)counting_insert(kf->counting, h);
+	kf->changes++;
+	if (m->rebuilding)
+		log_op(kf, (struct store_op){ .add = true, .hash = h, .word = word });
+	return 0;
+}
+
+/* A key about to leave index: out of its filter, and into the log of a rebuild in progress. */
+static void filter_out(struct matcher *m, struct keyed_filter *kf, size_t index)
+{
+	if (kf->counting)
+		counting_remove(kf->counting, store_hashes(kf->store)[index],
+				store_groups(kf->store)[index]);
+	kf->changes++;
+	if (m->rebuilding)
+		log_op(kf, (struct store_op){ .add = false, .index = (uint32_t)index });
+}
+
+/* The prefix lengths in use, longest first: one net probe per side and length. */
+static void net_lengths_refresh(struct matcher *m, int v6)
+{
+	unsigned n = 0;
+
+	for (int l = v6 ? 128 : 32; l >= 0; l--)
+		if (m->net_count[v6][l])
+			m->net_lens[v6][n++] = (uint8_t)l;
+	m->n_net_lens[v6] = n;
+}
+
+static void net_length_used(struct matcher *m, int v6, unsigned len)
+{
+	if (m->net_count[v6][len]++ == 0)
+		net_lengths_refresh(m, v6);
+}
+
+static int add_address(struct matcher *m, const struct entry *e, int group, char *err,
+		       size_t errlen)
+{
+	ssize_t index = store_add(m->addr.store, addr_hash(m, e->kind, e->key, e->len),
+				  (uint8_t)e->kind, e->key, e->len, (uint8_t)(group < 0 ? 0 : group));
+
+	if (index < 0) {
+		if (errno == EEXIST)
+			return 1;
+		error_set(err, errlen, "out of memory adding an entry");
+		return -1;
+	}
+	if (filter_in(m, &m->addr, (size_t)index, 0, group >= 0, err, errlen) < 0) {
+		store_remove(m->addr.store, (size_t)index);
+		return -1;
+	}
+	m->kind_entries[e->kind]++;
+	if (e->kind == ENTRY_NET)
+		net_length_used(m, e->len == 17, e->key[0]);
+	return 0;
+}
+
+static uint32_t new_sig(struct matcher *m, const struct entry *e)
+{
+	uint32_t id;
+
+	if (m->free_sigs == NO_SIG &&
+	    array_grow((void **)&m->sigs, &m->sigs_cap, m->nsigs + 1, sizeof(*m->sigs)) < 0)
+		return NO_SIG;
+	int64_t offset = arena_put(&m->sig_arena, e->key, e->len);
+	if (offset < 0)
+		return NO_SIG;
+	if (m->free_sigs != NO_SIG) {
+		id = m->free_sigs;
+		m->free_sigs = m->sigs[id].next;
+	} else {
+		id = (uint32_t)m->nsigs++;
+	}
+	m->sigs[id] = (struct sig_entry){ (uint64_t)offset, e->len, NO_SIG };
+	return id;
+}
+
+static int add_signature(struct matcher *m, const struct entry *e, int group, char *err,
+			 size_t errlen)
+{
+	unsigned w = m->cfg.window;
+	struct hash128 h;
+	ssize_t index;
+	uint32_t id;
+
+	if (e->len < w) {
+		error_set(err, errlen, "signature of %u bytes is shorter than the window (%u bytes)",
+			  e->len, w);
+		return -1;
+	}
+	uint64_t word = sigscan_word(m->scan, e->key);
+	h = sigscan_hash(m->scan, word);
+	index = store_find(m->sig.store, h, 0, e->key, w);
+	if (index >= 0) {
+		/* Walk by index: new_sig may move m->sigs, so no pointer into it survives. */
+		uint32_t last = NO_SIG;
+		for (uint32_t at = m->heads[index]; at != NO_SIG; last = at, at = m->sigs[at].next) {
+			const struct sig_entry *s = &m->sigs[at];
+			if (s->len == e->len && memcmp(m->sig_arena.bytes + s->offset, e->key, e->len) == 0)
+				return 1;
+		}
+		if ((id = new_sig(m, e)) == NO_SIG)
+			goto nomem;
+		if (last == NO_SIG)
+			m->heads[index] = id;
+		else
+			m->sigs[last].next = id;
+	} else {
+		const struct array_spec per_window[] = {
+			{ (void **)&m->heads, sizeof(*m->heads) },
+			{ (void **)&m->words, sizeof(*m->words) },
+		};
+		if ((id = new_sig(m, e)) == NO_SIG ||
+		    arrays_grow(per_window, 2, &m->window_cap, store_count(m->sig.store) + 1) < 0 ||
+		    (index = store_add(m->sig.store, h, 0, e->key, w, (uint8_t)(group < 0 ? 0 : group))) < 0)
+			goto nomem;
+		m->heads[index] = id;
+		m->words[index] = word;
+		if (filter_in(m, &m->sig, (size_t)index, word, group >= 0, err, errlen) < 0)
+			return -1;
+		if (m->built)
+			sigscan_add(m->scan, word);
+	}
+	m->kind_entries[ENTRY_SIG]++;
+	return 0;
+nomem:
+	error_set(err, errlen, "out of memory adding a signature");
+	return -1;
+}
+
+int matcher_add(struct matcher *m, const struct entry *e, char *err, size_t errlen)
+{
+	if (e->kind == ENTRY_SIG)
+		return add_signature(m, e, -1, err, errlen);
+	return add_address(m, e, -1, err, errlen);
+}
+
+int matcher_add_restored(struct matcher *m, const struct entry *e, unsigned group, char *err,
+			 size_t errlen)
+{
+	if (m->built || group >= FILTER_MAX_CHOICES) {
+		error_set(err, errlen, m->built ? "the filters are built already" :
+			  "group %u is out of range", group);
+		return -1;
+	}
+	if (e->kind == ENTRY_SIG)
+		return add_signature(m, e, (int)group, err, errlen);
+	return add_address(m, e, (int)group, err, errlen);
+}
+
+/* ---- removing and looking up ---- */
+
+static void net_length_unused(struct matcher *m, int v6, unsigned len)
+{
+	if (--m->net_count[v6][len] == 0)
+		net_lengths_refresh(m, v6);
+}
+
+static int remove_address(struct matcher *m, const struct entry *e)
+{
+	struct hash128 h = addr_hash(m, e->kind, e->key, e->len);
+	ssize_t at = store_find(m->addr.store, h, (uint8_t)e->kind, e->key, e->len);
+
+	if (at < 0)
+		return 1;
+	filter_out(m, &m->addr, (size_t)at);
+	store_remove(m->addr.store, (size_t)at);
+	m->kind_entries[e->kind]--;
+	if (e->kind == ENTRY_NET)
+		net_length_unused(m, e->len == 17, e->key[0]);
+	return 0;
+}
+
+/* Rewrite the signature arena without the bytes of removed signatures. */
+static void sig_arena_compact(struct matcher *m)
+{
+	struct arena_compaction c;
+
+	if (!arena_compact_begin(&m->sig_arena, &c))
+		return; /* keep the garbage; try again later */
+	for (size_t w = 0; w < store_count(m->sig.store); w++)
+		for (uint32_t id = m->heads[w]; id != NO_SIG; id = m->sigs[id].next)
+			arena_compact_move(&m->sig_arena, &c, &m->sigs[id].offset, m->sigs[id].len);
+	arena_compact_end(&m->sig_arena, &c);
+}
+
+/* The last signature of a window takes the window with it (its prefilter bits stay). */
+static void remove_window(struct matcher *m, size_t index)
+{
+	size_t last = store_count(m->sig.store) - 1;
+
+	filter_out(m, &m->sig, index);
+	store_remove(m->sig.store, index);
+	m->heads[index] = m->heads[last]; /* the store moved its last window to index too */
+	m->words[index] = m->words[last];
+}
+
+static int remove_signature(struct matcher *m, const struct entry *e)
+{
+	unsigned w = m->cfg.window;
+
+	if (e->len < w)
+		return 1;
+	struct hash128 h = sigscan_hash(m->scan, sigscan_word(m->scan, e->key));
+	ssize_t index = store_find(m->sig.store, h, 0, e->key, w);
+	if (index < 0)
+		return 1;
+	uint32_t prev = NO_SIG, id = m->heads[index];
+	for (; id != NO_SIG; prev = id, id = m->sigs[id].next)
+		if (m->sigs[id].len == e->len &&
+		    memcmp(m->sig_arena.bytes + m->sigs[id].offset, e->key, e->len) == 0)
+			break;
+	if (id == NO_SIG)
+		return 1;
+	if (prev == NO_SIG)
+		m->heads[index] = m->sigs[id].next;
+	else
+		m->sigs[prev].next = m->sigs[id].next;
+	arena_drop(&m->sig_arena, m->sigs[id].len);
+	m->sigs[id].next = m->free_sigs;
+	m->free_sigs = id;
+	m->kind_entries[ENTRY_SIG]--;
+	if (m->heads[index] == NO_SIG)
+		remove_window(m, (size_t)index);
+	if (arena_wants_compact(&m->sig_arena))
+		sig_arena_compact(m);
+	return 0;
+}
+
+int matcher_remove(struct matcher *m, const struct entry *e)
+{
+	return e->kind == ENTRY_SIG ? remove_signature(m, e) : remove_address(m, e);
+}
+
+bool matcher_lookup(const struct matcher *m, const struct entry *e, bool *filter_says)
+{
+	*filter_says = false;
+	if (e->kind != ENTRY_SIG) {
+		struct hash128 h = addr_hash(m, e->kind, e->key, e->len);
+		if (m->addr.counting)
+			*filter_says = filter_query(counting_filter(m->addr.counting), h);
+		return store_find(m->addr.store, h, (uint8_t)e->kind, e->key, e->len) >= 0;
+	}
+	if (e->len < m->cfg.window)
+		return false;
+	struct hash128 h = sigscan_hash(m->scan, sigscan_word(m->scan, e->key));
+	if (m->sig.counting)
+		*filter_says = filter_query(counting_filter(m->sig.counting), h);
+	ssize_t index = store_find(m->sig.store, h, 0, e->key, m->cfg.window);
+	for (uint32_t id = index < 0 ? NO_SIG : m->heads[index]; id != NO_SIG; id = m->sigs[id].next)
+		if (m->sigs[id].len == e->len &&
+		    memcmp(m->sig_arena.bytes + m->sigs[id].offset, e->key, e->len) == 0)
+			return true;
+	return false;
+}
+

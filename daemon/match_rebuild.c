@@ -1,0 +1,463 @@
+/* match_rebuild.c - the matcher's filters: their sizes, and building and rebuilding them off the loop. */
+#include <math.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "match_internal.h"
+#include "sizing.h"
+
+/* A filter of about bits bits for n keys, shaped by the configuration. */
+static int params_for(const struct match_config *cfg, uint64_t bits, uint64_t n,
+		      struct filter_params *p, char *err, size_t errlen)
+{
+	struct sizing_choice ch = { .hashes = cfg->hashes };
+
+	*p = (struct filter_params){ .layout = cfg->layout, .choices = cfg->choices };
+	p->bits = sizing_round_bits(cfg->layout, bits < FILTER_BLOCK_BITS ? FILTER_BLOCK_BITS : bits);
+	if (ch.hashes == 0) {
+		double bpe = n ? (double)p->bits / (double)n : 64.0;
+		if (sizing_best(cfg->layout, cfg->choices, bpe > 64 ? 64 : bpe < 1 ? 1 : bpe,
+				cfg->rounds, &ch, err, errlen) < 0)
+			return -1;
+	}
+	p->hashes = ch.hashes;
+	return 0;
+}
+
+static uint64_t counting_seed(const struct keyed_filter *kf)
+{
+	uint64_t seed;
+
+	memcpy(&seed, kf->key.secret + 8, sizeof(seed));
+	return seed;
+}
+
+/* Queries of the counting store's filter with the best kernel up to level. */
+void match_use_simd(struct counting *c, enum simd_level level)
+{
+	(void)counting_set_simd(c, simd_capped(level)); /* the scalar kernel never fails */
+}
+
+/* An empty counting store for a filter that had none (its first key after the build). */
+int match_counting_for(const struct matcher *m, struct keyed_filter *kf, uint64_t bits,
+		       char *err, size_t errlen)
+{
+	struct filter_params p;
+
+	if (params_for(&m->cfg, bits, 1, &p, err, errlen) < 0)
+		return -1;
+	kf->counting = counting_new(&p, &kf->key, counting_seed(kf), err, errlen);
+	if (kf->counting)
+		match_use_simd(kf->counting, m->simd);
+	return kf->counting ? 0 : -1;
+}
+
+/* The bits each filter should have for the entries stored now: [0] addresses, [1] signatures. */
+static void wanted_bits(const struct matcher *m, uint64_t bits[2])
+{
+	double want[2] = { (double)store_count(m->addr.store) * match_bits_per_key(&m->cfg, 0),
+			   (double)store_count(m->sig.store) * match_bits_per_key(&m->cfg, 1) };
+
+	if (m->cfg.memory) {
+		/* Share the budget in proportion to what each filter would have by bits per key. */
+		uint64_t total = m->cfg.memory * 8;
+		bits[0] = want[0] + want[1] > 0 ? (uint64_t)((double)total * want[0] / (want[0] + want[1])) : 0;
+		bits[1] = total - bits[0];
+		if (m->cfg.layout == FILTER_BLOCKED)
+			bits[0] -= bits[0] % FILTER_BLOCK_BITS;
+	} else {
+		bits[0] = (uint64_t)ceil(want[0]);
+		bits[1] = (uint64_t)ceil(want[1]);
+	}
+}
+
+/* One filter's share of a rebuild: private copies in, a new counting store out. */
+struct rebuild_part {
+	bool active;
+	struct filter_params params;
+	struct hash_key key;
+	uint64_t seed;
+	bool groups_valid;         /* groups[] are counted groups (same choices) */
+	size_t n, cap;
+	struct hash128 *hashes;
+	uint8_t *groups;
+	uint64_t *words;           /* signatures: each window's word, for the new prefilter */
+	struct counting *counting; /* the result */
+	struct store_op *taken;    /* changes handed over by matcher_rebuild_catch_up */
+	size_t ntaken;
+};
+
+struct match_rebuild {
+	unsigned rounds, window;
+	enum simd_level simd;
+	atomic_bool stop;            /* set from another thread: run gives up between rounds */
+	struct rebuild_part part[2]; /* addresses, signatures */
+	struct sigscan *scan;        /* the new prefilter */
+};
+
+static void part_free(struct rebuild_part *p)
+{
+	free(p->hashes);
+	free(p->groups);
+	free(p->words);
+	free(p->taken);
+	counting_free(p->counting);
+}
+
+void matcher_rebuild_free(struct matcher *m, struct match_rebuild *r)
+{
+	if (r == NULL)
+		return;
+	if (m && m->rebuilding == r)
+		m->rebuilding = NULL;
+	for (int i = 0; i < 2; i++)
+		part_free(&r->part[i]);
+	sigscan_free(r->scan);
+	free(r);
+}
+
+/* Room for n keys (touched, so that the copy into it does not page-fault in the loop). */
+static int part_reserve(struct rebuild_part *p, size_t n, bool words)
+{
+	const struct array_spec arrays[] = {
+		{ (void **)&p->hashes, sizeof(*p->hashes) },
+		{ (void **)&p->groups, sizeof(*p->groups) },
+		{ (void **)&p->words, sizeof(*p->words) },
+	};
+
+	if (n <= p->cap)
+		return 0;
+	if (arrays_grow(arrays, words ? 3 : 2, &p->cap, n) < 0)
+		return -1;
+	memset(p->hashes, 0, p->cap * sizeof(*p->hashes));
+	memset(p->groups, 0, p->cap);
+	if (words)
+		memset(p->words, 0, p->cap * sizeof(*p->words));
+	return 0;
+}
+
+struct match_rebuild *matcher_rebuild_prepare(uint64_t addr_keys, uint64_t sig_windows)
+{
+	struct match_rebuild *r = calloc(1, sizeof(*r));
+
+	if (r && (part_reserve(&r->part[0], addr_keys, false) < 0 ||
+		  part_reserve(&r->part[1], sig_windows, true) < 0)) {
+		matcher_rebuild_free(NULL, r);
+		return NULL;
+	}
+	return r;
+}
+
+bool matcher_rebuild_prepared_for(const struct match_rebuild *r, const struct matcher *m)
+{
+	return store_count(m->addr.store) <= r->part[0].cap && store_count(m->sig.store) <= r->part[1].cap;
+}
+
+uint64_t matcher_keys_count(const struct matcher *m, int sig)
+{
+	return store_count(sig ? m->sig.store : m->addr.store);
+}
+
+/* Copy what the worker needs of one filter. */
+static int part_begin(const struct matcher *m, const struct keyed_filter *kf,
+		      const struct filter_params *given, uint64_t bits, struct rebuild_part *p,
+		      char *err, size_t errlen)
+{
+	size_t n = store_count(kf->store);
+	bool sig = kf == &m->sig;
+
+	if (n == 0)
+		return 0;
+	if (given && given->bits) /* given, for a filter that existed */
+		p->params = *given;
+	else if (params_for(&m->cfg, bits, n, &p->params, err, errlen) < 0)
+		return -1;
+	if (filter_params_check(&p->params, err, errlen) < 0)
+		return -1;
+	if (part_reserve(p, n, sig) < 0) {
+		error_set(err, errlen, "out of memory copying %zu keys for a rebuild", n);
+		return -1;
+	}
+	p->active = true;
+	p->key = kf->key;
+	p->seed = counting_seed(kf);
+	p->groups_valid = kf->groups_valid &&
+			  (kf->counting == NULL || kf->counting->params.choices == p->params.choices) &&
+			  (m->built || (given && given->bits));
+	p->n = n;
+	memcpy(p->hashes, store_hashes(kf->store), n * sizeof(*p->hashes));
+	memcpy(p->groups, store_groups(kf->store), n);
+	if (sig)
+		memcpy(p->words, m->words, n * sizeof(*p->words));
+	for (size_t i = 0; i < n && p->groups_valid; i++)
+		p->groups_valid = p->groups[i] < p->params.choices; /* restored from other parameters */
+	return 0;
+}
+
+struct match_rebuild *matcher_rebuild_begin(struct matcher *m, struct match_rebuild *prepared,
+					    unsigned rounds, const struct filter_params *params,
+					    char *err, size_t errlen)
+{
+	struct match_rebuild *r = prepared;
+	uint64_t bits[2];
+
+	if (m->rebuilding) {
+		error_set(err, errlen, "a rebuild is running already");
+		matcher_rebuild_free(NULL, prepared);
+		return NULL;
+	}
+	if (r == NULL && (r = calloc(1, sizeof(*r))) == NULL) {
+		error_set(err, errlen, "out of memory for a rebuild");
+		return NULL;
+	}
+	r->rounds = rounds;
+	r->window = m->cfg.window;
+	r->simd = m->simd;
+	wanted_bits(m, bits);
+	if (part_begin(m, &m->addr, params ? &params[0] : NULL, bits[0], &r->part[0], err, errlen) < 0 ||
+	    part_begin(m, &m->sig, params ? &params[1] : NULL, bits[1], &r->part[1], err, errlen) < 0) {
+		matcher_rebuild_free(m, r);
+		return NULL;
+	}
+	for (int i = 0; i < 2; i++) {
+		struct keyed_filter *kf = i ? &m->sig : &m->addr;
+		kf->nlog = 0;
+		kf->log_lost = false;
+	}
+	m->rebuilding = r;
+	return r;
+}
+
+/* Count every key in a new store: in its group if known, else greedily; then the rounds. */
+static int part_run(struct rebuild_part *p, unsigned rounds, const atomic_bool *stop, char *err,
+		    size_t errlen)
+{
+	p->counting = counting_new(&p->params, &p->key, p->seed, err, errlen);
+	if (p->counting == NULL)
+		return -1;
+	if (p->groups_valid) {
+		for (size_t i = 0; i < p->n; i++)
+			counting_add(p->counting, p->hashes[i], p->groups[i]);
+	} else {
+		for (size_t i = 0; i < p->n; i++)
+			p->groups[i] = (uint8_t)counting_insert(p->counting, p->hashes[i]);
+		rounds = rounds ? rounds - 1 : 0; /* the greedy pass was the first round */
+	}
+	for (unsigned round = 0; round < rounds; round++) {
+		if (atomic_load_explicit(stop, memory_order_relaxed)) {
+			error_set(err, errlen, "the rebuild was called off");
+			return -1;
+		}
+		counting_rebuild(p->counting, p->hashes, p->groups, p->n, 1);
+	}
+	return 0;
+}
+
+void matcher_rebuild_stop(struct match_rebuild *r)
+{
+	atomic_store(&r->stop, true);
+}
+
+int matcher_rebuild_run(struct match_rebuild *r, char *err, size_t errlen)
+{
+	struct rebuild_part *sig = &r->part[1];
+
+	for (int i = 0; i < 2; i++)
+		if (r->part[i].active && part_run(&r->part[i], r->rounds, &r->stop, err, errlen) < 0)
+			return -1;
+	if (!sig->active)
+		return 0;
+	r->scan = sigscan_new(r->window, &sig->key, err, errlen);
+	if (r->scan == NULL || sigscan_reserve(r->scan, sig->n) < 0) {
+		error_set(err, errlen, "out of memory for the signature prefilter");
+		return -1;
+	}
+	for (size_t i = 0; i < sig->n; i++)
+		sigscan_add(r->scan, sig->words[i]);
+	sigscan_set_simd(r->scan, r->simd);
+	return 0;
+}
+
+/* Apply changes logged since the copy, mirroring the store's index moves. */
+static int part_apply(struct rebuild_part *p, const struct store_op *ops, size_t nops,
+		      struct sigscan *scan)
+{
+	for (size_t i = 0; i < nops; i++) {
+		const struct store_op *op = &ops[i];
+		if (op->add) {
+			const struct array_spec arrays[] = {
+				{ (void **)&p->hashes, sizeof(*p->hashes) },
+				{ (void **)&p->groups, sizeof(*p->groups) },
+			};
+			if (arrays_grow(arrays, 2, &p->cap, p->n + 1) < 0)
+				return -1;
+			p->hashes[p->n] = op->hash;
+			p->groups[p->n] = (uint8_t)counting_insert(p->counting, op->hash);
+			p->n++;
+			if (scan)
+				sigscan_add(scan, op->word);
+		} else {
+			size_t at = op->index, last = --p->n;
+			counting_remove(p->counting, p->hashes[at], p->groups[at]);
+			p->hashes[at] = p->hashes[last];
+			p->groups[at] = p->groups[last];
+		}
+	}
+	return 0;
+}
+
+size_t matcher_rebuild_catch_up(struct matcher *m, struct match_rebuild *r)
+{
+	size_t moved = 0;
+
+	for (int i = 0; i < 2; i++) {
+		struct keyed_filter *kf = i ? &m->sig : &m->addr;
+		struct rebuild_part *p = &r->part[i];
+		if (!p->active || p->ntaken)
+			continue;
+		free(p->taken);
+		p->taken = kf->log;
+		p->ntaken = kf->nlog;
+		moved += kf->nlog;
+		kf->log = NULL;
+		kf->nlog = kf->log_cap = 0;
+	}
+	return moved;
+}
+
+int matcher_rebuild_apply(struct match_rebuild *r, char *err, size_t errlen)
+{
+	for (int i = 0; i < 2; i++) {
+		struct rebuild_part *p = &r->part[i];
+		if (p->active && part_apply(p, p->taken, p->ntaken, i ? r->scan : NULL) < 0) {
+			error_set(err, errlen, "out of memory replaying the changes made during the rebuild");
+			return -1;
+		}
+		p->ntaken = 0;
+	}
+	return 0;
+}
+
+int matcher_rebuild_finish(struct matcher *m, struct match_rebuild *r, char *err, size_t errlen)
+{
+	int rc = 0;
+
+	for (int i = 0; i < 2 && rc == 0; i++) {
+		struct keyed_filter *kf = i ? &m->sig : &m->addr;
+		struct rebuild_part *p = &r->part[i];
+		if (kf->log_lost || p->ntaken ||
+		    (p->active && (part_apply(p, kf->log, kf->nlog, i ? r->scan : NULL) < 0 ||
+				   p->n != store_count(kf->store)))) {
+			error_set(err, errlen, "out of memory replaying the changes made during the rebuild");
+			rc = -1;
+		}
+	}
+	for (int i = 0; i < 2 && rc == 0; i++) {
+		struct keyed_filter *kf = i ? &m->sig : &m->addr;
+		struct rebuild_part *p = &r->part[i];
+		if (!p->active)
+			continue;
+		memcpy(store_groups(kf->store), p->groups, p->n);
+		counting_free(kf->counting);
+		kf->counting = p->counting;
+		p->counting = NULL;
+		match_use_simd(kf->counting, m->simd);
+		kf->groups_valid = true;
+		kf->changes = 0;
+	}
+	if (rc == 0 && r->scan) {
+		sigscan_free(m->scan);
+		m->scan = r->scan;
+		r->scan = NULL;
+	}
+	if (rc == 0)
+		m->built = true;
+	matcher_rebuild_free(m, r);
+	return rc;
+}
+
+static int rebuild_now(struct matcher *m, unsigned rounds, const struct filter_params *params,
+		       char *err, size_t errlen)
+{
+	struct match_rebuild *r = matcher_rebuild_begin(m, NULL, rounds, params, err, errlen);
+
+	if (r == NULL)
+		return -1;
+	if (matcher_rebuild_run(r, err, errlen) < 0) {
+		matcher_rebuild_free(m, r);
+		return -1;
+	}
+	return matcher_rebuild_finish(m, r, err, errlen);
+}
+
+int matcher_build(struct matcher *m, char *err, size_t errlen)
+{
+	if (m->cfg.rounds == 0)
+		m->cfg.rounds = sizing_default_rounds(m->cfg.choices);
+	return rebuild_now(m, m->cfg.rounds, NULL, err, errlen);
+}
+
+int matcher_build_restored(struct matcher *m, const struct filter_params params[2], char *err,
+			   size_t errlen)
+{
+	if (m->cfg.rounds == 0)
+		m->cfg.rounds = sizing_default_rounds(m->cfg.choices);
+	return rebuild_now(m, 0, params, err, errlen);
+}
+
+bool matcher_rebuild_wanted(const struct matcher *m, double fpr_target)
+{
+	uint64_t bits[2];
+
+	if (m->rebuilding || !m->built)
+		return false;
+	wanted_bits(m, bits);
+	for (int i = 0; i < 2; i++) {
+		const struct keyed_filter *kf = i ? &m->sig : &m->addr;
+		uint64_t n = store_count(kf->store);
+		if (kf->counting == NULL || n == 0)
+			continue;
+		const struct filter *f = counting_filter(kf->counting);
+		double have = (double)f->params.bits;
+		bits[i] = sizing_round_bits(m->cfg.layout, bits[i] < FILTER_BLOCK_BITS ? FILTER_BLOCK_BITS : bits[i]);
+		bool changed = kf->changes * 10 >= n;
+		/* Resize: sized for the entries now, it takes a quarter more of them to want it again. */
+		if (have > 2 * (double)bits[i] || 1.25 * have < (double)bits[i])
+			return true;
+		if (changed && (filter_fill(f) > 0.5 ||
+				(fpr_target > 0 && filter_fpr_from_fill(f) > fpr_target)))
+			return true;
+	}
+	return false;
+}
+
+int matcher_reconfigure(struct matcher *m, const struct match_config *cfg, char *err, size_t errlen)
+{
+	struct match_config *now = &m->cfg;
+	unsigned rounds = cfg->rounds ? cfg->rounds : sizing_default_rounds(cfg->choices);
+	bool changed;
+
+	if (cfg->choices < 1 || cfg->choices > FILTER_MAX_CHOICES || cfg->hashes > FILTER_MAX_HASHES) {
+		error_set(err, errlen, "choices must be 1 to 3 and hashes 0 (best) to %d",
+			  FILTER_MAX_HASHES);
+		return -1;
+	}
+	changed = cfg->layout != now->layout || cfg->choices != now->choices ||
+		  cfg->hashes != now->hashes || rounds != now->rounds || cfg->memory != now->memory ||
+		  cfg->bits_per_entry != now->bits_per_entry || cfg->bits_per_window != now->bits_per_window;
+	now->layout = cfg->layout;
+	now->choices = cfg->choices;
+	now->hashes = cfg->hashes;
+	now->rounds = rounds;
+	now->memory = cfg->memory;
+	now->bits_per_entry = cfg->bits_per_entry;
+	now->bits_per_window = cfg->bits_per_window;
+	return changed;
+}
+
+unsigned matcher_rounds(const struct matcher *m)
+{
+	return m->cfg.rounds ? m->cfg.rounds : sizing_default_rounds(m->cfg.choices);
+}

@@ -1,0 +1,46 @@
+/* persist_io.h - what the snapshot and the journal share: byte order, buffers, whole-file I/O. */
+#ifndef BLOOMD_PERSIST_IO_H
+#define BLOOMD_PERSIST_IO_H
+
+/* Only persist.c (snapshots) and journal.c include this. */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "persist.h"
+
+#define SNAPSHOT_MAGIC "BLOOMDSN"
+#define JOURNAL_MAGIC "BLOOMDJN"
+#define MAGIC_LEN 8
+#define FILTER_RECORD (4 + 8 + HASH_SECRET_SIZE)
+#define SNAPSHOT_HEADER (MAGIC_LEN + 4 + 8 + 4 + 4 + 2 * FILTER_RECORD + 8)
+#define JOURNAL_HEADER (MAGIC_LEN + 4 + 8 + 8)
+#define RECORD_FIXED (1 + 1 + 2 + 8)   /* op, kind, key length, expiry */
+#define RECORD_MAX_BODY (RECORD_FIXED + ENTRY_MAX_KEY)
+#define ENTRY_FIXED (1 + 1 + 2 + 8)    /* kind, group, key length, expiry */
+
+void persist_put_le(uint8_t *p, uint64_t v, int n);
+uint64_t persist_get_le(const uint8_t *p, int n);
+
+/* A growable byte buffer. */
+struct buf {
+	uint8_t *p;
+	size_t len, cap;
+};
+
+int persist_buf_reserve(struct buf *b, size_t more);
+/* Append n little-endian bytes of v, or n raw bytes (after a reserve). */
+void persist_buf_put(struct buf *b, uint64_t v, int n);
+void persist_buf_bytes(struct buf *b, const void *p, size_t n);
+
+void persist_path_join(char *out, size_t outlen, const char *dir, const char *name);
+/* write(2) until all n bytes are written: 0, or -1 with errno. */
+int persist_write_all(int fd, const uint8_t *p, size_t n);
+int persist_fsync_dir(const char *dir);
+/* The whole file in memory; -1 with errno (ENOENT: no file). */
+int persist_read_file(const char *path, struct buf *b);
+/* Whether (kind, key) is something entry_parse could have produced. */
+bool persist_entry_valid(unsigned kind, const uint8_t *key, size_t len);
+
+#endif

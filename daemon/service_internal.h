@@ -1,0 +1,75 @@
+/* service_internal.h - the daemon's state, shared by service.c and its service_*.c parts. */
+#ifndef BLOOMD_SERVICE_INTERNAL_H
+#define BLOOMD_SERVICE_INTERNAL_H
+
+/*
+ * Only the service's own files include this: service.c (entries, start and
+ * stop, housekeeping), service_state.c (loading, snapshots, rebuilds),
+ * service_sources.c (replays and live capture) and service_reload.c
+ * (reload, reopen, statistics). Everyone else goes through service.h.
+ */
+
+#include "clock.h"
+#include "service.h"
+
+struct replay_item {
+	char *path;
+	uint64_t waiter;           /* control client waiting for it (control_hold id), or 0 */
+	struct replay_item *next;
+};
+
+struct service {
+	struct config *cfg;
+	struct matcher *matcher;
+	struct events *events;
+	struct event_base *base;
+	struct engine engine;
+	bool one_shot;             /* exit when the replay queue is empty */
+	int exit_code;
+	json_t *sources;           /* per replayed source: name, packets, error */
+
+	struct replay_item *queue, *queue_tail, *current;
+	struct capture *replaying;
+	uint64_t current_packets;  /* of the file just finished */
+	char current_error[512];
+	uint64_t replay_matched_before;
+	struct timespec last_batch;
+	double replay_max_gap_ms;
+	struct capture *live;
+
+	struct journal *journal;   /* NULL: no durable state */
+	uint64_t generation;
+	bool journal_stale;        /* a snapshot went in but its journal did not: changes refused */
+	bool restored;             /* the filters came from a snapshot */
+	struct ttl *ttl;
+	time_t started;
+
+	struct rebuild *rebuild;
+	uint64_t rebuild_waiter;
+	uint64_t rebuilds;
+	struct rebuild_result last_rebuild;
+
+	struct control *control;
+	struct event *housekeeping;
+	time_t problems_reported;  /* the last warning about malformed or dropped packets */
+	uint64_t problems_seen[PACKET_STATUS_COUNT], drops_seen;
+	bool stopping;
+};
+
+/* Unix seconds now. */
+uint64_t service_now(void);
+/* The matcher's settings of a configuration. */
+struct match_config service_match_config(const struct config *cfg);
+/* Journal a change (when there is a store); -1 with a message when it cannot be. */
+int service_journal_op(struct service *s, enum persist_op op, const struct entry *e, uint64_t expiry,
+		       char *err, size_t errlen);
+/* Add e; keep: an entry present already keeps its expiry (entry lists), else it takes expiry. */
+int service_add_entry(struct service *s, const struct entry *e, uint64_t expiry, bool keep,
+		      char *err, size_t errlen);
+/* Load cfg's entry lists (bad lines logged); the bad lines' number. listed: added, present already. */
+unsigned service_load_lists(struct service *s, const struct config *cfg, uint64_t listed[2]);
+/* Send reply to the control client waiting as waiter (if it still is), and free it. */
+void service_reply_to(struct service *s, uint64_t waiter, json_t *reply);
+json_t *service_rebuild_json(const struct rebuild_result *r);
+
+#endif

@@ -1,0 +1,181 @@
+/* service_reload.c - the daemon's configuration reloaded, outputs reopened, statistics. */
+#include "service.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "error.h"
+#include "log.h"
+#include "packet.h"
+#include "service_internal.h"
+#include "stats.h"
+
+/* ---- reload, reopen, stats ---- */
+
+int service_reopen(struct service *s, char *err, size_t errlen)
+{
+	struct events *ev = events_open(s->cfg->events, s->cfg->pcap, s->cfg->snaplen, err, errlen);
+
+	if (ev == NULL)
+		return -1;
+	s->engine.stats.pcap_skipped += events_pcap_skipped(s->events);
+	events_close(s->events);
+	s->events = s->engine.events = ev;
+	return 0;
+}
+
+static void collect_problem(void *ctx, const char *message)
+{
+	json_array_append_new(ctx, json_string(message));
+}
+
+static bool same_string(const char *a, const char *b)
+{
+	return (a == NULL && b == NULL) || (a && b && strcmp(a, b) == 0);
+}
+
+static void swap_strings(char **a, char **b)
+{
+	char *t = *a;
+
+	*a = *b;
+	*b = t;
+}
+
+static bool same_files(const struct config *a, const struct config *b)
+{
+	if (a->nfiles != b->nfiles)
+		return false;
+	for (size_t i = 0; i < a->nfiles; i++)
+		if (strcmp(a->files[i], b->files[i]) != 0)
+			return false;
+	return true;
+}
+
+static void swap_files(struct config *a, struct config *b)
+{
+	char **files = a->files;
+	size_t n = a->nfiles;
+
+	a->files = b->files;
+	a->nfiles = b->nfiles;
+	b->files = files;
+	b->nfiles = n;
+}
+
+/*
+ * Settings read once at start: a reload keeps the running ones and says so.
+ * Swapping is its own inverse, so a refused reload calls this again to undo it.
+ */
+static void keep_start_settings(struct config *running, struct config *fresh, json_t *restart)
+{
+	if (fresh->window != running->window || fresh->hash != running->hash)
+		json_array_append_new(restart, json_string("[signatures] window and [filter] hash"));
+	fresh->window = running->window;
+	fresh->hash = running->hash;
+	if (!same_string(fresh->socket, running->socket) || !same_string(fresh->group, running->group) ||
+	    fresh->max_clients != running->max_clients || fresh->idle_timeout != running->idle_timeout)
+		json_array_append_new(restart, json_string("[control]"));
+	swap_strings(&fresh->socket, &running->socket);
+	swap_strings(&fresh->group, &running->group);
+	fresh->max_clients = running->max_clients;
+	fresh->idle_timeout = running->idle_timeout;
+	if (!same_string(fresh->store_dir, running->store_dir))
+		json_array_append_new(restart, json_string("[store] dir"));
+	swap_strings(&fresh->store_dir, &running->store_dir);
+	if (!same_string(fresh->interface, running->interface) || !same_files(fresh, running) ||
+	    !same_string(fresh->bpf, running->bpf) || fresh->snaplen != running->snaplen ||
+	    fresh->promisc != running->promisc || fresh->buffer_size != running->buffer_size)
+		json_array_append_new(restart, json_string("[capture]"));
+	swap_strings(&fresh->interface, &running->interface);
+	swap_files(fresh, running);
+	swap_strings(&fresh->bpf, &running->bpf);
+	fresh->snaplen = running->snaplen;
+	fresh->promisc = running->promisc;
+	fresh->buffer_size = running->buffer_size;
+}
+
+int service_reload(struct service *s, json_t **problems)
+{
+	json_t *found = json_array(), *restart = json_array();
+	struct config *fresh = config_load(s->cfg->path, collect_problem, found), *old = s->cfg;
+	struct match_config mc;
+	uint64_t listed[2];
+	unsigned bad;
+	char err[512];
+	int changed;
+
+	*problems = found;
+	if (fresh == NULL) {
+		json_decref(restart);
+		return -1;
+	}
+	keep_start_settings(old, fresh, restart);
+	mc = service_match_config(fresh);
+	if ((changed = matcher_reconfigure(s->matcher, &mc, err, sizeof(err))) < 0) {
+		json_array_append_new(found, json_string(err));
+		goto refuse;
+	}
+	if (!same_string(fresh->user, old->user))
+		json_array_append_new(restart, json_string("[service] user"));
+	s->cfg = fresh;
+	log_setup(fresh->log_level, fresh->log_target);
+	if ((!same_string(fresh->events, old->events) || !same_string(fresh->pcap, old->pcap)) &&
+	    service_reopen(s, err, sizeof(err)) < 0) {
+		s->cfg = old;
+		json_array_append_new(found, json_string(err));
+		goto refuse;
+	}
+	config_free(old);
+	if ((bad = service_load_lists(s, fresh, listed)) > 0)
+		json_array_append_new(found, json_sprintf("%u bad lines in the entry lists (logged); the rest was loaded", bad));
+	if (changed && s->rebuild == NULL && service_rebuild(s, matcher_rounds(s->matcher), 0, err, sizeof(err)) < 0)
+		log_error("rebuild after reload: %s", err);
+	if (json_array_size(restart))
+		log_warning("reload: some settings take effect at the next restart");
+	log_info("configuration reloaded: %llu entries added from the lists", (unsigned long long)listed[0]);
+	json_decref(found);
+	*problems = json_pack("{s:I,s:b,s:o}", "added", (json_int_t)listed[0], "rebuild", changed > 0,
+			      "restart_needed", restart);
+	return 0;
+refuse:
+	keep_start_settings(old, fresh, restart); /* swaps the running strings back */
+	config_free(fresh);
+	json_decref(restart);
+	return -1;
+}
+
+json_t *service_stats(struct service *s)
+{
+	struct stats st = s->engine.stats;
+	uint64_t received, dropped, if_dropped;
+	json_t *o;
+
+	st.pcap_skipped += events_pcap_skipped(s->events);
+	o = stats_json(&st, s->matcher);
+	json_object_set_new(o, "uptime_seconds", json_integer((json_int_t)(time(NULL) - s->started)));
+	json_object_set_new(o, "ttl_entries", json_integer((json_int_t)ttl_count(s->ttl)));
+	json_object_set_new(o, "rebuild",
+			    json_pack("{s:b,s:I,s:o}", "running", s->rebuild != NULL, "count",
+				      (json_int_t)s->rebuilds, "last",
+				      s->rebuilds ? service_rebuild_json(&s->last_rebuild) : json_null()));
+	if (s->journal)
+		json_object_set_new(o, "store",
+				    json_pack("{s:s,s:I,s:I,s:I,s:s}", "dir", s->cfg->store_dir, "generation",
+					      (json_int_t)s->generation, "journal_records",
+					      (json_int_t)journal_records(s->journal), "journal_bytes",
+					      (json_int_t)journal_bytes(s->journal), "fsync",
+					      config_fsync_name(s->cfg->fsync)));
+	if (s->control)
+		json_object_set_new(o, "control", json_pack("{s:i,s:I}", "clients", (int)control_clients(s->control),
+							    "rejected", (json_int_t)control_rejected(s->control)));
+	if (s->live && capture_stats(s->live, &received, &dropped, &if_dropped) == 0)
+		json_object_set_new(o, "capture", json_pack("{s:s,s:I,s:I,s:I}", "interface", capture_name(s->live),
+							    "received", (json_int_t)received, "dropped",
+							    (json_int_t)dropped, "if_dropped", (json_int_t)if_dropped));
+	json_object_set(o, "sources", s->sources);
+	return o;
+}

@@ -1,0 +1,178 @@
+/* service_sources.c - the daemon's packet sources: the queue of files to replay and the live interface. */
+#include "service.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "error.h"
+#include "log.h"
+#include "packet.h"
+#include "service_internal.h"
+#include "stats.h"
+
+/* ---- sources ---- */
+
+static void on_packet(void *ctx, struct capture *cap, const struct capture_packet *p)
+{
+	struct service *s = ctx;
+
+	engine_packet(&s->engine, p, capture_name(cap), capture_is_live(cap));
+}
+
+static void on_batch(void *ctx, struct capture *cap)
+{
+	struct service *s = ctx;
+	struct timespec t;
+
+	events_flush(s->events);
+	if (cap != s->replaying)
+		return;
+	/* The longest wait between batches of a replay: what anything else in the loop cost it. */
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	double gap = clock_ms_between(&s->last_batch, &t);
+	if (gap > s->replay_max_gap_ms)
+		s->replay_max_gap_ms = gap;
+	s->last_batch = t;
+}
+
+static void start_next_file(struct service *s);
+
+#define MAX_SOURCES 1000 /* replays remembered in stats */
+
+static void record_source(struct service *s, const char *name, uint64_t packets, const char *error)
+{
+	if (json_array_size(s->sources) >= MAX_SOURCES)
+		json_array_remove(s->sources, 0);
+	json_array_append_new(s->sources, json_pack("{s:s,s:I,s:s?}", "name", name, "packets",
+						    (json_int_t)packets, "error", error));
+}
+
+/* A queued file is done (or could not be opened): tell whoever waits for it. */
+static void finish_item(struct service *s, uint64_t packets, const char *error)
+{
+	struct replay_item *it = s->current;
+
+	record_source(s, it->path, packets, error);
+	if (error) {
+		log_error("%s: %s", it->path, error);
+		if (s->one_shot)
+			s->exit_code = 1;
+	}
+	service_reply_to(s, it->waiter,
+		 json_pack("{s:b,s:s,s:I,s:I,s:f,s:s*}", "ok", error == NULL, "file", it->path,
+			   "packets", (json_int_t)packets, "matched",
+			   (json_int_t)(s->engine.stats.matched_packets - s->replay_matched_before),
+			   "max_gap_ms", s->replay_max_gap_ms, "error", error));
+	free(it->path);
+	free(it);
+	s->current = NULL;
+}
+
+static void next_file_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct service *s = arg;
+
+	(void)fd;
+	(void)what;
+	capture_free(s->replaying); /* not from inside its own callback */
+	s->replaying = NULL;
+	finish_item(s, s->current_packets, s->current_error[0] ? s->current_error : NULL);
+	start_next_file(s);
+}
+
+static void on_done(void *ctx, struct capture *cap, const char *error)
+{
+	struct service *s = ctx;
+
+	if (capture_is_live(cap)) {
+		if (error)
+			log_error("%s: %s", capture_name(cap), error);
+		s->exit_code = 1;
+		event_base_loopbreak(s->base);
+		return;
+	}
+	s->current_packets = capture_packets(cap);
+	snprintf(s->current_error, sizeof(s->current_error), "%s", error ? error : "");
+	event_base_once(s->base, -1, EV_TIMEOUT, next_file_cb, s, NULL);
+}
+
+static const struct capture_callbacks *callbacks(struct service *s)
+{
+	static struct capture_callbacks cb = { on_packet, on_batch, on_done, NULL };
+
+	cb.ctx = s;
+	return &cb;
+}
+
+static void warn_unsupported_link(const struct capture *cap)
+{
+	if (!packet_link_supported(capture_link(cap)))
+		log_warning("%s: link type %s (%d) is not supported: its packets are counted, not checked",
+			    capture_name(cap), capture_link_name(cap), capture_link(cap));
+}
+
+/* Replay the queue in order; a file that cannot be opened is an error, the rest still run. */
+static void start_next_file(struct service *s)
+{
+	char err[512];
+
+	while (s->current == NULL && s->queue) {
+		s->current = s->queue;
+		s->queue = s->queue->next;
+		if (s->queue == NULL)
+			s->queue_tail = NULL;
+		s->replay_matched_before = s->engine.stats.matched_packets;
+		s->replay_max_gap_ms = 0;
+		clock_gettime(CLOCK_MONOTONIC, &s->last_batch);
+		s->replaying = capture_open_file(s->base, s->current->path, s->cfg->bpf, callbacks(s),
+						 err, sizeof(err));
+		if (s->replaying) {
+			warn_unsupported_link(s->replaying);
+			return;
+		}
+		finish_item(s, 0, err);
+	}
+	if (s->current == NULL && s->one_shot)
+		event_base_loopexit(s->base, NULL);
+}
+
+int service_replay(struct service *s, const char *path, uint64_t waiter, char *err, size_t errlen)
+{
+	struct replay_item *it = calloc(1, sizeof(*it));
+
+	if (it == NULL || (it->path = strdup(path)) == NULL) {
+		free(it);
+		error_set(err, errlen, "out of memory");
+		return -1;
+	}
+	it->waiter = waiter;
+	if (s->queue_tail)
+		s->queue_tail->next = it;
+	else
+		s->queue = it;
+	s->queue_tail = it;
+	if (s->base && s->current == NULL)
+		start_next_file(s);
+	return 0;
+}
+
+int service_capture_live(struct service *s, const char *interface)
+{
+	struct capture_live_options o = {
+		.interface = interface, .snaplen = s->cfg->snaplen, .promisc = s->cfg->promisc,
+		.buffer_size = s->cfg->buffer_size, .bpf = s->cfg->bpf,
+	};
+	char err[512];
+
+	s->live = capture_open_live(s->base, &o, callbacks(s), err, sizeof(err));
+	if (s->live == NULL) {
+		log_error("%s", err);
+		return -1;
+	}
+	warn_unsupported_link(s->live);
+	log_info("capturing on %s (%s)", interface, capture_link_name(s->live));
+	return 0;
+}
