@@ -50,6 +50,29 @@ static void send_json(struct control_client *cl, json_t *reply)
 	json_decref(reply);
 }
 
+/*
+ * With fsync = always a change is acknowledged only once it is durable: its
+ * reply waits, with the client held (so no later line of it runs first),
+ * for the fsync at the end of the burst, and becomes an error if that
+ * fails. One at most: a held client sends no more lines in the burst.
+ */
+static struct {
+	struct control_client *cl;
+	json_t *reply;
+} unacked;
+
+static void reply_change(struct service *s, struct control_client *cl, json_t *reply)
+{
+	if (service_config(s)->fsync != CONFIG_FSYNC_ALWAYS || !service_unsynced(s) || unacked.cl ||
+	    !json_is_true(json_object_get(reply, "ok"))) {
+		send_json(cl, reply);
+		return;
+	}
+	unacked.cl = cl;
+	unacked.reply = reply;
+	control_hold(cl);
+}
+
 static int fail(struct command *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static int fail(struct command *c, const char *fmt, ...)
@@ -308,7 +331,7 @@ static void stream_line(struct service *s, struct control_client *cl, char *line
 		else
 			load_result(reply, ls);
 		stream_free(cl);
-		send_json(cl, reply);
+		reply_change(s, cl, reply);
 		return;
 	}
 	ls->line++;
@@ -550,7 +573,9 @@ static void run_command(struct service *s, struct control_client *cl, char *line
 		fail(&c, "%s: not allowed for this user (root, bloomd's user or the [control] group only)", word);
 	else
 		COMMANDS[i].run(&c);
-	if (c.reply)
+	if (c.reply && i < n && COMMANDS[i].changes)
+		reply_change(s, cl, c.reply);
+	else if (c.reply)
 		send_json(cl, c.reply);
 }
 
@@ -586,13 +611,32 @@ void commands_line(void *service, struct control_client *cl, const char *line, s
 void commands_burst(void *service, bool replied)
 {
 	struct service *s = service;
+	bool always = service_config(s)->fsync == CONFIG_FSYNC_ALWAYS;
 
 	/* fsync = always: durable before it is acknowledged; a load in progress acknowledges at its end */
-	service_sync(s, replied && service_config(s)->fsync == CONFIG_FSYNC_ALWAYS);
+	int rc = service_sync(s, always && (replied || unacked.cl));
+	if (unacked.cl == NULL)
+		return;
+	json_t *reply = unacked.reply;
+	if (rc < 0) {
+		json_decref(reply);
+		reply = json_pack("{s:b,s:s+}", "ok", 0, "error",
+				  "the change was made in memory but is not durable (", service_store_error(s),
+				  "): it is lost if bloomd stops before the state can be written; changes are refused until then");
+	}
+	send_json(unacked.cl, reply);
+	control_release(unacked.cl);
+	unacked.cl = NULL;
+	unacked.reply = NULL;
 }
 
 void commands_gone(void *service, struct control_client *cl)
 {
 	(void)service;
 	stream_free(cl);
+	if (unacked.cl == cl) {
+		json_decref(unacked.reply);
+		unacked.cl = NULL;
+		unacked.reply = NULL;
+	}
 }

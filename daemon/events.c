@@ -3,11 +3,13 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <pcap/pcap.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "entry.h"
 #include "error.h"
@@ -69,8 +71,12 @@ struct events *events_open(const char *json_path, const char *pcap_path, unsigne
 		ev->json = stdout;
 		ev->json_is_stdout = true;
 	} else if (json_path) {
-		ev->json = fopen(json_path, "a");
+		/* Never through a link: it may be opened as root in a directory bloomd's user owns. */
+		int fd = open(json_path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0640);
+		ev->json = fd < 0 ? NULL : fdopen(fd, "a");
 		if (ev->json == NULL) {
+			if (fd >= 0)
+				close(fd);
 			error_set(err, errlen, "cannot open events file %s: %s", json_path, strerror(errno));
 			goto fail;
 		}

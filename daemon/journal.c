@@ -19,6 +19,7 @@ struct journal {
 	struct buf queue;
 	uint64_t records, bytes;
 	bool unsynced;
+	bool broken;               /* an fsync failed: what the file holds is unknown until a snapshot */
 	int next_fd;               /* a prepared journal.tmp, or -1 */
 };
 
@@ -35,9 +36,9 @@ int journal_prepare(struct journal *j, uint64_t gen, char *err, size_t errlen)
 	if (j->next_fd >= 0)
 		close(j->next_fd);
 	/* O_APPEND now: the same descriptor appends to the journal once it is renamed into place. */
-	j->next_fd = open(tmp, O_WRONLY | O_APPEND | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	j->next_fd = persist_create(tmp, O_APPEND);
 	if (j->next_fd < 0 || persist_write_all(j->next_fd, h, sizeof(h)) < 0 || fsync(j->next_fd) < 0) {
-		error_set(err, errlen, "%s: %s", tmp, strerror(errno));
+		error_set(err, errlen, "%s: %s", tmp, persist_strerror(errno));
 		if (j->next_fd >= 0) {
 			close(j->next_fd);
 			unlink(tmp);
@@ -54,7 +55,7 @@ int journal_switch(struct journal *j, char *err, size_t errlen)
 
 	snprintf(tmp, sizeof(tmp), "%s.tmp", j->path);
 	if (j->next_fd < 0 || rename(tmp, j->path) < 0 || persist_fsync_dir(j->dir) < 0) {
-		error_set(err, errlen, "%s: %s", j->path, j->next_fd < 0 ? "no journal prepared" : strerror(errno));
+		error_set(err, errlen, "%s: %s", j->path, j->next_fd < 0 ? "no journal prepared" : persist_strerror(errno));
 		return -1;
 	}
 	if (j->fd >= 0)
@@ -65,6 +66,7 @@ int journal_switch(struct journal *j, char *err, size_t errlen)
 	j->records = 0;
 	j->bytes = JOURNAL_HEADER;
 	j->unsynced = false;
+	j->broken = false;
 	return 0;
 }
 
@@ -74,6 +76,31 @@ static int journal_create(struct journal *j, uint64_t gen, char *err, size_t err
 	if (journal_prepare(j, gen, err, errlen) < 0)
 		return -1;
 	return journal_switch(j, err, errlen);
+}
+
+/* Whether a whole record with a good checksum starts at p (left bytes on). */
+static bool whole_record_at(const uint8_t *p, size_t left)
+{
+	if (left < 4 + RECORD_FIXED + 8)
+		return false;
+	size_t body = (size_t)persist_get_le(p, 4);
+	return body >= RECORD_FIXED && body <= RECORD_MAX_BODY && left >= 4 + body + 8 &&
+	       XXH3_64bits(p, 4 + body) == persist_get_le(p + 4 + body, 8);
+}
+
+/*
+ * Whether the bytes from at to the end can be one record cut short by a
+ * crash: none of them starts a whole record. (A length damaged in the
+ * middle of the journal also runs past the end, but whole records follow.)
+ */
+static bool torn_tail(const struct buf *b, size_t at, size_t *whole_at)
+{
+	for (size_t i = at + 1; i < b->len; i++)
+		if (whole_record_at(b->p + i, b->len - i)) {
+			*whole_at = i;
+			return false;
+		}
+	return true;
 }
 
 /* Replay the records of b; *valid: where the good records end. */
@@ -93,8 +120,14 @@ static int journal_replay(const struct buf *b, size_t *valid, journal_record_cb 
 			error_set(err, errlen, "%s: corrupt record at offset %zu (length %zu)", j->path, at, body);
 			return -1;
 		}
-		if (left < 4 + body + 8)
-			break; /* torn body */
+		size_t whole_at;
+		if (left < 4 + body + 8) {
+			if (torn_tail(b, at, &whole_at))
+				break; /* torn body */
+			error_set(err, errlen, "%s: the record at offset %zu claims %zu bytes, past the end of the file, but a whole record follows at offset %zu: a damaged length, not a torn last record",
+				  j->path, at, body, whole_at);
+			return -1;
+		}
 		if (XXH3_64bits(p, 4 + body) != persist_get_le(p + 4 + body, 8)) {
 			if (left == 4 + body + 8)
 				break; /* the last record, half written */
@@ -143,14 +176,14 @@ static int journal_header(const struct buf *b, uint64_t gen, const char *path, c
 }
 
 struct journal *journal_open(const char *dir, uint64_t gen, journal_record_cb cb, void *ctx,
-			     bool *dropped, char *err, size_t errlen)
+			     struct journal_recovery *how, char *err, size_t errlen)
 {
 	struct journal *j = calloc(1, sizeof(*j));
 	struct buf b = { 0 };
 	size_t valid = 0;
 	int stale = 1;
 
-	*dropped = false;
+	*how = (struct journal_recovery){ 0 };
 	if (j == NULL) {
 		error_set(err, errlen, "out of memory for the journal");
 		return NULL;
@@ -158,9 +191,12 @@ struct journal *journal_open(const char *dir, uint64_t gen, journal_record_cb cb
 	j->fd = j->next_fd = -1;
 	snprintf(j->dir, sizeof(j->dir), "%s", dir);
 	persist_path_join(j->path, sizeof(j->path), dir, "journal");
-	if (persist_read_file(j->path, &b) < 0 && errno != ENOENT) {
-		error_set(err, errlen, "%s: %s", j->path, strerror(errno));
-		goto fail;
+	if (persist_read_file(j->path, &b) < 0) {
+		if (errno != ENOENT) {
+			error_set(err, errlen, "%s: %s", j->path, persist_strerror(errno));
+			goto fail;
+		}
+		how->missing = gen > 0;
 	}
 	if (b.p && (stale = journal_header(&b, gen, j->path, err, errlen)) < 0)
 		goto fail;
@@ -170,12 +206,12 @@ struct journal *journal_open(const char *dir, uint64_t gen, journal_record_cb cb
 	} else {
 		if (journal_replay(&b, &valid, cb, ctx, j, err, errlen) < 0)
 			goto fail;
-		j->fd = open(j->path, O_WRONLY | O_APPEND | O_CLOEXEC);
+		j->fd = persist_open_existing(j->path, O_WRONLY | O_APPEND);
 		if (j->fd < 0 || (valid < b.len && (ftruncate(j->fd, (off_t)valid) < 0 || fsync(j->fd) < 0))) {
-			error_set(err, errlen, "%s: %s", j->path, strerror(errno));
+			error_set(err, errlen, "%s: %s", j->path, persist_strerror(errno));
 			goto fail;
 		}
-		*dropped = valid < b.len;
+		how->torn_bytes = b.len - valid;
 		j->bytes = valid;
 	}
 	free(b.p);
@@ -219,9 +255,22 @@ int journal_append(struct journal *j, enum persist_op op, const struct entry *e,
 
 int journal_flush(struct journal *j, bool sync, char *err, size_t errlen)
 {
+	if (j->broken) {
+		error_set(err, errlen, "%s: an fsync failed, so what it holds is unknown: a snapshot must replace it", j->path);
+		return -1;
+	}
 	if (j->queue.len) {
 		if (persist_write_all(j->fd, j->queue.p, j->queue.len) < 0) {
-			error_set(err, errlen, "%s: %s", j->path, strerror(errno));
+			int write_errno = errno;
+			/*
+			 * Part of the queue may be in the file: cut it back to the
+			 * records written whole before, so a later try appends the
+			 * whole queue again after them, and no torn record is left
+			 * in the middle. The queue stays, to be written then.
+			 */
+			if (ftruncate(j->fd, (off_t)j->bytes) < 0)
+				j->broken = true;
+			error_set(err, errlen, "%s: %s", j->path, strerror(write_errno));
 			return -1;
 		}
 		j->bytes += j->queue.len;
@@ -229,13 +278,20 @@ int journal_flush(struct journal *j, bool sync, char *err, size_t errlen)
 		j->unsynced = true;
 	}
 	if (sync && j->unsynced) {
+		/* After a failed fsync the kernel may have dropped the pages and report the next one clean. */
 		if (fdatasync(j->fd) < 0) {
-			error_set(err, errlen, "%s: fsync: %s", j->path, strerror(errno));
+			j->broken = true;
+			error_set(err, errlen, "%s: fsync: %s", j->path, persist_strerror(errno));
 			return -1;
 		}
 		j->unsynced = false;
 	}
 	return 0;
+}
+
+bool journal_broken(const struct journal *j)
+{
+	return j->broken;
 }
 
 uint64_t journal_records(const struct journal *j)

@@ -91,10 +91,39 @@ int persist_fsync_dir(const char *dir)
 	return rc;
 }
 
+const char *persist_strerror(int e)
+{
+	if (e == ELOOP)
+		return "a symbolic link (links in the state directory are never followed)";
+	if (e == EINVAL)
+		return "not a regular file";
+	return strerror(e);
+}
+
+int persist_create(const char *path, int flags)
+{
+	if (unlink(path) < 0 && errno != ENOENT)
+		return -1;
+	return open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | flags, 0600);
+}
+
+int persist_open_existing(const char *path, int flags)
+{
+	int fd = open(path, flags | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+
+	if (fd >= 0 && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))) {
+		close(fd);
+		errno = EINVAL;
+		return -1;
+	}
+	return fd;
+}
+
 /* The whole file in memory; -1 with errno (ENOENT: no file). */
 int persist_read_file(const char *path, struct buf *b)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = persist_open_existing(path, O_RDONLY);
 	struct stat st;
 
 	if (fd < 0)
@@ -184,9 +213,9 @@ struct snapshot_writer *snapshot_begin(const char *dir, const struct persist_hea
 	snprintf(w->dir, sizeof(w->dir), "%s", dir);
 	persist_path_join(w->tmp, sizeof(w->tmp), dir, "snapshot.tmp");
 	persist_path_join(w->final, sizeof(w->final), dir, "snapshot");
-	int fd = open(w->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	int fd = persist_create(w->tmp, 0);
 	if (fd < 0 || (w->f = fdopen(fd, "wb")) == NULL) {
-		error_set(err, errlen, "%s: %s", w->tmp, strerror(errno));
+		error_set(err, errlen, "%s: %s", w->tmp, persist_strerror(errno));
 		if (fd >= 0)
 			close(fd);
 		goto fail;
@@ -251,12 +280,12 @@ int snapshot_commit(struct snapshot_writer *w, char *err, size_t errlen)
 	int rc = 0;
 
 	if (snapshot_finish(w) < 0) {
-		error_set(err, errlen, "%s: %s", w->tmp, strerror(errno ? errno : EIO));
+		error_set(err, errlen, "%s: %s", w->tmp, persist_strerror(errno ? errno : EIO));
 		snapshot_abort(w);
 		return -1;
 	}
 	if (fclose(w->f) != 0 || rename(w->tmp, w->final) < 0 || persist_fsync_dir(w->dir) < 0) {
-		error_set(err, errlen, "%s: %s", w->final, strerror(errno));
+		error_set(err, errlen, "%s: %s", w->final, persist_strerror(errno));
 		unlink(w->tmp);
 		rc = -1;
 	}
@@ -373,7 +402,7 @@ int snapshot_read(const char *dir, struct persist_header *h, persist_entry_cb cb
 		free(b.p);
 		if (errno == ENOENT)
 			return 1;
-		error_set(err, errlen, "%s: %s", path, strerror(errno));
+		error_set(err, errlen, "%s: %s", path, persist_strerror(errno));
 		return -1;
 	}
 	rc = header_decode(&b, h, path, err, errlen);

@@ -90,14 +90,23 @@ struct journal;
 typedef int (*journal_record_cb)(void *ctx, enum persist_op op, const struct entry *e,
 				 uint64_t expiry);
 
+/* What journal_open found beside the records it replayed. */
+struct journal_recovery {
+	bool missing;          /* no journal although gen > 0: the changes since the snapshot, if any, are gone */
+	size_t torn_bytes;     /* the bytes of a torn last record (a crash while writing it), cut off */
+};
+
 /*
  * Open dir/journal to append after the snapshot of generation gen, replaying
  * its records through cb first. A missing or older journal is replaced by an
- * empty one. *dropped tells whether a torn last record was cut off.
- * NULL with a message on error (cb's error included).
+ * empty one. Recovery is strict: only a torn last record at the end of the
+ * file is cut off (said in *how); any other damage (a bad length, checksum
+ * or record anywhere else, or a length that runs past the end with a whole
+ * record after it) is an error naming the offset, and the file is left as it
+ * is. NULL with a message on error (cb's error included).
  */
 struct journal *journal_open(const char *dir, uint64_t gen, journal_record_cb cb, void *ctx,
-			     bool *dropped, char *err, size_t errlen);
+			     struct journal_recovery *how, char *err, size_t errlen);
 void journal_close(struct journal *j);
 
 /* Queue a record (in memory until journal_flush). */
@@ -121,5 +130,14 @@ int journal_switch(struct journal *j, char *err, size_t errlen);
 uint64_t journal_records(const struct journal *j);
 uint64_t journal_bytes(const struct journal *j);
 bool journal_unsynced(const struct journal *j);
+
+/*
+ * Whether an fsync of the journal failed: the kernel may have dropped what it
+ * held, so it takes no more records until a snapshot and a fresh journal
+ * (journal_prepare and journal_switch) replace it. A failed write alone
+ * does not break it: the file is cut back to its whole records, the queue
+ * kept, and the next journal_flush writes it again.
+ */
+bool journal_broken(const struct journal *j);
 
 #endif

@@ -113,8 +113,13 @@ unsigned preflight_check(const struct config *cfg, const struct preflight_plan *
 	struct checking c = { .on_problem = on_problem, .ctx = ctx };
 	char err[512];
 
-	if (plan->store && cfg->store_dir)
+	struct stat st;
+	if (plan->store && cfg->store_dir) {
 		check_writable(&c, "[store] dir", cfg->store_dir, true);
+		if (stat(cfg->store_dir, &st) == 0 && (st.st_mode & S_IWOTH))
+			problem(&c, "[store] dir %s is writable by every user: refused (chmod o-w %s)",
+				cfg->store_dir, cfg->store_dir);
+	}
 	if (plan->socket && cfg->socket)
 		check_socket(&c, cfg);
 	if (cfg->user && getpwnam(cfg->user) == NULL)

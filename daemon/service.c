@@ -36,6 +36,11 @@ int service_journal_op(struct service *s, enum persist_op op, const struct entry
 		error_set(err, errlen, "the state directory cannot take a new journal (see the log): changes are refused until it can");
 		return -1;
 	}
+	if (s->store_error[0]) {
+		error_set(err, errlen, "the state cannot be written (%.300s): changes are refused until it can be (retried every second); nothing was changed",
+			  s->store_error);
+		return -1;
+	}
 	if (s->journal && journal_append(s->journal, op, e, expiry) < 0) {
 		error_set(err, errlen, "out of memory for the journal: the change was not made");
 		return -1;
@@ -47,18 +52,22 @@ int service_journal_op(struct service *s, enum persist_op op, const struct entry
 int service_add_entry(struct service *s, const struct entry *e, uint64_t expiry, bool keep,
 		      char *err, size_t errlen)
 {
+	uint64_t before = ttl_get(s->ttl, e);
 	int rc = matcher_add(s->matcher, e, err, errlen);
 
-	if (rc < 0 || (rc == 1 && (keep || ttl_get(s->ttl, e) == expiry)))
+	if (rc < 0 || (rc == 1 && (keep || before == expiry)))
 		return rc;
-	if (ttl_set(s->ttl, e, expiry) < 0 || service_journal_op(s, PERSIST_ADD, e, expiry, err, errlen) < 0) {
-		if (rc == 0)
-			matcher_remove(s->matcher, e);
-		ttl_set(s->ttl, e, 0);
-		error_set(err, errlen, "out of memory: the entry was not added");
-		return -1;
+	/* Undone on failure: a new entry goes, one present already keeps its expiry; the real cause is said. */
+	if (ttl_set(s->ttl, e, expiry) < 0) {
+		error_set(err, errlen, "out of memory for the entry's expiry: the entry was not %s",
+			  rc == 0 ? "added" : "changed");
+	} else if (service_journal_op(s, PERSIST_ADD, e, expiry, err, errlen) == 0) {
+		return rc;
 	}
-	return rc;
+	if (rc == 0)
+		matcher_remove(s->matcher, e);
+	ttl_set(s->ttl, e, rc == 0 ? 0 : before);
+	return -1;
 }
 
 int service_add(struct service *s, const struct entry *e, uint64_t expiry, char *err,
@@ -129,6 +138,8 @@ static void report_packet_problems(struct service *s)
 	}
 }
 
+#define SAVE_RETRY_SECONDS 10
+
 static void housekeeping_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct service *s = arg;
@@ -146,8 +157,16 @@ static void housekeeping_cb(evutil_socket_t fd, short what, void *arg)
 			log_error("auto-rebuild: %s", err);
 	}
 	if (s->journal && (journal_bytes(s->journal) > s->cfg->journal_max || s->journal_stale) &&
-	    service_save(s, err, sizeof(err)) < 0)
+	    !journal_broken(s->journal) && service_save(s, err, sizeof(err)) < 0)
 		log_error("snapshot: %s", err);
+	/* A failed fsync: only a snapshot and a new journal make the state durable again. */
+	if (s->journal && journal_broken(s->journal) && time(NULL) >= s->next_save_try) {
+		if (service_save(s, err, sizeof(err)) < 0) {
+			log_error("snapshot to replace the journal whose fsync failed: %s (tried again in %d s)", err,
+				  SAVE_RETRY_SECONDS);
+			s->next_save_try = time(NULL) + SAVE_RETRY_SECONDS;
+		}
+	}
 }
 
 /* ---- start and stop ---- */
@@ -283,4 +302,16 @@ int service_exit_code(const struct service *s)
 void service_fail(struct service *s)
 {
 	s->exit_code = 1;
+}
+
+bool service_unsynced(const struct service *s)
+{
+	return s->journal && journal_unsynced(s->journal);
+}
+
+const char *service_store_error(const struct service *s)
+{
+	if (s->journal_stale)
+		return "the state directory cannot take a new journal";
+	return s->store_error;
 }

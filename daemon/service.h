@@ -58,8 +58,17 @@ int service_del(struct service *s, const struct entry *e, char *err, size_t errl
 /* Write a snapshot and restart the journal. */
 int service_save(struct service *s, char *err, size_t errlen);
 
-/* Write the queued journal records; with sync_now, fsync them too (unless fsync = no). */
-void service_sync(struct service *s, bool sync_now);
+/*
+ * Write the queued journal records; with sync_now, fsync them too (unless
+ * fsync = no). On failure (a full disk, a failed fsync) -1: from then on
+ * changes are refused (service_store_error says why) until a write, or
+ * after a failed fsync a snapshot, succeeds; housekeeping retries.
+ */
+int service_sync(struct service *s, bool sync_now);
+/* Whether changes are queued or written but not yet fsync'd. */
+bool service_unsynced(const struct service *s);
+/* Why the state cannot be written now, or "" when it can. */
+const char *service_store_error(const struct service *s);
 
 /* Start a background rebuild; waiter (or 0) gets the reply when it is done. */
 int service_rebuild(struct service *s, unsigned rounds, uint64_t waiter, char *err, size_t errlen);

@@ -40,6 +40,8 @@ struct service {
 	struct journal *journal;   /* NULL: no durable state */
 	uint64_t generation;
 	bool journal_stale;        /* a snapshot went in but its journal did not: changes refused */
+	char store_error[512];     /* why the state cannot be written now ("": it can); changes refused */
+	time_t next_save_try;      /* with a broken journal: when housekeeping tries a snapshot again */
 	bool restored;             /* the filters came from a snapshot */
 	struct ttl *ttl;
 	time_t started;

@@ -164,11 +164,13 @@ json_t *service_stats(struct service *s)
 				      s->rebuilds ? service_rebuild_json(&s->last_rebuild) : json_null()));
 	if (s->journal)
 		json_object_set_new(o, "store",
-				    json_pack("{s:s,s:I,s:I,s:I,s:s}", "dir", s->cfg->store_dir, "generation",
+				    json_pack("{s:s,s:I,s:I,s:I,s:s,s:b,s:s*}", "dir", s->cfg->store_dir, "generation",
 					      (json_int_t)s->generation, "journal_records",
 					      (json_int_t)journal_records(s->journal), "journal_bytes",
 					      (json_int_t)journal_bytes(s->journal), "fsync",
-					      config_fsync_name(s->cfg->fsync)));
+					      config_fsync_name(s->cfg->fsync), "writable",
+					      service_store_error(s)[0] == '\0', "error",
+					      service_store_error(s)[0] ? service_store_error(s) : NULL));
 	if (s->control)
 		json_object_set_new(o, "control", json_pack("{s:i,s:I}", "clients", (int)control_clients(s->control),
 							    "rejected", (json_int_t)control_rejected(s->control)));

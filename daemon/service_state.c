@@ -82,11 +82,17 @@ static int load_state(struct service *s, struct loading *ld)
 	const char *dir = s->cfg->store_dir;
 	struct persist_header h;
 	char err[512];
-	bool dropped;
+	struct journal_recovery how;
 	int rc;
 
+	struct stat st;
 	if (mkdir(dir, 0750) < 0 && errno != EEXIST) {
 		log_error("[store] dir %s: %s", dir, strerror(errno));
+		return -1;
+	}
+	/* Anyone could plant files in it for bloomd (perhaps root) to read or replace. */
+	if (stat(dir, &st) == 0 && (st.st_mode & S_IWOTH)) {
+		log_error("[store] dir %s is writable by every user: refused (chmod o-w %s)", dir, dir);
 		return -1;
 	}
 	ld->h = &h;
@@ -117,13 +123,18 @@ static int load_state(struct service *s, struct loading *ld)
 				    hash_algo_name(h.algo));
 	}
 	s->generation = h.generation;
-	s->journal = journal_open(dir, s->generation, replay_record, ld, &dropped, err, sizeof(err));
+	s->journal = journal_open(dir, s->generation, replay_record, ld, &how, err, sizeof(err));
 	if (s->journal == NULL) {
-		log_error("%s; it is left as it is: move it away to start without it", err);
+		log_error("%s; it is left as it is: restore it from a backup, or move it away to start from the snapshot without the changes made since",
+			  err);
 		return -1;
 	}
-	if (dropped)
-		log_warning("%s/journal: its last record was torn (a crash while writing it) and is dropped", dir);
+	if (how.torn_bytes)
+		log_warning("%s/journal: its last record was torn (a crash while writing it): its %zu bytes are dropped",
+			    dir, how.torn_bytes);
+	if (how.missing)
+		log_warning("%s/journal is missing beside snapshot generation %llu: any change made since that snapshot is lost; starting from the snapshot",
+			    dir, (unsigned long long)s->generation);
 	return 0;
 }
 
@@ -235,20 +246,34 @@ int service_save(struct service *s, char *err, size_t errlen)
 	 * would be ignored after a restart: refuse them until a save succeeds.
 	 */
 	s->journal_stale = journal_switch(s->journal, err, errlen) < 0;
-	if (s->journal_stale)
+	if (s->journal_stale) {
 		log_error("%s: refusing changes until a snapshot and a new journal can be written", err);
-	return s->journal_stale ? -1 : 0;
+		return -1;
+	}
+	if (s->store_error[0]) {
+		log_info("a snapshot and a new journal are written: changes are accepted again");
+		s->store_error[0] = '\0';
+	}
+	return 0;
 }
 
-void service_sync(struct service *s, bool sync_now)
+int service_sync(struct service *s, bool sync_now)
 {
 	char err[512];
 
-	static struct log_limit limit;
-
-	if (s->journal && journal_flush(s->journal, sync_now && s->cfg->fsync != CONFIG_FSYNC_NO, err,
-					sizeof(err)) < 0)
-		log_limited(&limit, 60, LOG_LEVEL_ERROR, "%s", err);
+	if (s->journal == NULL)
+		return 0;
+	if (journal_flush(s->journal, sync_now && s->cfg->fsync != CONFIG_FSYNC_NO, err, sizeof(err)) < 0) {
+		if (s->store_error[0] == '\0')
+			log_error("%s: changes are refused until the state can be written again", err);
+		snprintf(s->store_error, sizeof(s->store_error), "%s", err);
+		return -1;
+	}
+	if (s->store_error[0]) {
+		log_info("the state is written again: changes are accepted");
+		s->store_error[0] = '\0';
+	}
+	return 0;
 }
 
 /* ---- rebuilds ---- */

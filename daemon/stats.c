@@ -134,6 +134,9 @@ char *stats_prometheus(json_t *st)
 		metric(f, "journal_records", "gauge", "Changes since the snapshot.",
 		       number_at(st, "store.journal_records"));
 		metric(f, "journal_bytes", "gauge", "Journal size.", number_at(st, "store.journal_bytes"));
+		metric(f, "store_writable", "gauge",
+		       "1 while the state can be written; 0 after a failed write or fsync, changes refused.",
+		       json_is_true(json_object_get(json_object_get(st, "store"), "writable")) ? 1 : 0);
 	}
 	if (json_object_get(st, "control")) {
 		metric(f, "control_clients", "gauge", "Control clients connected.", number_at(st, "control.clients"));

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bloomd's command line: -n, bad config and lists, missing files, statistics, the match pcap.
 . "$(dirname "$0")/tap.sh"
-plan 35
+plan 37
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 1
@@ -93,6 +93,14 @@ printf '[control]\nsocket = %s/run/ctl.sock\n[store]\ndir = %s/state\n' "$tmp" "
 for _ in $(seq 100); do [ -S run/ctl.sock ] && break; sleep 0.05; done
 is "$(stat -c %a run 2>/dev/null)" 755 "a configuration -n accepts starts: the socket's missing directory is made, 0755"
 kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
+
+# A state directory every user may write in is refused: files planted there would be read as state.
+mkdir -p ww/state && chmod 777 ww/state
+printf '[control]\nsocket = %s/ww.sock\n[store]\ndir = %s/ww/state\n' "$tmp" "$tmp" > ww.conf
+"$BUILD/bloomd" -c ww.conf 2> ww.err; rc=$?
+[ "$rc" -ne 0 ] && grep -q "writable by every user: refused (chmod o-w" ww.err
+ok $? "a world-writable state directory is refused"
+"$BUILD/bloomd" -n -c ww.conf 2>/dev/null; ok $((! $?)) "and so by -n"
 
 # More matches than an event reports (64): the rest are counted, not lost silently.
 for i in $(seq 1 70); do echo "sig \"payload-$(printf %02d "$i")\""; done > many.list

@@ -4,7 +4,7 @@
 # two network namespaces joined by a veth pair.
 . "$(dirname "$0")/tap.sh"
 root=$(cd "$(dirname "$0")/.." && pwd)
-plan 20
+plan 22
 tmp=$(mktemp -d)
 chmod 755 "$tmp"
 pids=()
@@ -106,12 +106,27 @@ C
 	is "$(stat -c %U state)" nobody "the state directory was given to it"
 	"$BUILD/bloomctl" -s "$tmp/drop.sock" save >/dev/null; ok $? "so it can still write a snapshot"
 	kill -TERM "$pid"; wait "$pid"
+	# The state directory is nobody's now: links it plants must not make a root start write
+	# through them (to a root-only file here).
+	echo secret > victim; chmod 600 victim
+	rm -f state/journal; ln -s "$tmp/victim" state/journal.tmp
+	"$BUILD/bloomd" -c drop.conf 2> link.err &
+	pid=$!
+	pids+=($pid)
+	wait_for link.err "running as nobody"
+	kill -TERM "$pid"; wait "$pid"
+	is "$(cat victim)" secret "a journal.tmp link planted in the state directory is replaced, not written through"
+	ln -sf "$tmp/victim" state/journal
+	"$BUILD/bloomd" -c drop.conf 2> link2.err; rc=$?
+	[ "$rc" -ne 0 ] && grep -q "journal: a symbolic link" link2.err && [ "$(cat victim)" = secret ]
+	ok $? "a journal that is a link is refused, and the file it points to left alone"
+	rm -f state/journal
 	sed -i 's/^user = nobody/user = no-such-user-here/' drop.conf
 	"$BUILD/bloomd" -c drop.conf 2> refuse.err; rc=$?
 	[ "$rc" -ne 0 ] && grep -q "does not exist; not going on as root" refuse.err
 	ok $? "a user that cannot be switched to: bloomd refuses to run as root"
 else
-	skip 6 "needs root, lo and the user nobody"
+	skip 8 "needs root, lo and the user nobody"
 fi
 
 # ---- two network namespaces joined by a veth pair ----

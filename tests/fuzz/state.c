@@ -62,12 +62,12 @@ static void snapshot_case(const uint8_t *data, size_t size)
 static void journal_case(const uint8_t *data, size_t size)
 {
 	char path[128];
-	bool dropped;
+	struct journal_recovery how;
 	struct journal *j;
 
 	snprintf(path, sizeof(path), "%s/journal", dir);
 	unlink(path);
-	j = journal_open(dir, 0, take_record, NULL, &dropped, NULL, 0); /* a valid, empty journal */
+	j = journal_open(dir, 0, take_record, NULL, &how, NULL, 0); /* a valid, empty journal */
 	journal_close(j);
 	FILE *f = fopen(path, "ab");
 	if (f == NULL)
@@ -91,7 +91,7 @@ static void journal_case(const uint8_t *data, size_t size)
 		size -= body;
 	}
 	fclose(f);
-	journal_close(journal_open(dir, 0, take_record, NULL, &dropped, NULL, 0));
+	journal_close(journal_open(dir, 0, take_record, NULL, &how, NULL, 0));
 }
 
 static void clean(void)

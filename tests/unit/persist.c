@@ -9,6 +9,8 @@
 #include "persist.h"
 #include "test.h"
 
+#define JOURNAL_FIRST_RECORD (8 + 4 + 8 + 8) /* after the header: magic, version, generation, checksum */
+
 static char dir[] = "/tmp/bloomd-persist-XXXXXX";
 
 static void entry_of(unsigned i, struct entry *e)
@@ -142,8 +144,8 @@ static int count_record(void *ctx, enum persist_op op, const struct entry *e, ui
 
 static void journal_write(uint64_t gen, unsigned adds)
 {
-	bool dropped;
-	struct journal *j = journal_open(dir, gen, count_record, &(struct seen){ 0 }, &dropped, NULL, 0);
+	struct journal_recovery how;
+	struct journal *j = journal_open(dir, gen, count_record, &(struct seen){ 0 }, &how, NULL, 0);
 	struct entry e;
 
 	assert_non_null(j);
@@ -160,43 +162,43 @@ static void journal_write(uint64_t gen, unsigned adds)
 static void journal_replays_and_drops_a_torn_tail(void **state)
 {
 	char p[256];
-	bool dropped;
+	struct journal_recovery how;
 	struct seen s = { 0 };
 	struct stat st;
 
 	(void)state;
 	clean();
 	journal_write(3, 10);
-	struct journal *j = journal_open(dir, 3, count_record, &s, &dropped, NULL, 0);
+	struct journal *j = journal_open(dir, 3, count_record, &s, &how, NULL, 0);
 	assert_non_null(j);
 	assert_int_equal(s.adds, 10);
 	assert_int_equal(s.dels, 1);
-	assert_false(dropped);
+	assert_int_equal(how.torn_bytes, 0);
 	journal_close(j);
 	/* Cut the last record short: it is dropped, the rest replayed, the file trimmed. */
 	path(p, "journal");
 	stat(p, &st);
 	assert_int_equal(truncate(p, st.st_size - 3), 0);
 	memset(&s, 0, sizeof(s));
-	j = journal_open(dir, 3, count_record, &s, &dropped, NULL, 0);
+	j = journal_open(dir, 3, count_record, &s, &how, NULL, 0);
 	assert_non_null(j);
-	assert_true(dropped);
+	assert_true(how.torn_bytes > 0);
 	assert_int_equal(s.adds, 10);
 	assert_int_equal(s.dels, 0);
 	journal_close(j);
 	/* Appends after the trim are read back. */
 	journal_write(3, 2);
 	memset(&s, 0, sizeof(s));
-	j = journal_open(dir, 3, count_record, &s, &dropped, NULL, 0);
+	j = journal_open(dir, 3, count_record, &s, &how, NULL, 0);
 	assert_int_equal(s.adds, 12);
-	assert_false(dropped);
+	assert_int_equal(how.torn_bytes, 0);
 	journal_close(j);
 }
 
 static void journal_corruption_and_generations(void **state)
 {
 	char p[256], err[256];
-	bool dropped;
+	struct journal_recovery how;
 	struct seen s = { 0 };
 
 	(void)state;
@@ -207,17 +209,41 @@ static void journal_corruption_and_generations(void **state)
 	int fd = open(p, O_RDWR);
 	assert_int_equal(pwrite(fd, "\xff", 1, 60), 1);
 	close(fd);
-	assert_null(journal_open(dir, 4, count_record, &s, &dropped, err, sizeof(err)));
+	assert_null(journal_open(dir, 4, count_record, &s, &how, err, sizeof(err)));
 	assert_non_null(strstr(err, "offset"));
 	/* Newer than the snapshot: refused. */
-	assert_null(journal_open(dir, 3, count_record, &s, &dropped, err, sizeof(err)));
+	assert_null(journal_open(dir, 3, count_record, &s, &how, err, sizeof(err)));
 	assert_non_null(strstr(err, "generation 4"));
+	/*
+	 * A length in the middle made too long, so it runs past the end: not a
+	 * torn last record, as whole records follow it. Refused, file untouched.
+	 */
+	clean();
+	journal_write(4, 10);
+	struct stat st;
+	stat(p, &st);
+	fd = open(p, O_RDWR);
+	assert_int_equal(pwrite(fd, "\x00\x04", 2, JOURNAL_FIRST_RECORD), 2); /* 1024 bytes */
+	close(fd);
+	memset(&s, 0, sizeof(s));
+	assert_null(journal_open(dir, 4, count_record, &s, &how, err, sizeof(err)));
+	assert_non_null(strstr(err, "a whole record follows"));
+	struct stat after;
+	stat(p, &after);
+	assert_int_equal(after.st_size, st.st_size);
 	/* Older than the snapshot (a crash during a save): replaced by an empty one. */
 	memset(&s, 0, sizeof(s));
-	struct journal *j = journal_open(dir, 5, count_record, &s, &dropped, NULL, 0);
+	struct journal *j = journal_open(dir, 5, count_record, &s, &how, NULL, 0);
 	assert_non_null(j);
 	assert_int_equal(s.adds + s.dels, 0);
 	assert_int_equal(journal_records(j), 0);
+	assert_false(how.missing);
+	journal_close(j);
+	/* Missing beside a snapshot: said, not silent. */
+	unlink(p);
+	j = journal_open(dir, 5, count_record, &s, &how, NULL, 0);
+	assert_non_null(j);
+	assert_true(how.missing);
 	journal_close(j);
 }
 
