@@ -4,6 +4,7 @@
 #include <pcap/pcap.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "error.h"
 
@@ -138,18 +139,26 @@ static struct capture *capture_alloc(const char *name, const struct capture_call
 	return cap;
 }
 
-struct capture *capture_open_file(struct event_base *base, const char *path, const char *bpf,
-				  const struct capture_callbacks *cb, char *err, size_t errlen)
+/* A file source from a path (fd < 0) or an open descriptor (taken over, path only its name). */
+static struct capture *open_file(struct event_base *base, const char *path, int fd, const char *bpf,
+				 const struct capture_callbacks *cb, char *err, size_t errlen)
 {
 	char errbuf[PCAP_ERRBUF_SIZE] = "";
 	struct capture *cap = capture_alloc(path, cb);
+	FILE *f = NULL;
 
-	if (cap == NULL) {
+	if (cap == NULL || (fd >= 0 && (f = fdopen(fd, "rb")) == NULL)) {
 		error_set(err, errlen, "out of memory");
+		if (fd >= 0)
+			close(fd);
+		capture_free(cap);
 		return NULL;
 	}
-	cap->pcap = pcap_open_offline_with_tstamp_precision(path, PCAP_TSTAMP_PRECISION_NANO, errbuf);
+	cap->pcap = f ? pcap_fopen_offline_with_tstamp_precision(f, PCAP_TSTAMP_PRECISION_NANO, errbuf)
+		      : pcap_open_offline_with_tstamp_precision(path, PCAP_TSTAMP_PRECISION_NANO, errbuf);
 	if (cap->pcap == NULL) {
+		if (f)
+			fclose(f);
 		error_set(err, errlen, "%s", errbuf);
 		goto fail;
 	}
@@ -167,6 +176,18 @@ struct capture *capture_open_file(struct event_base *base, const char *path, con
 fail:
 	capture_free(cap);
 	return NULL;
+}
+
+struct capture *capture_open_file(struct event_base *base, const char *path, const char *bpf,
+				  const struct capture_callbacks *cb, char *err, size_t errlen)
+{
+	return open_file(base, path, -1, bpf, cb, err, errlen);
+}
+
+struct capture *capture_open_fd(struct event_base *base, int fd, const char *name, const char *bpf,
+				const struct capture_callbacks *cb, char *err, size_t errlen)
+{
+	return open_file(base, name, fd, bpf, cb, err, errlen);
 }
 
 static int activate(struct capture *cap, const struct capture_live_options *o, char *err,

@@ -53,6 +53,9 @@ struct capture_live_options {
 /* NULL with a message (libpcap's own words) when the file cannot be opened or filtered. */
 struct capture *capture_open_file(struct event_base *base, const char *path, const char *bpf,
 				  const struct capture_callbacks *cb, char *err, size_t errlen);
+/* The same from a file open for reading, which it takes over (closed on error too); name names it. */
+struct capture *capture_open_fd(struct event_base *base, int fd, const char *name, const char *bpf,
+				const struct capture_callbacks *cb, char *err, size_t errlen);
 struct capture *capture_open_live(struct event_base *base, const struct capture_live_options *o,
 				  const struct capture_callbacks *cb, char *err, size_t errlen);
 void capture_free(struct capture *cap);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <time.h>
 
 #include "error.h"
@@ -256,25 +257,6 @@ static void note_rejected(struct load_stream *ls, const char *where, const char 
 	json_array_append_new(ls->errors, json_string(msg));
 }
 
-static int load_listed(void *ctx, const struct entry *e, char *err, size_t errlen)
-{
-	struct command *c = ctx;
-	struct load_stream *ls = *control_client_data(c->cl);
-	int rc = service_add(c->s, e, 0, err, errlen);
-
-	ls->added += rc == 0;
-	ls->present += rc == 1;
-	return rc < 0 ? -1 : 0;
-}
-
-static void load_problem(void *ctx, const char *message)
-{
-	struct command *c = ctx;
-	struct load_stream *ls = *control_client_data(c->cl);
-
-	note_rejected(ls, NULL, message); /* it names FILE:LINE already */
-}
-
 static void load_result(json_t *reply, const struct load_stream *ls)
 {
 	json_object_set_new(reply, "added", json_integer((json_int_t)ls->added));
@@ -307,14 +289,9 @@ static int cmd_load(struct command *c)
 		ls->refused = !control_client_trusted(c->cl);
 		return reply_later(c); /* after the "." line */
 	}
-	if (c->args[0] == '\0') {
-		stream_free(c->cl);
-		return fail(c, "load: give a file, or - and the entries on the following lines");
-	}
-	entry_list_load(c->args, load_listed, load_problem, c);
-	load_result(c->reply, ls);
+	/* Not a path: bloomd opens no file a client names (it may be one only bloomd's user can read). */
 	stream_free(c->cl);
-	return 0;
+	return fail(c, "load: give - and the entries on the following lines, then \".\" (bloomctl load FILE streams a file so)");
 }
 
 /* A line of a `load -` stream. */
@@ -485,23 +462,41 @@ static int cmd_save(struct command *c)
 	return 0;
 }
 
+/*
+ * `replay - [--wait] [--name NAME]`, with the pcap file passed open
+ * (SCM_RIGHTS): bloomd opens no file a client names, which might be one only
+ * bloomd's user may read, or a FIFO that blocks the loop. NAME, the rest of
+ * the line, is what events and stats call it.
+ */
 static int cmd_replay(struct command *c)
 {
-	bool wait = take_flag(c->args, "--wait");
+	const char *name = "(a file passed open)";
+	char *at = strstr(c->args, "--name ");
 	char err[256];
 
-	if (c->args[0] == '\0')
-		return fail(c, "replay: give a pcap file");
+	if (at && (at == c->args || at[-1] == ' ')) {
+		name = at + 7;
+		*at = '\0';
+		strip_end(c->args);
+	}
+	bool wait = take_flag(c->args, "--wait");
+	int fd = control_client_take_fd(c->cl);
+	if (strcmp(c->args, "-") != 0) {
+		if (fd >= 0)
+			close(fd);
+		return fail(c, "replay: bloomd opens no file a client names: pass it open with `replay -` (bloomctl replay PCAP does)");
+	}
+	if (fd < 0)
+		return fail(c, "replay -: no open file came with the command (bloomctl replay PCAP passes one)");
 	uint64_t waiter = wait ? control_hold(c->cl) : 0;
-	if (service_replay(c->s, c->args, waiter, err, sizeof(err)) < 0) {
+	if (service_replay_fd(c->s, fd, name, waiter, err, sizeof(err)) < 0) {
 		if (wait)
 			control_release(c->cl);
 		return fail(c, "replay: %s", err);
 	}
-	if (wait) {
+	if (wait)
 		return reply_later(c);
-	}
-	json_object_set_new(c->reply, "queued", json_string(c->args));
+	json_object_set_new(c->reply, "queued", json_true());
 	return 0;
 }
 
@@ -530,13 +525,13 @@ static const struct {
 	{ "add", true, cmd_add, "add ENTRY [--ttl SECONDS]" },
 	{ "del", true, cmd_del, "del ENTRY" },
 	{ "query", false, cmd_query, "query ENTRY" },
-	{ "load", true, cmd_load, "load PATH | load - (entry lines, then \".\")" },
+	{ "load", true, cmd_load, "load - (entry lines, then \".\")" },
 	{ "list", false, cmd_list, "list [--kind addr|net|pair|sig]" },
 	{ "stats", false, cmd_stats, "stats" },
 	{ "metrics", false, cmd_metrics, "metrics" },
 	{ "rebuild", true, cmd_rebuild, "rebuild [--rounds N] [--wait]" },
 	{ "save", true, cmd_save, "save" },
-	{ "replay", true, cmd_replay, "replay PCAP [--wait]" },
+	{ "replay", true, cmd_replay, "replay - [--wait] [--name NAME] (the pcap passed open)" },
 	{ "reload", true, cmd_reload, "reload" },
 	{ "version", false, cmd_version, "version" },
 	{ "help", false, cmd_help, "help" },

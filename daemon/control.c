@@ -17,9 +17,18 @@
 
 #define MAX_PEER_GROUPS 64
 
+/*
+ * A client's input is read with recvmsg(2) by its own event, not by the
+ * bufferevent (which only writes): a command may come with an open file
+ * (SCM_RIGHTS), and a plain read would drop it.
+ */
 struct control_client {
 	struct control *c;
-	struct bufferevent *bev;
+	struct bufferevent *bev;   /* output only */
+	struct evbuffer *in;       /* what read_cb has read, not yet served */
+	struct event *readable;    /* the socket has input */
+	struct event *idle;        /* nothing read for idle_timeout (or, lingering, 2 s) */
+	int passed_fd;             /* the last descriptor the client passed, or -1 */
 	struct event *more;        /* continues past the budget */
 	struct evbuffer *pending;  /* replies of the burst being served */
 	uint64_t id;
@@ -55,8 +64,13 @@ static void client_free(struct control_client *cl)
 	if (cl->next)
 		cl->next->prev = cl->prev;
 	c->nclients--;
+	if (cl->passed_fd >= 0)
+		close(cl->passed_fd);
+	event_free(cl->readable);
+	event_free(cl->idle);
 	event_free(cl->more);
 	evbuffer_free(cl->pending);
+	evbuffer_free(cl->in);
 	bufferevent_free(cl->bev);
 	free(cl);
 }
@@ -84,6 +98,24 @@ void control_close_after_reply(struct control_client *cl)
 	cl->closing = true;
 }
 
+/* Read the client's input (again), with its idle timer; or stop reading it. */
+static void reading_on(struct control_client *cl, const struct timeval *idle)
+{
+	event_add(cl->readable, NULL);
+	event_add(cl->idle, idle);
+}
+
+static void reading_off(struct control_client *cl)
+{
+	event_del(cl->readable);
+	event_del(cl->idle);
+}
+
+static struct timeval idle_time(const struct control_client *cl)
+{
+	return (struct timeval){ .tv_sec = cl->c->o.idle_timeout };
+}
+
 /*
  * The replies are out: close our side, but read (and drop) what the client
  * still sends for a moment, so that a client busy writing a long line does
@@ -98,8 +130,8 @@ static void linger(struct control_client *cl)
 		return;
 	}
 	shutdown(bufferevent_getfd(cl->bev), SHUT_WR);
-	bufferevent_set_timeouts(cl->bev, &moment, NULL);
-	bufferevent_enable(cl->bev, EV_READ);
+	bufferevent_set_timeouts(cl->bev, NULL, NULL);
+	reading_on(cl, &moment);
 }
 
 /* The line is too long: say so, then close. */
@@ -133,7 +165,8 @@ static int next_line(struct evbuffer *in, char *buf, size_t *len)
 static void serve(struct control_client *cl)
 {
 	struct control *c = cl->c;
-	struct evbuffer *in = bufferevent_get_input(cl->bev), *out = bufferevent_get_output(cl->bev);
+	struct evbuffer *in = cl->in, *out = bufferevent_get_output(cl->bev);
+	struct timeval idle = idle_time(cl);
 	static char line[CONTROL_MAX_LINE + 1];
 	unsigned handled = 0;
 	size_t len;
@@ -156,10 +189,11 @@ static void serve(struct control_client *cl)
 		return;
 	if (evbuffer_get_length(out) >= CONTROL_MAX_OUTPUT) {
 		/* Wait for the client to read its replies: the write callback resumes. */
-		bufferevent_disable(cl->bev, EV_READ);
+		reading_off(cl);
 		return;
 	}
-	bufferevent_enable(cl->bev, EV_READ);
+	if (!cl->eof)
+		reading_on(cl, &idle);
 	if (handled == CONTROL_BUDGET)
 		event_active(cl->more, EV_TIMEOUT, 0); /* the rest after the loop's other events */
 	else if (cl->eof)
@@ -173,15 +207,83 @@ static void more_cb(evutil_socket_t fd, short what, void *arg)
 	serve(arg);
 }
 
-static void read_cb(struct bufferevent *bev, void *arg)
+/* The client closed its side: answer what it sent, then close (echo stats | socat ...). */
+static void client_eof(struct control_client *cl)
+{
+	cl->eof = true;
+	reading_off(cl);
+	if (cl->closing) {
+		/* Done sending: free it once its replies are out (write_cb). */
+		if (evbuffer_get_length(bufferevent_get_output(cl->bev)) == 0)
+			client_free(cl);
+		return;
+	}
+	if (!cl->held)
+		serve(cl);
+	if (cl->closing && evbuffer_get_length(bufferevent_get_output(cl->bev)) == 0)
+		client_free(cl);
+}
+
+/* Keep the last descriptor a message carried; close any other (and one replaced). */
+static void take_passed_fds(struct control_client *cl, struct msghdr *msg)
+{
+	for (struct cmsghdr *h = CMSG_FIRSTHDR(msg); h; h = CMSG_NXTHDR(msg, h)) {
+		if (h->cmsg_level != SOL_SOCKET || h->cmsg_type != SCM_RIGHTS)
+			continue;
+		size_t n = (h->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < n; i++) {
+			int fd;
+			memcpy(&fd, CMSG_DATA(h) + i * sizeof(int), sizeof(fd));
+			if (cl->passed_fd >= 0)
+				close(cl->passed_fd);
+			cl->passed_fd = fd;
+		}
+	}
+}
+
+static void read_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct control_client *cl = arg;
+	static char buf[16384];
+	union {
+		struct cmsghdr h;
+		char space[CMSG_SPACE(4 * sizeof(int))];
+	} ctl;
+	struct iovec iov = { buf, sizeof(buf) };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.space,
+			      .msg_controllen = sizeof(ctl.space) };
+
+	(void)what;
+	ssize_t n = recvmsg(fd, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n < 0) {
+		client_free(cl);
+		return;
+	}
+	take_passed_fds(cl, &msg);
+	if (n == 0) {
+		client_eof(cl);
+		return;
+	}
+	if (cl->closing)
+		return; /* lingering: what it still sends is dropped */
+	struct timeval idle = idle_time(cl);
+	event_add(cl->idle, &idle);
+	evbuffer_add(cl->in, buf, (size_t)n);
+	serve(cl);
+}
+
+/* Nothing read for idle_timeout: cut off (or, lingering, done waiting). */
+static void idle_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct control_client *cl = arg;
 
-	if (cl->closing) {
-		evbuffer_drain(bufferevent_get_input(bev), evbuffer_get_length(bufferevent_get_input(bev)));
-		return;
-	}
-	serve(cl);
+	(void)fd;
+	(void)what;
+	if (!cl->closing)
+		cl->c->rejected++;
+	client_free(cl);
 }
 
 static void write_cb(struct bufferevent *bev, void *arg)
@@ -197,27 +299,12 @@ static void write_cb(struct bufferevent *bev, void *arg)
 		serve(cl); /* its output drained: read on */
 }
 
+/* Output errors and the write timeout (a client not reading its replies). */
 static void event_cb(struct bufferevent *bev, short what, void *arg)
 {
 	struct control_client *cl = arg;
 
 	(void)bev;
-	if (cl->closing) {
-		/* The client is done sending: free it once its replies are out (write_cb). */
-		cl->eof = true;
-		if (!(what & BEV_EVENT_EOF) || evbuffer_get_length(bufferevent_get_output(cl->bev)) == 0)
-			client_free(cl);
-		return;
-	}
-	if ((what & BEV_EVENT_EOF) && !(what & BEV_EVENT_ERROR)) {
-		/* Half-closed (echo stats | socat ...): answer what was sent, then close. */
-		cl->eof = true;
-		if (!cl->held)
-			serve(cl);
-		if (cl->closing && evbuffer_get_length(bufferevent_get_output(cl->bev)) == 0)
-			client_free(cl);
-		return;
-	}
 	if (what & BEV_EVENT_TIMEOUT)
 		cl->c->rejected++;
 	client_free(cl);
@@ -271,18 +358,29 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct socka
 		cl->cred = (struct ucred){ .pid = 0, .uid = (uid_t)-1, .gid = (gid_t)-1 };
 	cl->trusted = cl->cred.uid == 0 || cl->cred.uid == geteuid() ||
 		      (c->has_gid && peer_in_group(fd, c->gid, &cl->cred));
+	cl->passed_fd = -1;
 	cl->bev = bufferevent_socket_new(c->base, fd, BEV_OPT_CLOSE_ON_FREE);
+	cl->readable = event_new(c->base, fd, EV_READ | EV_PERSIST, read_cb, cl);
+	cl->idle = evtimer_new(c->base, idle_cb, cl);
 	cl->more = event_new(c->base, -1, 0, more_cb, cl);
 	cl->pending = evbuffer_new();
-	if (cl->bev == NULL || cl->more == NULL || cl->pending == NULL) {
+	cl->in = evbuffer_new();
+	if (cl->bev == NULL || cl->readable == NULL || cl->idle == NULL || cl->more == NULL ||
+	    cl->pending == NULL || cl->in == NULL) {
 		if (cl->bev)
 			bufferevent_free(cl->bev);
 		else
 			close(fd);
+		if (cl->readable)
+			event_free(cl->readable);
+		if (cl->idle)
+			event_free(cl->idle);
 		if (cl->more)
 			event_free(cl->more);
 		if (cl->pending)
 			evbuffer_free(cl->pending);
+		if (cl->in)
+			evbuffer_free(cl->in);
 		free(cl);
 		c->rejected++;
 		return;
@@ -292,10 +390,11 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct socka
 		c->clients->prev = cl;
 	c->clients = cl;
 	c->nclients++;
-	bufferevent_setcb(cl->bev, read_cb, write_cb, event_cb, cl);
+	bufferevent_setcb(cl->bev, NULL, write_cb, event_cb, cl);
 	bufferevent_setwatermark(cl->bev, EV_WRITE, CONTROL_MAX_OUTPUT / 2, 0);
-	bufferevent_set_timeouts(cl->bev, &idle, &idle);
-	bufferevent_enable(cl->bev, EV_READ | EV_WRITE);
+	bufferevent_set_timeouts(cl->bev, NULL, &idle);
+	bufferevent_enable(cl->bev, EV_WRITE);
+	reading_on(cl, &idle);
 }
 
 static void resume_cb(evutil_socket_t fd, short what, void *arg)
@@ -450,7 +549,7 @@ void **control_client_data(struct control_client *cl)
 uint64_t control_hold(struct control_client *cl)
 {
 	cl->held = true;
-	bufferevent_disable(cl->bev, EV_READ);
+	reading_off(cl);
 	return cl->id;
 }
 
@@ -462,10 +561,18 @@ struct control_client *control_find(struct control *c, uint64_t id)
 	return NULL;
 }
 
+int control_client_take_fd(struct control_client *cl)
+{
+	int fd = cl->passed_fd;
+
+	cl->passed_fd = -1;
+	return fd;
+}
+
 void control_release(struct control_client *cl)
 {
 	cl->held = false;
-	if (cl->eof && evbuffer_get_length(bufferevent_get_input(cl->bev)) == 0) {
+	if (cl->eof && evbuffer_get_length(cl->in) == 0) {
 		control_close_after_reply(cl);
 		return;
 	}

@@ -82,6 +82,13 @@ bool control_client_trusted(const struct control_client *cl);
 /* The peer's uid and pid (SO_PEERCRED). */
 void control_client_peer(const struct control_client *cl, unsigned *uid, int *pid);
 
+/*
+ * The open file the client passed last (SCM_RIGHTS, with the bytes of its
+ * command), now the caller's to close; -1 if none. The daemon opens no path
+ * a client names: bloomctl passes the files it replays this way.
+ */
+int control_client_take_fd(struct control_client *cl);
+
 /* A slot for the caller's per-client state (NULL at first). */
 void **control_client_data(struct control_client *cl);
 

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "error.h"
 #include "log.h"
@@ -219,6 +220,8 @@ void service_stop(struct service *s)
 	}
 	while (s->queue) {
 		struct replay_item *next = s->queue->next;
+		if (s->queue->fd >= 0)
+			close(s->queue->fd);
 		free(s->queue->path);
 		free(s->queue);
 		s->queue = next;

@@ -73,8 +73,14 @@ const char *service_store_error(const struct service *s);
 /* Start a background rebuild; waiter (or 0) gets the reply when it is done. */
 int service_rebuild(struct service *s, unsigned rounds, uint64_t waiter, char *err, size_t errlen);
 
-/* Queue a pcap file; waiter (or 0) gets a reply when it has been replayed. */
+/* Queue a pcap file (the operator's: -r, the configuration); waiter (or 0) gets a reply when it has been replayed. */
 int service_replay(struct service *s, const char *path, uint64_t waiter, char *err, size_t errlen);
+/*
+ * Queue a pcap file a client passed open, called name; fd is taken over.
+ * Only a regular file: a FIFO or a device would be read in the loop.
+ */
+int service_replay_fd(struct service *s, int fd, const char *name, uint64_t waiter, char *err,
+		      size_t errlen);
 
 /* Start live capture on interface. */
 int service_capture_live(struct service *s, const char *interface);

@@ -13,7 +13,8 @@
 #include "service.h"
 
 struct replay_item {
-	char *path;
+	char *path;                /* or, with fd, the name the client gave it */
+	int fd;                    /* a file the client passed open, or -1: path is opened */
 	uint64_t waiter;           /* control client waiting for it (control_hold id), or 0 */
 	struct replay_item *next;
 };

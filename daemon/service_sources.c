@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "error.h"
 #include "log.h"
@@ -42,12 +43,38 @@ static void start_next_file(struct service *s);
 
 #define MAX_SOURCES 1000 /* replays remembered in stats */
 
+/*
+ * A name or message for JSON: file names are any bytes, and a string that is
+ * not UTF-8 would make the whole reply fail (and go unsent); its bytes
+ * outside printable ASCII are shown as '?' instead. NULL stays JSON null.
+ */
+static json_t *text_json(const char *text)
+{
+	json_t *j;
+
+	if (text == NULL)
+		return json_null();
+	if ((j = json_string(text)) != NULL)
+		return j;
+	char *shown = strdup(text);
+	if (shown == NULL)
+		return json_string("?");
+	for (char *c = shown; *c; c++)
+		if ((unsigned char)*c < 0x20 || (unsigned char)*c >= 0x7f)
+			*c = '?';
+	j = json_string(shown);
+	free(shown);
+	return j;
+}
+
 static void record_source(struct service *s, const char *name, uint64_t packets, const char *error)
 {
 	if (json_array_size(s->sources) >= MAX_SOURCES)
 		json_array_remove(s->sources, 0);
-	json_array_append_new(s->sources, json_pack("{s:s,s:I,s:s?}", "name", name, "packets",
-						    (json_int_t)packets, "error", error));
+	json_t *source = json_pack("{s:o,s:I}", "name", text_json(name), "packets", (json_int_t)packets);
+	if (source && error)
+		json_object_set_new(source, "error", text_json(error));
+	json_array_append_new(s->sources, source);
 }
 
 /* A queued file is done (or could not be opened): tell whoever waits for it. */
@@ -61,11 +88,13 @@ static void finish_item(struct service *s, uint64_t packets, const char *error)
 		if (s->one_shot)
 			s->exit_code = 1;
 	}
-	service_reply_to(s, it->waiter,
-		 json_pack("{s:b,s:s,s:I,s:I,s:f,s:s*}", "ok", error == NULL, "file", it->path,
-			   "packets", (json_int_t)packets, "matched",
-			   (json_int_t)(s->engine.stats.matched_packets - s->replay_matched_before),
-			   "max_gap_ms", s->replay_max_gap_ms, "error", error));
+	json_t *reply = json_pack("{s:b,s:o,s:I,s:I,s:f}", "ok", error == NULL, "file", text_json(it->path),
+				  "packets", (json_int_t)packets, "matched",
+				  (json_int_t)(s->engine.stats.matched_packets - s->replay_matched_before),
+				  "max_gap_ms", s->replay_max_gap_ms);
+	if (reply && error)
+		json_object_set_new(reply, "error", text_json(error));
+	service_reply_to(s, it->waiter, reply);
 	free(it->path);
 	free(it);
 	s->current = NULL;
@@ -127,8 +156,12 @@ static void start_next_file(struct service *s)
 		s->replay_matched_before = s->engine.stats.matched_packets;
 		s->replay_max_gap_ms = 0;
 		clock_gettime(CLOCK_MONOTONIC, &s->last_batch);
-		s->replaying = capture_open_file(s->base, s->current->path, s->cfg->bpf, callbacks(s),
-						 err, sizeof(err));
+		struct replay_item *it = s->current;
+		s->replaying = it->fd >= 0 ? capture_open_fd(s->base, it->fd, it->path, s->cfg->bpf, callbacks(s),
+							     err, sizeof(err))
+					   : capture_open_file(s->base, it->path, s->cfg->bpf, callbacks(s),
+							       err, sizeof(err));
+		it->fd = -1; /* the capture's now, or closed */
 		if (s->replaying) {
 			warn_unsupported_link(s->replaying);
 			return;
@@ -139,7 +172,8 @@ static void start_next_file(struct service *s)
 		event_base_loopexit(s->base, NULL);
 }
 
-int service_replay(struct service *s, const char *path, uint64_t waiter, char *err, size_t errlen)
+static int queue_item(struct service *s, const char *path, int fd, uint64_t waiter, char *err,
+		      size_t errlen)
 {
 	struct replay_item *it = calloc(1, sizeof(*it));
 
@@ -148,6 +182,7 @@ int service_replay(struct service *s, const char *path, uint64_t waiter, char *e
 		error_set(err, errlen, "out of memory");
 		return -1;
 	}
+	it->fd = fd;
 	it->waiter = waiter;
 	if (s->queue_tail)
 		s->queue_tail->next = it;
@@ -156,6 +191,29 @@ int service_replay(struct service *s, const char *path, uint64_t waiter, char *e
 	s->queue_tail = it;
 	if (s->base && s->current == NULL)
 		start_next_file(s);
+	return 0;
+}
+
+int service_replay(struct service *s, const char *path, uint64_t waiter, char *err, size_t errlen)
+{
+	return queue_item(s, path, -1, waiter, err, errlen);
+}
+
+int service_replay_fd(struct service *s, int fd, const char *name, uint64_t waiter, char *err,
+		      size_t errlen)
+{
+	struct stat st;
+
+	/* A FIFO or a device could block the loop a replay reads on, or never end. */
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		error_set(err, errlen, "%s: not a regular file (a replay reads its file in the event loop)", name);
+		close(fd);
+		return -1;
+	}
+	if (queue_item(s, name, fd, waiter, err, errlen) < 0) {
+		close(fd);
+		return -1;
+	}
 	return 0;
 }
 

@@ -283,9 +283,12 @@ void service_reply_to(struct service *s, uint64_t waiter, json_t *reply)
 	struct control_client *cl = waiter && s->control ? control_find(s->control, waiter) : NULL;
 
 	if (cl) {
-		char *text = json_dumps(reply, JSON_COMPACT);
+		/* Exactly one reply: the client pairs replies with its commands in order. */
+		char *text = reply ? json_dumps(reply, JSON_COMPACT) : NULL;
 		if (text)
 			control_reply(cl, text, strlen(text));
+		else
+			control_reply(cl, "{\"ok\":false,\"error\":\"out of memory for the reply\"}", 49);
 		free(text);
 		control_release(cl);
 	}

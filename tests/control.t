@@ -3,7 +3,7 @@
 # Entries, replays, TTL, rebuild during a replay, restarts, kill -9, torn and corrupt
 # state files, hostile clients, and a client that may not change state.
 . "$(dirname "$0")/tap.sh"
-plan 53
+plan 60
 tmp=$(mktemp -d)
 chmod 755 "$tmp"
 pid=
@@ -201,6 +201,29 @@ events_of "$tmp/big.pcap" > hostile
 cmp -s <(wc -l < before) <(wc -l < hostile); ok $? "a replay running meanwhile finishes with its events"
 pkill -P $$ socat 2>/dev/null
 pkill -P $$ sleep 2>/dev/null
+
+# bloomd opens no file a client names: a root-only file is not read for a client, a FIFO or
+# a device is not replayed (its reads would block the loop, or never end).
+raw() { printf '%s\n' "$1" | socat -t 2 - UNIX-CONNECT:"$sock" 2>/dev/null; }
+reply=$(raw "load /etc/shadow")
+jq -e '.ok == false and (.error | test("load: give -"))' <<<"$reply" >/dev/null && ! grep -q 'root:' <<<"$reply"
+ok $? "load PATH is refused, and nothing of the file is said: $(jq -r .error <<<"$reply" | head -c 80)"
+reply=$(raw "replay $tmp/traffic.pcap")
+jq -e '.ok == false and (.error | test("opens no file a client names"))' <<<"$reply" >/dev/null
+ok $? "replay PATH is refused"
+mkfifo fifo
+C replay fifo --wait 2> fifo.err; rc=$?
+[ "$rc" -ne 0 ] && grep -q "not a regular file" fifo.err; ok $? "a FIFO passed open is refused: $(head -c 100 fifo.err)"
+C replay /dev/zero 2> zero.err; rc=$?
+[ "$rc" -ne 0 ] && grep -q "not a regular file" zero.err; ok $? "so is a device"
+C version >/dev/null; ok $? "and the loop was never blocked"
+reply=$(C --json replay traffic.pcap --wait)
+is "$(jq -r '.ok, .file' <<<"$reply" | tr '\n' ' ')" "true $tmp/traffic.pcap " "bloomctl replay passes the file open, named by its path"
+
+# Every command gets exactly one reply: a file name that is not UTF-8 is shown with '?'.
+cp traffic.pcap "$(printf 'odd\377.pcap')"
+reply=$(timeout 5 "$BUILD/bloomctl" -s "$sock" --json replay "$(printf 'odd\377.pcap')" --wait)
+is "$(jq -r '.ok, .file' <<<"$reply" | tr '\n' ' ')" "true $tmp/odd?.pcap " "a replay of a file whose name is not UTF-8 still gets its reply"
 
 # A peer that is not root, bloomd's user or the group may read, not change.
 chmod 666 "$sock"

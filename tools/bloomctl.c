@@ -1,5 +1,6 @@
 /* bloomctl.c - the operator's client: commands to bloomd's control socket; `calc` locally. */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <jansson.h>
 #include <limits.h>
@@ -307,6 +308,34 @@ static char *join(const char *command, int argc, char **argv)
 	return line;
 }
 
+/*
+ * `replay PCAP [--wait]`: bloomd opens no file a client names, so the file is
+ * opened here, with this user's rights, and passed open with `replay -`,
+ * named by its absolute path for events and stats.
+ */
+static int send_replay(struct ctlconn *c, int argc, char **argv)
+{
+	char path[PATH_MAX], line[PATH_MAX + 64];
+	bool wait = argc == 2 && strcmp(argv[1], "--wait") == 0;
+
+	if (argc < 1 || argc > 2 || (argc == 2 && !wait) || strcmp(argv[0], "--wait") == 0) {
+		fprintf(stderr, PROG " replay: give one PCAP file, then --wait if you want its result\n");
+		return -1;
+	}
+	/* O_NONBLOCK: a FIFO opens at once (and bloomd refuses it) instead of waiting for a writer. */
+	int fd = open(argv[0], O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
+		fprintf(stderr, PROG " replay: %s: %s\n", argv[0], strerror(errno));
+		return -1;
+	}
+	if (realpath(argv[0], path) == NULL)
+		snprintf(path, sizeof(path), "%s", argv[0]);
+	snprintf(line, sizeof(line), "replay -%s --name %s\n", wait ? " --wait" : "", path);
+	int rc = ctlconn_send_fd(c, line, strlen(line), fd);
+	close(fd);
+	return rc;
+}
+
 /* `load FILE|-`: stream the list as `load -`, its lines, then ".". */
 static int send_list(struct ctlconn *c, const char *path)
 {
@@ -347,7 +376,7 @@ static int send_list(struct ctlconn *c, const char *path)
 static int run_remote(const struct remote *rm, const char *command, int argc, char **argv)
 {
 	struct ctlconn c = { .fd = -1 };
-	char *line = NULL, path[PATH_MAX];
+	char *line = NULL;
 	const char *file = NULL;
 	int rc = EXIT_USAGE, sent;
 
@@ -360,15 +389,9 @@ static int run_remote(const struct remote *rm, const char *command, int argc, ch
 		}
 		file = strcmp(argv[0], "-") == 0 ? "-" : argv[0];
 		sent = send_list(&c, argv[0]);
+	} else if (strcmp(command, "replay") == 0) {
+		sent = send_replay(&c, argc, argv);
 	} else {
-		if (strcmp(command, "replay") == 0 && argc >= 1 && strcmp(argv[0], "--wait") != 0) {
-			/* bloomd runs elsewhere (cwd /): give it the absolute path */
-			if (realpath(argv[0], path) == NULL) {
-				fprintf(stderr, PROG " replay: %s: %s\n", argv[0], strerror(errno));
-				goto out;
-			}
-			argv[0] = path;
-		}
 		if ((line = join(command, argc, argv)) == NULL)
 			goto out;
 		sent = ctlconn_send(&c, line, strlen(line));

@@ -2,6 +2,7 @@
 #include "ctlconn.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +44,33 @@ int ctlconn_send(struct ctlconn *c, const char *text, size_t len)
 		len -= (size_t)w;
 	}
 	return 0;
+}
+
+int ctlconn_send_fd(struct ctlconn *c, const char *line, size_t len, int fd)
+{
+	union {
+		struct cmsghdr h;
+		char space[CMSG_SPACE(sizeof(int))];
+	} ctl;
+	struct iovec iov = { (void *)(uintptr_t)line, len };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.space,
+			      .msg_controllen = sizeof(ctl.space) };
+	struct cmsghdr *h = CMSG_FIRSTHDR(&msg);
+	ssize_t w;
+
+	h->cmsg_level = SOL_SOCKET;
+	h->cmsg_type = SCM_RIGHTS;
+	h->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(h), &fd, sizeof(fd));
+	/* The descriptor goes with the first byte; the rest of the line, if cut short, after. */
+	do
+		w = sendmsg(c->fd, &msg, MSG_NOSIGNAL);
+	while (w < 0 && errno == EINTR);
+	if (w < 0) {
+		fprintf(stderr, "%s: sending to bloomd: %s\n", c->prog, strerror(errno));
+		return -1;
+	}
+	return ctlconn_send(c, line + w, len - (size_t)w);
 }
 
 /* Read more into the buffer; -1 after a message at the end of the connection. */

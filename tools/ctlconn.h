@@ -18,6 +18,8 @@ struct ctlconn {
 int ctlconn_open(struct ctlconn *c, const char *prog, const char *path);
 /* Send len bytes (whole lines); -1 after a message. */
 int ctlconn_send(struct ctlconn *c, const char *text, size_t len);
+/* Send one line with an open file descriptor attached (SCM_RIGHTS); -1 after a message. */
+int ctlconn_send_fd(struct ctlconn *c, const char *line, size_t len, int fd);
 /* The next reply line, parsed; NULL after a message if bloomd hung up or sent no JSON. */
 json_t *ctlconn_reply(struct ctlconn *c);
 void ctlconn_close(struct ctlconn *c);
