@@ -3,19 +3,31 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <ini.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "sizing.h"
 
 /* What a load is working on; the reader counts lines so errors can name them. */
+#define CONFIG_MAX_BYTES (1 << 20) /* a configuration is a few KiB; more is not one */
+#define MAX_KEYS_SEEN 256
+
 struct loader {
 	struct config *c;
-	FILE *file;
+	char *text;                /* the whole file, NUL-terminated */
+	size_t len, at;            /* its length, and where the reader is */
+	struct {
+		char name[64];     /* "section.key" */
+		unsigned line;
+	} seen[MAX_KEYS_SEEN];     /* keys given once, to name both lines of a repeat */
+	size_t nseen;
 	const char *dir;           /* of the config file, for relative paths */
 	unsigned line;
 	unsigned problems;
@@ -112,20 +124,107 @@ static bool known_section(const char *name, size_t len)
 	return false;
 }
 
-/* inih's line reader, counting lines; section headers are checked here, where the line is known. */
+/*
+ * inih's line reader: whole lines from the file read at once, counted. inih
+ * reads into a buffer of num bytes and would take the rest of a longer line
+ * as a line of its own (a long comment's tail becoming a setting): such a
+ * line, or one holding a NUL, is reported and given to inih as empty, and a
+ * comment line, whatever its length, is given as empty.
+ * Section headers are checked here, where the line is known.
+ */
 static char *reader(char *str, int num, void *stream)
 {
 	struct loader *ld = stream;
-	char *got = fgets(str, num, ld->file), *p = str, *close;
+	char *p = str, *close;
 
-	if (got == NULL)
+	if (ld->at >= ld->len)
 		return NULL;
+	const char *start = ld->text + ld->at, *nl = memchr(start, '\n', ld->len - ld->at);
+	size_t len = nl ? (size_t)(nl - start) + 1 : ld->len - ld->at;
+	ld->at += len;
 	ld->line++;
+	size_t lead = 0;
+	while (lead < len && (start[lead] == ' ' || start[lead] == '\t'))
+		lead++;
+	if (lead < len && (start[lead] == ';' || start[lead] == '#')) {
+		len = 0; /* a comment, however long */
+	} else if (memchr(start, '\0', len)) {
+		problem(ld, "a NUL byte in the line: not read");
+		len = 0;
+	} else if (len + 1 > (size_t)num) {
+		problem(ld, "line longer than %d bytes: not read (the limit)", num - 2);
+		len = 0;
+	}
+	memcpy(str, start, len);
+	str[len] = '\0';
 	while (isspace((unsigned char)*p))
 		p++;
 	if (*p == '[' && (close = strchr(p, ']')) != NULL && !known_section(p + 1, (size_t)(close - p - 1)))
 		problem(ld, "unknown section [%.*s]", (int)(close - p - 1), p + 1);
-	return got;
+	return str;
+}
+
+/* A key given twice is a mistake either way: which line was meant? (Lists may repeat.) */
+static bool repeated(struct loader *ld, const char *section, const char *key)
+{
+	char name[64];
+
+	if ((strcmp(section, "entries") == 0 || strcmp(section, "capture") == 0) && strcmp(key, "file") == 0)
+		return false;
+	snprintf(name, sizeof(name), "%s.%s", section, key);
+	for (size_t i = 0; i < ld->nseen; i++)
+		if (strcmp(ld->seen[i].name, name) == 0) {
+			problem(ld, "[%s] %s is given again (first at line %u)", section, key, ld->seen[i].line);
+			return true;
+		}
+	if (ld->nseen < MAX_KEYS_SEEN) {
+		snprintf(ld->seen[ld->nseen].name, sizeof(ld->seen[0].name), "%s", name);
+		ld->seen[ld->nseen++].line = ld->line;
+	}
+	return false;
+}
+
+/* The whole file, if it is a regular one of sensible size (a directory or /dev/zero is not). */
+static int read_whole(struct loader *ld, const char *path)
+{
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
+	ssize_t n;
+
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		problem(ld, "cannot read: %s", strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode) || st.st_size > CONFIG_MAX_BYTES) {
+		if (S_ISREG(st.st_mode))
+			problem(ld, "larger than %d bytes: not a configuration", CONFIG_MAX_BYTES);
+		else
+			problem(ld, "not a regular file");
+		close(fd);
+		return -1;
+	}
+	ld->text = malloc((size_t)st.st_size + 1);
+	while (ld->text && (n = read(fd, ld->text + ld->len, (size_t)st.st_size - ld->len)) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			problem(ld, "cannot read: %s", strerror(errno));
+			close(fd);
+			return -1;
+		}
+		ld->len += (size_t)n;
+		if (ld->len == (size_t)st.st_size)
+			break;
+	}
+	close(fd);
+	if (ld->text == NULL) {
+		problem(ld, "out of memory");
+		return -1;
+	}
+	ld->text[ld->len] = '\0';
+	return 0;
 }
 
 /* A path from the file: relative ones are taken from the config file's directory. */
@@ -214,12 +313,21 @@ static int set_bool(struct loader *ld, const char *key, const char *value, bool 
 	return 0;
 }
 
-static int set_size(struct loader *ld, const char *key, const char *value, uint64_t *out)
+static int set_size(struct loader *ld, const char *key, const char *value, uint64_t min, uint64_t max,
+		    uint64_t *out)
 {
-	if (sizing_parse_size(value, out) < 0) {
+	uint64_t v;
+
+	if (sizing_parse_size(value, &v) < 0) {
 		problem(ld, "%s: expected a size such as 4MiB, 512KiB or 65536, got '%s'", key, value);
 		return 0;
 	}
+	if (v < min || v > max) {
+		problem(ld, "%s: expected a size from %llu to %llu bytes, got '%s'", key, (unsigned long long)min,
+			(unsigned long long)max, value);
+		return 0;
+	}
+	*out = v;
 	return 1;
 }
 
@@ -242,7 +350,7 @@ static int capture_key(struct loader *ld, const char *key, const char *value)
 	if (strcmp(key, "promisc") == 0)
 		return set_bool(ld, key, value, &c->promisc);
 	if (strcmp(key, "buffer_size") == 0)
-		return set_size(ld, key, value, &c->buffer_size);
+		return set_size(ld, key, value, 0, INT32_MAX, &c->buffer_size); /* libpcap takes an int */
 	return -1;
 }
 
@@ -253,7 +361,8 @@ static int filter_key(struct loader *ld, const char *key, const char *value)
 
 	if (strcmp(key, "memory") == 0) {
 		ld->memory_line = ld->line;
-		return set_size(ld, key, value, &c->memory);
+		/* at least a block for each filter; at most what a filter may have */
+		return set_size(ld, key, value, 1024, FILTER_MAX_BITS / 8, &c->memory);
 	}
 	if (strcmp(key, "bits_per_entry") == 0) {
 		ld->bpe_line = ld->line;
@@ -339,7 +448,7 @@ static int store_key(struct loader *ld, const char *key, const char *value)
 		return 0;
 	}
 	if (strcmp(key, "journal_max") == 0)
-		return set_size(ld, key, value, &c->journal_max);
+		return set_size(ld, key, value, 4096, 1ULL << 40, &c->journal_max);
 	return -1;
 }
 
@@ -371,6 +480,8 @@ static int handler(void *user, const char *section, const char *key, const char 
 
 	if (!known_section(section, strlen(section)) && section[0] != '\0')
 		return 1; /* reported with its header */
+	if (repeated(ld, section, key))
+		return 1;
 	if (strcmp(section, "capture") == 0)
 		rc = capture_key(ld, key, value);
 	else if (strcmp(section, "filter") == 0)
@@ -441,16 +552,15 @@ struct config *config_load(const char *path, config_error_cb on_error, void *ctx
 		config_free(ld.c);
 		return NULL;
 	}
-	ld.file = fopen(path, "r");
-	if (ld.file == NULL) {
-		problem(&ld, "cannot read: %s", strerror(errno));
+	if (read_whole(&ld, path) < 0) {
+		free(ld.text);
 		config_free(ld.c);
 		return NULL;
 	}
 	dir = dir_of(path);
 	ld.dir = dir;
 	rc = ini_parse_stream(reader, &ld, handler, &ld);
-	fclose(ld.file);
+	free(ld.text);
 	if (rc > 0) {
 		/* The handler returns 1 always, so a positive rc is inih's own syntax error. */
 		ld.line = (unsigned)rc;

@@ -25,18 +25,23 @@ static void collect(void *ctx, const char *message)
 
 static char path[64];
 
-static struct config *load(const char *text, struct problems *p)
+static struct config *load_bytes(const char *text, size_t len, struct problems *p)
 {
 	strcpy(path, "/tmp/bloomd-config-XXXXXX");
 	int fd = mkstemp(path);
 	FILE *f = fdopen(fd, "w");
 
-	fputs(text, f);
+	fwrite(text, 1, len, f);
 	fclose(f);
 	memset(p, 0, sizeof(*p));
 	struct config *c = config_load(path, collect, p);
 	unlink(path);
 	return c;
+}
+
+static struct config *load(const char *text, struct problems *p)
+{
+	return load_bytes(text, strlen(text), p);
 }
 
 static bool any_problem_has(const struct problems *p, const char *line_and_text)
@@ -192,6 +197,46 @@ static void missing_file(void **state)
 	assert_non_null(strstr(p.text[0], "/nonexistent/bloomd.conf: cannot read"));
 }
 
+/*
+ * Whole lines only: inih reads 200 bytes at a time and took the rest of a
+ * longer line as a line of its own, so a long comment's tail ("fsync = no"
+ * at column 200) was applied. Now a long setting is refused, a long comment
+ * ignored; a NUL, a repeated key, a file that is no regular file and a
+ * memory budget no filter fits in are problems with their line.
+ */
+static void whole_lines_and_one_value_a_key(void **state)
+{
+	struct problems p;
+	char text[1024];
+	struct config *c;
+
+	(void)state;
+	snprintf(text, sizeof(text), "[store]\n; %0250d fsync = no\nfsync = always\n", 0);
+	for (char *z = strchr(text, '0'); *z == '0'; z++)
+		*z = 'x';
+	c = load(text, &p);
+	assert_non_null(c);
+	assert_int_equal(c->fsync, CONFIG_FSYNC_ALWAYS); /* the comment's tail is no setting */
+	config_free(c);
+	snprintf(text, sizeof(text), "[output]\nevents = /%0250d\n", 0);
+	assert_null(load(text, &p));
+	assert_true(any_problem_has(&p, ":2: line longer than 198 bytes: not read"));
+	assert_null(load("[store]\nfsync = no\nfsync = always\n[entries]\nfile = a\nfile = b\n", &p));
+	assert_int_equal(p.n, 1);
+	assert_true(any_problem_has(&p, ":3: [store] fsync is given again (first at line 2)"));
+	static const char nul[] = "[store]\nfsync = n\0o\n";
+	assert_null(load_bytes(nul, sizeof(nul) - 1, &p));
+	assert_true(any_problem_has(&p, ":2: a NUL byte in the line"));
+	assert_null(load("[filter]\nmemory = 1\n", &p));
+	assert_true(any_problem_has(&p, ":2: memory: expected a size from 1024"));
+	memset(&p, 0, sizeof(p));
+	assert_null(config_load("/tmp", collect, &p));
+	assert_true(any_problem_has(&p, "/tmp: not a regular file"));
+	memset(&p, 0, sizeof(p));
+	assert_null(config_load("/dev/zero", collect, &p)); /* it used to read for ever */
+	assert_true(any_problem_has(&p, "/dev/zero: not a regular file"));
+}
+
 /* conf/bloomd.conf documents the defaults: loading it must give exactly them. */
 static void shipped_config_is_the_defaults(void **state)
 {
@@ -237,6 +282,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(every_key),		  cmocka_unit_test(defaults),
 	cmocka_unit_test(every_problem_with_its_line), cmocka_unit_test(conflicting_options),
 	cmocka_unit_test(missing_file), cmocka_unit_test(control_and_store_keys),
+	cmocka_unit_test(whole_lines_and_one_value_a_key),
 };
 
 TEST_MAIN("config", tests)
