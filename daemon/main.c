@@ -180,20 +180,38 @@ static void say_ready(const struct service *s, const struct plan *p)
 	notify_ready(status);
 }
 
+/*
+ * The signals the loop handles. They are blocked from the first line of main
+ * until the loop's handlers are in place, and again once they are gone: a
+ * SIGUSR1 or SIGHUP while a large list loads, or a SIGTERM during the final
+ * snapshot, would otherwise end the process with its default action.
+ */
+static const int LOOP_SIGNALS[4] = { SIGINT, SIGTERM, SIGHUP, SIGUSR1 };
+
+static void loop_signals(int how)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	for (int i = 0; i < 4; i++)
+		sigaddset(&set, LOOP_SIGNALS[i]);
+	sigprocmask(how, &set, NULL);
+}
+
 static int run(struct service *s, const struct plan *p)
 {
 	struct event *watchdog;
 	struct event *sigs[4];
-	int signals[4] = { SIGINT, SIGTERM, SIGHUP, SIGUSR1 };
 	event_callback_fn handlers[4] = { on_stop_signal, on_stop_signal, on_reload_signal, on_reopen_signal };
 	char err[256];
 
 	struct event_base *base = service_base(s);
 
 	for (int i = 0; i < 4; i++) {
-		sigs[i] = evsignal_new(base, signals[i], handlers[i], s);
+		sigs[i] = evsignal_new(base, LOOP_SIGNALS[i], handlers[i], s);
 		event_add(sigs[i], NULL);
 	}
+	loop_signals(SIG_UNBLOCK); /* one that came while loading is handled now */
 	service_set_one_shot(s, p->one_shot);
 	for (size_t i = 0; i < p->nfiles; i++)
 		if (service_replay(s, p->files[i], 0, err, sizeof(err)) < 0) {
@@ -222,6 +240,7 @@ static int run(struct service *s, const struct plan *p)
 		log_info("stopped: %llu packets, %llu matched", (unsigned long long)packets,
 			 (unsigned long long)matched);
 	}
+	loop_signals(SIG_BLOCK);
 	for (int i = 0; i < 4; i++)
 		event_free(sigs[i]);
 	return service_exit_code(s);
@@ -229,7 +248,7 @@ static int run(struct service *s, const struct plan *p)
 
 int main(int argc, char **argv)
 {
-	struct service *s = service_new();
+	struct service *s;
 	struct options o = { 0 };
 	struct config *cfg;
 	struct event_base *base = NULL;
@@ -237,7 +256,9 @@ int main(int argc, char **argv)
 	uint64_t listed[2];
 	int rc = 1;
 
+	loop_signals(SIG_BLOCK);
 	signal(SIGPIPE, SIG_IGN);
+	s = service_new();
 	if (s == NULL || parse_options(argc, argv, &o) < 0) {
 		service_free(s);
 		free(o.files);

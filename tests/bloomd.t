@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bloomd's command line: -n, bad config and lists, missing files, statistics, the match pcap.
 . "$(dirname "$0")/tap.sh"
-plan 37
+plan 39
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 1
@@ -101,6 +101,27 @@ printf '[control]\nsocket = %s/ww.sock\n[store]\ndir = %s/ww/state\n' "$tmp" "$t
 [ "$rc" -ne 0 ] && grep -q "writable by every user: refused (chmod o-w" ww.err
 ok $? "a world-writable state directory is refused"
 "$BUILD/bloomd" -n -c ww.conf 2>/dev/null; ok $((! $?)) "and so by -n"
+
+# Signals that come while the lists load wait for the loop: SIGUSR1 and SIGHUP no longer kill
+# it, and a SIGTERM is handled once it runs.
+awk 'BEGIN { for (i = 0; i < 400000; i++) printf "addr 10.%d.%d.%d\n", i / 65536 % 256, i / 256 % 256, i % 256 }' > big.list
+printf '[entries]\nfile = big.list\n[control]\nsocket = %s/sig.sock\n[store]\ndir =\n' "$tmp" > sig.conf
+"$BUILD/bloomd" -c sig.conf 2> sig.err &
+pid=$!
+# From main's first line on (before it, the loader runs: nothing can hold a signal there).
+for _ in $(seq 100); do
+	mask=$(awk '/^SigBlk:/ { print $2 }' /proc/$pid/status 2>/dev/null)
+	[ -n "$mask" ] && [ $((0x$mask & 0x200)) -ne 0 ] && break
+	sleep 0.005
+done
+for _ in $(seq 300); do
+	[ -S sig.sock ] && break
+	kill -USR1 "$pid" 2>/dev/null; kill -HUP "$pid" 2>/dev/null
+	sleep 0.01
+done
+for _ in $(seq 100); do "$BUILD/bloomctl" -s "$tmp/sig.sock" version >/dev/null 2>&1 && break; sleep 0.05; done
+"$BUILD/bloomctl" -s "$tmp/sig.sock" version >/dev/null 2>&1; ok $? "SIGUSR1 and SIGHUP while the lists load: bloomd lives on"
+kill -TERM "$pid"; wait "$pid"; ok $? "and stops cleanly on SIGTERM"
 
 # More matches than an event reports (64): the rest are counted, not lost silently.
 for i in $(seq 1 70); do echo "sig \"payload-$(printf %02d "$i")\""; done > many.list
