@@ -184,6 +184,9 @@ int matcher_set_simd(struct matcher *m, enum simd_level level);
 /* Shape and state of the address (sig = 0) or signature (sig = 1) filter. */
 void matcher_filter_info(const struct matcher *m, int sig, struct match_filter_info *info);
 
+/* Whether matcher_reconfigure would take cfg: 0, or -1 with a message (nothing changes). */
+int matcher_check_config(const struct match_config *cfg, char *err, size_t errlen);
+
 /*
  * Take the filter settings of cfg (layout, choices, hashes, rounds, memory,
  * bits per entry; not the window, hash or keys): they shape the next

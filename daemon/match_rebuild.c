@@ -433,17 +433,24 @@ bool matcher_rebuild_wanted(const struct matcher *m, double fpr_target)
 	return false;
 }
 
+int matcher_check_config(const struct match_config *cfg, char *err, size_t errlen)
+{
+	if (cfg->choices < 1 || cfg->choices > FILTER_MAX_CHOICES || cfg->hashes > FILTER_MAX_HASHES) {
+		error_set(err, errlen, "choices must be 1 to 3 and hashes 0 (best) to %d",
+			  FILTER_MAX_HASHES);
+		return -1;
+	}
+	return 0;
+}
+
 int matcher_reconfigure(struct matcher *m, const struct match_config *cfg, char *err, size_t errlen)
 {
 	struct match_config *now = &m->cfg;
 	unsigned rounds = cfg->rounds ? cfg->rounds : sizing_default_rounds(cfg->choices);
 	bool changed;
 
-	if (cfg->choices < 1 || cfg->choices > FILTER_MAX_CHOICES || cfg->hashes > FILTER_MAX_HASHES) {
-		error_set(err, errlen, "choices must be 1 to 3 and hashes 0 (best) to %d",
-			  FILTER_MAX_HASHES);
+	if (matcher_check_config(cfg, err, errlen) < 0)
 		return -1;
-	}
 	changed = cfg->layout != now->layout || cfg->choices != now->choices ||
 		  cfg->hashes != now->hashes || rounds != now->rounds || cfg->memory != now->memory ||
 		  cfg->bits_per_entry != now->bits_per_entry || cfg->bits_per_window != now->bits_per_window;

@@ -48,6 +48,7 @@ struct service {
 	time_t started;
 
 	struct rebuild *rebuild;
+	bool rebuild_again;        /* the settings changed while it ran: another when it is done */
 	uint64_t rebuild_waiter;
 	uint64_t rebuilds;
 	struct rebuild_result last_rebuild;

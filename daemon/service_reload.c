@@ -15,15 +15,21 @@
 
 /* ---- reload, reopen, stats ---- */
 
+/* The outputs ev in place of the running ones. */
+static void use_events(struct service *s, struct events *ev)
+{
+	s->engine.stats.pcap_skipped += events_pcap_skipped(s->events);
+	events_close(s->events);
+	s->events = s->engine.events = ev;
+}
+
 int service_reopen(struct service *s, char *err, size_t errlen)
 {
 	struct events *ev = events_open(s->cfg->events, s->cfg->pcap, s->cfg->snaplen, err, errlen);
 
 	if (ev == NULL)
 		return -1;
-	s->engine.stats.pcap_skipped += events_pcap_skipped(s->events);
-	events_close(s->events);
-	s->events = s->engine.events = ev;
+	use_events(s, ev);
 	return 0;
 }
 
@@ -114,25 +120,29 @@ int service_reload(struct service *s, json_t **problems)
 		return -1;
 	}
 	keep_start_settings(old, fresh, restart);
+	/* Everything that can fail first; only then is anything of the running daemon changed. */
 	mc = service_match_config(fresh);
-	if ((changed = matcher_reconfigure(s->matcher, &mc, err, sizeof(err))) < 0) {
+	struct events *ev = NULL;
+	if (matcher_check_config(&mc, err, sizeof(err)) < 0 ||
+	    ((!same_string(fresh->events, old->events) || !same_string(fresh->pcap, old->pcap)) &&
+	     (ev = events_open(fresh->events, fresh->pcap, fresh->snaplen, err, sizeof(err))) == NULL)) {
 		json_array_append_new(found, json_string(err));
 		goto refuse;
 	}
 	if (!same_string(fresh->user, old->user))
 		json_array_append_new(restart, json_string("[service] user"));
+	changed = matcher_reconfigure(s->matcher, &mc, NULL, 0); /* checked above: it cannot fail */
 	s->cfg = fresh;
 	log_setup(fresh->log_level, fresh->log_target);
-	if ((!same_string(fresh->events, old->events) || !same_string(fresh->pcap, old->pcap)) &&
-	    service_reopen(s, err, sizeof(err)) < 0) {
-		s->cfg = old;
-		json_array_append_new(found, json_string(err));
-		goto refuse;
-	}
+	if (ev)
+		use_events(s, ev);
 	config_free(old);
 	if ((bad = service_load_lists(s, fresh, listed)) > 0)
 		json_array_append_new(found, json_sprintf("%u bad lines in the entry lists (logged); the rest was loaded", bad));
-	if (changed && s->rebuild == NULL && service_rebuild(s, matcher_rounds(s->matcher), 0, err, sizeof(err)) < 0)
+	/* A rebuild running now has the old settings: another follows it (service_state.c). */
+	if (changed && s->rebuild)
+		s->rebuild_again = true;
+	else if (changed && service_rebuild(s, matcher_rounds(s->matcher), 0, err, sizeof(err)) < 0)
 		log_error("rebuild after reload: %s", err);
 	if (json_array_size(restart))
 		log_warning("reload: some settings take effect at the next restart");

@@ -316,6 +316,13 @@ static void rebuild_done(void *ctx, const struct rebuild_result *r)
 	else
 		log_error("rebuild failed (the filters are unchanged): %s", r->error);
 	service_reply_to(s, waiter, service_rebuild_json(r));
+	if (s->rebuild_again) {
+		char err[256];
+		s->rebuild_again = false;
+		log_info("rebuilding again: the filter settings changed during that rebuild");
+		if (service_rebuild(s, matcher_rounds(s->matcher), 0, err, sizeof(err)) < 0)
+			log_error("rebuild after reload: %s", err);
+	}
 }
 
 int service_rebuild(struct service *s, unsigned rounds, uint64_t waiter, char *err, size_t errlen)

@@ -3,7 +3,7 @@
 # Entries, replays, TTL, rebuild during a replay, restarts, kill -9, torn and corrupt
 # state files, hostile clients, and a client that may not change state.
 . "$(dirname "$0")/tap.sh"
-plan 60
+plan 64
 tmp=$(mktemp -d)
 chmod 755 "$tmp"
 pid=
@@ -130,8 +130,31 @@ for _ in $(seq 150); do [ "$(C --json stats | jq .stats.filters.addresses.bits)"
 bits=$(C --json stats | jq .stats.filters.addresses.bits)
 [ "$bits" -ge $want ]; ok $? "to the size the entries call for ($bits bits)"
 
-# A reload names the settings that wait for a restart: [capture] file too.
+# A refused reload changes nothing: not the filters' settings, not the outputs.
 cp bloomd.conf running.conf
+choices=$(C --json stats | jq .stats.filters.addresses.choices)
+rebuilds=$(C --json stats | jq .stats.rebuild.count)
+sed -e 's|^events = .*|events = '"$tmp"'|' running.conf > bloomd.conf # a directory: cannot be opened
+printf '[filter]\nchoices = 3\n' >> bloomd.conf
+C reload 2>reload.err; rc=$?
+[ "$rc" -eq 2 ] && grep -q "cannot open events file $tmp" reload.err; ok $? "a reload whose events file cannot be opened is refused"
+C rebuild --wait >/dev/null # with the settings it has: the refused ones must not be among them
+rebuilds=$((rebuilds + 1))
+is "$(C --json stats | jq -c '[.stats.filters.addresses.choices, .stats.rebuild.count]')" "[$choices,$rebuilds]" \
+	"and leaves the filters' settings as they were (a rebuild keeps $choices choices)"
+# A change of the filters' settings while a rebuild runs is not dropped: another rebuild follows.
+C rebuild --rounds 40 >/dev/null
+sed 's/^auto_rebuild = yes/auto_rebuild = no/' running.conf > bloomd.conf
+printf '[filter]\nbits_per_entry = 24\n' >> bloomd.conf
+C reload >/dev/null
+for _ in $(seq 300); do [ "$(C --json stats | jq .stats.rebuild.count)" -ge $((rebuilds + 2)) ] && break; sleep 0.1; done
+is "$(C --json stats | jq .stats.rebuild.count)" $((rebuilds + 2)) "a reload during a rebuild: a second rebuild follows it"
+bits=$(C --json stats | jq '.stats.filters.addresses.bits / .stats.filters.addresses.keys | floor')
+[ "$bits" -ge 22 ]; ok $? "with the new bits per entry ($bits)"
+cp running.conf bloomd.conf
+C reload >/dev/null
+
+# A reload names the settings that wait for a restart: [capture] file too.
 printf '[capture]\nfile = %s/big.pcap\n' "$tmp" >> bloomd.conf
 is "$(C --json reload | jq -c .restart_needed)" '["[capture]"]' "a reload names [capture] file as waiting for a restart"
 cp running.conf bloomd.conf
