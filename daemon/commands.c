@@ -329,14 +329,19 @@ static void stream_line(struct service *s, struct control_client *cl, char *line
 /* ---- reading ---- */
 
 /*
- * A listing goes out in pieces of LIST_PIECE bytes: a million entries are
- * 40 MB, and one buffer that size, grown and then copied, cost more than
- * formatting them (fresh pages fault slowly).
+ * A listing goes out in pieces of LIST_PIECE bytes, a step of LIST_STEP
+ * entries at a time, and only as the client reads it (control_stream): a
+ * million entries are 40 MB, and clients that list and never read must not
+ * make bloomd hold 40 MB for each of them.
  */
 #define LIST_PIECE (64u << 10)
+#define LIST_STEP 2048
 
 struct listing {
+	struct service *s;
 	struct control_client *cl;
+	enum entry_kind kind;
+	struct match_cursor cursor;
 	uint64_t count;
 	size_t len;
 	char piece[LIST_PIECE];
@@ -371,10 +376,28 @@ static int list_entry(void *ctx, const struct entry *e, unsigned group)
 	return 0;
 }
 
-static int cmd_list(struct command *c)
+static bool list_more(void *ctx, struct control_client *cl)
 {
 	static const char head[] = "{\"ok\":true,\"entries\":[";
-	char *kind_text, end[64];
+	struct listing *l = ctx;
+	char end[64];
+
+	l->cl = cl;
+	if (!l->cursor.started)
+		list_put(l, head, sizeof(head) - 1);
+	service_walk(l->s, l->kind, &l->cursor, LIST_STEP, list_entry, l);
+	control_reply_part(cl, l->piece, l->len);
+	l->len = 0;
+	if (l->cursor.part < 2)
+		return false;
+	int n = snprintf(end, sizeof(end), "],\"count\":%llu}", (unsigned long long)l->count);
+	control_reply(cl, end, (size_t)n);
+	return true;
+}
+
+static int cmd_list(struct command *c)
+{
+	char *kind_text;
 	enum entry_kind kind = 0;
 	struct listing *l;
 
@@ -382,17 +405,11 @@ static int cmd_list(struct command *c)
 		return fail(c, "list: unknown kind '%.20s' (addr, net, pair or sig)", kind_text);
 	if (c->args[0])
 		return fail(c, "list: unexpected '%.40s'", c->args);
-	if ((l = malloc(sizeof(*l))) == NULL)
+	if ((l = calloc(1, sizeof(*l))) == NULL)
 		return fail(c, "list: out of memory");
-	l->cl = c->cl; /* not a compound literal: that could put 64 KiB on the stack */
-	l->count = 0;
-	l->len = 0;
-	list_put(l, head, sizeof(head) - 1);
-	service_foreach(c->s, kind, list_entry, l);
-	control_reply_part(c->cl, l->piece, l->len);
-	int n = snprintf(end, sizeof(end), "],\"count\":%llu}", (unsigned long long)l->count);
-	control_reply(c->cl, end, (size_t)n);
-	free(l);
+	l->s = c->s;
+	l->kind = kind;
+	control_stream(c->cl, list_more, l, free);
 	return reply_later(c);
 }
 

@@ -29,6 +29,9 @@ struct control_client {
 	struct event *readable;    /* the socket has input */
 	struct event *idle;        /* nothing read for idle_timeout (or, lingering, 2 s) */
 	int passed_fd;             /* the last descriptor the client passed, or -1 */
+	control_more_cb more_cb;   /* a reply being streamed (control_stream), or NULL */
+	void *more_ctx;
+	void (*more_free)(void *);
 	struct event *more;        /* continues past the budget */
 	struct evbuffer *pending;  /* replies of the burst being served */
 	uint64_t id;
@@ -64,6 +67,8 @@ static void client_free(struct control_client *cl)
 	if (cl->next)
 		cl->next->prev = cl->prev;
 	c->nclients--;
+	if (cl->more_cb && cl->more_free)
+		cl->more_free(cl->more_ctx);
 	if (cl->passed_fd >= 0)
 		close(cl->passed_fd);
 	event_free(cl->readable);
@@ -286,6 +291,29 @@ static void idle_cb(evutil_socket_t fd, short what, void *arg)
 	client_free(cl);
 }
 
+/* Add the parts of a streamed reply while there is room for them. */
+static void pump(struct control_client *cl)
+{
+	struct evbuffer *out = bufferevent_get_output(cl->bev);
+
+	while (cl->more_cb && evbuffer_get_length(out) + evbuffer_get_length(cl->pending) < CONTROL_MAX_OUTPUT)
+		if (cl->more_cb(cl->more_ctx, cl)) {
+			if (cl->more_free)
+				cl->more_free(cl->more_ctx);
+			cl->more_cb = NULL;
+			control_release(cl);
+		}
+}
+
+void control_stream(struct control_client *cl, control_more_cb more, void *ctx, void (*free_ctx)(void *))
+{
+	control_hold(cl);
+	cl->more_cb = more;
+	cl->more_ctx = ctx;
+	cl->more_free = free_ctx;
+	pump(cl);
+}
+
 static void write_cb(struct bufferevent *bev, void *arg)
 {
 	struct control_client *cl = arg;
@@ -295,7 +323,9 @@ static void write_cb(struct bufferevent *bev, void *arg)
 			linger(cl);
 		return;
 	}
-	if (!cl->held)
+	if (cl->more_cb)
+		pump(cl); /* its output drained: the next parts of a long reply */
+	else if (!cl->held)
 		serve(cl); /* its output drained: read on */
 }
 

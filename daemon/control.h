@@ -101,6 +101,16 @@ uint64_t control_hold(struct control_client *cl);
 struct control_client *control_find(struct control *c, uint64_t id);
 void control_release(struct control_client *cl);
 
+/*
+ * A reply too long to queue at once (a listing): the client is held, and
+ * more(ctx, cl) is called whenever its unread replies are under
+ * CONTROL_MAX_OUTPUT, to add a part (control_reply_part); it returns true
+ * once it has added the last (with control_reply), and the client is
+ * released. free_ctx(ctx) follows that, or the client's going away.
+ */
+typedef bool (*control_more_cb)(void *ctx, struct control_client *cl);
+void control_stream(struct control_client *cl, control_more_cb more, void *ctx, void (*free_ctx)(void *));
+
 /* Close after the replies so far are out (a protocol error). */
 void control_close_after_reply(struct control_client *cl);
 

@@ -320,3 +320,62 @@ int matcher_foreach(const struct matcher *m, enum entry_kind only, match_entry_c
 		}
 	return rc;
 }
+
+/* Entry i of the address store, if of kind only (or any). */
+static bool address_at(const struct matcher *m, size_t i, enum entry_kind only, struct entry *e)
+{
+	uint8_t kind;
+	const uint8_t *key;
+	size_t len;
+
+	store_entry(m->addr.store, i, &kind, &key, &len);
+	if (only && kind != only)
+		return false;
+	e->kind = kind;
+	e->len = (uint16_t)len;
+	memcpy(e->key, key, len);
+	return true;
+}
+
+/* Every signature of window w. */
+static size_t window_walk(const struct matcher *m, size_t w, match_entry_cb cb, void *ctx)
+{
+	static struct entry e;
+	size_t n = 0;
+
+	e.kind = ENTRY_SIG;
+	for (uint32_t id = m->heads[w]; id != NO_SIG; id = m->sigs[id].next, n++) {
+		e.len = m->sigs[id].len;
+		memcpy(e.key, m->sig_arena.bytes + m->sigs[id].offset, e.len);
+		cb(ctx, &e, store_groups(m->sig.store)[w]);
+	}
+	return n;
+}
+
+void matcher_walk(const struct matcher *m, enum entry_kind only, struct match_cursor *cur, size_t max,
+		  match_entry_cb cb, void *ctx)
+{
+	static struct entry e;
+	size_t done = 0;
+
+	if (!cur->started) {
+		*cur = (struct match_cursor){ .part = only == ENTRY_SIG ? 1 : 0, .next = SIZE_MAX, .started = true };
+	}
+	while (cur->part < 2 && done < max) {
+		const struct store *st = cur->part ? m->sig.store : m->addr.store;
+		if (cur->next > store_count(st))
+			cur->next = store_count(st); /* removals since: start below the end */
+		if (cur->next == 0) {
+			bool sigs_too = cur->part == 0 && (only == 0 || only == ENTRY_SIG);
+			cur->part = sigs_too ? 1 : 2;
+			cur->next = SIZE_MAX;
+			continue;
+		}
+		size_t i = --cur->next;
+		if (cur->part == 1)
+			done += window_walk(m, i, cb, ctx);
+		else if (address_at(m, i, only, &e))
+			cb(ctx, &e, store_groups(m->addr.store)[i]);
+		done += cur->part == 0; /* bounded by what is looked at, listed or not */
+	}
+}

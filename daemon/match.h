@@ -214,4 +214,22 @@ bool matcher_params(const struct matcher *m, int sig, struct filter_params *p);
 typedef int (*match_entry_cb)(void *ctx, const struct entry *e, unsigned group);
 int matcher_foreach(const struct matcher *m, enum entry_kind only, match_entry_cb cb, void *ctx);
 
+/*
+ * A walk over the entries in steps, with changes between them (a listing
+ * sent as the client reads it). Entries are visited from the last index
+ * down: a removal moves the last entry into the hole, which is then either
+ * visited already or still ahead, so every entry present from the first
+ * step to the last is visited at least once (one moved ahead, twice); one
+ * added meanwhile may be or not.
+ */
+struct match_cursor {
+	int part;                  /* 0 addresses, 1 signatures, 2 done */
+	size_t next;               /* entries of the part below this index are still to visit */
+	bool started;
+};
+
+/* Visit up to max more entries (whole signature windows); *cur says where it stopped, and when done. */
+void matcher_walk(const struct matcher *m, enum entry_kind only, struct match_cursor *cur, size_t max,
+		  match_entry_cb cb, void *ctx);
+
 #endif

@@ -271,6 +271,12 @@ int service_foreach(const struct service *s, enum entry_kind only, match_entry_c
 	return matcher_foreach(s->matcher, only, cb, ctx);
 }
 
+void service_walk(const struct service *s, enum entry_kind only, struct match_cursor *cur, size_t max,
+		  match_entry_cb cb, void *ctx)
+{
+	matcher_walk(s->matcher, only, cur, max, cb, ctx);
+}
+
 unsigned service_rounds(const struct service *s)
 {
 	return matcher_rounds(s->matcher);

@@ -3,7 +3,7 @@
 # Entries, replays, TTL, rebuild during a replay, restarts, kill -9, torn and corrupt
 # state files, hostile clients, and a client that may not change state.
 . "$(dirname "$0")/tap.sh"
-plan 64
+plan 66
 tmp=$(mktemp -d)
 chmod 755 "$tmp"
 pid=
@@ -164,6 +164,20 @@ is "$(C --json reload | jq -c .restart_needed)" '[]' "and reloading the running 
 echo list | socat -t 5 - UNIX-CONNECT:"$sock" > list.json
 is "$(jq -c '[.count, (.entries | length), (.entries | unique | length)]' list.json)" \
 	"$(C --json stats | jq -c '[.stats.kinds[].entries] | add | [., ., .]')" "list: every entry once, in one JSON line"
+
+# A listing goes out as the client reads it: clients that list and never read cost bloomd
+# their output limit (1 MiB) each, not the whole listing (here 10 MB) each.
+awk 'BEGIN { for (i = 0; i < 250000; i++) printf "addr 11.%d.%d.%d\n", i / 65536 % 256, i / 256 % 256, i % 256 }' |
+	C load - >/dev/null
+rss() { awk '/^VmRSS:/ { print $2 }' /proc/$pid/status; }
+before=$(rss)
+for _ in $(seq 20); do { echo list; sleep 3; } | socat -u - UNIX-CONNECT:"$sock" >/dev/null 2>&1 & done
+sleep 1.5
+grown=$(( ($(rss) - before) / 1024 ))
+pkill -P $$ sleep 2>/dev/null
+[ "$grown" -lt 60 ]; ok $? "20 clients listing 10 MB each without reading: bloomd grows by $grown MB, under 60"
+C version >/dev/null; ok $? "and goes on serving"
+pkill -P $$ socat 2>/dev/null
 
 # Durable state: a restart, then kill -9 right after acknowledged adds.
 C list | sort > list.before
