@@ -128,6 +128,14 @@ static uint32_t new_sig(struct matcher *m, const struct entry *e)
 	return id;
 }
 
+/* A signature id taken back: its bytes become garbage, the id the next one reused. */
+static void drop_sig(struct matcher *m, uint32_t id)
+{
+	arena_drop(&m->sig_arena, m->sigs[id].len);
+	m->sigs[id].next = m->free_sigs;
+	m->free_sigs = id;
+}
+
 static int add_signature(struct matcher *m, const struct entry *e, int group, char *err,
 			 size_t errlen)
 {
@@ -163,14 +171,21 @@ static int add_signature(struct matcher *m, const struct entry *e, int group, ch
 			{ (void **)&m->heads, sizeof(*m->heads) },
 			{ (void **)&m->words, sizeof(*m->words) },
 		};
-		if ((id = new_sig(m, e)) == NO_SIG ||
-		    arrays_grow(per_window, 2, &m->window_cap, store_count(m->sig.store) + 1) < 0 ||
-		    (index = store_add(m->sig.store, h, 0, e->key, w, (uint8_t)(group < 0 ? 0 : group))) < 0)
+		if ((id = new_sig(m, e)) == NO_SIG)
 			goto nomem;
+		if (arrays_grow(per_window, 2, &m->window_cap, store_count(m->sig.store) + 1) < 0 ||
+		    (index = store_add(m->sig.store, h, 0, e->key, w, (uint8_t)(group < 0 ? 0 : group))) < 0) {
+			drop_sig(m, id);
+			goto nomem;
+		}
 		m->heads[index] = id;
 		m->words[index] = word;
-		if (filter_in(m, &m->sig, (size_t)index, word, group >= 0, err, errlen) < 0)
+		if (filter_in(m, &m->sig, (size_t)index, word, group >= 0, err, errlen) < 0) {
+			/* Not in the filter: out of the store too (the last window: nothing moves). */
+			store_remove(m->sig.store, (size_t)index);
+			drop_sig(m, id);
 			return -1;
+		}
 		if (m->built)
 			sigscan_add(m->scan, word);
 	}
@@ -269,9 +284,7 @@ static int remove_signature(struct matcher *m, const struct entry *e)
 		m->heads[index] = m->sigs[id].next;
 	else
 		m->sigs[prev].next = m->sigs[id].next;
-	arena_drop(&m->sig_arena, m->sigs[id].len);
-	m->sigs[id].next = m->free_sigs;
-	m->free_sigs = id;
+	drop_sig(m, id);
 	m->kind_entries[ENTRY_SIG]--;
 	if (m->heads[index] == NO_SIG)
 		remove_window(m, (size_t)index);

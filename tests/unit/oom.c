@@ -1,0 +1,163 @@
+/*
+ * Out of memory at every allocation in turn: the matcher's adds, removes,
+ * builds and rebuilds with the N-th allocation failing, for every N a clean
+ * run makes. None may crash, and none may leave an entry in the exact store
+ * that the filter misses (a false negative) or lose one that was added.
+ * The allocations of this binary's own code go through the wrappers below
+ * (linked with --wrap); the libraries' own are not counted.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "entry.h"
+#include "match.h"
+#include "rng.h"
+#include "test.h"
+
+void *__real_malloc(size_t size);
+void *__real_calloc(size_t n, size_t size);
+void *__real_realloc(void *p, size_t size);
+int __real_posix_memalign(void **p, size_t align, size_t size);
+void *__wrap_malloc(size_t size);
+void *__wrap_calloc(size_t n, size_t size);
+void *__wrap_realloc(void *p, size_t size);
+int __wrap_posix_memalign(void **p, size_t align, size_t size);
+
+static unsigned long allocations, fail_at; /* fail_at 0: none fails */
+
+static bool fails(void)
+{
+	return ++allocations == fail_at;
+}
+
+void *__wrap_malloc(size_t size)
+{
+	return fails() ? NULL : __real_malloc(size);
+}
+
+void *__wrap_calloc(size_t n, size_t size)
+{
+	return fails() ? NULL : __real_calloc(n, size);
+}
+
+void *__wrap_realloc(void *p, size_t size)
+{
+	return fails() ? NULL : __real_realloc(p, size);
+}
+
+int __wrap_posix_memalign(void **p, size_t align, size_t size)
+{
+	return fails() ? 12 /* ENOMEM */ : __real_posix_memalign(p, align, size);
+}
+
+#define UNIVERSE 300
+
+struct model {
+	struct entry e[UNIVERSE];
+	bool in[UNIVERSE];
+};
+
+static void make_entries(struct model *md)
+{
+	struct rng r;
+
+	rng_seed(&r, 5);
+	for (int i = 0; i < UNIVERSE; i++) {
+		struct entry *e = &md->e[i];
+		if (i % 3 == 2) {
+			e->kind = ENTRY_SIG;
+			e->len = (uint16_t)(8 + rng_below(&r, 8));
+			for (unsigned b = 0; b < e->len; b++)
+				e->key[b] = (uint8_t)("GET /ab"[rng_below(&r, 7)]); /* windows alike and shared */
+		} else {
+			e->kind = i % 3 ? ENTRY_PAIR : ENTRY_ADDR;
+			e->len = e->kind == ENTRY_PAIR ? 8 : 4;
+			for (unsigned b = 0; b < e->len; b++)
+				e->key[b] = (uint8_t)rng_next(&r);
+		}
+		md->in[i] = false;
+	}
+}
+
+/* The model and the matcher agree, and the filter finds every stored entry. */
+static void check(const struct matcher *m, const struct model *md, bool built)
+{
+	for (int i = 0; i < UNIVERSE; i++) {
+		bool says, present = matcher_lookup(m, &md->e[i], &says);
+		if (present != md->in[i])
+			fail_msg("entry %d: stored %d, model %d (failing allocation %lu)", i, present, md->in[i], fail_at);
+		if (present && built && !says)
+			fail_msg("entry %d: stored, but the filter misses it (failing allocation %lu)", i, fail_at);
+	}
+}
+
+static void rebuild(struct matcher *m)
+{
+	struct match_rebuild *r = matcher_rebuild_begin(m, NULL, 2, NULL, NULL, 0);
+
+	if (r == NULL)
+		return;
+	if (matcher_rebuild_run(r, NULL, 0) < 0) {
+		matcher_rebuild_free(m, r);
+		return;
+	}
+	matcher_rebuild_finish(m, r, NULL, 0);
+}
+
+/* One run: a build, adds and removes, rebuilds; returns the allocations it made. */
+static unsigned long run(unsigned long fail)
+{
+	static struct model md;
+	struct match_config cfg = { .layout = FILTER_BLOCKED, .choices = 2, .bits_per_entry = 16, .window = 8 };
+	struct rng r;
+	bool built = false;
+
+	make_entries(&md);
+	allocations = 0;
+	fail_at = fail;
+	struct matcher *m = matcher_new(&cfg, NULL, 0);
+	if (m == NULL)
+		return fail_at = 0, allocations;
+	rng_seed(&r, 11);
+	for (int op = 0; op < 600; op++) {
+		int i = (int)rng_below(&r, UNIVERSE);
+		/* built empty first, so the first keys after it make the counting stores */
+		if (op == 0 || op == 150 || op == 400) {
+			if (op == 0)
+				built = matcher_build(m, NULL, 0) == 0;
+			else
+				rebuild(m);
+		} else if (rng_below(&r, 4) == 0) {
+			if (matcher_remove(m, &md.e[i]) == 0)
+				md.in[i] = false;
+		} else {
+			int rc = matcher_add(m, &md.e[i], NULL, 0);
+			if (rc >= 0)
+				md.in[i] = true;
+		}
+		if (op % 50 == 0)
+			check(m, &md, built);
+	}
+	unsigned long made = allocations;
+	fail_at = 0;
+	rebuild(m); /* with memory again: everything still found */
+	check(m, &md, built);
+	matcher_free(m);
+	return made;
+}
+
+static void every_allocation_may_fail(void **state)
+{
+	(void)state;
+	unsigned long total = run(0);
+	assert_true(total > 50);
+	for (unsigned long n = 1; n <= total; n++)
+		run(n);
+	print_message("# %lu allocations, each failed in turn\n", total);
+}
+
+static const struct CMUnitTest tests[] = {
+	cmocka_unit_test(every_allocation_may_fail),
+};
+
+TEST_MAIN("oom", tests)
