@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "entry.h"
@@ -71,13 +72,28 @@ struct events *events_open(const char *json_path, const char *pcap_path, unsigne
 		ev->json = stdout;
 		ev->json_is_stdout = true;
 	} else if (json_path) {
-		/* Never through a link: it may be opened as root in a directory bloomd's user owns. */
-		int fd = open(json_path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0640);
+		/*
+		 * Never through a link: it may be opened as root in a directory
+		 * bloomd's user owns. Not a FIFO either: opening one with no
+		 * reader, or writing to a slow one, would stop the packet path.
+		 */
+		int fd = open(json_path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0640);
+		struct stat st;
+		if (fd >= 0 && (fstat(fd, &st) < 0 || !(S_ISREG(st.st_mode) || S_ISCHR(st.st_mode)) ||
+				fcntl(fd, F_SETFL, O_APPEND) < 0)) {
+			close(fd);
+			fd = -1;
+			errno = EINVAL;
+		}
 		ev->json = fd < 0 ? NULL : fdopen(fd, "a");
 		if (ev->json == NULL) {
+			if (errno == EINVAL || errno == ENXIO)
+				errno = EINVAL; /* said plainly below */
 			if (fd >= 0)
 				close(fd);
-			error_set(err, errlen, "cannot open events file %s: %s", json_path, strerror(errno));
+			error_set(err, errlen, "cannot open events file %s: %s", json_path,
+				  errno == EINVAL ? "not a regular file or a device (a FIFO would stop the packet path)"
+						  : strerror(errno));
 			goto fail;
 		}
 	}

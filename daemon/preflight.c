@@ -80,6 +80,8 @@ static void check_writable(struct checking *c, const char *key, const char *path
 	if (stat(path, &st) == 0) {
 		if (S_ISDIR(st.st_mode) != is_dir)
 			problem(c, "%s %s: %s", key, path, is_dir ? "not a directory" : "a directory");
+		else if (!is_dir && S_ISFIFO(st.st_mode))
+			problem(c, "%s %s: a FIFO (a slow reader, or none, would stop the packet path)", key, path);
 		else if (access(path, is_dir ? W_OK | X_OK : W_OK) < 0)
 			problem(c, "%s %s: cannot write %s: %s", key, path, is_dir ? "in it" : "it",
 				strerror(errno));

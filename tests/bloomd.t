@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bloomd's command line: -n, bad config and lists, missing files, statistics, the match pcap.
 . "$(dirname "$0")/tap.sh"
-plan 39
+plan 41
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 1
@@ -93,6 +93,14 @@ printf '[control]\nsocket = %s/run/ctl.sock\n[store]\ndir = %s/state\n' "$tmp" "
 for _ in $(seq 100); do [ -S run/ctl.sock ] && break; sleep 0.05; done
 is "$(stat -c %a run 2>/dev/null)" 755 "a configuration -n accepts starts: the socket's missing directory is made, 0755"
 kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
+
+# An events FIFO nobody reads is refused at once (it used to block the start).
+mkfifo ev.fifo
+printf '[output]\nevents = %s/ev.fifo\n' "$tmp" > fifo.conf
+timeout 5 "$BUILD/bloomd" -c fifo.conf -r in.pcap > /dev/null 2> fifo.err; rc=$?
+[ "$rc" -eq 1 ] && grep -q "ev.fifo: not a regular file or a device" fifo.err
+ok $? "an events file that is a FIFO is refused, not waited on"
+"$BUILD/bloomd" -n -c fifo.conf -r in.pcap 2>&1 | grep -q "ev.fifo: a FIFO"; ok $? "and -n says so"
 
 # A state directory every user may write in is refused: files planted there would be read as state.
 mkdir -p ww/state && chmod 777 ww/state
