@@ -106,9 +106,18 @@ int sigscan_reserve(struct sigscan *s, uint64_t windows)
 	return 0;
 }
 
+/*
+ * A multiply carries each bit only upwards, so the mask bits (20..43) would
+ * see only a window's first 44 bits: windows sharing a prefix ("GET ...")
+ * would share most of their mask, and traffic with that prefix would pass
+ * six times as often. Folding the upper half onto the lower first lets
+ * every byte reach them, for a shift and an xor.
+ */
 static inline uint64_t level1_hash(const struct sigscan *s, uint64_t word)
 {
-	return (word ^ s->s1) * s->m1;
+	uint64_t x = word ^ s->s1;
+
+	return (x ^ (x >> 32)) * s->m1;
 }
 
 static inline uint64_t level1_index(const struct sigscan *s, uint64_t h)
@@ -222,7 +231,8 @@ AVX2_TARGET static inline unsigned pass4(const struct avx2_consts *k, const uint
 {
 	__m256i bytes = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)p));
 	__m256i word = _mm256_and_si256(_mm256_shuffle_epi8(bytes, k->idx), k->keep);
-	__m256i h = mul64(_mm256_xor_si256(word, k->s1), k->m1_lo, k->m1_hi);
+	__m256i x = _mm256_xor_si256(word, k->s1);
+	__m256i h = mul64(_mm256_xor_si256(x, _mm256_srli_epi64(x, 32)), k->m1_lo, k->m1_hi); /* level1_hash */
 	uint64_t index[4] __attribute__((aligned(32)));
 
 	/* Four scalar loads: AVX2's gather is slower than them (as AVX-512's is, below). */
@@ -293,7 +303,8 @@ AVX512_TARGET static inline __mmask8 pass8(const struct avx512_consts *k, const 
 {
 	__m512i bytes = _mm512_castsi128_si512(_mm_maskz_loadu_epi8(k->need, p));
 	__m512i word = _mm512_and_si512(_mm512_permutexvar_epi8(k->idx, bytes), k->keep);
-	__m512i h = _mm512_mullo_epi64(_mm512_xor_si512(word, k->s1), k->m1);
+	__m512i x = _mm512_xor_si512(word, k->s1);
+	__m512i h = _mm512_mullo_epi64(_mm512_xor_si512(x, _mm512_srli_epi64(x, 32)), k->m1); /* level1_hash */
 	uint64_t index[8] __attribute__((aligned(64))), loaded[8] __attribute__((aligned(64)));
 
 	/* Eight scalar loads beat a gather here: 5% at 256 KiB of level 1, 15% at 1 MiB (Zen). */
