@@ -1,6 +1,7 @@
 /* commands.c - the control protocol's commands: parse a line, act on the service, reply. */
 #include "commands.h"
 
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -226,6 +227,30 @@ static int cmd_del(struct command *c)
 	return 0;
 }
 
+static int add_covering(void *ctx, const struct entry *e, unsigned group)
+{
+	(void)group;
+	json_array_append_new(ctx, entry_json(e));
+	return 0;
+}
+
+/* `match ADDRESS`: the addr and net entries that cover it (what alerts on it as source or destination). */
+static int cmd_match(struct command *c)
+{
+	uint8_t addr[16];
+	size_t alen = inet_pton(AF_INET, c->args, addr) == 1 ? 4 : inet_pton(AF_INET6, c->args, addr) == 1 ? 16 : 0;
+	json_t *entries;
+
+	if (alen == 0)
+		return fail(c, "match: expected an IPv4 or IPv6 address, got '%.64s'", c->args);
+	if ((entries = json_array()) == NULL)
+		return fail(c, "match: out of memory");
+	service_covering(c->s, addr, alen, add_covering, entries);
+	json_object_set_new(c->reply, "covered", json_boolean(json_array_size(entries) > 0));
+	json_object_set_new(c->reply, "entries", entries);
+	return 0;
+}
+
 static int cmd_query(struct command *c)
 {
 	static struct entry e;
@@ -240,6 +265,13 @@ static int cmd_query(struct command *c)
 	json_object_set_new(c->reply, "entry", entry_json(&e));
 	if (expiry)
 		json_object_set_new(c->reply, "expires", json_integer((json_int_t)expiry));
+	if (e.kind == ENTRY_ADDR) {
+		/* exact membership; but a net may cover it, so that it alerts all the same */
+		json_t *covering = json_array();
+		if (covering)
+			service_covering(c->s, e.key, e.len, add_covering, covering);
+		json_object_set_new(c->reply, "covered_by", covering);
+	}
 	return 0;
 }
 
@@ -316,13 +348,15 @@ static void stream_line(struct service *s, struct control_client *cl, char *line
 		return;
 	snprintf(where, sizeof(where), "line %llu", (unsigned long long)ls->line);
 	int rc = entry_parse(line, &e, err, sizeof(err));
+	if (rc == 0)
+		return; /* a blank or comment line: nothing to add */
 	if (rc > 0)
 		rc = service_add(s, &e, 0, err, sizeof(err));
 	if (rc < 0)
 		note_rejected(ls, where, err);
-	if (rc == 0)
+	else if (rc == 0)
 		ls->added++;
-	else if (rc == 1)
+	else
 		ls->present++;
 }
 
@@ -542,6 +576,7 @@ static const struct {
 	{ "add", true, cmd_add, "add ENTRY [--ttl SECONDS]" },
 	{ "del", true, cmd_del, "del ENTRY" },
 	{ "query", false, cmd_query, "query ENTRY" },
+	{ "match", false, cmd_match, "match ADDRESS" },
 	{ "load", true, cmd_load, "load - (entry lines, then \".\")" },
 	{ "list", false, cmd_list, "list [--kind addr|net|pair|sig]" },
 	{ "stats", false, cmd_stats, "stats" },

@@ -6,21 +6,21 @@
 
 #include "control.h"
 #include "service.h"
+#include "version.h"
 
 /*
  * One command a line, one JSON reply line each ({"ok":true,...} or
  * {"ok":false,"error":"..."}), documented in bloomctl(8):
  *
- *   add ENTRY [--ttl SECONDS]   del ENTRY   query ENTRY
- *   load PATH | load - (entry lines follow, then a line ".")
+ *   add ENTRY [--ttl SECONDS]   del ENTRY   query ENTRY   match ADDRESS
+ *   load - (entry lines follow, then a line ".")
  *   list [--kind KIND]   stats   metrics   version   help
- *   rebuild [--rounds N] [--wait]   save   replay PATH [--wait]   reload
+ *   rebuild [--rounds N] [--wait]   save   reload
+ *   replay - [--wait] [--name NAME] (the pcap passed open, SCM_RIGHTS)
  *
  * add, del, load, rebuild, save, replay and reload change state: they are
  * refused to peers control_client_trusted does not trust.
  */
-
-#define BLOOMD_VERSION "0.4.0"
 
 /* The control callbacks, with the service as ctx. */
 void commands_line(void *service, struct control_client *cl, const char *line, size_t len);

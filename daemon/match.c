@@ -97,10 +97,9 @@ static size_t put_probe(struct matcher *m, size_t n, enum entry_kind kind, const
 }
 
 /* A net key, prefix length then network address, built with whole-word stores. */
-static size_t put_net_probe(struct matcher *m, size_t n, const uint8_t *addr, size_t alen,
-			    unsigned plen)
+/* A net entry's key for the plen-bit prefix of addr: prefix length, network (whole words). */
+static void net_key_of(const uint8_t *addr, size_t alen, unsigned plen, uint8_t k[24])
 {
-	uint8_t *k = m->net_key[n];
 	uint64_t w[2] = { 0, 0 };
 
 	memcpy(w, addr, alen);
@@ -111,6 +110,14 @@ static size_t put_net_probe(struct matcher *m, size_t n, const uint8_t *addr, si
 	}
 	k[0] = (uint8_t)plen;
 	memcpy(k + 1, w, 16);
+}
+
+static size_t put_net_probe(struct matcher *m, size_t n, const uint8_t *addr, size_t alen,
+			    unsigned plen)
+{
+	uint8_t *k = m->net_key[n];
+
+	net_key_of(addr, alen, plen, k);
 	return put_probe(m, n, ENTRY_NET, k, 1 + alen, addr_hash(m, ENTRY_NET, k, 1 + alen));
 }
 
@@ -377,5 +384,27 @@ void matcher_walk(const struct matcher *m, enum entry_kind only, struct match_cu
 		else if (address_at(m, i, only, &e))
 			cb(ctx, &e, store_groups(m->addr.store)[i]);
 		done += cur->part == 0; /* bounded by what is looked at, listed or not */
+	}
+}
+
+void matcher_covering(const struct matcher *m, const uint8_t *addr, size_t alen, match_entry_cb cb,
+		      void *ctx)
+{
+	static struct entry e;
+	int v6 = alen == 16;
+
+	e.kind = ENTRY_ADDR;
+	e.len = (uint16_t)alen;
+	memcpy(e.key, addr, alen);
+	if (store_find(m->addr.store, addr_hash(m, ENTRY_ADDR, e.key, alen), ENTRY_ADDR, e.key, alen) >= 0)
+		cb(ctx, &e, 0);
+	e.kind = ENTRY_NET;
+	e.len = (uint16_t)(1 + alen);
+	for (unsigned i = 0; i < m->n_net_lens[v6]; i++) {
+		uint8_t k[24];
+		net_key_of(addr, alen, m->net_lens[v6][i], k);
+		memcpy(e.key, k, 1 + alen);
+		if (store_find(m->addr.store, addr_hash(m, ENTRY_NET, e.key, e.len), ENTRY_NET, e.key, e.len) >= 0)
+			cb(ctx, &e, 0);
 	}
 }

@@ -215,6 +215,14 @@ typedef int (*match_entry_cb)(void *ctx, const struct entry *e, unsigned group);
 int matcher_foreach(const struct matcher *m, enum entry_kind only, match_entry_cb cb, void *ctx);
 
 /*
+ * The entries that cover an address (4 or 16 bytes): its addr entry and the
+ * net entries whose prefix holds it, longest prefix first. Pairs are
+ * directed and need the other end: they are not among them.
+ */
+void matcher_covering(const struct matcher *m, const uint8_t *addr, size_t alen, match_entry_cb cb,
+		      void *ctx);
+
+/*
  * A walk over the entries in steps, with changes between them (a listing
  * sent as the client reads it). Entries are visited from the last index
  * down: a removal moves the last entry into the hole, which is then either

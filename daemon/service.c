@@ -271,6 +271,12 @@ int service_foreach(const struct service *s, enum entry_kind only, match_entry_c
 	return matcher_foreach(s->matcher, only, cb, ctx);
 }
 
+void service_covering(const struct service *s, const uint8_t *addr, size_t alen, match_entry_cb cb,
+		      void *ctx)
+{
+	matcher_covering(s->matcher, addr, alen, cb, ctx);
+}
+
 void service_walk(const struct service *s, enum entry_kind only, struct match_cursor *cur, size_t max,
 		  match_entry_cb cb, void *ctx)
 {

@@ -3,7 +3,7 @@
 # Entries, replays, TTL, rebuild during a replay, restarts, kill -9, torn and corrupt
 # state files, hostile clients, and a client that may not change state.
 . "$(dirname "$0")/tap.sh"
-plan 66
+plan 71
 tmp=$(mktemp -d)
 chmod 755 "$tmp"
 pid=
@@ -53,6 +53,8 @@ packet src=2001:db8::1 dst=2001:db8::2 proto=tcp sport=5000 dport=443
 S
 "$BUILD/pcapgen" -o traffic.pcap traffic.spec
 cat > entries.list <<'L'
+# a comment line, then a blank one: neither is an entry
+
 addr 192.0.2.1
 pair 192.0.2.5 203.0.113.9
 sig "GET /etc/passwd"
@@ -67,12 +69,20 @@ is "$(C version --json | jq -r .version)" "$(C version | awk '/^version/ {print 
 out=$(C load entries.list 2>load.err); rc=$?
 is "$out" "added 4, already present 0, rejected 1" "load reports added, present, rejected"
 is "$rc" 2 "a load with rejected lines exits 2"
-grep -q "^entries.list:5: " load.err; ok $? "the rejected line is named FILE:LINE"
+grep -q "^entries.list:7: " load.err; ok $? "the rejected line is named FILE:LINE"
+C --json load entries.list >/dev/null 2>&1; is $? 2 "and so with --json (the same exit codes as text)"
 
 reply=$(C --json replay traffic.pcap --wait)
 is "$(jq -r '.packets, .matched' <<<"$reply" | tr '\n' ' ')" "4 3 " "replay --wait: 4 packets, 3 matched"
 is "$(events_of "$tmp/traffic.pcap" | wc -l)" 3 "three events"
 C query addr 192.0.2.1 >/dev/null; is $? 0 "query of a present entry exits 0"
+C add net 198.51.100.0/24 >/dev/null && C add net 198.51.0.0/16 >/dev/null
+is "$(C match 198.51.100.77 | tr '\n' ,)" "net 198.51.100.0/24,net 198.51.0.0/16," "match: the nets that cover an address, longest first"
+C match 203.0.113.200 >/dev/null; is $? 1 "match of an address nothing covers exits 1"
+is "$(C --json query addr 198.51.100.77 | jq -c '[.present, .covered_by]')" '[false,["net 198.51.100.0/24","net 198.51.0.0/16"]]' \
+	"query addr: absent as an entry, but covered by the nets"
+C del net 198.51.100.0/24 >/dev/null && C del net 198.51.0.0/16 >/dev/null
+is "$("$BUILD/bloomctl" --version)" "bloomctl $(C --json version | jq -r .version)" "bloomctl --version says the daemon's version"
 C query addr 192.0.2.99 >/dev/null; is $? 1 "query of an absent entry exits 1"
 is "$(C --json query addr 192.0.2.99 | jq -r .present)" false "and says absent in JSON"
 

@@ -16,6 +16,7 @@
 #include "ctlconn.h"
 #include "filter.h"
 #include "sizing.h"
+#include "version.h"
 
 #define PROG "bloomctl"
 #define DEFAULT_SOCKET "/run/bloomd/control.sock"
@@ -45,6 +46,7 @@ static void usage(FILE *out)
 		"  add ENTRY [--ttl SECONDS]     add addr|net|pair|sig (entry list syntax)\n"
 		"  del ENTRY                     delete an entry\n"
 		"  query ENTRY                   exit 0 if present, 1 if absent\n"
+		"  match ADDRESS                 the addr and net entries that cover it; 1 if none\n"
 		"  load FILE|-                   add every entry of a list (streamed)\n"
 		"  list [--kind KIND]            the entries, in entry list format\n"
 		"  stats                         counters, filters, rebuild and store state\n"
@@ -57,7 +59,8 @@ static void usage(FILE *out)
 		"  calc --entries N (--fpr P | --bits-per-entry B | --memory SIZE)\n"
 		"       [--layout classic|blocked] [--choices C] [--rounds R]   size a filter (local)\n"
 		"The socket: -s, else $BLOOMD_SOCKET, else " DEFAULT_SOCKET ".\n"
-		"Exit: 0 done or present, 1 absent, 2 usage or daemon error.\n");
+		"  --version                     bloomctl's version\n"
+		"Exit: 0 done or present, 1 absent, 2 usage or daemon error (text and --json alike).\n");
 }
 
 /* Smallest bits per entry whose predicted FPR is at most p (bisection; FPR falls with b). */
@@ -244,10 +247,21 @@ static int print_reply(const char *command, json_t *r, const char *file)
 {
 	if (strcmp(command, "query") == 0) {
 		bool present = json_is_true(json_object_get(r, "present"));
+		json_t *covering = json_object_get(r, "covered_by");
 		printf("%s: %s%s\n", json_string_value(json_object_get(r, "entry")),
 		       present ? "present" : "absent",
 		       present ? "" : json_is_true(json_object_get(r, "filter")) ? " (the filter alone would say yes)" : "");
+		if (!present && json_array_size(covering))
+			printf("  but covered by %s (bloomctl match lists all)\n",
+			       json_string_value(json_array_get(covering, 0)));
 		return present ? 0 : EXIT_ABSENT;
+	}
+	if (strcmp(command, "match") == 0) {
+		size_t i;
+		json_t *e;
+		json_array_foreach(json_object_get(r, "entries"), i, e)
+			puts(json_string_value(e));
+		return json_is_true(json_object_get(r, "covered")) ? 0 : EXIT_ABSENT;
 	}
 	if (strcmp(command, "add") == 0 || strcmp(command, "del") == 0) {
 		bool done = json_is_true(json_object_get(r, command[0] == 'a' ? "added" : "deleted"));
@@ -416,6 +430,10 @@ static int run_remote(const struct remote *rm, const char *command, int argc, ch
 			rc = EXIT_ABSENT;
 		if (strcmp(command, "del") == 0 && !json_is_true(json_object_get(reply, "deleted")))
 			rc = EXIT_ABSENT;
+		if (strcmp(command, "match") == 0 && !json_is_true(json_object_get(reply, "covered")))
+			rc = EXIT_ABSENT;
+		if (strcmp(command, "load") == 0 && json_integer_value(json_object_get(reply, "rejected")) > 0)
+			rc = EXIT_USAGE; /* as in text: some lines were rejected */
 	} else {
 		rc = print_reply(command, reply, file && strcmp(file, "-") != 0 ? file : NULL);
 	}
@@ -428,7 +446,7 @@ out:
 	return rc;
 }
 
-static const char *const REMOTE[] = { "add", "del", "query", "load", "list", "stats", "metrics",
+static const char *const REMOTE[] = { "add", "del", "query", "match", "load", "list", "stats", "metrics",
 				      "rebuild", "save", "replay", "reload", "version", "help" };
 
 int main(int argc, char **argv)
@@ -444,6 +462,9 @@ int main(int argc, char **argv)
 			rm.socket = argv[++i];
 		} else if (strcmp(argv[i], "--json") == 0) {
 			rm.json = true;
+		} else if (strcmp(argv[i], "--version") == 0) {
+			printf(PROG " %s\n", BLOOMD_VERSION);
+			return 0;
 		} else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
 			usage(stdout);
 			return 0;

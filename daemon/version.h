@@ -1,0 +1,7 @@
+/* version.h - bloomd's version, which bloomctl --version and the version command say. */
+#ifndef BLOOMD_VERSION_H
+#define BLOOMD_VERSION_H
+
+#define BLOOMD_VERSION "0.5.0"
+
+#endif
