@@ -7,6 +7,8 @@ MANDIR     ?= $(PREFIX)/share/man
 SYSCONFDIR ?= /etc
 # Where systemd looks for system units (systemd.pc says; the usual place without it).
 SYSTEMDUNITDIR ?= $(or $(shell pkg-config --variable=systemdsystemunitdir systemd 2>/dev/null),/usr/lib/systemd/system)
+SYSUSERSDIR    ?= $(or $(shell pkg-config --variable=sysusersdir systemd 2>/dev/null),/usr/lib/sysusers.d)
+TMPFILESDIR    ?= $(or $(shell pkg-config --variable=tmpfilesdir systemd 2>/dev/null),/usr/lib/tmpfiles.d)
 DESTDIR    ?=
 
 BUILD   ?= build
@@ -174,11 +176,13 @@ check-fresh:
 deps:
 	tools/install-deps.sh test
 
-# Binaries, man pages, the systemd unit (with these paths in it), and the annotated
-# configuration (an existing one is kept).
+# Binaries, man pages, the systemd unit (with these paths in it), its sysusers and
+# tmpfiles files, a logrotate file, and the annotated configuration (an existing one is
+# kept). On a live system, then: systemd-sysusers; systemd-tmpfiles --create.
 install: all
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man5 \
-		$(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(SYSCONFDIR)/bloomd $(DESTDIR)$(SYSTEMDUNITDIR)
+		$(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(SYSCONFDIR)/bloomd $(DESTDIR)$(SYSTEMDUNITDIR) \
+		$(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(TMPFILESDIR) $(DESTDIR)$(SYSCONFDIR)/logrotate.d
 	install -m 755 $(BUILD)/bloomd $(DESTDIR)$(SBINDIR)/bloomd
 	install -m 755 $(BUILD)/bloomctl $(BUILD)/bloomsim $(BUILD)/pcapgen $(DESTDIR)$(BINDIR)/
 	install -m 644 man/bloomd.8 man/bloomctl.8 $(DESTDIR)$(MANDIR)/man8/
@@ -186,6 +190,9 @@ install: all
 	sed -e 's|/usr/sbin/bloomd|$(SBINDIR)/bloomd|g' -e 's|/etc/bloomd/|$(SYSCONFDIR)/bloomd/|g' \
 		systemd/bloomd.service > $(DESTDIR)$(SYSTEMDUNITDIR)/bloomd.service
 	chmod 644 $(DESTDIR)$(SYSTEMDUNITDIR)/bloomd.service
+	install -m 644 systemd/bloomd.sysusers $(DESTDIR)$(SYSUSERSDIR)/bloomd.conf
+	install -m 644 systemd/bloomd.tmpfiles $(DESTDIR)$(TMPFILESDIR)/bloomd.conf
+	install -m 644 systemd/bloomd.logrotate $(DESTDIR)$(SYSCONFDIR)/logrotate.d/bloomd
 	test -e $(DESTDIR)$(SYSCONFDIR)/bloomd/bloomd.conf || \
 		install -m 644 conf/bloomd.conf $(DESTDIR)$(SYSCONFDIR)/bloomd/bloomd.conf
 
@@ -194,7 +201,8 @@ uninstall:
 	rm -f $(DESTDIR)$(SBINDIR)/bloomd $(DESTDIR)$(BINDIR)/bloomctl $(DESTDIR)$(BINDIR)/bloomsim \
 		$(DESTDIR)$(BINDIR)/pcapgen $(DESTDIR)$(MANDIR)/man8/bloomd.8 \
 		$(DESTDIR)$(MANDIR)/man8/bloomctl.8 $(DESTDIR)$(MANDIR)/man5/bloomd.conf.5 \
-		$(DESTDIR)$(SYSTEMDUNITDIR)/bloomd.service
+		$(DESTDIR)$(SYSTEMDUNITDIR)/bloomd.service $(DESTDIR)$(SYSUSERSDIR)/bloomd.conf \
+		$(DESTDIR)$(TMPFILESDIR)/bloomd.conf $(DESTDIR)$(SYSCONFDIR)/logrotate.d/bloomd
 
 clean:
 	rm -rf build build-asan build-fuzz build-aarch64

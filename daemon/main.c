@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "commands.h"
 #include "config.h"
@@ -56,9 +57,11 @@ static void on_stop_signal(evutil_socket_t sig, short what, void *arg)
 	event_base_loopbreak(service_base(s));
 }
 
+/* SIGHUP: reload the configuration, and reopen the outputs (log rotation) either way. */
 static void on_reload_signal(evutil_socket_t sig, short what, void *arg)
 {
 	json_t *result;
+	char err[512];
 
 	(void)sig;
 	(void)what;
@@ -71,6 +74,8 @@ static void on_reload_signal(evutil_socket_t sig, short what, void *arg)
 		log_error("reload refused: the running configuration is kept");
 	}
 	json_decref(result);
+	if (service_reopen(arg, err, sizeof(err)) < 0)
+		log_error("reopen: %s (the old outputs are kept)", err);
 	notify_ready("reloaded");
 }
 
@@ -152,11 +157,15 @@ static struct plan plan_of(const struct options *o, const struct config *cfg)
 static int drop_privileges(const struct config *cfg)
 {
 	char snapshot[4200] = "", journal[4200] = "", err[512];
-	const char *own[] = { cfg->store_dir, snapshot, journal, cfg->socket };
+	/* The socket keeps [control] group, which control_open gave it. */
+	struct privilege_file own[] = { { cfg->store_dir, false }, { NULL, false }, { NULL, false },
+					{ cfg->socket, cfg->group != NULL } };
 
 	if (cfg->store_dir) {
 		snprintf(snapshot, sizeof(snapshot), "%s/snapshot", cfg->store_dir);
 		snprintf(journal, sizeof(journal), "%s/journal", cfg->store_dir);
+		own[1].path = snapshot;
+		own[2].path = journal;
 	}
 	if (privilege_drop(cfg->user, own, 4, err, sizeof(err)) < 0) {
 		log_error("%s", err);
@@ -282,6 +291,10 @@ int main(int argc, char **argv)
 		rc = 0;
 		goto out;
 	}
+	if (!p.one_shot && geteuid() == 0 && cfg->user == NULL)
+		log_warning("running as root: set [service] user, so that bloomd is not root once capture is open");
+	if (!p.one_shot && service_entries(s) == 0)
+		log_warning("no entries: nothing will match until some are added (bloomctl add, or [entries] file)");
 	if (!p.one_shot && !p.interface && !use_socket) {
 		log_error("nothing to do: give -r PCAP or -i IFACE, [capture] file or interface, or a [control] socket");
 		rc = 2;

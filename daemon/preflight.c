@@ -96,6 +96,20 @@ static void check_writable(struct checking *c, const char *key, const char *path
 			strerror(errno));
 }
 
+/* Whether this process is in group gid (so it may give a file to it). */
+static bool in_group(gid_t gid)
+{
+	gid_t groups[256];
+	int n = getgroups(256, groups);
+
+	if (getegid() == gid)
+		return true;
+	for (int i = 0; i < n; i++)
+		if (groups[i] == gid)
+			return true;
+	return false;
+}
+
 static void check_socket(struct checking *c, const struct config *cfg)
 {
 	char dir[PATH_BYTES];
@@ -105,8 +119,12 @@ static void check_socket(struct checking *c, const struct config *cfg)
 			cfg->socket, sizeof(((struct sockaddr_un *)0)->sun_path) - 1);
 	parent_of(cfg->socket, dir);
 	check_writable(c, "[control] socket's directory", dir, true);
-	if (cfg->group && getgrnam(cfg->group) == NULL)
+	struct group *g = cfg->group ? getgrnam(cfg->group) : NULL;
+	if (cfg->group && g == NULL)
 		problem(c, "[control] group '%s' does not exist", cfg->group);
+	else if (g && geteuid() != 0 && !in_group(g->gr_gid))
+		problem(c, "[control] group '%s': bloomd's user is not in it, so the socket cannot be given to it (under systemd: SupplementaryGroups=%s)",
+			cfg->group, cfg->group);
 }
 
 unsigned preflight_check(const struct config *cfg, const struct preflight_plan *plan,

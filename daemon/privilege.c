@@ -11,7 +11,7 @@
 
 #include "error.h"
 
-static int switch_user(const char *user, const char *const *own, size_t nown, char *err,
+static int switch_user(const char *user, const struct privilege_file *own, size_t nown, char *err,
 		       size_t errlen)
 {
 	struct passwd *pw = getpwnam(user);
@@ -21,8 +21,9 @@ static int switch_user(const char *user, const char *const *own, size_t nown, ch
 		return -1;
 	}
 	for (size_t i = 0; i < nown; i++)
-		if (own[i] && lchown(own[i], pw->pw_uid, pw->pw_gid) < 0 && errno != ENOENT) {
-			error_set(err, errlen, "%s: cannot give it to %s: %s", own[i], user, strerror(errno));
+		if (own[i].path && lchown(own[i].path, pw->pw_uid, own[i].keep_group ? (gid_t)-1 : pw->pw_gid) < 0 &&
+		    errno != ENOENT) {
+			error_set(err, errlen, "%s: cannot give it to %s: %s", own[i].path, user, strerror(errno));
 			return -1;
 		}
 	if (initgroups(user, pw->pw_gid) < 0 || setgid(pw->pw_gid) < 0 || setuid(pw->pw_uid) < 0) {
@@ -51,7 +52,8 @@ static int drop_capabilities(char *err, size_t errlen)
 	return 0;
 }
 
-int privilege_drop(const char *user, const char *const *own, size_t nown, char *err, size_t errlen)
+int privilege_drop(const char *user, const struct privilege_file *own, size_t nown, char *err,
+		   size_t errlen)
 {
 	if (user && geteuid() == 0 && switch_user(user, own, nown, err, errlen) < 0)
 		return -1;

@@ -2,17 +2,25 @@
 #ifndef BLOOMD_PRIVILEGE_H
 #define BLOOMD_PRIVILEGE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /*
  * Called once the capture is open, the socket bound and the state loaded:
- * when running as root and user is set, give the files in own (paths; the
- * state directory and what is in it, the socket) to user, then switch to
+ * when running as root and user is set, give the files in own (the state
+ * directory and what is in it, the socket) to user (and to its group,
+ * unless keep_group: the socket keeps [control] group), then switch to
  * user and its groups. Then, whoever bloomd runs as, give up every
  * capability (effective, permitted, inheritable, ambient) and the means to
  * regain any (no_new_privs). Returns 0, or -1 with a message: a process
  * that was to switch users and could not must not go on as root.
  */
-int privilege_drop(const char *user, const char *const *own, size_t nown, char *err, size_t errlen);
+struct privilege_file {
+	const char *path;          /* NULL: none */
+	bool keep_group;
+};
+
+int privilege_drop(const char *user, const struct privilege_file *own, size_t nown, char *err,
+		   size_t errlen);
 
 #endif

@@ -283,6 +283,15 @@ void service_walk(const struct service *s, enum entry_kind only, struct match_cu
 	matcher_walk(s->matcher, only, cur, max, cb, ctx);
 }
 
+uint64_t service_entries(const struct service *s)
+{
+	uint64_t n = 0;
+
+	for (enum entry_kind k = ENTRY_ADDR; k <= ENTRY_SIG; k++)
+		n += matcher_entries(s->matcher, k);
+	return n;
+}
+
 unsigned service_rounds(const struct service *s)
 {
 	return matcher_rounds(s->matcher);

@@ -109,6 +109,8 @@ void service_covering(const struct service *s, const uint8_t *addr, size_t alen,
 /* The entries in steps (matcher_walk), for a listing sent as the client reads it. */
 void service_walk(const struct service *s, enum entry_kind only, struct match_cursor *cur, size_t max,
 		  match_entry_cb cb, void *ctx);
+/* How many entries are stored, all kinds. */
+uint64_t service_entries(const struct service *s);
 /* The offline rounds a rebuild makes; the snapshot generation. */
 unsigned service_rounds(const struct service *s);
 uint64_t service_generation(const struct service *s);

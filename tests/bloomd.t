@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bloomd's command line: -n, bad config and lists, missing files, statistics, the match pcap.
 . "$(dirname "$0")/tap.sh"
-plan 41
+plan 43
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 1
@@ -89,10 +89,17 @@ for want in "\[store\] dir $tmp/missing/state does not exist and cannot be made 
 done
 # The socket's directory (/run/bloomd under systemd) is made when it is missing.
 printf '[control]\nsocket = %s/run/ctl.sock\n[store]\ndir = %s/state\n' "$tmp" "$tmp" > run.conf
-"$BUILD/bloomd" -n -c run.conf >/dev/null 2>&1 && { "$BUILD/bloomd" -c run.conf 2>/dev/null & pid=$!; }
+"$BUILD/bloomd" -n -c run.conf >/dev/null 2>&1 && { "$BUILD/bloomd" -c run.conf 2>run.err & pid=$!; }
 for _ in $(seq 100); do [ -S run/ctl.sock ] && break; sleep 0.05; done
 is "$(stat -c %a run 2>/dev/null)" 755 "a configuration -n accepts starts: the socket's missing directory is made, 0755"
 kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
+grep -q "warning: no entries: nothing will match until some are added" run.err
+ok $? "started with no entries, it says so"
+if [ "$(id -u)" -eq 0 ]; then
+	grep -q "warning: running as root: set \[service\] user" run.err; ok $? "and, run as root with no [service] user, that too"
+else
+	tap_n=$((tap_n + 1)); echo "ok $tap_n # SKIP not root"
+fi
 
 # An events FIFO nobody reads is refused at once (it used to block the start).
 mkfifo ev.fifo

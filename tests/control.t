@@ -3,7 +3,7 @@
 # Entries, replays, TTL, rebuild during a replay, restarts, kill -9, torn and corrupt
 # state files, hostile clients, and a client that may not change state.
 . "$(dirname "$0")/tap.sh"
-plan 71
+plan 72
 tmp=$(mktemp -d)
 chmod 755 "$tmp"
 pid=
@@ -132,6 +132,12 @@ rebuilds=$(C --json stats | jq .stats.rebuild.count)
 kill -HUP "$pid"
 for _ in $(seq 40); do C query addr 192.0.2.250 >/dev/null && break; sleep 0.05; done
 C query addr 192.0.2.250 >/dev/null; is $? 0 "SIGHUP reloads: a new entry list is read"
+# and reopens the outputs, as log rotation wants: the events go to a new file
+mv events.json events.rotated
+kill -HUP "$pid"
+for _ in $(seq 40); do [ -e events.json ] && break; sleep 0.05; done
+C replay traffic.pcap --wait >/dev/null
+[ -s events.json ]; ok $? "SIGHUP also reopens the outputs: events go to a new events.json"
 # 30,000 more entries outgrow the filters twice over: auto-rebuild resizes them.
 for i in $(seq 1 30000); do echo "addr 10.$((i / 256 % 256)).$((i % 256)).9"; done | C load - >/dev/null
 want=$((53000 * 16 * 3 / 4))

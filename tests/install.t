@@ -8,9 +8,14 @@ dest=$(mktemp -d)
 trap 'rm -rf "$dest"' EXIT
 unitdir=$(pkg-config --variable=systemdsystemunitdir systemd 2>/dev/null || true)
 unitdir=${unitdir:-/usr/lib/systemd/system}
+sysusersdir=$(pkg-config --variable=sysusersdir systemd 2>/dev/null || true)
+tmpfilesdir=$(pkg-config --variable=tmpfilesdir systemd 2>/dev/null || true)
+sysusersdir=${sysusersdir:-/usr/lib/sysusers.d}
+tmpfilesdir=${tmpfilesdir:-/usr/lib/tmpfiles.d}
 files=(usr/sbin/bloomd usr/bin/bloomctl usr/bin/bloomsim usr/bin/pcapgen
        usr/share/man/man8/bloomd.8 usr/share/man/man8/bloomctl.8 usr/share/man/man5/bloomd.conf.5
-       etc/bloomd/bloomd.conf "${unitdir#/}/bloomd.service")
+       etc/bloomd/bloomd.conf "${unitdir#/}/bloomd.service" "${sysusersdir#/}/bloomd.conf"
+       "${tmpfilesdir#/}/bloomd.conf" etc/logrotate.d/bloomd)
 inst() { make -s -C "$root" BUILD="$BUILD" PREFIX=/usr SYSCONFDIR=/etc DESTDIR="$dest" "$@" >/dev/null; }
 
 inst install; ok $? "make install"

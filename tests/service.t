@@ -4,7 +4,7 @@
 # two network namespaces joined by a veth pair.
 . "$(dirname "$0")/tap.sh"
 root=$(cd "$(dirname "$0")/.." && pwd)
-plan 22
+plan 27
 tmp=$(mktemp -d)
 chmod 755 "$tmp"
 pids=()
@@ -31,6 +31,21 @@ if command -v systemd-analyze >/dev/null; then
 	ok $? "systemd-analyze security: exposure $exposure, at most 1.5"
 else
 	skip 2 "no systemd-analyze"
+fi
+if command -v systemd-sysusers >/dev/null; then
+	out=$(systemd-sysusers --dry-run "$root/systemd/bloomd.sysusers" 2>&1)
+	grep -q "Creating user 'bloomd'" <<<"$out" || getent passwd bloomd >/dev/null
+	ok $? "bloomd.sysusers makes the user bloomd"
+	grep -q "Creating group 'bloomctl'" <<<"$out" || getent group bloomctl >/dev/null
+	ok $? "and the operators' group bloomctl, which the unit adds it to"
+else
+	skip 2 "no systemd-sysusers"
+fi
+if command -v logrotate >/dev/null; then
+	logrotate -d -s "$tmp/logrotate.state" "$root/systemd/bloomd.logrotate" > logrotate.out 2>&1
+	ok $? "logrotate reads bloomd.logrotate"
+else
+	skip 1 "no logrotate"
 fi
 
 # ---- sd_notify and the watchdog ----
@@ -76,7 +91,7 @@ is "$(grep -c "not checked in full" problems.err)" 1 "three of them within a min
 kill -TERM "$pid"; wait "$pid"
 
 # ---- the privilege drop ----
-if is_root && ip link show lo >/dev/null 2>&1 && id nobody >/dev/null 2>&1; then
+if is_root && ip link show lo >/dev/null 2>&1 && id nobody >/dev/null 2>&1 && getent group adm >/dev/null; then
 	port=$(( 20000 + RANDOM % 20000 ))
 	echo 'sig "bloomd-privilege-check"' > list
 	cat > drop.conf <<C
@@ -94,6 +109,7 @@ events = $tmp/drop.json
 [service]
 user = nobody
 C
+	printf '[control]\ngroup = adm\n' >> drop.conf
 	"$BUILD/bloomd" -c drop.conf 2> drop.err &
 	pid=$!
 	pids+=($pid)
@@ -104,6 +120,7 @@ C
 	echo -n "xx bloomd-privilege-check xx" > /dev/udp/127.0.0.1/$port
 	wait_for drop.json alert; ok $? "and capture on lo still works"
 	is "$(stat -c %U state)" nobody "the state directory was given to it"
+	is "$(stat -c %U:%G drop.sock)" "nobody:adm" "and the socket, which keeps [control] group"
 	"$BUILD/bloomctl" -s "$tmp/drop.sock" save >/dev/null; ok $? "so it can still write a snapshot"
 	kill -TERM "$pid"; wait "$pid"
 	# The state directory is nobody's now: links it plants must not make a root start write
@@ -121,12 +138,15 @@ C
 	[ "$rc" -ne 0 ] && grep -q "journal: a symbolic link" link2.err && [ "$(cat victim)" = secret ]
 	ok $? "a journal that is a link is refused, and the file it points to left alone"
 	rm -f state/journal
+	setpriv --reuid=nobody --regid=nogroup --clear-groups "$BUILD/bloomd" -n -c drop.conf -i lo 2> group.err
+	grep -q "\[control\] group 'adm': bloomd's user is not in it" group.err
+	ok $? "-n run as a user outside [control] group says the socket cannot be given to it"
 	sed -i 's/^user = nobody/user = no-such-user-here/' drop.conf
 	"$BUILD/bloomd" -c drop.conf 2> refuse.err; rc=$?
 	[ "$rc" -ne 0 ] && grep -q "does not exist; not going on as root" refuse.err
 	ok $? "a user that cannot be switched to: bloomd refuses to run as root"
 else
-	skip 8 "needs root, lo and the user nobody"
+	skip 10 "needs root, lo, the user nobody and the group adm"
 fi
 
 # ---- two network namespaces joined by a veth pair ----
