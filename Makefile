@@ -62,7 +62,7 @@ CORE_LIB  = $(BUILD)/libbloomcore.a
 
 DAEMON_SRC = daemon/entry.c daemon/packet.c daemon/match.c daemon/match_entries.c daemon/match_rebuild.c daemon/config.c daemon/log.c \
              daemon/events.c daemon/stats.c daemon/capture.c daemon/engine.c daemon/persist.c daemon/journal.c daemon/ttl.c \
-             daemon/control.c daemon/rebuild.c daemon/service.c daemon/service_state.c daemon/service_sources.c daemon/service_reload.c daemon/commands.c \
+             daemon/control.c daemon/rebuild.c daemon/service.c daemon/service_state.c daemon/service_sources.c daemon/service_reload.c daemon/commands.c daemon/commands_bulk.c \
              daemon/privilege.c daemon/notify.c daemon/preflight.c
 DAEMON_OBJ = $(DAEMON_SRC:%.c=$(BUILD)/%.o)
 DAEMON_LIB = $(BUILD)/libbloomd.a

@@ -8,39 +8,24 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include <time.h>
+#include <unistd.h>
 
+#include "commands_internal.h"
 #include "error.h"
 #include "log.h"
 #include "persist.h"
 #include "stats.h"
 
-#define MAX_REPORTED_ERRORS 20
-
-/* A `load -` in progress on one client: entry lines until ".". */
-struct load_stream {
-	bool refused;              /* not trusted: read to the end, add nothing */
-	uint64_t line, added, present, rejected;
-	json_t *errors;
-};
-
-struct command {
-	struct service *s;
-	struct control_client *cl;
-	char *args;                /* after the command word; options are cut off its end */
-	json_t *reply;             /* ok replies add their fields here */
-};
-
 /* Text from the wire may be anything: keep printable ASCII, so the reply is valid JSON. */
-static void printable(char *text)
+void command_printable(char *text)
 {
 	for (char *p = text; *p; p++)
 		if (!isprint((unsigned char)*p))
 			*p = '?';
 }
 
-static void send_json(struct control_client *cl, json_t *reply)
+void command_send_json(struct control_client *cl, json_t *reply)
 {
 	char *text = json_dumps(reply, JSON_COMPACT);
 
@@ -63,11 +48,11 @@ static struct {
 	json_t *reply;
 } unacked;
 
-static void reply_change(struct service *s, struct control_client *cl, json_t *reply)
+void command_reply_change(struct service *s, struct control_client *cl, json_t *reply)
 {
 	if (service_config(s)->fsync != CONFIG_FSYNC_ALWAYS || !service_unsynced(s) || unacked.cl ||
 	    !json_is_true(json_object_get(reply, "ok"))) {
-		send_json(cl, reply);
+		command_send_json(cl, reply);
 		return;
 	}
 	unacked.cl = cl;
@@ -75,9 +60,7 @@ static void reply_change(struct service *s, struct control_client *cl, json_t *r
 	control_hold(cl);
 }
 
-static int fail(struct command *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static int fail(struct command *c, const char *fmt, ...)
+int command_fail(struct command *c, const char *fmt, ...)
 {
 	char msg[1024];
 	va_list ap;
@@ -85,7 +68,7 @@ static int fail(struct command *c, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	printable(msg);
+	command_printable(msg);
 	json_object_clear(c->reply);
 	json_object_set_new(c->reply, "ok", json_false());
 	json_object_set_new(c->reply, "error", json_string(msg));
@@ -93,7 +76,7 @@ static int fail(struct command *c, const char *fmt, ...)
 }
 
 /* The reply is sent another way, or later (--wait, load -): none now. */
-static int reply_later(struct command *c)
+int command_reply_later(struct command *c)
 {
 	json_decref(c->reply);
 	c->reply = NULL;
@@ -102,7 +85,7 @@ static int reply_later(struct command *c)
 
 /* ---- arguments ---- */
 
-static char *trim(char *p)
+char *command_trim(char *p)
 {
 	char *end;
 
@@ -114,7 +97,7 @@ static char *trim(char *p)
 	return p;
 }
 
-static void strip_end(char *s)
+void command_strip_end(char *s)
 {
 	size_t n = strlen(s);
 
@@ -123,19 +106,19 @@ static void strip_end(char *s)
 }
 
 /* Cut a trailing "flag" off args; whether it was there. */
-static bool take_flag(char *args, const char *flag)
+bool command_take_flag(char *args, const char *flag)
 {
 	size_t n = strlen(args), f = strlen(flag);
 
 	if (n < f || strcmp(args + n - f, flag) != 0 || (n > f && !isspace((unsigned char)args[n - f - 1])))
 		return false;
 	args[n - f] = '\0';
-	strip_end(args);
+	command_strip_end(args);
 	return true;
 }
 
 /* Cut a trailing "option VALUE" off args; *value points into args. */
-static bool take_option(char *args, const char *option, char **value)
+bool command_take_option(char *args, const char *option, char **value)
 {
 	char *last = strrchr(args, ' ');
 	size_t n, o = strlen(option);
@@ -150,33 +133,33 @@ static bool take_option(char *args, const char *option, char **value)
 		return false; /* (a quote: the words are inside a quoted signature) */
 	*value = last + 1;
 	args[n - o] = '\0';
-	strip_end(args);
+	command_strip_end(args);
 	return true;
 }
 
-static int parse_count(struct command *c, const char *name, const char *text, unsigned long long max,
+int command_parse_count(struct command *c, const char *name, const char *text, unsigned long long max,
 		       unsigned long long *out)
 {
 	char *end;
 
 	if (!isdigit((unsigned char)text[0]) || (*out = strtoull(text, &end, 10), *end) || *out > max)
-		return fail(c, "%s: expected a whole number up to %llu, got '%.20s'", name, max, text);
+		return command_fail(c, "%s: expected a whole number up to %llu, got '%.20s'", name, max, text);
 	return 0;
 }
 
-static int parse_entry(struct command *c, const char *what, struct entry *e)
+int command_parse_entry(struct command *c, const char *what, struct entry *e)
 {
 	char err[256];
 	int rc = entry_parse(c->args, e, err, sizeof(err));
 
 	if (rc < 0)
-		return fail(c, "%s: %s", what, err);
+		return command_fail(c, "%s: %s", what, err);
 	if (rc == 0)
-		return fail(c, "%s: expected an entry (addr, net, pair or sig)", what);
+		return command_fail(c, "%s: expected an entry (addr, net, pair or sig)", what);
 	return 0;
 }
 
-static json_t *entry_json(const struct entry *e)
+json_t *command_entry_json(const struct entry *e)
 {
 	static char text[ENTRY_TEXT_MAX];
 
@@ -193,20 +176,20 @@ static int cmd_add(struct command *c)
 	unsigned long long ttl = 0;
 	uint64_t expiry = 0;
 
-	if (take_option(c->args, "--ttl", &ttl_text)) {
-		if (parse_count(c, "--ttl", ttl_text, 10ULL * 365 * 86400, &ttl) < 0)
+	if (command_take_option(c->args, "--ttl", &ttl_text)) {
+		if (command_parse_count(c, "--ttl", ttl_text, 10ULL * 365 * 86400, &ttl) < 0)
 			return -1;
 		if (ttl == 0)
-			return fail(c, "--ttl: give at least 1 second");
+			return command_fail(c, "--ttl: give at least 1 second");
 		expiry = (uint64_t)time(NULL) + ttl;
 	}
-	if (parse_entry(c, "add", &e) < 0)
+	if (command_parse_entry(c, "add", &e) < 0)
 		return -1;
 	int rc = service_add(c->s, &e, expiry, err, sizeof(err));
 	if (rc < 0)
-		return fail(c, "add: %s", err);
+		return command_fail(c, "add: %s", err);
 	json_object_set_new(c->reply, "added", json_boolean(rc == 0));
-	json_object_set_new(c->reply, "entry", entry_json(&e));
+	json_object_set_new(c->reply, "entry", command_entry_json(&e));
 	if (expiry)
 		json_object_set_new(c->reply, "expires", json_integer((json_int_t)expiry));
 	return 0;
@@ -217,20 +200,20 @@ static int cmd_del(struct command *c)
 	static struct entry e;
 	char err[256];
 
-	if (parse_entry(c, "del", &e) < 0)
+	if (command_parse_entry(c, "del", &e) < 0)
 		return -1;
 	int rc = service_del(c->s, &e, err, sizeof(err));
 	if (rc < 0)
-		return fail(c, "del: %s", err);
+		return command_fail(c, "del: %s", err);
 	json_object_set_new(c->reply, "deleted", json_boolean(rc == 0));
-	json_object_set_new(c->reply, "entry", entry_json(&e));
+	json_object_set_new(c->reply, "entry", command_entry_json(&e));
 	return 0;
 }
 
 static int add_covering(void *ctx, const struct entry *e, unsigned group)
 {
 	(void)group;
-	json_array_append_new(ctx, entry_json(e));
+	json_array_append_new(ctx, command_entry_json(e));
 	return 0;
 }
 
@@ -242,9 +225,9 @@ static int cmd_match(struct command *c)
 	json_t *entries;
 
 	if (alen == 0)
-		return fail(c, "match: expected an IPv4 or IPv6 address, got '%.64s'", c->args);
+		return command_fail(c, "match: expected an IPv4 or IPv6 address, got '%.64s'", c->args);
 	if ((entries = json_array()) == NULL)
-		return fail(c, "match: out of memory");
+		return command_fail(c, "match: out of memory");
 	service_covering(c->s, addr, alen, add_covering, entries);
 	json_object_set_new(c->reply, "covered", json_boolean(json_array_size(entries) > 0));
 	json_object_set_new(c->reply, "entries", entries);
@@ -256,13 +239,13 @@ static int cmd_query(struct command *c)
 	static struct entry e;
 	bool filter;
 
-	if (parse_entry(c, "query", &e) < 0)
+	if (command_parse_entry(c, "query", &e) < 0)
 		return -1;
 	uint64_t expiry;
 	bool present = service_lookup(c->s, &e, &filter, &expiry);
 	json_object_set_new(c->reply, "present", json_boolean(present));
 	json_object_set_new(c->reply, "filter", json_boolean(filter));
-	json_object_set_new(c->reply, "entry", entry_json(&e));
+	json_object_set_new(c->reply, "entry", command_entry_json(&e));
 	if (expiry)
 		json_object_set_new(c->reply, "expires", json_integer((json_int_t)expiry));
 	if (e.kind == ENTRY_ADDR) {
@@ -273,178 +256,6 @@ static int cmd_query(struct command *c)
 		json_object_set_new(c->reply, "covered_by", covering);
 	}
 	return 0;
-}
-
-/* ---- load ---- */
-
-static void note_rejected(struct load_stream *ls, const char *where, const char *err)
-{
-	char msg[512];
-
-	ls->rejected++;
-	if (json_array_size(ls->errors) >= MAX_REPORTED_ERRORS)
-		return;
-	snprintf(msg, sizeof(msg), "%s%s%s", where ? where : "", where ? ": " : "", err);
-	printable(msg);
-	json_array_append_new(ls->errors, json_string(msg));
-}
-
-static void load_result(json_t *reply, const struct load_stream *ls)
-{
-	json_object_set_new(reply, "added", json_integer((json_int_t)ls->added));
-	json_object_set_new(reply, "present", json_integer((json_int_t)ls->present));
-	json_object_set_new(reply, "rejected", json_integer((json_int_t)ls->rejected));
-	json_object_set(reply, "errors", ls->errors);
-}
-
-static void stream_free(struct control_client *cl)
-{
-	struct load_stream *ls = *control_client_data(cl);
-
-	if (ls) {
-		json_decref(ls->errors);
-		free(ls);
-		*control_client_data(cl) = NULL;
-	}
-}
-
-static int cmd_load(struct command *c)
-{
-	struct load_stream *ls = calloc(1, sizeof(*ls));
-
-	if (ls == NULL || (ls->errors = json_array()) == NULL) {
-		free(ls);
-		return fail(c, "load: out of memory");
-	}
-	*control_client_data(c->cl) = ls;
-	if (strcmp(c->args, "-") == 0) {
-		ls->refused = !control_client_trusted(c->cl);
-		return reply_later(c); /* after the "." line */
-	}
-	/* Not a path: bloomd opens no file a client names (it may be one only bloomd's user can read). */
-	stream_free(c->cl);
-	return fail(c, "load: give - and the entries on the following lines, then \".\" (bloomctl load FILE streams a file so)");
-}
-
-/* A line of a `load -` stream. */
-static void stream_line(struct service *s, struct control_client *cl, char *line)
-{
-	struct load_stream *ls = *control_client_data(cl);
-	static struct entry e;
-	char err[256], where[32];
-
-	if (strcmp(line, ".") == 0) {
-		json_t *reply = json_pack("{s:b}", "ok", !ls->refused);
-		if (ls->refused)
-			json_object_set_new(reply, "error", json_string("load: not allowed for this user"));
-		else
-			load_result(reply, ls);
-		stream_free(cl);
-		reply_change(s, cl, reply);
-		return;
-	}
-	ls->line++;
-	if (ls->refused)
-		return;
-	snprintf(where, sizeof(where), "line %llu", (unsigned long long)ls->line);
-	int rc = entry_parse(line, &e, err, sizeof(err));
-	if (rc == 0)
-		return; /* a blank or comment line: nothing to add */
-	if (rc > 0)
-		rc = service_add(s, &e, 0, err, sizeof(err));
-	if (rc < 0)
-		note_rejected(ls, where, err);
-	else if (rc == 0)
-		ls->added++;
-	else
-		ls->present++;
-}
-
-/* ---- reading ---- */
-
-/*
- * A listing goes out in pieces of LIST_PIECE bytes, a step of LIST_STEP
- * entries at a time, and only as the client reads it (control_stream): a
- * million entries are 40 MB, and clients that list and never read must not
- * make bloomd hold 40 MB for each of them.
- */
-#define LIST_PIECE (64u << 10)
-#define LIST_STEP 2048
-
-struct listing {
-	struct service *s;
-	struct control_client *cl;
-	enum entry_kind kind;
-	struct match_cursor cursor;
-	uint64_t count;
-	size_t len;
-	char piece[LIST_PIECE];
-};
-
-static void list_put(struct listing *l, const char *text, size_t len)
-{
-	if (l->len + len > sizeof(l->piece)) {
-		control_reply_part(l->cl, l->piece, l->len);
-		l->len = 0;
-	}
-	memcpy(l->piece + l->len, text, len);
-	l->len += len;
-}
-
-/* Canonical entries are plain ASCII (addresses, hex), so they go into JSON as they are. */
-static int list_entry(void *ctx, const struct entry *e, unsigned group)
-{
-	static char text[ENTRY_TEXT_MAX];
-	struct listing *l = ctx;
-	const char *kind = entry_kind_name(e->kind);
-
-	(void)group;
-	entry_format_value(e->kind, e->key, e->len, text, sizeof(text));
-	if (l->count++)
-		list_put(l, ",", 1);
-	list_put(l, "\"", 1);
-	list_put(l, kind, strlen(kind));
-	list_put(l, " ", 1);
-	list_put(l, text, strlen(text));
-	list_put(l, "\"", 1);
-	return 0;
-}
-
-static bool list_more(void *ctx, struct control_client *cl)
-{
-	static const char head[] = "{\"ok\":true,\"entries\":[";
-	struct listing *l = ctx;
-	char end[64];
-
-	l->cl = cl;
-	if (!l->cursor.started)
-		list_put(l, head, sizeof(head) - 1);
-	service_walk(l->s, l->kind, &l->cursor, LIST_STEP, list_entry, l);
-	control_reply_part(cl, l->piece, l->len);
-	l->len = 0;
-	if (l->cursor.part < 2)
-		return false;
-	int n = snprintf(end, sizeof(end), "],\"count\":%llu}", (unsigned long long)l->count);
-	control_reply(cl, end, (size_t)n);
-	return true;
-}
-
-static int cmd_list(struct command *c)
-{
-	char *kind_text;
-	enum entry_kind kind = 0;
-	struct listing *l;
-
-	if (take_option(c->args, "--kind", &kind_text) && entry_kind_parse(kind_text, &kind) < 0)
-		return fail(c, "list: unknown kind '%.20s' (addr, net, pair or sig)", kind_text);
-	if (c->args[0])
-		return fail(c, "list: unexpected '%.40s'", c->args);
-	if ((l = calloc(1, sizeof(*l))) == NULL)
-		return fail(c, "list: out of memory");
-	l->s = c->s;
-	l->kind = kind;
-	control_stream(c->cl, list_more, l, free);
-	return reply_later(c);
 }
 
 static int cmd_stats(struct command *c)
@@ -460,7 +271,7 @@ static int cmd_metrics(struct command *c)
 
 	json_decref(stats);
 	if (text == NULL)
-		return fail(c, "metrics: out of memory");
+		return command_fail(c, "metrics: out of memory");
 	json_object_set_new(c->reply, "metrics", json_string(text));
 	free(text);
 	return 0;
@@ -477,24 +288,24 @@ static int cmd_version(struct command *c)
 
 static int cmd_rebuild(struct command *c)
 {
-	bool wait = take_flag(c->args, "--wait");
+	bool wait = command_take_flag(c->args, "--wait");
 	char *rounds_text, err[256];
 	unsigned long long rounds = service_rounds(c->s);
 
-	if (take_option(c->args, "--rounds", &rounds_text) &&
-	    parse_count(c, "--rounds", rounds_text, 1000, &rounds) < 0)
+	if (command_take_option(c->args, "--rounds", &rounds_text) &&
+	    command_parse_count(c, "--rounds", rounds_text, 1000, &rounds) < 0)
 		return -1;
-	wait = take_flag(c->args, "--wait") || wait;
+	wait = command_take_flag(c->args, "--wait") || wait;
 	if (c->args[0])
-		return fail(c, "rebuild: unexpected '%.40s'", c->args);
+		return command_fail(c, "rebuild: unexpected '%.40s'", c->args);
 	uint64_t waiter = wait ? control_hold(c->cl) : 0;
 	if (service_rebuild(c->s, (unsigned)rounds, waiter, err, sizeof(err)) < 0) {
 		if (wait)
 			control_release(c->cl);
-		return fail(c, "rebuild: %s", err);
+		return command_fail(c, "rebuild: %s", err);
 	}
 	if (wait) {
-		return reply_later(c);
+		return command_reply_later(c);
 	}
 	json_object_set_new(c->reply, "started", json_true());
 	json_object_set_new(c->reply, "rounds", json_integer((json_int_t)rounds));
@@ -506,9 +317,9 @@ static int cmd_save(struct command *c)
 	char err[512];
 
 	if (c->args[0])
-		return fail(c, "save: unexpected '%.40s'", c->args);
+		return command_fail(c, "save: unexpected '%.40s'", c->args);
 	if (service_save(c->s, err, sizeof(err)) < 0)
-		return fail(c, "save: %s", err);
+		return command_fail(c, "save: %s", err);
 	json_object_set_new(c->reply, "generation", json_integer((json_int_t)service_generation(c->s)));
 	return 0;
 }
@@ -528,25 +339,25 @@ static int cmd_replay(struct command *c)
 	if (at && (at == c->args || at[-1] == ' ')) {
 		name = at + 7;
 		*at = '\0';
-		strip_end(c->args);
+		command_strip_end(c->args);
 	}
-	bool wait = take_flag(c->args, "--wait");
+	bool wait = command_take_flag(c->args, "--wait");
 	int fd = control_client_take_fd(c->cl);
 	if (strcmp(c->args, "-") != 0) {
 		if (fd >= 0)
 			close(fd);
-		return fail(c, "replay: bloomd opens no file a client names: pass it open with `replay -` (bloomctl replay PCAP does)");
+		return command_fail(c, "replay: bloomd opens no file a client names: pass it open with `replay -` (bloomctl replay PCAP does)");
 	}
 	if (fd < 0)
-		return fail(c, "replay -: no open file came with the command (bloomctl replay PCAP passes one)");
+		return command_fail(c, "replay -: no open file came with the command (bloomctl replay PCAP passes one)");
 	uint64_t waiter = wait ? control_hold(c->cl) : 0;
 	if (service_replay_fd(c->s, fd, name, waiter, err, sizeof(err)) < 0) {
 		if (wait)
 			control_release(c->cl);
-		return fail(c, "replay: %s", err);
+		return command_fail(c, "replay: %s", err);
 	}
 	if (wait)
-		return reply_later(c);
+		return command_reply_later(c);
 	json_object_set_new(c->reply, "queued", json_true());
 	return 0;
 }
@@ -556,7 +367,7 @@ static int cmd_reload(struct command *c)
 	json_t *result;
 
 	if (service_reload(c->s, &result) < 0) {
-		fail(c, "reload: the configuration was refused; the running one is kept");
+		command_fail(c, "reload: the configuration was refused; the running one is kept");
 		json_object_set_new(c->reply, "problems", result);
 		return -1;
 	}
@@ -577,8 +388,8 @@ static const struct {
 	{ "del", true, cmd_del, "del ENTRY" },
 	{ "query", false, cmd_query, "query ENTRY" },
 	{ "match", false, cmd_match, "match ADDRESS" },
-	{ "load", true, cmd_load, "load - (entry lines, then \".\")" },
-	{ "list", false, cmd_list, "list [--kind addr|net|pair|sig]" },
+	{ "load", true, command_load, "load - (entry lines, then \".\")" },
+	{ "list", false, command_list, "list [--kind addr|net|pair|sig]" },
 	{ "stats", false, cmd_stats, "stats" },
 	{ "metrics", false, cmd_metrics, "metrics" },
 	{ "rebuild", true, cmd_rebuild, "rebuild [--rounds N] [--wait]" },
@@ -602,28 +413,28 @@ static int cmd_help(struct command *c)
 static void run_command(struct service *s, struct control_client *cl, char *line)
 {
 	struct command c = { .s = s, .cl = cl, .reply = json_pack("{s:b}", "ok", 1) };
-	char *word = trim(line), *args = word;
+	char *word = command_trim(line), *args = word;
 
 	while (*args && !isspace((unsigned char)*args))
 		args++;
 	if (*args)
 		*args++ = '\0';
-	c.args = trim(args);
+	c.args = command_trim(args);
 	size_t i = 0, n = sizeof(COMMANDS) / sizeof(COMMANDS[0]);
 	while (i < n && strcmp(COMMANDS[i].name, word) != 0)
 		i++;
 	if (word[0] == '\0')
-		fail(&c, "empty line: expected a command (help lists them)");
+		command_fail(&c, "empty line: expected a command (help lists them)");
 	else if (i == n)
-		fail(&c, "unknown command '%.32s' (help lists them)", word);
+		command_fail(&c, "unknown command '%.32s' (help lists them)", word);
 	else if (COMMANDS[i].changes && !control_client_trusted(cl))
-		fail(&c, "%s: not allowed for this user (root, bloomd's user or the [control] group only)", word);
+		command_fail(&c, "%s: not allowed for this user (root, bloomd's user or the [control] group only)", word);
 	else
 		COMMANDS[i].run(&c);
 	if (c.reply && i < n && COMMANDS[i].changes)
-		reply_change(s, cl, c.reply);
+		command_reply_change(s, cl, c.reply);
 	else if (c.reply)
-		send_json(cl, c.reply);
+		command_send_json(cl, c.reply);
 }
 
 void commands_line(void *service, struct control_client *cl, const char *line, size_t len)
@@ -637,19 +448,19 @@ void commands_line(void *service, struct control_client *cl, const char *line, s
 		if (ls) {
 			char where[32];
 			snprintf(where, sizeof(where), "line %llu", (unsigned long long)++ls->line);
-			note_rejected(ls, where, "NUL byte in line");
+			command_note_rejected(ls, where, "NUL byte in line");
 		}
 		else
-			send_json(cl, json_pack("{s:b,s:s}", "ok", 0, "error", "NUL byte in the command line"));
+			command_send_json(cl, json_pack("{s:b,s:s}", "ok", 0, "error", "NUL byte in the command line"));
 		return;
 	}
 	copy = strdup(line);
 	if (copy == NULL) {
-		send_json(cl, json_pack("{s:b,s:s}", "ok", 0, "error", "out of memory"));
+		command_send_json(cl, json_pack("{s:b,s:s}", "ok", 0, "error", "out of memory"));
 		return;
 	}
 	if (*control_client_data(cl))
-		stream_line(s, cl, copy);
+		command_stream_line(s, cl, copy);
 	else
 		run_command(s, cl, copy);
 	free(copy);
@@ -671,7 +482,7 @@ void commands_burst(void *service, bool replied)
 				  "the change was made in memory but is not durable (", service_store_error(s),
 				  "): it is lost if bloomd stops before the state can be written; changes are refused until then");
 	}
-	send_json(unacked.cl, reply);
+	command_send_json(unacked.cl, reply);
 	control_release(unacked.cl);
 	unacked.cl = NULL;
 	unacked.reply = NULL;
@@ -680,7 +491,7 @@ void commands_burst(void *service, bool replied)
 void commands_gone(void *service, struct control_client *cl)
 {
 	(void)service;
-	stream_free(cl);
+	command_stream_free(cl);
 	if (unacked.cl == cl) {
 		json_decref(unacked.reply);
 		unacked.cl = NULL;

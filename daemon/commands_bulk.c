@@ -1,0 +1,180 @@
+/* commands_bulk.c - the commands that move many entries: load (lines in) and list (parts out). */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands_internal.h"
+
+/* ---- load ---- */
+
+void command_note_rejected(struct load_stream *ls, const char *where, const char *err)
+{
+	char msg[512];
+
+	ls->rejected++;
+	if (json_array_size(ls->errors) >= MAX_REPORTED_ERRORS)
+		return;
+	snprintf(msg, sizeof(msg), "%s%s%s", where ? where : "", where ? ": " : "", err);
+	command_printable(msg);
+	json_array_append_new(ls->errors, json_string(msg));
+}
+
+static void load_result(json_t *reply, const struct load_stream *ls)
+{
+	json_object_set_new(reply, "added", json_integer((json_int_t)ls->added));
+	json_object_set_new(reply, "present", json_integer((json_int_t)ls->present));
+	json_object_set_new(reply, "rejected", json_integer((json_int_t)ls->rejected));
+	json_object_set(reply, "errors", ls->errors);
+}
+
+void command_stream_free(struct control_client *cl)
+{
+	struct load_stream *ls = *control_client_data(cl);
+
+	if (ls) {
+		json_decref(ls->errors);
+		free(ls);
+		*control_client_data(cl) = NULL;
+	}
+}
+
+int command_load(struct command *c)
+{
+	struct load_stream *ls = calloc(1, sizeof(*ls));
+
+	if (ls == NULL || (ls->errors = json_array()) == NULL) {
+		free(ls);
+		return command_fail(c, "load: out of memory");
+	}
+	*control_client_data(c->cl) = ls;
+	if (strcmp(c->args, "-") == 0) {
+		ls->refused = !control_client_trusted(c->cl);
+		return command_reply_later(c); /* after the "." line */
+	}
+	/* Not a path: bloomd opens no file a client names (it may be one only bloomd's user can read). */
+	command_stream_free(c->cl);
+	return command_fail(c, "load: give - and the entries on the following lines, then \".\" (bloomctl load FILE streams a file so)");
+}
+
+/* A line of a `load -` stream. */
+void command_stream_line(struct service *s, struct control_client *cl, char *line)
+{
+	struct load_stream *ls = *control_client_data(cl);
+	static struct entry e;
+	char err[256], where[32];
+
+	if (strcmp(line, ".") == 0) {
+		json_t *reply = json_pack("{s:b}", "ok", !ls->refused);
+		if (ls->refused)
+			json_object_set_new(reply, "error", json_string("load: not allowed for this user"));
+		else
+			load_result(reply, ls);
+		command_stream_free(cl);
+		command_reply_change(s, cl, reply);
+		return;
+	}
+	ls->line++;
+	if (ls->refused)
+		return;
+	snprintf(where, sizeof(where), "line %llu", (unsigned long long)ls->line);
+	int rc = entry_parse(line, &e, err, sizeof(err));
+	if (rc == 0)
+		return; /* a blank or comment line: nothing to add */
+	if (rc > 0)
+		rc = service_add(s, &e, 0, err, sizeof(err));
+	if (rc < 0)
+		command_note_rejected(ls, where, err);
+	else if (rc == 0)
+		ls->added++;
+	else
+		ls->present++;
+}
+
+/* ---- reading ---- */
+
+/*
+ * A listing goes out in pieces of LIST_PIECE bytes, a step of LIST_STEP
+ * entries at a time, and only as the client reads it (control_stream): a
+ * million entries are 40 MB, and clients that list and never read must not
+ * make bloomd hold 40 MB for each of them.
+ */
+#define LIST_PIECE (64u << 10)
+#define LIST_STEP 2048
+
+struct listing {
+	struct service *s;
+	struct control_client *cl;
+	enum entry_kind kind;
+	struct match_cursor cursor;
+	uint64_t count;
+	size_t len;
+	char piece[LIST_PIECE];
+};
+
+static void list_put(struct listing *l, const char *text, size_t len)
+{
+	if (l->len + len > sizeof(l->piece)) {
+		control_reply_part(l->cl, l->piece, l->len);
+		l->len = 0;
+	}
+	memcpy(l->piece + l->len, text, len);
+	l->len += len;
+}
+
+/* Canonical entries are plain ASCII (addresses, hex), so they go into JSON as they are. */
+static int list_entry(void *ctx, const struct entry *e, unsigned group)
+{
+	static char text[ENTRY_TEXT_MAX];
+	struct listing *l = ctx;
+	const char *kind = entry_kind_name(e->kind);
+
+	(void)group;
+	entry_format_value(e->kind, e->key, e->len, text, sizeof(text));
+	if (l->count++)
+		list_put(l, ",", 1);
+	list_put(l, "\"", 1);
+	list_put(l, kind, strlen(kind));
+	list_put(l, " ", 1);
+	list_put(l, text, strlen(text));
+	list_put(l, "\"", 1);
+	return 0;
+}
+
+static bool list_more(void *ctx, struct control_client *cl)
+{
+	static const char head[] = "{\"ok\":true,\"entries\":[";
+	struct listing *l = ctx;
+	char end[64];
+
+	l->cl = cl;
+	if (!l->cursor.started)
+		list_put(l, head, sizeof(head) - 1);
+	service_walk(l->s, l->kind, &l->cursor, LIST_STEP, list_entry, l);
+	control_reply_part(cl, l->piece, l->len);
+	l->len = 0;
+	if (l->cursor.part < 2)
+		return false;
+	int n = snprintf(end, sizeof(end), "],\"count\":%llu}", (unsigned long long)l->count);
+	control_reply(cl, end, (size_t)n);
+	return true;
+}
+
+int command_list(struct command *c)
+{
+	char *kind_text;
+	enum entry_kind kind = 0;
+	struct listing *l;
+
+	if (command_take_option(c->args, "--kind", &kind_text) && entry_kind_parse(kind_text, &kind) < 0)
+		return command_fail(c, "list: unknown kind '%.20s' (addr, net, pair or sig)", kind_text);
+	if (c->args[0])
+		return command_fail(c, "list: unexpected '%.40s'", c->args);
+	if ((l = calloc(1, sizeof(*l))) == NULL)
+		return command_fail(c, "list: out of memory");
+	l->s = c->s;
+	l->kind = kind;
+	control_stream(c->cl, list_more, l, free);
+	return command_reply_later(c);
+}
+

@@ -1,0 +1,60 @@
+/* commands_internal.h - what commands.c and commands_bulk.c share; no one else includes it. */
+#ifndef BLOOMD_COMMANDS_INTERNAL_H
+#define BLOOMD_COMMANDS_INTERNAL_H
+
+/*
+ * commands.c: dispatch, the replies, arguments, and the short commands;
+ * commands_bulk.c: the two that move many entries, load (a stream of lines
+ * in) and list (a stream of parts out).
+ */
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "commands.h"
+
+#define MAX_REPORTED_ERRORS 20
+
+/* A `load -` in progress on one client: entry lines until ".". */
+struct load_stream {
+	bool refused;              /* not trusted: read to the end, add nothing */
+	uint64_t line, added, present, rejected;
+	json_t *errors;
+};
+
+struct command {
+	struct service *s;
+	struct control_client *cl;
+	char *args;                /* after the command word; options are cut off its end */
+	json_t *reply;             /* ok replies add their fields here */
+};
+/* Keep printable ASCII of text from the wire, so a reply is valid JSON. */
+void command_printable(char *text);
+/* Send reply (and free it); a change's with command_reply_change (it may wait for its fsync). */
+void command_send_json(struct control_client *cl, json_t *reply);
+void command_reply_change(struct service *s, struct control_client *cl, json_t *reply);
+/* Make c's reply an error; -1. */
+int command_fail(struct command *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The reply comes later (or was sent in parts): none now. */
+int command_reply_later(struct command *c);
+
+/* Arguments: trim blanks; cut a trailing flag or "option VALUE" off args; parse a count or an entry. */
+char *command_trim(char *p);
+void command_strip_end(char *s);
+bool command_take_flag(char *args, const char *flag);
+bool command_take_option(char *args, const char *option, char **value);
+int command_parse_count(struct command *c, const char *name, const char *text, unsigned long long max,
+			unsigned long long *out);
+int command_parse_entry(struct command *c, const char *what, struct entry *e);
+json_t *command_entry_json(const struct entry *e);
+
+/* commands_bulk.c */
+int command_load(struct command *c);
+int command_list(struct command *c);
+/* A line of a load stream; a rejected line of it; the stream gone with its client. */
+void command_stream_line(struct service *s, struct control_client *cl, char *line);
+void command_note_rejected(struct load_stream *ls, const char *where, const char *err);
+void command_stream_free(struct control_client *cl);
+
+#endif
