@@ -41,6 +41,8 @@ struct service {
 	struct journal *journal;   /* NULL: no durable state */
 	uint64_t generation;
 	bool journal_stale;        /* a snapshot went in but its journal did not: changes refused */
+	time_t last_reload, last_save;  /* when the last reload, snapshot was tried (0: never) */
+	bool last_reload_ok, last_save_ok;
 	char store_error[512];     /* why the state cannot be written now ("": it can); changes refused */
 	time_t next_save_try;      /* with a broken journal: when housekeeping tries a snapshot again */
 	bool restored;             /* the filters came from a snapshot */

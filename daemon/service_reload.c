@@ -104,7 +104,7 @@ static void keep_start_settings(struct config *running, struct config *fresh, js
 	fresh->buffer_size = running->buffer_size;
 }
 
-int service_reload(struct service *s, json_t **problems)
+static int reload(struct service *s, json_t **problems)
 {
 	json_t *found = json_array(), *restart = json_array();
 	struct config *fresh = config_load(s->cfg->path, collect_problem, found), *old = s->cfg;
@@ -158,6 +158,15 @@ refuse:
 	return -1;
 }
 
+int service_reload(struct service *s, json_t **problems)
+{
+	int rc = reload(s, problems);
+
+	s->last_reload = time(NULL);
+	s->last_reload_ok = rc == 0;
+	return rc;
+}
+
 json_t *service_stats(struct service *s)
 {
 	struct stats st = s->engine.stats;
@@ -188,6 +197,12 @@ json_t *service_stats(struct service *s)
 		json_object_set_new(o, "capture", json_pack("{s:s,s:I,s:I,s:I}", "interface", capture_name(s->live),
 							    "received", (json_int_t)received, "dropped",
 							    (json_int_t)dropped, "if_dropped", (json_int_t)if_dropped));
+	json_object_set_new(o, "reload", json_pack("{s:o,s:b}", "last", s->last_reload ? json_integer((json_int_t)s->last_reload) : json_null(),
+							 "ok", s->last_reload_ok));
+	if (s->journal)
+		json_object_set_new(json_object_get(o, "store"), "last_snapshot",
+				    json_pack("{s:o,s:b}", "time", s->last_save ? json_integer((json_int_t)s->last_save) : json_null(),
+					      "ok", s->last_save_ok));
 	json_object_set(o, "sources", s->sources);
 	return o;
 }

@@ -210,7 +210,7 @@ static int save_entry(void *ctx, const struct entry *e, unsigned group)
 	return snapshot_put(sv->w, e, group, ttl_get(sv->ttl, e));
 }
 
-int service_save(struct service *s, char *err, size_t errlen)
+static int save_state(struct service *s, char *err, size_t errlen)
 {
 	struct persist_header h = { .generation = s->generation + 1, .window = s->cfg->window };
 	struct hash_key keys[2];
@@ -255,6 +255,17 @@ int service_save(struct service *s, char *err, size_t errlen)
 		s->store_error[0] = '\0';
 	}
 	return 0;
+}
+
+int service_save(struct service *s, char *err, size_t errlen)
+{
+	int rc = save_state(s, err, errlen);
+
+	if (s->journal) {
+		s->last_save = time(NULL);
+		s->last_save_ok = rc == 0;
+	}
+	return rc;
 }
 
 int service_sync(struct service *s, bool sync_now)

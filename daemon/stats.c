@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "entry.h"
+#include "version.h"
 
 static json_t *kind_json(const struct matcher *m, enum entry_kind kind)
 {
@@ -89,6 +90,12 @@ static void metric_by(FILE *f, json_t *group, const char *label, const char *fie
 			field ? number_at(value, field) : json_number_value(value));
 }
 
+static void capture_metric(FILE *f, const char *iface, const char *name, const char *help, double v)
+{
+	metric_head(f, name, "counter", help);
+	fprintf(f, "bloomd_%s{interface=\"%s\"} %.17g\n", name, iface ? iface : "", v);
+}
+
 char *stats_prometheus(json_t *st)
 {
 	char *text = NULL;
@@ -116,7 +123,7 @@ char *stats_prometheus(json_t *st)
 		  "Filter positives the exact store confirmed, by kind.");
 	metric_by(f, kinds, "kind", "unconfirmed", "unconfirmed_total", "counter",
 		  "Filter positives the exact store refuted (false positives), by kind.");
-	metric_by(f, filters, "filter", "bits", "filter_bits", "gauge", "Filter size in bits.");
+	metric_by(f, filters, "filter", "keys", "filter_keys", "gauge", "Keys in the filter (signature windows for signatures).");
 	metric_by(f, filters, "filter", "bytes", "filter_bytes", "gauge", "Bytes a scan reads.");
 	metric_by(f, filters, "filter", "fill", "filter_fill_ratio", "gauge", "Fraction of bits set.");
 	metric_by(f, filters, "filter", "fpr_predicted", "filter_fpr_predicted", "gauge",
@@ -138,6 +145,30 @@ char *stats_prometheus(json_t *st)
 		       "1 while the state can be written; 0 after a failed write or fsync, changes refused.",
 		       json_is_true(json_object_get(json_object_get(st, "store"), "writable")) ? 1 : 0);
 	}
+	if (json_object_get(st, "capture")) {
+		const char *iface = json_string_value(json_object_get(json_object_get(st, "capture"), "interface"));
+		capture_metric(f, iface, "capture_received_packets_total", "Packets the kernel handed to the capture.",
+			       number_at(st, "capture.received"));
+		capture_metric(f, iface, "capture_dropped_packets_total", "Packets the kernel dropped: the capture buffer was full.",
+			       number_at(st, "capture.dropped"));
+		capture_metric(f, iface, "capture_if_dropped_packets_total", "Packets the interface dropped.",
+			       number_at(st, "capture.if_dropped"));
+	}
+	if (json_object_get(st, "reload")) {
+		metric(f, "last_reload_timestamp_seconds", "gauge", "When the last reload was tried (0: never).",
+		       number_at(st, "reload.last"));
+		metric(f, "last_reload_success", "gauge", "1 if the last reload was taken.", number_at(st, "reload.ok"));
+	}
+	if (json_object_get(json_object_get(st, "store"), "last_snapshot")) {
+		metric(f, "last_snapshot_timestamp_seconds", "gauge", "When the last snapshot was tried (0: never).",
+		       number_at(st, "store.last_snapshot.time"));
+		metric(f, "last_snapshot_success", "gauge", "1 if the last snapshot was written.",
+		       number_at(st, "store.last_snapshot.ok"));
+	}
+	json_t *addr_filter = json_object_get(filters, "addresses");
+	metric_head(f, "build_info", "gauge", "bloomd's version and the SIMD kernel its filters run.");
+	fprintf(f, "bloomd_build_info{version=\"%s\",kernel=\"%s\"} 1\n", BLOOMD_VERSION,
+		json_string_value(json_object_get(addr_filter, "kernel")) ? json_string_value(json_object_get(addr_filter, "kernel")) : "unknown");
 	if (json_object_get(st, "control")) {
 		metric(f, "control_clients", "gauge", "Control clients connected.", number_at(st, "control.clients"));
 		metric(f, "control_rejected_total", "counter", "Control clients turned away or cut off.",

@@ -3,7 +3,7 @@
 # Entries, replays, TTL, rebuild during a replay, restarts, kill -9, torn and corrupt
 # state files, hostile clients, and a client that may not change state.
 . "$(dirname "$0")/tap.sh"
-plan 72
+plan 75
 tmp=$(mktemp -d)
 chmod 755 "$tmp"
 pid=
@@ -117,6 +117,14 @@ events_of "$tmp/big.pcap" > during
 cmp -s before during; ok $? "the same events with and without the rebuild"
 [ "$(C --json stats | jq .stats.rebuild.count)" -ge 1 ]; ok $? "stats counts the rebuilds"
 C metrics | grep -q '^bloomd_packets_total [1-9]'; ok $? "metrics in Prometheus text"
+if command -v promtool >/dev/null; then
+	C metrics > metrics.txt
+	promtool check metrics < metrics.txt > promtool.out 2>&1; ok $? "promtool check metrics finds nothing to say"
+	sed 's/^/#   /' promtool.out
+else
+	tap_n=$((tap_n + 1)); echo "ok $tap_n # SKIP no promtool (Debian's prometheus; tools/install-deps.sh ci)"
+fi
+C metrics | grep -q '^bloomd_build_info{version="[0-9.]*",kernel="[a-z0-9]*"} 1$'; ok $? "build_info names the version and the kernel"
 
 # Reload: a bad configuration is refused and the running one kept; SIGHUP reads a good one.
 cp bloomd.conf good.conf
@@ -138,6 +146,7 @@ kill -HUP "$pid"
 for _ in $(seq 40); do [ -e events.json ] && break; sleep 0.05; done
 C replay traffic.pcap --wait >/dev/null
 [ -s events.json ]; ok $? "SIGHUP also reopens the outputs: events go to a new events.json"
+is "$(C metrics | awk '/^bloomd_last_reload_success / { print $2 }')" 1 "metrics: the last reload was taken"
 # 30,000 more entries outgrow the filters twice over: auto-rebuild resizes them.
 for i in $(seq 1 30000); do echo "addr 10.$((i / 256 % 256)).$((i % 256)).9"; done | C load - >/dev/null
 want=$((53000 * 16 * 3 / 4))

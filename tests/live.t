@@ -7,7 +7,7 @@ if [ "$(id -u)" -ne 0 ] || ! ip link show lo >/dev/null 2>&1; then
 	echo "1..0 # SKIP needs root and a loopback interface"
 	exit 0
 fi
-plan 9
+plan 10
 tmp=$(mktemp -d)
 pid=
 trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$tmp"' EXIT
@@ -60,6 +60,8 @@ sig_gap() {
 gap=$(sig_gap events.json)
 awk -v g="$gap" 'BEGIN { exit !(g >= 0.2 && g < 1.0) }'
 ok $? "packets sent 250 ms apart are stamped $gap s apart"
+"$BUILD/bloomctl" -s "$tmp/control.sock" metrics | grep -q '^bloomd_capture_dropped_packets_total{interface="lo"} [0-9]'
+ok $? "metrics: the kernel's capture drops on lo"
 kill -TERM "$pid"
 wait "$pid"; is $? 0 "SIGTERM: clean exit"
 printf '[entries]\nfile = list\n[output]\nevents = -\n' > replay.conf

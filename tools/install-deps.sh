@@ -15,7 +15,8 @@ test=("${build[@]}" perl iproute2 groff-base man-db socat libcmocka-dev clang li
 bench=("${build[@]}" libbloom-dev)
 # Hyperscan is built for amd64 only.
 [ "$(dpkg --print-architecture)" = amd64 ] && bench+=(libhyperscan-dev)
-ci=("${test[@]}" "${bench[@]}" mmdebstrap qemu-user gcc-aarch64-linux-gnu libc6-dev-arm64-cross)
+# prometheus: its promtool checks the metrics text
+ci=("${test[@]}" "${bench[@]}" mmdebstrap qemu-user gcc-aarch64-linux-gnu libc6-dev-arm64-cross prometheus)
 # The aarch64 core tests (tests/aarch64.t) link the arm64 cmocka: a foreign architecture.
 foreign=()
 [ "${1:-test}" = ci ] && [ "$(dpkg --print-architecture)" = amd64 ] &&
