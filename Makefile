@@ -27,12 +27,12 @@ endif
 
 # Libraries, as pkg-config names them, and the Debian package that ships each.
 PKGS        = libxxhash jansson
-DAEMON_PKGS = libpcap libevent_core inih libsystemd libcap
+DAEMON_PKGS = libpcap libevent_core inih libsystemd libcap nettle
 TEST_PKGS   = cmocka
 BENCH_PKGS  = libhs libbloom  # libbloom has no pkg-config file: its header is looked for
 PKG_DEBS    = libxxhash:libxxhash-dev jansson:libjansson-dev libpcap:libpcap-dev \
               libevent_core:libevent-dev inih:libinih-dev libsystemd:libsystemd-dev \
-              libcap:libcap-dev cmocka:libcmocka-dev libhs:libhyperscan-dev libbloom:libbloom-dev
+              libcap:libcap-dev nettle:nettle-dev cmocka:libcmocka-dev libhs:libhyperscan-dev libbloom:libbloom-dev
 
 # Read once a make; `make demo` and `make check` install first and then build in a
 # sub-make, which reads them again.
@@ -60,7 +60,7 @@ CORE_SRC  = daemon/error.c daemon/arena.c daemon/simd.c daemon/hash.c daemon/fil
 CORE_OBJ  = $(CORE_SRC:%.c=$(BUILD)/%.o)
 CORE_LIB  = $(BUILD)/libbloomcore.a
 
-DAEMON_SRC = daemon/entry.c daemon/packet.c daemon/match.c daemon/match_entries.c daemon/match_rebuild.c daemon/config.c daemon/log.c \
+DAEMON_SRC = daemon/entry.c daemon/packet.c daemon/communityid.c daemon/match.c daemon/match_entries.c daemon/match_rebuild.c daemon/config.c daemon/log.c \
              daemon/events.c daemon/stats.c daemon/capture.c daemon/engine.c daemon/persist.c daemon/journal.c daemon/ttl.c \
              daemon/control.c daemon/rebuild.c daemon/service.c daemon/service_state.c daemon/service_sources.c daemon/service_reload.c daemon/commands.c daemon/commands_bulk.c \
              daemon/privilege.c daemon/notify.c daemon/preflight.c

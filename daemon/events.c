@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "communityid.h"
 #include "entry.h"
 #include "error.h"
 
@@ -31,7 +32,7 @@ enum {
 
 struct event_shape {
 	json_t *obj;                        /* owns the values below */
-	json_t *ts, *cnt, *source, *src, *sport, *dst, *dport, *proto, *vlan, *matches;
+	json_t *ts, *cnt, *source, *src, *sport, *dst, *dport, *proto, *community, *vlan, *matches;
 };
 
 struct match_shape {
@@ -211,6 +212,7 @@ static struct event_shape *shape_for(struct events *ev, unsigned bits)
 		if (bits & SHAPE_PORTS)
 			s->dport = slot(s->obj, "dest_port", json_integer(0));
 		s->proto = slot(s->obj, "proto", json_string(""));
+		s->community = slot(s->obj, "community_id", json_string(""));
 	}
 	if (bits & SHAPE_VLAN)
 		s->vlan = slot(s->obj, "vlan", json_array());
@@ -249,6 +251,9 @@ static json_t *event_json(struct events *ev, const struct event_packet *p,
 		set_ascii(s->src, entry_format_addr(v->src, v->family, buf, sizeof(buf)));
 		set_ascii(s->dst, entry_format_addr(v->dst, v->family, buf, sizeof(buf)));
 		set_ascii(s->proto, packet_proto_name(v->ip_proto, buf, sizeof(buf)));
+		char id[COMMUNITYID_LEN];
+		communityid_of(v, 0, id);
+		set_ascii(s->community, id);
 	}
 	if (bits & SHAPE_PORTS) {
 		json_integer_set(s->sport, v->sport);

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bloomd's command line: -n, bad config and lists, missing files, statistics, the match pcap.
 . "$(dirname "$0")/tap.sh"
-plan 43
+plan 44
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 1
@@ -137,6 +137,14 @@ done
 for _ in $(seq 100); do "$BUILD/bloomctl" -s "$tmp/sig.sock" version >/dev/null 2>&1 && break; sleep 0.05; done
 "$BUILD/bloomctl" -s "$tmp/sig.sock" version >/dev/null 2>&1; ok $? "SIGUSR1 and SIGHUP while the lists load: bloomd lives on"
 kill -TERM "$pid"; wait "$pid"; ok $? "and stops cleanly on SIGTERM"
+
+# Events carry the flow's Community ID, the same both ways (a vector of the spec).
+printf 'link en10mb\npacket src=192.168.1.52 dst=8.8.8.8 proto=udp sport=54585 dport=53 payload="q"\npacket src=8.8.8.8 dst=192.168.1.52 proto=udp sport=53 dport=54585 payload="r"\n' > cid.spec
+"$BUILD/pcapgen" -o cid.pcap cid.spec
+printf 'addr 8.8.8.8\n' > cid.list
+printf '[entries]\nfile = cid.list\n[output]\nevents = -\n' > cid.conf
+is "$("$BUILD/bloomd" -c cid.conf -r cid.pcap | jq -r 'select(.event_type == "alert") | .community_id' | tr '\n' ' ')" \
+	"1:d/FP5EW3wiY1vCndhwleRRKHowQ= 1:d/FP5EW3wiY1vCndhwleRRKHowQ= " "events carry the flow's Community ID, the same both ways"
 
 # More matches than an event reports (64): the rest are counted, not lost silently.
 for i in $(seq 1 70); do echo "sig \"payload-$(printf %02d "$i")\""; done > many.list
