@@ -77,6 +77,7 @@ struct config *config_defaults(void)
 	c->log_level = LOG_LEVEL_INFO;
 	c->log_target = LOG_TARGET_STDERR;
 	c->events = strdup("-");
+	c->flow_timeout = 300;
 	c->socket = strdup("/run/bloomd/control.sock");
 	c->store_dir = strdup("/var/lib/bloomd");
 	if (c->events == NULL || c->socket == NULL || c->store_dir == NULL) {
@@ -472,6 +473,16 @@ static int log_key(struct loader *ld, const char *key, const char *value)
 	return -1;
 }
 
+static int set_alerts(struct loader *ld, const char *value)
+{
+	if (strcmp(value, "every") == 0 || strcmp(value, "once_per_flow") == 0) {
+		ld->c->alert_once_per_flow = value[0] == 'o';
+		return 1;
+	}
+	problem(ld, "alerts: expected every or once_per_flow, got '%s'", value);
+	return 0;
+}
+
 static int handler(void *user, const char *section, const char *key, const char *value)
 {
 	struct loader *ld = user;
@@ -496,6 +507,10 @@ static int handler(void *user, const char *section, const char *key, const char 
 		rc = set_string(ld, &c->events, value, true);
 	else if (strcmp(section, "output") == 0 && strcmp(key, "pcap") == 0)
 		rc = set_string(ld, &c->pcap, value, true);
+	else if (strcmp(section, "output") == 0 && strcmp(key, "alerts") == 0)
+		rc = set_alerts(ld, value);
+	else if (strcmp(section, "output") == 0 && strcmp(key, "flow_timeout") == 0)
+		rc = set_uint(ld, key, value, 1, 86400, &c->flow_timeout);
 	else if (strcmp(section, "control") == 0)
 		rc = control_key(ld, key, value);
 	else if (strcmp(section, "store") == 0)

@@ -39,6 +39,8 @@ struct config {
 	/* [output] */
 	char *events;             /* path, "-" for stdout, NULL for none */
 	char *pcap;               /* matched packets, NULL for none */
+	bool alert_once_per_flow; /* [output] alerts = once_per_flow (else every) */
+	unsigned flow_timeout;    /* seconds a flow is quiet for an entry before it alerts again */
 	/* [control] */
 	char *socket;             /* NULL: none */
 	bool socket_set;          /* named in the file (one-shot -r mode uses it only then) */

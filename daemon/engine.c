@@ -4,6 +4,23 @@
 #include "log.h"
 #include "packet.h"
 
+/* Keep the hits whose entry has not alerted on the packet's flow lately; their number. */
+static size_t first_on_flow(struct engine *e, const struct packet_view *v, time_t now, size_t n)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const uint8_t *key;
+		size_t len;
+		matcher_hit_key(e->matcher, &e->hits[i], &key, &len);
+		if (flows_first(e->flows, v, e->hits[i].kind, key, len, now))
+			e->hits[kept++] = e->hits[i];
+		else
+			e->stats.alerts_suppressed++;
+	}
+	return kept;
+}
+
 void engine_packet(struct engine *e, const struct capture_packet *p, const char *source, bool live)
 {
 	struct packet_view v;
@@ -15,6 +32,8 @@ void engine_packet(struct engine *e, const struct capture_packet *p, const char 
 	if (n == 0)
 		return;
 	e->stats.matched_packets++;
+	if (e->flows && (n = first_on_flow(e, &v, p->ts.tv_sec, n)) == 0)
+		return;
 	struct event_packet ep = {
 		.ts = p->ts, .index = p->index, .link = p->link, .frame = p->frame,
 		.caplen = p->caplen, .wirelen = p->wirelen, .view = &v,

@@ -6,6 +6,7 @@
 
 #include "capture.h"
 #include "events.h"
+#include "flows.h"
 #include "log.h"
 #include "match.h"
 #include "stats.h"
@@ -13,6 +14,7 @@
 struct engine {
 	struct matcher *matcher;   /* not owned */
 	struct events *events;     /* not owned */
+	struct flows *flows;       /* not owned; NULL: every matching packet alerts */
 	struct stats stats;
 	struct match_hit hits[MATCH_MAX_HITS];
 	struct log_limit event_errors_logged;

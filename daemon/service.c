@@ -170,6 +170,23 @@ static void housekeeping_cb(evutil_socket_t fd, short what, void *arg)
 	}
 }
 
+#define FLOW_TABLE_BITS 16 /* 65,536 (flow, entry) pairs remembered: 1 MiB */
+
+int service_alert_policy(struct service *s)
+{
+	if (!s->cfg->alert_once_per_flow) {
+		flows_free(s->flows);
+		s->flows = s->engine.flows = NULL;
+		return 0;
+	}
+	struct flows *f = flows_new(FLOW_TABLE_BITS, s->cfg->flow_timeout);
+	if (f == NULL)
+		return -1;
+	flows_free(s->flows); /* a reload starts a fresh table: the timeout may have changed */
+	s->flows = s->engine.flows = f;
+	return 0;
+}
+
 /* ---- start and stop ---- */
 
 int service_start(struct service *s, struct event_base *base, const struct control_options *control)
@@ -186,6 +203,10 @@ int service_start(struct service *s, struct event_base *base, const struct contr
 	}
 	s->engine.matcher = s->matcher;
 	s->engine.events = s->events;
+	if (service_alert_policy(s) < 0) {
+		log_error("out of memory for the flow table of [output] alerts = once_per_flow");
+		return -1;
+	}
 	if (control) {
 		s->control = control_open(base, control, err, sizeof(err));
 		if (s->control == NULL) {
@@ -229,6 +250,7 @@ void service_stop(struct service *s)
 	if (s->housekeeping)
 		event_free(s->housekeeping);
 	events_close(s->events);
+	flows_free(s->flows);
 	matcher_free(s->matcher);
 	ttl_free(s->ttl);
 	json_decref(s->sources);

@@ -25,6 +25,7 @@ struct service {
 	struct events *events;
 	struct event_base *base;
 	struct engine engine;
+	struct flows *flows;       /* [output] alerts = once_per_flow, or NULL */
 	bool one_shot;             /* exit when the replay queue is empty */
 	int exit_code;
 	json_t *sources;           /* per replayed source: name, packets, error */
@@ -74,6 +75,8 @@ int service_add_entry(struct service *s, const struct entry *e, uint64_t expiry,
 		      char *err, size_t errlen);
 /* Load cfg's entry lists (bad lines logged); the bad lines' number. listed: added, present already. */
 unsigned service_load_lists(struct service *s, const struct config *cfg, uint64_t listed[2]);
+/* The flow table [output] alerts asks for (made, kept or freed); -1 without memory. */
+int service_alert_policy(struct service *s);
 /* Send reply to the control client waiting as waiter (if it still is), and free it. */
 void service_reply_to(struct service *s, uint64_t waiter, json_t *reply);
 json_t *service_rebuild_json(const struct rebuild_result *r);

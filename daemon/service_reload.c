@@ -136,6 +136,9 @@ static int reload(struct service *s, json_t **problems)
 	log_setup(fresh->log_level, fresh->log_target);
 	if (ev)
 		use_events(s, ev);
+	if ((fresh->alert_once_per_flow != old->alert_once_per_flow || fresh->flow_timeout != old->flow_timeout) &&
+	    service_alert_policy(s) < 0)
+		log_error("reload: out of memory for the flow table: alerts go on as they were");
 	config_free(old);
 	if ((bad = service_load_lists(s, fresh, listed)) > 0)
 		json_array_append_new(found, json_sprintf("%u bad lines in the entry lists (logged); the rest was loaded", bad));

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bloomd's command line: -n, bad config and lists, missing files, statistics, the match pcap.
 . "$(dirname "$0")/tap.sh"
-plan 44
+plan 47
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 1
@@ -137,6 +137,26 @@ done
 for _ in $(seq 100); do "$BUILD/bloomctl" -s "$tmp/sig.sock" version >/dev/null 2>&1 && break; sleep 0.05; done
 "$BUILD/bloomctl" -s "$tmp/sig.sock" version >/dev/null 2>&1; ok $? "SIGUSR1 and SIGHUP while the lists load: bloomd lives on"
 kill -TERM "$pid"; wait "$pid"; ok $? "and stops cleanly on SIGTERM"
+
+# [output] alerts = once_per_flow: one UDP flow of 1000 datagrams from a listed address gives one
+# alert, not a thousand; its replies are the same flow; another flow, or another entry on the
+# same flow, alerts on its own.
+{
+	echo "link en10mb"
+	for i in $(seq 1000); do echo "packet src=192.0.2.99 dst=10.0.0.1 proto=udp sport=5000 dport=53 payload=\"q$i\""; done
+	echo "packet src=10.0.0.1 dst=192.0.2.99 proto=udp sport=53 dport=5000 payload=\"reply\""
+	echo "packet src=192.0.2.99 dst=10.0.0.2 proto=udp sport=5000 dport=53 payload=\"other flow\""
+	echo "packet src=192.0.2.99 dst=10.0.0.1 proto=udp sport=5000 dport=53 payload=\"now the evil-sig\""
+} > flood.spec
+"$BUILD/pcapgen" -o flood.pcap flood.spec
+printf 'addr 192.0.2.99\nsig "evil-sig"\n' > flood.list
+printf '[entries]\nfile = flood.list\n[output]\nevents = -\nalerts = once_per_flow\n' > flood.conf
+out=$("$BUILD/bloomd" -c flood.conf -r flood.pcap)
+is "$(grep -c '"alert"' <<<"$out")" 3 "alerts = once_per_flow: 1003 matching packets on two flows give 3 alerts"
+is "$(tail -n 1 <<<"$out" | jq -c '[.matched_packets, .alerts_suppressed]')" "[1003,1001]" \
+	"every packet still counts as matched; 1001 matches are counted as suppressed"
+sed -i 's/^alerts = once_per_flow/alerts = every/' flood.conf
+is "$("$BUILD/bloomd" -c flood.conf -r flood.pcap | grep -c '"alert"')" 1003 "alerts = every (the default): one a packet"
 
 # Events carry the flow's Community ID, the same both ways (a vector of the spec).
 printf 'link en10mb\npacket src=192.168.1.52 dst=8.8.8.8 proto=udp sport=54585 dport=53 payload="q"\npacket src=8.8.8.8 dst=192.168.1.52 proto=udp sport=53 dport=54585 payload="r"\n' > cid.spec

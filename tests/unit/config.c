@@ -62,7 +62,8 @@ static void every_key(void **state)
 				"rounds = 20\nhash = siphash13\n"
 				"[entries]\nfile = /etc/a.list\nfile = b.list\n"
 				"[signatures]\nwindow = 12\nbits_per_window = 9.5\n"
-				"[output]\nevents = /var/log/bloomd/events.json\npcap = matched.pcap\n",
+				"[output]\nevents = /var/log/bloomd/events.json\npcap = matched.pcap\n"
+				"alerts = once_per_flow\nflow_timeout = 60\n",
 				&p);
 
 	(void)state;
@@ -86,6 +87,8 @@ static void every_key(void **state)
 	assert_true(c->bits_per_window == 9.5);
 	assert_string_equal(c->events, "/var/log/bloomd/events.json");
 	assert_string_equal(c->pcap, "/tmp/matched.pcap");
+	assert_true(c->alert_once_per_flow);
+	assert_int_equal(c->flow_timeout, 60);
 	config_free(c);
 }
 
@@ -261,6 +264,8 @@ static void shipped_config_is_the_defaults(void **state)
 	assert_true(shipped->bits_per_window == d->bits_per_window);
 	assert_string_equal(shipped->events, d->events);
 	assert_null(shipped->pcap);
+	assert_int_equal(shipped->alert_once_per_flow, d->alert_once_per_flow);
+	assert_int_equal(shipped->flow_timeout, d->flow_timeout);
 	assert_true(shipped->fpr_target == d->fpr_target);
 	assert_int_equal(shipped->auto_rebuild, d->auto_rebuild);
 	assert_string_equal(shipped->socket, d->socket);

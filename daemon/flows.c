@@ -1,0 +1,79 @@
+/* flows.c - which entries alerted on which flows lately: alert once per flow per entry. */
+#include "flows.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "hash.h"
+
+struct slot {
+	uint64_t key;              /* 0: empty */
+	time_t seen;
+};
+
+struct flows {
+	struct hash_key secret;
+	unsigned timeout;
+	uint64_t mask;
+	struct slot *slots;
+};
+
+struct flows *flows_new(unsigned bits, unsigned timeout_seconds)
+{
+	struct flows *f = calloc(1, sizeof(*f));
+
+	if (f == NULL || hash_key_random(&f->secret, HASH_XXH3) < 0 ||
+	    (f->slots = calloc(1ULL << bits, sizeof(*f->slots))) == NULL) {
+		free(f);
+		return NULL;
+	}
+	f->timeout = timeout_seconds;
+	f->mask = (1ULL << bits) - 1;
+	return f;
+}
+
+void flows_free(struct flows *f)
+{
+	if (f == NULL)
+		return;
+	free(f->slots);
+	free(f);
+}
+
+/* The flow's two ends in one order, whichever way the packet goes, then the entry. */
+static uint64_t key_of(const struct flows *f, const struct packet_view *v, enum entry_kind kind,
+		       const uint8_t *key, size_t len)
+{
+	uint8_t buf[2 + 2 * (16 + 2) + 1 + ENTRY_MAX_KEY];
+	size_t alen = v->family == 4 ? 4 : 16, n = 0;
+	uint8_t a[18], b[18];
+
+	memcpy(a, v->src, alen);
+	memcpy(b, v->dst, alen);
+	a[alen] = (uint8_t)(v->sport >> 8), a[alen + 1] = (uint8_t)v->sport;
+	b[alen] = (uint8_t)(v->dport >> 8), b[alen + 1] = (uint8_t)v->dport;
+	bool swap = memcmp(a, b, alen + 2) > 0;
+	buf[n++] = v->ip_proto;
+	buf[n++] = (uint8_t)alen;
+	memcpy(buf + n, swap ? b : a, alen + 2);
+	n += alen + 2;
+	memcpy(buf + n, swap ? a : b, alen + 2);
+	n += alen + 2;
+	buf[n++] = (uint8_t)kind;
+	memcpy(buf + n, key, len);
+	n += len;
+	uint64_t h = hash_bytes(&f->secret, buf, n).lo;
+	return h ? h : 1;
+}
+
+bool flows_first(struct flows *f, const struct packet_view *v, enum entry_kind kind,
+		 const uint8_t *key, size_t len, time_t now)
+{
+	uint64_t k = key_of(f, v, kind, key, len);
+	struct slot *s = &f->slots[k & f->mask];
+	bool first = s->key != k || now - s->seen > (time_t)f->timeout || now < s->seen;
+
+	s->key = k;
+	s->seen = now;
+	return first;
+}
