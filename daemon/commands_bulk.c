@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "commands_internal.h"
 
@@ -78,11 +79,12 @@ void command_stream_line(struct service *s, struct control_client *cl, char *lin
 	if (ls->refused)
 		return;
 	snprintf(where, sizeof(where), "line %llu", (unsigned long long)ls->line);
-	int rc = entry_parse(line, &e, err, sizeof(err));
+	uint64_t expires;
+	int rc = entry_parse_expiry(line, &e, (uint64_t)time(NULL), &expires, err, sizeof(err));
 	if (rc == 0)
 		return; /* a blank or comment line: nothing to add */
 	if (rc > 0)
-		rc = service_add(s, &e, 0, err, sizeof(err));
+		rc = service_add(s, &e, expires, err, sizeof(err));
 	if (rc < 0)
 		command_note_rejected(ls, where, err);
 	else if (rc == 0)
@@ -137,6 +139,11 @@ static int list_entry(void *ctx, const struct entry *e, unsigned group)
 	list_put(l, kind, strlen(kind));
 	list_put(l, " ", 1);
 	list_put(l, text, strlen(text));
+	uint64_t expires = service_expiry(l->s, e);
+	if (expires) {
+		int n = snprintf(text, ENTRY_TEXT_MAX, " expires=%llu", (unsigned long long)expires);
+		list_put(l, text, (size_t)n);
+	}
 	list_put(l, "\"", 1);
 	return 0;
 }

@@ -213,7 +213,8 @@ static bool rest_is_empty(const char *p)
 	return *p == '\0' || *p == '#';
 }
 
-int entry_parse(const char *text, struct entry *e, char *err, size_t errlen)
+/* The entry at the start of text; *rest: what follows it. 1, 0 (blank or comment) or -1. */
+static int parse_entry_at(const char *text, struct entry *e, const char **rest, char *err, size_t errlen)
 {
 	char kind[16], a[INET6_ADDRSTRLEN + 8], b[INET6_ADDRSTRLEN + 8];
 	const char *p = text;
@@ -260,11 +261,47 @@ int entry_parse(const char *text, struct entry *e, char *err, size_t errlen)
 		e->len = (uint16_t)(la + lb);
 		break;
 	}
-	if (!rest_is_empty(p)) {
-		error_set(err, errlen, "unexpected text after the entry: '%.20s'", p);
+	*rest = p;
+	return 1;
+}
+
+int entry_parse(const char *text, struct entry *e, char *err, size_t errlen)
+{
+	const char *rest;
+	int rc = parse_entry_at(text, e, &rest, err, errlen);
+
+	if (rc == 1 && !rest_is_empty(rest)) {
+		error_set(err, errlen, "unexpected text after the entry: '%.20s'", rest);
 		return -1;
 	}
-	return 1;
+	return rc;
+}
+
+int entry_parse_expiry(const char *text, struct entry *e, uint64_t now, uint64_t *expires, char *err,
+		       size_t errlen)
+{
+	const char *p;
+	char word[64];
+	int rc = parse_entry_at(text, e, &p, err, errlen);
+
+	*expires = 0;
+	while (rc == 1 && !rest_is_empty(p)) {
+		const char *start = p;
+		next_word(&p, word, sizeof(word));
+		bool ttl = strncmp(word, "ttl=", 4) == 0, at = strncmp(word, "expires=", 8) == 0;
+		const char *digits = word + (ttl ? 4 : 8);
+		char *end;
+		unsigned long long v = (ttl || at) && isdigit((unsigned char)*digits) ? strtoull(digits, &end, 10) : 0;
+		if (v == 0 || *end != '\0' || v > (ttl ? 10ULL * 365 * 86400 : (1ULL << 40))) {
+			while (isspace((unsigned char)*start))
+				start++;
+			error_set(err, errlen, "unexpected text after the entry: '%.20s' (expires=UNIXTIME or ttl=SECONDS may follow)",
+				  start);
+			return -1;
+		}
+		*expires = ttl ? now + v : v;
+	}
+	return rc;
 }
 
 /* The dotted quad by hand: glibc's inet_ntop goes through sprintf, a fifth of an event's cost. */

@@ -45,6 +45,14 @@ struct entry {
  */
 int entry_parse(const char *text, struct entry *e, char *err, size_t errlen);
 
+/*
+ * The same, where the entry may be followed by when it expires: expires=N
+ * (Unix seconds, as list writes it) or ttl=N (seconds from now). *expires is
+ * 0 when neither is given.
+ */
+int entry_parse_expiry(const char *text, struct entry *e, uint64_t now, uint64_t *expires, char *err,
+		       size_t errlen);
+
 /* The kind's name ("addr", ...), and the reverse (-1 if unknown). */
 const char *entry_kind_name(enum entry_kind kind);
 int entry_kind_parse(const char *name, enum entry_kind *kind);

@@ -305,6 +305,11 @@ void service_walk(const struct service *s, enum entry_kind only, struct match_cu
 	matcher_walk(s->matcher, only, cur, max, cb, ctx);
 }
 
+uint64_t service_expiry(const struct service *s, const struct entry *e)
+{
+	return ttl_get(s->ttl, e);
+}
+
 uint64_t service_entries(const struct service *s)
 {
 	uint64_t n = 0;

@@ -109,6 +109,8 @@ void service_covering(const struct service *s, const uint8_t *addr, size_t alen,
 /* The entries in steps (matcher_walk), for a listing sent as the client reads it. */
 void service_walk(const struct service *s, enum entry_kind only, struct match_cursor *cur, size_t max,
 		  match_entry_cb cb, void *ctx);
+/* When e expires (Unix seconds), or 0. */
+uint64_t service_expiry(const struct service *s, const struct entry *e);
 /* How many entries are stored, all kinds. */
 uint64_t service_entries(const struct service *s);
 /* The offline rounds a rebuild makes; the snapshot generation. */

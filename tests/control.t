@@ -3,7 +3,7 @@
 # Entries, replays, TTL, rebuild during a replay, restarts, kill -9, torn and corrupt
 # state files, hostile clients, and a client that may not change state.
 . "$(dirname "$0")/tap.sh"
-plan 75
+plan 78
 tmp=$(mktemp -d)
 chmod 755 "$tmp"
 pid=
@@ -189,6 +189,18 @@ is "$(C --json reload | jq -c .restart_needed)" '[]' "and reloading the running 
 echo list | socat -t 5 - UNIX-CONNECT:"$sock" > list.json
 is "$(jq -c '[.count, (.entries | length), (.entries | unique | length)]' list.json)" \
 	"$(C --json stats | jq -c '[.stats.kinds[].entries] | add | [., ., .]')" "list: every entry once, in one JSON line"
+
+# Expiry times survive a list and a load: list writes expires=UNIXTIME, load reads it (or ttl=).
+C add addr 198.51.100.222 --ttl 3600 >/dev/null
+line=$(C list --kind addr | grep '^addr 198.51.100.222 ')
+expires=$(C --json query addr 198.51.100.222 | jq .expires)
+is "$line" "addr 198.51.100.222 expires=$expires" "list writes an entry's expiry"
+C del addr 198.51.100.222 >/dev/null
+printf '%s\naddr 198.51.100.223 ttl=60\n' "$line" | C load - >/dev/null
+is "$(C --json query addr 198.51.100.222 | jq .expires)" "$expires" "and load reads it back: a list round-trips with its expiries"
+left=$(( $(C --json query addr 198.51.100.223 | jq .expires) - $(date +%s) ))
+[ "$left" -ge 55 ] && [ "$left" -le 61 ]; ok $? "ttl=60 in a list expires in a minute ($left s)"
+C del addr 198.51.100.222 >/dev/null; C del addr 198.51.100.223 >/dev/null
 
 # A listing goes out as the client reads it: clients that list and never read cost bloomd
 # their output limit (1 MiB) each, not the whole listing (here 10 MB) each.

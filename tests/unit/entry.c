@@ -173,7 +173,31 @@ static void addresses_print_as_inet_ntop(void **state)
 	assert_string_equal(entry_format_addr(a, 4, ours, 7), "?"); /* "0.0.0.0" and its NUL need 8 */
 }
 
+/* An entry may be followed by when it expires: expires=UNIXTIME (as list writes) or ttl=SECONDS. */
+static void expiry_after_an_entry(void **state)
+{
+	struct entry e;
+	uint64_t expires;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(entry_parse_expiry("addr 192.0.2.1 expires=1800000000", &e, 1000, &expires, err, sizeof(err)), 1);
+	assert_int_equal(expires, 1800000000);
+	assert_int_equal(entry_parse_expiry("sig \"a b expires=5\" ttl=60 # note", &e, 1000, &expires, err, sizeof(err)), 1);
+	assert_int_equal(e.len, 13); /* the quoted text is the signature, attribute words inside it included */
+	assert_int_equal(expires, 1060);
+	assert_int_equal(entry_parse_expiry("net 10.0.0.0/8", &e, 1000, &expires, err, sizeof(err)), 1);
+	assert_int_equal(expires, 0);
+	assert_int_equal(entry_parse_expiry("addr 192.0.2.1 ttl=0", &e, 1000, &expires, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "'ttl=0' (expires=UNIXTIME or ttl=SECONDS may follow)"));
+	assert_int_equal(entry_parse_expiry("addr 192.0.2.1 expires=soon", &e, 1000, &expires, err, sizeof(err)), -1);
+	assert_int_equal(entry_parse_expiry("addr 192.0.2.1 colour=red", &e, 1000, &expires, err, sizeof(err)), -1);
+	/* the plain parser takes none */
+	assert_int_equal(entry_parse("addr 192.0.2.1 ttl=60", &e, err, sizeof(err)), -1);
+}
+
 static const struct CMUnitTest tests[] = {
+	cmocka_unit_test(expiry_after_an_entry),
 	cmocka_unit_test(kinds_parse_and_print),    cmocka_unit_test(blank_and_comment_lines),
 	cmocka_unit_test(errors_name_the_problem),  cmocka_unit_test(long_signature_limits),
 	cmocka_unit_test(lists_report_every_bad_line), cmocka_unit_test(addresses_print_as_inet_ntop),
