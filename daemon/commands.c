@@ -17,14 +17,6 @@
 #include "persist.h"
 #include "stats.h"
 
-/* Text from the wire may be anything: keep printable ASCII, so the reply is valid JSON. */
-void command_printable(char *text)
-{
-	for (char *p = text; *p; p++)
-		if (!isprint((unsigned char)*p))
-			*p = '?';
-}
-
 void command_send_json(struct control_client *cl, json_t *reply)
 {
 	char *text = json_dumps(reply, JSON_COMPACT);
@@ -68,7 +60,7 @@ int command_fail(struct command *c, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	command_printable(msg);
+	events_printable(msg);
 	json_object_clear(c->reply);
 	json_object_set_new(c->reply, "ok", json_false());
 	json_object_set_new(c->reply, "error", json_string(msg));

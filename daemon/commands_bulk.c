@@ -17,7 +17,7 @@ void command_note_rejected(struct load_stream *ls, const char *where, const char
 	if (json_array_size(ls->errors) >= MAX_REPORTED_ERRORS)
 		return;
 	snprintf(msg, sizeof(msg), "%s%s%s", where ? where : "", where ? ": " : "", err);
-	command_printable(msg);
+	events_printable(msg);
 	json_array_append_new(ls->errors, json_string(msg));
 }
 

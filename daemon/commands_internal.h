@@ -29,8 +29,6 @@ struct command {
 	char *args;                /* after the command word; options are cut off its end */
 	json_t *reply;             /* ok replies add their fields here */
 };
-/* Keep printable ASCII of text from the wire, so a reply is valid JSON. */
-void command_printable(char *text);
 /* Send reply (and free it); a change's with command_reply_change (it may wait for its fsync). */
 void command_send_json(struct control_client *cl, json_t *reply);
 void command_reply_change(struct service *s, struct control_client *cl, json_t *reply);

@@ -80,21 +80,17 @@ struct events *events_open(const char *json_path, const char *pcap_path, unsigne
 		 */
 		int fd = open(json_path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0640);
 		struct stat st;
-		if (fd >= 0 && (fstat(fd, &st) < 0 || !(S_ISREG(st.st_mode) || S_ISCHR(st.st_mode)) ||
-				fcntl(fd, F_SETFL, O_APPEND) < 0)) {
-			close(fd);
-			fd = -1;
-			errno = EINVAL;
-		}
-		ev->json = fd < 0 ? NULL : fdopen(fd, "a");
+		/* ENXIO: a FIFO with no reader */
+		bool refused = fd < 0 ? errno == ENXIO
+				      : fstat(fd, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISCHR(st.st_mode);
+		if (fd >= 0 && !refused && fcntl(fd, F_SETFL, O_APPEND) == 0)
+			ev->json = fdopen(fd, "a");
 		if (ev->json == NULL) {
-			if (errno == EINVAL || errno == ENXIO)
-				errno = EINVAL; /* said plainly below */
+			error_set(err, errlen, "cannot open events file %s: %s", json_path,
+				  refused ? "not a regular file or a device (a FIFO would stop the packet path)"
+					  : strerror(errno));
 			if (fd >= 0)
 				close(fd);
-			error_set(err, errlen, "cannot open events file %s: %s", json_path,
-				  errno == EINVAL ? "not a regular file or a device (a FIFO would stop the packet path)"
-						  : strerror(errno));
 			goto fail;
 		}
 	}
@@ -159,6 +155,13 @@ static void set_ascii(json_t *string, const char *text)
  * for a whole source); a name that is not UTF-8 has its bytes outside printable
  * ASCII shown as '?', rather than the event keeping the name before it.
  */
+void events_printable(char *text)
+{
+	for (char *c = text; *c; c++)
+		if ((unsigned char)*c < 0x20 || (unsigned char)*c >= 0x7f)
+			*c = '?';
+}
+
 static void set_name(json_t *string, const char *name)
 {
 	if (strcmp(json_string_value(string), name) == 0 || json_string_set(string, name) == 0)
@@ -168,9 +171,7 @@ static void set_name(json_t *string, const char *name)
 		set_ascii(string, "?");
 		return;
 	}
-	for (char *c = shown; *c; c++)
-		if ((unsigned char)*c < 0x20 || (unsigned char)*c >= 0x7f)
-			*c = '?';
+	events_printable(shown);
 	set_ascii(string, shown);
 	free(shown);
 }

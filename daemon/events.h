@@ -47,4 +47,11 @@ uint64_t events_pcap_skipped(const struct events *ev);
 
 void events_close(struct events *ev);
 
+/*
+ * Bytes outside printable ASCII as '?', in place: names and messages that may
+ * be any bytes (file names, lines from the wire) made fit for JSON, which
+ * wants UTF-8.
+ */
+void events_printable(char *text);
+
 #endif

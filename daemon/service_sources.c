@@ -59,9 +59,7 @@ static json_t *text_json(const char *text)
 	char *shown = strdup(text);
 	if (shown == NULL)
 		return json_string("?");
-	for (char *c = shown; *c; c++)
-		if ((unsigned char)*c < 0x20 || (unsigned char)*c >= 0x7f)
-			*c = '?';
+	events_printable(shown);
 	j = json_string(shown);
 	free(shown);
 	return j;
