@@ -192,20 +192,45 @@ static int cmd_del(struct command *c)
 	static struct entry e;
 	char err[256];
 
+	uint32_t still_held;
+
 	if (command_parse_entry(c, "del", &e) < 0)
 		return -1;
-	int rc = service_del(c->s, &e, err, sizeof(err));
+	int rc = service_del(c->s, &e, &still_held, err, sizeof(err));
 	if (rc < 0)
 		return command_fail(c, "del: %s", err);
 	json_object_set_new(c->reply, "deleted", json_boolean(rc == 0));
 	json_object_set_new(c->reply, "entry", command_entry_json(&e));
+	/* An entry a feed holds stays: del takes only the local list's hold. */
+	if (still_held)
+		json_object_set_new(c->reply, "still_held_by", service_holders_json(c->s, still_held));
 	return 0;
 }
 
-static int add_covering(void *ctx, const struct entry *e, unsigned group)
+/* Entries covering an address: their texts, and which lists hold each. */
+struct covering {
+	const struct service *s;
+	json_t *entries, *lists;
+};
+
+static int add_covering(void *ctx, const struct entry *e, unsigned group, uint32_t holders)
 {
+	struct covering *cv = ctx;
+	json_t *text = command_entry_json(e);
+
 	(void)group;
-	json_array_append_new(ctx, command_entry_json(e));
+	json_object_set_new(cv->lists, json_string_value(text), service_holders_json(cv->s, holders));
+	json_array_append_new(cv->entries, text);
+	return 0;
+}
+
+static int find_covering(struct command *c, const uint8_t *addr, size_t alen, const char *name)
+{
+	struct covering cv = { c->s, json_array(), json_object() };
+
+	service_covering(c->s, addr, alen, add_covering, &cv);
+	json_object_set_new(c->reply, name, cv.entries);
+	json_object_set_new(c->reply, "lists", cv.lists);
 	return 0;
 }
 
@@ -214,15 +239,11 @@ static int cmd_match(struct command *c)
 {
 	uint8_t addr[16];
 	size_t alen = inet_pton(AF_INET, c->args, addr) == 1 ? 4 : inet_pton(AF_INET6, c->args, addr) == 1 ? 16 : 0;
-	json_t *entries;
 
 	if (alen == 0)
 		return command_fail(c, "match: expected an IPv4 or IPv6 address, got '%.64s'", c->args);
-	if ((entries = json_array()) == NULL)
-		return command_fail(c, "match: out of memory");
-	service_covering(c->s, addr, alen, add_covering, entries);
-	json_object_set_new(c->reply, "covered", json_boolean(json_array_size(entries) > 0));
-	json_object_set_new(c->reply, "entries", entries);
+	find_covering(c, addr, alen, "entries");
+	json_object_set_new(c->reply, "covered", json_boolean(json_array_size(json_object_get(c->reply, "entries")) > 0));
 	return 0;
 }
 
@@ -234,19 +255,17 @@ static int cmd_query(struct command *c)
 	if (command_parse_entry(c, "query", &e) < 0)
 		return -1;
 	uint64_t expiry;
-	bool present = service_lookup(c->s, &e, &filter, &expiry);
+	uint32_t holders;
+	bool present = service_lookup(c->s, &e, &filter, &expiry, &holders);
 	json_object_set_new(c->reply, "present", json_boolean(present));
+	json_object_set_new(c->reply, "held_by", service_holders_json(c->s, holders));
 	json_object_set_new(c->reply, "filter", json_boolean(filter));
 	json_object_set_new(c->reply, "entry", command_entry_json(&e));
 	if (expiry)
 		json_object_set_new(c->reply, "expires", json_integer((json_int_t)expiry));
-	if (e.kind == ENTRY_ADDR) {
-		/* exact membership; but a net may cover it, so that it alerts all the same */
-		json_t *covering = json_array();
-		if (covering)
-			service_covering(c->s, e.key, e.len, add_covering, covering);
-		json_object_set_new(c->reply, "covered_by", covering);
-	}
+	/* exact membership; but a net may cover an address, so that it alerts all the same */
+	if (e.kind == ENTRY_ADDR)
+		find_covering(c, e.key, e.len, "covered_by");
 	return 0;
 }
 
@@ -358,13 +377,70 @@ static int cmd_reload(struct command *c)
 {
 	json_t *result;
 
-	if (service_reload(c->s, &result) < 0) {
+	int rc = service_reload(c->s, &result);
+
+	if (rc < 0) {
 		command_fail(c, "reload: the configuration was refused; the running one is kept");
 		json_object_set_new(c->reply, "problems", result);
 		return -1;
 	}
+	if (rc > 0)
+		command_fail(c, "reload: the configuration was taken, but some lists were refused and keep their previous versions (see lists)");
 	json_object_update(c->reply, result);
 	json_decref(result);
+	return rc > 0 ? -1 : 0;
+}
+
+/* ---- lists ---- */
+
+static int cmd_lists(struct command *c)
+{
+	if (c->args[0])
+		return command_fail(c, "lists: unexpected '%.40s'", c->args);
+	json_object_set_new(c->reply, "lists", service_lists_json(c->s));
+	return 0;
+}
+
+/*
+ * `replace LIST`: its file read again; `replace LIST -` with the new version
+ * passed open, for a list without a file (bloomd opens no file a client names).
+ */
+static int cmd_replace(struct command *c)
+{
+	char *name = c->args, *dash = strchr(c->args, ' ');
+	int fd = control_client_take_fd(c->cl);
+	json_t *result;
+	char err[512];
+
+	if (dash) {
+		*dash++ = '\0';
+		if (strcmp(command_trim(dash), "-") != 0) {
+			if (fd >= 0)
+				close(fd);
+			return command_fail(c, "replace: bloomd opens no file a client names: pass it open with `replace LIST -` (bloomctl replace LIST FILE does)");
+		}
+		if (fd < 0)
+			return command_fail(c, "replace %.64s -: no open file came with the command", name);
+	} else if (fd >= 0) {
+		close(fd);
+		fd = -1;
+	}
+	int rc = service_list_replace(c->s, name, fd, &result, err, sizeof(err));
+	if (rc < 0)
+		command_fail(c, "replace: %s", err);
+	if (result)
+		json_object_set_new(c->reply, "load", result);
+	return rc;
+}
+
+static int cmd_flush(struct command *c)
+{
+	uint64_t removed;
+	char err[512];
+
+	if (service_list_flush(c->s, c->args, &removed, err, sizeof(err)) < 0)
+		return command_fail(c, "flush: %s", err);
+	json_object_set_new(c->reply, "removed", json_integer((json_int_t)removed));
 	return 0;
 }
 
@@ -381,13 +457,16 @@ static const struct {
 	{ "query", false, cmd_query, "query ENTRY" },
 	{ "match", false, cmd_match, "match ADDRESS" },
 	{ "load", true, command_load, "load - (entry lines, then \".\")" },
-	{ "list", false, command_list, "list [--kind addr|net|pair|sig]" },
+	{ "list", false, command_list, "list [--kind addr|net|pair|sig] [--list LIST]" },
 	{ "stats", false, cmd_stats, "stats" },
 	{ "metrics", false, cmd_metrics, "metrics" },
 	{ "rebuild", true, cmd_rebuild, "rebuild [--rounds N] [--wait]" },
 	{ "save", true, cmd_save, "save" },
 	{ "replay", true, cmd_replay, "replay - [--wait] [--name NAME] (the pcap passed open)" },
 	{ "reload", true, cmd_reload, "reload" },
+	{ "lists", false, cmd_lists, "lists" },
+	{ "replace", true, cmd_replace, "replace LIST [-] (its file read again, or the new version passed open)" },
+	{ "flush", true, cmd_flush, "flush LIST" },
 	{ "version", false, cmd_version, "version" },
 	{ "help", false, cmd_help, "help" },
 };

@@ -108,6 +108,7 @@ struct listing {
 	struct service *s;
 	struct control_client *cl;
 	enum entry_kind kind;
+	uint32_t holder;           /* only the entries this list holds; 0: all */
 	struct match_cursor cursor;
 	uint64_t count;
 	size_t len;
@@ -125,13 +126,15 @@ static void list_put(struct listing *l, const char *text, size_t len)
 }
 
 /* Canonical entries are plain ASCII (addresses, hex), so they go into JSON as they are. */
-static int list_entry(void *ctx, const struct entry *e, unsigned group)
+static int list_entry(void *ctx, const struct entry *e, unsigned group, uint32_t holders)
 {
 	static char text[ENTRY_TEXT_MAX];
 	struct listing *l = ctx;
 	const char *kind = entry_kind_name(e->kind);
 
 	(void)group;
+	if (l->holder && !(holders & l->holder))
+		return 0;
 	entry_format_value(e->kind, e->key, e->len, text, sizeof(text));
 	if (l->count++)
 		list_put(l, ",", 1);
@@ -169,10 +172,15 @@ static bool list_more(void *ctx, struct control_client *cl)
 
 int command_list(struct command *c)
 {
-	char *kind_text;
+	char *kind_text, *list_text;
 	enum entry_kind kind = 0;
+	uint32_t holder = 0;
 	struct listing *l;
 
+	if (command_take_option(c->args, "--kind", &kind_text) && entry_kind_parse(kind_text, &kind) < 0)
+		return command_fail(c, "list: unknown kind '%.20s' (addr, net, pair or sig)", kind_text);
+	if (command_take_option(c->args, "--list", &list_text) && (holder = service_list_holder(c->s, list_text)) == 0)
+		return command_fail(c, "list: no list is named '%.64s' (bloomctl lists shows them)", list_text);
 	if (command_take_option(c->args, "--kind", &kind_text) && entry_kind_parse(kind_text, &kind) < 0)
 		return command_fail(c, "list: unknown kind '%.20s' (addr, net, pair or sig)", kind_text);
 	if (c->args[0])
@@ -181,6 +189,7 @@ int command_list(struct command *c)
 		return command_fail(c, "list: out of memory");
 	l->s = c->s;
 	l->kind = kind;
+	l->holder = holder;
 	control_stream(c->cl, list_more, l, free);
 	return command_reply_later(c);
 }

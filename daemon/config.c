@@ -13,32 +13,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "config_internal.h"
 #include "sizing.h"
 
-/* What a load is working on; the reader counts lines so errors can name them. */
 #define CONFIG_MAX_BYTES (1 << 20) /* a configuration is a few KiB; more is not one */
-#define MAX_KEYS_SEEN 256
 
-struct loader {
-	struct config *c;
-	char *text;                /* the whole file, NUL-terminated */
-	size_t len, at;            /* its length, and where the reader is */
-	struct {
-		char name[64];     /* "section.key" */
-		unsigned line;
-	} seen[MAX_KEYS_SEEN];     /* keys given once, to name both lines of a repeat */
-	size_t nseen;
-	const char *dir;           /* of the config file, for relative paths */
-	unsigned line;
-	unsigned problems;
-	unsigned memory_line, bpe_line, interface_line, file_line;
-	config_error_cb on_error;
-	void *ctx;
-};
-
-static void problem(struct loader *ld, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void problem(struct loader *ld, const char *fmt, ...)
+void config_problem(struct loader *ld, const char *fmt, ...)
 {
 	char msg[600], text[512];
 	va_list ap;
@@ -52,6 +32,22 @@ static void problem(struct loader *ld, const char *fmt, ...)
 		snprintf(msg, sizeof(msg), "%s: %s", ld->c->path, text);
 	ld->on_error(ld->ctx, msg);
 	ld->problems++;
+}
+
+static void count_problem(void *ctx, const char *message)
+{
+	(void)message;
+	(*(unsigned *)ctx)++;
+}
+
+/* The local list, with its default labels. */
+static int lists_default(struct config *c)
+{
+	unsigned problems = 0;
+	struct loader ld = { .c = c, .on_error = count_problem, .ctx = &problems };
+
+	config_lists_validate(&ld);
+	return problems ? -1 : 0;
 }
 
 struct config *config_defaults(void)
@@ -80,7 +76,7 @@ struct config *config_defaults(void)
 	c->flow_timeout = 300;
 	c->socket = strdup("/run/bloomd/control.sock");
 	c->store_dir = strdup("/var/lib/bloomd");
-	if (c->events == NULL || c->socket == NULL || c->store_dir == NULL) {
+	if (c->events == NULL || c->socket == NULL || c->store_dir == NULL || lists_default(c) < 0) {
 		config_free(c);
 		return NULL;
 	}
@@ -97,9 +93,8 @@ void config_free(struct config *c)
 		free(c->files[i]);
 	free(c->files);
 	free(c->bpf);
-	for (size_t i = 0; i < c->nentry_files; i++)
-		free(c->entry_files[i]);
-	free(c->entry_files);
+	config_lists_free(c);
+	free(c->metrics_listen);
 	free(c->events);
 	free(c->pcap);
 	free(c->socket);
@@ -117,8 +112,10 @@ const char *config_fsync_name(enum config_fsync f)
 static bool known_section(const char *name, size_t len)
 {
 	static const char *const sections[] = { "capture", "filter", "entries", "signatures", "output",
-						       "control", "store", "service", "log" };
+						       "control", "store", "service", "log", "metrics" };
 
+	if (config_list_section(name, len))
+		return true;
 	for (size_t i = 0; i < sizeof(sections) / sizeof(sections[0]); i++)
 		if (strlen(sections[i]) == len && strncmp(sections[i], name, len) == 0)
 			return true;
@@ -150,10 +147,10 @@ static char *reader(char *str, int num, void *stream)
 	if (lead < len && (start[lead] == ';' || start[lead] == '#')) {
 		len = 0; /* a comment, however long */
 	} else if (memchr(start, '\0', len)) {
-		problem(ld, "a NUL byte in the line: not read");
+		config_problem(ld, "a NUL byte in the line: not read");
 		len = 0;
 	} else if (len + 1 > (size_t)num) {
-		problem(ld, "line longer than %d bytes: not read (the limit)", num - 2);
+		config_problem(ld, "line longer than %d bytes: not read (the limit)", num - 2);
 		len = 0;
 	}
 	memcpy(str, start, len);
@@ -161,7 +158,7 @@ static char *reader(char *str, int num, void *stream)
 	while (isspace((unsigned char)*p))
 		p++;
 	if (*p == '[' && (close = strchr(p, ']')) != NULL && !known_section(p + 1, (size_t)(close - p - 1)))
-		problem(ld, "unknown section [%.*s]", (int)(close - p - 1), p + 1);
+		config_problem(ld, "unknown section [%.*s]", (int)(close - p - 1), p + 1);
 	return str;
 }
 
@@ -175,7 +172,7 @@ static bool repeated(struct loader *ld, const char *section, const char *key)
 	snprintf(name, sizeof(name), "%s.%s", section, key);
 	for (size_t i = 0; i < ld->nseen; i++)
 		if (strcmp(ld->seen[i].name, name) == 0) {
-			problem(ld, "[%s] %s is given again (first at line %u)", section, key, ld->seen[i].line);
+			config_problem(ld, "[%s] %s is given again (first at line %u)", section, key, ld->seen[i].line);
 			return true;
 		}
 	if (ld->nseen < MAX_KEYS_SEEN) {
@@ -193,16 +190,16 @@ static int read_whole(struct loader *ld, const char *path)
 	ssize_t n;
 
 	if (fd < 0 || fstat(fd, &st) < 0) {
-		problem(ld, "cannot read: %s", strerror(errno));
+		config_problem(ld, "cannot read: %s", strerror(errno));
 		if (fd >= 0)
 			close(fd);
 		return -1;
 	}
 	if (!S_ISREG(st.st_mode) || st.st_size > CONFIG_MAX_BYTES) {
 		if (S_ISREG(st.st_mode))
-			problem(ld, "larger than %d bytes: not a configuration", CONFIG_MAX_BYTES);
+			config_problem(ld, "larger than %d bytes: not a configuration", CONFIG_MAX_BYTES);
 		else
-			problem(ld, "not a regular file");
+			config_problem(ld, "not a regular file");
 		close(fd);
 		return -1;
 	}
@@ -211,7 +208,7 @@ static int read_whole(struct loader *ld, const char *path)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
-			problem(ld, "cannot read: %s", strerror(errno));
+			config_problem(ld, "cannot read: %s", strerror(errno));
 			close(fd);
 			return -1;
 		}
@@ -221,7 +218,7 @@ static int read_whole(struct loader *ld, const char *path)
 	}
 	close(fd);
 	if (ld->text == NULL) {
-		problem(ld, "out of memory");
+		config_problem(ld, "out of memory");
 		return -1;
 	}
 	ld->text[ld->len] = '\0';
@@ -241,12 +238,12 @@ static char *resolve(const struct loader *ld, const char *value)
 	return out;
 }
 
-static int set_string(struct loader *ld, char **slot, const char *value, bool path)
+int config_set_string(struct loader *ld, char **slot, const char *value, bool path)
 {
 	char *s = path ? resolve(ld, value) : strdup(value);
 
 	if (s == NULL) {
-		problem(ld, "out of memory");
+		config_problem(ld, "out of memory");
 		return 0;
 	}
 	free(*slot);
@@ -262,7 +259,7 @@ static int push_path(struct loader *ld, char ***list, size_t *n, const char *val
 	if (grown == NULL || (s = resolve(ld, value)) == NULL) {
 		if (grown)
 			*list = grown;
-		problem(ld, "out of memory");
+		config_problem(ld, "out of memory");
 		return 0;
 	}
 	*list = grown;
@@ -270,7 +267,7 @@ static int push_path(struct loader *ld, char ***list, size_t *n, const char *val
 	return 1;
 }
 
-static int set_uint(struct loader *ld, const char *key, const char *value, unsigned min,
+int config_set_uint(struct loader *ld, const char *key, const char *value, unsigned min,
 		    unsigned max, unsigned *out)
 {
 	char *end;
@@ -279,7 +276,7 @@ static int set_uint(struct loader *ld, const char *key, const char *value, unsig
 	errno = 0;
 	v = strtoul(value, &end, 10);
 	if (!isdigit((unsigned char)value[0]) || *end != '\0' || errno || v < min || v > max) {
-		problem(ld, "%s: expected a whole number from %u to %u, got '%s'", key, min, max, value);
+		config_problem(ld, "%s: expected a whole number from %u to %u, got '%s'", key, min, max, value);
 		return 0;
 	}
 	*out = (unsigned)v;
@@ -293,14 +290,14 @@ static int set_bits(struct loader *ld, const char *key, const char *value, doubl
 	double v = strtod(value, &end);
 
 	if (end == value || *end != '\0' || !(v >= 1 && v <= 64)) {
-		problem(ld, "%s: expected a number from 1 to 64, got '%s'", key, value);
+		config_problem(ld, "%s: expected a number from 1 to 64, got '%s'", key, value);
 		return 0;
 	}
 	*out = v;
 	return 1;
 }
 
-static int set_bool(struct loader *ld, const char *key, const char *value, bool *out)
+int config_set_bool(struct loader *ld, const char *key, const char *value, bool *out)
 {
 	static const char *const yes[] = { "yes", "true", "on", "1" }, *const no[] = { "no", "false", "off", "0" };
 
@@ -310,7 +307,7 @@ static int set_bool(struct loader *ld, const char *key, const char *value, bool 
 		if (strcasecmp(value, no[i]) == 0)
 			return *out = false, 1;
 	}
-	problem(ld, "%s: expected yes or no, got '%s'", key, value);
+	config_problem(ld, "%s: expected yes or no, got '%s'", key, value);
 	return 0;
 }
 
@@ -320,11 +317,11 @@ static int set_size(struct loader *ld, const char *key, const char *value, uint6
 	uint64_t v;
 
 	if (sizing_parse_size(value, &v) < 0) {
-		problem(ld, "%s: expected a size such as 4MiB, 512KiB or 65536, got '%s'", key, value);
+		config_problem(ld, "%s: expected a size such as 4MiB, 512KiB or 65536, got '%s'", key, value);
 		return 0;
 	}
 	if (v < min || v > max) {
-		problem(ld, "%s: expected a size from %llu to %llu bytes, got '%s'", key, (unsigned long long)min,
+		config_problem(ld, "%s: expected a size from %llu to %llu bytes, got '%s'", key, (unsigned long long)min,
 			(unsigned long long)max, value);
 		return 0;
 	}
@@ -338,18 +335,18 @@ static int capture_key(struct loader *ld, const char *key, const char *value)
 
 	if (strcmp(key, "interface") == 0) {
 		ld->interface_line = ld->line;
-		return set_string(ld, &c->interface, value, false);
+		return config_set_string(ld, &c->interface, value, false);
 	}
 	if (strcmp(key, "file") == 0) {
 		ld->file_line = ld->line;
 		return push_path(ld, &c->files, &c->nfiles, value);
 	}
 	if (strcmp(key, "bpf") == 0)
-		return set_string(ld, &c->bpf, value, false);
+		return config_set_string(ld, &c->bpf, value, false);
 	if (strcmp(key, "snaplen") == 0)
-		return set_uint(ld, key, value, 64, 262144, &c->snaplen);
+		return config_set_uint(ld, key, value, 64, 262144, &c->snaplen);
 	if (strcmp(key, "promisc") == 0)
-		return set_bool(ld, key, value, &c->promisc);
+		return config_set_bool(ld, key, value, &c->promisc);
 	if (strcmp(key, "buffer_size") == 0)
 		return set_size(ld, key, value, 0, INT32_MAX, &c->buffer_size); /* libpcap takes an int */
 	return -1;
@@ -371,36 +368,36 @@ static int filter_key(struct loader *ld, const char *key, const char *value)
 	}
 	if (strcmp(key, "layout") == 0) {
 		if (filter_layout_parse(value, &c->layout) < 0) {
-			problem(ld, "layout: expected classic or blocked, got '%s'", value);
+			config_problem(ld, "layout: expected classic or blocked, got '%s'", value);
 			return 0;
 		}
 		return 1;
 	}
 	if (strcmp(key, "choices") == 0)
-		return set_uint(ld, key, value, 1, FILTER_MAX_CHOICES, &c->choices);
+		return config_set_uint(ld, key, value, 1, FILTER_MAX_CHOICES, &c->choices);
 	if (strcmp(key, "hashes") == 0) {
 		if (strcmp(value, "auto") == 0)
 			return c->hashes = 0, 1;
-		return set_uint(ld, key, value, 1, FILTER_MAX_HASHES, &c->hashes);
+		return config_set_uint(ld, key, value, 1, FILTER_MAX_HASHES, &c->hashes);
 	}
 	if (strcmp(key, "rounds") == 0) {
 		if (strcmp(value, "auto") == 0)
 			return c->rounds = 0, 1;
-		return set_uint(ld, key, value, 1, 1000, &c->rounds);
+		return config_set_uint(ld, key, value, 1, 1000, &c->rounds);
 	}
 	if (strcmp(key, "fpr_target") == 0) {
 		c->fpr_target = strtod(value, &end);
 		if (end == value || *end != '\0' || !(c->fpr_target >= 0 && c->fpr_target < 1)) {
-			problem(ld, "fpr_target: expected a rate from 0 (none) to below 1, got '%s'", value);
+			config_problem(ld, "fpr_target: expected a rate from 0 (none) to below 1, got '%s'", value);
 			return 0;
 		}
 		return 1;
 	}
 	if (strcmp(key, "auto_rebuild") == 0)
-		return set_bool(ld, key, value, &c->auto_rebuild);
+		return config_set_bool(ld, key, value, &c->auto_rebuild);
 	if (strcmp(key, "hash") == 0) {
 		if (hash_algo_parse(value, &c->hash) < 0) {
-			problem(ld, "hash: expected xxh3 or siphash13, got '%s'", value);
+			config_problem(ld, "hash: expected xxh3 or siphash13, got '%s'", value);
 			return 0;
 		}
 		return 1;
@@ -417,7 +414,7 @@ static int set_optional_path(struct loader *ld, char **slot, bool *set, const ch
 		*slot = NULL;
 		return 1;
 	}
-	return set_string(ld, slot, value, true);
+	return config_set_string(ld, slot, value, true);
 }
 
 static int control_key(struct loader *ld, const char *key, const char *value)
@@ -427,11 +424,11 @@ static int control_key(struct loader *ld, const char *key, const char *value)
 	if (strcmp(key, "socket") == 0)
 		return set_optional_path(ld, &c->socket, &c->socket_set, value);
 	if (strcmp(key, "group") == 0)
-		return set_string(ld, &c->group, value, false);
+		return config_set_string(ld, &c->group, value, false);
 	if (strcmp(key, "max_clients") == 0)
-		return set_uint(ld, key, value, 1, 4096, &c->max_clients);
+		return config_set_uint(ld, key, value, 1, 4096, &c->max_clients);
 	if (strcmp(key, "idle_timeout") == 0)
-		return set_uint(ld, key, value, 1, 86400, &c->idle_timeout);
+		return config_set_uint(ld, key, value, 1, 86400, &c->idle_timeout);
 	return -1;
 }
 
@@ -445,7 +442,7 @@ static int store_key(struct loader *ld, const char *key, const char *value)
 		for (int f = CONFIG_FSYNC_NO; f <= CONFIG_FSYNC_ALWAYS; f++)
 			if (strcmp(value, config_fsync_name((enum config_fsync)f)) == 0)
 				return c->fsync = (enum config_fsync)f, 1;
-		problem(ld, "fsync: expected always, everysec or no, got '%s'", value);
+		config_problem(ld, "fsync: expected always, everysec or no, got '%s'", value);
 		return 0;
 	}
 	if (strcmp(key, "journal_max") == 0)
@@ -459,7 +456,7 @@ static int log_key(struct loader *ld, const char *key, const char *value)
 
 	if (strcmp(key, "level") == 0) {
 		if (log_level_parse(value, &c->log_level) < 0) {
-			problem(ld, "level: expected error, warning, info or debug, got '%s'", value);
+			config_problem(ld, "level: expected error, warning, info or debug, got '%s'", value);
 			return 0;
 		}
 		return 1;
@@ -467,7 +464,7 @@ static int log_key(struct loader *ld, const char *key, const char *value)
 	if (strcmp(key, "target") == 0) {
 		if (strcmp(value, "stderr") == 0 || strcmp(value, "syslog") == 0)
 			return c->log_target = value[1] == 'y' ? LOG_TARGET_SYSLOG : LOG_TARGET_STDERR, 1;
-		problem(ld, "target: expected stderr or syslog, got '%s'", value);
+		config_problem(ld, "target: expected stderr or syslog, got '%s'", value);
 		return 0;
 	}
 	return -1;
@@ -479,8 +476,23 @@ static int set_alerts(struct loader *ld, const char *value)
 		ld->c->alert_once_per_flow = value[0] == 'o';
 		return 1;
 	}
-	problem(ld, "alerts: expected every or once_per_flow, got '%s'", value);
+	config_problem(ld, "alerts: expected every or once_per_flow, got '%s'", value);
 	return 0;
+}
+
+/* ADDRESS:PORT, [IPV6]:PORT; the address is checked when the listener opens. */
+static int metrics_listen(struct loader *ld, const char *value)
+{
+	const char *colon = strrchr(value, ':');
+	unsigned port;
+
+	if (colon == NULL || colon == value) {
+		config_problem(ld, "listen: expected ADDRESS:PORT (127.0.0.1:9153, [::1]:9153), got '%s'", value);
+		return 0;
+	}
+	if (config_set_uint(ld, "listen's port", colon + 1, 1, 65535, &port) == 0)
+		return 0;
+	return config_set_string(ld, &ld->c->metrics_listen, value, false);
 }
 
 static int handler(void *user, const char *section, const char *key, const char *value)
@@ -498,31 +510,35 @@ static int handler(void *user, const char *section, const char *key, const char 
 	else if (strcmp(section, "filter") == 0)
 		rc = filter_key(ld, key, value);
 	else if (strcmp(section, "entries") == 0 && strcmp(key, "file") == 0)
-		rc = push_path(ld, &c->entry_files, &c->nentry_files, value);
+		rc = config_entries_file(ld, value);
+	else if (config_list_section(section, strlen(section)))
+		rc = config_list_key(ld, section, key, value);
+	else if (strcmp(section, "metrics") == 0 && strcmp(key, "listen") == 0)
+		rc = value[0] ? metrics_listen(ld, value) : 1;
 	else if (strcmp(section, "signatures") == 0 && strcmp(key, "window") == 0)
-		rc = set_uint(ld, key, value, 1, 64, &c->window);
+		rc = config_set_uint(ld, key, value, 1, 64, &c->window);
 	else if (strcmp(section, "signatures") == 0 && strcmp(key, "bits_per_window") == 0)
 		rc = set_bits(ld, key, value, &c->bits_per_window);
 	else if (strcmp(section, "output") == 0 && strcmp(key, "events") == 0)
-		rc = set_string(ld, &c->events, value, true);
+		rc = config_set_string(ld, &c->events, value, true);
 	else if (strcmp(section, "output") == 0 && strcmp(key, "pcap") == 0)
-		rc = set_string(ld, &c->pcap, value, true);
+		rc = config_set_string(ld, &c->pcap, value, true);
 	else if (strcmp(section, "output") == 0 && strcmp(key, "alerts") == 0)
 		rc = set_alerts(ld, value);
 	else if (strcmp(section, "output") == 0 && strcmp(key, "flow_timeout") == 0)
-		rc = set_uint(ld, key, value, 1, 86400, &c->flow_timeout);
+		rc = config_set_uint(ld, key, value, 1, 86400, &c->flow_timeout);
 	else if (strcmp(section, "control") == 0)
 		rc = control_key(ld, key, value);
 	else if (strcmp(section, "store") == 0)
 		rc = store_key(ld, key, value);
 	else if (strcmp(section, "service") == 0 && strcmp(key, "user") == 0)
-		rc = value[0] ? set_string(ld, &c->user, value, false) : 1;
+		rc = value[0] ? config_set_string(ld, &c->user, value, false) : 1;
 	else if (strcmp(section, "log") == 0)
 		rc = log_key(ld, key, value);
 	else if (section[0] == '\0')
-		return problem(ld, "'%s' is outside any [section]", key), 1;
+		return config_problem(ld, "'%s' is outside any [section]", key), 1;
 	if (rc < 0)
-		problem(ld, "unknown key '%s' in [%s]", key, section);
+		config_problem(ld, "unknown key '%s' in [%s]", key, section);
 	return 1; /* problems are counted, not returned: go on and find them all */
 }
 
@@ -533,13 +549,14 @@ static void validate(struct loader *ld)
 
 	ld->line = ld->bpe_line > ld->memory_line ? ld->bpe_line : ld->memory_line;
 	if (ld->memory_line && ld->bpe_line)
-		problem(ld, "give [filter] memory or bits_per_entry, not both (lines %u and %u)",
+		config_problem(ld, "give [filter] memory or bits_per_entry, not both (lines %u and %u)",
 			ld->memory_line, ld->bpe_line);
 	ld->line = ld->file_line > ld->interface_line ? ld->file_line : ld->interface_line;
 	if (ld->interface_line && ld->file_line)
-		problem(ld, "give [capture] interface or file, not both (lines %u and %u)",
+		config_problem(ld, "give [capture] interface or file, not both (lines %u and %u)",
 			ld->interface_line, ld->file_line);
 	ld->line = 0;
+	config_lists_validate(ld);
 	if (c->events && c->events[0] == '\0') {
 		free(c->events);
 		c->events = NULL;
@@ -579,9 +596,9 @@ struct config *config_load(const char *path, config_error_cb on_error, void *ctx
 	if (rc > 0) {
 		/* The handler returns 1 always, so a positive rc is inih's own syntax error. */
 		ld.line = (unsigned)rc;
-		problem(&ld, "syntax error: expected [section], key = value, or a comment");
+		config_problem(&ld, "syntax error: expected [section], key = value, or a comment");
 	} else if (rc < 0) {
-		problem(&ld, "out of memory reading the file");
+		config_problem(&ld, "out of memory reading the file");
 	}
 	validate(&ld);
 	free(dir);

@@ -6,9 +6,33 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "feed.h"
 #include "filter.h"
 #include "hash.h"
 #include "log.h"
+
+enum list_action { LIST_ACTION_ALERT, LIST_ACTION_DROP };
+
+#define LIST_NAME_MAX 64
+#define LIST_LOCAL "local"   /* the list of entries operators add with bloomctl */
+#define CONFIG_MAX_LISTS 31  /* the local list included */
+
+/*
+ * A named entry list ([list NAME], or [entries] file = PATH): where its
+ * entries come from and the labels its alerts carry.
+ */
+struct list_config {
+	char *name;
+	char *file;               /* NULL: filled by bloomctl replace (and kept in [store] dir) */
+	struct feed_spec format;
+	char *category;           /* NULL: none */
+	unsigned severity;        /* 1 (highest) to 255, as Suricata's */
+	enum list_action action;
+	uint32_t sid;             /* eve's signature_id */
+	char *signature;          /* eve's signature (Suricata's msg) */
+	double max_bad;           /* a version with a larger fraction of bad lines is refused */
+	unsigned line;            /* where it is defined */
+};
 
 struct config {
 	char *path;
@@ -28,9 +52,9 @@ struct config {
 	unsigned hashes;          /* 0: best for the size */
 	unsigned rounds;          /* 0: the default for the choices */
 	enum hash_algo hash;
-	/* [entries] */
-	char **entry_files;
-	size_t nentry_files;
+	/* [list NAME] and [entries] file: lists[0] is always the local list */
+	struct list_config *lists;
+	size_t nlists;
 	/* [signatures] */
 	unsigned window;
 	double bits_per_window;   /* the signature filter's bits per window */
@@ -41,6 +65,7 @@ struct config {
 	char *pcap;               /* matched packets, NULL for none */
 	bool alert_once_per_flow; /* [output] alerts = once_per_flow (else every) */
 	unsigned flow_timeout;    /* seconds a flow is quiet for an entry before it alerts again */
+	char *metrics_listen;     /* [metrics] listen: ADDRESS:PORT of the HTTP /metrics, NULL: none */
 	/* [control] */
 	char *socket;             /* NULL: none */
 	bool socket_set;          /* named in the file (one-shot -r mode uses it only then) */
@@ -73,6 +98,9 @@ struct config *config_load(const char *path, config_error_cb on_error, void *ctx
 struct config *config_defaults(void);
 
 void config_free(struct config *c);
+
+/* The list named name, or NULL. */
+const struct list_config *config_list(const struct config *c, const char *name);
 
 /* "always", "everysec" or "no". */
 const char *config_fsync_name(enum config_fsync f);

@@ -12,7 +12,6 @@
 
 #include "error.h"
 
-#define LINE_MAX_BYTES (16 + 4 * ENTRY_MAX_SIG)
 
 static const char *const KIND_NAMES[] = { NULL, "addr", "net", "pair", "sig" };
 
@@ -367,53 +366,4 @@ const char *entry_format_value(enum entry_kind kind, const uint8_t *key, size_t 
 		snprintf(buf, buflen, "?");
 	}
 	return buf;
-}
-
-unsigned entry_list_load(const char *path, entry_list_cb cb, entry_error_cb on_error, void *ctx)
-{
-	char msg[512], err[256];
-	char *line = NULL;
-	size_t cap = 0, lineno = 0;
-	unsigned problems = 0;
-	struct entry *e = malloc(sizeof(*e));
-	FILE *f = fopen(path, "r");
-	ssize_t got;
-
-	if (f == NULL || e == NULL) {
-		snprintf(msg, sizeof(msg), "%s: cannot read entry list: %s", path, strerror(errno));
-		on_error(ctx, msg);
-		if (f)
-			fclose(f);
-		free(e);
-		return 1;
-	}
-	while ((got = getline(&line, &cap, f)) >= 0) {
-		int rc;
-		lineno++;
-		if ((size_t)got > LINE_MAX_BYTES) {
-			error_set(err, sizeof(err), "line longer than %d bytes", LINE_MAX_BYTES);
-			rc = -1;
-		} else if (memchr(line, '\0', (size_t)got) != NULL) {
-			error_set(err, sizeof(err), "NUL byte in line (not a text file?)");
-			rc = -1;
-		} else {
-			rc = entry_parse(line, e, err, sizeof(err));
-			if (rc > 0)
-				rc = cb(ctx, e, err, sizeof(err)) < 0 ? -1 : 1;
-		}
-		if (rc < 0) {
-			snprintf(msg, sizeof(msg), "%s:%zu: %s", path, lineno, err);
-			on_error(ctx, msg);
-			problems++;
-		}
-	}
-	if (ferror(f)) {
-		snprintf(msg, sizeof(msg), "%s: read error: %s", path, strerror(errno));
-		on_error(ctx, msg);
-		problems++;
-	}
-	free(line);
-	free(e);
-	fclose(f);
-	return problems;
 }

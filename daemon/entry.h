@@ -71,16 +71,4 @@ const char *entry_format_value(enum entry_kind kind, const uint8_t *key, size_t 
 /* Address family (4 or 6) of an addr, net or pair key; 0 for a sig. */
 int entry_family(enum entry_kind kind, size_t len);
 
-/* Called for each entry of a list; return -1 to record an error for that line (message in err). */
-typedef int (*entry_list_cb)(void *ctx, const struct entry *e, char *err, size_t errlen);
-
-/* Called for each problem found, with "FILE:LINE: message". */
-typedef void (*entry_error_cb)(void *ctx, const char *message);
-
-/*
- * Read an entry list, calling cb for each entry and on_error for each bad
- * line (or for a file that cannot be read). Returns the number of problems.
- */
-unsigned entry_list_load(const char *path, entry_list_cb cb, entry_error_cb on_error, void *ctx);
-
 #endif

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <xxhash.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -32,12 +33,14 @@ enum {
 
 struct event_shape {
 	json_t *obj;                        /* owns the values below */
-	json_t *ts, *cnt, *source, *src, *sport, *dst, *dport, *proto, *community, *vlan, *matches;
+	json_t *ts, *flow_id, *cnt, *source, *src, *sport, *dst, *dport, *proto, *community, *direction, *vlan;
+	json_t *action, *sid, *rev, *signature, *category, *severity; /* of the alert object */
+	json_t *matches;
 };
 
 struct match_shape {
-	json_t *obj;                        /* owns kind, entry and offset */
-	json_t *kind, *entry, *offset;
+	json_t *obj;                        /* owns kind, entry, list and offset */
+	json_t *kind, *entry, *list, *offset;
 };
 
 struct events {
@@ -52,6 +55,8 @@ struct events {
 	int dump_link;
 	uint64_t written, pcap_skipped;
 	char *text;               /* scratch for an entry's canonical text */
+	event_label_cb label;     /* an entry's labels, or NULL: the defaults */
+	void *label_ctx;
 	char *line;               /* scratch for an event's JSON, LINE_BYTES */
 };
 
@@ -202,6 +207,8 @@ static struct event_shape *shape_for(struct events *ev, unsigned bits)
 		return s;
 	s->obj = json_object();
 	s->ts = slot(s->obj, "timestamp", json_string(""));
+	if (bits & SHAPE_IP)
+		s->flow_id = slot(s->obj, "flow_id", json_integer(0));
 	json_object_set_new_nocheck(s->obj, "event_type", json_string("alert"));
 	s->cnt = slot(s->obj, "pcap_cnt", json_integer(0));
 	s->source = slot(s->obj, bits & SHAPE_LIVE ? "in_iface" : "pcap_filename", json_string(""));
@@ -214,9 +221,19 @@ static struct event_shape *shape_for(struct events *ev, unsigned bits)
 			s->dport = slot(s->obj, "dest_port", json_integer(0));
 		s->proto = slot(s->obj, "proto", json_string(""));
 		s->community = slot(s->obj, "community_id", json_string(""));
+		if (bits & SHAPE_PORTS)
+			s->direction = slot(s->obj, "direction", json_string(""));
 	}
 	if (bits & SHAPE_VLAN)
 		s->vlan = slot(s->obj, "vlan", json_array());
+	json_t *alert = slot(s->obj, "alert", json_object());
+	s->action = slot(alert, "action", json_string("allowed"));
+	json_object_set_new_nocheck(alert, "gid", json_integer(1));
+	s->sid = slot(alert, "signature_id", json_integer(0));
+	s->rev = slot(alert, "rev", json_integer(0));
+	s->signature = slot(alert, "signature", json_string(""));
+	s->category = slot(alert, "category", json_string(""));
+	s->severity = slot(alert, "severity", json_integer(0));
 	s->matches = slot(s->obj, "matches", json_array());
 	return s;
 }
@@ -230,9 +247,25 @@ static struct match_shape *match_for(struct events *ev, bool with_offset, size_t
 	m->obj = json_object();
 	m->kind = slot(m->obj, "kind", json_string(""));
 	m->entry = slot(m->obj, "entry", json_string(""));
+	m->list = slot(m->obj, "list", json_string(""));
 	if (with_offset)
 		m->offset = slot(m->obj, "offset", json_integer(0));
 	return m;
+}
+
+/* An entry's labels: its lists', or (no labeller) the local list's defaults. */
+static void label_of(const struct events *ev, uint32_t holders, struct event_label *out)
+{
+	if (ev->label && ev->label(ev->label_ctx, holders, out))
+		return;
+	*out = (struct event_label){ .list = "local", .signature = "bloomd list local", .category = "local",
+				     .severity = 2, .sid = 9000000, .rev = 0 };
+}
+
+void events_set_labeller(struct events *ev, event_label_cb cb, void *ctx)
+{
+	ev->label = cb;
+	ev->label_ctx = ctx;
 }
 
 /* The event's JSON object, owned by ev: valid until the next event. */
@@ -255,10 +288,14 @@ static json_t *event_json(struct events *ev, const struct event_packet *p,
 		char id[COMMUNITYID_LEN];
 		communityid_of(v, 0, id);
 		set_ascii(s->community, id);
+		/* The same both ways, as the Community ID is; kept within a double's exact integers. */
+		json_integer_set(s->flow_id, (json_int_t)(XXH3_64bits(id, strlen(id)) & ((1ULL << 53) - 1)));
 	}
 	if (bits & SHAPE_PORTS) {
 		json_integer_set(s->sport, v->sport);
 		json_integer_set(s->dport, v->dport);
+		/* No flow state says who opened it: the side with the lower port is taken for the server. */
+		set_ascii(s->direction, v->dport <= v->sport ? "to_server" : "to_client");
 	}
 	if (bits & SHAPE_VLAN) {
 		json_array_clear(s->vlan);
@@ -266,18 +303,29 @@ static json_t *event_json(struct events *ev, const struct event_packet *p,
 			json_array_append_new(s->vlan, json_integer(v->vlans[i]));
 	}
 	json_array_clear(s->matches);
+	struct event_label top = { 0 }, label;
 	for (size_t i = 0; i < n; i++) {
 		const uint8_t *key;
 		size_t len;
 		bool sig = hits[i].kind == ENTRY_SIG;
 		struct match_shape *ms = match_for(ev, sig, i);
 		matcher_hit_key(m, &hits[i], &key, &len);
+		label_of(ev, matcher_hit_holders(m, &hits[i]), &label);
+		if (i == 0 || label.severity < top.severity)
+			top = label; /* the alert is the most severe match's */
 		set_ascii(ms->kind, entry_kind_name(hits[i].kind));
 		set_ascii(ms->entry, entry_format_value(hits[i].kind, key, len, ev->text, ENTRY_TEXT_MAX));
+		set_name(ms->list, label.list);
 		if (sig)
 			json_integer_set(ms->offset, hits[i].offset);
 		json_array_append(s->matches, ms->obj);
 	}
+	set_ascii(s->action, top.drop ? "blocked" : "allowed");
+	json_integer_set(s->sid, top.sid);
+	json_integer_set(s->rev, top.rev);
+	set_name(s->signature, top.signature);
+	set_name(s->category, top.category ? top.category : "");
+	json_integer_set(s->severity, top.severity);
 	return s->obj;
 }
 

@@ -2,6 +2,7 @@
 #ifndef BLOOMD_EVENTS_H
 #define BLOOMD_EVENTS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
@@ -23,6 +24,17 @@ struct event_packet {
 
 struct events;
 
+/* What an alert says of the entry it is about: eve's alert object, from its list. */
+struct event_label {
+	const char *list, *signature, *category; /* category may be NULL */
+	unsigned severity, rev;
+	uint32_t sid;
+	bool drop;                 /* the entry was dropped (eve's action "blocked") */
+};
+
+/* Fill *out for an entry with these holders (match.h); false: use the defaults. */
+typedef bool (*event_label_cb)(void *ctx, uint32_t holders, struct event_label *out);
+
 /*
  * Open the outputs: events to json_path ("-" for stdout, NULL for none),
  * matched packets to pcap_path (NULL for none; opened at the first match,
@@ -37,6 +49,9 @@ struct events *events_open(const char *json_path, const char *pcap_path, unsigne
  */
 int events_write(struct events *ev, const struct event_packet *p, const struct matcher *m,
 		 const struct match_hit *hits, size_t n, char *err, size_t errlen);
+
+/* Where events get their labels from (the daemon's lists). */
+void events_set_labeller(struct events *ev, event_label_cb cb, void *ctx);
 
 /* Push buffered events out (after each batch of packets). */
 void events_flush(struct events *ev);

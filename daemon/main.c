@@ -262,7 +262,7 @@ int main(int argc, char **argv)
 	struct config *cfg;
 	struct event_base *base = NULL;
 	unsigned problems = 0;
-	uint64_t listed[2];
+	unsigned refused = 0;
 	int rc = 1;
 
 	loop_signals(SIG_BLOCK);
@@ -279,15 +279,18 @@ int main(int argc, char **argv)
 	struct plan p = plan_of(&o, cfg);
 	bool use_socket = cfg->socket && (!p.one_shot || cfg->socket_set);
 	bool use_store = cfg->store_dir && (!p.one_shot || cfg->store_set);
-	if (service_load(s, cfg, use_store, o.check_only, listed) < 0)
+	if (service_load(s, cfg, use_store, o.check_only, &refused) < 0)
 		goto out;
 	if (o.check_only) {
 		struct preflight_plan pp = { .interface = p.interface, .files = p.files, .nfiles = p.nfiles,
 					     .socket = use_socket, .store = use_store };
 		if (preflight_check(cfg, &pp, report_problem, &problems) > 0)
 			goto out;
-		printf("bloomd: %s: configuration ok, %llu entries (%llu listed more than once)\n", o.config,
-		       (unsigned long long)listed[0], (unsigned long long)listed[1]);
+		printf("bloomd: %s: configuration ok, %llu entries in %zu lists", o.config,
+		       (unsigned long long)service_entries(s), cfg->nlists);
+		if (refused)
+			printf(" (%u refused: see above; bloomd starts without them)", refused);
+		printf("\n");
 		rc = 0;
 		goto out;
 	}

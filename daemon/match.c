@@ -227,6 +227,11 @@ void matcher_hit_key(const struct matcher *m, const struct match_hit *hit, const
 	}
 }
 
+uint32_t matcher_hit_holders(const struct matcher *m, const struct match_hit *hit)
+{
+	return hit->kind == ENTRY_SIG ? m->sigs[hit->id].holders : store_holders(m->addr.store, hit->id);
+}
+
 const struct match_counters *matcher_counters(const struct matcher *m, enum entry_kind kind)
 {
 	return &m->counters[kind];
@@ -314,7 +319,7 @@ int matcher_foreach(const struct matcher *m, enum entry_kind only, match_entry_c
 		e.kind = kind;
 		e.len = (uint16_t)len;
 		memcpy(e.key, key, len);
-		rc = cb(ctx, &e, store_groups(m->addr.store)[i]);
+		rc = cb(ctx, &e, store_groups(m->addr.store)[i], store_holders(m->addr.store, i));
 	}
 	if (only && only != ENTRY_SIG)
 		return rc;
@@ -323,7 +328,7 @@ int matcher_foreach(const struct matcher *m, enum entry_kind only, match_entry_c
 		for (uint32_t id = m->heads[w]; id != NO_SIG && rc == 0; id = m->sigs[id].next) {
 			e.len = m->sigs[id].len;
 			memcpy(e.key, m->sig_arena.bytes + m->sigs[id].offset, e.len);
-			rc = cb(ctx, &e, store_groups(m->sig.store)[w]);
+			rc = cb(ctx, &e, store_groups(m->sig.store)[w], m->sigs[id].holders);
 		}
 	return rc;
 }
@@ -354,7 +359,7 @@ static size_t window_walk(const struct matcher *m, size_t w, match_entry_cb cb, 
 	for (uint32_t id = m->heads[w]; id != NO_SIG; id = m->sigs[id].next, n++) {
 		e.len = m->sigs[id].len;
 		memcpy(e.key, m->sig_arena.bytes + m->sigs[id].offset, e.len);
-		cb(ctx, &e, store_groups(m->sig.store)[w]);
+		cb(ctx, &e, store_groups(m->sig.store)[w], m->sigs[id].holders);
 	}
 	return n;
 }
@@ -382,7 +387,7 @@ void matcher_walk(const struct matcher *m, enum entry_kind only, struct match_cu
 		if (cur->part == 1)
 			done += window_walk(m, i, cb, ctx);
 		else if (address_at(m, i, only, &e))
-			cb(ctx, &e, store_groups(m->addr.store)[i]);
+			cb(ctx, &e, store_groups(m->addr.store)[i], store_holders(m->addr.store, i));
 		done += cur->part == 0; /* bounded by what is looked at, listed or not */
 	}
 }
@@ -396,15 +401,17 @@ void matcher_covering(const struct matcher *m, const uint8_t *addr, size_t alen,
 	e.kind = ENTRY_ADDR;
 	e.len = (uint16_t)alen;
 	memcpy(e.key, addr, alen);
-	if (store_find(m->addr.store, addr_hash(m, ENTRY_ADDR, e.key, alen), ENTRY_ADDR, e.key, alen) >= 0)
-		cb(ctx, &e, 0);
+	ssize_t at = store_find(m->addr.store, addr_hash(m, ENTRY_ADDR, e.key, alen), ENTRY_ADDR, e.key, alen);
+	if (at >= 0)
+		cb(ctx, &e, 0, store_holders(m->addr.store, (size_t)at));
 	e.kind = ENTRY_NET;
 	e.len = (uint16_t)(1 + alen);
 	for (unsigned i = 0; i < m->n_net_lens[v6]; i++) {
 		uint8_t k[24];
 		net_key_of(addr, alen, m->net_lens[v6][i], k);
 		memcpy(e.key, k, 1 + alen);
-		if (store_find(m->addr.store, addr_hash(m, ENTRY_NET, e.key, e.len), ENTRY_NET, e.key, e.len) >= 0)
-			cb(ctx, &e, 0);
+		at = store_find(m->addr.store, addr_hash(m, ENTRY_NET, e.key, e.len), ENTRY_NET, e.key, e.len);
+		if (at >= 0)
+			cb(ctx, &e, 0, store_holders(m->addr.store, (size_t)at));
 	}
 }

@@ -75,14 +75,46 @@ struct matcher *matcher_new(const struct match_config *cfg, char *err, size_t er
 void matcher_free(struct matcher *m);
 
 /*
- * Add an entry. Returns 0 if added, 1 if it was present already, -1 with a
- * message (a signature shorter than the window, no memory). Before
- * matcher_build, entries are only stored; after it they go into the filter.
+ * Every entry has holders, a set of up to 32 (the bits of a uint32_t; the
+ * daemon gives bit 0 to operators' entries and one bit to each entry list).
+ * An entry stays while anyone holds it: a reference count that cannot count
+ * one holder twice.
  */
-int matcher_add(struct matcher *m, const struct entry *e, char *err, size_t errlen);
+#define MATCH_HOLDER_DEFAULT 1u
 
 /*
- * Remove an entry: from its exact store and, once built, from its counting
+ * Add an entry held by holders (not 0), or add holders to it. Returns 0 if
+ * added, 1 if it was present already, -1 with a message and errno (EINVAL:
+ * a signature shorter than the window; ENOMEM). Before matcher_build, entries are only
+ * stored; after it they go into the filter.
+ */
+int matcher_hold(struct matcher *m, const struct entry *e, uint32_t holders, char *err, size_t errlen);
+
+/* matcher_hold by MATCH_HOLDER_DEFAULT. */
+int matcher_add(struct matcher *m, const struct entry *e, char *err, size_t errlen);
+
+/* An entry's holders; 0 if it is not stored. */
+uint32_t matcher_holders(const struct matcher *m, const struct entry *e);
+
+/*
+ * Take holders away from an entry; with none left it is removed. Returns 0
+ * (*left: its holders now, 0 if removed), or 1 if it was not stored.
+ */
+int matcher_release(struct matcher *m, const struct entry *e, uint32_t holders, uint32_t *left);
+
+/*
+ * Move every entry's hold from holder `from` to holder `to` at once (one
+ * call, so no packet sees half of it): an entry held by from is held by to
+ * instead; one held by to but not from loses to (and goes if no one else
+ * holds it). from = 0 takes to from every entry (a flush). Staging a list's
+ * new version under a spare holder and reholding it onto the list's own is
+ * ipset's swap. Returns the entries that lost to; *gained (if not NULL):
+ * those that gained it.
+ */
+uint64_t matcher_rehold(struct matcher *m, uint32_t from, uint32_t to, uint64_t *gained);
+
+/*
+ * Remove an entry whoever holds it: from its exact store and, once built, from its counting
  * store. Returns 0 if removed, 1 if it was not there. A removed signature's
  * window keeps its prefilter bits until the filters are built again.
  */
@@ -167,6 +199,8 @@ size_t matcher_check(struct matcher *m, const struct packet_view *v, struct matc
 /* The key of a hit's entry, for reporting. */
 void matcher_hit_key(const struct matcher *m, const struct match_hit *hit, const uint8_t **key,
 		     size_t *len);
+/* The holders of a hit's entry. */
+uint32_t matcher_hit_holders(const struct matcher *m, const struct match_hit *hit);
 
 const struct match_counters *matcher_counters(const struct matcher *m, enum entry_kind kind);
 uint64_t matcher_entries(const struct matcher *m, enum entry_kind kind);
@@ -208,10 +242,11 @@ bool matcher_params(const struct matcher *m, int sig, struct filter_params *p);
 
 /*
  * Call cb for every entry (or every entry of kind only, 0: all) with the
- * group its filter key is counted in; stops at, and returns, cb's first
- * non-zero result. Order: addresses, then signatures window by window.
+ * group its filter key is counted in and its holders; stops at, and returns,
+ * cb's first non-zero result. Order: addresses, then signatures window by
+ * window.
  */
-typedef int (*match_entry_cb)(void *ctx, const struct entry *e, unsigned group);
+typedef int (*match_entry_cb)(void *ctx, const struct entry *e, unsigned group, uint32_t holders);
 int matcher_foreach(const struct matcher *m, enum entry_kind only, match_entry_cb cb, void *ctx);
 
 /*

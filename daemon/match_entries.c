@@ -86,22 +86,29 @@ static void net_length_used(struct matcher *m, int v6, unsigned len)
 		net_lengths_refresh(m, v6);
 }
 
-static int add_address(struct matcher *m, const struct entry *e, int group, char *err,
-		       size_t errlen)
+static int add_address(struct matcher *m, const struct entry *e, int group, uint32_t holders,
+		       char *err, size_t errlen)
 {
-	ssize_t index = store_add(m->addr.store, addr_hash(m, e->kind, e->key, e->len),
-				  (uint8_t)e->kind, e->key, e->len, (uint8_t)(group < 0 ? 0 : group));
+	struct hash128 h = addr_hash(m, e->kind, e->key, e->len);
+	ssize_t index = store_add(m->addr.store, h, (uint8_t)e->kind, e->key, e->len,
+				  (uint8_t)(group < 0 ? 0 : group));
 
 	if (index < 0) {
-		if (errno == EEXIST)
-			return 1;
-		error_set(err, errlen, "out of memory adding an entry");
-		return -1;
+		if (errno != EEXIST) {
+			errno = ENOMEM;
+			error_set(err, errlen, "out of memory adding an entry");
+			return -1;
+		}
+		index = store_find(m->addr.store, h, (uint8_t)e->kind, e->key, e->len);
+		store_set_holders(m->addr.store, (size_t)index, store_holders(m->addr.store, (size_t)index) | holders);
+		return 1;
 	}
 	if (filter_in(m, &m->addr, (size_t)index, 0, group >= 0, err, errlen) < 0) {
 		store_remove(m->addr.store, (size_t)index);
+		errno = ENOMEM;
 		return -1;
 	}
+	store_set_holders(m->addr.store, (size_t)index, holders);
 	m->kind_entries[e->kind]++;
 	if (e->kind == ENTRY_NET)
 		net_length_used(m, e->len == 17, e->key[0]);
@@ -124,7 +131,7 @@ static uint32_t new_sig(struct matcher *m, const struct entry *e)
 	} else {
 		id = (uint32_t)m->nsigs++;
 	}
-	m->sigs[id] = (struct sig_entry){ (uint64_t)offset, e->len, NO_SIG };
+	m->sigs[id] = (struct sig_entry){ .offset = (uint64_t)offset, .len = e->len, .next = NO_SIG };
 	return id;
 }
 
@@ -136,8 +143,8 @@ static void drop_sig(struct matcher *m, uint32_t id)
 	m->free_sigs = id;
 }
 
-static int add_signature(struct matcher *m, const struct entry *e, int group, char *err,
-			 size_t errlen)
+static int add_signature(struct matcher *m, const struct entry *e, int group, uint32_t holders,
+			 char *err, size_t errlen)
 {
 	unsigned w = m->cfg.window;
 	struct hash128 h;
@@ -145,6 +152,7 @@ static int add_signature(struct matcher *m, const struct entry *e, int group, ch
 	uint32_t id;
 
 	if (e->len < w) {
+		errno = EINVAL;
 		error_set(err, errlen, "signature of %u bytes is shorter than the window (%u bytes)",
 			  e->len, w);
 		return -1;
@@ -156,9 +164,11 @@ static int add_signature(struct matcher *m, const struct entry *e, int group, ch
 		/* Walk by index: new_sig may move m->sigs, so no pointer into it survives. */
 		uint32_t last = NO_SIG;
 		for (uint32_t at = m->heads[index]; at != NO_SIG; last = at, at = m->sigs[at].next) {
-			const struct sig_entry *s = &m->sigs[at];
-			if (s->len == e->len && memcmp(m->sig_arena.bytes + s->offset, e->key, e->len) == 0)
+			struct sig_entry *s = &m->sigs[at];
+			if (s->len == e->len && memcmp(m->sig_arena.bytes + s->offset, e->key, e->len) == 0) {
+				s->holders |= holders;
 				return 1;
+			}
 		}
 		if ((id = new_sig(m, e)) == NO_SIG)
 			goto nomem;
@@ -184,23 +194,31 @@ static int add_signature(struct matcher *m, const struct entry *e, int group, ch
 			/* Not in the filter: out of the store too (the last window: nothing moves). */
 			store_remove(m->sig.store, (size_t)index);
 			drop_sig(m, id);
+			errno = ENOMEM;
 			return -1;
 		}
 		if (m->built)
 			sigscan_add(m->scan, word);
 	}
+	m->sigs[id].holders = holders;
 	m->kind_entries[ENTRY_SIG]++;
 	return 0;
 nomem:
+	errno = ENOMEM;
 	error_set(err, errlen, "out of memory adding a signature");
 	return -1;
 }
 
-int matcher_add(struct matcher *m, const struct entry *e, char *err, size_t errlen)
+int matcher_hold(struct matcher *m, const struct entry *e, uint32_t holders, char *err, size_t errlen)
 {
 	if (e->kind == ENTRY_SIG)
-		return add_signature(m, e, -1, err, errlen);
-	return add_address(m, e, -1, err, errlen);
+		return add_signature(m, e, -1, holders, err, errlen);
+	return add_address(m, e, -1, holders, err, errlen);
+}
+
+int matcher_add(struct matcher *m, const struct entry *e, char *err, size_t errlen)
+{
+	return matcher_hold(m, e, MATCH_HOLDER_DEFAULT, err, errlen);
 }
 
 int matcher_add_restored(struct matcher *m, const struct entry *e, unsigned group, char *err,
@@ -212,8 +230,8 @@ int matcher_add_restored(struct matcher *m, const struct entry *e, unsigned grou
 		return -1;
 	}
 	if (e->kind == ENTRY_SIG)
-		return add_signature(m, e, (int)group, err, errlen);
-	return add_address(m, e, (int)group, err, errlen);
+		return add_signature(m, e, (int)group, MATCH_HOLDER_DEFAULT, err, errlen);
+	return add_address(m, e, (int)group, MATCH_HOLDER_DEFAULT, err, errlen);
 }
 
 /* ---- removing and looking up ---- */
@@ -263,21 +281,27 @@ static void remove_window(struct matcher *m, size_t index)
 	m->words[index] = m->words[last];
 }
 
-static int remove_signature(struct matcher *m, const struct entry *e)
+/* Signature e's id (and its window's index, and the id before it in the window), or NO_SIG. */
+static uint32_t find_signature(const struct matcher *m, const struct entry *e, ssize_t *window,
+			       uint32_t *prev)
 {
-	unsigned w = m->cfg.window;
-
-	if (e->len < w)
-		return 1;
+	*prev = NO_SIG;
+	if (e->len < m->cfg.window)
+		return NO_SIG;
 	struct hash128 h = sigscan_hash(m->scan, sigscan_word(m->scan, e->key));
-	ssize_t index = store_find(m->sig.store, h, 0, e->key, w);
-	if (index < 0)
-		return 1;
-	uint32_t prev = NO_SIG, id = m->heads[index];
-	for (; id != NO_SIG; prev = id, id = m->sigs[id].next)
+	*window = store_find(m->sig.store, h, 0, e->key, m->cfg.window);
+	for (uint32_t id = *window < 0 ? NO_SIG : m->heads[*window]; id != NO_SIG; *prev = id, id = m->sigs[id].next)
 		if (m->sigs[id].len == e->len &&
 		    memcmp(m->sig_arena.bytes + m->sigs[id].offset, e->key, e->len) == 0)
-			break;
+			return id;
+	return NO_SIG;
+}
+
+static int remove_signature(struct matcher *m, const struct entry *e)
+{
+	ssize_t index;
+	uint32_t prev, id = find_signature(m, e, &index, &prev);
+
 	if (id == NO_SIG)
 		return 1;
 	if (prev == NO_SIG)
@@ -312,11 +336,107 @@ bool matcher_lookup(const struct matcher *m, const struct entry *e, bool *filter
 	struct hash128 h = sigscan_hash(m->scan, sigscan_word(m->scan, e->key));
 	if (m->sig.counting)
 		*filter_says = filter_query(counting_filter(m->sig.counting), h);
-	ssize_t index = store_find(m->sig.store, h, 0, e->key, m->cfg.window);
-	for (uint32_t id = index < 0 ? NO_SIG : m->heads[index]; id != NO_SIG; id = m->sigs[id].next)
-		if (m->sigs[id].len == e->len &&
-		    memcmp(m->sig_arena.bytes + m->sigs[id].offset, e->key, e->len) == 0)
-			return true;
-	return false;
+	ssize_t window;
+	uint32_t prev;
+	return find_signature(m, e, &window, &prev) != NO_SIG;
 }
 
+/* ---- holders ---- */
+
+uint32_t matcher_holders(const struct matcher *m, const struct entry *e)
+{
+	if (e->kind == ENTRY_SIG) {
+		ssize_t window;
+		uint32_t prev, id = find_signature(m, e, &window, &prev);
+		return id == NO_SIG ? 0 : m->sigs[id].holders;
+	}
+	ssize_t at = store_find(m->addr.store, addr_hash(m, e->kind, e->key, e->len), (uint8_t)e->kind,
+				e->key, e->len);
+	return at < 0 ? 0 : store_holders(m->addr.store, (size_t)at);
+}
+
+/* Set the holders of an entry that is there; none left takes it out. */
+static void set_holders(struct matcher *m, const struct entry *e, uint32_t holders)
+{
+	if (holders == 0) {
+		matcher_remove(m, e);
+	} else if (e->kind == ENTRY_SIG) {
+		ssize_t window;
+		uint32_t prev;
+		m->sigs[find_signature(m, e, &window, &prev)].holders = holders;
+	} else {
+		ssize_t at = store_find(m->addr.store, addr_hash(m, e->kind, e->key, e->len),
+					(uint8_t)e->kind, e->key, e->len);
+		store_set_holders(m->addr.store, (size_t)at, holders);
+	}
+}
+
+int matcher_release(struct matcher *m, const struct entry *e, uint32_t holders, uint32_t *left)
+{
+	uint32_t held = matcher_holders(m, e);
+
+	*left = 0;
+	if (held == 0)
+		return 1;
+	*left = held & ~holders;
+	set_holders(m, e, *left);
+	return 0;
+}
+
+/* What rehold makes of an entry's holders (matcher_rehold). */
+static uint32_t reheld(uint32_t h, uint32_t from, uint32_t to)
+{
+	uint32_t out = h;
+
+	if ((h & to) && !(h & from))
+		out &= ~to;
+	if (h & from)
+		out = (out & ~from) | to;
+	return out;
+}
+
+uint64_t matcher_rehold(struct matcher *m, uint32_t from, uint32_t to, uint64_t *gained)
+{
+	static struct entry e;
+	uint64_t dropped = 0, got = 0;
+
+	/* Downwards: a removal moves the last entry (or window) into the hole, which was seen already. */
+	for (size_t i = store_count(m->addr.store); i-- > 0;) {
+		uint32_t h = store_holders(m->addr.store, i), out = reheld(h, from, to);
+		if (out == h)
+			continue;
+		dropped += (h & to) && !(out & to);
+		got += !(h & to) && (out & to);
+		if (out) {
+			store_set_holders(m->addr.store, i, out);
+			continue;
+		}
+		uint8_t kind;
+		const uint8_t *key;
+		size_t len;
+		store_entry(m->addr.store, i, &kind, &key, &len);
+		e.kind = kind;
+		e.len = (uint16_t)len;
+		memcpy(e.key, key, len);
+		remove_address(m, &e);
+	}
+	e.kind = ENTRY_SIG;
+	for (size_t w = store_count(m->sig.store); w-- > 0;) {
+		for (uint32_t id = m->heads[w], next; id != NO_SIG; id = next) {
+			uint32_t h = m->sigs[id].holders, out = reheld(h, from, to);
+			next = m->sigs[id].next;
+			dropped += (h & to) && !(out & to);
+			got += !(h & to) && (out & to);
+			if (out) {
+				m->sigs[id].holders = out;
+				continue;
+			}
+			e.len = m->sigs[id].len;
+			memcpy(e.key, m->sig_arena.bytes + m->sigs[id].offset, e.len);
+			remove_signature(m, &e); /* ids stay: next is still good */
+		}
+	}
+	if (gained)
+		*gained = got;
+	return dropped;
+}

@@ -52,6 +52,7 @@ struct sig_entry {
 	uint64_t offset;           /* into sig_arena */
 	uint16_t len;
 	uint32_t next;             /* next signature with the same window, or NO_SIG */
+	uint32_t holders;          /* who holds it (match.h) */
 };
 
 struct matcher {

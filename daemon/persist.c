@@ -411,3 +411,69 @@ int snapshot_read(const char *dir, struct persist_header *h, persist_entry_cb cb
 	free(b.p);
 	return rc;
 }
+
+/* ---- lists' last versions ---- */
+
+static int lists_dir(const char *dir, char *out, size_t outlen)
+{
+	persist_path_join(out, outlen, dir, "lists");
+	if (mkdir(out, 0700) < 0 && errno != EEXIST)
+		return -1;
+	return 0;
+}
+
+int persist_list_save(const char *dir, const char *name, persist_lines_cb write_lines, void *ctx,
+		      char *err, size_t errlen)
+{
+	char sub[4096], path[4200], tmp[4200];
+	FILE *f = NULL;
+	int fd = -1;
+
+	if (lists_dir(dir, sub, sizeof(sub)) < 0)
+		goto fail;
+	snprintf(path, sizeof(path), "%s/%s", sub, name);
+	snprintf(tmp, sizeof(tmp), "%s/.%s.tmp", sub, name);
+	if ((fd = persist_create(tmp, O_CREAT | O_EXCL | O_CLOEXEC)) < 0 || (f = fdopen(fd, "w")) == NULL)
+		goto fail;
+	fd = -1;
+	if (write_lines(ctx, f) < 0 || fflush(f) == EOF || fsync(fileno(f)) < 0)
+		goto fail;
+	if (fclose(f) == EOF) {
+		f = NULL;
+		goto fail;
+	}
+	f = NULL;
+	if (rename(tmp, path) < 0 || persist_fsync_dir(sub) < 0)
+		goto fail;
+	return 0;
+fail:
+	error_set(err, errlen, "%s/lists/%s: %s", dir, name, persist_strerror(errno));
+	if (f)
+		fclose(f);
+	if (fd >= 0)
+		close(fd);
+	unlink(tmp);
+	return -1;
+}
+
+FILE *persist_list_open(const char *dir, const char *name)
+{
+	char path[4200];
+	int fd;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/lists/%s", dir, name);
+	if ((fd = persist_open_existing(path, O_RDONLY)) < 0)
+		return NULL;
+	if ((f = fdopen(fd, "r")) == NULL)
+		close(fd);
+	return f;
+}
+
+int persist_list_remove(const char *dir, const char *name)
+{
+	char path[4200];
+
+	snprintf(path, sizeof(path), "%s/lists/%s", dir, name);
+	return unlink(path) < 0 && errno != ENOENT ? -1 : 0;
+}

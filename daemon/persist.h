@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "entry.h"
 #include "filter.h"
@@ -139,5 +140,20 @@ bool journal_unsynced(const struct journal *j);
  * kept, and the next journal_flush writes it again.
  */
 bool journal_broken(const struct journal *j);
+
+/* ---- lists' last versions ---- */
+
+/*
+ * dir/lists/NAME holds the last version taken of a list, as entry lines: at
+ * start, a list whose file cannot be read or is refused starts from it, and
+ * a list without a file (filled by bloomctl replace) is read from it.
+ * Written whole: a temporary file, fsync, rename, directory fsync.
+ */
+typedef int (*persist_lines_cb)(void *ctx, FILE *f);
+int persist_list_save(const char *dir, const char *name, persist_lines_cb write_lines, void *ctx,
+		      char *err, size_t errlen);
+/* The saved version, or NULL (errno ENOENT: none). */
+FILE *persist_list_open(const char *dir, const char *name);
+int persist_list_remove(const char *dir, const char *name);
 
 #endif

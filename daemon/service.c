@@ -49,43 +49,43 @@ int service_journal_op(struct service *s, enum persist_op op, const struct entry
 	return 0;
 }
 
-/* keep: an entry present already keeps its expiry (entry lists); else it takes expiry. */
-int service_add_entry(struct service *s, const struct entry *e, uint64_t expiry, bool keep,
-		      char *err, size_t errlen)
-{
-	uint64_t before = ttl_get(s->ttl, e);
-	int rc = matcher_add(s->matcher, e, err, errlen);
-
-	if (rc < 0 || (rc == 1 && (keep || before == expiry)))
-		return rc;
-	/* Undone on failure: a new entry goes, one present already keeps its expiry; the real cause is said. */
-	if (ttl_set(s->ttl, e, expiry) < 0) {
-		error_set(err, errlen, "out of memory for the entry's expiry: the entry was not %s",
-			  rc == 0 ? "added" : "changed");
-	} else if (service_journal_op(s, PERSIST_ADD, e, expiry, err, errlen) == 0) {
-		return rc;
-	}
-	if (rc == 0)
-		matcher_remove(s->matcher, e);
-	ttl_set(s->ttl, e, rc == 0 ? 0 : before);
-	return -1;
-}
-
+/*
+ * The local list's hold on e, with its expiry: journaled first, so a change
+ * not written is not made. Other lists' holds on it are theirs: an entry a
+ * list holds is added to the local list all the same.
+ */
 int service_add(struct service *s, const struct entry *e, uint64_t expiry, char *err,
 		size_t errlen)
 {
-	return service_add_entry(s, e, expiry, false, err, errlen);
+	uint64_t before = ttl_get(s->ttl, e);
+	bool was_local = matcher_holders(s->matcher, e) & MATCH_HOLDER_DEFAULT;
+	uint32_t left;
+
+	if (was_local && before == expiry)
+		return 1;
+	if (matcher_hold(s->matcher, e, MATCH_HOLDER_DEFAULT, err, errlen) < 0)
+		return -1;
+	/* Undone on failure: a new hold goes, one there already keeps its expiry; the real cause is said. */
+	if (ttl_set(s->ttl, e, expiry) < 0) {
+		error_set(err, errlen, "out of memory for the entry's expiry: the entry was not %s",
+			  was_local ? "changed" : "added");
+	} else if (service_journal_op(s, PERSIST_ADD, e, expiry, err, errlen) == 0) {
+		return was_local ? 1 : 0;
+	}
+	if (!was_local)
+		matcher_release(s->matcher, e, MATCH_HOLDER_DEFAULT, &left);
+	ttl_set(s->ttl, e, was_local ? before : 0);
+	return -1;
 }
 
-int service_del(struct service *s, const struct entry *e, char *err, size_t errlen)
+int service_del(struct service *s, const struct entry *e, uint32_t *still_held, char *err, size_t errlen)
 {
-	bool filter_says;
-
-	if (!matcher_lookup(s->matcher, e, &filter_says))
+	*still_held = matcher_holders(s->matcher, e) & ~MATCH_HOLDER_DEFAULT;
+	if (!(matcher_holders(s->matcher, e) & MATCH_HOLDER_DEFAULT))
 		return 1;
 	if (service_journal_op(s, PERSIST_DEL, e, 0, err, errlen) < 0)
 		return -1; /* not journaled: not done, or a restart would bring it back */
-	matcher_remove(s->matcher, e);
+	matcher_release(s->matcher, e, MATCH_HOLDER_DEFAULT, still_held);
 	ttl_set(s->ttl, e, 0);
 	return 0;
 }
@@ -97,8 +97,10 @@ static void expire_entries(struct service *s)
 	static struct entry e;
 	uint64_t now = service_now();
 
+	uint32_t left;
+
 	while (ttl_pop_expired(s->ttl, now, &e) == 1) {
-		matcher_remove(s->matcher, &e);
+		matcher_release(s->matcher, &e, MATCH_HOLDER_DEFAULT, &left);
 		service_journal_op(s, PERSIST_DEL, &e, 0, NULL, 0);
 	}
 }
@@ -201,6 +203,7 @@ int service_start(struct service *s, struct event_base *base, const struct contr
 		log_error("%s", s->events ? "out of memory" : err);
 		return -1;
 	}
+	service_label_events(s, s->events);
 	s->engine.matcher = s->matcher;
 	s->engine.events = s->events;
 	if (service_alert_policy(s) < 0) {
@@ -260,7 +263,11 @@ void service_stop(struct service *s)
 
 struct service *service_new(void)
 {
-	return calloc(1, sizeof(struct service));
+	struct service *s = calloc(1, sizeof(struct service));
+
+	if (s)
+		lists_init(&s->lists);
+	return s;
 }
 
 void service_free(struct service *s)
@@ -282,9 +289,11 @@ struct event_base *service_base(const struct service *s)
 	return s->base;
 }
 
-bool service_lookup(const struct service *s, const struct entry *e, bool *filter_says, uint64_t *expiry)
+bool service_lookup(const struct service *s, const struct entry *e, bool *filter_says, uint64_t *expiry,
+		    uint32_t *holders)
 {
 	*expiry = ttl_get(s->ttl, e);
+	*holders = matcher_holders(s->matcher, e);
 	return matcher_lookup(s->matcher, e, filter_says);
 }
 

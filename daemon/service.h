@@ -37,11 +37,12 @@ void service_free(struct service *s);
 /*
  * Load the state (snapshot, journal) and the entry lists of cfg and build
  * the filters. Returns 0, or -1 after logging every problem (nothing is
- * written when the state cannot be read). With check_only, nothing is
- * built or written. listed[0]: entries the lists added, [1]: listed again.
+ * written when the state cannot be read). A list that is refused does not
+ * stop it: *refused counts them. With check_only, nothing is built or
+ * written.
  */
 int service_load(struct service *s, struct config *cfg, bool use_store, bool check_only,
-		 uint64_t listed[2]);
+		 unsigned *refused);
 
 /* Outputs, the control socket (NULL: none), housekeeping. -1 after logging. */
 int service_start(struct service *s, struct event_base *base, const struct control_options *control);
@@ -49,11 +50,18 @@ int service_start(struct service *s, struct event_base *base, const struct contr
 /* A final snapshot (with a store), then everything closed. */
 void service_stop(struct service *s);
 
-/* Add e (expiry: Unix seconds, 0 none). 0 added, 1 present (expiry set), -1 with a message. */
+/*
+ * Add e to the local list (expiry: Unix seconds, 0 none). 0 added, 1
+ * present (expiry set), -1 with a message.
+ */
 int service_add(struct service *s, const struct entry *e, uint64_t expiry, char *err,
 		size_t errlen);
-/* 0 removed, 1 was not there, -1 with a message (it could not be journaled; nothing changed). */
-int service_del(struct service *s, const struct entry *e, char *err, size_t errlen);
+/*
+ * Take e from the local list: 0 taken, 1 the local list did not hold it,
+ * -1 with a message (it could not be journaled; nothing changed).
+ * *still_held: the other lists that hold it, so that it stays.
+ */
+int service_del(struct service *s, const struct entry *e, uint32_t *still_held, char *err, size_t errlen);
 
 /* Write a snapshot and restart the journal. */
 int service_save(struct service *s, char *err, size_t errlen);
@@ -85,7 +93,13 @@ int service_replay_fd(struct service *s, int fd, const char *name, uint64_t wait
 /* Start live capture on interface. */
 int service_capture_live(struct service *s, const char *interface);
 
-/* Re-read the configuration; a bad one is refused (messages in *problems) and the old one kept. */
+/*
+ * Re-read the configuration and every list's file. Returns 0 (*problems:
+ * what was done, lists included); 1 when it was taken but some lists were
+ * refused and keep their previous versions (logged; *problems says which);
+ * -1 when the configuration is refused (messages in *problems) and the
+ * running one kept.
+ */
 int service_reload(struct service *s, json_t **problems);
 
 /* Reopen the event and pcap outputs (after log rotation). */
@@ -99,8 +113,12 @@ json_t *service_stats(struct service *s);
 /* The running configuration (a reload may replace it). */
 const struct config *service_config(const struct service *s);
 struct event_base *service_base(const struct service *s);
-/* Whether e is an entry; *filter_says: whether the filter alone says so; *expiry: 0 or when it goes. */
-bool service_lookup(const struct service *s, const struct entry *e, bool *filter_says, uint64_t *expiry);
+/*
+ * Whether e is an entry; *filter_says: whether the filter alone says so;
+ * *expiry: 0 or when it goes; *holders: the lists that hold it.
+ */
+bool service_lookup(const struct service *s, const struct entry *e, bool *filter_says, uint64_t *expiry,
+		    uint32_t *holders);
 /* Every entry (of kind only, or all for 0), as matcher_foreach. */
 int service_foreach(const struct service *s, enum entry_kind only, match_entry_cb cb, void *ctx);
 /* The addr and net entries that cover an address (matcher_covering). */
@@ -119,6 +137,25 @@ uint64_t service_generation(const struct service *s);
 /* Packets seen and packets matched, all sources together. */
 void service_counts(const struct service *s, uint64_t *packets, uint64_t *matched);
 bool service_is_live(const struct service *s);
+
+/* ---- lists ---- */
+
+/*
+ * A new version of list name: from fd (a file passed open, taken over) for a
+ * list without a file of its own, or (fd -1) its file read again. Returns 0
+ * if taken, -1 if refused (the list keeps its version) or not done, with a
+ * message; *result, when the load ran, says what it found.
+ */
+int service_list_replace(struct service *s, const char *name, int fd, json_t **result, char *err,
+			 size_t errlen);
+/* Empty list name; *removed: the entries that left it. */
+int service_list_flush(struct service *s, const char *name, uint64_t *removed, char *err, size_t errlen);
+/* Every list: source, format, labels, entries, last load. */
+json_t *service_lists_json(struct service *s);
+/* List name's holder bit, or 0 if there is no such list. */
+uint32_t service_list_holder(const struct service *s, const char *name);
+/* The names of the lists an entry's holders are. */
+json_t *service_holders_json(const struct service *s, uint32_t holders);
 
 /* Exit when the replay queue is empty (one-shot -r runs). */
 void service_set_one_shot(struct service *s, bool one_shot);

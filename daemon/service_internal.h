@@ -10,6 +10,7 @@
  */
 
 #include "clock.h"
+#include "lists.h"
 #include "service.h"
 
 struct replay_item {
@@ -26,6 +27,7 @@ struct service {
 	struct event_base *base;
 	struct engine engine;
 	struct flows *flows;       /* [output] alerts = once_per_flow, or NULL */
+	struct lists lists;        /* which list holds what, and their labels */
 	bool one_shot;             /* exit when the replay queue is empty */
 	int exit_code;
 	json_t *sources;           /* per replayed source: name, packets, error */
@@ -70,11 +72,14 @@ struct match_config service_match_config(const struct config *cfg);
 /* Journal a change (when there is a store); -1 with a message when it cannot be. */
 int service_journal_op(struct service *s, enum persist_op op, const struct entry *e, uint64_t expiry,
 		       char *err, size_t errlen);
-/* Add e; keep: an entry present already keeps its expiry (entry lists), else it takes expiry. */
-int service_add_entry(struct service *s, const struct entry *e, uint64_t expiry, bool keep,
-		      char *err, size_t errlen);
-/* Load cfg's entry lists (bad lines logged); the bad lines' number. listed: added, present already. */
-unsigned service_load_lists(struct service *s, const struct config *cfg, uint64_t listed[2]);
+/*
+ * Bring the running lists in line with cfg and read every list's file (and,
+ * starting, the versions kept in the state directory for those that could
+ * not be read). Returns the lists refused.
+ */
+unsigned service_lists_load(struct service *s, const struct config *cfg, bool starting);
+/* Alerts in ev labelled from the lists. */
+void service_label_events(struct service *s, struct events *ev);
 /* The flow table [output] alerts asks for (made, kept or freed); -1 without memory. */
 int service_alert_policy(struct service *s);
 /* Send reply to the control client waiting as waiter (if it still is), and free it. */

@@ -18,6 +18,7 @@
 /* The outputs ev in place of the running ones. */
 static void use_events(struct service *s, struct events *ev)
 {
+	service_label_events(s, ev);
 	s->engine.stats.pcap_skipped += events_pcap_skipped(s->events);
 	events_close(s->events);
 	s->events = s->engine.events = ev;
@@ -109,8 +110,6 @@ static int reload(struct service *s, json_t **problems)
 	json_t *found = json_array(), *restart = json_array();
 	struct config *fresh = config_load(s->cfg->path, collect_problem, found), *old = s->cfg;
 	struct match_config mc;
-	uint64_t listed[2];
-	unsigned bad;
 	char err[512];
 	int changed;
 
@@ -133,6 +132,8 @@ static int reload(struct service *s, json_t **problems)
 		json_array_append_new(restart, json_string("[service] user"));
 	changed = matcher_reconfigure(s->matcher, &mc, NULL, 0); /* checked above: it cannot fail */
 	s->cfg = fresh;
+	/* Before the old configuration goes: the lists point into it. Each list is taken or refused on its own. */
+	unsigned refused = service_lists_load(s, fresh, false);
 	log_setup(fresh->log_level, fresh->log_target);
 	if (ev)
 		use_events(s, ev);
@@ -140,8 +141,6 @@ static int reload(struct service *s, json_t **problems)
 	    service_alert_policy(s) < 0)
 		log_error("reload: out of memory for the flow table: alerts go on as they were");
 	config_free(old);
-	if ((bad = service_load_lists(s, fresh, listed)) > 0)
-		json_array_append_new(found, json_sprintf("%u bad lines in the entry lists (logged); the rest was loaded", bad));
 	/* A rebuild running now has the old settings: another follows it (service_state.c). */
 	if (changed && s->rebuild)
 		s->rebuild_again = true;
@@ -149,11 +148,11 @@ static int reload(struct service *s, json_t **problems)
 		log_error("rebuild after reload: %s", err);
 	if (json_array_size(restart))
 		log_warning("reload: some settings take effect at the next restart");
-	log_info("configuration reloaded: %llu entries added from the lists", (unsigned long long)listed[0]);
+	log_info("configuration reloaded%s", refused ? "; some lists were refused and keep their previous versions" : "");
 	json_decref(found);
-	*problems = json_pack("{s:I,s:b,s:o}", "added", (json_int_t)listed[0], "rebuild", changed > 0,
-			      "restart_needed", restart);
-	return 0;
+	*problems = json_pack("{s:b,s:o,s:o}", "rebuild", changed > 0, "restart_needed", restart, "lists",
+			      service_lists_json(s));
+	return refused ? 1 : 0;
 refuse:
 	keep_start_settings(old, fresh, restart); /* swaps the running strings back */
 	config_free(fresh);

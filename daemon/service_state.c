@@ -18,8 +18,7 @@
 struct loading {
 	struct service *s;
 	const struct persist_header *h;
-	uint64_t now, added, present;
-	unsigned problems;
+	uint64_t now;
 };
 
 static int make_matcher(struct service *s, const struct hash_key *keys)
@@ -64,7 +63,8 @@ static int replay_record(void *ctx, enum persist_op op, const struct entry *e, u
 	char err[256], text[ENTRY_TEXT_MAX];
 
 	if (op == PERSIST_DEL || (expiry && expiry <= ld->now)) {
-		matcher_remove(s->matcher, e);
+		uint32_t left;
+		matcher_release(s->matcher, e, MATCH_HOLDER_DEFAULT, &left);
 		ttl_set(s->ttl, e, 0);
 		return 0;
 	}
@@ -138,37 +138,8 @@ static int load_state(struct service *s, struct loading *ld)
 	return 0;
 }
 
-static int add_listed(void *ctx, const struct entry *e, char *err, size_t errlen)
-{
-	struct loading *ld = ctx;
-	int rc = service_add_entry(ld->s, e, 0, true, err, errlen);
-
-	ld->added += rc == 0;
-	ld->present += rc == 1;
-	return rc < 0 ? -1 : 0;
-}
-
-static void list_problem(void *ctx, const char *message)
-{
-	struct loading *ld = ctx;
-
-	log_error("%s", message);
-	ld->problems++;
-}
-
-unsigned service_load_lists(struct service *s, const struct config *cfg, uint64_t listed[2])
-{
-	struct loading ld = { .s = s, .now = service_now() };
-
-	for (size_t i = 0; i < cfg->nentry_files; i++)
-		entry_list_load(cfg->entry_files[i], add_listed, list_problem, &ld);
-	listed[0] = ld.added;
-	listed[1] = ld.present;
-	return ld.problems;
-}
-
 int service_load(struct service *s, struct config *cfg, bool use_store, bool check_only,
-		 uint64_t listed[2])
+		 unsigned *refused)
 {
 	struct loading ld = { .s = s, .now = service_now() };
 	char err[512];
@@ -183,8 +154,8 @@ int service_load(struct service *s, struct config *cfg, bool use_store, bool che
 	} else if (make_matcher(s, NULL) < 0) {
 		return -1;
 	}
-	if (service_load_lists(s, cfg, listed) > 0)
-		return -1;
+	/* A list that is refused or cannot be read is logged and left out (or kept from the state): bloomd starts. */
+	*refused = service_lists_load(s, cfg, true);
 	if (check_only)
 		return 0;
 	/* Without a snapshot the filters are built here, with their rounds. */
@@ -203,10 +174,13 @@ struct saving {
 	const struct ttl *ttl;
 };
 
-static int save_entry(void *ctx, const struct entry *e, unsigned group)
+/* The snapshot holds the local list; the other lists come from their files (or lists/ beside it). */
+static int save_entry(void *ctx, const struct entry *e, unsigned group, uint32_t holders)
 {
 	struct saving *sv = ctx;
 
+	if (!(holders & MATCH_HOLDER_DEFAULT))
+		return 0;
 	return snapshot_put(sv->w, e, group, ttl_get(sv->ttl, e));
 }
 

@@ -218,3 +218,13 @@ size_t store_bytes(const struct store *s)
 	return sizeof(*s) + s->cap * (sizeof(*s->hashes) + sizeof(*s->groups) + sizeof(*s->items)) +
 	       s->arena.cap + s->nslots * sizeof(*s->slots);
 }
+
+uint32_t store_holders(const struct store *s, size_t i)
+{
+	return s->items[i].holders;
+}
+
+void store_set_holders(struct store *s, size_t i, uint32_t holders)
+{
+	s->items[i].holders = holders;
+}

@@ -28,6 +28,7 @@ struct store_item {
 	uint64_t offset; /* into the arena */
 	uint16_t len;
 	uint8_t kind;
+	uint32_t holders; /* who holds the entry (match.h); in the item's padding */
 };
 
 struct store {
@@ -64,6 +65,10 @@ void store_remove(struct store *s, size_t i);
 /* Entry i's kind and bytes (valid until the next add or remove). */
 void store_entry(const struct store *s, size_t i, uint8_t *kind, const uint8_t **bytes,
 		 size_t *len);
+
+/* Entry i's holders (0 when added), and setting them. */
+uint32_t store_holders(const struct store *s, size_t i);
+void store_set_holders(struct store *s, size_t i, uint32_t holders);
 
 const struct hash128 *store_hashes(const struct store *s);
 uint8_t *store_groups(const struct store *s);

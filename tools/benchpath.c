@@ -16,6 +16,7 @@
 #include "engine.h"
 #include "entry.h"
 #include "events.h"
+#include "feed.h"
 #include "match.h"
 #include "rng.h"
 #include "synth.h"
@@ -124,15 +125,30 @@ static double bloomd_loop(const char *path, struct matcher *m, struct events *ev
 	return t0;
 }
 
-static int add_entry_cb(void *ctx, const struct entry *e, char *err, size_t errlen)
+static int add_entry_cb(void *ctx, const struct entry *e, uint64_t expires, char *err, size_t errlen)
 {
+	(void)expires;
 	return matcher_add(ctx, e, err, errlen) < 0 ? -1 : 0;
 }
 
-static void print_problem(void *ctx, const char *message)
+static void print_problem(void *ctx, unsigned line, const char *text, const char *why)
 {
 	(void)ctx;
-	fprintf(stderr, BENCH_PROG ": %s\n", message);
+	fprintf(stderr, BENCH_PROG ": line %u: %s: '%s'\n", line, why, text);
+}
+
+/* The synthetic entry list into m: 0, or -1 after saying what was wrong. */
+static int load_list(struct matcher *m, const char *path)
+{
+	struct feed_spec native = { .format = FEED_BLOOMD };
+	struct feed_counts n;
+	char err[256];
+	FILE *f = fopen(path, "r");
+	int rc = f ? feed_read(f, &native, 0, add_entry_cb, print_problem, m, &n, err, sizeof(err)) : -1;
+
+	if (f)
+		fclose(f);
+	return rc < 0 || n.bad ? -1 : 0;
 }
 
 int bench_replay(int argc, char **argv)
@@ -154,7 +170,7 @@ int bench_replay(int argc, char **argv)
 	struct synth_random sr = { .packets = o.packets, .entries = o.entries, .seed = 42, .list = list };
 	char err[256];
 	if (synth_random_capture(pcap, &sr, err, sizeof(err)) < 0 ||
-	    entry_list_load(list, add_entry_cb, print_problem, m) > 0 || matcher_build(m, err, sizeof(err)) < 0) {
+	    load_list(m, list) < 0 || matcher_build(m, err, sizeof(err)) < 0) {
 		fprintf(stderr, BENCH_PROG ": replay: setup failed\n");
 		return 1;
 	}

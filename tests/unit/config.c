@@ -80,9 +80,13 @@ static void every_key(void **state)
 	assert_int_equal(c->hashes, 12);
 	assert_int_equal(c->rounds, 20);
 	assert_int_equal(c->hash, HASH_SIPHASH13);
-	assert_int_equal(c->nentry_files, 2);
-	assert_string_equal(c->entry_files[0], "/etc/a.list");
-	assert_string_equal(c->entry_files[1], "/tmp/b.list"); /* relative to the config file */
+	assert_int_equal(c->nlists, 3); /* local first, then a file's list each */
+	assert_string_equal(c->lists[0].name, "local");
+	assert_null(c->lists[0].file);
+	assert_string_equal(c->lists[1].name, "a.list");
+	assert_string_equal(c->lists[1].file, "/etc/a.list");
+	assert_string_equal(c->lists[2].file, "/tmp/b.list"); /* relative to the config file */
+	assert_int_equal(c->lists[2].format.format, FEED_BLOOMD);
 	assert_int_equal(c->window, 12);
 	assert_true(c->bits_per_window == 9.5);
 	assert_string_equal(c->events, "/var/log/bloomd/events.json");
@@ -90,6 +94,48 @@ static void every_key(void **state)
 	assert_true(c->alert_once_per_flow);
 	assert_int_equal(c->flow_timeout, 60);
 	config_free(c);
+}
+
+/* [list NAME]: a file and its format, labels, defaults; the local list takes labels only. */
+static void list_sections(void **state)
+{
+	struct problems p;
+	struct config *c = load("[list spamhaus-drop]\nfile = /etc/bloomd/drop.txt\nformat = drop\ncategory = hijacked\n"
+				"severity = 1\nsid = 2400000\nsignature = Spamhaus DROP\nmax_bad = 0.5\n"
+				"[list pushed]\ncategory = scanner\n[list local]\nseverity = 3\n"
+				"[metrics]\nlisten = 127.0.0.1:9153\n",
+				&p);
+
+	(void)state;
+	assert_int_equal(p.n, 0);
+	assert_int_equal(c->nlists, 3);
+	assert_string_equal(c->lists[0].name, "local");
+	assert_int_equal(c->lists[0].severity, 3);
+	const struct list_config *l = config_list(c, "spamhaus-drop");
+	assert_non_null(l);
+	assert_int_equal(l->format.format, FEED_DROP);
+	assert_string_equal(l->category, "hijacked");
+	assert_int_equal(l->severity, 1);
+	assert_int_equal(l->sid, 2400000);
+	assert_string_equal(l->signature, "Spamhaus DROP");
+	assert_true(l->max_bad == 0.5);
+	l = config_list(c, "pushed");
+	assert_null(l->file);
+	assert_string_equal(l->signature, "bloomd list pushed");
+	assert_int_equal(l->severity, 2);
+	assert_true(l->sid >= 9000000 && l->sid < 10000000);
+	assert_string_equal(c->metrics_listen, "127.0.0.1:9153");
+	config_free(c);
+
+	c = load("[list bad/name]\nfile = x\n[list local]\nfile = y\n[list ok]\nformat = csv:\nmax_bad = 2\n"
+		 "[entries]\nfile = ok\n[metrics]\nlisten = 9153\n", &p);
+	assert_null(c);
+	assert_true(any_problem_has(&p, ":2: list name 'bad/name'"));
+	assert_true(any_problem_has(&p, ":4: [list local] holds the entries bloomctl adds"));
+	assert_true(any_problem_has(&p, ":6: format: csv: needs a column"));
+	assert_true(any_problem_has(&p, ":7: max_bad: expected a fraction"));
+	assert_true(any_problem_has(&p, ":9: a list named 'ok' is defined already (line 6)"));
+	assert_true(any_problem_has(&p, ":11: listen: expected ADDRESS:PORT"));
 }
 
 /* The new sections, and empty values that turn a path off. */
@@ -287,7 +333,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(every_key),		  cmocka_unit_test(defaults),
 	cmocka_unit_test(every_problem_with_its_line), cmocka_unit_test(conflicting_options),
 	cmocka_unit_test(missing_file), cmocka_unit_test(control_and_store_keys),
-	cmocka_unit_test(whole_lines_and_one_value_a_key),
+	cmocka_unit_test(whole_lines_and_one_value_a_key), cmocka_unit_test(list_sections),
 };
 
 TEST_MAIN("config", tests)

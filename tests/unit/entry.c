@@ -104,52 +104,6 @@ static void long_signature_limits(void **state)
 	free(line);
 }
 
-struct collected {
-	unsigned entries, problems;
-	char last[256];
-};
-
-static int count_entry(void *ctx, const struct entry *e, char *err, size_t errlen)
-{
-	struct collected *c = ctx;
-
-	if (e->kind == ENTRY_SIG && e->len < 3) {
-		snprintf(err, errlen, "too short");
-		return -1;
-	}
-	c->entries++;
-	return 0;
-}
-
-static void count_problem(void *ctx, const char *message)
-{
-	struct collected *c = ctx;
-
-	c->problems++;
-	snprintf(c->last, sizeof(c->last), "%s", message);
-}
-
-static void lists_report_every_bad_line(void **state)
-{
-	char path[] = "/tmp/bloomd-entry-test-XXXXXX";
-	int fd = mkstemp(path);
-	FILE *f = fdopen(fd, "w");
-	struct collected c = { 0 };
-
-	(void)state;
-	fputs("addr 192.0.2.1\n# comment\n\naddr 300.1.1.1\nsig \"ab\"\nsig \"abc\"\nbogus\n", f);
-	fwrite("addr 1.1.1.1\0\n", 1, 14, f);
-	fclose(f);
-	assert_int_equal(entry_list_load(path, count_entry, count_problem, &c), 4);
-	assert_int_equal(c.entries, 2);
-	assert_int_equal(c.problems, 4);
-	assert_non_null(strstr(c.last, ":8: NUL byte"));
-	unlink(path);
-	memset(&c, 0, sizeof(c));
-	assert_int_equal(entry_list_load("/nonexistent/list", count_entry, count_problem, &c), 1);
-	assert_non_null(strstr(c.last, "/nonexistent/list: cannot read"));
-}
-
 /* IPv4 addresses are formatted by hand: as inet_ntop does, for every octet value in every place. */
 static void addresses_print_as_inet_ntop(void **state)
 {
@@ -200,7 +154,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(expiry_after_an_entry),
 	cmocka_unit_test(kinds_parse_and_print),    cmocka_unit_test(blank_and_comment_lines),
 	cmocka_unit_test(errors_name_the_problem),  cmocka_unit_test(long_signature_limits),
-	cmocka_unit_test(lists_report_every_bad_line), cmocka_unit_test(addresses_print_as_inet_ntop),
+	cmocka_unit_test(addresses_print_as_inet_ntop),
 };
 
 TEST_MAIN("entry", tests)

@@ -241,10 +241,11 @@ struct saved {
 	size_t n;
 };
 
-static int save_entry(void *ctx, const struct entry *e, unsigned group)
+static int save_entry(void *ctx, const struct entry *e, unsigned group, uint32_t holders)
 {
 	struct saved *sv = ctx;
 
+	assert_int_equal(holders, MATCH_HOLDER_DEFAULT);
 	sv->e[sv->n] = *e;
 	sv->group[sv->n++] = group;
 	return 0;
@@ -302,6 +303,61 @@ static void restore_keeps_groups(void **state)
 	assert_int_equal(after.n, matcher_entries(copy, ENTRY_SIG));
 	matcher_free(m);
 	matcher_free(copy);
+}
+
+static struct entry entry_of(const char *text)
+{
+	struct entry e;
+
+	assert_int_equal(entry_parse(text, &e, NULL, 0), 1);
+	return e;
+}
+
+/* An entry stays while any holder holds it; rehold swaps a staged version in whole, for every kind. */
+static void holders_keep_entries(void **state)
+{
+	struct match_config cfg = { .layout = FILTER_BLOCKED, .choices = 2, .bits_per_entry = 16, .window = 4 };
+	struct matcher *m = matcher_new(&cfg, NULL, 0);
+	const char *texts[] = { "addr 192.0.2.1", "net 198.51.100.0/24", "pair 192.0.2.1 192.0.2.2", "sig \"abcdef\"",
+				"sig \"abcdxy\"", "addr 2001:db8::1" };
+	struct entry e[6];
+	uint32_t left;
+	uint64_t gained;
+	bool filter;
+
+	(void)state;
+	for (int i = 0; i < 6; i++)
+		e[i] = entry_of(texts[i]);
+	assert_int_equal(matcher_build(m, NULL, 0), 0);
+	/* list 1 holds 0..3, local (bit 0) holds 3..4 */
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(matcher_hold(m, &e[i], 2, NULL, 0), 0);
+	assert_int_equal(matcher_add(m, &e[3], NULL, 0), 1);
+	assert_int_equal(matcher_add(m, &e[4], NULL, 0), 0);
+	assert_int_equal(matcher_holders(m, &e[3]), 3);
+	/* releasing one holder keeps an entry another holds */
+	assert_int_equal(matcher_release(m, &e[3], 1, &left), 0);
+	assert_int_equal(left, 2);
+	assert_true(matcher_lookup(m, &e[3], &filter));
+	assert_int_equal(matcher_release(m, &e[5], 1, &left), 1);
+	/* list 1's next version, staged under bit 31: 1, 3 and 5 (0 and 2 leave it) */
+	int next[] = { 1, 3, 5 };
+	for (int i = 0; i < 3; i++)
+		assert_true(matcher_hold(m, &e[next[i]], 1u << 31, NULL, 0) >= 0);
+	assert_true(matcher_lookup(m, &e[0], &filter)); /* the old version answers until the swap */
+	assert_int_equal(matcher_rehold(m, 1u << 31, 2, &gained), 2);
+	assert_int_equal(gained, 1);
+	assert_false(matcher_lookup(m, &e[0], &filter));
+	assert_false(matcher_lookup(m, &e[2], &filter));
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(matcher_holders(m, &e[next[i]]), 2);
+	assert_int_equal(matcher_holders(m, &e[4]), 1);
+	/* a flush: list 1 lets go of everything; local's entry stays */
+	assert_int_equal(matcher_rehold(m, 0, 2, NULL), 3);
+	assert_int_equal(matcher_entries(m, ENTRY_ADDR) + matcher_entries(m, ENTRY_NET) + matcher_entries(m, ENTRY_PAIR), 0);
+	assert_int_equal(matcher_entries(m, ENTRY_SIG), 1);
+	assert_true(matcher_lookup(m, &e[4], &filter));
+	matcher_free(m);
 }
 
 /* Hundreds of signatures behind one window: every one is found (the chain outlives growth). */
@@ -573,6 +629,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(every_prefix_length_probed),
 	cmocka_unit_test(long_payload_signatures),
 	cmocka_unit_test(signature_filter_sized_by_its_own_bits),
+	cmocka_unit_test(holders_keep_entries),
 };
 
 TEST_MAIN("match", tests)

@@ -1,0 +1,342 @@
+/* feed.c - entry lists in the formats feeds come in. */
+#include "feed.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "events.h"
+
+#define LINE_MAX_BYTES (16 + 4 * ENTRY_MAX_SIG)
+#define TOKEN_MAX 128 /* an address, a network, a CSV field */
+
+static const char *const format_names[] = {
+	[FEED_BLOOMD] = "bloomd", [FEED_PLAIN] = "plain", [FEED_NETSET] = "netset",
+	[FEED_DROP] = "drop", [FEED_IPSET] = "ipset", [FEED_CSV] = "csv",
+	[FEED_SURICATA_DATASET] = "suricata-dataset",
+};
+
+int feed_spec_parse(const char *text, struct feed_spec *spec, char *err, size_t errlen)
+{
+	*spec = (struct feed_spec){ 0 };
+	if (strncmp(text, "csv:", 4) == 0) {
+		const char *col = text + 4;
+		char *end;
+		spec->format = FEED_CSV;
+		if (isdigit((unsigned char)*col)) {
+			unsigned long n = strtoul(col, &end, 10);
+			if (*end != '\0' || n < 1 || n > 1000) {
+				error_set(err, errlen, "csv column '%s' is not a number from 1 to 1000", col);
+				return -1;
+			}
+			spec->column = (unsigned)n;
+		} else if (*col == '\0' || strlen(col) >= sizeof(spec->column_name)) {
+			error_set(err, errlen, "csv: needs a column, its number (csv:2) or its header's name (csv:ip)");
+			return -1;
+		} else {
+			snprintf(spec->column_name, sizeof(spec->column_name), "%s", col);
+		}
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(format_names) / sizeof(format_names[0]); i++)
+		if (i != FEED_CSV && strcmp(text, format_names[i]) == 0) {
+			spec->format = (enum feed_format)i;
+			return 0;
+		}
+	error_set(err, errlen, "unknown format '%.40s' (bloomd, plain, netset, drop, ipset, csv:COLUMN or suricata-dataset)",
+		  text);
+	return -1;
+}
+
+const char *feed_spec_name(const struct feed_spec *spec, char *buf, size_t len)
+{
+	if (spec->format != FEED_CSV)
+		snprintf(buf, len, "%s", format_names[spec->format]);
+	else if (spec->column)
+		snprintf(buf, len, "csv:%u", spec->column);
+	else
+		snprintf(buf, len, "csv:%s", spec->column_name);
+	return buf;
+}
+
+void feed_reader_init(struct feed_reader *r, const struct feed_spec *spec, uint64_t now)
+{
+	*r = (struct feed_reader){ .spec = *spec, .now = now, .column = spec->column };
+}
+
+/* ---- pieces of a line ---- */
+
+static const char *skip_blanks(const char *p)
+{
+	while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')
+		p++;
+	return p;
+}
+
+/* The next blank-separated word into out (cut at len - 1); returns what follows it. */
+static const char *next_word(const char *p, char *out, size_t len)
+{
+	size_t n = 0;
+
+	p = skip_blanks(p);
+	while (*p && !isspace((unsigned char)*p)) {
+		if (n + 1 < len)
+			out[n++] = *p;
+		p++;
+	}
+	out[n] = '\0';
+	return p;
+}
+
+/* A line cut at its first comment character (c); whether anything but blanks is left. */
+static bool cut_comment(char *line, char c)
+{
+	char *hash = strchr(line, c);
+
+	if (hash)
+		*hash = '\0';
+	return *skip_blanks(line) != '\0';
+}
+
+/* An address ("addr") or a network ("net"; a whole-length one is its address). */
+static int parse_address(const char *text, struct entry *e, char *err, size_t errlen)
+{
+	char line[TOKEN_MAX + 8], why[128];
+
+	if (strlen(text) > TOKEN_MAX || *text == '\0') {
+		error_set(err, errlen, "not an address or a network");
+		return -1;
+	}
+	snprintf(line, sizeof(line), "%s %s", strchr(text, '/') ? "net" : "addr", text);
+	if (entry_parse(line, e, why, sizeof(why)) != 1) {
+		error_set(err, errlen, "not an address or a network");
+		return -1;
+	}
+	if (e->kind == ENTRY_NET && e->key[0] == 8 * (e->len - 1)) {
+		memmove(e->key, e->key + 1, --e->len);
+		e->kind = ENTRY_ADDR;
+	}
+	return 0;
+}
+
+/* A plain line: its first word is the address (a netset's or a dataset's, too). */
+static int plain_line(char *line, char comment, struct entry *e, char *err, size_t errlen)
+{
+	char word[TOKEN_MAX + 2];
+	const char *rest;
+
+	if (!cut_comment(line, comment))
+		return 0;
+	rest = next_word(line, word, sizeof(word));
+	if (*skip_blanks(rest) != '\0') {
+		error_set(err, errlen, "more than an address on the line");
+		return -1;
+	}
+	return parse_address(word, e, err, errlen) < 0 ? -1 : 1;
+}
+
+/* "add SET ADDRESS [options]"; create lines (and a COMMIT) hold nothing. */
+static int ipset_line(char *line, struct entry *e, char *err, size_t errlen)
+{
+	char word[TOKEN_MAX + 2];
+	const char *p;
+
+	if (!cut_comment(line, '#'))
+		return 0;
+	p = next_word(line, word, sizeof(word));
+	if (strcmp(word, "create") == 0 || strcmp(word, "-N") == 0 || strcmp(word, "COMMIT") == 0)
+		return 0;
+	if (strcmp(word, "add") != 0 && strcmp(word, "-A") != 0) {
+		error_set(err, errlen, "not an ipset add or create line");
+		return -1;
+	}
+	p = next_word(p, word, sizeof(word)); /* the set's name */
+	next_word(p, word, sizeof(word));
+	if (strchr(word, '-') || strchr(word, ',')) {
+		error_set(err, errlen, "a range or a compound element (%.60s): only addresses and networks", word);
+		return -1;
+	}
+	return parse_address(word, e, err, errlen) < 0 ? -1 : 1;
+}
+
+/* Field n (from 1) of a CSV line, quotes and "" undone; -1 if the line has fewer. */
+static int csv_field(const char *line, unsigned n, char *out, size_t len)
+{
+	const char *p = line;
+
+	for (unsigned i = 1;; i++) {
+		size_t k = 0;
+		bool quoted = *p == '"';
+		p += quoted;
+		while (*p && (quoted || (*p != ',' && *p != '\r' && *p != '\n'))) {
+			if (quoted && *p == '"') {
+				if (p[1] != '"') {
+					p++;
+					quoted = false;
+					continue;
+				}
+				p++;
+			}
+			if (i == n && k + 1 < len)
+				out[k++] = *p;
+			p++;
+		}
+		if (i == n) {
+			out[k] = '\0';
+			return 0;
+		}
+		if (*p != ',')
+			return -1;
+		p++;
+	}
+}
+
+static void trim(char *s)
+{
+	size_t n = strlen(s);
+	const char *start = skip_blanks(s);
+
+	while (n > 0 && isspace((unsigned char)s[n - 1]))
+		s[--n] = '\0';
+	memmove(s, start, strlen(start) + 1);
+}
+
+/* The column named in the header line; 0 if it is not there. */
+static unsigned csv_find_column(const char *line, const char *name)
+{
+	char field[TOKEN_MAX + 2];
+
+	for (unsigned i = 1; i <= 1000 && csv_field(line, i, field, sizeof(field)) == 0; i++) {
+		trim(field);
+		if (strcasecmp(field, name) == 0)
+			return i;
+	}
+	return 0;
+}
+
+static int csv_line(struct feed_reader *r, char *line, struct entry *e, char *err, size_t errlen)
+{
+	char field[TOKEN_MAX + 2];
+
+	if (*skip_blanks(line) == '\0' || *skip_blanks(line) == '#')
+		return 0;
+	if (r->column == 0) { /* named: the first line is the header */
+		if ((r->column = csv_find_column(line, r->spec.column_name)) == 0) {
+			error_set(err, errlen, "the header has no column '%s'", r->spec.column_name);
+			return -1;
+		}
+		r->header_seen = 1;
+		return 0;
+	}
+	if (csv_field(line, r->column, field, sizeof(field)) < 0) {
+		error_set(err, errlen, "no column %u", r->column);
+		return -1;
+	}
+	trim(field);
+	if (parse_address(field, e, err, errlen) == 0)
+		return 1;
+	/* A numbered column's first line may be a header: a name, not an address. */
+	if (!r->header_seen && r->line == 1 && !isdigit((unsigned char)field[0]) && !strchr(field, ':')) {
+		r->header_seen = 1;
+		return 0;
+	}
+	error_set(err, errlen, "column %u is not an address or a network", r->column);
+	return -1;
+}
+
+int feed_line(struct feed_reader *r, const char *text, struct entry *e, uint64_t *expires, char *err,
+	      size_t errlen)
+{
+	static char line[LINE_MAX_BYTES + 2];
+	size_t len = strlen(text);
+
+	*expires = 0;
+	r->line++;
+	if (r->spec.format == FEED_BLOOMD)
+		return entry_parse_expiry(text, e, r->now, expires, err, errlen);
+	if (len > LINE_MAX_BYTES) {
+		error_set(err, errlen, "line longer than %d bytes", LINE_MAX_BYTES);
+		return -1;
+	}
+	memcpy(line, text, len + 1);
+	switch (r->spec.format) {
+	case FEED_PLAIN:
+	case FEED_NETSET:
+		return plain_line(line, '#', e, err, errlen);
+	case FEED_DROP:
+		return plain_line(line, ';', e, err, errlen);
+	case FEED_IPSET:
+		return ipset_line(line, e, err, errlen);
+	case FEED_CSV:
+		return csv_line(r, line, e, err, errlen);
+	case FEED_SURICATA_DATASET: {
+		char *comma = strchr(line, ',');
+		if (comma) /* datarep: address,reputation */
+			*comma = '\0';
+		return plain_line(line, '#', e, err, errlen);
+	}
+	case FEED_BLOOMD:
+		break;
+	}
+	return -1;
+}
+
+/* ---- files ---- */
+
+static void report_bad(feed_bad_cb on_bad, void *ctx, unsigned lineno, char *line, const char *why)
+{
+	size_t n = strlen(line);
+
+	while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+		line[--n] = '\0';
+	events_printable(line);
+	on_bad(ctx, lineno, line, why);
+}
+
+int feed_read(FILE *f, const struct feed_spec *spec, uint64_t now, feed_entry_cb on_entry,
+	      feed_bad_cb on_bad, void *ctx, struct feed_counts *counts, char *err, size_t errlen)
+{
+	struct feed_reader r;
+	struct entry *e = malloc(sizeof(*e));
+	char why[256];
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t got;
+
+	*counts = (struct feed_counts){ 0 };
+	if (e == NULL) {
+		error_set(err, errlen, "out of memory");
+		return -1;
+	}
+	feed_reader_init(&r, spec, now);
+	while ((got = getline(&line, &cap, f)) >= 0) {
+		uint64_t expires;
+		int rc;
+		counts->lines++;
+		if (memchr(line, '\0', (size_t)got) != NULL) {
+			error_set(why, sizeof(why), "NUL byte in the line (not a text file?)");
+			r.line++;
+			rc = -1;
+		} else {
+			rc = feed_line(&r, line, e, &expires, why, sizeof(why));
+			if (rc > 0 && on_entry(ctx, e, expires, why, sizeof(why)) != 0)
+				rc = -1;
+		}
+		if (rc < 0) {
+			counts->bad++;
+			report_bad(on_bad, ctx, r.line, line, why);
+		}
+		counts->entries += rc > 0;
+	}
+	int failed = ferror(f);
+	free(line);
+	free(e);
+	if (failed) {
+		error_set(err, errlen, "read error: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}

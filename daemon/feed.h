@@ -1,0 +1,85 @@
+/* feed.h - entry lists in the formats feeds come in: bloomd's own, plain, netset, DROP, ipset, CSV, Suricata datasets. */
+#ifndef BLOOMD_FEED_H
+#define BLOOMD_FEED_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "entry.h"
+
+/*
+ * One entry per line in every format; what a line may hold:
+ *
+ *   bloomd            entry.h's syntax (addr, net, pair, sig), expires= or ttl= after it
+ *   plain, netset     an address or a network (CIDR); '#' comments (FireHOL's .netset)
+ *   drop              Spamhaus DROP: "192.0.2.0/24 ; SBL123", ';' comments
+ *   ipset             `ipset save` output: "add SET 192.0.2.1 [options]"; create lines skipped
+ *   csv:N, csv:NAME   one column of a CSV file, by number (from 1) or by the header's name
+ *   suricata-dataset  a Suricata dataset of type ip, ipv4 or ipv6: an address a line,
+ *                     or "address,reputation" (datarep)
+ *
+ * An address alone is an addr entry, a network a net entry (a /32 or /128
+ * network is its address). A line that is blank or only a comment holds
+ * nothing; so does a CSV header.
+ */
+enum feed_format {
+	FEED_BLOOMD,
+	FEED_PLAIN,
+	FEED_NETSET,
+	FEED_DROP,
+	FEED_IPSET,
+	FEED_CSV,
+	FEED_SURICATA_DATASET,
+};
+
+#define FEED_COLUMN_NAME 64
+
+struct feed_spec {
+	enum feed_format format;
+	unsigned column;                  /* csv: 1-based, or 0 with column_name */
+	char column_name[FEED_COLUMN_NAME];
+};
+
+/* "plain", "csv:3", "csv:ip", ...: 0, or -1 with a message. */
+int feed_spec_parse(const char *text, struct feed_spec *spec, char *err, size_t errlen);
+/* The format's name as written in the configuration ("csv:3"). Returns buf. */
+const char *feed_spec_name(const struct feed_spec *spec, char *buf, size_t len);
+
+/* A reader's state across the lines of one file (a CSV file's header). */
+struct feed_reader {
+	struct feed_spec spec;
+	uint64_t now;                     /* for ttl= */
+	unsigned line;                    /* lines read so far */
+	unsigned column;                  /* csv: the column found, once known */
+	int header_seen;
+};
+
+void feed_reader_init(struct feed_reader *r, const struct feed_spec *spec, uint64_t now);
+
+/*
+ * One line (without or with its newline). Returns 1 with *e and *expires
+ * (0: never) filled, 0 for a line that holds no entry, -1 with a message.
+ */
+int feed_line(struct feed_reader *r, const char *line, struct entry *e, uint64_t *expires, char *err,
+	      size_t errlen);
+
+/* What reading a file found. */
+struct feed_counts {
+	uint64_t lines, entries, bad;
+};
+
+/* Each entry read; a non-zero return makes its line bad, with a message in err. */
+typedef int (*feed_entry_cb)(void *ctx, const struct entry *e, uint64_t expires, char *err,
+			     size_t errlen);
+/* Each bad line: its number, its text (printable, as long as it is) and why. */
+typedef void (*feed_bad_cb)(void *ctx, unsigned line, const char *text, const char *why);
+
+/*
+ * Read every line of f. Returns 0, or -1 with a message when f cannot be
+ * read to its end (what was read so far has gone through the callbacks).
+ */
+int feed_read(FILE *f, const struct feed_spec *spec, uint64_t now, feed_entry_cb on_entry,
+	      feed_bad_cb on_bad, void *ctx, struct feed_counts *counts, char *err, size_t errlen);
+
+#endif

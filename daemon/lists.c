@@ -1,0 +1,164 @@
+/* lists.c - the running entry lists: a holder each, versions swapped in whole, labels for alerts. */
+#include "lists.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "error.h"
+
+void lists_init(struct lists *ls)
+{
+	memset(ls, 0, sizeof(*ls));
+	snprintf(ls->slot[0].name, LIST_NAME_MAX, "%s", LIST_LOCAL);
+}
+
+int lists_find(const struct lists *ls, const char *name)
+{
+	for (int i = 0; i < LISTS_SLOTS; i++)
+		if (ls->slot[i].name[0] && strcmp(ls->slot[i].name, name) == 0)
+			return i;
+	return -1;
+}
+
+int lists_configure(struct lists *ls, struct matcher *m, const struct config *cfg, char *err,
+		    size_t errlen)
+{
+	int slot_of[CONFIG_MAX_LISTS];
+	bool kept[LISTS_SLOTS] = { false };
+	int free_slots = 0;
+
+	for (size_t j = 0; j < cfg->nlists; j++)
+		if ((slot_of[j] = lists_find(ls, cfg->lists[j].name)) >= 0)
+			kept[slot_of[j]] = true;
+	for (int i = 0; i < LISTS_SLOTS; i++)
+		free_slots += !kept[i];
+	for (size_t j = 0; j < cfg->nlists; j++)
+		free_slots -= slot_of[j] < 0;
+	if (free_slots < 0) {
+		error_set(err, errlen, "more than %d lists at once", LISTS_SLOTS);
+		return -1;
+	}
+	for (int i = 1; i < LISTS_SLOTS; i++)
+		if (ls->slot[i].name[0] && !kept[i]) { /* gone from the configuration */
+			lists_flush(ls, m, i);
+			memset(&ls->slot[i], 0, sizeof(ls->slot[i]));
+		}
+	for (size_t j = 0; j < cfg->nlists; j++) {
+		int i = slot_of[j];
+		for (int k = 0; i < 0 && k < LISTS_SLOTS; k++)
+			if (ls->slot[k].name[0] == '\0')
+				i = k;
+		snprintf(ls->slot[i].name, LIST_NAME_MAX, "%s", cfg->lists[j].name);
+		ls->slot[i].cfg = &cfg->lists[j];
+	}
+	return 0;
+}
+
+struct staging {
+	struct matcher *m;
+	bool failed;           /* an entry could not be stored: the version cannot be taken */
+	char error[300];
+	feed_bad_cb on_bad;    /* the caller's, with its ctx */
+	void *ctx;
+};
+
+static void stage_bad(void *ctx, unsigned line, const char *text, const char *why)
+{
+	struct staging *st = ctx;
+
+	st->on_bad(st->ctx, line, text, why);
+}
+
+static int stage_entry(void *ctx, const struct entry *e, uint64_t expires, char *err, size_t errlen)
+{
+	struct staging *st = ctx;
+
+	if (expires) {
+		error_set(err, errlen, "expires= and ttl= are for bloomctl add and load: a list's entries stay while it holds them");
+		return -1;
+	}
+	if (matcher_hold(st->m, e, LISTS_STAGING, err, errlen) >= 0)
+		return 0;
+	if (errno == ENOMEM) { /* not the line's fault, and an entry of the old version may be missing */
+		st->failed = true;
+		snprintf(st->error, sizeof(st->error), "%s", err);
+	}
+	return -1;
+}
+
+int lists_load(struct lists *ls, struct matcher *m, int i, FILE *f, const struct feed_spec *spec,
+	       uint64_t now, feed_bad_cb on_bad, void *ctx, struct list_load *r)
+{
+	struct staging st = { .m = m, .on_bad = on_bad, .ctx = ctx };
+	struct feed_counts n;
+	struct list_state *l = &ls->slot[i];
+	double max_bad = l->cfg ? l->cfg->max_bad : 0.1;
+	char err[256];
+
+	*r = (struct list_load){ 0 };
+	int rc = feed_read(f, spec, now, stage_entry, stage_bad, &st, &n, err, sizeof(err));
+	r->lines = n.lines;
+	r->entries = n.entries;
+	r->bad = n.bad;
+	if (rc < 0)
+		error_set(r->error, sizeof(r->error), "%s", err);
+	else if (st.failed)
+		error_set(r->error, sizeof(r->error), "%s", st.error);
+	else if (n.bad > 0 && (double)n.bad > max_bad * (double)(n.bad + n.entries))
+		error_set(r->error, sizeof(r->error), "%llu of its %llu entry lines are bad, more than max_bad (%g)",
+			  (unsigned long long)n.bad, (unsigned long long)(n.bad + n.entries), max_bad);
+	if (r->error[0]) {
+		matcher_rehold(m, 0, LISTS_STAGING, NULL); /* the staged version goes whole */
+		r->refused = true;
+	} else {
+		r->removed = matcher_rehold(m, LISTS_STAGING, 1u << i, &r->added);
+		l->version++;
+		l->loaded = (time_t)now;
+	}
+	l->last = *r;
+	return r->refused ? -1 : 0;
+}
+
+uint64_t lists_flush(struct lists *ls, struct matcher *m, int i)
+{
+	(void)ls;
+	return matcher_rehold(m, 0, 1u << i, NULL);
+}
+
+const struct list_state *lists_labelling(const struct lists *ls, uint32_t holders)
+{
+	const struct list_state *best = NULL;
+
+	for (int i = 0; i < LISTS_SLOTS; i++) {
+		const struct list_state *l = &ls->slot[i];
+		if (!(holders & (1u << i)) || l->cfg == NULL)
+			continue;
+		if (best == NULL || l->cfg->severity < best->cfg->severity)
+			best = l;
+	}
+	return best;
+}
+
+struct counting_ctx {
+	uint64_t *counts;
+};
+
+static int count_holders(void *ctx, const struct entry *e, unsigned group, uint32_t holders)
+{
+	struct counting_ctx *c = ctx;
+
+	(void)e;
+	(void)group;
+	for (int i = 0; i < LISTS_SLOTS; i++)
+		c->counts[i] += (holders >> i) & 1;
+	return 0;
+}
+
+void lists_count(const struct lists *ls, const struct matcher *m, uint64_t counts[LISTS_SLOTS])
+{
+	struct counting_ctx c = { counts };
+
+	(void)ls;
+	memset(counts, 0, LISTS_SLOTS * sizeof(*counts));
+	matcher_foreach(m, 0, count_holders, &c);
+}

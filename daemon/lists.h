@@ -1,0 +1,76 @@
+/* lists.h - the running entry lists: a holder each, versions swapped in whole, labels for alerts. */
+#ifndef BLOOMD_LISTS_H
+#define BLOOMD_LISTS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "config.h"
+#include "feed.h"
+#include "match.h"
+
+/*
+ * Each list holds its entries under a holder bit of its own (match.h): bit
+ * 0 is the local list (what bloomctl adds), the others are given out as
+ * lists appear in the configuration and taken back when they go. Bit 31 is
+ * kept for staging: a new version is read under it and then reheld onto the
+ * list's bit in one step (matcher_rehold), or dropped whole if refused, so
+ * packets see the old version or the new one, never a mix.
+ */
+#define LISTS_SLOTS 31
+#define LISTS_STAGING (1u << 31)
+
+/* What the last load of a list found. */
+struct list_load {
+	uint64_t lines, entries, bad; /* entries: lines that gave one */
+	uint64_t added, removed;      /* to and from the list, when taken */
+	bool refused;                 /* the list kept its previous version */
+	char error[300];              /* why it was refused, or "" */
+};
+
+struct list_state {
+	char name[LIST_NAME_MAX];     /* "" for a free slot */
+	unsigned version;             /* versions taken (eve's rev) */
+	time_t loaded;                /* when the last version was taken (0: never) */
+	struct list_load last;
+	const struct list_config *cfg;
+};
+
+struct lists {
+	struct list_state slot[LISTS_SLOTS]; /* by holder bit */
+};
+
+void lists_init(struct lists *ls);
+
+/*
+ * Follow cfg's lists: a new one gets a slot, one no longer there is flushed
+ * (its entries released) and its slot freed. -1 with a message if there is
+ * no slot left (nothing changed).
+ */
+int lists_configure(struct lists *ls, struct matcher *m, const struct config *cfg, char *err,
+		    size_t errlen);
+
+/* The list's slot (its holder bit), or -1. */
+int lists_find(const struct lists *ls, const char *name);
+
+/*
+ * Read a new version of list i from f and take it, or refuse it: when f
+ * cannot be read to its end, an entry cannot be stored (no memory), or more
+ * than the list's max_bad of its lines are bad. Bad lines go to on_bad.
+ * Returns 0 if taken, -1 if refused (r says why).
+ */
+int lists_load(struct lists *ls, struct matcher *m, int i, FILE *f, const struct feed_spec *spec,
+	       uint64_t now, feed_bad_cb on_bad, void *ctx, struct list_load *r);
+
+/* Empty list i; the entries that left it. */
+uint64_t lists_flush(struct lists *ls, struct matcher *m, int i);
+
+/* The list whose labels an entry held by holders carries: the most severe of them (the local list first on a tie). */
+const struct list_state *lists_labelling(const struct lists *ls, uint32_t holders);
+
+/* The entries each list holds ([slot]); one pass over every entry. */
+void lists_count(const struct lists *ls, const struct matcher *m, uint64_t counts[LISTS_SLOTS]);
+
+#endif

@@ -1,0 +1,297 @@
+/* service_lists.c - the daemon's entry lists: loaded at start and reload, replaced, flushed, kept. */
+#include "service.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "error.h"
+#include "log.h"
+#include "service_internal.h"
+
+#define BAD_LINES_LOGGED 20 /* per load; the rest are counted */
+
+/* ---- saved versions ---- */
+
+struct saving_list {
+	const struct service *s;
+	uint32_t holder;
+	FILE *f;
+};
+
+static int save_line(void *ctx, const struct entry *e, unsigned group, uint32_t holders)
+{
+	static char text[ENTRY_TEXT_MAX];
+	struct saving_list *sl = ctx;
+
+	(void)group;
+	if (!(holders & sl->holder))
+		return 0;
+	entry_format_value(e->kind, e->key, e->len, text, sizeof(text));
+	return fprintf(sl->f, "%s %s\n", entry_kind_name(e->kind), text) < 0 ? -1 : 0;
+}
+
+static int save_lines(void *ctx, FILE *f)
+{
+	struct saving_list *sl = ctx;
+
+	sl->f = f;
+	fprintf(f, "# bloomd: the last version taken of this list\n");
+	return matcher_foreach(sl->s->matcher, 0, save_line, sl);
+}
+
+/* Keep list i's version in the state directory, for a start that cannot read its file. */
+static void save_copy(struct service *s, int i)
+{
+	struct saving_list sl = { .s = s, .holder = 1u << i };
+	char err[512];
+
+	if (s->journal == NULL || i == 0)
+		return;
+	if (persist_list_save(s->cfg->store_dir, s->lists.slot[i].name, save_lines, &sl, err, sizeof(err)) < 0)
+		log_error("list %s: its version could not be kept for the next start: %s", s->lists.slot[i].name, err);
+}
+
+/* ---- loading ---- */
+
+struct bad_lines {
+	const char *list, *source;
+	unsigned logged;
+};
+
+static void log_bad_line(void *ctx, unsigned line, const char *text, const char *why)
+{
+	struct bad_lines *b = ctx;
+
+	if (b->logged++ < BAD_LINES_LOGGED)
+		log_warning("list %s: %s:%u: %s, skipped: '%s'", b->list, b->source, line, why, text);
+}
+
+/* Load list i from f (called source); logs what came of it. 0 if taken, -1 if refused. */
+static int load_from(struct service *s, int i, FILE *f, const char *source, const struct feed_spec *spec)
+{
+	struct list_state *l = &s->lists.slot[i];
+	struct bad_lines b = { .list = l->name, .source = source };
+	struct list_load r;
+	int rc = lists_load(&s->lists, s->matcher, i, f, spec, service_now(), log_bad_line, &b, &r);
+
+	if (b.logged > BAD_LINES_LOGGED)
+		log_warning("list %s: %s: %u more bad lines, not shown", l->name, source, b.logged - BAD_LINES_LOGGED);
+	if (rc < 0) {
+		log_error("list %s: %s: refused, the list keeps its previous version (%llu entries read, %llu bad lines): %s",
+			  l->name, source, (unsigned long long)r.entries, (unsigned long long)r.bad, r.error);
+		return -1;
+	}
+	log_info("list %s: %s: version %u taken: %llu entries read, %llu added, %llu removed, %llu bad lines skipped",
+		 l->name, source, l->version, (unsigned long long)r.entries, (unsigned long long)r.added,
+		 (unsigned long long)r.removed, (unsigned long long)r.bad);
+	save_copy(s, i);
+	return 0;
+}
+
+/* A list's failure to be read at all, said as a load that was refused. */
+static void note_unreadable(struct service *s, int i, const char *path, int error)
+{
+	struct list_state *l = &s->lists.slot[i];
+
+	l->last = (struct list_load){ .refused = true };
+	error_set(l->last.error, sizeof(l->last.error), "%s: %s", path, strerror(error));
+	log_error("list %s: cannot read %s: %s; the list keeps its previous version", l->name, path, strerror(error));
+}
+
+/* The version kept in the state directory, when the list has none yet. */
+static void load_saved(struct service *s, int i)
+{
+	struct feed_spec native = { .format = FEED_BLOOMD };
+	FILE *f;
+
+	if (s->journal == NULL || s->lists.slot[i].version > 0 ||
+	    (f = persist_list_open(s->cfg->store_dir, s->lists.slot[i].name)) == NULL)
+		return;
+	struct list_load last = s->lists.slot[i].last; /* what the file's load found stays what is reported */
+	if (load_from(s, i, f, "the version kept in the state directory", &native) == 0)
+		log_warning("list %s: started from the version kept in %s/lists", s->lists.slot[i].name, s->cfg->store_dir);
+	s->lists.slot[i].last = last;
+	fclose(f);
+}
+
+/* Read list i's file (if it has one); -1 if it was refused or could not be read. */
+static int load_file(struct service *s, int i)
+{
+	const struct list_config *lc = s->lists.slot[i].cfg;
+	FILE *f;
+	int rc;
+
+	if (lc->file == NULL)
+		return 0;
+	if ((f = fopen(lc->file, "re")) == NULL) {
+		note_unreadable(s, i, lc->file, errno);
+		return -1;
+	}
+	rc = load_from(s, i, f, lc->file, &lc->format);
+	fclose(f);
+	return rc;
+}
+
+unsigned service_lists_load(struct service *s, const struct config *cfg, bool starting)
+{
+	char err[256];
+	unsigned refused = 0;
+
+	if (lists_configure(&s->lists, s->matcher, cfg, err, sizeof(err)) < 0) {
+		log_error("lists: %s", err);
+		return 1;
+	}
+	for (int i = 1; i < LISTS_SLOTS; i++) {
+		if (s->lists.slot[i].name[0] == '\0')
+			continue;
+		refused += load_file(s, i) < 0;
+		if (starting)
+			load_saved(s, i);
+	}
+	return refused;
+}
+
+/* ---- labels ---- */
+
+static bool label_entry(void *ctx, uint32_t holders, struct event_label *out)
+{
+	const struct service *s = ctx;
+	const struct list_state *l = lists_labelling(&s->lists, holders);
+
+	if (l == NULL)
+		return false;
+	*out = (struct event_label){ .list = l->name, .signature = l->cfg->signature, .category = l->cfg->category,
+				     .severity = l->cfg->severity, .sid = l->cfg->sid,
+				     .rev = l->version ? l->version : 1 };
+	return true;
+}
+
+void service_label_events(struct service *s, struct events *ev)
+{
+	events_set_labeller(ev, label_entry, s);
+}
+
+/* ---- commands ---- */
+
+static int list_named(struct service *s, const char *name, char *err, size_t errlen)
+{
+	int i = lists_find(&s->lists, name);
+
+	if (i < 0)
+		error_set(err, errlen, "no list is named '%.64s' (bloomctl lists shows them)", name);
+	else if (i == 0)
+		error_set(err, errlen, "the %s list holds what bloomctl add and load add: change it with add, del and load",
+			  LIST_LOCAL);
+	return i > 0 ? i : -1;
+}
+
+static json_t *load_json(const struct list_load *r)
+{
+	json_t *o = json_pack("{s:b,s:I,s:I,s:I,s:I,s:I}", "taken", !r->refused, "lines", (json_int_t)r->lines,
+			      "entries", (json_int_t)r->entries, "bad", (json_int_t)r->bad, "added",
+			      (json_int_t)r->added, "removed", (json_int_t)r->removed);
+
+	if (o && r->error[0])
+		json_object_set_new(o, "error", json_string(r->error));
+	return o;
+}
+
+int service_list_replace(struct service *s, const char *name, int fd, json_t **result, char *err,
+			 size_t errlen)
+{
+	int i = list_named(s, name, err, errlen), rc;
+	const struct list_config *lc = i > 0 ? s->lists.slot[i].cfg : NULL;
+	struct stat st;
+	FILE *f;
+
+	*result = NULL;
+	if (i < 0 || (fd >= 0 && lc->file)) {
+		if (i >= 0)
+			error_set(err, errlen, "list %s reads %s: write the new version there and run replace %s without a file",
+				  name, lc->file, name);
+		goto refuse;
+	}
+	if (fd < 0) {
+		if (lc->file == NULL) {
+			error_set(err, errlen, "list %s has no file: pass its new version (bloomctl replace %s FILE)", name, name);
+			return -1;
+		}
+		rc = load_file(s, i);
+	} else {
+		if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (f = fdopen(fd, "r")) == NULL) {
+			error_set(err, errlen, "the file passed is not a regular file (it is read in the event loop)");
+			goto refuse;
+		}
+		rc = load_from(s, i, f, "the file passed", &lc->format);
+		fclose(f);
+	}
+	*result = load_json(&s->lists.slot[i].last);
+	if (rc < 0)
+		error_set(err, errlen, "list %s keeps its previous version: %s", name, s->lists.slot[i].last.error);
+	return rc;
+refuse:
+	if (fd >= 0)
+		close(fd);
+	return -1;
+}
+
+int service_list_flush(struct service *s, const char *name, uint64_t *removed, char *err, size_t errlen)
+{
+	int i = list_named(s, name, err, errlen);
+
+	if (i < 0)
+		return -1;
+	*removed = lists_flush(&s->lists, s->matcher, i);
+	s->lists.slot[i].version++;
+	s->lists.slot[i].loaded = (time_t)service_now();
+	s->lists.slot[i].last = (struct list_load){ .removed = *removed };
+	save_copy(s, i);
+	log_info("list %s flushed: %llu entries left it", name, (unsigned long long)*removed);
+	return 0;
+}
+
+json_t *service_lists_json(struct service *s)
+{
+	uint64_t counts[LISTS_SLOTS];
+	json_t *out = json_array();
+	char format[FEED_COLUMN_NAME + 8];
+
+	lists_count(&s->lists, s->matcher, counts);
+	for (int i = 0; i < LISTS_SLOTS && out; i++) {
+		const struct list_state *l = &s->lists.slot[i];
+		if (l->name[0] == '\0' || l->cfg == NULL)
+			continue;
+		const struct list_config *lc = l->cfg;
+		json_t *o = json_pack("{s:s,s:s*,s:s,s:I,s:i,s:o,s:s*,s:i,s:s,s:I,s:s}", "name", l->name, "file",
+				      lc->file, "format", i == 0 ? "bloomctl" : feed_spec_name(&lc->format, format, sizeof(format)),
+				      "entries", (json_int_t)counts[i], "version", (int)l->version, "loaded",
+				      l->loaded ? json_integer((json_int_t)l->loaded) : json_null(), "category",
+				      lc->category, "severity", (int)lc->severity, "action",
+				      lc->action == LIST_ACTION_DROP ? "drop" : "alert", "sid", (json_int_t)lc->sid,
+				      "signature", lc->signature);
+		if (o && i > 0 && (l->version || l->last.refused))
+			json_object_set_new(o, "last_load", load_json(&l->last));
+		json_array_append_new(out, o);
+	}
+	return out;
+}
+
+uint32_t service_list_holder(const struct service *s, const char *name)
+{
+	int i = lists_find(&s->lists, name);
+
+	return i < 0 ? 0 : 1u << i;
+}
+
+json_t *service_holders_json(const struct service *s, uint32_t holders)
+{
+	json_t *names = json_array();
+
+	for (int i = 0; i < LISTS_SLOTS && names; i++)
+		if ((holders & (1u << i)) && s->lists.slot[i].name[0])
+			json_array_append_new(names, json_string(s->lists.slot[i].name));
+	return names;
+}
