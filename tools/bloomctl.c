@@ -48,7 +48,11 @@ static void usage(FILE *out)
 		"  query ENTRY                   exit 0 if present, 1 if absent\n"
 		"  match ADDRESS                 the addr and net entries that cover it; 1 if none\n"
 		"  load FILE|-                   add every entry of a list (streamed)\n"
-		"  list [--kind KIND]            the entries, in entry list format\n"
+		"  list [--kind KIND] [--list LIST]  the entries, in entry list format\n"
+		"  lists                         the entry lists: source, format, labels, entries, last load\n"
+		"  replace LIST [FILE]           a list's new version: its own file read again, or FILE\n"
+		"                                for a list without one; taken whole or refused whole\n"
+		"  flush LIST                    empty a list\n"
 		"  stats                         counters, filters, rebuild and store state\n"
 		"  metrics                       the same in Prometheus text format\n"
 		"  rebuild [--rounds N] [--wait] re-optimize the filters in the background\n"
@@ -242,15 +246,54 @@ static void print_errors(json_t *errors, const char *file)
 	}
 }
 
+/* " (lists a, b)" of an array of list names, or "". */
+static const char *lists_text(json_t *names, char *buf, size_t len)
+{
+	size_t i, n = 0;
+	json_t *name;
+
+	buf[0] = '\0';
+	json_array_foreach(names, i, name)
+		n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%s%s", i ? ", " : " (list ", json_string_value(name));
+	if (n && n + 1 < len)
+		strcat(buf, ")");
+	return buf;
+}
+
+static void print_list(json_t *l)
+{
+	json_t *last = json_object_get(l, "last_load");
+	const char *file = json_string_value(json_object_get(l, "file"));
+
+	printf("%s: %lld entries, %s%s%s, version %lld, category %s, severity %lld, sid %lld\n",
+	       json_string_value(json_object_get(l, "name")), (long long)json_integer_value(json_object_get(l, "entries")),
+	       json_string_value(json_object_get(l, "format")), file ? " from " : "", file ? file : "",
+	       (long long)json_integer_value(json_object_get(l, "version")),
+	       json_string_value(json_object_get(l, "category")) ? json_string_value(json_object_get(l, "category")) : "-",
+	       (long long)json_integer_value(json_object_get(l, "severity")),
+	       (long long)json_integer_value(json_object_get(l, "sid")));
+	if (last && !json_is_true(json_object_get(last, "taken")))
+		printf("  last load refused: %s\n", json_string_value(json_object_get(last, "error")));
+	else if (last)
+		printf("  last load: %lld entries read, %lld added, %lld removed, %lld bad lines skipped\n",
+		       (long long)json_integer_value(json_object_get(last, "entries")),
+		       (long long)json_integer_value(json_object_get(last, "added")),
+		       (long long)json_integer_value(json_object_get(last, "removed")),
+		       (long long)json_integer_value(json_object_get(last, "bad")));
+}
+
 /* The human-readable form of a reply; returns the exit code. */
 static int print_reply(const char *command, json_t *r, const char *file)
 {
+	char names[512];
+
 	if (strcmp(command, "query") == 0) {
 		bool present = json_is_true(json_object_get(r, "present"));
 		json_t *covering = json_object_get(r, "covered_by");
-		printf("%s: %s%s\n", json_string_value(json_object_get(r, "entry")),
+		printf("%s: %s%s%s\n", json_string_value(json_object_get(r, "entry")),
 		       present ? "present" : "absent",
-		       present ? "" : json_is_true(json_object_get(r, "filter")) ? " (the filter alone would say yes)" : "");
+		       present ? "" : json_is_true(json_object_get(r, "filter")) ? " (the filter alone would say yes)" : "",
+		       lists_text(json_object_get(r, "held_by"), names, sizeof(names)));
 		if (!present && json_array_size(covering))
 			printf("  but covered by %s (bloomctl match lists all)\n",
 			       json_string_value(json_array_get(covering, 0)));
@@ -260,13 +303,17 @@ static int print_reply(const char *command, json_t *r, const char *file)
 		size_t i;
 		json_t *e;
 		json_array_foreach(json_object_get(r, "entries"), i, e)
-			puts(json_string_value(e));
+			printf("%s%s\n", json_string_value(e),
+			       lists_text(json_object_get(json_object_get(r, "lists"), json_string_value(e)), names, sizeof(names)));
 		return json_is_true(json_object_get(r, "covered")) ? 0 : EXIT_ABSENT;
 	}
 	if (strcmp(command, "add") == 0 || strcmp(command, "del") == 0) {
 		bool done = json_is_true(json_object_get(r, command[0] == 'a' ? "added" : "deleted"));
 		printf("%s: %s\n", json_string_value(json_object_get(r, "entry")),
-		       command[0] == 'a' ? (done ? "added" : "already present") : (done ? "deleted" : "absent"));
+		       command[0] == 'a' ? (done ? "added" : "already present") : (done ? "deleted" : "absent from the local list"));
+		if (json_array_size(json_object_get(r, "still_held_by")))
+			printf("  still held by%s: it stays until they let it go\n",
+			       lists_text(json_object_get(r, "still_held_by"), names, sizeof(names)));
 		return command[0] == 'd' && !done ? EXIT_ABSENT : 0;
 	}
 	if (strcmp(command, "list") == 0) {
@@ -274,6 +321,26 @@ static int print_reply(const char *command, json_t *r, const char *file)
 		json_t *e;
 		json_array_foreach(json_object_get(r, "entries"), i, e)
 			puts(json_string_value(e));
+		return 0;
+	}
+	if (strcmp(command, "lists") == 0) {
+		size_t i;
+		json_t *l;
+		json_array_foreach(json_object_get(r, "lists"), i, l)
+			print_list(l);
+		return 0;
+	}
+	if (strcmp(command, "replace") == 0) {
+		json_t *load = json_object_get(r, "load");
+		printf("version taken: %lld entries read, %lld added, %lld removed, %lld bad lines skipped\n",
+		       (long long)json_integer_value(json_object_get(load, "entries")),
+		       (long long)json_integer_value(json_object_get(load, "added")),
+		       (long long)json_integer_value(json_object_get(load, "removed")),
+		       (long long)json_integer_value(json_object_get(load, "bad")));
+		return 0;
+	}
+	if (strcmp(command, "flush") == 0) {
+		printf("flushed: %lld entries left the list\n", (long long)json_integer_value(json_object_get(r, "removed")));
 		return 0;
 	}
 	if (strcmp(command, "metrics") == 0) {
@@ -350,6 +417,30 @@ static int send_replay(struct ctlconn *c, int argc, char **argv)
 	return rc;
 }
 
+/* `replace LIST [FILE]`: FILE is opened here and passed open, as replay's is. */
+static int send_replace(struct ctlconn *c, int argc, char **argv)
+{
+	char line[256];
+
+	if (argc < 1 || argc > 2 || strlen(argv[0]) > 128) {
+		fprintf(stderr, PROG " replace: give a LIST, then a FILE for a list without a file of its own\n");
+		return -1;
+	}
+	if (argc == 1) {
+		snprintf(line, sizeof(line), "replace %s\n", argv[0]);
+		return ctlconn_send(c, line, strlen(line));
+	}
+	int fd = open(argv[1], O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
+		fprintf(stderr, PROG " replace: %s: %s\n", argv[1], strerror(errno));
+		return -1;
+	}
+	snprintf(line, sizeof(line), "replace %s -\n", argv[0]);
+	int rc = ctlconn_send_fd(c, line, strlen(line), fd);
+	close(fd);
+	return rc;
+}
+
 /* `load FILE|-`: stream the list as `load -`, its lines, then ".". */
 static int send_list(struct ctlconn *c, const char *path)
 {
@@ -405,6 +496,8 @@ static int run_remote(const struct remote *rm, const char *command, int argc, ch
 		sent = send_list(&c, argv[0]);
 	} else if (strcmp(command, "replay") == 0) {
 		sent = send_replay(&c, argc, argv);
+	} else if (strcmp(command, "replace") == 0) {
+		sent = send_replace(&c, argc, argv);
 	} else {
 		if ((line = join(command, argc, argv)) == NULL)
 			goto out;
@@ -417,9 +510,19 @@ static int run_remote(const struct remote *rm, const char *command, int argc, ch
 		goto out;
 	if (!json_is_true(json_object_get(reply, "ok"))) {
 		fprintf(stderr, PROG " %s: %s\n", command, json_string_value(json_object_get(reply, "error")));
-		json_t *problems = json_object_get(reply, "problems");
+		json_t *problems = json_object_get(reply, "problems"), *l;
 		if (problems)
 			print_errors(problems, NULL);
+		size_t i;
+		json_array_foreach(json_object_get(reply, "lists"), i, l) /* a reload's refused lists */
+			if (json_object_get(l, "last_load") && !json_is_true(json_object_get(json_object_get(l, "last_load"), "taken")))
+				fprintf(stderr, "  list %s: %s\n", json_string_value(json_object_get(l, "name")),
+					json_string_value(json_object_get(json_object_get(l, "last_load"), "error")));
+		if (rm->json) { /* the reply itself too, for scripts */
+			char *text = json_dumps(reply, JSON_COMPACT);
+			puts(text ? text : "{}");
+			free(text);
+		}
 		rc = EXIT_USAGE;
 	} else if (rm->json) {
 		char *text = json_dumps(reply, JSON_COMPACT);
@@ -446,8 +549,9 @@ out:
 	return rc;
 }
 
-static const char *const REMOTE[] = { "add", "del", "query", "match", "load", "list", "stats", "metrics",
-				      "rebuild", "save", "replay", "reload", "version", "help" };
+static const char *const REMOTE[] = { "add", "del", "query", "match", "load", "list", "lists", "replace",
+				      "flush", "stats", "metrics", "rebuild", "save", "replay", "reload", "version",
+				      "help" };
 
 int main(int argc, char **argv)
 {

@@ -11,7 +11,7 @@ build=(make gcc libc6-dev pkg-config jq libxxhash-dev libjansson-dev libpcap-dev
        libinih-dev libsystemd-dev libcap-dev nettle-dev)
 # systemd-analyze checks the unit, whose ExecReload needs /bin/kill (procps).
 test=("${build[@]}" perl iproute2 groff-base man-db socat libcmocka-dev clang libclang-rt-dev
-      systemd procps logrotate)
+      systemd procps logrotate python3-jsonschema)
 bench=("${build[@]}" libbloom-dev)
 # Hyperscan is built for amd64 only.
 [ "$(dpkg --print-architecture)" = amd64 ] && bench+=(libhyperscan-dev)

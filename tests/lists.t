@@ -1,0 +1,175 @@
+#!/usr/bin/env bash
+# Entry lists end to end: feeds in their own formats, labels in alerts, reload dropping what
+# left a feed, a refused version keeping the old one, replace and flush, lists kept across
+# a restart, and del leaving what a feed still holds.
+. "$(dirname "$0")/tap.sh"
+plan 44
+tmp=$(mktemp -d)
+chmod 755 "$tmp"
+pid=
+trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$tmp"' EXIT
+here=$(cd "$(dirname "$0")" && pwd)
+cd "$tmp" || exit 1
+sock=$tmp/ctl.sock
+C() { "$BUILD/bloomctl" -s "$sock" "$@"; }
+start() {
+	"$BUILD/bloomd" -c bloomd.conf 2>>err &
+	pid=$!
+	for _ in $(seq 200); do
+		C version >/dev/null 2>&1 && return 0
+		kill -0 "$pid" 2>/dev/null || return 1
+		sleep 0.05
+	done
+	return 1
+}
+stop() { kill -TERM "$pid" && wait "$pid"; local rc=$?; pid=; return $rc; }
+
+# Feeds as their publishers write them.
+cat > drop.txt <<'F'
+; Spamhaus DROP List 2026/11/23 - (c) 2026 The Spamhaus Project SLU
+; Last-Modified: Mon, 23 Nov 2026 12:00:00 GMT
+198.51.100.0/24 ; SBL000001
+203.0.113.128/25 ; SBL000002
+F
+cat > tor.netset <<'F'
+#
+# tor_exits
+#
+185.220.101.0/24
+192.0.2.77
+F
+cat > blocklist.ipset <<'F'
+create blocklist hash:ip family inet hashsize 1024 maxelem 65536
+add blocklist 192.0.2.10
+add blocklist 192.0.2.11 timeout 600
+F
+cat > iocs.csv <<'F'
+first_seen,dst_ip,malware
+2026-11-01,192.0.2.20,"Emotet, epoch 5"
+2026-11-02,2001:db8::20,QakBot
+F
+cat > bloomd.conf <<C
+[list spamhaus-drop]
+file = drop.txt
+format = drop
+category = hijacked-netblock
+severity = 1
+sid = 2400001
+signature = Spamhaus DROP listed network
+[list tor]
+file = tor.netset
+format = netset
+category = anonymizer
+severity = 3
+[list blocklist]
+file = blocklist.ipset
+format = ipset
+[list iocs]
+file = iocs.csv
+format = csv:dst_ip
+category = malware
+[list pushed]
+format = plain
+category = scanner
+[filter]
+auto_rebuild = no
+[control]
+socket = $sock
+[store]
+dir = $tmp/state
+[output]
+events = $tmp/events.json
+C
+start; ok $? "bloomd starts on five lists"
+
+lists=$(C --json lists)
+is "$(jq -r '[.lists[] | "\(.name)=\(.entries)"] | join(" ")' <<<"$lists")" \
+	"local=0 spamhaus-drop=2 tor=2 blocklist=2 iocs=2 pushed=0" "each format loads as its publisher writes it"
+is "$(jq -r '.lists[] | select(.name == "iocs") | .format' <<<"$lists")" "csv:dst_ip" "lists says the format"
+C query addr 192.0.2.77 >/dev/null; is $? 0 "a netset's address is an entry"
+C query addr 185.220.101.77 > out; is $? 1 "query says an address under a net is no entry itself"
+grep -q "but covered by net 185.220.101.0/24" out; ok $? "but says which net covers it"
+is "$(C match 185.220.101.77)" "net 185.220.101.0/24 (list tor)" "match names the entry and its list"
+
+# An alert carries its list's labels, the most severe list's when several hold the entry.
+printf 'link en10mb\npacket src=198.51.100.9 dst=10.0.0.1 proto=tcp sport=4444 dport=22\npacket src=10.0.0.2 dst=192.0.2.20 proto=udp sport=5000 dport=53\n' |
+	"$BUILD/pcapgen" -o a.pcap -
+C replay a.pcap --wait >/dev/null; ok $? "replay"
+alert=$(jq -c 'select(.pcap_cnt == 1) | .alert' events.json)
+is "$alert" '{"action":"allowed","gid":1,"signature_id":2400001,"rev":1,"signature":"Spamhaus DROP listed network","category":"hijacked-netblock","severity":1}' \
+	"the alert object is the list's"
+is "$(jq -r 'select(.pcap_cnt == 2) | "\(.alert.category) \(.matches[0].list) \(.direction)"' events.json)" "malware iocs to_server" \
+	"each match names its list"
+# Every event against eve's alert schema; an event without its alert object must fail it.
+eve_valid() {
+	python3 - "$here/eve-alert.schema.json" "$1" <<'P'
+import json, sys, jsonschema
+schema = json.load(open(sys.argv[1]))
+jsonschema.Draft7Validator.check_schema(schema)
+lines = [json.loads(l) for l in open(sys.argv[2]) if l.strip()]
+for event in (e for e in lines if e.get("event_type") == "alert"):
+    jsonschema.validate(event, schema)
+sys.exit(0 if lines else 1)
+P
+}
+eve_valid events.json; ok $? "every event is a valid eve alert"
+jq -c 'del(.alert)' events.json > stripped.json
+eve_valid stripped.json 2>/dev/null; is $? 1 "an event without its alert object is not"
+
+# A feed changes: what left it leaves the filter at reload; what is new comes in.
+printf '198.51.100.0/24 ; SBL000001\n192.0.2.200/32 ; SBL000003\n' > drop.txt
+C reload >/dev/null; is $? 0 "reload"
+C query net 203.0.113.128/25 >/dev/null; is $? 1 "an entry that left the feed is gone after reload"
+C query addr 192.0.2.200 >/dev/null; is $? 0 "a new one is there"
+is "$(C --json lists | jq -r '.lists[] | select(.name == "spamhaus-drop") | "\(.version) \(.last_load.added) \(.last_load.removed)"')" \
+	"2 1 1" "the list's version, with what came and went"
+
+# A truncated download: mostly bad, refused whole; the previous version stays.
+printf '<html>\n<body>503 Service Unavailable</body>\n</html>\n' > tor.netset
+C reload > out 2> errout; is $? 2 "a reload with a refused list exits 2"
+grep -q "list tor: .*3 of its 3 entry lines are bad" errout; ok $? "and says which list, and why"
+C query addr 192.0.2.77 >/dev/null; is $? 0 "the refused list keeps its previous version"
+grep -q "list tor: .*tor.netset:2: .*, skipped: '<body>503 Service Unavailable</body>'" err
+ok $? "each bad line is logged with its number and its text"
+# One bad line in twenty is within max_bad: the rest is taken.
+{ for i in $(seq 1 19); do echo "192.0.2.$((100 + i))"; done; echo "garbage"; } > tor.netset
+C reload >/dev/null; is $? 0 "a list with a few bad lines is taken"
+C query addr 192.0.2.77 >/dev/null; is $? 1 "its old entries are gone"
+C query addr 192.0.2.119 >/dev/null; is $? 0 "its new ones are there"
+
+# A list without a file is filled with replace; its old version goes whole.
+printf '192.0.2.50\n192.0.2.51\n' > push1
+C replace pushed push1 > out; is $? 0 "replace fills a list without a file"
+grep -q "2 entries read, 2 added, 0 removed" out; ok $? "and says what it did"
+printf '192.0.2.51\n192.0.2.52\n' > push2
+C replace pushed push2 >/dev/null
+is "$(C list --list pushed | sort | tr '\n' ' ')" "addr 192.0.2.51 addr 192.0.2.52 " "replace swaps the list's version"
+C replace tor push1 2> out; is $? 2 "replace FILE on a list with a file is refused"
+grep -q "list tor reads .*tor.netset" out; ok $? "saying where its file is"
+C replace nosuch push1 2>/dev/null; is $? 2 "replace on an unknown list is refused"
+
+# The local list and the feeds hold entries together.
+C add addr 192.0.2.51 >/dev/null
+is "$(C --json query addr 192.0.2.51 | jq -c .held_by)" '["local","pushed"]' "query names every list that holds an entry"
+C del addr 192.0.2.51 > out; is $? 0 "del takes the local hold"
+grep -q "still held by (list pushed)" out; ok $? "and says which lists still hold it"
+C query addr 192.0.2.51 >/dev/null; is $? 0 "so it stays, as the feed has it"
+C del addr 192.0.2.52 >/dev/null; is $? 1 "del of an entry only a feed holds: absent from the local list"
+C query addr 192.0.2.52 >/dev/null; is $? 0 "and it stays"
+
+C flush blocklist > out; is $? 0 "flush"
+grep -q "2 entries left the list" out; ok $? "flush says how many left"
+C query addr 192.0.2.10 >/dev/null; is $? 1 "a flushed list's entries are gone"
+
+# Across a restart: a pushed list comes back from the state directory; a feed whose file
+# cannot be read starts from its last version there.
+C add addr 192.0.2.99 >/dev/null
+stop; ok $? "bloomd stops"
+mv iocs.csv iocs.csv.away
+start; ok $? "bloomd starts with a list's file missing"
+C query addr 192.0.2.52 >/dev/null; is $? 0 "a pushed list survives a restart"
+C query addr 2001:db8::20 >/dev/null; is $? 0 "a feed whose file is gone starts from its kept version"
+C query addr 192.0.2.99 >/dev/null; is $? 0 "the local list survives a restart"
+C query addr 192.0.2.10 >/dev/null; is $? 0 "a flushed feed is read again from its file at start"
+stop
+done_testing
