@@ -95,6 +95,7 @@ void config_free(struct config *c)
 	free(c->bpf);
 	config_lists_free(c);
 	free(c->metrics_listen);
+	free(c->threshold_file);
 	free(c->events);
 	free(c->pcap);
 	free(c->socket);
@@ -525,6 +526,8 @@ static int handler(void *user, const char *section, const char *key, const char 
 		rc = config_set_string(ld, &c->pcap, value, true);
 	else if (strcmp(section, "output") == 0 && strcmp(key, "alerts") == 0)
 		rc = set_alerts(ld, value);
+	else if (strcmp(section, "output") == 0 && strcmp(key, "threshold_file") == 0)
+		rc = value[0] ? config_set_string(ld, &c->threshold_file, value, true) : 1;
 	else if (strcmp(section, "output") == 0 && strcmp(key, "flow_timeout") == 0)
 		rc = config_set_uint(ld, key, value, 1, 86400, &c->flow_timeout);
 	else if (strcmp(section, "control") == 0)

@@ -65,6 +65,7 @@ struct config {
 	char *pcap;               /* matched packets, NULL for none */
 	bool alert_once_per_flow; /* [output] alerts = once_per_flow (else every) */
 	unsigned flow_timeout;    /* seconds a flow is quiet for an entry before it alerts again */
+	char *threshold_file;     /* Suricata threshold.config rules, NULL: none */
 	char *metrics_listen;     /* [metrics] listen: ADDRESS:PORT of the HTTP /metrics, NULL: none */
 	/* [control] */
 	char *socket;             /* NULL: none */

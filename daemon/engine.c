@@ -34,6 +34,14 @@ void engine_packet(struct engine *e, const struct capture_packet *p, const char 
 	e->stats.matched_packets++;
 	if (e->flows && (n = first_on_flow(e, &v, p->ts.tv_sec, n)) == 0)
 		return;
+	if (e->thresholds) {
+		struct event_label label;
+		events_alert_label(e->events, e->matcher, e->hits, n, &label);
+		if (!thresholds_pass(e->thresholds, 1, label.sid, &v, p->ts.tv_sec)) {
+			e->stats.alerts_thresholded++;
+			return;
+		}
+	}
 	struct event_packet ep = {
 		.ts = p->ts, .index = p->index, .link = p->link, .frame = p->frame,
 		.caplen = p->caplen, .wirelen = p->wirelen, .view = &v,

@@ -10,11 +10,13 @@
 #include "log.h"
 #include "match.h"
 #include "stats.h"
+#include "threshold.h"
 
 struct engine {
 	struct matcher *matcher;   /* not owned */
 	struct events *events;     /* not owned */
 	struct flows *flows;       /* not owned; NULL: every matching packet alerts */
+	struct thresholds *thresholds; /* not owned; NULL: no threshold or suppress rules */
 	struct stats stats;
 	struct match_hit hits[MATCH_MAX_HITS];
 	struct log_limit event_errors_logged;

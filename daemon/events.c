@@ -262,6 +262,18 @@ static void label_of(const struct events *ev, uint32_t holders, struct event_lab
 				     .severity = 2, .sid = 9000000, .rev = 0 };
 }
 
+void events_alert_label(const struct events *ev, const struct matcher *m, const struct match_hit *hits,
+			size_t n, struct event_label *out)
+{
+	struct event_label label;
+
+	for (size_t i = 0; i < n; i++) {
+		label_of(ev, matcher_hit_holders(m, &hits[i]), &label);
+		if (i == 0 || label.severity < out->severity)
+			*out = label;
+	}
+}
+
 void events_set_labeller(struct events *ev, event_label_cb cb, void *ctx)
 {
 	ev->label = cb;
@@ -312,7 +324,7 @@ static json_t *event_json(struct events *ev, const struct event_packet *p,
 		matcher_hit_key(m, &hits[i], &key, &len);
 		label_of(ev, matcher_hit_holders(m, &hits[i]), &label);
 		if (i == 0 || label.severity < top.severity)
-			top = label; /* the alert is the most severe match's */
+			top = label; /* the alert is the most severe match's (events_alert_label) */
 		set_ascii(ms->kind, entry_kind_name(hits[i].kind));
 		set_ascii(ms->entry, entry_format_value(hits[i].kind, key, len, ev->text, ENTRY_TEXT_MAX));
 		set_name(ms->list, label.list);

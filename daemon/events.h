@@ -53,6 +53,10 @@ int events_write(struct events *ev, const struct event_packet *p, const struct m
 /* Where events get their labels from (the daemon's lists). */
 void events_set_labeller(struct events *ev, event_label_cb cb, void *ctx);
 
+/* The labels of the alert an event of these n hits carries: the most severe match's. */
+void events_alert_label(const struct events *ev, const struct matcher *m, const struct match_hit *hits,
+			size_t n, struct event_label *out);
+
 /* Push buffered events out (after each batch of packets). */
 void events_flush(struct events *ev);
 

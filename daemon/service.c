@@ -189,6 +189,16 @@ int service_alert_policy(struct service *s)
 	return 0;
 }
 
+int service_thresholds_load(const struct config *cfg, struct thresholds **out, threshold_error_cb on_error,
+			    void *ctx)
+{
+	*out = NULL;
+	if (cfg->threshold_file == NULL)
+		return 0;
+	*out = thresholds_load(cfg->threshold_file, on_error, ctx);
+	return *out ? 0 : -1;
+}
+
 /* ---- start and stop ---- */
 
 int service_start(struct service *s, struct event_base *base, const struct control_options *control)
@@ -204,6 +214,7 @@ int service_start(struct service *s, struct event_base *base, const struct contr
 		return -1;
 	}
 	service_label_events(s, s->events);
+	s->engine.thresholds = s->thresholds;
 	s->engine.matcher = s->matcher;
 	s->engine.events = s->events;
 	if (service_alert_policy(s) < 0) {
@@ -254,6 +265,8 @@ void service_stop(struct service *s)
 		event_free(s->housekeeping);
 	events_close(s->events);
 	flows_free(s->flows);
+	thresholds_free(s->thresholds);
+	s->thresholds = s->engine.thresholds = NULL;
 	matcher_free(s->matcher);
 	ttl_free(s->ttl);
 	json_decref(s->sources);

@@ -28,6 +28,7 @@ struct service {
 	struct engine engine;
 	struct flows *flows;       /* [output] alerts = once_per_flow, or NULL */
 	struct lists lists;        /* which list holds what, and their labels */
+	struct thresholds *thresholds; /* [output] threshold_file's rules, or NULL */
 	bool one_shot;             /* exit when the replay queue is empty */
 	int exit_code;
 	json_t *sources;           /* per replayed source: name, packets, error */
@@ -78,6 +79,9 @@ int service_journal_op(struct service *s, enum persist_op op, const struct entry
  * not be read). Returns the lists refused.
  */
 unsigned service_lists_load(struct service *s, const struct config *cfg, bool starting);
+/* The rules of cfg's threshold_file into *out (NULL: none); -1 after reporting its problems. */
+int service_thresholds_load(const struct config *cfg, struct thresholds **out, threshold_error_cb on_error,
+			    void *ctx);
 /* Alerts in ev labelled from the lists. */
 void service_label_events(struct service *s, struct events *ev);
 /* The flow table [output] alerts asks for (made, kept or freed); -1 without memory. */

@@ -122,12 +122,18 @@ static int reload(struct service *s, json_t **problems)
 	/* Everything that can fail first; only then is anything of the running daemon changed. */
 	mc = service_match_config(fresh);
 	struct events *ev = NULL;
+	struct thresholds *rules = NULL;
+	if (service_thresholds_load(fresh, &rules, collect_problem, found) < 0)
+		goto refuse;
 	if (matcher_check_config(&mc, err, sizeof(err)) < 0 ||
 	    ((!same_string(fresh->events, old->events) || !same_string(fresh->pcap, old->pcap)) &&
 	     (ev = events_open(fresh->events, fresh->pcap, fresh->snaplen, err, sizeof(err))) == NULL)) {
 		json_array_append_new(found, json_string(err));
+		thresholds_free(rules);
 		goto refuse;
 	}
+	thresholds_free(s->thresholds);
+	s->thresholds = s->engine.thresholds = rules;
 	if (!same_string(fresh->user, old->user))
 		json_array_append_new(restart, json_string("[service] user"));
 	changed = matcher_reconfigure(s->matcher, &mc, NULL, 0); /* checked above: it cannot fail */

@@ -138,6 +138,12 @@ static int load_state(struct service *s, struct loading *ld)
 	return 0;
 }
 
+static void log_problem(void *ctx, const char *message)
+{
+	(void)ctx;
+	log_error("%s", message);
+}
+
 int service_load(struct service *s, struct config *cfg, bool use_store, bool check_only,
 		 unsigned *refused)
 {
@@ -154,6 +160,8 @@ int service_load(struct service *s, struct config *cfg, bool use_store, bool che
 	} else if (make_matcher(s, NULL) < 0) {
 		return -1;
 	}
+	if (service_thresholds_load(cfg, &s->thresholds, log_problem, NULL) < 0)
+		return -1;
 	/* A list that is refused or cannot be read is logged and left out (or kept from the state): bloomd starts. */
 	*refused = service_lists_load(s, cfg, true);
 	if (check_only)

@@ -42,11 +42,12 @@ json_t *stats_json(const struct stats *s, const struct matcher *m)
 				    json_integer((json_int_t)s->status[st]));
 	for (int k = ENTRY_ADDR; k <= ENTRY_SIG; k++)
 		json_object_set_new(kinds, entry_kind_name((enum entry_kind)k), kind_json(m, (enum entry_kind)k));
-	return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:o,s:o,s:{s:o,s:o}}", "packets", (json_int_t)s->packets,
+	return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:o,s:o,s:{s:o,s:o}}", "packets", (json_int_t)s->packets,
 			 "bytes", (json_int_t)s->bytes, "matched_packets", (json_int_t)s->matched_packets,
 			 "event_errors", (json_int_t)s->event_errors,
 			 "pcap_skipped", (json_int_t)s->pcap_skipped,
 			 "alerts_suppressed", (json_int_t)s->alerts_suppressed,
+			 "alerts_thresholded", (json_int_t)s->alerts_thresholded,
 			 "hits_dropped", (json_int_t)matcher_hits_dropped(m), "parse", parse, "kinds", kinds,
 			 "filters", "addresses", filter_json(m, 0), "signatures", filter_json(m, 1));
 }
@@ -117,6 +118,9 @@ char *stats_prometheus(json_t *st)
 	metric(f, "alerts_suppressed_total", "counter",
 	       "Matches not reported: the entry had alerted on the flow already ([output] alerts).",
 	       number_at(st, "alerts_suppressed"));
+	metric(f, "alerts_thresholded_total", "counter",
+	       "Events not written: a threshold or suppress rule left them out ([output] threshold_file).",
+	       number_at(st, "alerts_thresholded"));
 	metric_by(f, json_object_get(st, "parse"), "result", NULL, "parse_total", "counter",
 		  "Packets by parse result.");
 	metric_by(f, kinds, "kind", "entries", "entries", "gauge", "Entries stored, by kind.");

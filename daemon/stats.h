@@ -15,6 +15,7 @@ struct stats {
 	uint64_t event_errors;
 	uint64_t pcap_skipped;            /* matched, but not written to the match pcap */
 	uint64_t alerts_suppressed;       /* matches left out: the entry alerted on the flow already */
+	uint64_t alerts_thresholded;      /* events left out by threshold and suppress rules */
 };
 
 static inline void stats_count(struct stats *s, uint64_t wirelen, enum packet_status status)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bloomd's command line: -n, bad config and lists, missing files, statistics, the match pcap.
 . "$(dirname "$0")/tap.sh"
-plan 49
+plan 54
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 1
@@ -188,4 +188,17 @@ out=$("$BUILD/bloomd" -c ev.conf -r in.pcap -r "$(printf 'odd\377.pcap')" | grep
 is "$(jq -r .pcap_filename <<<"$out" | sort | uniq -c | awk '{print $1 " " $2}' | tr '\n' ,)" \
 	"2 in.pcap,2 odd?.pcap," "events name a file whose name is not UTF-8"
 is "$(jq -r .pcap_cnt <<<"$out" | tr '\n' ,)" "1,2,1,2," "and count its packets"
+
+# Suricata's threshold.config: at most 2 alerts a minute from each source for the flood
+# list's signature, and none at all for one address; the rest are counted.
+printf '[list flood]\nfile = flood.list\nsid = 5000\n[output]\nthreshold_file = rules.threshold\n' > thr.conf
+printf '# limits\nthreshold gen_id 1, sig_id 5000, type limit, track by_src, count 2, seconds 60\n' > rules.threshold
+out=$("$BUILD/bloomd" -c thr.conf -r flood.pcap 2>&1)
+is "$(grep -c '"alert"' <<<"$out")" 3 "a threshold rule limits the alerts (two sources: 2 + 1)"
+is "$(tail -n 1 <<<"$out" | jq .alerts_thresholded)" 1000 "and the statistics count the rest"
+printf 'suppress gen_id 1, sig_id 5000, track by_src, ip 192.0.2.0/24\nsuppress gen_id 1, sig_id 5000, track by_dst, ip 192.0.2.99\n' > rules.threshold
+is "$("$BUILD/bloomd" -c thr.conf -r flood.pcap 2>/dev/null | grep -c '"alert"')" 0 "suppress rules drop the alerts they cover"
+printf 'threshold gen_id 1, sig_id 5000, type sometimes\n' > rules.threshold
+"$BUILD/bloomd" -n -c thr.conf 2> err; is $? 1 "a bad threshold file stops the start"
+grep -q "rules.threshold:1: type: expected limit, threshold or both, got 'sometimes'" err; ok $? "naming its line"
 done_testing
