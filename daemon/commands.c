@@ -277,10 +277,8 @@ static int cmd_stats(struct command *c)
 
 static int cmd_metrics(struct command *c)
 {
-	json_t *stats = service_stats(c->s);
-	char *text = stats_prometheus(stats);
+	char *text = service_metrics(c->s);
 
-	json_decref(stats);
 	if (text == NULL)
 		return command_fail(c, "metrics: out of memory");
 	json_object_set_new(c->reply, "metrics", json_string(text));

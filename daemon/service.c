@@ -201,6 +201,11 @@ int service_thresholds_load(const struct config *cfg, struct thresholds **out, t
 
 /* ---- start and stop ---- */
 
+static char *scrape(void *ctx)
+{
+	return service_metrics(ctx);
+}
+
 int service_start(struct service *s, struct event_base *base, const struct control_options *control)
 {
 	char err[512];
@@ -227,6 +232,14 @@ int service_start(struct service *s, struct event_base *base, const struct contr
 			log_error("%s", err);
 			return -1;
 		}
+	}
+	if (s->cfg->metrics_listen) {
+		s->metrics = metrics_http_open(base, s->cfg->metrics_listen, scrape, s, err, sizeof(err));
+		if (s->metrics == NULL) {
+			log_error("%s", err);
+			return -1;
+		}
+		log_info("metrics for Prometheus on http://%s/metrics", s->cfg->metrics_listen);
 	}
 	s->housekeeping = event_new(base, -1, EV_PERSIST, housekeeping_cb, s);
 	if (s->housekeeping == NULL || event_add(s->housekeeping, &second) < 0)
@@ -265,6 +278,8 @@ void service_stop(struct service *s)
 		event_free(s->housekeeping);
 	events_close(s->events);
 	flows_free(s->flows);
+	metrics_http_close(s->metrics);
+	s->metrics = NULL;
 	thresholds_free(s->thresholds);
 	s->thresholds = s->engine.thresholds = NULL;
 	matcher_free(s->matcher);

@@ -107,6 +107,8 @@ int service_reopen(struct service *s, char *err, size_t errlen);
 
 /* Everything stats reports, as one object (caller owns it). */
 json_t *service_stats(struct service *s);
+/* The same in Prometheus's text format (caller frees); NULL without memory. */
+char *service_metrics(struct service *s);
 
 /* ---- what the rest of the daemon reads of it ---- */
 

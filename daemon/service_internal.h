@@ -11,6 +11,7 @@
 
 #include "clock.h"
 #include "lists.h"
+#include "metrics_http.h"
 #include "service.h"
 
 struct replay_item {
@@ -60,6 +61,7 @@ struct service {
 	struct rebuild_result last_rebuild;
 
 	struct control *control;
+	struct metrics_http *metrics; /* [metrics] listen, or NULL */
 	struct event *housekeeping;
 	time_t problems_reported;  /* the last warning about malformed or dropped packets */
 	uint64_t problems_seen[PACKET_STATUS_COUNT], drops_seen;
@@ -82,6 +84,8 @@ unsigned service_lists_load(struct service *s, const struct config *cfg, bool st
 /* The rules of cfg's threshold_file into *out (NULL: none); -1 after reporting its problems. */
 int service_thresholds_load(const struct config *cfg, struct thresholds **out, threshold_error_cb on_error,
 			    void *ctx);
+/* Per list: entries, version, when and whether its last version was taken (stats). */
+json_t *service_lists_stats(const struct service *s);
 /* Alerts in ev labelled from the lists. */
 void service_label_events(struct service *s, struct events *ev);
 /* The flow table [output] alerts asks for (made, kept or freed); -1 without memory. */

@@ -279,6 +279,22 @@ json_t *service_lists_json(struct service *s)
 	return out;
 }
 
+json_t *service_lists_stats(const struct service *s)
+{
+	uint64_t counts[LISTS_SLOTS];
+	json_t *out = json_object();
+
+	lists_count(&s->lists, s->matcher, counts);
+	for (int i = 0; i < LISTS_SLOTS && out; i++) {
+		const struct list_state *l = &s->lists.slot[i];
+		if (l->name[0])
+			json_object_set_new(out, l->name,
+					    json_pack("{s:I,s:i,s:I,s:b}", "entries", (json_int_t)counts[i], "version",
+						      (int)l->version, "loaded", (json_int_t)l->loaded, "ok", !l->last.refused));
+	}
+	return out;
+}
+
 uint32_t service_list_holder(const struct service *s, const char *name)
 {
 	int i = lists_find(&s->lists, name);

@@ -93,6 +93,9 @@ static void keep_start_settings(struct config *running, struct config *fresh, js
 	if (!same_string(fresh->store_dir, running->store_dir))
 		json_array_append_new(restart, json_string("[store] dir"));
 	swap_strings(&fresh->store_dir, &running->store_dir);
+	if (!same_string(fresh->metrics_listen, running->metrics_listen))
+		json_array_append_new(restart, json_string("[metrics] listen"));
+	swap_strings(&fresh->metrics_listen, &running->metrics_listen);
 	if (!same_string(fresh->interface, running->interface) || !same_files(fresh, running) ||
 	    !same_string(fresh->bpf, running->bpf) || fresh->snaplen != running->snaplen ||
 	    fresh->promisc != running->promisc || fresh->buffer_size != running->buffer_size)
@@ -211,6 +214,16 @@ json_t *service_stats(struct service *s)
 		json_object_set_new(json_object_get(o, "store"), "last_snapshot",
 				    json_pack("{s:o,s:b}", "time", s->last_save ? json_integer((json_int_t)s->last_save) : json_null(),
 					      "ok", s->last_save_ok));
+	json_object_set_new(o, "lists", service_lists_stats(s));
 	json_object_set(o, "sources", s->sources);
 	return o;
+}
+
+char *service_metrics(struct service *s)
+{
+	json_t *stats = service_stats(s);
+	char *text = stats ? stats_prometheus(stats) : NULL;
+
+	json_decref(stats);
+	return text;
 }

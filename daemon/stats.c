@@ -173,6 +173,15 @@ char *stats_prometheus(json_t *st)
 		metric(f, "last_snapshot_success", "gauge", "1 if the last snapshot was written.",
 		       number_at(st, "store.last_snapshot.ok"));
 	}
+	json_t *lists = json_object_get(st, "lists");
+	if (lists) {
+		metric_by(f, lists, "list", "entries", "list_entries", "gauge", "Entries each list holds.");
+		metric_by(f, lists, "list", "version", "list_version", "gauge", "Versions each list has taken.");
+		metric_by(f, lists, "list", "loaded", "list_last_load_timestamp_seconds", "gauge",
+			  "When each list last took a version (0: never).");
+		metric_by(f, lists, "list", "ok", "list_last_load_success", "gauge",
+			  "1 unless the list's last version was refused (it keeps its previous one).");
+	}
 	json_t *addr_filter = json_object_get(filters, "addresses");
 	metric_head(f, "build_info", "gauge", "bloomd's version and the SIMD kernel its filters run.");
 	fprintf(f, "bloomd_build_info{version=\"%s\",kernel=\"%s\"} 1\n", BLOOMD_VERSION,

@@ -3,7 +3,7 @@
 # left a feed, a refused version keeping the old one, replace and flush, lists kept across
 # a restart, and del leaving what a feed still holds.
 . "$(dirname "$0")/tap.sh"
-plan 44
+plan 50
 tmp=$(mktemp -d)
 chmod 755 "$tmp"
 pid=
@@ -48,6 +48,14 @@ first_seen,dst_ip,malware
 2026-11-01,192.0.2.20,"Emotet, epoch 5"
 2026-11-02,2001:db8::20,QakBot
 F
+port=$((20000 + RANDOM % 20000))
+# An HTTP request by hand (no curl needed): the whole response.
+http_get() {
+	exec 3<>"/dev/tcp/127.0.0.1/$port" || return 1
+	printf '%s %s HTTP/1.0\r\nHost: localhost\r\n\r\n' "${2:-GET}" "$1" >&3
+	timeout 5 cat <&3
+	exec 3<&-
+}
 cat > bloomd.conf <<C
 [list spamhaus-drop]
 file = drop.txt
@@ -79,6 +87,8 @@ socket = $sock
 dir = $tmp/state
 [output]
 events = $tmp/events.json
+[metrics]
+listen = 127.0.0.1:$port
 C
 start; ok $? "bloomd starts on five lists"
 
@@ -90,6 +100,21 @@ C query addr 192.0.2.77 >/dev/null; is $? 0 "a netset's address is an entry"
 C query addr 185.220.101.77 > out; is $? 1 "query says an address under a net is no entry itself"
 grep -q "but covered by net 185.220.101.0/24" out; ok $? "but says which net covers it"
 is "$(C match 185.220.101.77)" "net 185.220.101.0/24 (list tor)" "match names the entry and its list"
+
+# Prometheus scrapes /metrics over HTTP; per-list gauges are there.
+http_get /metrics | tr -d '\r' > scrape
+head -n 1 scrape | grep -q "^HTTP/1.[01] 200"; ok $? "GET /metrics answers 200"
+grep -qi "^Content-Type: text/plain; version=0.0.4" scrape; ok $? "in Prometheus's text format"
+grep -q '^bloomd_list_entries{list="tor"} 2$' scrape; ok $? "with the entries of each list"
+sed '1,/^$/d' scrape > metrics.txt
+if command -v promtool >/dev/null; then
+	promtool check metrics < metrics.txt > promtool.out 2>&1; ok $? "promtool check metrics finds nothing to say in a scrape"
+	sed 's/^/#   /' promtool.out
+else
+	tap_n=$((tap_n + 1)); echo "ok $tap_n # SKIP no promtool (Debian's prometheus; tools/install-deps.sh ci)"
+fi
+http_get /state | head -n 1 | grep -q " 404 "; ok $? "any other path is a 404"
+http_get /metrics POST | head -n 1 | grep -q " 501 "; ok $? "any other method a 501"
 
 # An alert carries its list's labels, the most severe list's when several hold the entry.
 printf 'link en10mb\npacket src=198.51.100.9 dst=10.0.0.1 proto=tcp sport=4444 dport=22\npacket src=10.0.0.2 dst=192.0.2.20 proto=udp sport=5000 dport=53\n' |
