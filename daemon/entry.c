@@ -276,31 +276,66 @@ int entry_parse(const char *text, struct entry *e, char *err, size_t errlen)
 	return rc;
 }
 
-int entry_parse_expiry(const char *text, struct entry *e, uint64_t now, uint64_t *expires, char *err,
-		       size_t errlen)
+/* One option word after an entry: expires=, ttl= or (with labels) category=, severity=. -1 if it is none. */
+static int parse_option(const char *word, uint64_t now, uint64_t *expires, struct entry_labels *labels)
+{
+	bool ttl = strncmp(word, "ttl=", 4) == 0, at = strncmp(word, "expires=", 8) == 0;
+	char *end;
+
+	if (labels && strncmp(word, "category=", 9) == 0) {
+		const char *c = word + 9;
+		if (*c == '\0' || strlen(c) >= sizeof(labels->category))
+			return -1;
+		for (const char *q = c; *q; q++)
+			if (!isalnum((unsigned char)*q) && !strchr("._-:/", *q))
+				return -1;
+		snprintf(labels->category, sizeof(labels->category), "%s", c);
+		return 0;
+	}
+	if (labels && strncmp(word, "severity=", 9) == 0) {
+		unsigned long v = isdigit((unsigned char)word[9]) ? strtoul(word + 9, &end, 10) : 0;
+		if (v < 1 || v > 255 || *end != '\0')
+			return -1;
+		labels->severity = (unsigned)v;
+		return 0;
+	}
+	const char *digits = word + (ttl ? 4 : 8);
+	unsigned long long v = (ttl || at) && isdigit((unsigned char)*digits) ? strtoull(digits, &end, 10) : 0;
+	if (v == 0 || *end != '\0' || v > (ttl ? 10ULL * 365 * 86400 : (1ULL << 40)))
+		return -1;
+	*expires = ttl ? now + v : v;
+	return 0;
+}
+
+int entry_parse_labelled(const char *text, struct entry *e, uint64_t now, uint64_t *expires,
+			 struct entry_labels *labels, char *err, size_t errlen)
 {
 	const char *p;
-	char word[64];
+	char word[96];
 	int rc = parse_entry_at(text, e, &p, err, errlen);
 
 	*expires = 0;
+	if (labels)
+		*labels = (struct entry_labels){ 0 };
 	while (rc == 1 && !rest_is_empty(p)) {
 		const char *start = p;
 		next_word(&p, word, sizeof(word));
-		bool ttl = strncmp(word, "ttl=", 4) == 0, at = strncmp(word, "expires=", 8) == 0;
-		const char *digits = word + (ttl ? 4 : 8);
-		char *end;
-		unsigned long long v = (ttl || at) && isdigit((unsigned char)*digits) ? strtoull(digits, &end, 10) : 0;
-		if (v == 0 || *end != '\0' || v > (ttl ? 10ULL * 365 * 86400 : (1ULL << 40))) {
+		if (parse_option(word, now, expires, labels) < 0) {
 			while (isspace((unsigned char)*start))
 				start++;
-			error_set(err, errlen, "unexpected text after the entry: '%.20s' (expires=UNIXTIME or ttl=SECONDS may follow)",
-				  start);
+			error_set(err, errlen, "unexpected text after the entry: '%.40s' (%s may follow)", start,
+				  labels ? "expires=UNIXTIME, ttl=SECONDS, category=WORD or severity=1..255"
+					 : "expires=UNIXTIME or ttl=SECONDS");
 			return -1;
 		}
-		*expires = ttl ? now + v : v;
 	}
 	return rc;
+}
+
+int entry_parse_expiry(const char *text, struct entry *e, uint64_t now, uint64_t *expires, char *err,
+		       size_t errlen)
+{
+	return entry_parse_labelled(text, e, now, expires, NULL, err, errlen);
 }
 
 /* The dotted quad by hand: glibc's inet_ntop goes through sprintf, a fifth of an event's cost. */

@@ -53,6 +53,17 @@ int entry_parse(const char *text, struct entry *e, char *err, size_t errlen);
 int entry_parse_expiry(const char *text, struct entry *e, uint64_t now, uint64_t *expires, char *err,
 		       size_t errlen);
 
+/* Labels an entry of a list may carry: category=WORD severity=N ("" and 0 when not given). */
+#define ENTRY_CATEGORY_MAX 64
+struct entry_labels {
+	char category[ENTRY_CATEGORY_MAX]; /* letters, digits and . _ - : / */
+	unsigned severity;                 /* 1 (highest) to 255 */
+};
+
+/* entry_parse_expiry, with labels after the entry too (in any order with expires= or ttl=). */
+int entry_parse_labelled(const char *text, struct entry *e, uint64_t now, uint64_t *expires,
+			 struct entry_labels *labels, char *err, size_t errlen);
+
 /* The kind's name ("addr", ...), and the reverse (-1 if unknown). */
 const char *entry_kind_name(enum entry_kind kind);
 int entry_kind_parse(const char *name, enum entry_kind *kind);

@@ -253,10 +253,15 @@ static struct match_shape *match_for(struct events *ev, bool with_offset, size_t
 	return m;
 }
 
-/* An entry's labels: its lists', or (no labeller) the local list's defaults. */
-static void label_of(const struct events *ev, uint32_t holders, struct event_label *out)
+/* A hit's labels: its entry's lists', or (no labeller) the local list's defaults. */
+static void label_of(const struct events *ev, const struct matcher *m, const struct match_hit *hit,
+		     struct event_label *out)
 {
-	if (ev->label && ev->label(ev->label_ctx, holders, out))
+	const uint8_t *key;
+	size_t len;
+
+	matcher_hit_key(m, hit, &key, &len);
+	if (ev->label && ev->label(ev->label_ctx, hit->kind, key, len, matcher_hit_holders(m, hit), out))
 		return;
 	*out = (struct event_label){ .list = "local", .signature = "bloomd list local", .category = "local",
 				     .severity = 2, .sid = 9000000, .rev = 0 };
@@ -268,7 +273,7 @@ void events_alert_label(const struct events *ev, const struct matcher *m, const 
 	struct event_label label;
 
 	for (size_t i = 0; i < n; i++) {
-		label_of(ev, matcher_hit_holders(m, &hits[i]), &label);
+		label_of(ev, m, &hits[i], &label);
 		if (i == 0 || label.severity < out->severity)
 			*out = label;
 	}
@@ -322,7 +327,7 @@ static json_t *event_json(struct events *ev, const struct event_packet *p,
 		bool sig = hits[i].kind == ENTRY_SIG;
 		struct match_shape *ms = match_for(ev, sig, i);
 		matcher_hit_key(m, &hits[i], &key, &len);
-		label_of(ev, matcher_hit_holders(m, &hits[i]), &label);
+		label_of(ev, m, &hits[i], &label);
 		if (i == 0 || label.severity < top.severity)
 			top = label; /* the alert is the most severe match's (events_alert_label) */
 		set_ascii(ms->kind, entry_kind_name(hits[i].kind));

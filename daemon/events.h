@@ -32,8 +32,9 @@ struct event_label {
 	bool drop;                 /* the entry was dropped (eve's action "blocked") */
 };
 
-/* Fill *out for an entry with these holders (match.h); false: use the defaults. */
-typedef bool (*event_label_cb)(void *ctx, uint32_t holders, struct event_label *out);
+/* Fill *out for entry (kind, key) with these holders (match.h); false: use the defaults. */
+typedef bool (*event_label_cb)(void *ctx, enum entry_kind kind, const uint8_t *key, size_t len, uint32_t holders,
+			       struct event_label *out);
 
 /*
  * Open the outputs: events to json_path ("-" for stdout, NULL for none),

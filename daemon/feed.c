@@ -247,16 +247,17 @@ static int csv_line(struct feed_reader *r, char *line, struct entry *e, char *er
 	return -1;
 }
 
-int feed_line(struct feed_reader *r, const char *text, struct entry *e, uint64_t *expires, char *err,
-	      size_t errlen)
+int feed_line(struct feed_reader *r, const char *text, struct entry *e, uint64_t *expires,
+	      struct entry_labels *labels, char *err, size_t errlen)
 {
 	static char line[LINE_MAX_BYTES + 2];
 	size_t len = strlen(text);
 
 	*expires = 0;
+	*labels = (struct entry_labels){ 0 };
 	r->line++;
 	if (r->spec.format == FEED_BLOOMD)
-		return entry_parse_expiry(text, e, r->now, expires, err, errlen);
+		return entry_parse_labelled(text, e, r->now, expires, labels, err, errlen);
 	if (len > LINE_MAX_BYTES) {
 		error_set(err, errlen, "line longer than %d bytes", LINE_MAX_BYTES);
 		return -1;
@@ -314,6 +315,7 @@ int feed_read(FILE *f, const struct feed_spec *spec, uint64_t now, feed_entry_cb
 	feed_reader_init(&r, spec, now);
 	while ((got = getline(&line, &cap, f)) >= 0) {
 		uint64_t expires;
+		struct entry_labels labels;
 		int rc;
 		counts->lines++;
 		if (memchr(line, '\0', (size_t)got) != NULL) {
@@ -321,8 +323,9 @@ int feed_read(FILE *f, const struct feed_spec *spec, uint64_t now, feed_entry_cb
 			r.line++;
 			rc = -1;
 		} else {
-			rc = feed_line(&r, line, e, &expires, why, sizeof(why));
-			if (rc > 0 && on_entry(ctx, e, expires, why, sizeof(why)) != 0)
+			rc = feed_line(&r, line, e, &expires, &labels, why, sizeof(why));
+			bool labelled = labels.category[0] || labels.severity;
+			if (rc > 0 && on_entry(ctx, e, expires, labelled ? &labels : NULL, why, sizeof(why)) != 0)
 				rc = -1;
 		}
 		if (rc < 0) {

@@ -11,7 +11,8 @@
 /*
  * One entry per line in every format; what a line may hold:
  *
- *   bloomd            entry.h's syntax (addr, net, pair, sig), expires= or ttl= after it
+ *   bloomd            entry.h's syntax (addr, net, pair, sig); after it expires= or ttl=,
+ *                     and labels: category=WORD severity=N
  *   plain, netset     an address or a network (CIDR); '#' comments (FireHOL's .netset)
  *   drop              Spamhaus DROP: "192.0.2.0/24 ; SBL123", ';' comments
  *   ipset             `ipset save` output: "add SET 192.0.2.1 [options]"; create lines skipped
@@ -58,20 +59,21 @@ struct feed_reader {
 void feed_reader_init(struct feed_reader *r, const struct feed_spec *spec, uint64_t now);
 
 /*
- * One line (without or with its newline). Returns 1 with *e and *expires
- * (0: never) filled, 0 for a line that holds no entry, -1 with a message.
+ * One line (without or with its newline). Returns 1 with *e, *expires (0:
+ * never) and *labels (none: "" and 0) filled, 0 for a line that holds no
+ * entry, -1 with a message.
  */
-int feed_line(struct feed_reader *r, const char *line, struct entry *e, uint64_t *expires, char *err,
-	      size_t errlen);
+int feed_line(struct feed_reader *r, const char *line, struct entry *e, uint64_t *expires,
+	      struct entry_labels *labels, char *err, size_t errlen);
 
 /* What reading a file found. */
 struct feed_counts {
 	uint64_t lines, entries, bad;
 };
 
-/* Each entry read; a non-zero return makes its line bad, with a message in err. */
-typedef int (*feed_entry_cb)(void *ctx, const struct entry *e, uint64_t expires, char *err,
-			     size_t errlen);
+/* Each entry read (labels: NULL if it has none); a non-zero return makes its line bad, with a message in err. */
+typedef int (*feed_entry_cb)(void *ctx, const struct entry *e, uint64_t expires,
+			     const struct entry_labels *labels, char *err, size_t errlen);
 /* Each bad line: its number, its text (printable, as long as it is) and why. */
 typedef void (*feed_bad_cb)(void *ctx, unsigned line, const char *text, const char *why);
 

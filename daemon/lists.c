@@ -6,10 +6,17 @@
 
 #include "error.h"
 
-void lists_init(struct lists *ls)
+int lists_init(struct lists *ls)
 {
 	memset(ls, 0, sizeof(*ls));
 	snprintf(ls->slot[0].name, LIST_NAME_MAX, "%s", LIST_LOCAL);
+	return (ls->labels = labels_new()) ? 0 : -1;
+}
+
+void lists_free(struct lists *ls)
+{
+	labels_free(ls->labels);
+	ls->labels = NULL;
 }
 
 int lists_find(const struct lists *ls, const char *name)
@@ -40,7 +47,7 @@ int lists_configure(struct lists *ls, struct matcher *m, const struct config *cf
 	}
 	for (int i = 1; i < LISTS_SLOTS; i++)
 		if (ls->slot[i].name[0] && !kept[i]) { /* gone from the configuration */
-			lists_flush(ls, m, i);
+			lists_flush(ls, m, i); /* its labels too */
 			memset(&ls->slot[i], 0, sizeof(ls->slot[i]));
 		}
 	for (size_t j = 0; j < cfg->nlists; j++) {
@@ -56,6 +63,7 @@ int lists_configure(struct lists *ls, struct matcher *m, const struct config *cf
 
 struct staging {
 	struct matcher *m;
+	struct labels *labels;
 	bool failed;           /* an entry could not be stored: the version cannot be taken */
 	char error[300];
 	feed_bad_cb on_bad;    /* the caller's, with its ctx */
@@ -69,7 +77,8 @@ static void stage_bad(void *ctx, unsigned line, const char *text, const char *wh
 	st->on_bad(st->ctx, line, text, why);
 }
 
-static int stage_entry(void *ctx, const struct entry *e, uint64_t expires, char *err, size_t errlen)
+static int stage_entry(void *ctx, const struct entry *e, uint64_t expires, const struct entry_labels *labels,
+		       char *err, size_t errlen)
 {
 	struct staging *st = ctx;
 
@@ -77,8 +86,12 @@ static int stage_entry(void *ctx, const struct entry *e, uint64_t expires, char 
 		error_set(err, errlen, "expires= and ttl= are for bloomctl add and load: a list's entries stay while it holds them");
 		return -1;
 	}
-	if (matcher_hold(st->m, e, LISTS_STAGING, err, errlen) >= 0)
-		return 0;
+	if (matcher_hold(st->m, e, LISTS_STAGING, err, errlen) >= 0) {
+		if (labels == NULL || labels_set(st->labels, e, LISTS_SLOTS, labels) == 0)
+			return 0;
+		errno = ENOMEM;
+		error_set(err, errlen, "out of memory for the entry's labels");
+	}
 	if (errno == ENOMEM) { /* not the line's fault, and an entry of the old version may be missing */
 		st->failed = true;
 		snprintf(st->error, sizeof(st->error), "%s", err);
@@ -89,7 +102,7 @@ static int stage_entry(void *ctx, const struct entry *e, uint64_t expires, char 
 int lists_load(struct lists *ls, struct matcher *m, int i, FILE *f, const struct feed_spec *spec,
 	       uint64_t now, feed_bad_cb on_bad, void *ctx, struct list_load *r)
 {
-	struct staging st = { .m = m, .on_bad = on_bad, .ctx = ctx };
+	struct staging st = { .m = m, .labels = ls->labels, .on_bad = on_bad, .ctx = ctx };
 	struct feed_counts n;
 	struct list_state *l = &ls->slot[i];
 	double max_bad = l->cfg ? l->cfg->max_bad : 0.1;
@@ -109,9 +122,11 @@ int lists_load(struct lists *ls, struct matcher *m, int i, FILE *f, const struct
 			  (unsigned long long)n.bad, (unsigned long long)(n.bad + n.entries), max_bad);
 	if (r->error[0]) {
 		matcher_rehold(m, 0, LISTS_STAGING, NULL); /* the staged version goes whole */
+		labels_move(ls->labels, -1, LISTS_SLOTS);
 		r->refused = true;
 	} else {
 		r->removed = matcher_rehold(m, LISTS_STAGING, 1u << i, &r->added);
+		labels_move(ls->labels, LISTS_SLOTS, (unsigned)i);
 		l->version++;
 		l->loaded = (time_t)now;
 	}
@@ -121,20 +136,30 @@ int lists_load(struct lists *ls, struct matcher *m, int i, FILE *f, const struct
 
 uint64_t lists_flush(struct lists *ls, struct matcher *m, int i)
 {
-	(void)ls;
+	labels_move(ls->labels, -1, (unsigned)i);
 	return matcher_rehold(m, 0, 1u << i, NULL);
 }
 
-const struct list_state *lists_labelling(const struct lists *ls, uint32_t holders)
+const struct list_state *lists_labelling(const struct lists *ls, uint32_t holders, enum entry_kind kind,
+					 const uint8_t *key, size_t len, struct entry_labels *out)
 {
 	const struct list_state *best = NULL;
+	struct entry_labels own;
 
 	for (int i = 0; i < LISTS_SLOTS; i++) {
 		const struct list_state *l = &ls->slot[i];
 		if (!(holders & (1u << i)) || l->cfg == NULL)
 			continue;
-		if (best == NULL || l->cfg->severity < best->cfg->severity)
+		if (!labels_get(ls->labels, kind, key, len, (unsigned)i, &own))
+			own = (struct entry_labels){ 0 };
+		if (own.severity == 0)
+			own.severity = l->cfg->severity;
+		if (own.category[0] == '\0' && l->cfg->category)
+			snprintf(own.category, sizeof(own.category), "%s", l->cfg->category);
+		if (best == NULL || own.severity < out->severity) {
 			best = l;
+			*out = own;
+		}
 	}
 	return best;
 }

@@ -9,6 +9,7 @@
 
 #include "config.h"
 #include "feed.h"
+#include "labels.h"
 #include "match.h"
 
 /*
@@ -40,9 +41,12 @@ struct list_state {
 
 struct lists {
 	struct list_state slot[LISTS_SLOTS]; /* by holder bit */
+	struct labels *labels;               /* the labels entries carry inline, by list */
 };
 
-void lists_init(struct lists *ls);
+/* -1 without memory. */
+int lists_init(struct lists *ls);
+void lists_free(struct lists *ls);
 
 /*
  * Follow cfg's lists: a new one gets a slot, one no longer there is flushed
@@ -67,8 +71,13 @@ int lists_load(struct lists *ls, struct matcher *m, int i, FILE *f, const struct
 /* Empty list i; the entries that left it. */
 uint64_t lists_flush(struct lists *ls, struct matcher *m, int i);
 
-/* The list whose labels an entry held by holders carries: the most severe of them (the local list first on a tie). */
-const struct list_state *lists_labelling(const struct lists *ls, uint32_t holders);
+/*
+ * The labels an alert on entry (kind, key) held by holders carries: of each
+ * list that holds it, the entry's own labels there, else the list's; the
+ * most severe of them (the lower slot on a tie). NULL if no list holds it.
+ */
+const struct list_state *lists_labelling(const struct lists *ls, uint32_t holders, enum entry_kind kind,
+					 const uint8_t *key, size_t len, struct entry_labels *out);
 
 /* The entries each list holds ([slot]); one pass over every entry. */
 void lists_count(const struct lists *ls, const struct matcher *m, uint64_t counts[LISTS_SLOTS]);

@@ -293,8 +293,10 @@ struct service *service_new(void)
 {
 	struct service *s = calloc(1, sizeof(struct service));
 
-	if (s)
-		lists_init(&s->lists);
+	if (s && lists_init(&s->lists) < 0) {
+		free(s);
+		return NULL;
+	}
 	return s;
 }
 
@@ -303,6 +305,7 @@ void service_free(struct service *s)
 	if (s == NULL)
 		return;
 	service_stop(s);
+	lists_free(&s->lists);
 	config_free(s->cfg);
 	free(s);
 }

@@ -17,7 +17,7 @@
 
 struct saving_list {
 	const struct service *s;
-	uint32_t holder;
+	int slot;
 	FILE *f;
 };
 
@@ -25,12 +25,21 @@ static int save_line(void *ctx, const struct entry *e, unsigned group, uint32_t 
 {
 	static char text[ENTRY_TEXT_MAX];
 	struct saving_list *sl = ctx;
+	struct entry_labels own;
 
 	(void)group;
-	if (!(holders & sl->holder))
+	if (!(holders & (1u << sl->slot)))
 		return 0;
 	entry_format_value(e->kind, e->key, e->len, text, sizeof(text));
-	return fprintf(sl->f, "%s %s\n", entry_kind_name(e->kind), text) < 0 ? -1 : 0;
+	if (fprintf(sl->f, "%s %s", entry_kind_name(e->kind), text) < 0)
+		return -1;
+	if (labels_get(sl->s->lists.labels, e->kind, e->key, e->len, (unsigned)sl->slot, &own)) {
+		if (own.category[0])
+			fprintf(sl->f, " category=%s", own.category);
+		if (own.severity)
+			fprintf(sl->f, " severity=%u", own.severity);
+	}
+	return fputc('\n', sl->f) == EOF ? -1 : 0;
 }
 
 static int save_lines(void *ctx, FILE *f)
@@ -45,7 +54,7 @@ static int save_lines(void *ctx, FILE *f)
 /* Keep list i's version in the state directory, for a start that cannot read its file. */
 static void save_copy(struct service *s, int i)
 {
-	struct saving_list sl = { .s = s, .holder = 1u << i };
+	struct saving_list sl = { .s = s, .slot = i };
 	char err[512];
 
 	if (s->journal == NULL || i == 0)
@@ -156,16 +165,18 @@ unsigned service_lists_load(struct service *s, const struct config *cfg, bool st
 
 /* ---- labels ---- */
 
-static bool label_entry(void *ctx, uint32_t holders, struct event_label *out)
+static bool label_entry(void *ctx, enum entry_kind kind, const uint8_t *key, size_t len, uint32_t holders,
+			struct event_label *out)
 {
+	static struct entry_labels labels; /* the category lives here until the next event */
 	const struct service *s = ctx;
-	const struct list_state *l = lists_labelling(&s->lists, holders);
+	const struct list_state *l = lists_labelling(&s->lists, holders, kind, key, len, &labels);
 
 	if (l == NULL)
 		return false;
-	*out = (struct event_label){ .list = l->name, .signature = l->cfg->signature, .category = l->cfg->category,
-				     .severity = l->cfg->severity, .sid = l->cfg->sid,
-				     .rev = l->version ? l->version : 1 };
+	*out = (struct event_label){ .list = l->name, .signature = l->cfg->signature,
+				     .category = labels.category[0] ? labels.category : NULL,
+				     .severity = labels.severity, .sid = l->cfg->sid, .rev = l->version ? l->version : 1 };
 	return true;
 }
 

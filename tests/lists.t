@@ -3,7 +3,7 @@
 # left a feed, a refused version keeping the old one, replace and flush, lists kept across
 # a restart, and del leaving what a feed still holds.
 . "$(dirname "$0")/tap.sh"
-plan 50
+plan 53
 tmp=$(mktemp -d)
 chmod 755 "$tmp"
 pid=
@@ -79,6 +79,8 @@ category = malware
 [list pushed]
 format = plain
 category = scanner
+[list labelled]
+severity = 3
 [filter]
 auto_rebuild = no
 [control]
@@ -94,7 +96,7 @@ start; ok $? "bloomd starts on five lists"
 
 lists=$(C --json lists)
 is "$(jq -r '[.lists[] | "\(.name)=\(.entries)"] | join(" ")' <<<"$lists")" \
-	"local=0 spamhaus-drop=2 tor=2 blocklist=2 iocs=2 pushed=0" "each format loads as its publisher writes it"
+	"local=0 spamhaus-drop=2 tor=2 blocklist=2 iocs=2 pushed=0 labelled=0" "each format loads as its publisher writes it"
 is "$(jq -r '.lists[] | select(.name == "iocs") | .format' <<<"$lists")" "csv:dst_ip" "lists says the format"
 C query addr 192.0.2.77 >/dev/null; is $? 0 "a netset's address is an entry"
 C query addr 185.220.101.77 > out; is $? 1 "query says an address under a net is no entry itself"
@@ -173,6 +175,17 @@ C replace tor push1 2> out; is $? 2 "replace FILE on a list with a file is refus
 grep -q "list tor reads .*tor.netset" out; ok $? "saying where its file is"
 C replace nosuch push1 2>/dev/null; is $? 2 "replace on an unknown list is refused"
 
+# Entries carry their own labels inline, over their list's.
+printf 'addr 192.0.2.60 category=command-and-control severity=1\naddr 192.0.2.61\n' > labelled.list
+C replace labelled labelled.list >/dev/null; is $? 0 "a list with labelled entries"
+printf 'link en10mb\npacket src=10.0.0.5 dst=192.0.2.60 proto=tcp sport=40000 dport=443\npacket src=10.0.0.5 dst=192.0.2.61 proto=tcp sport=40001 dport=443\n' |
+	"$BUILD/pcapgen" -o l.pcap -
+labelled_alerts() {
+	C replay l.pcap --wait >/dev/null
+	jq -r --arg f "$tmp/l.pcap" 'select(.pcap_filename == $f) | "\(.alert.category)/\(.alert.severity)"' events.json | tail -n 2 | tr '\n' ' '
+}
+is "$(labelled_alerts)" "command-and-control/1 /3 " "an entry's own labels go into its alert, the list's where it has none"
+
 # The local list and the feeds hold entries together.
 C add addr 192.0.2.51 >/dev/null
 is "$(C --json query addr 192.0.2.51 | jq -c .held_by)" '["local","pushed"]' "query names every list that holds an entry"
@@ -196,5 +209,6 @@ C query addr 192.0.2.52 >/dev/null; is $? 0 "a pushed list survives a restart"
 C query addr 2001:db8::20 >/dev/null; is $? 0 "a feed whose file is gone starts from its kept version"
 C query addr 192.0.2.99 >/dev/null; is $? 0 "the local list survives a restart"
 C query addr 192.0.2.10 >/dev/null; is $? 0 "a flushed feed is read again from its file at start"
+is "$(labelled_alerts)" "command-and-control/1 /3 " "entries keep their own labels across a restart"
 stop
 done_testing

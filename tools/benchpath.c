@@ -125,9 +125,11 @@ static double bloomd_loop(const char *path, struct matcher *m, struct events *ev
 	return t0;
 }
 
-static int add_entry_cb(void *ctx, const struct entry *e, uint64_t expires, char *err, size_t errlen)
+static int add_entry_cb(void *ctx, const struct entry *e, uint64_t expires, const struct entry_labels *labels,
+			char *err, size_t errlen)
 {
 	(void)expires;
+	(void)labels;
 	return matcher_add(ctx, e, err, errlen) < 0 ? -1 : 0;
 }
 

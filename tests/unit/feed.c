@@ -13,7 +13,8 @@ struct collected {
 	unsigned last_line;
 };
 
-static int collect_entry(void *ctx, const struct entry *e, uint64_t expires, char *err, size_t errlen)
+static int collect_entry(void *ctx, const struct entry *e, uint64_t expires, const struct entry_labels *labels,
+			 char *err, size_t errlen)
 {
 	struct collected *c = ctx;
 	char value[ENTRY_TEXT_MAX];
@@ -23,8 +24,12 @@ static int collect_entry(void *ctx, const struct entry *e, uint64_t expires, cha
 		return -1;
 	}
 	c->entries++;
-	snprintf(c->text + strlen(c->text), sizeof(c->text) - strlen(c->text), "%s %s%s;", entry_kind_name(e->kind),
+	snprintf(c->text + strlen(c->text), sizeof(c->text) - strlen(c->text), "%s %s%s", entry_kind_name(e->kind),
 		 entry_format_value(e->kind, e->key, e->len, value, sizeof(value)), expires ? " (expires)" : "");
+	if (labels)
+		snprintf(c->text + strlen(c->text), sizeof(c->text) - strlen(c->text), " [%s %u]", labels->category,
+			 labels->severity);
+	strcat(c->text, ";");
 	return 0;
 }
 
@@ -63,14 +68,15 @@ static struct collected *read_as(const char *format, const char *text, size_t le
 
 static void native_lines_and_bad_ones(void **state)
 {
-	static const char text[] = "addr 192.0.2.1\n# comment\n\naddr 300.1.1.1\nsig \"ab\"\nsig \"abc\" ttl=10\nbogus\naddr 1.1.1.1\0\n";
+	static const char text[] = "addr 192.0.2.1 category=scanner severity=1\n# comment\n\naddr 300.1.1.1\nsig \"ab\"\n"
+				   "sig \"abc\" ttl=10\nbogus\naddr 1.1.1.1\0\naddr 192.0.2.2 severity=0\nnet 10.0.0.0/8 severity=3\n";
 	struct collected *c = read_as("bloomd", text, sizeof(text) - 1);
 
 	(void)state;
-	assert_string_equal(c->text, "addr 192.0.2.1;sig hex:616263 (expires);");
-	assert_int_equal(c->bad, 4);
-	assert_int_equal(c->last_line, 8);
-	assert_non_null(strstr(c->last_why, "NUL byte"));
+	assert_string_equal(c->text, "addr 192.0.2.1 [scanner 1];sig hex:616263 (expires);net 10.0.0.0/8 [ 3];");
+	assert_int_equal(c->bad, 5);
+	assert_int_equal(c->last_line, 9);
+	assert_non_null(strstr(c->last_why, "severity=1..255"));
 }
 
 /* A plain list and FireHOL's netset: an address or a CIDR a line, '#' comments; a /32 is an address. */
