@@ -77,7 +77,7 @@ is "$(jq -r '.packets, .matched' <<<"$reply" | tr '\n' ' ')" "4 3 " "replay --wa
 is "$(events_of "$tmp/traffic.pcap" | wc -l)" 3 "three events"
 C query addr 192.0.2.1 >/dev/null; is $? 0 "query of a present entry exits 0"
 C add net 198.51.100.0/24 >/dev/null && C add net 198.51.0.0/16 >/dev/null
-is "$(C match 198.51.100.77 | tr '\n' ,)" "net 198.51.100.0/24,net 198.51.0.0/16," "match: the nets that cover an address, longest first"
+is "$(C match 198.51.100.77 | tr '\n' ,)" "net 198.51.100.0/24 (list local),net 198.51.0.0/16 (list local)," "match: the nets that cover an address, longest first, with their lists"
 C match 203.0.113.200 >/dev/null; is $? 1 "match of an address nothing covers exits 1"
 is "$(C --json query addr 198.51.100.77 | jq -c '[.present, .covered_by]')" '[false,["net 198.51.100.0/24","net 198.51.0.0/16"]]' \
 	"query addr: absent as an entry, but covered by the nets"

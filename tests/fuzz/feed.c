@@ -1,0 +1,41 @@
+/* Fuzz harness: feed_line in every format on any line; an entry it gives is one entry_parse takes back. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "feed.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static const char *const formats[] = { "bloomd", "plain", "netset", "drop", "ipset", "csv:2", "csv:ip",
+					       "suricata-dataset" };
+	static struct entry e, again;
+	static char text[ENTRY_TEXT_MAX + 8], value[ENTRY_TEXT_MAX], err[256];
+	struct feed_spec spec;
+	struct feed_reader r;
+	struct entry_labels labels;
+	uint64_t expires;
+
+	if (size == 0)
+		return 0;
+	char *line = malloc(size);
+	memcpy(line, data + 1, size - 1); /* the first byte picks the format */
+	line[size - 1] = '\0';
+	if (feed_spec_parse(formats[data[0] % 8], &spec, err, sizeof(err)) < 0)
+		abort();
+	feed_reader_init(&r, &spec, 1000);
+	for (int pass = 0; pass < 2; pass++) /* a CSV's first line may be its header */
+		if (feed_line(&r, line, &e, &expires, &labels, err, sizeof(err)) == 1) {
+			entry_format_value(e.kind, e.key, e.len, value, sizeof(value));
+			strcpy(text, entry_kind_name(e.kind));
+			strcat(text, " ");
+			strcat(text, value);
+			if (entry_parse(text, &again, NULL, 0) != 1 || again.kind != e.kind || again.len != e.len ||
+			    memcmp(again.key, e.key, e.len) != 0)
+				abort();
+		}
+	free(line);
+	return 0;
+}
