@@ -284,12 +284,13 @@ static int parse_option(const char *word, uint64_t now, uint64_t *expires, struc
 
 	if (labels && strncmp(word, "category=", 9) == 0) {
 		const char *c = word + 9;
-		if (*c == '\0' || strlen(c) >= sizeof(labels->category))
+		size_t n = strlen(c);
+		if (n == 0 || n >= sizeof(labels->category))
 			return -1;
 		for (const char *q = c; *q; q++)
 			if (!isalnum((unsigned char)*q) && !strchr("._-:/", *q))
 				return -1;
-		snprintf(labels->category, sizeof(labels->category), "%s", c);
+		memcpy(labels->category, c, n + 1);
 		return 0;
 	}
 	if (labels && strncmp(word, "severity=", 9) == 0) {

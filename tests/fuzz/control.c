@@ -32,7 +32,7 @@ static void ignore(void *ctx, const char *message)
 static int setup(void)
 {
 	char conf[128], list[128];
-	uint64_t listed[2];
+	unsigned refused;
 	FILE *f;
 
 	snprintf(dir, sizeof(dir), "/tmp/bloomd-fuzz-control-%d", (int)getpid());
@@ -60,7 +60,7 @@ static int setup(void)
 	if ((s = service_new()) == NULL)
 		return -1;
 	co.ctx = s;
-	if (service_load(s, cfg, false, false, listed) < 0 || service_start(s, base, &co) < 0)
+	if (service_load(s, cfg, false, false, &refused) < 0 || service_start(s, base, &co) < 0)
 		return -1;
 	return 0;
 }
