@@ -4,6 +4,7 @@ PREFIX     ?= /usr/local
 BINDIR     ?= $(PREFIX)/bin
 SBINDIR    ?= $(PREFIX)/sbin
 MANDIR     ?= $(PREFIX)/share/man
+DOCDIR     ?= $(PREFIX)/share/doc/bloomd
 SYSCONFDIR ?= /etc
 # Where systemd looks for system units (systemd.pc says; the usual place without it).
 SYSTEMDUNITDIR ?= $(or $(shell pkg-config --variable=systemdsystemunitdir systemd 2>/dev/null),/usr/lib/systemd/system)
@@ -182,7 +183,8 @@ deps:
 install: all
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man5 \
 		$(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(SYSCONFDIR)/bloomd $(DESTDIR)$(SYSTEMDUNITDIR) \
-		$(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(TMPFILESDIR) $(DESTDIR)$(SYSCONFDIR)/logrotate.d
+		$(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(TMPFILESDIR) $(DESTDIR)$(SYSCONFDIR)/logrotate.d \
+		$(DESTDIR)$(DOCDIR)
 	install -m 755 $(BUILD)/bloomd $(DESTDIR)$(SBINDIR)/bloomd
 	install -m 755 $(BUILD)/bloomctl $(BUILD)/bloomsim $(BUILD)/pcapgen $(DESTDIR)$(BINDIR)/
 	install -m 644 man/bloomd.8 man/bloomctl.8 $(DESTDIR)$(MANDIR)/man8/
@@ -193,6 +195,7 @@ install: all
 	install -m 644 systemd/bloomd.sysusers $(DESTDIR)$(SYSUSERSDIR)/bloomd.conf
 	install -m 644 systemd/bloomd.tmpfiles $(DESTDIR)$(TMPFILESDIR)/bloomd.conf
 	install -m 644 systemd/bloomd.logrotate $(DESTDIR)$(SYSCONFDIR)/logrotate.d/bloomd
+	install -m 644 systemd/bloomd-metrics.conf $(DESTDIR)$(DOCDIR)/bloomd-metrics.conf
 	test -e $(DESTDIR)$(SYSCONFDIR)/bloomd/bloomd.conf || \
 		install -m 644 conf/bloomd.conf $(DESTDIR)$(SYSCONFDIR)/bloomd/bloomd.conf
 
@@ -202,7 +205,8 @@ uninstall:
 		$(DESTDIR)$(BINDIR)/pcapgen $(DESTDIR)$(MANDIR)/man8/bloomd.8 \
 		$(DESTDIR)$(MANDIR)/man8/bloomctl.8 $(DESTDIR)$(MANDIR)/man5/bloomd.conf.5 \
 		$(DESTDIR)$(SYSTEMDUNITDIR)/bloomd.service $(DESTDIR)$(SYSUSERSDIR)/bloomd.conf \
-		$(DESTDIR)$(TMPFILESDIR)/bloomd.conf $(DESTDIR)$(SYSCONFDIR)/logrotate.d/bloomd
+		$(DESTDIR)$(TMPFILESDIR)/bloomd.conf $(DESTDIR)$(SYSCONFDIR)/logrotate.d/bloomd \
+		$(DESTDIR)$(DOCDIR)/bloomd-metrics.conf
 
 clean:
 	rm -rf build build-asan build-fuzz build-aarch64

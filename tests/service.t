@@ -4,7 +4,7 @@
 # two network namespaces joined by a veth pair.
 . "$(dirname "$0")/tap.sh"
 root=$(cd "$(dirname "$0")/.." && pwd)
-plan 27
+plan 28
 tmp=$(mktemp -d)
 chmod 755 "$tmp"
 pids=()
@@ -29,8 +29,16 @@ if command -v systemd-analyze >/dev/null; then
 		sed -n 's/.*Overall exposure level for bloomd.service: \([0-9.]*\).*/\1/p')
 	awk -v e="$exposure" 'BEGIN { exit !(e != "" && e <= 1.5) }'
 	ok $? "systemd-analyze security: exposure $exposure, at most 1.5"
+	# With the metrics drop-in: IP sockets, to localhost only.
+	mkdir -p units/bloomd.service.d
+	cp bloomd.service units/
+	cp "$root/systemd/bloomd-metrics.conf" units/bloomd.service.d/metrics.conf
+	out=$(cd units && SYSTEMD_UNIT_PATH=$PWD: systemd-analyze verify --man=no bloomd.service 2>&1 &&
+		SYSTEMD_UNIT_PATH=$PWD: systemd-analyze security --offline=true bloomd.service 2>&1)
+	grep -q "may allocate Internet sockets" <<<"$out" && grep -q "allow list with only localhost" <<<"$out"
+	ok $? "the metrics drop-in allows IP sockets, to localhost only"
 else
-	skip 2 "no systemd-analyze"
+	skip 3 "no systemd-analyze"
 fi
 if command -v systemd-sysusers >/dev/null; then
 	out=$(systemd-sysusers --dry-run "$root/systemd/bloomd.sysusers" 2>&1)

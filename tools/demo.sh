@@ -7,7 +7,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 
 "$build/pcapgen" -o "$build/demo.pcap" "$root/demo/traffic.spec"
 echo "== bloomd -c demo/bloomd.conf -r $build/demo.pcap"
-echo "   (entries: demo/entries.list; traffic: demo/traffic.spec, 11 packets)"
+echo "   (list demo-blocklist: demo/entries.list; traffic: demo/traffic.spec, 11 packets)"
 echo
 out=$("$build/bloomd" -c "$root/demo/bloomd.conf" -r "$build/demo.pcap")
 echo "== events (one JSON object per matching packet)"
