@@ -442,6 +442,29 @@ static int cmd_flush(struct command *c)
 	return 0;
 }
 
+/* `cluster status`, `cluster snapshot`. */
+static int cmd_cluster(struct command *c)
+{
+	char err[512];
+	json_t *status = service_cluster_status(c->s);
+
+	if (status == NULL)
+		return command_fail(c, "cluster: no [cluster] redis is set");
+	if (strcmp(c->args, "status") == 0) {
+		json_object_set_new(c->reply, "cluster", status);
+		return 0;
+	}
+	json_decref(status);
+	if (strcmp(c->args, "snapshot") != 0)
+		return command_fail(c, "cluster: expected status or snapshot, got '%.40s'", c->args);
+	if (!control_client_trusted(c->cl))
+		return command_fail(c, "cluster snapshot: not allowed for this user");
+	if (service_cluster_snapshot(c->s, err, sizeof(err)) < 0)
+		return command_fail(c, "cluster snapshot: %s", err);
+	json_object_set_new(c->reply, "snapshot", json_string("sent"));
+	return 0;
+}
+
 static int cmd_help(struct command *c);
 
 static const struct {
@@ -465,6 +488,7 @@ static const struct {
 	{ "lists", false, cmd_lists, "lists" },
 	{ "replace", true, cmd_replace, "replace LIST [-] (its file read again, or the new version passed open)" },
 	{ "flush", true, cmd_flush, "flush LIST" },
+	{ "cluster", false, cmd_cluster, "cluster status|snapshot" },
 	{ "version", false, cmd_version, "version" },
 	{ "help", false, cmd_help, "help" },
 };

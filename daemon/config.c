@@ -76,7 +76,8 @@ struct config *config_defaults(void)
 	c->flow_timeout = 300;
 	c->socket = strdup("/run/bloomd/control.sock");
 	c->store_dir = strdup("/var/lib/bloomd");
-	if (c->events == NULL || c->socket == NULL || c->store_dir == NULL || lists_default(c) < 0) {
+	if (c->events == NULL || c->socket == NULL || c->store_dir == NULL || lists_default(c) < 0 ||
+	    config_cluster_defaults(c) < 0) {
 		config_free(c);
 		return NULL;
 	}
@@ -94,6 +95,7 @@ void config_free(struct config *c)
 	free(c->files);
 	free(c->bpf);
 	config_lists_free(c);
+	config_cluster_free(c);
 	free(c->metrics_listen);
 	free(c->threshold_file);
 	free(c->events);
@@ -113,7 +115,8 @@ const char *config_fsync_name(enum config_fsync f)
 static bool known_section(const char *name, size_t len)
 {
 	static const char *const sections[] = { "capture", "filter", "entries", "signatures", "output",
-						       "control", "store", "service", "log", "metrics" };
+						       "control", "store", "service", "log", "metrics",
+						       "cluster" };
 
 	if (config_list_section(name, len))
 		return true;
@@ -521,7 +524,11 @@ static int handler(void *user, const char *section, const char *key, const char 
 	else if (strcmp(section, "signatures") == 0 && strcmp(key, "bits_per_window") == 0)
 		rc = set_bits(ld, key, value, &c->bits_per_window);
 	else if (strcmp(section, "output") == 0 && strcmp(key, "events") == 0)
-		rc = config_set_string(ld, &c->events, value, true);
+		rc = (c->events_redis = strcmp(value, "redis") == 0) ? 1 : config_set_string(ld, &c->events, value, true);
+	else if (strcmp(section, "output") == 0 && strcmp(key, "events_fallback") == 0)
+		rc = value[0] ? config_set_string(ld, &c->events_fallback, value, true) : 1;
+	else if (strcmp(section, "cluster") == 0)
+		rc = config_cluster_key(ld, key, value);
 	else if (strcmp(section, "output") == 0 && strcmp(key, "pcap") == 0)
 		rc = config_set_string(ld, &c->pcap, value, true);
 	else if (strcmp(section, "output") == 0 && strcmp(key, "alerts") == 0)
@@ -560,6 +567,11 @@ static void validate(struct loader *ld)
 			ld->interface_line, ld->file_line);
 	ld->line = 0;
 	config_lists_validate(ld);
+	config_cluster_validate(ld);
+	if (c->events_redis) { /* the file output is the fallback's: events Redis cannot take go there */
+		free(c->events);
+		c->events = c->events_fallback ? strdup(c->events_fallback) : NULL;
+	}
 	if (c->events && c->events[0] == '\0') {
 		free(c->events);
 		c->events = NULL;

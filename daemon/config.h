@@ -67,6 +67,20 @@ struct config {
 	unsigned flow_timeout;    /* seconds a flow is quiet for an entry before it alerts again */
 	char *threshold_file;     /* Suricata threshold.config rules, NULL: none */
 	char *metrics_listen;     /* [metrics] listen: ADDRESS:PORT of the HTTP /metrics, NULL: none */
+	/* [cluster]: entries shared through a Redis stream; redis NULL: off */
+	struct cluster_config {
+		char *redis;          /* unix:PATH or tcp://HOST:PORT */
+		char *password;       /* AUTH, or NULL */
+		char *stream;         /* the entry log */
+		char *node;           /* this sensor's name (default: the host name) */
+		unsigned maxlen;      /* the stream is trimmed to about this many entries */
+		unsigned snapshot_every; /* seconds between snapshots this node publishes when up to date; 0: none */
+		char *events_key;     /* where [output] events = redis sends them */
+		bool events_stream;   /* XADD there (else RPUSH to a list) */
+		unsigned events_pending; /* events in flight past which they go to the fallback */
+	} cluster;
+	bool events_redis;        /* [output] events = redis */
+	char *events_fallback;    /* [output] events_fallback: where events go while Redis cannot take them */
 	/* [control] */
 	char *socket;             /* NULL: none */
 	bool socket_set;          /* named in the file (one-shot -r mode uses it only then) */

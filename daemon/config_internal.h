@@ -1,8 +1,8 @@
-/* config_internal.h - what config.c and config_lists.c share: the loader and its setters. */
+/* config_internal.h - what config.c and its parts (config_lists.c, config_cluster.c) share. */
 #ifndef BLOOMD_CONFIG_INTERNAL_H
 #define BLOOMD_CONFIG_INTERNAL_H
 
-/* Only config.c and config_lists.c include this. */
+/* Only config.c, config_lists.c and config_cluster.c include this. */
 
 #include "config.h"
 
@@ -44,5 +44,11 @@ void config_lists_validate(struct loader *ld);
 void config_lists_free(struct config *c);
 /* Whether a section header names [list NAME] (name checked when its keys are read). */
 bool config_list_section(const char *name, size_t len);
+
+/* config_cluster.c: [cluster]'s defaults, keys (as config_list_key), the whole, and freeing. */
+int config_cluster_defaults(struct config *c);
+int config_cluster_key(struct loader *ld, const char *key, const char *value);
+void config_cluster_validate(struct loader *ld);
+void config_cluster_free(struct config *c);
 
 #endif

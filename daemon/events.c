@@ -57,6 +57,9 @@ struct events {
 	char *text;               /* scratch for an entry's canonical text */
 	event_label_cb label;     /* an entry's labels, or NULL: the defaults */
 	void *label_ctx;
+	event_sink_cb sink;       /* takes each event first, or NULL */
+	void *sink_ctx;
+	uint64_t sink_refused;    /* events the sink could not take: to the file, or dropped */
 	char *line;               /* scratch for an event's JSON, LINE_BYTES */
 };
 
@@ -346,20 +349,60 @@ static json_t *event_json(struct events *ev, const struct event_packet *p,
 	return s->obj;
 }
 
-static int write_line(struct events *ev, const json_t *o)
+/* The event's line (with its newline) in ev->line, or in *big (caller frees) for a very large one. */
+static size_t render_line(struct events *ev, const json_t *o, char **big)
 {
 	size_t len = json_dumpb(o, ev->line, LINE_BYTES - 1, JSON_COMPACT);
-	int rc = 0;
 
+	*big = NULL;
 	if (len > 0 && len < LINE_BYTES) {
 		ev->line[len] = '\n';
-		return fwrite(ev->line, 1, len + 1, ev->json) == len + 1 ? 0 : -1;
+		return len + 1;
 	}
-	char *big = json_dumps(o, JSON_COMPACT); /* an event with very many matches */
-	if (big == NULL || fputs(big, ev->json) == EOF || fputc('\n', ev->json) == EOF)
+	char *text = json_dumps(o, JSON_COMPACT); /* an event with very many matches */
+	if (text == NULL)
+		return 0;
+	size_t n = strlen(text);
+	char *grown = realloc(text, n + 2);
+	if (grown == NULL) {
+		free(text);
+		return 0;
+	}
+	grown[n] = '\n';
+	grown[n + 1] = '\0';
+	*big = grown;
+	return n + 1;
+}
+
+static int write_line(struct events *ev, const json_t *o)
+{
+	char *big;
+	size_t len = render_line(ev, o, &big);
+	const char *line = big ? big : ev->line;
+	int rc = 0;
+
+	if (len == 0)
+		return -1;
+	if (ev->sink && ev->sink(ev->sink_ctx, line, len) == 0) {
+		free(big);
+		return 0;
+	}
+	ev->sink_refused += ev->sink != NULL;
+	if (ev->json && fwrite(line, 1, len, ev->json) != len)
 		rc = -1;
 	free(big);
 	return rc;
+}
+
+void events_set_sink(struct events *ev, event_sink_cb cb, void *ctx)
+{
+	ev->sink = cb;
+	ev->sink_ctx = ctx;
+}
+
+uint64_t events_sink_refused(const struct events *ev)
+{
+	return ev->sink_refused;
 }
 
 int events_write(struct events *ev, const struct event_packet *p, const struct matcher *m,
@@ -367,7 +410,7 @@ int events_write(struct events *ev, const struct event_packet *p, const struct m
 {
 	int rc = 0;
 
-	if (ev->json && write_line(ev, event_json(ev, p, m, hits, n)) < 0) {
+	if ((ev->json || ev->sink) && write_line(ev, event_json(ev, p, m, hits, n)) < 0) {
 		error_set(err, errlen, "cannot write an event: %s", strerror(errno));
 		rc = -1;
 	}

@@ -51,6 +51,15 @@ struct events *events_open(const char *json_path, const char *pcap_path, unsigne
 int events_write(struct events *ev, const struct event_packet *p, const struct matcher *m,
 		 const struct match_hit *hits, size_t n, char *err, size_t errlen);
 
+/*
+ * Where events go before the file: sink takes each line (with its newline)
+ * and returns 0, or -1 when it cannot take it now; the line then goes to the
+ * events file, if there is one, and is counted (events_sink_refused).
+ */
+typedef int (*event_sink_cb)(void *ctx, const char *line, size_t len);
+void events_set_sink(struct events *ev, event_sink_cb cb, void *ctx);
+uint64_t events_sink_refused(const struct events *ev);
+
 /* Where events get their labels from (the daemon's lists). */
 void events_set_labeller(struct events *ev, event_label_cb cb, void *ctx);
 

@@ -70,6 +70,7 @@ int service_add(struct service *s, const struct entry *e, uint64_t expiry, char 
 		error_set(err, errlen, "out of memory for the entry's expiry: the entry was not %s",
 			  was_local ? "changed" : "added");
 	} else if (service_journal_op(s, PERSIST_ADD, e, expiry, err, errlen) == 0) {
+		service_cluster_publish(s, CLUSTER_ADD, e, expiry);
 		return was_local ? 1 : 0;
 	}
 	if (!was_local)
@@ -81,12 +82,16 @@ int service_add(struct service *s, const struct entry *e, uint64_t expiry, char 
 int service_del(struct service *s, const struct entry *e, uint32_t *still_held, char *err, size_t errlen)
 {
 	*still_held = matcher_holders(s->matcher, e) & ~MATCH_HOLDER_DEFAULT;
-	if (!(matcher_holders(s->matcher, e) & MATCH_HOLDER_DEFAULT))
+	if (!(matcher_holders(s->matcher, e) & MATCH_HOLDER_DEFAULT)) {
+		/* Not here (yet): other nodes may have it, and the operator wants it gone from all. */
+		service_cluster_publish(s, CLUSTER_DEL, e, 0);
 		return 1;
+	}
 	if (service_journal_op(s, PERSIST_DEL, e, 0, err, errlen) < 0)
 		return -1; /* not journaled: not done, or a restart would bring it back */
 	matcher_release(s->matcher, e, MATCH_HOLDER_DEFAULT, still_held);
 	ttl_set(s->ttl, e, 0);
+	service_cluster_publish(s, CLUSTER_DEL, e, 0);
 	return 0;
 }
 
@@ -152,6 +157,8 @@ static void housekeeping_cb(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	expire_entries(s);
 	service_sync(s, true); /* everysec's second; with always, the expiries */
+	if (s->cluster)
+		cluster_tick(s->cluster);
 	report_packet_problems(s);
 	if (s->cfg->auto_rebuild && s->rebuild == NULL &&
 	    matcher_rebuild_wanted(s->matcher, s->cfg->fpr_target)) {
@@ -219,6 +226,7 @@ int service_start(struct service *s, struct event_base *base, const struct contr
 		return -1;
 	}
 	service_label_events(s, s->events);
+	service_cluster_events(s, s->events);
 	s->engine.thresholds = s->thresholds;
 	s->engine.matcher = s->matcher;
 	s->engine.events = s->events;
@@ -241,6 +249,8 @@ int service_start(struct service *s, struct event_base *base, const struct contr
 		}
 		log_info("metrics for Prometheus on http://%s/metrics", s->cfg->metrics_listen);
 	}
+	if (service_cluster_start(s) < 0)
+		return -1;
 	s->housekeeping = event_new(base, -1, EV_PERSIST, housekeeping_cb, s);
 	if (s->housekeeping == NULL || event_add(s->housekeeping, &second) < 0)
 		return -1;
@@ -255,6 +265,8 @@ void service_stop(struct service *s)
 	s->rebuild = NULL;
 	control_close(s->control);
 	s->control = NULL;
+	cluster_close(s->cluster); /* its cursor and outbox written first */
+	s->cluster = NULL;
 	if (s->base && s->journal && journal_records(s->journal) > 0 && service_save(s, err, sizeof(err)) < 0)
 		log_error("final snapshot: %s (the journal keeps the changes)", err);
 	if (s->journal)

@@ -159,6 +159,13 @@ uint32_t service_list_holder(const struct service *s, const char *name);
 /* The names of the lists an entry's holders are. */
 json_t *service_holders_json(const struct service *s, uint32_t holders);
 
+/* ---- cluster ---- */
+
+/* Publish the local list as the snapshot a trimmed node starts from; -1 with a message. */
+int service_cluster_snapshot(struct service *s, char *err, size_t errlen);
+/* Connections, last stream ID, lag, counts; NULL without [cluster]. */
+json_t *service_cluster_status(const struct service *s);
+
 /* Exit when the replay queue is empty (one-shot -r runs). */
 void service_set_one_shot(struct service *s, bool one_shot);
 /* The process's exit status so far; service_fail sets it to 1. */

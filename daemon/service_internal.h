@@ -10,6 +10,7 @@
  */
 
 #include "clock.h"
+#include "cluster.h"
 #include "lists.h"
 #include "metrics_http.h"
 #include "service.h"
@@ -62,6 +63,8 @@ struct service {
 
 	struct control *control;
 	struct metrics_http *metrics; /* [metrics] listen, or NULL */
+	struct cluster *cluster;   /* [cluster] redis, or NULL */
+	bool applying_cluster;     /* a change from the stream: not published again */
 	struct event *housekeeping;
 	time_t problems_reported;  /* the last warning about malformed or dropped packets */
 	uint64_t problems_seen[PACKET_STATUS_COUNT], drops_seen;
@@ -86,6 +89,17 @@ int service_thresholds_load(const struct config *cfg, struct thresholds **out, t
 			    void *ctx);
 /* Per list: entries, version, when and whether its last version was taken (stats). */
 json_t *service_lists_stats(const struct service *s);
+/* service_cluster.c: follow the stream ([cluster] redis; -1 after logging); publish a local change; events to Redis. */
+int service_cluster_start(struct service *s);
+void service_cluster_publish(struct service *s, enum cluster_op_kind kind, const struct entry *e,
+			     uint64_t expires);
+void service_cluster_events(struct service *s, struct events *ev);
+/* A list's new version (entry lines) or flush (data NULL) to the stream: lists without a file only. */
+void service_cluster_publish_list(struct service *s, enum cluster_op_kind kind, const char *name,
+				  const char *data, size_t len);
+/* service_lists.c: the same, from the stream; -1 with a message (no such list without a file here). */
+int service_list_from_cluster(struct service *s, const char *name, const char *data, size_t len, char *err,
+			      size_t errlen);
 /* Alerts in ev labelled from the lists. */
 void service_label_events(struct service *s, struct events *ev);
 /* The flow table [output] alerts asks for (made, kept or freed); -1 without memory. */

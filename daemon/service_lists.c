@@ -2,6 +2,7 @@
 #include "service.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -49,6 +50,23 @@ static int save_lines(void *ctx, FILE *f)
 	sl->f = f;
 	fprintf(f, "# bloomd: the last version taken of this list\n");
 	return matcher_foreach(sl->s->matcher, 0, save_line, sl);
+}
+
+/* List i's version as entry lines (caller frees), or NULL. */
+static char *version_text(struct service *s, int i, size_t *len)
+{
+	struct saving_list sl = { .s = s, .slot = i };
+	char *text = NULL;
+	FILE *f = open_memstream(&text, len);
+
+	if (f == NULL)
+		return NULL;
+	int rc = save_lines(&sl, f);
+	if (fclose(f) != 0 || rc != 0) {
+		free(text);
+		return NULL;
+	}
+	return text;
 }
 
 /* Keep list i's version in the state directory, for a start that cannot read its file. */
@@ -238,6 +256,11 @@ int service_list_replace(struct service *s, const char *name, int fd, json_t **r
 		}
 		rc = load_from(s, i, f, "the file passed", &lc->format);
 		fclose(f);
+		size_t len;
+		char *text = rc == 0 && s->cluster ? version_text(s, i, &len) : NULL;
+		if (text) /* the other nodes take the version this one took */
+			service_cluster_publish_list(s, CLUSTER_REPLACE, name, text, len);
+		free(text);
 	}
 	*result = load_json(&s->lists.slot[i].last);
 	if (rc < 0)
@@ -261,7 +284,34 @@ int service_list_flush(struct service *s, const char *name, uint64_t *removed, c
 	s->lists.slot[i].last = (struct list_load){ .removed = *removed };
 	save_copy(s, i);
 	log_info("list %s flushed: %llu entries left it", name, (unsigned long long)*removed);
+	if (s->lists.slot[i].cfg->file == NULL)
+		service_cluster_publish_list(s, CLUSTER_FLUSH, name, NULL, 0);
 	return 0;
+}
+
+int service_list_from_cluster(struct service *s, const char *name, const char *data, size_t len, char *err,
+			      size_t errlen)
+{
+	static const struct feed_spec native = { .format = FEED_BLOOMD };
+	int i = lists_find(&s->lists, name);
+	uint64_t removed;
+
+	if (i <= 0 || s->lists.slot[i].cfg->file) {
+		error_set(err, errlen, "no list without a file is named '%.64s' here", name);
+		return -1;
+	}
+	if (data == NULL)
+		return service_list_flush(s, name, &removed, err, errlen);
+	FILE *f = len ? fmemopen((void *)(uintptr_t)data, len, "r") : fopen("/dev/null", "re");
+	if (f == NULL) {
+		error_set(err, errlen, "out of memory");
+		return -1;
+	}
+	int rc = load_from(s, i, f, "the cluster", &native);
+	fclose(f);
+	if (rc < 0)
+		error_set(err, errlen, "refused: %s", s->lists.slot[i].last.error);
+	return rc;
 }
 
 json_t *service_lists_json(struct service *s)

@@ -19,6 +19,7 @@
 static void use_events(struct service *s, struct events *ev)
 {
 	service_label_events(s, ev);
+	service_cluster_events(s, ev);
 	s->engine.stats.pcap_skipped += events_pcap_skipped(s->events);
 	events_close(s->events);
 	s->events = s->engine.events = ev;
@@ -50,6 +51,15 @@ static void swap_strings(char **a, char **b)
 
 	*a = *b;
 	*b = t;
+}
+
+static bool same_cluster(const struct cluster_config *a, const struct cluster_config *b)
+{
+	return same_string(a->redis, b->redis) && same_string(a->password, b->password) &&
+	       same_string(a->stream, b->stream) && same_string(a->node, b->node) && a->maxlen == b->maxlen &&
+	       a->snapshot_every == b->snapshot_every &&
+	       same_string(a->events_key, b->events_key) && a->events_stream == b->events_stream &&
+	       a->events_pending == b->events_pending;
 }
 
 static bool same_files(const struct config *a, const struct config *b)
@@ -93,6 +103,14 @@ static void keep_start_settings(struct config *running, struct config *fresh, js
 	if (!same_string(fresh->store_dir, running->store_dir))
 		json_array_append_new(restart, json_string("[store] dir"));
 	swap_strings(&fresh->store_dir, &running->store_dir);
+	if (!same_cluster(&fresh->cluster, &running->cluster) || fresh->events_redis != running->events_redis)
+		json_array_append_new(restart, json_string("[cluster] and [output] events = redis"));
+	struct cluster_config keep = fresh->cluster;
+	fresh->cluster = running->cluster;
+	running->cluster = keep;
+	bool redis = fresh->events_redis;
+	fresh->events_redis = running->events_redis;
+	running->events_redis = redis;
 	if (!same_string(fresh->metrics_listen, running->metrics_listen))
 		json_array_append_new(restart, json_string("[metrics] listen"));
 	swap_strings(&fresh->metrics_listen, &running->metrics_listen);
@@ -215,6 +233,10 @@ json_t *service_stats(struct service *s)
 				    json_pack("{s:o,s:b}", "time", s->last_save ? json_integer((json_int_t)s->last_save) : json_null(),
 					      "ok", s->last_save_ok));
 	json_object_set_new(o, "lists", service_lists_stats(s));
+	if (s->cluster)
+		json_object_set_new(o, "cluster", service_cluster_status(s));
+	if (s->cfg->events_redis)
+		json_object_set_new(o, "events_to_fallback", json_integer((json_int_t)events_sink_refused(s->events)));
 	json_object_set(o, "sources", s->sources);
 	return o;
 }

@@ -182,6 +182,23 @@ char *stats_prometheus(json_t *st)
 		metric_by(f, lists, "list", "ok", "list_last_load_success", "gauge",
 			  "1 unless the list's last version was refused (it keeps its previous one).");
 	}
+	if (json_object_get(st, "cluster")) {
+		metric(f, "cluster_connected", "gauge", "1 while both Redis connections are up.",
+		       number_at(st, "cluster.reader_connected") && number_at(st, "cluster.writer_connected") ? 1 : 0);
+		metric(f, "cluster_lag_entries", "gauge", "Stream entries not yet applied here (counted up to 1000).",
+		       number_at(st, "cluster.lag_entries"));
+		metric(f, "cluster_lag_seconds", "gauge", "How far behind the stream's newest entry this node is.",
+		       number_at(st, "cluster.lag_seconds"));
+		metric(f, "cluster_applied_total", "counter", "Stream entries applied here.", number_at(st, "cluster.applied"));
+		metric(f, "cluster_published_total", "counter", "Local changes the stream took.",
+		       number_at(st, "cluster.published"));
+		metric(f, "cluster_outbox", "gauge", "Local changes not yet in the stream.", number_at(st, "cluster.outbox"));
+		metric(f, "events_redis_sent_total", "counter", "Events Redis took.", number_at(st, "cluster.events.sent"));
+	}
+	if (json_object_get(st, "events_to_fallback"))
+		metric(f, "events_fallback_total", "counter",
+		       "Events Redis could not take (down, or too many in flight): to the fallback file, or dropped.",
+		       number_at(st, "events_to_fallback"));
 	json_t *addr_filter = json_object_get(filters, "addresses");
 	metric_head(f, "build_info", "gauge", "bloomd's version and the SIMD kernel its filters run.");
 	fprintf(f, "bloomd_build_info{version=\"%s\",kernel=\"%s\"} 1\n", BLOOMD_VERSION,

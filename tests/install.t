@@ -15,7 +15,8 @@ tmpfilesdir=${tmpfilesdir:-/usr/lib/tmpfiles.d}
 files=(usr/sbin/bloomd usr/bin/bloomctl usr/bin/bloomsim usr/bin/pcapgen
        usr/share/man/man8/bloomd.8 usr/share/man/man8/bloomctl.8 usr/share/man/man5/bloomd.conf.5
        etc/bloomd/bloomd.conf "${unitdir#/}/bloomd.service" "${sysusersdir#/}/bloomd.conf"
-       "${tmpfilesdir#/}/bloomd.conf" etc/logrotate.d/bloomd usr/share/doc/bloomd/bloomd-metrics.conf)
+       "${tmpfilesdir#/}/bloomd.conf" etc/logrotate.d/bloomd usr/share/doc/bloomd/bloomd-metrics.conf
+       usr/share/doc/bloomd/bloomd-cluster.conf)
 inst() { make -s -C "$root" BUILD="$BUILD" PREFIX=/usr SYSCONFDIR=/etc DESTDIR="$dest" "$@" >/dev/null; }
 
 inst install; ok $? "make install"

@@ -33,10 +33,11 @@ if command -v systemd-analyze >/dev/null; then
 	mkdir -p units/bloomd.service.d
 	cp bloomd.service units/
 	cp "$root/systemd/bloomd-metrics.conf" units/bloomd.service.d/metrics.conf
+	cp "$root/systemd/bloomd-cluster.conf" units/bloomd.service.d/cluster.conf
 	out=$(cd units && SYSTEMD_UNIT_PATH=$PWD: systemd-analyze verify --man=no bloomd.service 2>&1 &&
 		SYSTEMD_UNIT_PATH=$PWD: systemd-analyze security --offline=true bloomd.service 2>&1)
 	grep -q "may allocate Internet sockets" <<<"$out" && grep -q "allow list with only localhost" <<<"$out"
-	ok $? "the metrics drop-in allows IP sockets, to localhost only"
+	ok $? "the metrics and cluster drop-ins verify; IP sockets to localhost only"
 else
 	skip 3 "no systemd-analyze"
 fi

@@ -23,3 +23,7 @@ echo "== entries that look alike against random ones (100,000 each)"
 echo
 echo "== the control plane: 1,000,000 entries through the socket, and a rebuild while replays run"
 "$build/bloombench" control --entries 1000000 --rounds 10 --runs 3
+
+echo
+echo "== the cluster: two sensors sharing entries through a redis-server"
+"$(dirname "$0")/bench-cluster.sh" "$build"

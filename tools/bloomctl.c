@@ -53,6 +53,7 @@ static void usage(FILE *out)
 		"  replace LIST [FILE]           a list's new version: its own file read again, or FILE\n"
 		"                                for a list without one; taken whole or refused whole\n"
 		"  flush LIST                    empty a list\n"
+		"  cluster status|snapshot       the Redis stream's state here; publish a snapshot\n"
 		"  stats                         counters, filters, rebuild and store state\n"
 		"  metrics                       the same in Prometheus text format\n"
 		"  rebuild [--rounds N] [--wait] re-optimize the filters in the background\n"
@@ -550,7 +551,7 @@ out:
 }
 
 static const char *const REMOTE[] = { "add", "del", "query", "match", "load", "list", "lists", "replace",
-				      "flush", "stats", "metrics", "rebuild", "save", "replay", "reload", "version",
+				      "flush", "cluster", "stats", "metrics", "rebuild", "save", "replay", "reload", "version",
 				      "help" };
 
 int main(int argc, char **argv)

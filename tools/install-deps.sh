@@ -3,16 +3,18 @@
 #   build  build bloomd and run the demo (make demo)
 #   test   build and run the test suite, sanitizers and fuzzers included (make check)
 #   bench  run the benchmarks against their peers (make bench)
+#   cluster  build, and a redis-server for the cluster demo (make demo-cluster)
 #   ci     all of these, plus what the fresh-machine check and the aarch64 tests need
 # Installs only what is missing; needs root (or sudo) when something is.
 set -euo pipefail
 
 build=(make gcc libc6-dev pkg-config jq libxxhash-dev libjansson-dev libpcap-dev libevent-dev
-       libinih-dev libsystemd-dev libcap-dev nettle-dev)
+       libinih-dev libsystemd-dev libcap-dev nettle-dev libhiredis-dev)
 # systemd-analyze checks the unit, whose ExecReload needs /bin/kill (procps).
 test=("${build[@]}" perl iproute2 groff-base man-db socat libcmocka-dev clang libclang-rt-dev
-      systemd procps logrotate python3-jsonschema)
-bench=("${build[@]}" libbloom-dev)
+      systemd procps logrotate python3-jsonschema redis-server)
+bench=("${build[@]}" libbloom-dev redis-server bc)
+cluster=("${build[@]}" redis-server)
 # Hyperscan is built for amd64 only.
 [ "$(dpkg --print-architecture)" = amd64 ] && bench+=(libhyperscan-dev)
 # prometheus: its promtool checks the metrics text
@@ -26,8 +28,9 @@ case ${1:-test} in
 build) packages=("${build[@]}") ;;
 test) packages=("${test[@]}") ;;
 bench) packages=("${bench[@]}") ;;
+cluster) packages=("${cluster[@]}") ;;
 ci) packages=("${ci[@]}") ;;
-*) echo "usage: install-deps.sh [build|test|bench|ci]" >&2; exit 2 ;;
+*) echo "usage: install-deps.sh [build|test|bench|cluster|ci]" >&2; exit 2 ;;
 esac
 
 missing=()

@@ -1,0 +1,790 @@
+/* cluster.c - sensors sharing their entries through a Redis stream, and events to Redis. */
+#include "cluster.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <hiredis/adapters/libevent.h>
+#include <hiredis/async.h>
+#include <hiredis/hiredis.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "error.h"
+#include "log.h"
+
+#define READ_COUNT "1000"        /* entries an XREAD returns at most */
+#define READ_BLOCK_MS "2000"     /* how long it waits for one */
+#define LAG_CAP 1000             /* lag counted up to this many entries */
+#define STALE_RETRY_SECONDS 5
+#define ID_MAX 48
+#define DELAYS 1024               /* the last so many propagation delays, for their percentiles */
+
+struct stream_id {
+	uint64_t ms, seq;
+};
+
+/* One connection: reader or writer. */
+struct conn {
+	struct cluster *c;
+	redisAsyncContext *ac;     /* NULL: down */
+	bool up;                   /* connected (and authenticated, if asked) */
+	const char *name;
+};
+
+/* The outbox: changes journaled here, not yet acknowledged by the stream. */
+struct outbox {
+	char **lines;              /* "OP EXPIRES ENTRY[\x1fDATA]": DATA's newlines as \x1f */
+	size_t head, sent, n, cap; /* [head, sent) in flight, [sent, n) waiting */
+	int fd;                    /* cluster.outbox, or -1 */
+	bool dirty;                /* written, not fsync'd */
+};
+
+struct cluster {
+	struct event_base *base;
+	const struct cluster_config *cfg;
+	struct cluster_callbacks cb;
+	char *dir;                 /* state directory, or NULL */
+	bool sync_always;
+	struct conn reader, writer;
+	char snapshot_key[256];
+
+	char cursor[ID_MAX];       /* last stream ID applied */
+	bool cursor_dirty;
+	enum { READER_IDLE, READER_CHECKING, READER_READING, READER_STALE } state;
+	time_t stale_since;
+	struct outbox out;
+
+	uint64_t applied, apply_errors, published, restored;
+	uint64_t events_sent, events_pending, events_failed;
+	char last_id_seen[ID_MAX]; /* the stream's newest ID, from the lag check */
+	char trimmed_to[ID_MAX];   /* where a snapshot must reach, when the stream was trimmed past us */
+	struct cluster_config own; /* a copy: a reload frees the configuration's */
+	uint64_t lag_entries;
+	bool lag_capped, lag_asked;
+	time_t last_snapshot;      /* when this node last published one (snapshot_every) */
+	char error[300];           /* the last problem, "" when none */
+	bool closing;
+	/* How long other nodes' changes took to be applied here: from their XADD (the ID's time) on. */
+	uint32_t delay_ms[DELAYS];
+	uint64_t ndelays;
+};
+
+/* ---- IDs ---- */
+
+static struct stream_id parse_id(const char *text)
+{
+	struct stream_id id = { 0, 0 };
+	char *end;
+
+	id.ms = strtoull(text, &end, 10);
+	if (*end == '-')
+		id.seq = strtoull(end + 1, NULL, 10);
+	return id;
+}
+
+static int id_cmp(const char *a, const char *b)
+{
+	struct stream_id x = parse_id(a), y = parse_id(b);
+
+	if (x.ms != y.ms)
+		return x.ms < y.ms ? -1 : 1;
+	return x.seq < y.seq ? -1 : x.seq > y.seq;
+}
+
+static void set_error(struct cluster *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void set_error(struct cluster *c, const char *fmt, ...)
+{
+	char text[sizeof(c->error)];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	if (strcmp(text, c->error) != 0)
+		log_warning("cluster: %s", text);
+	snprintf(c->error, sizeof(c->error), "%s", text);
+}
+
+/* ---- state files ---- */
+
+static void path_of(const struct cluster *c, const char *name, char *out, size_t len)
+{
+	snprintf(out, len, "%s/%s", c->dir, name);
+}
+
+static void load_cursor(struct cluster *c)
+{
+	char path[4200];
+	FILE *f;
+
+	snprintf(c->cursor, sizeof(c->cursor), "0-0");
+	if (c->dir == NULL)
+		return;
+	path_of(c, "cluster.cursor", path, sizeof(path));
+	if ((f = fopen(path, "re")) == NULL)
+		return;
+	char line[ID_MAX];
+	if (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		struct stream_id id = parse_id(line);
+		snprintf(c->cursor, sizeof(c->cursor), "%" PRIu64 "-%" PRIu64, id.ms, id.seq);
+	}
+	fclose(f);
+}
+
+static void save_cursor(struct cluster *c)
+{
+	char path[4200], tmp[4300];
+
+	if (c->dir == NULL || !c->cursor_dirty)
+		return;
+	path_of(c, "cluster.cursor", path, sizeof(path));
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	size_t n = strlen(c->cursor);
+	if (fd < 0 || write(fd, c->cursor, n) != (ssize_t)n || write(fd, "\n", 1) != 1 || fsync(fd) < 0 ||
+	    rename(tmp, path) < 0) {
+		set_error(c, "%s: cannot be written: %s", path, strerror(errno));
+	} else {
+		c->cursor_dirty = false;
+	}
+	if (fd >= 0)
+		close(fd);
+}
+
+static int outbox_push(struct cluster *c, char *line)
+{
+	struct outbox *o = &c->out;
+
+	if (o->n == o->cap) {
+		if (o->head > 0) { /* slide what is left to the front */
+			memmove(o->lines, o->lines + o->head, (o->n - o->head) * sizeof(*o->lines));
+			o->n -= o->head;
+			o->sent -= o->head;
+			o->head = 0;
+		}
+		if (o->n == o->cap) {
+			size_t cap = o->cap ? 2 * o->cap : 256;
+			char **grown = realloc(o->lines, cap * sizeof(*grown));
+			if (grown == NULL)
+				return -1;
+			o->lines = grown;
+			o->cap = cap;
+		}
+	}
+	o->lines[o->n++] = line;
+	return 0;
+}
+
+/* The outbox a previous run left: its changes are sent again. */
+static int load_outbox(struct cluster *c, char *err, size_t errlen)
+{
+	char path[4200], *line = NULL;
+	size_t cap = 0;
+	ssize_t got;
+
+	c->out.fd = -1;
+	if (c->dir == NULL)
+		return 0;
+	path_of(c, "cluster.outbox", path, sizeof(path));
+	c->out.fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
+	FILE *f = c->out.fd >= 0 ? fdopen(dup(c->out.fd), "r") : NULL;
+	if (f == NULL) {
+		error_set(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	while ((got = getline(&line, &cap, f)) > 0) {
+		if (line[got - 1] != '\n')
+			break; /* torn by a crash: never acknowledged */
+		line[got - 1] = '\0';
+		char *copy = strdup(line);
+		if (copy == NULL || outbox_push(c, copy) < 0) {
+			free(copy);
+			break;
+		}
+	}
+	free(line);
+	fclose(f);
+	if (c->out.n)
+		log_info("cluster: %zu changes not yet in the stream are sent again", c->out.n);
+	return 0;
+}
+
+static void sync_outbox(struct cluster *c)
+{
+	if (c->out.fd >= 0 && c->out.dirty && fdatasync(c->out.fd) == 0)
+		c->out.dirty = false;
+}
+
+/* ---- connections ---- */
+
+static void writer_flush(struct cluster *c);
+static void reader_check(struct cluster *c);
+
+static void on_connect(const redisAsyncContext *ac, int status)
+{
+	struct conn *k = ac->data;
+
+	if (status != REDIS_OK) {
+		set_error(k->c, "%s connection: %s", k->name, ac->errstr);
+		k->ac = NULL; /* hiredis frees it */
+		return;
+	}
+	k->up = true;
+	if (k == &k->c->writer) {
+		k->c->out.sent = k->c->out.head; /* what was in flight on a lost connection goes again */
+		writer_flush(k->c);
+	} else {
+		reader_check(k->c);
+	}
+}
+
+static void on_disconnect(const redisAsyncContext *ac, int status)
+{
+	struct conn *k = ac->data;
+
+	if (status != REDIS_OK && !k->c->closing)
+		set_error(k->c, "%s connection lost: %s", k->name, ac->errstr);
+	k->ac = NULL;
+	k->up = false;
+	if (k == &k->c->reader)
+		k->c->state = READER_IDLE;
+	else
+		k->c->events_pending = 0; /* their replies will not come */
+}
+
+static void on_auth(redisAsyncContext *ac, void *r, void *priv)
+{
+	redisReply *reply = r;
+	struct conn *k = priv;
+
+	(void)ac;
+	if (reply && reply->type == REDIS_REPLY_ERROR)
+		set_error(k->c, "AUTH: %s", reply->str);
+}
+
+static void connect_one(struct cluster *c, struct conn *k)
+{
+	const char *where = c->cfg->redis;
+	redisAsyncContext *ac;
+
+	if (strncmp(where, "unix:", 5) == 0) {
+		ac = redisAsyncConnectUnix(where + 5);
+	} else {
+		char host[256];
+		const char *colon = strrchr(where + 6, ':');
+		snprintf(host, sizeof(host), "%.*s", (int)(colon - where - 6), where + 6);
+		ac = redisAsyncConnect(host, atoi(colon + 1));
+	}
+	if (ac == NULL)
+		return;
+	if (ac->err) {
+		set_error(c, "%s connection: %s", k->name, ac->errstr);
+		redisAsyncFree(ac);
+		return;
+	}
+	ac->data = k;
+	k->ac = ac;
+	redisLibeventAttach(ac, c->base);
+	redisAsyncSetConnectCallback(ac, on_connect);
+	redisAsyncSetDisconnectCallback(ac, on_disconnect);
+	if (c->cfg->password) {
+		const char *argv[] = { "AUTH", c->cfg->password };
+		redisAsyncCommandArgv(ac, on_auth, k, 2, argv, NULL);
+	}
+}
+
+/* ---- the reader: following the stream ---- */
+
+static void reader_read(struct cluster *c);
+
+/* A field of a flat [name, value, ...] reply, or NULL. */
+static const redisReply *field(const redisReply *r, const char *name)
+{
+	if (r == NULL || r->type != REDIS_REPLY_ARRAY)
+		return NULL;
+	for (size_t i = 0; i + 1 < r->elements; i += 2)
+		if (r->element[i]->type == REDIS_REPLY_STRING && strcmp(r->element[i]->str, name) == 0)
+			return r->element[i + 1];
+	return NULL;
+}
+
+static const char *const OP_NAMES[] = { [CLUSTER_ADD] = "add", [CLUSTER_DEL] = "del",
+					 [CLUSTER_REPLACE] = "replace", [CLUSTER_FLUSH] = "flush" };
+
+static int op_kind(const char *name)
+{
+	for (int k = 0; k < 4; k++)
+		if (strcmp(name, OP_NAMES[k]) == 0)
+			return k;
+	return -1;
+}
+
+static void apply_entry(struct cluster *c, const redisReply *e)
+{
+	char err[256];
+
+	if (e->type != REDIS_REPLY_ARRAY || e->elements != 2 || e->element[0]->type != REDIS_REPLY_STRING)
+		return;
+	const redisReply *op = field(e->element[1], "op"), *entry = field(e->element[1], "entry"),
+			 *node = field(e->element[1], "node"), *expires = field(e->element[1], "expires");
+	const redisReply *data = field(e->element[1], "data");
+	int kind = op && op->type == REDIS_REPLY_STRING ? op_kind(op->str) : -1;
+	if (kind >= 0 && entry && entry->type == REDIS_REPLY_STRING) {
+		struct cluster_op o = {
+			.kind = (enum cluster_op_kind)kind, .entry = entry->str,
+			.expires = expires && expires->type == REDIS_REPLY_STRING ? strtoull(expires->str, NULL, 10) : 0,
+			.data = data && data->type == REDIS_REPLY_STRING ? data->str : "",
+			.data_len = data && data->type == REDIS_REPLY_STRING ? data->len : 0,
+			.node = node && node->type == REDIS_REPLY_STRING ? node->str : "?",
+		};
+		if (strcmp(o.node, c->cfg->node) != 0) {
+			struct timespec now;
+			clock_gettime(CLOCK_REALTIME, &now);
+			uint64_t ms = (uint64_t)now.tv_sec * 1000 + (uint64_t)now.tv_nsec / 1000000, at = parse_id(e->element[0]->str).ms;
+			c->delay_ms[c->ndelays++ % DELAYS] = ms > at ? (uint32_t)(ms - at) : 0;
+		}
+		if (c->cb.apply(c->cb.ctx, &o, err, sizeof(err)) < 0) {
+			c->apply_errors++;
+			log_warning("cluster: %s %s from %s (%s): %s", op->str, entry->str, o.node, e->element[0]->str, err);
+		} else {
+			c->applied++;
+		}
+	} else {
+		c->apply_errors++;
+	}
+	snprintf(c->cursor, sizeof(c->cursor), "%s", e->element[0]->str);
+	c->cursor_dirty = true;
+}
+
+static void on_read(redisAsyncContext *ac, void *r, void *priv)
+{
+	struct cluster *c = priv;
+	redisReply *reply = r;
+
+	(void)ac;
+	if (reply == NULL || c->closing)
+		return;
+	if (reply->type == REDIS_REPLY_ERROR) {
+		set_error(c, "XREAD: %s", reply->str);
+		c->state = READER_STALE;
+		c->stale_since = time(NULL);
+		return;
+	}
+	if (reply->type == REDIS_REPLY_ARRAY && reply->elements == 1 && reply->element[0]->elements == 2) {
+		const redisReply *entries = reply->element[0]->element[1];
+		for (size_t i = 0; i < entries->elements; i++)
+			apply_entry(c, entries->element[i]);
+	}
+	reader_read(c);
+}
+
+static void reader_read(struct cluster *c)
+{
+	const char *argv[] = { "XREAD", "COUNT", READ_COUNT, "BLOCK", READ_BLOCK_MS, "STREAMS", c->cfg->stream, c->cursor };
+
+	if (!c->reader.up)
+		return;
+	c->state = READER_READING;
+	redisAsyncCommandArgv(c->reader.ac, on_read, c, 8, argv, NULL);
+}
+
+static void on_snapshot(redisAsyncContext *ac, void *r, void *priv)
+{
+	struct cluster *c = priv;
+	redisReply *reply = r;
+	char err[256];
+
+	(void)ac;
+	if (reply == NULL || c->closing)
+		return;
+	const redisReply *id = field(reply, "id"), *data = field(reply, "data");
+	const char *trimmed = c->trimmed_to;
+	if (id == NULL || data == NULL || id->type != REDIS_REPLY_STRING || data->type != REDIS_REPLY_STRING ||
+	    id_cmp(id->str, trimmed) < 0) {
+		set_error(c, "the stream was trimmed past this node (at %s; it starts at %s) and no snapshot reaches there: run `bloomctl cluster snapshot` on a node that is up to date",
+			  c->cursor, trimmed);
+		c->state = READER_STALE;
+		c->stale_since = time(NULL);
+		return;
+	}
+	if (c->cb.restore(c->cb.ctx, data->str, data->len, err, sizeof(err)) < 0) {
+		set_error(c, "restoring the snapshot: %s", err);
+		c->state = READER_STALE;
+		c->stale_since = time(NULL);
+		return;
+	}
+	log_info("cluster: the stream was trimmed past this node: started again from the snapshot at %s", id->str);
+	snprintf(c->cursor, sizeof(c->cursor), "%s", id->str);
+	c->cursor_dirty = true;
+	c->restored++;
+	c->error[0] = '\0';
+	reader_read(c);
+}
+
+static uint64_t integer_field(const redisReply *r, const char *name)
+{
+	const redisReply *v = field(r, name);
+
+	return v && v->type == REDIS_REPLY_INTEGER ? (uint64_t)v->integer : 0;
+}
+
+/*
+ * XINFO STREAM: has the stream been trimmed past our cursor? It has when
+ * entries were ever taken out of it (entries-added above its length) and the
+ * cursor is before its first entry (or at 0-0: a new node), and not at its
+ * end. Then the snapshot, which must reach the first entry still there;
+ * else read on.
+ */
+static void on_check(redisAsyncContext *ac, void *r, void *priv)
+{
+	struct cluster *c = priv;
+	redisReply *reply = r;
+
+	(void)ac;
+	if (reply == NULL || c->closing)
+		return;
+	const redisReply *first = field(reply, "first-entry"), *last = field(reply, "last-generated-id");
+	uint64_t added = integer_field(reply, "entries-added"), length = integer_field(reply, "length");
+	const char *first_id = first && first->type == REDIS_REPLY_ARRAY && first->elements == 2 &&
+			       first->element[0]->type == REDIS_REPLY_STRING ? first->element[0]->str : NULL;
+	bool fresh = strcmp(c->cursor, "0-0") == 0;
+	if (reply->type == REDIS_REPLY_ERROR || last == NULL || last->type != REDIS_REPLY_STRING ||
+	    id_cmp(c->cursor, last->str) >= 0 || added <= length ||
+	    (!fresh && first_id && id_cmp(c->cursor, first_id) >= 0)) {
+		c->error[0] = '\0';
+		reader_read(c); /* no stream yet, up to date, or nothing we need was trimmed */
+		return;
+	}
+	snprintf(c->trimmed_to, sizeof(c->trimmed_to), "%s", first_id ? first_id : last->str);
+	const char *argv[] = { "HGETALL", c->snapshot_key };
+	redisAsyncCommandArgv(c->reader.ac, on_snapshot, c, 2, argv, NULL);
+}
+
+static void reader_check(struct cluster *c)
+{
+	const char *argv[] = { "XINFO", "STREAM", c->cfg->stream };
+
+	c->state = READER_CHECKING;
+	redisAsyncCommandArgv(c->reader.ac, on_check, c, 3, argv, NULL);
+}
+
+/* ---- the writer: changes, events, snapshots ---- */
+
+static void on_added(redisAsyncContext *ac, void *r, void *priv)
+{
+	struct cluster *c = priv;
+	redisReply *reply = r;
+	struct outbox *o = &c->out;
+
+	(void)ac;
+	if (reply == NULL || c->closing || o->head == o->sent)
+		return; /* a lost connection: on_connect sends them again */
+	if (reply->type == REDIS_REPLY_ERROR) {
+		set_error(c, "XADD: %s (the change is kept and sent again)", reply->str);
+		o->sent = o->head; /* again at the next connection */
+		redisAsyncDisconnect(c->writer.ac);
+		return;
+	}
+	free(o->lines[o->head]);
+	o->lines[o->head++] = NULL;
+	c->published++;
+	if (o->head == o->n) {
+		o->head = o->sent = o->n = 0;
+		if (o->fd >= 0 && ftruncate(o->fd, 0) == 0)
+			o->dirty = true;
+	}
+}
+
+static void send_change(struct cluster *c, const char *line)
+{
+	char op[8] = "?", expires[24] = "0", maxlen[16];
+	const char *p = strchr(line, ' '), *entry = p ? strchr(p + 1, ' ') : NULL;
+	char *data = NULL;
+
+	sscanf(line, "%7s %23s", op, expires);
+	entry = entry ? entry + 1 : "?";
+	const char *sep = strchr(entry, '\x1f');
+	size_t entry_len = sep ? (size_t)(sep - entry) : strlen(entry);
+	if (sep && (data = strdup(sep + 1)) != NULL)
+		for (char *q = data; *q; q++)
+			if (*q == '\x1f')
+				*q = '\n';
+	snprintf(maxlen, sizeof(maxlen), "%u", c->cfg->maxlen);
+	const char *argv[] = { "XADD", c->cfg->stream, "MAXLEN", "~", maxlen, "*", "node", c->cfg->node,
+			       "op", op, "expires", expires, "entry", entry, "data", data ? data : "" };
+	size_t lens[16];
+	for (int i = 0; i < 16; i++)
+		lens[i] = strlen(argv[i]);
+	lens[13] = entry_len;
+	redisAsyncCommandArgv(c->writer.ac, on_added, c, data ? 16 : 14, argv, lens);
+	free(data);
+}
+
+static void writer_flush(struct cluster *c)
+{
+	struct outbox *o = &c->out;
+
+	while (c->writer.up && o->sent < o->n)
+		send_change(c, o->lines[o->sent++]);
+}
+
+int cluster_publish(struct cluster *c, const struct cluster_op *op, char *err, size_t errlen)
+{
+	char *line;
+
+	if (asprintf(&line, "%s %" PRIu64 " %s%s%.*s", OP_NAMES[op->kind], op->expires, op->entry,
+		     op->data ? "\x1f" : "", op->data ? (int)op->data_len : 0, op->data ? op->data : "") < 0) {
+		error_set(err, errlen, "out of memory for the cluster's outbox");
+		return -1;
+	}
+	for (char *q = strchr(line, '\x1f'); q && *q; q++) /* one line in the outbox file */
+		if (*q == '\n')
+			*q = '\x1f';
+	if (outbox_push(c, line) < 0) {
+		free(line);
+		error_set(err, errlen, "out of memory for the cluster's outbox");
+		return -1;
+	}
+	if (c->out.fd >= 0) {
+		size_t n = strlen(line);
+		if (write(c->out.fd, line, n) != (ssize_t)n || write(c->out.fd, "\n", 1) != 1)
+			set_error(c, "cluster.outbox: %s (the change is sent, but not kept for a restart)", strerror(errno));
+		c->out.dirty = true;
+		if (c->sync_always)
+			sync_outbox(c);
+	}
+	writer_flush(c);
+	return 0;
+}
+
+static void on_event_sent(redisAsyncContext *ac, void *r, void *priv)
+{
+	struct cluster *c = priv;
+	redisReply *reply = r;
+
+	(void)ac;
+	if (reply == NULL || c->closing)
+		return;
+	if (c->events_pending)
+		c->events_pending--;
+	if (reply->type == REDIS_REPLY_ERROR) {
+		c->events_failed++;
+		set_error(c, "events: %s", reply->str);
+	} else {
+		c->events_sent++;
+	}
+}
+
+int cluster_event(struct cluster *c, const char *line, size_t len)
+{
+	char maxlen[16];
+
+	if (!c->writer.up || c->events_pending >= c->cfg->events_pending)
+		return -1;
+	len -= len && line[len - 1] == '\n';
+	snprintf(maxlen, sizeof(maxlen), "%u", c->cfg->maxlen);
+	if (c->cfg->events_stream) {
+		const char *argv[] = { "XADD", c->cfg->events_key, "MAXLEN", "~", maxlen, "*", "event", line };
+		size_t lens[] = { 4, strlen(argv[1]), 6, 1, strlen(maxlen), 1, 5, len };
+		redisAsyncCommandArgv(c->writer.ac, on_event_sent, c, 8, argv, lens);
+	} else {
+		const char *argv[] = { "RPUSH", c->cfg->events_key, line };
+		size_t lens[] = { 5, strlen(argv[1]), len };
+		redisAsyncCommandArgv(c->writer.ac, on_event_sent, c, 3, argv, lens);
+	}
+	c->events_pending++;
+	return 0;
+}
+
+static void on_snapshot_written(redisAsyncContext *ac, void *r, void *priv)
+{
+	struct cluster *c = priv;
+	redisReply *reply = r;
+
+	(void)ac;
+	if (reply && !c->closing && reply->type == REDIS_REPLY_ERROR)
+		set_error(c, "snapshot: %s", reply->str);
+}
+
+int cluster_snapshot(struct cluster *c, char *err, size_t errlen)
+{
+	size_t len;
+
+	if (!c->writer.up) {
+		error_set(err, errlen, "not connected to Redis (%s)", c->error[0] ? c->error : "connecting");
+		return -1;
+	}
+	c->last_snapshot = time(NULL);
+	char *data = c->cb.dump(c->cb.ctx, &len);
+	if (data == NULL) {
+		error_set(err, errlen, "out of memory");
+		return -1;
+	}
+	const char *argv[] = { "HSET", c->snapshot_key, "id", c->cursor, "data", data, "node", c->cfg->node };
+	size_t lens[] = { 4, strlen(c->snapshot_key), 2, strlen(c->cursor), 4, len, 4, strlen(c->cfg->node) };
+	redisAsyncCommandArgv(c->writer.ac, on_snapshot_written, c, 8, argv, lens);
+	free(data);
+	return 0;
+}
+
+/* ---- lag ---- */
+
+static void on_lag_range(redisAsyncContext *ac, void *r, void *priv)
+{
+	struct cluster *c = priv;
+	redisReply *reply = r;
+
+	(void)ac;
+	c->lag_asked = false;
+	if (reply == NULL || c->closing || reply->type != REDIS_REPLY_ARRAY)
+		return;
+	c->lag_entries = reply->elements > LAG_CAP ? LAG_CAP : reply->elements;
+	c->lag_capped = reply->elements > LAG_CAP;
+	if (reply->elements)
+		snprintf(c->last_id_seen, sizeof(c->last_id_seen), "%s", reply->element[reply->elements - 1]->element[0]->str);
+}
+
+static void measure_lag(struct cluster *c)
+{
+	char from[ID_MAX + 1], count[16];
+
+	if (!c->writer.up || c->lag_asked)
+		return;
+	snprintf(from, sizeof(from), "(%s", c->cursor);
+	snprintf(count, sizeof(count), "%d", LAG_CAP + 1);
+	const char *argv[] = { "XRANGE", c->cfg->stream, from, "+", "COUNT", count };
+	c->lag_asked = true;
+	redisAsyncCommandArgv(c->writer.ac, on_lag_range, c, 6, argv, NULL);
+}
+
+/* ---- the whole ---- */
+
+struct cluster *cluster_open(struct event_base *base, const struct cluster_config *cfg, const char *state_dir,
+			     bool sync_always, const struct cluster_callbacks *cb, char *err, size_t errlen)
+{
+	struct cluster *c = calloc(1, sizeof(*c));
+
+	if (c == NULL || (state_dir && (c->dir = strdup(state_dir)) == NULL)) {
+		error_set(err, errlen, "out of memory");
+		free(c);
+		return NULL;
+	}
+	c->base = base;
+	c->own = *cfg;
+	c->own.redis = strdup(cfg->redis);
+	c->own.password = cfg->password ? strdup(cfg->password) : NULL;
+	c->own.stream = strdup(cfg->stream);
+	c->own.node = strdup(cfg->node);
+	c->own.events_key = strdup(cfg->events_key);
+	c->cfg = &c->own;
+	c->cb = *cb;
+	c->out.fd = -1;
+	if (!c->own.redis || (cfg->password && !c->own.password) || !c->own.stream || !c->own.node || !c->own.events_key) {
+		error_set(err, errlen, "out of memory");
+		cluster_close(c);
+		return NULL;
+	}
+	c->sync_always = sync_always;
+	c->reader = (struct conn){ .c = c, .name = "Redis reader" };
+	c->writer = (struct conn){ .c = c, .name = "Redis writer" };
+	snprintf(c->snapshot_key, sizeof(c->snapshot_key), "%s:snapshot", cfg->stream);
+	load_cursor(c);
+	if (load_outbox(c, err, errlen) < 0) {
+		cluster_close(c);
+		return NULL;
+	}
+	cluster_tick(c);
+	return c;
+}
+
+void cluster_tick(struct cluster *c)
+{
+	if (c->reader.ac == NULL)
+		connect_one(c, &c->reader);
+	if (c->writer.ac == NULL)
+		connect_one(c, &c->writer);
+	if (c->state == READER_STALE && c->reader.up && time(NULL) - c->stale_since >= STALE_RETRY_SECONDS)
+		reader_check(c);
+	save_cursor(c);
+	sync_outbox(c);
+	/* Up to date (as the last lag check found): a snapshot now and then, for nodes behind the trim. */
+	char err[256];
+	if (c->cfg->snapshot_every && c->state == READER_READING && c->lag_entries == 0 && !c->lag_asked &&
+	    time(NULL) - c->last_snapshot >= (time_t)c->cfg->snapshot_every)
+		cluster_snapshot(c, err, sizeof(err));
+	measure_lag(c);
+}
+
+void cluster_close(struct cluster *c)
+{
+	if (c == NULL)
+		return;
+	c->cursor_dirty = c->cursor_dirty || c->applied;
+	save_cursor(c);
+	sync_outbox(c);
+	c->closing = true;
+	if (c->reader.ac)
+		redisAsyncFree(c->reader.ac);
+	if (c->writer.ac)
+		redisAsyncFree(c->writer.ac);
+	for (size_t i = c->out.head; i < c->out.n; i++)
+		free(c->out.lines[i]);
+	free(c->out.lines);
+	if (c->out.fd >= 0)
+		close(c->out.fd);
+	free(c->own.redis);
+	free(c->own.password);
+	free(c->own.stream);
+	free(c->own.node);
+	free(c->own.events_key);
+	free(c->dir);
+	free(c);
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* p50 and p99 of the delays kept, in ms; null while there are none. */
+static json_t *delays_json(const struct cluster *c)
+{
+	uint32_t sorted[DELAYS];
+	size_t n = c->ndelays < DELAYS ? (size_t)c->ndelays : DELAYS;
+
+	if (n == 0)
+		return json_null();
+	memcpy(sorted, c->delay_ms, n * sizeof(*sorted));
+	qsort(sorted, n, sizeof(*sorted), cmp_u32);
+	return json_pack("{s:I,s:I,s:I}", "samples", (json_int_t)n, "p50", (json_int_t)sorted[n / 2], "p99",
+			 (json_int_t)sorted[n * 99 / 100]);
+}
+
+json_t *cluster_status(const struct cluster *c)
+{
+	double lag_seconds = 0;
+
+	if (c->lag_entries && id_cmp(c->last_id_seen, c->cursor) > 0)
+		lag_seconds = (double)(parse_id(c->last_id_seen).ms - parse_id(c->cursor).ms) / 1000;
+	return json_pack("{s:s,s:s,s:s,s:b,s:b,s:s,s:s,s:I,s:b,s:f,s:o,s:I,s:I,s:I,s:I,s:I,s:{s:I,s:I,s:I},s:s*}",
+			 "node", c->cfg->node, "redis", c->cfg->redis, "stream", c->cfg->stream, "reader_connected",
+			 c->reader.up, "writer_connected", c->writer.up, "state",
+			 c->state == READER_READING ? "following" : c->state == READER_CHECKING ? "checking"
+			 : c->state == READER_STALE ? "stale" : "connecting",
+			 "last_id", c->cursor, "lag_entries", (json_int_t)c->lag_entries, "lag_entries_capped",
+			 c->lag_capped, "lag_seconds", lag_seconds, "delay_ms", delays_json(c), "applied",
+			 (json_int_t)c->applied, "apply_errors",
+			 (json_int_t)c->apply_errors, "published", (json_int_t)c->published, "outbox",
+			 (json_int_t)(c->out.n - c->out.head), "restored_from_snapshot", (json_int_t)c->restored,
+			 "events", "sent", (json_int_t)c->events_sent, "pending", (json_int_t)c->events_pending,
+			 "failed", (json_int_t)c->events_failed, "error", c->error[0] ? c->error : NULL);
+}

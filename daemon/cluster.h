@@ -1,0 +1,85 @@
+/* cluster.h - sensors sharing their entries through a Redis stream, and events to Redis (hiredis, in the loop). */
+#ifndef BLOOMD_CLUSTER_H
+#define BLOOMD_CLUSTER_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+
+/*
+ * Every sensor XADDs its operators' changes (add, with its expiry, and del)
+ * to one stream once they are journaled locally, and XREADs the stream,
+ * applying every operation in stream order, its own included: the last
+ * writer of an entry in the stream wins, the same on every node. Two
+ * connections, both in the daemon's event loop (hiredis's libevent adapter):
+ * one blocks in XREAD, the other writes (changes, events, snapshots); no
+ * call waits, and a Redis that is down or slow only delays.
+ *
+ * With a state directory, two files keep this node's place:
+ *   cluster.cursor  the last stream ID applied (written once a second and at
+ *                   stop; a restart re-reads the few after it, which
+ *                   changes nothing: the same operations in the same order)
+ *   cluster.outbox  changes not yet in the stream, one a line, sent again
+ *                   after a restart
+ * When the stream was trimmed past this node's place (MAXLEN), it starts
+ * again from the snapshot a node published (cluster_snapshot): a hash at
+ * STREAM:snapshot with the entries and the stream ID they cover.
+ */
+struct cluster;
+struct event_base;
+
+/*
+ * add and del change the local list; replace and flush a list without a
+ * file of its own (one filled by bloomctl replace), whose new version
+ * travels whole.
+ */
+enum cluster_op_kind { CLUSTER_ADD, CLUSTER_DEL, CLUSTER_REPLACE, CLUSTER_FLUSH };
+
+struct cluster_op {
+	enum cluster_op_kind kind;
+	const char *entry;         /* add, del: canonical text ("addr 192.0.2.1"); replace, flush: the list */
+	uint64_t expires;          /* add: Unix seconds, 0: never */
+	const char *data;          /* replace: the version's entry lines */
+	size_t data_len;
+	const char *node;          /* who made it */
+};
+
+struct cluster_callbacks {
+	/* Apply an operation from the stream; -1 with a message (logged, skipped). */
+	int (*apply)(void *ctx, const struct cluster_op *op, char *err, size_t errlen);
+	/* Make the entries those of a snapshot (entry lines); -1 with a message. */
+	int (*restore)(void *ctx, const char *lines, size_t len, char *err, size_t errlen);
+	/* The entries as lines for a snapshot (caller frees), or NULL without memory. */
+	char *(*dump)(void *ctx, size_t *len);
+	void *ctx;
+};
+
+/*
+ * Connect (in the background) and start following the stream. state_dir
+ * (or NULL) keeps the cursor and the outbox; sync_always: fsync the outbox
+ * at each change. NULL with a message if the files cannot be read.
+ */
+struct cluster *cluster_open(struct event_base *base, const struct cluster_config *cfg, const char *state_dir,
+			     bool sync_always, const struct cluster_callbacks *cb, char *err, size_t errlen);
+/* Save the cursor and the outbox, and disconnect. */
+void cluster_close(struct cluster *c);
+
+/* A local change, after it is journaled (op's node is this one): into the outbox, then the stream. -1 with a message. */
+int cluster_publish(struct cluster *c, const struct cluster_op *op, char *err, size_t errlen);
+
+/* An event line for Redis: 0 taken, -1 not now (down, or too many in flight). */
+int cluster_event(struct cluster *c, const char *line, size_t len);
+
+/* Publish this node's entries as the snapshot a trimmed node starts from. -1 with a message. */
+int cluster_snapshot(struct cluster *c, char *err, size_t errlen);
+
+/* Once a second: reconnect, write the cursor, fsync the outbox, measure the lag. */
+void cluster_tick(struct cluster *c);
+
+/* Connections, cursor, lag, counts, the last error. */
+json_t *cluster_status(const struct cluster *c);
+
+#endif

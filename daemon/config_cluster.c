@@ -1,0 +1,84 @@
+/* config_cluster.c - the [cluster] section: entries shared through a Redis stream, events to Redis. */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config_internal.h"
+
+int config_cluster_defaults(struct config *c)
+{
+	char host[256] = "bloomd";
+
+	gethostname(host, sizeof(host) - 1);
+	host[sizeof(host) - 1] = '\0';
+	c->cluster.maxlen = 1000000;
+	c->cluster.events_pending = 10000;
+	c->cluster.stream = strdup("bloomd:entries");
+	c->cluster.events_key = strdup("bloomd:events");
+	c->cluster.node = strdup(host);
+	return c->cluster.stream && c->cluster.events_key && c->cluster.node ? 0 : -1;
+}
+
+static bool redis_address(const char *value)
+{
+	if (strncmp(value, "unix:", 5) == 0)
+		return value[5] == '/';
+	if (strncmp(value, "tcp://", 6) != 0)
+		return false;
+	const char *colon = strrchr(value + 6, ':');
+	char *end;
+	long port = colon ? strtol(colon + 1, &end, 10) : 0;
+	return colon && colon > value + 6 && *end == '\0' && port > 0 && port < 65536;
+}
+
+int config_cluster_key(struct loader *ld, const char *key, const char *value)
+{
+	struct cluster_config *cc = &ld->c->cluster;
+
+	if (strcmp(key, "redis") == 0) {
+		if (value[0] && !redis_address(value)) {
+			config_problem(ld, "redis: expected unix:/PATH or tcp://HOST:PORT, got '%s'", value);
+			return 0;
+		}
+		return value[0] ? config_set_string(ld, &cc->redis, value, false) : 1;
+	}
+	if (strcmp(key, "password") == 0)
+		return config_set_string(ld, &cc->password, value, false);
+	if (strcmp(key, "stream") == 0 || strcmp(key, "node") == 0 || strcmp(key, "events_key") == 0) {
+		if (value[0] == '\0' || strchr(value, ' ')) {
+			config_problem(ld, "%s: expected a name without blanks, got '%s'", key, value);
+			return 0;
+		}
+		return config_set_string(ld, key[0] == 's' ? &cc->stream : key[0] == 'n' ? &cc->node : &cc->events_key,
+					 value, false);
+	}
+	if (strcmp(key, "maxlen") == 0)
+		return config_set_uint(ld, key, value, 1000, 1000000000, &cc->maxlen);
+	if (strcmp(key, "snapshot_every") == 0)
+		return config_set_uint(ld, key, value, 0, 86400 * 7, &cc->snapshot_every);
+	if (strcmp(key, "events_pending") == 0)
+		return config_set_uint(ld, key, value, 1, 10000000, &cc->events_pending);
+	if (strcmp(key, "events_type") == 0) {
+		if (strcmp(value, "list") == 0 || strcmp(value, "stream") == 0)
+			return cc->events_stream = value[0] == 's', 1;
+		config_problem(ld, "events_type: expected list or stream, got '%s'", value);
+		return 0;
+	}
+	return -1;
+}
+
+void config_cluster_validate(struct loader *ld)
+{
+	if (ld->c->events_redis && ld->c->cluster.redis == NULL)
+		config_problem(ld, "[output] events = redis needs [cluster] redis");
+}
+
+void config_cluster_free(struct config *c)
+{
+	free(c->cluster.redis);
+	free(c->cluster.password);
+	free(c->cluster.stream);
+	free(c->cluster.node);
+	free(c->cluster.events_key);
+	free(c->events_fallback);
+}

@@ -1,0 +1,215 @@
+/* service_cluster.c - the daemon in a cluster: its changes to the stream, the stream's to it, events to Redis. */
+#include "service.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "log.h"
+#include "service_internal.h"
+
+/* ---- what the stream asks of the daemon ---- */
+
+static int apply_op(void *ctx, const struct cluster_op *op, char *err, size_t errlen)
+{
+	static struct entry e;
+	struct service *s = ctx;
+	uint32_t still_held;
+	int rc;
+
+	s->applying_cluster = true; /* through the local path, journaled, but not published again */
+	if (op->kind == CLUSTER_REPLACE || op->kind == CLUSTER_FLUSH) {
+		rc = service_list_from_cluster(s, op->entry, op->kind == CLUSTER_FLUSH ? NULL : op->data, op->data_len,
+					       err, errlen);
+	} else if (entry_parse(op->entry, &e, err, errlen) != 1) {
+		error_set(err, errlen, "not an entry");
+		rc = -1;
+	} else {
+		rc = op->kind == CLUSTER_ADD ? service_add(s, &e, op->expires, err, errlen)
+					     : service_del(s, &e, &still_held, err, errlen);
+	}
+	s->applying_cluster = false;
+	return rc < 0 ? -1 : 0;
+}
+
+struct dumping {
+	const struct service *s;
+	char *text;
+	size_t len;
+	FILE *f;
+};
+
+static int dump_entry(void *ctx, const struct entry *e, unsigned group, uint32_t holders)
+{
+	static char text[ENTRY_TEXT_MAX];
+	struct dumping *d = ctx;
+
+	(void)group;
+	if (!(holders & MATCH_HOLDER_DEFAULT))
+		return 0;
+	fprintf(d->f, "%s %s", entry_kind_name(e->kind), entry_format_value(e->kind, e->key, e->len, text, sizeof(text)));
+	uint64_t expires = service_expiry(d->s, e);
+	if (expires)
+		fprintf(d->f, " expires=%llu", (unsigned long long)expires);
+	return fputc('\n', d->f) == EOF ? -1 : 0;
+}
+
+/* The local list as entry lines, for a snapshot. */
+static char *dump_local(void *ctx, size_t *len)
+{
+	struct dumping d = { .s = ctx };
+
+	if ((d.f = open_memstream(&d.text, &d.len)) == NULL)
+		return NULL;
+	int rc = service_foreach(ctx, 0, dump_entry, &d);
+	if (fclose(d.f) != 0 || rc != 0) {
+		free(d.text);
+		return NULL;
+	}
+	*len = d.len;
+	return d.text;
+}
+
+struct restoring {
+	struct service *s;
+	struct entry *gone;        /* local entries the snapshot does not have */
+	size_t ngone, cap;
+};
+
+static int note_gone(void *ctx, const struct entry *e, unsigned group, uint32_t holders)
+{
+	struct restoring *r = ctx;
+
+	(void)group;
+	if (!(holders & MATCH_HOLDER_DEFAULT) || (holders & LISTS_STAGING))
+		return 0;
+	if (r->ngone == r->cap) {
+		size_t cap = r->cap ? 2 * r->cap : 64;
+		struct entry *grown = realloc(r->gone, cap * sizeof(*grown));
+		if (grown == NULL)
+			return -1;
+		r->gone = grown;
+		r->cap = cap;
+	}
+	r->gone[r->ngone++] = *e;
+	return 0;
+}
+
+/*
+ * Make the local list the snapshot's: its entries added (or their expiry
+ * set), the others deleted, each journaled as a command would be. The
+ * snapshot's entries are marked with the staging holder meanwhile.
+ */
+static int restore_local(void *ctx, const char *lines, size_t len, char *err, size_t errlen)
+{
+	struct service *s = ctx;
+	struct restoring r = { .s = s };
+	static struct entry e;
+	uint64_t expires;
+	int rc = 0;
+	FILE *f = fmemopen((void *)(uintptr_t)lines, len, "r");
+	char *line = NULL;
+	size_t cap = 0;
+
+	if (f == NULL) {
+		error_set(err, errlen, "out of memory");
+		return -1;
+	}
+	s->applying_cluster = true;
+	while (rc == 0 && getline(&line, &cap, f) > 0) {
+		if (entry_parse_expiry(line, &e, service_now(), &expires, err, errlen) != 1)
+			continue;
+		if (matcher_hold(s->matcher, &e, LISTS_STAGING, err, errlen) < 0 ||
+		    service_add(s, &e, expires, err, errlen) < 0)
+			rc = -1;
+	}
+	free(line);
+	fclose(f);
+	if (rc == 0 && service_foreach(s, 0, note_gone, &r) != 0) {
+		error_set(err, errlen, "out of memory");
+		rc = -1;
+	}
+	for (size_t i = 0; rc == 0 && i < r.ngone; i++) {
+		uint32_t still_held;
+		if (service_del(s, &r.gone[i], &still_held, err, errlen) < 0)
+			rc = -1;
+	}
+	s->applying_cluster = false;
+	matcher_rehold(s->matcher, 0, LISTS_STAGING, NULL);
+	free(r.gone);
+	return rc;
+}
+
+/* ---- the daemon's side ---- */
+
+static int event_to_redis(void *ctx, const char *line, size_t len)
+{
+	struct service *s = ctx;
+
+	return s->cluster ? cluster_event(s->cluster, line, len) : -1;
+}
+
+void service_cluster_events(struct service *s, struct events *ev)
+{
+	if (s->cfg->events_redis)
+		events_set_sink(ev, event_to_redis, s);
+}
+
+int service_cluster_start(struct service *s)
+{
+	const struct cluster_callbacks cb = { apply_op, restore_local, dump_local, s };
+	char err[512];
+
+	if (s->cfg->cluster.redis == NULL)
+		return 0;
+	s->cluster = cluster_open(s->base, &s->cfg->cluster, s->journal ? s->cfg->store_dir : NULL,
+				  s->cfg->fsync == CONFIG_FSYNC_ALWAYS, &cb, err, sizeof(err));
+	if (s->cluster == NULL) {
+		log_error("cluster: %s", err);
+		return -1;
+	}
+	log_info("cluster: node %s following %s on %s", s->cfg->cluster.node, s->cfg->cluster.stream,
+		 s->cfg->cluster.redis);
+	return 0;
+}
+
+void service_cluster_publish(struct service *s, enum cluster_op_kind kind, const struct entry *e,
+			     uint64_t expires)
+{
+	static char text[ENTRY_TEXT_MAX + 8];
+	char value[ENTRY_TEXT_MAX], err[256];
+
+	if (s->cluster == NULL || s->applying_cluster)
+		return;
+	snprintf(text, sizeof(text), "%s %s", entry_kind_name(e->kind),
+		 entry_format_value(e->kind, e->key, e->len, value, sizeof(value)));
+	struct cluster_op op = { .kind = kind, .entry = text, .expires = expires };
+	if (cluster_publish(s->cluster, &op, err, sizeof(err)) < 0)
+		log_error("cluster: %s: %s", text, err);
+}
+
+void service_cluster_publish_list(struct service *s, enum cluster_op_kind kind, const char *name,
+				  const char *data, size_t len)
+{
+	char err[256];
+
+	if (s->cluster == NULL || s->applying_cluster)
+		return;
+	struct cluster_op op = { .kind = kind, .entry = name, .data = data, .data_len = len };
+	if (cluster_publish(s->cluster, &op, err, sizeof(err)) < 0)
+		log_error("cluster: %s list %s: %s", kind == CLUSTER_FLUSH ? "flush" : "replace", name, err);
+}
+
+int service_cluster_snapshot(struct service *s, char *err, size_t errlen)
+{
+	if (s->cluster == NULL) {
+		error_set(err, errlen, "no [cluster] redis is set");
+		return -1;
+	}
+	return cluster_snapshot(s->cluster, err, errlen);
+}
+
+json_t *service_cluster_status(const struct service *s)
+{
+	return s->cluster ? cluster_status(s->cluster) : NULL;
+}

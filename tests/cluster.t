@@ -1,0 +1,174 @@
+#!/usr/bin/env bash
+# Three sensors sharing their entries through a real redis-server (a Unix socket in a temp
+# directory, AOF on): convergence after adds spread over the nodes, a node down during
+# changes, Redis killed and restarted, a stream trimmed past a node, alerts shipped to Redis
+# with a fallback while it is down, and cluster status.
+. "$(dirname "$0")/tap.sh"
+plan 30
+if ! command -v redis-server >/dev/null; then
+	for i in $(seq 30); do echo "ok $i # SKIP no redis-server (Debian's redis-server; tools/install-deps.sh test)"; done
+	exit 0
+fi
+here=$(cd "$(dirname "$0")" && pwd)
+tmp=$(mktemp -d)
+chmod 755 "$tmp"
+declare -A pid
+trap 'for p in "${pid[@]}"; do kill "$p" 2>/dev/null; done; redis-cli -s "$tmp/redis.sock" shutdown nosave >/dev/null 2>&1; rm -rf "$tmp"' EXIT
+cd "$tmp" || exit 1
+
+R() { redis-cli -s "$tmp/redis.sock" "$@"; }
+redis_start() {
+	redis-server --port 0 --unixsocket "$tmp/redis.sock" --dir "$tmp" --appendonly yes --appendfsync always \
+		--daemonize yes --pidfile "$tmp/redis.pid" --logfile "$tmp/redis.log" --save ''
+	for _ in $(seq 100); do R ping >/dev/null 2>&1 && return 0; sleep 0.05; done
+	return 1
+}
+C() { local n=$1; shift; "$BUILD/bloomctl" -s "$tmp/n$n/s.sock" "$@"; }
+node_conf() { # node_conf N [MAXLEN [SNAPSHOT_EVERY]]
+	mkdir -p "n$1"
+	cat > "n$1/bloomd.conf" <<C
+[control]
+socket = $tmp/n$1/s.sock
+[store]
+dir = $tmp/n$1/state
+fsync = always
+[filter]
+auto_rebuild = no
+[cluster]
+redis = unix:$tmp/redis.sock
+node = node$1
+maxlen = ${2:-1000000}
+snapshot_every = ${3:-0}
+[output]
+events = redis
+events_fallback = $tmp/n$1/fallback.json
+[list shared]
+category = scanner
+C
+}
+start() {
+	"$BUILD/bloomd" -c "n$1/bloomd.conf" 2>>"n$1/err" &
+	pid[$1]=$!
+	for _ in $(seq 200); do
+		C "$1" version >/dev/null 2>&1 && return 0
+		kill -0 "${pid[$1]}" 2>/dev/null || return 1
+		sleep 0.05
+	done
+	return 1
+}
+stop() { kill -TERM "${pid[$1]}" && wait "${pid[$1]}"; local rc=$?; unset "pid[$1]"; return $rc; }
+entries() { C "$1" list --list local | sort | md5sum | cut -c1-32; }
+# Wait (up to 20 s) until every running node lists the same local entries, count of them.
+converge() {
+	local want=$1 a b c
+	for _ in $(seq 200); do
+		a=$(entries 1); b=$(entries 2); c=$(entries 3)
+		[ "$a" = "$b" ] && [ "$b" = "$c" ] && [ "$(C 1 list --list local | wc -l)" -eq "$want" ] && return 0
+		sleep 0.1
+	done
+	echo "#   nodes differ: $a $b $c; node 1 has $(C 1 list --list local | wc -l), want $want"
+	return 1
+}
+
+redis_start; ok $? "redis-server starts on a Unix socket, AOF on"
+for n in 1 2 3; do node_conf $n; start $n || echo "#   node $n did not start: $(cat n$n/err)"; done
+C 3 version >/dev/null; ok $? "three sensors start"
+
+# An add on one node alerts on another.
+C 1 add addr 192.0.2.77 >/dev/null
+for _ in $(seq 50); do C 2 query addr 192.0.2.77 >/dev/null && break; sleep 0.05; done
+C 2 query addr 192.0.2.77 >/dev/null; is $? 0 "an add on node 1 is on node 2"
+printf 'link en10mb\npacket src=192.0.2.77 dst=10.0.0.1 proto=udp sport=5000 dport=53\n' | "$BUILD/pcapgen" -o a.pcap -
+C 3 replay a.pcap --wait >/dev/null
+for _ in $(seq 50); do [ "$(R llen bloomd:events)" -ge 1 ] && break; sleep 0.05; done
+R lindex bloomd:events 0 | jq -e '.src_ip == "192.0.2.77" and .alert.signature == "bloomd list local"' >/dev/null
+ok $? "and node 3 ships the alert to Redis (events = redis)"
+
+# A list without a file is replaced and flushed cluster-wide, its entries' labels with it.
+printf 'addr 192.0.2.200 category=c2 severity=1\naddr 192.0.2.201\n' > shared.list
+C 1 replace shared shared.list >/dev/null
+for _ in $(seq 50); do C 3 query addr 192.0.2.201 >/dev/null && break; sleep 0.05; done
+is "$(C 3 --json query addr 192.0.2.200 | jq -c .held_by)" '["shared"]' "replace on node 1 reaches node 3's list"
+printf 'link en10mb\npacket src=192.0.2.200 dst=10.0.0.1 proto=udp sport=5000 dport=53\n' | "$BUILD/pcapgen" -o s.pcap -
+C 2 replay s.pcap --wait >/dev/null
+for _ in $(seq 50); do [ "$(R llen bloomd:events)" -ge 2 ] && break; sleep 0.05; done
+is "$(R lindex bloomd:events 1 | jq -r '"\(.alert.category)/\(.alert.severity)"')" c2/1 "with its entries' own labels"
+C 2 flush shared >/dev/null
+for _ in $(seq 50); do C 3 query addr 192.0.2.201 >/dev/null || break; sleep 0.05; done
+C 1 query addr 192.0.2.201 >/dev/null; is $? 1 "flush on node 2 empties it on node 1"
+
+# 10,000 adds spread over three nodes, a few deletes among them: every node ends the same.
+loads=()
+for n in 1 2 3; do
+	for i in $(seq 1 3333); do echo "addr 10.$n.$((i / 256)).$((i % 256))"; done | C $n load - >/dev/null &
+	loads+=($!)
+done
+wait "${loads[@]}"
+converge $((1 + 3 * 3333)) >/dev/null
+C 2 del addr 10.1.0.5 >/dev/null
+C 3 del addr 10.2.0.7 >/dev/null
+converge $((1 + 3 * 3333 - 2)); ok $? "10,000 adds and 2 deletes spread over 3 nodes: all converge"
+
+# A node down during 5,000 changes (with TTLs and deletes) catches up from where it stopped.
+stop 3
+for i in $(seq 1 5000); do echo "addr 172.16.$((i / 256)).$((i % 256)) ttl=86400"; done | C 1 load - >/dev/null
+for i in $(seq 1 100); do C 2 del addr 10.1.0.$((i + 10)) >/dev/null; done
+start 3; ok $? "the node comes back"
+converge $((9998 + 5000 - 100)); ok $? "and converges with the 5,100 changes made while it was down"
+is "$(C 3 --json query addr 172.16.0.9 | jq '.expires > 0')" true "expiry times travel with the entries"
+
+# Redis killed (-9) while changes go on, then restarted from its AOF: nothing acknowledged is lost.
+kill -9 "$(cat redis.pid)"
+for i in $(seq 1 200); do C 1 add addr 198.51.100.$((i % 250 + 1)) >/dev/null || echo "#   add $i refused"; done
+C 1 version >/dev/null; ok $? "with Redis down, node 1 still takes changes"
+is "$(C 1 --json cluster status | jq '.cluster.outbox')" 200 "and keeps them in its outbox"
+# (capture is not held up: a replay runs through while Redis is down)
+C 2 replay a.pcap --wait >/dev/null; ok $? "a replay runs while Redis is down"
+[ -s n2/fallback.json ] && jq -e '.src_ip == "192.0.2.77"' n2/fallback.json >/dev/null
+ok $? "its alert goes to the fallback file"
+is "$(C 2 --json stats | jq .stats.events_to_fallback)" 1 "and is counted"
+redis_start; ok $? "redis-server restarts from its AOF"
+converge $((14898 + 200)); ok $? "every change made meanwhile reaches every node"
+is "$(C 1 --json cluster status | jq '.cluster.outbox')" 0 "and the outbox is empty"
+
+# A node killed (-9) mid-apply restarts from its last saved place and converges.
+for i in $(seq 1 3000); do echo "addr 203.0.113.$((i % 250 + 1))"; echo "net 100.$((i / 256)).$((i % 256)).0/24"; done |
+	C 1 load - >/dev/null &
+load=$!
+sleep 0.2
+disown "${pid[2]}"; kill -9 "${pid[2]}"; unset "pid[2]"
+wait "$load"
+start 2; ok $? "a node killed mid-apply starts again"
+converge $((15098 + 250 + 3000)); ok $? "and converges"
+
+# A stream trimmed past a down node: it starts again from a snapshot a node published.
+stop 3
+stop 1; node_conf 1 1000 1; start 1
+stop 2; node_conf 2 1000; start 2
+for i in $(seq 1 3000); do echo "addr 192.168.$((i / 256)).$((i % 256))"; done | C 1 load - >/dev/null
+C 1 del addr 10.1.0.1 >/dev/null
+converge_12() { for _ in $(seq 200); do [ "$(entries 1)" = "$(entries 2)" ] && return 0; sleep 0.1; done; return 1; }
+converge_12
+R xtrim bloomd:entries MAXLEN 1000 >/dev/null # exactly (the nodes trim with ~, by whole nodes)
+[ "$(R xlen bloomd:entries)" -le 1001 ]; ok $? "the stream is trimmed to MAXLEN"
+C 1 cluster snapshot >/dev/null; ok $? "cluster snapshot publishes node 1's entries"
+for _ in $(seq 50); do [ "$(R hexists bloomd:entries:snapshot id)" = 1 ] && break; sleep 0.05; done
+node_conf 3 1000; start 3
+converge $((18348 + 3000 - 1)); ok $? "the trimmed node converges from the snapshot"
+grep -q "started again from the snapshot" n3/err; ok $? "and says so"
+is "$(C 3 --json cluster status | jq -r '.cluster.state')" following "cluster status: following"
+C 1 add addr 192.0.2.250 >/dev/null
+want=""
+for _ in $(seq 60); do
+	want=$(C 1 --json cluster status | jq -r .cluster.last_id)
+	[ "$(R hget bloomd:entries:snapshot id)" = "$want" ] && break
+	sleep 0.1
+done
+is "$(R hget bloomd:entries:snapshot id)" "$want" "snapshot_every: an up-to-date node publishes one by itself"
+C 3 metrics | grep -q '^bloomd_cluster_lag_entries 0$'; ok $? "metrics export the lag"
+is "$(C 2 --json cluster status | jq '.cluster.delay_ms.p99 < 5000')" true "and the delay from a change's XADD to here"
+
+# make demo-cluster's script: its alert comes out of Redis.
+out=$("$here/../tools/demo-cluster.sh" "$BUILD" 2>&1)
+grep -q '"src_ip":"203.0.113.66"' <<<"$out"; ok $? "demo-cluster: an add on sensor1 alerts on sensor3, read from Redis"
+done_testing

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# bench-cluster.sh - the cluster's figures, with a real redis-server on a Unix socket and two
+# sensors: how long a change takes from its XADD on one node to being applied on the other
+# (p50/p99, as the receiving node measures it), entries applied per second against the same
+# entries loaded locally, and the catch-up of a node that was down while entries were added.
+set -euo pipefail
+build=$(cd "${1:-build}" && pwd)
+entries=${BENCH_CLUSTER_ENTRIES:-100000}
+catchup=${BENCH_CLUSTER_CATCHUP:-1000000}
+runs=${BENCH_CLUSTER_RUNS:-3}
+tmp=$(mktemp -d)
+declare -A pid
+cleanup() {
+	for p in "${pid[@]}"; do kill "$p" 2>/dev/null || true; done
+	redis-cli -s "$tmp/redis.sock" shutdown nosave >/dev/null 2>&1 || true
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+R() { redis-cli -s "$tmp/redis.sock" "$@"; }
+C() { local n=$1; shift; "$build/bloomctl" -s "$tmp/n$n/s.sock" "$@"; }
+now() { date +%s.%N; }
+start() {
+	"$build/bloomd" -c "$tmp/n$1/bloomd.conf" 2>>"$tmp/n$1/err" &
+	pid[$1]=$!
+	for _ in $(seq 200); do C "$1" version >/dev/null 2>&1 && return 0; sleep 0.05; done
+	return 1
+}
+stop() { kill -TERM "${pid[$1]}"; wait "${pid[$1]}" || true; unset "pid[$1]"; }
+applied() { C "$1" --json cluster status | jq .cluster.applied; }
+wait_applied() { # wait_applied NODE COUNT: until the node has applied COUNT entries (up to 5 min)
+	local until=$((SECONDS + 300))
+	while [ "$(applied "$1")" -lt "$2" ]; do
+		[ $SECONDS -lt $until ] || { echo "bench-cluster: node $1 did not get to $2 entries" >&2; exit 1; }
+		sleep 0.02
+	done
+}
+median() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+lines() { # lines PREFIX N: N addr entries
+	awk -v p="$1" -v n="$2" 'BEGIN { for (i = 0; i < n; i++) printf "addr %s.%d.%d.%d\n", p, i / 65536 % 256, i / 256 % 256, i % 256 }'
+}
+
+redis-server --port 0 --unixsocket "$tmp/redis.sock" --dir "$tmp" --appendonly no --save '' --daemonize yes \
+	--pidfile "$tmp/redis.pid" --logfile "$tmp/redis.log"
+for _ in $(seq 100); do R ping >/dev/null 2>&1 && break; sleep 0.05; done
+for n in 1 2; do
+	mkdir -p "$tmp/n$n"
+	printf '[control]\nsocket = %s/n%s/s.sock\n[store]\ndir = %s/n%s/state\n[filter]\nauto_rebuild = no\n[cluster]\nredis = unix:%s/redis.sock\nnode = n%s\nmaxlen = 10000000\n[log]\nlevel = warning\n' \
+		"$tmp" "$n" "$tmp" "$n" "$tmp" "$n" > "$tmp/n$n/bloomd.conf"
+	start $n
+done
+
+echo "propagation: 300 single adds on node 1, each applied on node 2 (delay from the XADD)"
+for i in $(seq 1 300); do C 1 add addr 100.64.$((i / 256)).$((i % 256)) >/dev/null; done
+wait_applied 2 300
+C 2 --json cluster status | jq -r '"  p50 \(.cluster.delay_ms.p50) ms, p99 \(.cluster.delay_ms.p99) ms over \(.cluster.delay_ms.samples) changes"'
+
+echo "applying: $entries entries loaded on node 1, against the same load on node 1 alone ($runs runs, medians)"
+local_rates=() applied_rates=()
+base=300
+for r in $(seq 1 "$runs"); do
+	lines "$((10 + r))" "$entries" > "$tmp/load"
+	t0=$(now)
+	C 1 load "$tmp/load" >/dev/null
+	t1=$(now)
+	wait_applied 2 $((base + entries))
+	t2=$(now)
+	base=$((base + entries))
+	local_rates+=("$(echo "$entries / ($t1 - $t0)" | bc -l)")
+	applied_rates+=("$(echo "$entries / ($t2 - $t0)" | bc -l)")
+done
+lr=$(printf '%s\n' "${local_rates[@]}" | median)
+ar=$(printf '%s\n' "${applied_rates[@]}" | median)
+printf '  loaded on node 1: %.0f entries/s; applied on node 2 (from the start of the load): %.0f entries/s, %.2fx\n' \
+	"$lr" "$ar" "$(echo "$ar / $lr" | bc -l)"
+
+echo "catch-up: node 2 down while $catchup entries are added on node 1, then started"
+stop 2
+lines 172 "$catchup" > "$tmp/load"
+C 1 load "$tmp/load" >/dev/null
+t0=$(now)
+start 2
+wait_applied 2 "$catchup"
+t1=$(now)
+printf '  %d entries caught up in %.2f s (%.0f entries/s), from the start of the process\n' "$catchup" \
+	"$(echo "$t1 - $t0" | bc -l)" "$(echo "$catchup / ($t1 - $t0)" | bc -l)"
