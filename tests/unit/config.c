@@ -138,6 +138,36 @@ static void list_sections(void **state)
 	assert_true(any_problem_has(&p, ":11: listen: expected ADDRESS:PORT"));
 }
 
+/* [cluster] and events = redis: the settings, and what is refused. */
+static void cluster_section(void **state)
+{
+	struct problems p;
+	struct config *c = load("[cluster]\nredis = unix:/run/redis/redis.sock\npassword = s3cret\nstream = fleet:entries\n"
+				"node = sensor7\nmaxlen = 5000\nsnapshot_every = 600\nevents_key = fleet:events\n"
+				"events_type = stream\nevents_pending = 50\n[output]\nevents = redis\nevents_fallback = /tmp/fb.json\n",
+				&p);
+
+	(void)state;
+	assert_int_equal(p.n, 0);
+	assert_string_equal(c->cluster.redis, "unix:/run/redis/redis.sock");
+	assert_string_equal(c->cluster.password, "s3cret");
+	assert_string_equal(c->cluster.stream, "fleet:entries");
+	assert_string_equal(c->cluster.node, "sensor7");
+	assert_int_equal(c->cluster.maxlen, 5000);
+	assert_int_equal(c->cluster.snapshot_every, 600);
+	assert_true(c->cluster.events_stream);
+	assert_int_equal(c->cluster.events_pending, 50);
+	assert_true(c->events_redis);
+	assert_string_equal(c->events, "/tmp/fb.json"); /* the file output is the fallback */
+	config_free(c);
+
+	c = load("[cluster]\nredis = redis.example:6379\nmaxlen = 10\n[output]\nevents = redis\n", &p);
+	assert_null(c);
+	assert_true(any_problem_has(&p, ":2: redis: expected unix:/PATH or tcp://HOST:PORT"));
+	assert_true(any_problem_has(&p, ":3: maxlen: expected a whole number from 1000"));
+	assert_true(any_problem_has(&p, "[output] events = redis needs [cluster] redis"));
+}
+
 /* The new sections, and empty values that turn a path off. */
 static void control_and_store_keys(void **state)
 {
@@ -334,6 +364,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(every_problem_with_its_line), cmocka_unit_test(conflicting_options),
 	cmocka_unit_test(missing_file), cmocka_unit_test(control_and_store_keys),
 	cmocka_unit_test(whole_lines_and_one_value_a_key), cmocka_unit_test(list_sections),
+	cmocka_unit_test(cluster_section),
 };
 
 TEST_MAIN("config", tests)
