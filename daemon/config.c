@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "config_internal.h"
+#include "inline.h"
 #include "sizing.h"
 
 #define CONFIG_MAX_BYTES (1 << 20) /* a configuration is a few KiB; more is not one */
@@ -57,6 +58,7 @@ struct config *config_defaults(void)
 	if (c == NULL)
 		return NULL;
 	c->snaplen = 262144;
+	c->fail_open = true;
 	c->promisc = true;
 	c->bits_per_entry = 16;
 	c->layout = FILTER_BLOCKED;
@@ -353,6 +355,22 @@ static int capture_key(struct loader *ld, const char *key, const char *value)
 		return config_set_bool(ld, key, value, &c->promisc);
 	if (strcmp(key, "buffer_size") == 0)
 		return set_size(ld, key, value, 0, INT32_MAX, &c->buffer_size); /* libpcap takes an int */
+	if (strcmp(key, "mode") == 0) {
+		if (strcmp(value, "passive") == 0 || strcmp(value, "inline") == 0)
+			return c->inline_mode = value[0] == 'i', 1;
+		config_problem(ld, "mode: expected passive or inline, got '%s'", value);
+		return 0;
+	}
+	if (strcmp(key, "queue") == 0) {
+		if (inline_parse_queues(value, &c->queue_first, &c->queue_last) == 0)
+			return 1;
+		config_problem(ld, "queue: expected a queue number or a range N-M (at most 64 queues), got '%s'", value);
+		return 0;
+	}
+	if (strcmp(key, "fail_open") == 0)
+		return config_set_bool(ld, key, value, &c->fail_open);
+	if (strcmp(key, "queue_maxlen") == 0)
+		return config_set_uint(ld, key, value, 0, 1u << 24, &c->queue_maxlen);
 	return -1;
 }
 
@@ -565,6 +583,8 @@ static void validate(struct loader *ld)
 	if (ld->interface_line && ld->file_line)
 		config_problem(ld, "give [capture] interface or file, not both (lines %u and %u)",
 			ld->interface_line, ld->file_line);
+	if (c->inline_mode && ld->interface_line)
+		config_problem(ld, "[capture] mode = inline takes its packets from netfilter queues (queue), not an interface");
 	ld->line = 0;
 	config_lists_validate(ld);
 	config_cluster_validate(ld);

@@ -27,7 +27,8 @@ struct list_config {
 	struct feed_spec format;
 	char *category;           /* NULL: none */
 	unsigned severity;        /* 1 (highest) to 255, as Suricata's */
-	enum list_action action;
+	enum list_action action;  /* unset: drop inline, alert passive */
+	bool action_given;
 	uint32_t sid;             /* eve's signature_id */
 	char *signature;          /* eve's signature (Suricata's msg) */
 	double max_bad;           /* a version with a larger fraction of bad lines is refused */
@@ -44,6 +45,10 @@ struct config {
 	unsigned snaplen;
 	bool promisc;
 	uint64_t buffer_size;     /* bytes; 0: libpcap's default */
+	bool inline_mode;         /* mode = inline: packets from netfilter queues, judged */
+	unsigned queue_first, queue_last; /* queue = N or N-M */
+	bool fail_open;           /* a full queue accepts (NFQA_CFG_F_FAIL_OPEN) */
+	unsigned queue_maxlen;    /* packets a queue holds in the kernel; 0: its default */
 	/* [filter] */
 	uint64_t memory;          /* bytes for all filters; 0: bits_per_entry */
 	double bits_per_entry;

@@ -96,8 +96,10 @@ static int label_key(struct loader *ld, struct list_config *l, const char *key, 
 		return 1;
 	}
 	if (strcmp(key, "action") == 0) {
-		if (strcmp(value, "alert") == 0 || strcmp(value, "drop") == 0)
+		if (strcmp(value, "alert") == 0 || strcmp(value, "drop") == 0) {
+			l->action_given = true;
 			return l->action = value[0] == 'd' ? LIST_ACTION_DROP : LIST_ACTION_ALERT, 1;
+		}
 		config_problem(ld, "action: expected alert or drop, got '%s'", value);
 		return 0;
 	}
@@ -169,6 +171,8 @@ void config_lists_validate(struct loader *ld)
 		config_set_string(ld, &c->lists[0].category, "local", false);
 	for (size_t i = 0; i < c->nlists; i++) {
 		struct list_config *l = &c->lists[i];
+		if (!l->action_given) /* inline, a match is dropped unless its list says alert */
+			l->action = c->inline_mode ? LIST_ACTION_DROP : LIST_ACTION_ALERT;
 		if (l->signature == NULL) {
 			char msg[LIST_NAME_MAX + 16];
 			snprintf(msg, sizeof(msg), "bloomd list %s", l->name);

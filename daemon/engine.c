@@ -21,7 +21,7 @@ static size_t first_on_flow(struct engine *e, const struct packet_view *v, time_
 	return kept;
 }
 
-void engine_packet(struct engine *e, const struct capture_packet *p, const char *source, bool live)
+bool engine_packet(struct engine *e, const struct capture_packet *p, const char *source, bool live)
 {
 	struct packet_view v;
 	char err[256];
@@ -30,25 +30,28 @@ void engine_packet(struct engine *e, const struct capture_packet *p, const char 
 	stats_count(&e->stats, p->wirelen, v.status);
 	size_t n = matcher_check(e->matcher, &v, e->hits, MATCH_MAX_HITS);
 	if (n == 0)
-		return;
+		return false;
 	e->stats.matched_packets++;
+	/* The verdict comes before any alert is left out: suppressing an alert never lets a packet through. */
+	bool drop = e->inline_mode && events_any_drop(e->events, e->matcher, e->hits, n);
 	if (e->flows && (n = first_on_flow(e, &v, p->ts.tv_sec, n)) == 0)
-		return;
+		return drop;
 	if (e->thresholds) {
 		struct event_label label;
 		events_alert_label(e->events, e->matcher, e->hits, n, &label);
 		if (!thresholds_pass(e->thresholds, 1, label.sid, &v, p->ts.tv_sec)) {
 			e->stats.alerts_thresholded++;
-			return;
+			return drop;
 		}
 	}
 	struct event_packet ep = {
 		.ts = p->ts, .index = p->index, .link = p->link, .frame = p->frame,
 		.caplen = p->caplen, .wirelen = p->wirelen, .view = &v,
-		.filename = live ? NULL : source, .interface = live ? source : NULL,
+		.filename = live ? NULL : source, .interface = live ? source : NULL, .dropped = drop,
 	};
 	if (events_write(e->events, &ep, e->matcher, e->hits, n, err, sizeof(err)) < 0) {
 		e->stats.event_errors++;
 		log_limited(&e->event_errors_logged, 60, LOG_LEVEL_ERROR, "%s", err);
 	}
+	return drop;
 }

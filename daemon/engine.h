@@ -17,12 +17,17 @@ struct engine {
 	struct events *events;     /* not owned */
 	struct flows *flows;       /* not owned; NULL: every matching packet alerts */
 	struct thresholds *thresholds; /* not owned; NULL: no threshold or suppress rules */
+	bool inline_mode;          /* packets are judged: a match of a dropping list drops */
 	struct stats stats;
 	struct match_hit hits[MATCH_MAX_HITS];
 	struct log_limit event_errors_logged;
 };
 
-/* Handle one captured packet from source (a file name, or an interface when live). */
-void engine_packet(struct engine *e, const struct capture_packet *p, const char *source, bool live);
+/*
+ * Handle one captured packet from source (a file name, or an interface or
+ * queue when live). Returns whether to drop it: inline, when a confirmed
+ * match's list drops what it matches.
+ */
+bool engine_packet(struct engine *e, const struct capture_packet *p, const char *source, bool live);
 
 #endif

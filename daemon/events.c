@@ -282,6 +282,18 @@ void events_alert_label(const struct events *ev, const struct matcher *m, const 
 	}
 }
 
+bool events_any_drop(const struct events *ev, const struct matcher *m, const struct match_hit *hits, size_t n)
+{
+	struct event_label label;
+
+	for (size_t i = 0; i < n; i++) {
+		label_of(ev, m, &hits[i], &label);
+		if (label.drop)
+			return true;
+	}
+	return false;
+}
+
 void events_set_labeller(struct events *ev, event_label_cb cb, void *ctx)
 {
 	ev->label = cb;
@@ -340,7 +352,7 @@ static json_t *event_json(struct events *ev, const struct event_packet *p,
 			json_integer_set(ms->offset, hits[i].offset);
 		json_array_append(s->matches, ms->obj);
 	}
-	set_ascii(s->action, top.drop ? "blocked" : "allowed");
+	set_ascii(s->action, p->dropped ? "blocked" : "allowed");
 	json_integer_set(s->sid, top.sid);
 	json_integer_set(s->rev, top.rev);
 	set_name(s->signature, top.signature);

@@ -20,6 +20,7 @@ struct event_packet {
 	const uint8_t *frame;
 	size_t caplen, wirelen;
 	const struct packet_view *view;
+	bool dropped;              /* inline: the packet was dropped (eve's action "blocked") */
 };
 
 struct events;
@@ -29,7 +30,7 @@ struct event_label {
 	const char *list, *signature, *category; /* category may be NULL */
 	unsigned severity, rev;
 	uint32_t sid;
-	bool drop;                 /* the entry was dropped (eve's action "blocked") */
+	bool drop;                 /* the entry's list drops what it matches, inline */
 };
 
 /* Fill *out for entry (kind, key) with these holders (match.h); false: use the defaults. */
@@ -66,6 +67,9 @@ void events_set_labeller(struct events *ev, event_label_cb cb, void *ctx);
 /* The labels of the alert an event of these n hits carries: the most severe match's. */
 void events_alert_label(const struct events *ev, const struct matcher *m, const struct match_hit *hits,
 			size_t n, struct event_label *out);
+
+/* Whether any of the n hits is an entry whose list drops what it matches. */
+bool events_any_drop(const struct events *ev, const struct matcher *m, const struct match_hit *hits, size_t n);
 
 /* Push buffered events out (after each batch of packets). */
 void events_flush(struct events *ev);

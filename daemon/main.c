@@ -131,6 +131,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 /* What this run does: replay files, capture live, or wait for commands. */
 struct plan {
 	bool one_shot;
+	bool inline_mode;          /* judge packets from netfilter queues */
 	const char *interface;
 	char **files;
 	size_t nfiles;
@@ -150,6 +151,7 @@ static struct plan plan_of(const struct options *o, const struct config *cfg)
 	p.one_shot = p.nfiles > 0;
 	if (!p.one_shot)
 		p.interface = o->interface ? o->interface : cfg->interface;
+	p.inline_mode = !p.one_shot && !o->interface && cfg->inline_mode;
 	return p;
 }
 
@@ -167,7 +169,7 @@ static int drop_privileges(const struct config *cfg)
 		own[1].path = snapshot;
 		own[2].path = journal;
 	}
-	if (privilege_drop(cfg->user, own, 4, err, sizeof(err)) < 0) {
+	if (privilege_drop(cfg->user, own, 4, cfg->inline_mode, err, sizeof(err)) < 0) {
 		log_error("%s", err);
 		return -1;
 	}
@@ -182,6 +184,9 @@ static void say_ready(const struct service *s, const struct plan *p)
 
 	if (p->interface)
 		snprintf(status, sizeof(status), "capturing on %s", p->interface);
+	else if (p->inline_mode)
+		snprintf(status, sizeof(status), "judging packets from netfilter queues %u-%u",
+			 service_config(s)->queue_first, service_config(s)->queue_last);
 	else if (p->one_shot)
 		snprintf(status, sizeof(status), "replaying %zu files", p->nfiles);
 	else
@@ -229,7 +234,9 @@ static int run(struct service *s, const struct plan *p)
 		}
 	if (p->interface && service_capture_live(s, p->interface) < 0)
 		service_fail(s);
-	else if (!p->one_shot && !p->interface)
+	else if (p->inline_mode && service_capture_inline(s) < 0)
+		service_fail(s);
+	else if (!p->one_shot && !p->interface && !p->inline_mode)
 		log_info("waiting for commands on %s", service_config(s)->socket);
 	bool dropped = drop_privileges(service_config(s)) == 0;
 	if (dropped)
@@ -298,7 +305,7 @@ int main(int argc, char **argv)
 		log_warning("running as root: set [service] user, so that bloomd is not root once capture is open");
 	if (!p.one_shot && service_entries(s) == 0)
 		log_warning("no entries: nothing will match until some are added (bloomctl add, or [entries] file)");
-	if (!p.one_shot && !p.interface && !use_socket) {
+	if (!p.one_shot && !p.interface && !p.inline_mode && !use_socket) {
 		log_error("nothing to do: give -r PCAP or -i IFACE, [capture] file or interface, or a [control] socket");
 		rc = 2;
 		goto out;

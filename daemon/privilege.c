@@ -38,24 +38,35 @@ static int switch_user(const char *user, const struct privilege_file *own, size_
 	return 0;
 }
 
-static int drop_capabilities(char *err, size_t errlen)
+/* Every capability given up, but CAP_NET_ADMIN with keep_net_admin (permitted and effective). */
+static int drop_capabilities(bool keep_net_admin, char *err, size_t errlen)
 {
-	cap_t none = cap_init();
-	int rc = none ? cap_set_proc(none) : -1;
+	cap_t caps = cap_init();
+	cap_value_t admin = CAP_NET_ADMIN;
+	int rc = -1;
 
-	cap_free(none);
+	if (caps && (!keep_net_admin || (cap_set_flag(caps, CAP_PERMITTED, 1, &admin, CAP_SET) == 0 &&
+					 cap_set_flag(caps, CAP_EFFECTIVE, 1, &admin, CAP_SET) == 0)))
+		rc = cap_set_proc(caps);
+	cap_free(caps);
 	if (rc < 0 || prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 ||
 	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
-		error_set(err, errlen, "cannot drop capabilities: %s", strerror(errno));
+		error_set(err, errlen, keep_net_admin ? "cannot keep only CAP_NET_ADMIN (inline mode needs it for its verdicts): %s"
+						      : "cannot drop capabilities: %s", strerror(errno));
 		return -1;
 	}
 	return 0;
 }
 
-int privilege_drop(const char *user, const struct privilege_file *own, size_t nown, char *err,
-		   size_t errlen)
+int privilege_drop(const char *user, const struct privilege_file *own, size_t nown, bool keep_net_admin,
+		   char *err, size_t errlen)
 {
+	/* Across the user switch, the permitted set survives only so; the effective one is set again below. */
+	if (keep_net_admin && prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0) {
+		error_set(err, errlen, "cannot keep capabilities across the user switch: %s", strerror(errno));
+		return -1;
+	}
 	if (user && geteuid() == 0 && switch_user(user, own, nown, err, errlen) < 0)
 		return -1;
-	return drop_capabilities(err, errlen);
+	return drop_capabilities(keep_net_admin, err, errlen);
 }

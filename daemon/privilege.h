@@ -12,15 +12,17 @@
  * unless keep_group: the socket keeps [control] group), then switch to
  * user and its groups. Then, whoever bloomd runs as, give up every
  * capability (effective, permitted, inheritable, ambient) and the means to
- * regain any (no_new_privs). Returns 0, or -1 with a message: a process
- * that was to switch users and could not must not go on as root.
+ * regain any (no_new_privs); with keep_net_admin, all but CAP_NET_ADMIN,
+ * which the kernel checks on every verdict sent to a netfilter queue.
+ * Returns 0, or -1 with a message: a process that was to switch users and
+ * could not must not go on as root.
  */
 struct privilege_file {
 	const char *path;          /* NULL: none */
 	bool keep_group;
 };
 
-int privilege_drop(const char *user, const struct privilege_file *own, size_t nown, char *err,
-		   size_t errlen);
+int privilege_drop(const char *user, const struct privilege_file *own, size_t nown, bool keep_net_admin,
+		   char *err, size_t errlen);
 
 #endif

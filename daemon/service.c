@@ -274,6 +274,8 @@ void service_stop(struct service *s)
 	journal_close(s->journal);
 	capture_free(s->replaying);
 	capture_free(s->live);
+	inline_close(s->inline_queue);
+	s->inline_queue = NULL;
 	if (s->current) {
 		free(s->current->path);
 		free(s->current);

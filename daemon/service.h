@@ -92,6 +92,8 @@ int service_replay_fd(struct service *s, int fd, const char *name, uint64_t wait
 
 /* Start live capture on interface. */
 int service_capture_live(struct service *s, const char *interface);
+/* Start judging packets from [capture] queue (mode = inline). -1 after logging. */
+int service_capture_inline(struct service *s);
 
 /*
  * Re-read the configuration and every list's file. Returns 0 (*problems:

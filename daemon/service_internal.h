@@ -11,6 +11,7 @@
 
 #include "clock.h"
 #include "cluster.h"
+#include "inline.h"
 #include "lists.h"
 #include "metrics_http.h"
 #include "service.h"
@@ -43,6 +44,8 @@ struct service {
 	struct timespec last_batch;
 	double replay_max_gap_ms;
 	struct capture *live;
+	struct inline_queue *inline_queue; /* [capture] mode = inline, or NULL */
+	char queue_name[32];       /* "nfqueue0", for events' in_iface */
 
 	struct journal *journal;   /* NULL: no durable state */
 	uint64_t generation;

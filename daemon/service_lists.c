@@ -194,7 +194,8 @@ static bool label_entry(void *ctx, enum entry_kind kind, const uint8_t *key, siz
 		return false;
 	*out = (struct event_label){ .list = l->name, .signature = l->cfg->signature,
 				     .category = labels.category[0] ? labels.category : NULL,
-				     .severity = labels.severity, .sid = l->cfg->sid, .rev = l->version ? l->version : 1 };
+				     .severity = labels.severity, .sid = l->cfg->sid, .rev = l->version ? l->version : 1,
+				     .drop = l->cfg->action == LIST_ACTION_DROP };
 	return true;
 }
 

@@ -114,6 +114,15 @@ static void keep_start_settings(struct config *running, struct config *fresh, js
 	if (!same_string(fresh->metrics_listen, running->metrics_listen))
 		json_array_append_new(restart, json_string("[metrics] listen"));
 	swap_strings(&fresh->metrics_listen, &running->metrics_listen);
+	if (fresh->inline_mode != running->inline_mode || fresh->queue_first != running->queue_first ||
+	    fresh->queue_last != running->queue_last || fresh->fail_open != running->fail_open ||
+	    fresh->queue_maxlen != running->queue_maxlen)
+		json_array_append_new(restart, json_string("[capture] mode and queue"));
+	fresh->inline_mode = running->inline_mode;
+	fresh->queue_first = running->queue_first;
+	fresh->queue_last = running->queue_last;
+	fresh->fail_open = running->fail_open;
+	fresh->queue_maxlen = running->queue_maxlen;
 	if (!same_string(fresh->interface, running->interface) || !same_files(fresh, running) ||
 	    !same_string(fresh->bpf, running->bpf) || fresh->snaplen != running->snaplen ||
 	    fresh->promisc != running->promisc || fresh->buffer_size != running->buffer_size)
@@ -222,6 +231,17 @@ json_t *service_stats(struct service *s)
 	if (s->control)
 		json_object_set_new(o, "control", json_pack("{s:i,s:I}", "clients", (int)control_clients(s->control),
 							    "rejected", (json_int_t)control_rejected(s->control)));
+	if (s->inline_queue) {
+		struct inline_stats is;
+		inline_stats(s->inline_queue, &is);
+		json_object_set_new(o, "inline", json_pack("{s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:{s:I,s:I}}", "queue", s->queue_name,
+							   "packets", (json_int_t)is.packets, "accepted", (json_int_t)is.accepted,
+							   "dropped", (json_int_t)is.dropped, "verdict_errors",
+							   (json_int_t)is.verdict_errors, "lost", (json_int_t)is.lost,
+							   "queue_dropped", (json_int_t)is.queue_dropped, "user_dropped",
+							   (json_int_t)is.user_dropped, "verdict_ns", "p50",
+							   (json_int_t)is.verdict_ns_p50, "p99", (json_int_t)is.verdict_ns_p99));
+	}
 	if (s->live && capture_stats(s->live, &received, &dropped, &if_dropped) == 0)
 		json_object_set_new(o, "capture", json_pack("{s:s,s:I,s:I,s:I}", "interface", capture_name(s->live),
 							    "received", (json_int_t)received, "dropped",

@@ -232,3 +232,41 @@ int service_capture_live(struct service *s, const char *interface)
 	log_info("capturing on %s (%s)", interface, capture_link_name(s->live));
 	return 0;
 }
+
+/* ---- inline: packets from netfilter queues ---- */
+
+static bool on_queued(void *ctx, const struct capture_packet *p)
+{
+	struct service *s = ctx;
+
+	return engine_packet(&s->engine, p, s->queue_name, true);
+}
+
+static void on_queued_batch(void *ctx)
+{
+	struct service *s = ctx;
+
+	events_flush(s->events);
+}
+
+int service_capture_inline(struct service *s)
+{
+	const struct config *c = s->cfg;
+	struct inline_options o = { .first = c->queue_first, .last = c->queue_last, .fail_open = c->fail_open,
+				    .maxlen = c->queue_maxlen, .snaplen = c->snaplen };
+	char err[512];
+
+	if (c->queue_first == c->queue_last)
+		snprintf(s->queue_name, sizeof(s->queue_name), "nfqueue%u", c->queue_first);
+	else
+		snprintf(s->queue_name, sizeof(s->queue_name), "nfqueue%u-%u", c->queue_first, c->queue_last);
+	s->inline_queue = inline_open(s->base, &o, on_queued, on_queued_batch, s, err, sizeof(err));
+	if (s->inline_queue == NULL) {
+		log_error("%s", err);
+		return -1;
+	}
+	s->engine.inline_mode = true;
+	log_info("inline on %s: a match of a dropping list is dropped, all else accepted (%s)", s->queue_name,
+		 c->fail_open ? "fail-open: a full queue accepts" : "fail-closed: a full queue drops");
+	return 0;
+}

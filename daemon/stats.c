@@ -182,6 +182,18 @@ char *stats_prometheus(json_t *st)
 		metric_by(f, lists, "list", "ok", "list_last_load_success", "gauge",
 			  "1 unless the list's last version was refused (it keeps its previous one).");
 	}
+	if (json_object_get(st, "inline")) {
+		metric(f, "inline_packets_total", "counter", "Packets judged from the netfilter queues.",
+		       number_at(st, "inline.packets"));
+		metric(f, "inline_dropped_total", "counter", "Packets dropped: a match of a dropping list.",
+		       number_at(st, "inline.dropped"));
+		metric(f, "inline_accepted_total", "counter", "Packets accepted.", number_at(st, "inline.accepted"));
+		metric(f, "inline_queue_dropped_total", "counter",
+		       "Packets the kernel could not queue (full queue: accepted when fail-open).",
+		       number_at(st, "inline.queue_dropped") + number_at(st, "inline.user_dropped"));
+		metric(f, "inline_verdict_seconds_p99", "gauge", "From reading a packet to its verdict, 99th percentile.",
+		       number_at(st, "inline.verdict_ns.p99") / 1e9);
+	}
 	if (json_object_get(st, "cluster")) {
 		metric(f, "cluster_connected", "gauge", "1 while both Redis connections are up.",
 		       number_at(st, "cluster.reader_connected") && number_at(st, "cluster.writer_connected") ? 1 : 0);

@@ -34,10 +34,12 @@ if command -v systemd-analyze >/dev/null; then
 	cp bloomd.service units/
 	cp "$root/systemd/bloomd-metrics.conf" units/bloomd.service.d/metrics.conf
 	cp "$root/systemd/bloomd-cluster.conf" units/bloomd.service.d/cluster.conf
+	cp "$root/systemd/bloomd-inline.conf" units/bloomd.service.d/inline.conf
 	out=$(cd units && SYSTEMD_UNIT_PATH=$PWD: systemd-analyze verify --man=no bloomd.service 2>&1 &&
 		SYSTEMD_UNIT_PATH=$PWD: systemd-analyze security --offline=true bloomd.service 2>&1)
-	grep -q "may allocate Internet sockets" <<<"$out" && grep -q "allow list with only localhost" <<<"$out"
-	ok $? "the metrics and cluster drop-ins verify; IP sockets to localhost only"
+	grep -q "may allocate Internet sockets" <<<"$out" && grep -q "allow list with only localhost" <<<"$out" &&
+		grep -q "CapabilityBoundingSet=~CAP_NET_ADMIN.*has network configuration" <<<"$out"
+	ok $? "the metrics, cluster and inline drop-ins verify; IP to localhost only; CAP_NET_ADMIN added"
 else
 	skip 3 "no systemd-analyze"
 fi

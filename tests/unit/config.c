@@ -168,6 +168,33 @@ static void cluster_section(void **state)
 	assert_true(any_problem_has(&p, "[output] events = redis needs [cluster] redis"));
 }
 
+/* Inline mode: its queues, and lists that drop unless they say alert. */
+static void inline_mode(void **state)
+{
+	struct problems p;
+	struct config *c = load("[capture]\nmode = inline\nqueue = 2-5\nfail_open = no\nqueue_maxlen = 8192\n"
+				"[list a]\nfile = /dev/null\n[list b]\nfile = /dev/null\naction = alert\n", &p);
+
+	(void)state;
+	assert_int_equal(p.n, 0);
+	assert_true(c->inline_mode);
+	assert_int_equal(c->queue_first, 2);
+	assert_int_equal(c->queue_last, 5);
+	assert_false(c->fail_open);
+	assert_int_equal(c->queue_maxlen, 8192);
+	assert_int_equal(config_list(c, "a")->action, LIST_ACTION_DROP);
+	assert_int_equal(config_list(c, "b")->action, LIST_ACTION_ALERT);
+	assert_int_equal(config_list(c, "local")->action, LIST_ACTION_DROP);
+	config_free(c);
+	c = load("[list a]\nfile = /dev/null\n", &p);
+	assert_int_equal(config_list(c, "a")->action, LIST_ACTION_ALERT); /* passive: alert */
+	assert_true(c->fail_open);
+	config_free(c);
+	assert_null(load("[capture]\nmode = tap\nqueue = 5-2\ninterface = eth0\nmode = inline\n", &p));
+	assert_true(any_problem_has(&p, ":2: mode: expected passive or inline, got 'tap'"));
+	assert_true(any_problem_has(&p, ":3: queue: expected a queue number or a range N-M"));
+}
+
 /* The new sections, and empty values that turn a path off. */
 static void control_and_store_keys(void **state)
 {
@@ -364,7 +391,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(every_problem_with_its_line), cmocka_unit_test(conflicting_options),
 	cmocka_unit_test(missing_file), cmocka_unit_test(control_and_store_keys),
 	cmocka_unit_test(whole_lines_and_one_value_a_key), cmocka_unit_test(list_sections),
-	cmocka_unit_test(cluster_section),
+	cmocka_unit_test(cluster_section),   cmocka_unit_test(inline_mode),
 };
 
 TEST_MAIN("config", tests)

@@ -1,0 +1,227 @@
+/* inline.c - packets from netfilter queues (NFQUEUE), judged in the event loop: accepted or dropped. */
+#include "inline.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <event2/event.h>
+#include <libnetfilter_queue/libnetfilter_queue.h>
+#include <linux/netfilter.h>
+#include <linux/netlink.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include "error.h"
+#include "packet.h"
+
+#define MAX_QUEUES 64
+#define BATCH 64                   /* messages read in one wake-up */
+#define RECV_BUFFER (4u << 20)     /* the socket's, so that bursts wait there */
+#define LATENCIES 1024
+
+struct inline_queue {
+	struct nfq_handle *h;
+	struct nfq_q_handle *qh[MAX_QUEUES];
+	unsigned first, nqueues;
+	struct event *ev;
+	inline_packet_cb packet;
+	inline_batch_cb batch;
+	void *ctx;
+	char *buf;
+	size_t buflen;
+	uint64_t index;
+	struct inline_stats st;
+	struct timespec received;  /* of the message being handled */
+	uint32_t latency_ns[LATENCIES];
+	uint64_t nlatency;
+};
+
+int inline_parse_queues(const char *text, unsigned *first, unsigned *last)
+{
+	char *end;
+	unsigned long a = strtoul(text, &end, 10), b = a;
+
+	if (end == text)
+		return -1;
+	if (*end == '-') {
+		const char *second = end + 1;
+		b = strtoul(second, &end, 10);
+		if (end == second)
+			return -1;
+	}
+	if (*end != '\0' || b < a || b > 65535 || b - a >= MAX_QUEUES)
+		return -1;
+	*first = (unsigned)a;
+	*last = (unsigned)b;
+	return 0;
+}
+
+static uint64_t ns_between(const struct timespec *a, const struct timespec *b)
+{
+	return (uint64_t)(b->tv_sec - a->tv_sec) * 1000000000u + (uint64_t)b->tv_nsec - (uint64_t)a->tv_nsec;
+}
+
+static int on_packet(struct nfq_q_handle *qh, struct nfgenmsg *msg, struct nfq_data *nfa, void *data)
+{
+	struct inline_queue *q = data;
+	struct nfqnl_msg_packet_hdr *ph = nfq_get_msg_packet_hdr(nfa);
+	unsigned char *payload;
+	int len = nfq_get_payload(nfa, &payload);
+	struct timespec done;
+
+	(void)msg;
+	if (ph == NULL)
+		return 0;
+	uint32_t id = ntohl(ph->packet_id);
+	bool drop = false;
+	if (len > 0) {
+		struct capture_packet p = {
+			.link = PACKET_LINK_RAW, .frame = payload, .caplen = (size_t)len, .wirelen = (size_t)len,
+			.index = ++q->index,
+		};
+		clock_gettime(CLOCK_REALTIME, &p.ts);
+		drop = q->packet(q->ctx, &p);
+	}
+	q->st.packets++;
+	if (nfq_set_verdict(qh, id, drop ? NF_DROP : NF_ACCEPT, 0, NULL) < 0)
+		q->st.verdict_errors++;
+	else if (drop)
+		q->st.dropped++;
+	else
+		q->st.accepted++;
+	clock_gettime(CLOCK_MONOTONIC, &done);
+	q->latency_ns[q->nlatency++ % LATENCIES] = (uint32_t)ns_between(&q->received, &done);
+	return 0;
+}
+
+static void on_readable(evutil_socket_t fd, short what, void *arg)
+{
+	struct inline_queue *q = arg;
+
+	(void)what;
+	for (int i = 0; i < BATCH; i++) {
+		ssize_t n = recv(fd, q->buf, q->buflen, MSG_DONTWAIT);
+		if (n < 0) {
+			if (errno == ENOBUFS) { /* the kernel could not queue to us: those packets went per fail_open */
+				q->st.lost++;
+				continue;
+			}
+			break; /* EAGAIN: all read */
+		}
+		const struct nlmsghdr *nlh = (const struct nlmsghdr *)(const void *)q->buf;
+		if ((size_t)n >= NLMSG_LENGTH(sizeof(struct nlmsgerr)) && nlh->nlmsg_type == NLMSG_ERROR) {
+			/* A verdict the kernel refused (EPERM without CAP_NET_ADMIN): its packet waits in the queue. */
+			const struct nlmsgerr *e = NLMSG_DATA(nlh);
+			q->st.verdict_errors += e->error != 0;
+			continue;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &q->received);
+		nfq_handle_packet(q->h, q->buf, (int)n);
+	}
+	if (q->batch)
+		q->batch(q->ctx);
+}
+
+struct inline_queue *inline_open(struct event_base *base, const struct inline_options *o, inline_packet_cb packet,
+				 inline_batch_cb batch, void *ctx, char *err, size_t errlen)
+{
+	struct inline_queue *q = calloc(1, sizeof(*q));
+
+	if (q == NULL || (q->buf = malloc(o->snaplen + 4096)) == NULL) {
+		error_set(err, errlen, "out of memory");
+		free(q);
+		return NULL;
+	}
+	q->buflen = o->snaplen + 4096;
+	q->packet = packet;
+	q->batch = batch;
+	q->ctx = ctx;
+	q->first = o->first;
+	if ((q->h = nfq_open()) == NULL) {
+		error_set(err, errlen, "inline: cannot open netfilter queue's netlink socket: %s", strerror(errno));
+		goto fail;
+	}
+	nfnl_rcvbufsiz(nfq_nfnlh(q->h), RECV_BUFFER);
+	for (unsigned n = o->first; n <= o->last; n++, q->nqueues++) {
+		struct nfq_q_handle *qh = nfq_create_queue(q->h, (uint16_t)n, on_packet, q);
+		if (qh == NULL) {
+			error_set(err, errlen, "inline: cannot bind netfilter queue %u: %s (bloomd needs CAP_NET_ADMIN, and no other program may hold the queue)",
+				  n, strerror(errno));
+			goto fail;
+		}
+		q->qh[q->nqueues] = qh;
+		if (nfq_set_mode(qh, NFQNL_COPY_PACKET, o->snaplen) < 0 ||
+		    (o->maxlen && nfq_set_queue_maxlen(qh, o->maxlen) < 0) ||
+		    (o->fail_open && nfq_set_queue_flags(qh, NFQA_CFG_F_FAIL_OPEN, NFQA_CFG_F_FAIL_OPEN) < 0)) {
+			error_set(err, errlen, "inline: cannot set up netfilter queue %u: %s", n, strerror(errno));
+			q->nqueues++;
+			goto fail;
+		}
+	}
+	q->ev = event_new(base, nfq_fd(q->h), EV_READ | EV_PERSIST, on_readable, q);
+	if (q->ev == NULL || event_add(q->ev, NULL) < 0) {
+		error_set(err, errlen, "inline: out of memory");
+		goto fail;
+	}
+	return q;
+fail:
+	inline_close(q);
+	return NULL;
+}
+
+void inline_close(struct inline_queue *q)
+{
+	if (q == NULL)
+		return;
+	if (q->ev)
+		event_free(q->ev);
+	for (unsigned i = 0; i < q->nqueues; i++)
+		nfq_destroy_queue(q->qh[i]);
+	if (q->h)
+		nfq_close(q->h);
+	free(q->buf);
+	free(q);
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The kernel's counters of our queues, from /proc/net/netfilter/nfnetlink_queue. */
+static void kernel_counters(const struct inline_queue *q, struct inline_stats *out)
+{
+	FILE *f = fopen("/proc/net/netfilter/nfnetlink_queue", "re");
+	unsigned num, portid, total, mode, range, seq, one;
+	unsigned long long qdropped, udropped;
+
+	if (f == NULL)
+		return;
+	while (fscanf(f, "%u %u %u %u %u %llu %llu %u %u", &num, &portid, &total, &mode, &range, &qdropped,
+		      &udropped, &seq, &one) == 9)
+		if (num >= q->first && num < q->first + q->nqueues) {
+			out->queue_dropped += qdropped;
+			out->user_dropped += udropped;
+		}
+	fclose(f);
+}
+
+void inline_stats(const struct inline_queue *q, struct inline_stats *out)
+{
+	uint32_t sorted[LATENCIES];
+	size_t n = q->nlatency < LATENCIES ? (size_t)q->nlatency : LATENCIES;
+
+	*out = q->st;
+	out->queue_dropped = out->user_dropped = 0;
+	kernel_counters(q, out);
+	if (n) {
+		memcpy(sorted, q->latency_ns, n * sizeof(*sorted));
+		qsort(sorted, n, sizeof(*sorted), cmp_u32);
+		out->verdict_ns_p50 = sorted[n / 2];
+		out->verdict_ns_p99 = sorted[n * 99 / 100];
+	}
+}

@@ -1,0 +1,57 @@
+/* inline.h - packets from netfilter queues (NFQUEUE), judged in the event loop: accepted or dropped. */
+#ifndef BLOOMD_INLINE_H
+#define BLOOMD_INLINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "capture.h"
+
+/*
+ * The queues first..last are bound on one netlink socket (libnetfilter_queue),
+ * read in the loop as a read event: every message waiting is taken at once
+ * (up to a batch), each packet given to the callback, and its verdict sent
+ * before the next. The kernel sends the IP packet (raw IP: link type
+ * PACKET_LINK_RAW), copied up to snaplen bytes.
+ *
+ * fail_open sets NFQA_CFG_F_FAIL_OPEN: a packet that finds the queue full is
+ * accepted by the kernel instead of dropped. With the rule's `bypass`, a
+ * queue nobody listens to (bloomd stopped) lets packets through too; without
+ * both, a slow or stopped bloomd drops traffic (fail-closed).
+ */
+struct inline_queue;
+struct event_base;
+
+struct inline_options {
+	unsigned first, last;      /* queue numbers */
+	bool fail_open;
+	unsigned maxlen;           /* packets a queue holds in the kernel; 0: its default */
+	unsigned snaplen;
+};
+
+/* Judge one packet: true to drop it. */
+typedef bool (*inline_packet_cb)(void *ctx, const struct capture_packet *p);
+/* After each batch (flush outputs). */
+typedef void (*inline_batch_cb)(void *ctx);
+
+/* NULL with a message (no CAP_NET_ADMIN, a queue bound by another process, ...). */
+struct inline_queue *inline_open(struct event_base *base, const struct inline_options *o, inline_packet_cb packet,
+				 inline_batch_cb batch, void *ctx, char *err, size_t errlen);
+void inline_close(struct inline_queue *q);
+
+struct inline_stats {
+	uint64_t packets, accepted, dropped;
+	uint64_t verdict_errors;   /* verdicts the kernel did not take */
+	uint64_t lost;             /* messages the socket lost (ENOBUFS): their packets went as fail_open says */
+	uint64_t queue_dropped;    /* the kernel's: the queue was full */
+	uint64_t user_dropped;     /* the kernel's: the netlink socket was full */
+	uint32_t verdict_ns_p50, verdict_ns_p99; /* from reading a packet to its verdict, the last 1024 */
+};
+
+void inline_stats(const struct inline_queue *q, struct inline_stats *out);
+
+/* "0" or "0-3": 0, or -1 (last < first, or past 65535). */
+int inline_parse_queues(const char *text, unsigned *first, unsigned *last);
+
+#endif

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# Inline mode across two network namespaces joined by a veth pair: datagrams to the receiver's
+# namespace go through a netfilter queue rule with bypass to bloomd there; a match of a
+# dropping list never arrives, one of an alerting list and everything else does; the events
+# say blocked or allowed; with bloomd killed, traffic keeps flowing (bypass).
+. "$(dirname "$0")/tap.sh"
+plan 11
+skip_all() { for i in $(seq 11); do echo "ok $i # SKIP $1"; done; exit 0; }
+[ "$(id -u)" -eq 0 ] || skip_all "needs root (network namespaces, netfilter queues)"
+command -v socat >/dev/null || skip_all "no socat"
+tmp=$(mktemp -d)
+chmod 755 "$tmp"
+a=bloomd-ia$$ b=bloomd-ib$$
+pid=
+trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; pkill -f "UDP-RECV:9999" 2>/dev/null; ip netns del $a 2>/dev/null; ip netns del $b 2>/dev/null; rm -rf "$tmp"' EXIT
+cd "$tmp" || exit 1
+ip netns add $a 2>/dev/null && ip netns add $b || skip_all "cannot make network namespaces here"
+ip link add veth-a$$ netns $a type veth peer name veth-b$$ netns $b || skip_all "cannot make a veth pair here"
+ip -n $a addr add 10.77.0.1/24 dev veth-a$$
+ip -n $b addr add 10.77.0.2/24 dev veth-b$$
+ip -n $a link set veth-a$$ up
+ip -n $b link set veth-b$$ up
+ip -n $a link set lo up
+ip -n $b link set lo up
+
+# The rule: nft's queue statement where the kernel has it, else iptables' NFQUEUE target.
+rule=
+if ip netns exec $b nft add table inet bloomd 2>/dev/null &&
+	ip netns exec $b nft add chain inet bloomd input '{ type filter hook input priority 0; }' 2>/dev/null &&
+	ip netns exec $b nft add rule inet bloomd input udp dport 9999 queue num 7 bypass 2>/dev/null; then
+	rule=nft
+elif command -v iptables-legacy >/dev/null &&
+	ip netns exec $b iptables-legacy -A INPUT -p udp --dport 9999 -j NFQUEUE --queue-num 7 --queue-bypass 2>/dev/null; then
+	rule=iptables
+else
+	skip_all "neither nft's queue statement nor iptables' NFQUEUE target works in this kernel"
+fi
+echo "# the queue rule: $rule"
+
+printf 'sig "EVIL-PAYLOAD"\n' > evil.list
+printf 'sig "WATCH-ME"\n' > watch.list
+cat > bloomd.conf <<C
+[capture]
+mode = inline
+queue = 7
+[list evil]
+file = evil.list
+category = exploit
+[list watch]
+file = watch.list
+action = alert
+[signatures]
+window = 4
+[control]
+socket = $tmp/ctl.sock
+[store]
+dir =
+[output]
+events = $tmp/events.json
+C
+ip netns exec $b socat -u UDP-RECV:9999 OPEN:recv.txt,creat,append &
+ip netns exec $b "$BUILD/bloomd" -c bloomd.conf 2>err &
+pid=$!
+for _ in $(seq 100); do "$BUILD/bloomctl" -s ctl.sock version >/dev/null 2>&1 && break; sleep 0.05; done
+"$BUILD/bloomctl" -s ctl.sock version >/dev/null; ok $? "bloomd judges packets from queue 7"
+send() { ip netns exec $a bash -c "printf '%s\n' '$1' > /dev/udp/10.77.0.2/9999"; }
+for i in 1 2 3; do send "hello $i"; send "EVIL-PAYLOAD $i"; done
+send "WATCH-ME 1"
+send "hello 4"
+for _ in $(seq 100); do grep -q "hello 4" recv.txt 2>/dev/null && break; sleep 0.05; done
+is "$(grep -c hello recv.txt)" 4 "every unlisted datagram arrives (bloomd keeps CAP_NET_ADMIN for its verdicts)"
+is "$(grep -c EVIL-PAYLOAD recv.txt)" 0 "no datagram of a dropping list does"
+is "$(grep -c WATCH-ME recv.txt)" 1 "one of an alerting list (action = alert) does"
+for _ in $(seq 50); do [ "$(grep -c alert events.json 2>/dev/null)" -ge 4 ] && break; sleep 0.05; done
+is "$(jq -r 'select(.matches[0].list == "evil") | .alert.action' events.json | sort | uniq -c | awk '{print $1 " " $2}')" "3 blocked" \
+	"their events say blocked"
+is "$(jq -r 'select(.matches[0].list == "watch") | .alert.action' events.json)" allowed "the alerting list's says allowed"
+is "$(jq -r 'select(.matches[0].list == "evil") | .in_iface' events.json | head -n 1)" nfqueue7 "and names the queue"
+stats=$("$BUILD/bloomctl" -s ctl.sock --json stats)
+is "$(jq -c '[.stats.inline.packets, .stats.inline.dropped, .stats.inline.accepted, .stats.inline.verdict_errors]' <<<"$stats")" \
+	"[8,3,5,0]" "stats: packets judged, dropped, accepted; no verdict refused"
+[ "$(jq .stats.inline.verdict_ns.p99 <<<"$stats")" -gt 0 ]; ok $? "and the verdict latency"
+"$BUILD/bloomctl" -s ctl.sock metrics | grep -q '^bloomd_inline_dropped_total 3$'; ok $? "metrics: inline drops"
+
+# bloomd killed: with bypass, the queue has no listener and packets pass (fail-open).
+disown "$pid"; kill -9 "$pid"; pid=
+for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.02; done
+sleep 0.2
+send "EVIL-PAYLOAD after"
+send "hello after"
+for _ in $(seq 100); do grep -q "hello after" recv.txt 2>/dev/null && break; sleep 0.05; done
+is "$(grep -c after recv.txt)" 2 "with bloomd killed, traffic keeps flowing (bypass)"
+[ $tap_failed -eq 0 ] || { sed "s/^/# recv: /" recv.txt; sed "s/^/# err: /" err; }
+done_testing
