@@ -118,7 +118,7 @@ static bool known_section(const char *name, size_t len)
 {
 	static const char *const sections[] = { "capture", "filter", "entries", "signatures", "output",
 						       "control", "store", "service", "log", "metrics",
-						       "cluster" };
+						       "cluster", "action" };
 
 	if (config_list_section(name, len))
 		return true;
@@ -547,6 +547,8 @@ static int handler(void *user, const char *section, const char *key, const char 
 		rc = value[0] ? config_set_string(ld, &c->events_fallback, value, true) : 1;
 	else if (strcmp(section, "cluster") == 0)
 		rc = config_cluster_key(ld, key, value);
+	else if (strcmp(section, "action") == 0)
+		rc = config_action_key(ld, key, value);
 	else if (strcmp(section, "output") == 0 && strcmp(key, "pcap") == 0)
 		rc = config_set_string(ld, &c->pcap, value, true);
 	else if (strcmp(section, "output") == 0 && strcmp(key, "alerts") == 0)

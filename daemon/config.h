@@ -84,6 +84,13 @@ struct config {
 		bool events_stream;   /* XADD there (else RPUSH to a list) */
 		unsigned events_pending; /* events in flight past which they go to the fallback */
 	} cluster;
+	/* [action]: addresses that match a dropping list go into nftables sets */
+	struct action_config {
+		char *set4, *set6;    /* "FAMILY TABLE SET", NULL: none */
+		unsigned timeout;     /* seconds an address stays in the set */
+		unsigned rate;        /* additions a second at most */
+		unsigned block;       /* for pair and sig matches: 1 source, 2 destination, 3 both */
+	} action;
 	bool events_redis;        /* [output] events = redis */
 	char *events_fallback;    /* [output] events_fallback: where events go while Redis cannot take them */
 	/* [control] */

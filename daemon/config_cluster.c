@@ -1,4 +1,4 @@
-/* config_cluster.c - the [cluster] section: entries shared through a Redis stream, events to Redis. */
+/* config_cluster.c - [cluster] (entries shared through a Redis stream, events to Redis) and [action] (nftables sets). */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -11,6 +11,9 @@ int config_cluster_defaults(struct config *c)
 
 	gethostname(host, sizeof(host) - 1);
 	host[sizeof(host) - 1] = '\0';
+	c->action.timeout = 3600;
+	c->action.rate = 100;
+	c->action.block = 1;
 	c->cluster.maxlen = 1000000;
 	c->cluster.events_pending = 10000;
 	c->cluster.stream = strdup("bloomd:entries");
@@ -81,4 +84,47 @@ void config_cluster_free(struct config *c)
 	free(c->cluster.node);
 	free(c->cluster.events_key);
 	free(c->events_fallback);
+	free(c->action.set4);
+	free(c->action.set6);
+}
+
+/* "inet bloomd blocked": a family, a table and a set, in names nft takes. */
+static bool set_name(const char *value)
+{
+	int words = 0;
+
+	for (const char *p = value; *p; p++) {
+		if (*p == ' ')
+			continue;
+		if (p == value || p[-1] == ' ')
+			words++;
+		if (!(*p >= 'a' && *p <= 'z') && !(*p >= 'A' && *p <= 'Z') && !(*p >= '0' && *p <= '9') && !strchr("_-.", *p))
+			return false;
+	}
+	return words == 3;
+}
+
+int config_action_key(struct loader *ld, const char *key, const char *value)
+{
+	struct action_config *a = &ld->c->action;
+
+	if (strcmp(key, "set") == 0 || strcmp(key, "set6") == 0) {
+		if (value[0] && !set_name(value)) {
+			config_problem(ld, "%s: expected FAMILY TABLE SET (inet bloomd blocked), got '%s'", key, value);
+			return 0;
+		}
+		return value[0] ? config_set_string(ld, key[3] ? &a->set6 : &a->set4, value, false) : 1;
+	}
+	if (strcmp(key, "timeout") == 0)
+		return config_set_uint(ld, key, value, 1, 86400 * 365, &a->timeout);
+	if (strcmp(key, "rate") == 0)
+		return config_set_uint(ld, key, value, 1, 100000, &a->rate);
+	if (strcmp(key, "block") == 0) {
+		a->block = strcmp(value, "src") == 0 ? 1 : strcmp(value, "dst") == 0 ? 2 : strcmp(value, "both") == 0 ? 3 : 0;
+		if (a->block)
+			return 1;
+		config_problem(ld, "block: expected src, dst or both, got '%s'", value);
+		return 0;
+	}
+	return -1;
 }

@@ -50,5 +50,7 @@ int config_cluster_defaults(struct config *c);
 int config_cluster_key(struct loader *ld, const char *key, const char *value);
 void config_cluster_validate(struct loader *ld);
 void config_cluster_free(struct config *c);
+/* [action]'s keys (as config_list_key); config_cluster_free frees them too. */
+int config_action_key(struct loader *ld, const char *key, const char *value);
 
 #endif

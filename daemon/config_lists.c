@@ -171,8 +171,9 @@ void config_lists_validate(struct loader *ld)
 		config_set_string(ld, &c->lists[0].category, "local", false);
 	for (size_t i = 0; i < c->nlists; i++) {
 		struct list_config *l = &c->lists[i];
-		if (!l->action_given) /* inline, a match is dropped unless its list says alert */
-			l->action = c->inline_mode ? LIST_ACTION_DROP : LIST_ACTION_ALERT;
+		/* Inline or with [action] sets, a list's matches are dropped unless it says alert. */
+		if (!l->action_given)
+			l->action = c->inline_mode || c->action.set4 || c->action.set6 ? LIST_ACTION_DROP : LIST_ACTION_ALERT;
 		if (l->signature == NULL) {
 			char msg[LIST_NAME_MAX + 16];
 			snprintf(msg, sizeof(msg), "bloomd list %s", l->name);

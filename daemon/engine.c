@@ -1,6 +1,8 @@
 /* engine.c - one packet through the daemon's path: parse, count, match, report. */
 #include "engine.h"
 
+#include <string.h>
+
 #include "log.h"
 #include "packet.h"
 
@@ -21,6 +23,53 @@ static size_t first_on_flow(struct engine *e, const struct packet_view *v, time_
 	return kept;
 }
 
+/* Whether addr (alen bytes) lies in the net entry's prefix (key: length, then the network). */
+static bool in_prefix(const uint8_t *key, const uint8_t *addr, size_t alen)
+{
+	unsigned bits = key[0], whole = bits / 8, rest = bits % 8;
+
+	if (whole > alen || memcmp(key + 1, addr, whole) != 0)
+		return false;
+	return rest == 0 || ((key[1 + whole] ^ addr[whole]) & (0xff << (8 - rest))) == 0;
+}
+
+static void block_one(struct engine *e, const uint8_t *addr, int family, struct event_packet *ep)
+{
+	for (size_t i = 0; i < ep->nblocked; i++)
+		if (memcmp(ep->blocked[i], addr, family == 4 ? 4 : 16) == 0)
+			return;
+	if (e->block(e->block_ctx, addr, family) > 0 && ep->nblocked < 2)
+		ep->blocked[ep->nblocked++] = addr;
+}
+
+/* The addresses matches of dropping lists name go to the blocking set: which side, by kind. */
+static void block_addresses(struct engine *e, const struct packet_view *v, size_t n, struct event_packet *ep)
+{
+	size_t alen = v->family == 4 ? 4 : 16;
+
+	if (v->family == 0)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		const uint8_t *key;
+		size_t len;
+		if (!events_hit_drops(e->events, e->matcher, &e->hits[i]))
+			continue;
+		matcher_hit_key(e->matcher, &e->hits[i], &key, &len);
+		bool src = e->block_side & 1, dst = e->block_side & 2;
+		if (e->hits[i].kind == ENTRY_ADDR) {
+			src = memcmp(key, v->src, alen) == 0;
+			dst = !src;
+		} else if (e->hits[i].kind == ENTRY_NET) {
+			src = in_prefix(key, v->src, alen);
+			dst = !src && in_prefix(key, v->dst, alen);
+		}
+		if (src)
+			block_one(e, v->src, v->family, ep);
+		if (dst)
+			block_one(e, v->dst, v->family, ep);
+	}
+}
+
 bool engine_packet(struct engine *e, const struct capture_packet *p, const char *source, bool live)
 {
 	struct packet_view v;
@@ -34,6 +83,13 @@ bool engine_packet(struct engine *e, const struct capture_packet *p, const char 
 	e->stats.matched_packets++;
 	/* The verdict comes before any alert is left out: suppressing an alert never lets a packet through. */
 	bool drop = e->inline_mode && events_any_drop(e->events, e->matcher, e->hits, n);
+	struct event_packet ep = {
+		.ts = p->ts, .index = p->index, .link = p->link, .frame = p->frame,
+		.caplen = p->caplen, .wirelen = p->wirelen, .view = &v,
+		.filename = live ? NULL : source, .interface = live ? source : NULL, .dropped = drop,
+	};
+	if (e->block && live)
+		block_addresses(e, &v, n, &ep);
 	if (e->flows && (n = first_on_flow(e, &v, p->ts.tv_sec, n)) == 0)
 		return drop;
 	if (e->thresholds) {
@@ -44,11 +100,6 @@ bool engine_packet(struct engine *e, const struct capture_packet *p, const char 
 			return drop;
 		}
 	}
-	struct event_packet ep = {
-		.ts = p->ts, .index = p->index, .link = p->link, .frame = p->frame,
-		.caplen = p->caplen, .wirelen = p->wirelen, .view = &v,
-		.filename = live ? NULL : source, .interface = live ? source : NULL, .dropped = drop,
-	};
 	if (events_write(e->events, &ep, e->matcher, e->hits, n, err, sizeof(err)) < 0) {
 		e->stats.event_errors++;
 		log_limited(&e->event_errors_logged, 60, LOG_LEVEL_ERROR, "%s", err);

@@ -18,6 +18,10 @@ struct engine {
 	struct flows *flows;       /* not owned; NULL: every matching packet alerts */
 	struct thresholds *thresholds; /* not owned; NULL: no threshold or suppress rules */
 	bool inline_mode;          /* packets are judged: a match of a dropping list drops */
+	/* Blocking an address (into an nftables set), for matches of dropping lists; NULL: none. */
+	int (*block)(void *ctx, const uint8_t *addr, int family);
+	void *block_ctx;
+	unsigned block_side;       /* pair and sig matches: 1 source, 2 destination, 3 both */
 	struct stats stats;
 	struct match_hit hits[MATCH_MAX_HITS];
 	struct log_limit event_errors_logged;

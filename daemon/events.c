@@ -282,15 +282,19 @@ void events_alert_label(const struct events *ev, const struct matcher *m, const 
 	}
 }
 
-bool events_any_drop(const struct events *ev, const struct matcher *m, const struct match_hit *hits, size_t n)
+bool events_hit_drops(const struct events *ev, const struct matcher *m, const struct match_hit *hit)
 {
 	struct event_label label;
 
-	for (size_t i = 0; i < n; i++) {
-		label_of(ev, m, &hits[i], &label);
-		if (label.drop)
+	label_of(ev, m, hit, &label);
+	return label.drop;
+}
+
+bool events_any_drop(const struct events *ev, const struct matcher *m, const struct match_hit *hits, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (events_hit_drops(ev, m, &hits[i]))
 			return true;
-	}
 	return false;
 }
 
@@ -353,6 +357,14 @@ static json_t *event_json(struct events *ev, const struct event_packet *p,
 		json_array_append(s->matches, ms->obj);
 	}
 	set_ascii(s->action, p->dropped ? "blocked" : "allowed");
+	if (p->nblocked) { /* rare: a key of its own, not in the cached shape */
+		json_t *blocked = json_array();
+		for (size_t i = 0; i < p->nblocked; i++)
+			json_array_append_new(blocked, json_string(entry_format_addr(p->blocked[i], v->family, buf, sizeof(buf))));
+		json_object_set_new(s->obj, "blocked", blocked);
+	} else {
+		json_object_del(s->obj, "blocked");
+	}
 	json_integer_set(s->sid, top.sid);
 	json_integer_set(s->rev, top.rev);
 	set_name(s->signature, top.signature);

@@ -21,6 +21,8 @@ struct event_packet {
 	size_t caplen, wirelen;
 	const struct packet_view *view;
 	bool dropped;              /* inline: the packet was dropped (eve's action "blocked") */
+	const uint8_t *blocked[2]; /* addresses this packet put into a blocking set ([action]) */
+	size_t nblocked;
 };
 
 struct events;
@@ -68,8 +70,9 @@ void events_set_labeller(struct events *ev, event_label_cb cb, void *ctx);
 void events_alert_label(const struct events *ev, const struct matcher *m, const struct match_hit *hits,
 			size_t n, struct event_label *out);
 
-/* Whether any of the n hits is an entry whose list drops what it matches. */
+/* Whether any of the n hits is an entry whose list drops what it matches; and whether one hit is. */
 bool events_any_drop(const struct events *ev, const struct matcher *m, const struct match_hit *hits, size_t n);
+bool events_hit_drops(const struct events *ev, const struct matcher *m, const struct match_hit *hit);
 
 /* Push buffered events out (after each batch of packets). */
 void events_flush(struct events *ev);

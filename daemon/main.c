@@ -169,7 +169,7 @@ static int drop_privileges(const struct config *cfg)
 		own[1].path = snapshot;
 		own[2].path = journal;
 	}
-	if (privilege_drop(cfg->user, own, 4, cfg->inline_mode, err, sizeof(err)) < 0) {
+	if (privilege_drop(cfg->user, own, 4, cfg->inline_mode || cfg->action.set4 || cfg->action.set6, err, sizeof(err)) < 0) {
 		log_error("%s", err);
 		return -1;
 	}

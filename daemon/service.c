@@ -208,6 +208,36 @@ int service_thresholds_load(const struct config *cfg, struct thresholds **out, t
 
 /* ---- start and stop ---- */
 
+static int block_address(void *ctx, const uint8_t *addr, int family)
+{
+	struct service *s = ctx;
+	char err[512];
+	int rc = set_action_block(s->set_action, addr, family, time(NULL), err, sizeof(err));
+
+	if (rc < 0)
+		log_limited(&s->block_errors_logged, 60, LOG_LEVEL_ERROR, "[action]: %s", err);
+	return rc;
+}
+
+/* [action] set: the nftables sets that matches of dropping lists fill. */
+static int start_set_action(struct service *s)
+{
+	const struct action_config *a = &s->cfg->action;
+	struct set_action_options o = { .set4 = a->set4, .set6 = a->set6, .timeout = a->timeout, .rate = a->rate };
+	char err[512];
+
+	if (a->set4 == NULL && a->set6 == NULL)
+		return 0;
+	if ((s->set_action = set_action_open(&o, err, sizeof(err))) == NULL) {
+		log_error("%s (bloomd needs CAP_NET_ADMIN, and the set made beforehand, with flags timeout)", err);
+		return -1;
+	}
+	s->engine.block = block_address;
+	s->engine.block_ctx = s;
+	s->engine.block_side = a->block;
+	return 0;
+}
+
 static char *scrape(void *ctx)
 {
 	return service_metrics(ctx);
@@ -249,7 +279,7 @@ int service_start(struct service *s, struct event_base *base, const struct contr
 		}
 		log_info("metrics for Prometheus on http://%s/metrics", s->cfg->metrics_listen);
 	}
-	if (service_cluster_start(s) < 0)
+	if (service_cluster_start(s) < 0 || start_set_action(s) < 0)
 		return -1;
 	s->housekeeping = event_new(base, -1, EV_PERSIST, housekeeping_cb, s);
 	if (s->housekeeping == NULL || event_add(s->housekeeping, &second) < 0)
@@ -276,6 +306,9 @@ void service_stop(struct service *s)
 	capture_free(s->live);
 	inline_close(s->inline_queue);
 	s->inline_queue = NULL;
+	set_action_close(s->set_action);
+	s->set_action = NULL;
+	s->engine.block = NULL;
 	if (s->current) {
 		free(s->current->path);
 		free(s->current);

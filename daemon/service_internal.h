@@ -13,6 +13,7 @@
 #include "cluster.h"
 #include "inline.h"
 #include "lists.h"
+#include "setaction.h"
 #include "metrics_http.h"
 #include "service.h"
 
@@ -45,6 +46,8 @@ struct service {
 	double replay_max_gap_ms;
 	struct capture *live;
 	struct inline_queue *inline_queue; /* [capture] mode = inline, or NULL */
+	struct set_action *set_action; /* [action] set, or NULL */
+	struct log_limit block_errors_logged;
 	char queue_name[32];       /* "nfqueue0", for events' in_iface */
 
 	struct journal *journal;   /* NULL: no durable state */

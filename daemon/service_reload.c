@@ -123,6 +123,13 @@ static void keep_start_settings(struct config *running, struct config *fresh, js
 	fresh->queue_last = running->queue_last;
 	fresh->fail_open = running->fail_open;
 	fresh->queue_maxlen = running->queue_maxlen;
+	if (!same_string(fresh->action.set4, running->action.set4) || !same_string(fresh->action.set6, running->action.set6) ||
+	    fresh->action.timeout != running->action.timeout || fresh->action.rate != running->action.rate ||
+	    fresh->action.block != running->action.block)
+		json_array_append_new(restart, json_string("[action]"));
+	struct action_config action = fresh->action;
+	fresh->action = running->action;
+	running->action = action;
 	if (!same_string(fresh->interface, running->interface) || !same_files(fresh, running) ||
 	    !same_string(fresh->bpf, running->bpf) || fresh->snaplen != running->snaplen ||
 	    fresh->promisc != running->promisc || fresh->buffer_size != running->buffer_size)
@@ -241,6 +248,13 @@ json_t *service_stats(struct service *s)
 							   "queue_dropped", (json_int_t)is.queue_dropped, "user_dropped",
 							   (json_int_t)is.user_dropped, "verdict_ns", "p50",
 							   (json_int_t)is.verdict_ns_p50, "p99", (json_int_t)is.verdict_ns_p99));
+	}
+	if (s->set_action) {
+		struct set_action_stats as;
+		set_action_stats(s->set_action, &as);
+		json_object_set_new(o, "set_action", json_pack("{s:I,s:I,s:I,s:I}", "added", (json_int_t)as.added, "repeated",
+							       (json_int_t)as.repeated, "rate_limited",
+							       (json_int_t)as.rate_limited, "errors", (json_int_t)as.errors));
 	}
 	if (s->live && capture_stats(s->live, &received, &dropped, &if_dropped) == 0)
 		json_object_set_new(o, "capture", json_pack("{s:s,s:I,s:I,s:I}", "interface", capture_name(s->live),

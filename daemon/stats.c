@@ -194,6 +194,13 @@ char *stats_prometheus(json_t *st)
 		metric(f, "inline_verdict_seconds_p99", "gauge", "From reading a packet to its verdict, 99th percentile.",
 		       number_at(st, "inline.verdict_ns.p99") / 1e9);
 	}
+	if (json_object_get(st, "set_action")) {
+		metric(f, "set_added_total", "counter", "Addresses added to the blocking nftables set ([action]).",
+		       number_at(st, "set_action.added"));
+		metric(f, "set_rate_limited_total", "counter", "Addresses not added: over [action] rate.",
+		       number_at(st, "set_action.rate_limited"));
+		metric(f, "set_errors_total", "counter", "Additions nft refused.", number_at(st, "set_action.errors"));
+	}
 	if (json_object_get(st, "cluster")) {
 		metric(f, "cluster_connected", "gauge", "1 while both Redis connections are up.",
 		       number_at(st, "cluster.reader_connected") && number_at(st, "cluster.writer_connected") ? 1 : 0);

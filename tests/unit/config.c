@@ -190,6 +190,19 @@ static void inline_mode(void **state)
 	assert_int_equal(config_list(c, "a")->action, LIST_ACTION_ALERT); /* passive: alert */
 	assert_true(c->fail_open);
 	config_free(c);
+	c = load("[action]\nset = inet bloomd blocked\nset6 = inet bloomd blocked6\ntimeout = 60\nblock = both\nrate = 5\n"
+		 "[list a]\nfile = /dev/null\n", &p);
+	assert_int_equal(p.n, 0);
+	assert_string_equal(c->action.set4, "inet bloomd blocked");
+	assert_string_equal(c->action.set6, "inet bloomd blocked6");
+	assert_int_equal(c->action.timeout, 60);
+	assert_int_equal(c->action.block, 3);
+	assert_int_equal(c->action.rate, 5);
+	assert_int_equal(config_list(c, "a")->action, LIST_ACTION_DROP); /* with a set, lists drop */
+	config_free(c);
+	assert_null(load("[action]\nset = blocked\nblock = left\n", &p));
+	assert_true(any_problem_has(&p, ":2: set: expected FAMILY TABLE SET"));
+	assert_true(any_problem_has(&p, ":3: block: expected src, dst or both"));
 	assert_null(load("[capture]\nmode = tap\nqueue = 5-2\ninterface = eth0\nmode = inline\n", &p));
 	assert_true(any_problem_has(&p, ":2: mode: expected passive or inline, got 'tap'"));
 	assert_true(any_problem_has(&p, ":3: queue: expected a queue number or a range N-M"));
