@@ -110,10 +110,10 @@ static void on_readable(evutil_socket_t fd, short what, void *arg)
 			}
 			break; /* EAGAIN: all read */
 		}
-		const struct nlmsghdr *nlh = (const struct nlmsghdr *)(const void *)q->buf;
+		struct nlmsghdr *nlh = (struct nlmsghdr *)(void *)q->buf;
 		if ((size_t)n >= NLMSG_LENGTH(sizeof(struct nlmsgerr)) && nlh->nlmsg_type == NLMSG_ERROR) {
 			/* A verdict the kernel refused (EPERM without CAP_NET_ADMIN): its packet waits in the queue. */
-			const struct nlmsgerr *e = NLMSG_DATA(nlh);
+			struct nlmsgerr *e = NLMSG_DATA(nlh);
 			q->st.verdict_errors += e->error != 0;
 			continue;
 		}
