@@ -16,6 +16,7 @@
 
 #include "error.h"
 #include "log.h"
+#include "stats.h"
 
 #define READ_COUNT "1000"        /* entries an XREAD returns at most */
 #define READ_BLOCK_MS "2000"     /* how long it waits for one */
@@ -748,25 +749,16 @@ void cluster_close(struct cluster *c)
 	free(c);
 }
 
-static int cmp_u32(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* p50 and p99 of the delays kept, in ms; null while there are none. */
 static json_t *delays_json(const struct cluster *c)
 {
-	uint32_t sorted[DELAYS];
-	size_t n = c->ndelays < DELAYS ? (size_t)c->ndelays : DELAYS;
+	uint32_t p50, p99;
 
-	if (n == 0)
+	if (c->ndelays == 0)
 		return json_null();
-	memcpy(sorted, c->delay_ms, n * sizeof(*sorted));
-	qsort(sorted, n, sizeof(*sorted), cmp_u32);
-	return json_pack("{s:I,s:I,s:I}", "samples", (json_int_t)n, "p50", (json_int_t)sorted[n / 2], "p99",
-			 (json_int_t)sorted[n * 99 / 100]);
+	stats_percentiles(c->delay_ms, DELAYS, c->ndelays, &p50, &p99);
+	return json_pack("{s:I,s:I,s:I}", "samples", (json_int_t)(c->ndelays < DELAYS ? c->ndelays : DELAYS), "p50",
+			 (json_int_t)p50, "p99", (json_int_t)p99);
 }
 
 json_t *cluster_status(const struct cluster *c)

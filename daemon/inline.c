@@ -15,6 +15,7 @@
 
 #include "error.h"
 #include "packet.h"
+#include "stats.h"
 
 #define MAX_QUEUES 64
 #define BATCH 64                   /* messages read in one wake-up */
@@ -185,13 +186,6 @@ void inline_close(struct inline_queue *q)
 	free(q);
 }
 
-static int cmp_u32(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* The kernel's counters of our queues, from /proc/net/netfilter/nfnetlink_queue. */
 static void kernel_counters(const struct inline_queue *q, struct inline_stats *out)
 {
@@ -212,16 +206,8 @@ static void kernel_counters(const struct inline_queue *q, struct inline_stats *o
 
 void inline_stats(const struct inline_queue *q, struct inline_stats *out)
 {
-	uint32_t sorted[LATENCIES];
-	size_t n = q->nlatency < LATENCIES ? (size_t)q->nlatency : LATENCIES;
-
 	*out = q->st;
 	out->queue_dropped = out->user_dropped = 0;
 	kernel_counters(q, out);
-	if (n) {
-		memcpy(sorted, q->latency_ns, n * sizeof(*sorted));
-		qsort(sorted, n, sizeof(*sorted), cmp_u32);
-		out->verdict_ns_p50 = sorted[n / 2];
-		out->verdict_ns_p99 = sorted[n * 99 / 100];
-	}
+	stats_percentiles(q->latency_ns, LATENCIES, q->nlatency, &out->verdict_ns_p50, &out->verdict_ns_p99);
 }

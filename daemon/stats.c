@@ -233,3 +233,25 @@ char *stats_prometheus(json_t *st)
 	}
 	return text;
 }
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+void stats_percentiles(const uint32_t *ring, size_t cap, uint64_t count, uint32_t *p50, uint32_t *p99)
+{
+	size_t n = count < cap ? (size_t)count : cap;
+	uint32_t *sorted = n ? malloc(n * sizeof(*sorted)) : NULL;
+
+	*p50 = *p99 = 0;
+	if (sorted == NULL)
+		return;
+	memcpy(sorted, ring, n * sizeof(*sorted));
+	qsort(sorted, n, sizeof(*sorted), cmp_u32);
+	*p50 = sorted[n / 2];
+	*p99 = sorted[n * 99 / 100];
+	free(sorted);
+}

@@ -39,4 +39,10 @@ json_t *stats_json(const struct stats *s, const struct matcher *m);
  */
 char *stats_prometheus(json_t *stats);
 
+/*
+ * The p50 and p99 of the last samples kept in a ring of cap (count: how many
+ * were ever put there); both 0 while there are none.
+ */
+void stats_percentiles(const uint32_t *ring, size_t cap, uint64_t count, uint32_t *p50, uint32_t *p99);
+
 #endif
