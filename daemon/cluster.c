@@ -21,7 +21,7 @@
 #define READ_COUNT "1000"        /* entries an XREAD returns at most */
 #define READ_BLOCK_MS "2000"     /* how long it waits for one */
 #define LAG_CAP 1000             /* lag counted up to this many entries */
-#define STALE_RETRY_SECONDS 5
+#define STALE_RETRY_SECONDS 2
 #define ID_MAX 48
 #define DELAYS 1024               /* the last so many propagation delays, for their percentiles */
 

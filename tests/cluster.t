@@ -13,7 +13,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 tmp=$(mktemp -d)
 chmod 755 "$tmp"
 declare -A pid
-trap 'for p in "${pid[@]}"; do kill "$p" 2>/dev/null; done; redis-cli -s "$tmp/redis.sock" shutdown nosave >/dev/null 2>&1; rm -rf "$tmp"' EXIT
+trap 'for p in "${pid[@]}"; do kill "$p" 2>/dev/null; done; wait "${pid[@]}" 2>/dev/null; redis-cli -s "$tmp/redis.sock" shutdown nosave >/dev/null 2>&1; rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 1
 
 R() { redis-cli -s "$tmp/redis.sock" "$@"; }
@@ -151,6 +151,9 @@ converge_12() { for _ in $(seq 200); do [ "$(entries 1)" = "$(entries 2)" ] && r
 converge_12
 R xtrim bloomd:entries MAXLEN 1000 >/dev/null # exactly (the nodes trim with ~, by whole nodes)
 [ "$(R xlen bloomd:entries)" -le 1001 ]; ok $? "the stream is trimmed to MAXLEN"
+# A snapshot covers what its node has applied: node 1 first reads its own changes to the end.
+newest=$(R xrevrange bloomd:entries + - COUNT 1 | head -n 1)
+for _ in $(seq 200); do [ "$(C 1 --json cluster status | jq -r .cluster.last_id)" = "$newest" ] && break; sleep 0.1; done
 C 1 cluster snapshot >/dev/null; ok $? "cluster snapshot publishes node 1's entries"
 for _ in $(seq 50); do [ "$(R hexists bloomd:entries:snapshot id)" = 1 ] && break; sleep 0.05; done
 node_conf 3 1000; start 3
