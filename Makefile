@@ -107,6 +107,9 @@ $(BUILD)/bloomctl: $(BUILD)/tools/bloomctl.o $(TOOL_COMMON) $(CORE_LIB)
 BENCH_OBJ = $(BUILD)/tools/bloombench.o $(BUILD)/tools/bench.o $(BUILD)/tools/benchfilter.o \
             $(BUILD)/tools/benchpath.o $(BUILD)/tools/benchctl.o $(BUILD)/tools/benchsimilar.o
 $(BENCH_OBJ): NEEDS += $(BENCH_PKGS)
+$(BUILD)/udpflood: $(BUILD)/tools/udpflood.o
+	$(CC) $(ALL_CFLAGS) $^ -o $@
+
 $(BUILD)/bloombench: $(BENCH_OBJ) $(BUILD)/tools/synth.o $(TOOL_COMMON) $(DAEMON_LIB) $(CORE_LIB)
 	$(CC) $(ALL_CFLAGS) $^ -o $@ $(LDLIBS) $(DAEMON_LIBS) $(BENCH_LIBS)
 
@@ -160,7 +163,7 @@ fuzz: fuzz-build
 
 bench:
 	tools/install-deps.sh bench
-	$(MAKE) --no-print-directory $(BUILD)/bloombench
+	$(MAKE) --no-print-directory $(BUILD)/bloombench $(BUILD)/udpflood
 	tools/bench.sh $(BUILD)
 
 demo:

@@ -27,3 +27,7 @@ echo "== the control plane: 1,000,000 entries through the socket, and a rebuild 
 echo
 echo "== the cluster: two sensors sharing entries through a redis-server"
 "$(dirname "$0")/bench-cluster.sh" "$build"
+
+echo
+echo "== inline mode: a flood through a netfilter queue, against the kernel alone (as root)"
+"$(dirname "$0")/bench-inline.sh" "$build"
