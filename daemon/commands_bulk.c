@@ -7,11 +7,13 @@
 
 #include "commands_internal.h"
 
+#define LOAD_ERROR_MAX (512 + 8192) /* a reason and a whole line (the control protocol's longest) */
+
 /* ---- load ---- */
 
 void command_note_rejected(struct load_stream *ls, const char *where, const char *err)
 {
-	char msg[512];
+	char msg[LOAD_ERROR_MAX];
 
 	ls->rejected++;
 	if (json_array_size(ls->errors) >= MAX_REPORTED_ERRORS)
@@ -85,8 +87,19 @@ void command_stream_line(struct service *s, struct control_client *cl, char *lin
 		return; /* a blank or comment line: nothing to add */
 	if (rc > 0)
 		rc = service_add(s, &e, expires, err, sizeof(err));
-	if (rc < 0)
-		command_note_rejected(ls, where, err);
+	if (rc < 0) { /* the offending text in full, after why */
+		char why[400];
+		snprintf(why, sizeof(why), "%s: '", err);
+		size_t n = strlen(why);
+		char *full = malloc(n + strlen(line) + 2);
+		if (full) {
+			memcpy(full, why, n);
+			strcpy(full + n, line);
+			strcat(full, "'");
+		}
+		command_note_rejected(ls, where, full ? full : err);
+		free(full);
+	}
 	else if (rc == 0)
 		ls->added++;
 	else

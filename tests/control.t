@@ -69,7 +69,8 @@ is "$(C version --json | jq -r .version)" "$(C version | awk '/^version/ {print 
 out=$(C load entries.list 2>load.err); rc=$?
 is "$out" "added 4, already present 0, rejected 1" "load reports added, present, rejected"
 is "$rc" 2 "a load with rejected lines exits 2"
-grep -q "^entries.list:7: " load.err; ok $? "the rejected line is named FILE:LINE"
+grep -q "^entries.list:7: addr needs an IPv4 or IPv6 address, got '300.1.2.3': 'addr 300.1.2.3'$" load.err
+ok $? "the rejected line is named FILE:LINE, with why and its text in full"
 C --json load entries.list >/dev/null 2>&1; is $? 2 "and so with --json (the same exit codes as text)"
 
 reply=$(C --json replay traffic.pcap --wait)
