@@ -4,9 +4,9 @@
 # changes, Redis killed and restarted, a stream trimmed past a node, alerts shipped to Redis
 # with a fallback while it is down, and cluster status.
 . "$(dirname "$0")/tap.sh"
-plan 30
+plan 31
 if ! command -v redis-server >/dev/null; then
-	for i in $(seq 30); do echo "ok $i # SKIP no redis-server (Debian's redis-server; tools/install-deps.sh test)"; done
+	for i in $(seq 31); do echo "ok $i # SKIP no redis-server (Debian's redis-server; tools/install-deps.sh test)"; done
 	exit 0
 fi
 here=$(cd "$(dirname "$0")" && pwd)
@@ -19,6 +19,7 @@ cd "$tmp" || exit 1
 R() { redis-cli -s "$tmp/redis.sock" "$@"; }
 redis_start() {
 	redis-server --port 0 --unixsocket "$tmp/redis.sock" --dir "$tmp" --appendonly yes --appendfsync always \
+		--enable-debug-command local \
 		--daemonize yes --pidfile "$tmp/redis.pid" --logfile "$tmp/redis.log" --save ''
 	for _ in $(seq 100); do R ping >/dev/null 2>&1 && return 0; sleep 0.05; done
 	return 1
@@ -96,6 +97,14 @@ is "$(R lindex bloomd:events 1 | jq -r '"\(.alert.category)/\(.alert.severity)"'
 C 2 flush shared >/dev/null
 for _ in $(seq 50); do C 3 query addr 192.0.2.201 >/dev/null || break; sleep 0.05; done
 C 1 query addr 192.0.2.201 >/dev/null; is $? 1 "flush on node 2 empties it on node 1"
+
+# A slow Redis (DEBUG SLEEP holds it 3 s): a replay finishes while Redis still sleeps.
+R debug sleep 3 >/dev/null &
+sleeper=$!
+sleep 0.2
+C 2 replay a.pcap --wait >/dev/null
+kill -0 "$sleeper" 2>/dev/null; ok $? "with Redis stalled, capture does not wait for it"
+wait "$sleeper"
 
 # 10,000 adds spread over three nodes, a few deletes among them: every node ends the same.
 loads=()
