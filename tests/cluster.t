@@ -68,6 +68,11 @@ converge() {
 		sleep 0.1
 	done
 	echo "#   nodes differ: $a $b $c; node 1 has $(C 1 list --list local | wc -l), want $want"
+	# (to standard error too, where a run that shows only the failures sees them)
+	for n in 1 2 3; do
+		echo "cluster.t Error: node $n: $(C $n list --list local | wc -l) entries; $(C $n --json cluster status | jq -c .cluster)"
+		tail -n 5 "n$n/err" | sed "s/^/cluster.t Error: node $n log: /"
+	done >&2
 	return 1
 }
 
