@@ -56,7 +56,8 @@ struct cluster {
 
 	char cursor[ID_MAX];       /* last stream ID applied */
 	bool cursor_dirty;
-	enum { READER_IDLE, READER_CHECKING, READER_READING, READER_STALE } state;
+	enum { READER_IDLE, READER_READING, READER_STALE } state;
+	bool gap;                  /* the last check found the stream trimmed past the cursor */
 	time_t stale_since;
 	struct outbox out;
 
@@ -226,7 +227,9 @@ static void sync_outbox(struct cluster *c)
 /* ---- connections ---- */
 
 static void writer_flush(struct cluster *c);
-static void reader_check(struct cluster *c);
+static void reader_read(struct cluster *c);
+static void on_snapshot(redisAsyncContext *ac, void *r, void *priv);
+static void on_check(redisAsyncContext *ac, void *r, void *priv);
 
 static void on_connect(const redisAsyncContext *ac, int status)
 {
@@ -242,7 +245,7 @@ static void on_connect(const redisAsyncContext *ac, int status)
 		k->c->out.sent = k->c->out.head; /* what was in flight on a lost connection goes again */
 		writer_flush(k->c);
 	} else {
-		reader_check(k->c);
+		reader_read(k->c);
 	}
 }
 
@@ -303,7 +306,6 @@ static void connect_one(struct cluster *c, struct conn *k)
 
 /* ---- the reader: following the stream ---- */
 
-static void reader_read(struct cluster *c);
 
 /* A field of a flat [name, value, ...] reply, or NULL. */
 static const redisReply *field(const redisReply *r, const char *name)
@@ -378,6 +380,11 @@ static void on_read(redisAsyncContext *ac, void *r, void *priv)
 		c->stale_since = time(NULL);
 		return;
 	}
+	if (c->gap) { /* the stream was trimmed past us: what XREAD gave skips entries; the snapshot first */
+		const char *argv[] = { "HGETALL", c->snapshot_key };
+		redisAsyncCommandArgv(c->reader.ac, on_snapshot, c, 2, argv, NULL);
+		return;
+	}
 	if (reply->type == REDIS_REPLY_ARRAY && reply->elements == 1 && reply->element[0]->elements == 2) {
 		const redisReply *entries = reply->element[0]->element[1];
 		for (size_t i = 0; i < entries->elements; i++)
@@ -386,13 +393,20 @@ static void on_read(redisAsyncContext *ac, void *r, void *priv)
 	reader_read(c);
 }
 
+/*
+ * XINFO STREAM and XREAD, sent together so that Redis runs them back to
+ * back: the first says whether the stream was trimmed past our cursor, in
+ * which case what the second returns has skipped entries and is dropped.
+ */
 static void reader_read(struct cluster *c)
 {
+	const char *info[] = { "XINFO", "STREAM", c->cfg->stream };
 	const char *argv[] = { "XREAD", "COUNT", READ_COUNT, "BLOCK", READ_BLOCK_MS, "STREAMS", c->cfg->stream, c->cursor };
 
 	if (!c->reader.up)
 		return;
 	c->state = READER_READING;
+	redisAsyncCommandArgv(c->reader.ac, on_check, c, 3, info, NULL);
 	redisAsyncCommandArgv(c->reader.ac, on_read, c, 8, argv, NULL);
 }
 
@@ -440,8 +454,9 @@ static uint64_t integer_field(const redisReply *r, const char *name)
  * XINFO STREAM: has the stream been trimmed past our cursor? It has when
  * entries were ever taken out of it (entries-added above its length) and the
  * cursor is before its first entry (or at 0-0: a new node), and not at its
- * end. Then the snapshot, which must reach the first entry still there;
- * else read on.
+ * end. (A cursor just before the first entry looks the same: it costs a
+ * restore from the snapshot, never an entry.) Then the snapshot must reach
+ * the first entry still there.
  */
 static void on_check(redisAsyncContext *ac, void *r, void *priv)
 {
@@ -456,25 +471,15 @@ static void on_check(redisAsyncContext *ac, void *r, void *priv)
 	const char *first_id = first && first->type == REDIS_REPLY_ARRAY && first->elements == 2 &&
 			       first->element[0]->type == REDIS_REPLY_STRING ? first->element[0]->str : NULL;
 	bool fresh = strcmp(c->cursor, "0-0") == 0;
-	if (reply->type == REDIS_REPLY_ERROR || last == NULL || last->type != REDIS_REPLY_STRING ||
-	    id_cmp(c->cursor, last->str) >= 0 || added <= length ||
-	    (!fresh && first_id && id_cmp(c->cursor, first_id) >= 0)) {
+	c->gap = !(reply->type == REDIS_REPLY_ERROR || last == NULL || last->type != REDIS_REPLY_STRING ||
+		   id_cmp(c->cursor, last->str) >= 0 || added <= length ||
+		   (!fresh && first_id && id_cmp(c->cursor, first_id) >= 0));
+	if (c->gap)
+		snprintf(c->trimmed_to, sizeof(c->trimmed_to), "%s", first_id ? first_id : last->str);
+	else if (c->state != READER_STALE)
 		c->error[0] = '\0';
-		reader_read(c); /* no stream yet, up to date, or nothing we need was trimmed */
-		return;
-	}
-	snprintf(c->trimmed_to, sizeof(c->trimmed_to), "%s", first_id ? first_id : last->str);
-	const char *argv[] = { "HGETALL", c->snapshot_key };
-	redisAsyncCommandArgv(c->reader.ac, on_snapshot, c, 2, argv, NULL);
 }
 
-static void reader_check(struct cluster *c)
-{
-	const char *argv[] = { "XINFO", "STREAM", c->cfg->stream };
-
-	c->state = READER_CHECKING;
-	redisAsyncCommandArgv(c->reader.ac, on_check, c, 3, argv, NULL);
-}
 
 /* ---- the writer: changes, events, snapshots ---- */
 
@@ -712,7 +717,7 @@ void cluster_tick(struct cluster *c)
 	if (c->writer.ac == NULL)
 		connect_one(c, &c->writer);
 	if (c->state == READER_STALE && c->reader.up && time(NULL) - c->stale_since >= STALE_RETRY_SECONDS)
-		reader_check(c);
+		reader_read(c);
 	save_cursor(c);
 	sync_outbox(c);
 	/* Up to date (as the last lag check found): a snapshot now and then, for nodes behind the trim. */
@@ -770,8 +775,7 @@ json_t *cluster_status(const struct cluster *c)
 	return json_pack("{s:s,s:s,s:s,s:b,s:b,s:s,s:s,s:I,s:b,s:f,s:o,s:I,s:I,s:I,s:I,s:I,s:{s:I,s:I,s:I},s:s*}",
 			 "node", c->cfg->node, "redis", c->cfg->redis, "stream", c->cfg->stream, "reader_connected",
 			 c->reader.up, "writer_connected", c->writer.up, "state",
-			 c->state == READER_READING ? "following" : c->state == READER_CHECKING ? "checking"
-			 : c->state == READER_STALE ? "stale" : "connecting",
+			 c->state == READER_READING ? "following" : c->state == READER_STALE ? "stale" : "connecting",
 			 "last_id", c->cursor, "lag_entries", (json_int_t)c->lag_entries, "lag_entries_capped",
 			 c->lag_capped, "lag_seconds", lag_seconds, "delay_ms", delays_json(c), "applied",
 			 (json_int_t)c->applied, "apply_errors",
