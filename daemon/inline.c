@@ -37,6 +37,11 @@ struct inline_queue {
 	struct timespec received;  /* of the message being handled */
 	uint32_t latency_ns[LATENCIES];
 	uint64_t nlatency;
+	/* Accepts wait for the end of the batch: one verdict accepts every packet up to an ID. */
+	uint32_t accept_upto[MAX_QUEUES];
+	unsigned accepts[MAX_QUEUES];      /* packets waiting for that verdict, per queue */
+	struct timespec waiting[BATCH];    /* when each was read, for the latency */
+	unsigned nwaiting;
 };
 
 int inline_parse_queues(const char *text, unsigned *first, unsigned *last)
@@ -64,6 +69,31 @@ static uint64_t ns_between(const struct timespec *a, const struct timespec *b)
 	return (uint64_t)(b->tv_sec - a->tv_sec) * 1000000000u + (uint64_t)b->tv_nsec - (uint64_t)a->tv_nsec;
 }
 
+static void note_latency(struct inline_queue *q, const struct timespec *read, const struct timespec *done)
+{
+	q->latency_ns[q->nlatency++ % LATENCIES] = (uint32_t)ns_between(read, done);
+}
+
+/* The accepts waiting, one batch verdict a queue ("every packet up to this ID"). */
+static void flush_accepts(struct inline_queue *q)
+{
+	struct timespec done;
+
+	for (unsigned k = 0; k < q->nqueues; k++) {
+		if (q->accepts[k] == 0)
+			continue;
+		if (nfq_set_verdict_batch(q->qh[k], q->accept_upto[k], NF_ACCEPT) < 0)
+			q->st.verdict_errors += q->accepts[k];
+		else
+			q->st.accepted += q->accepts[k];
+		q->accepts[k] = 0;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &done);
+	for (unsigned i = 0; i < q->nwaiting; i++)
+		note_latency(q, &q->waiting[i], &done);
+	q->nwaiting = 0;
+}
+
 static int on_packet(struct nfq_q_handle *qh, struct nfgenmsg *msg, struct nfq_data *nfa, void *data)
 {
 	struct inline_queue *q = data;
@@ -86,6 +116,20 @@ static int on_packet(struct nfq_q_handle *qh, struct nfgenmsg *msg, struct nfq_d
 		drop = q->packet(q->ctx, &p);
 	}
 	q->st.packets++;
+	if (!drop) { /* its verdict goes with the batch's */
+		unsigned k = 0;
+		while (k < q->nqueues && q->qh[k] != qh)
+			k++;
+		if (k == q->nqueues || q->nwaiting == BATCH)
+			flush_accepts(q);
+		if (k < q->nqueues) {
+			q->accept_upto[k] = id;
+			q->accepts[k]++;
+			q->waiting[q->nwaiting++] = q->received;
+			return 0;
+		}
+	}
+	/* A drop at once (a batch verdict would accept it); its ID is below the accepts that follow. */
 	if (nfq_set_verdict(qh, id, drop ? NF_DROP : NF_ACCEPT, 0, NULL) < 0)
 		q->st.verdict_errors++;
 	else if (drop)
@@ -93,7 +137,7 @@ static int on_packet(struct nfq_q_handle *qh, struct nfgenmsg *msg, struct nfq_d
 	else
 		q->st.accepted++;
 	clock_gettime(CLOCK_MONOTONIC, &done);
-	q->latency_ns[q->nlatency++ % LATENCIES] = (uint32_t)ns_between(&q->received, &done);
+	note_latency(q, &q->received, &done);
 	return 0;
 }
 
@@ -121,6 +165,7 @@ static void on_readable(evutil_socket_t fd, short what, void *arg)
 		clock_gettime(CLOCK_MONOTONIC, &q->received);
 		nfq_handle_packet(q->h, q->buf, (int)n);
 	}
+	flush_accepts(q);
 	if (q->batch)
 		q->batch(q->ctx);
 }

@@ -11,9 +11,11 @@
 /*
  * The queues first..last are bound on one netlink socket (libnetfilter_queue),
  * read in the loop as a read event: every message waiting is taken at once
- * (up to a batch), each packet given to the callback, and its verdict sent
- * before the next. The kernel sends the IP packet (raw IP: link type
- * PACKET_LINK_RAW), copied up to snaplen bytes.
+ * (up to a batch) and each packet given to the callback. A drop's verdict is
+ * sent at once; the accepts wait for the end of the batch, where one verdict
+ * per queue accepts every packet up to the last ID accepted (packets the
+ * socket lost, below it, go with them: fail-open). The kernel sends the IP
+ * packet (raw IP: link type PACKET_LINK_RAW), copied up to snaplen bytes.
  *
  * fail_open sets NFQA_CFG_F_FAIL_OPEN: a packet that finds the queue full is
  * accepted by the kernel instead of dropped. With the rule's `bypass`, a
