@@ -14,6 +14,7 @@
 
 #include "capture.h"
 #include "error.h"
+#include "setaction.h"
 
 #define PATH_BYTES 4096
 
@@ -155,5 +156,13 @@ unsigned preflight_check(const struct config *cfg, const struct preflight_plan *
 		problem(&c, "interface %s: %s", plan->interface, strerror(errno));
 	if (capture_check_bpf(cfg->bpf, cfg->snaplen, err, sizeof(err)) < 0)
 		problem(&c, "[capture] bpf: %s", err);
+	if (plan->nfiles == 0 && (cfg->action.set4 || cfg->action.set6)) { /* the sets must be there (replays block nothing) */
+		struct set_action_options o = { .set4 = cfg->action.set4, .set6 = cfg->action.set6,
+						.timeout = cfg->action.timeout, .rate = cfg->action.rate };
+		struct set_action *a = set_action_open(&o, err, sizeof(err));
+		if (a == NULL)
+			problem(&c, "%s (the set must exist, with flags timeout; bloomd needs CAP_NET_ADMIN)", err);
+		set_action_close(a);
+	}
 	return c.problems;
 }

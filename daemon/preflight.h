@@ -30,8 +30,8 @@ typedef void (*preflight_problem_cb)(void *ctx, const char *message);
  * Check, without changing anything, what a start with this configuration
  * and plan would need: the state directory and the socket's directory exist
  * or can be made, the socket path fits, the user and group exist, the output
- * files can be written, the replay files read, the interface exists and the
- * BPF filter compiles. Each problem is reported through on_problem, naming
+ * files can be written, the replay files read, the interface exists, the
+ * BPF filter compiles, and the nftables sets of [action] exist. Each problem is reported through on_problem, naming
  * the key and the path; returns their number.
  */
 unsigned preflight_check(const struct config *cfg, const struct preflight_plan *plan,

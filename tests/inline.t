@@ -4,8 +4,8 @@
 # dropping list never arrives, one of an alerting list and everything else does; the events
 # say blocked or allowed; with bloomd killed, traffic keeps flowing (bypass).
 . "$(dirname "$0")/tap.sh"
-plan 15
-skip_all() { for i in $(seq 15); do echo "ok $i # SKIP $1"; done; exit 0; }
+plan 16
+skip_all() { for i in $(seq 16); do echo "ok $i # SKIP $1"; done; exit 0; }
 [ "$(id -u)" -eq 0 ] || skip_all "needs root (network namespaces, netfilter queues)"
 command -v socat >/dev/null || skip_all "no socat"
 tmp=$(mktemp -d)
@@ -59,6 +59,7 @@ dir =
 events = $tmp/events.json
 C
 ip netns exec $b socat -u UDP-RECV:9999 OPEN:recv.txt,creat,append &
+for _ in $(seq 100); do ip netns exec $b ss -Hlun 'sport = :9999' | grep -q . && break; sleep 0.05; done
 ip netns exec $b "$BUILD/bloomd" -c bloomd.conf 2>err &
 pid=$!
 for _ in $(seq 100); do "$BUILD/bloomctl" -s ctl.sock version >/dev/null 2>&1 && break; sleep 0.05; done
@@ -129,8 +130,12 @@ C
 	is "$(jq -r 'select(.blocked) | .blocked[0]' set-events.json | head -n 1)" 10.77.0.1 "the event says what was blocked"
 	is "$("$BUILD/bloomctl" -s set.sock --json stats | jq -c '[.stats.set_action.added, .stats.set_action.errors]')" "[1,0]" \
 		"the address is added once, not once a packet"
+	sed 's/^set = .*/set = inet bloomdset nosuch/' set.conf > noset.conf
+	out=$(ip netns exec $b "$BUILD/bloomd" -n -c noset.conf 2>&1)
+	[ $? -eq 1 ] && grep -q "nft list set inet bloomdset nosuch: .*the set must exist" <<<"$out"
+	ok $? "-n checks that the set exists"
 else
-	for _ in 1 2 3 4; do tap_n=$((tap_n + 1)); echo "ok $tap_n # SKIP nftables sets do not work in this kernel"; done
+	for _ in 1 2 3 4 5; do tap_n=$((tap_n + 1)); echo "ok $tap_n # SKIP nftables sets do not work in this kernel"; done
 fi
 [ $tap_failed -eq 0 ] || { sed "s/^/# recv: /" recv.txt; sed "s/^/# err: /" err; }
 done_testing
