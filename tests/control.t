@@ -3,6 +3,7 @@
 # Entries, replays, TTL, rebuild during a replay, restarts, kill -9, torn and corrupt
 # state files, hostile clients, and a client that may not change state.
 . "$(dirname "$0")/tap.sh"
+. "$(dirname "$0")/daemon.sh"
 plan 78
 tmp=$(mktemp -d)
 chmod 755 "$tmp"
@@ -11,18 +12,6 @@ trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; pkill -P $$ socat 2>/dev/null; r
 cd "$tmp" || exit 1
 sock=$tmp/ctl.sock
 
-C() { "$BUILD/bloomctl" -s "$sock" "$@"; }
-start() {
-	"$BUILD/bloomd" -c bloomd.conf 2>>err &
-	pid=$!
-	for _ in $(seq 200); do
-		C version >/dev/null 2>&1 && return 0
-		kill -0 "$pid" 2>/dev/null || return 1
-		sleep 0.05
-	done
-	return 1
-}
-stop() { kill -TERM "$pid" && wait "$pid"; local rc=$?; pid=; return $rc; }
 crash() { # kill -9, quietly (no job notice from the shell)
 	disown "$pid"
 	kill -9 "$pid"

@@ -5,6 +5,7 @@
 # durable"), a refused change leaves an entry's expiry as it was, and once the disk has
 # room changes are accepted again.
 . "$(dirname "$0")/tap.sh"
+. "$(dirname "$0")/daemon.sh"
 if [ "$(id -u)" -ne 0 ]; then
 	echo "1..0 # SKIP needs root to mount a small tmpfs"
 	exit 0
@@ -28,13 +29,7 @@ fsync = always
 [output]
 events =
 C
-C() { "$BUILD/bloomctl" -s "$tmp/ctl.sock" "$@"; }
-start() {
-	"$BUILD/bloomd" -c bloomd.conf 2>>err &
-	pid=$!
-	for _ in $(seq 100); do C version >/dev/null 2>&1 && return 0; sleep 0.05; done
-	return 1
-}
+sock=$tmp/ctl.sock
 
 start; ok $? "bloomd starts with its state on a small tmpfs"
 C add addr 192.0.2.9 --ttl 3600 >/dev/null

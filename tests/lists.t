@@ -3,6 +3,7 @@
 # left a feed, a refused version keeping the old one, replace and flush, lists kept across
 # a restart, and del leaving what a feed still holds.
 . "$(dirname "$0")/tap.sh"
+. "$(dirname "$0")/daemon.sh"
 plan 53
 tmp=$(mktemp -d)
 chmod 755 "$tmp"
@@ -11,18 +12,6 @@ trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$tmp"' EXIT
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$tmp" || exit 1
 sock=$tmp/ctl.sock
-C() { "$BUILD/bloomctl" -s "$sock" "$@"; }
-start() {
-	"$BUILD/bloomd" -c bloomd.conf 2>>err &
-	pid=$!
-	for _ in $(seq 200); do
-		C version >/dev/null 2>&1 && return 0
-		kill -0 "$pid" 2>/dev/null || return 1
-		sleep 0.05
-	done
-	return 1
-}
-stop() { kill -TERM "$pid" && wait "$pid"; local rc=$?; pid=; return $rc; }
 
 # Feeds as their publishers write them.
 cat > drop.txt <<'F'
