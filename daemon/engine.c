@@ -6,7 +6,33 @@
 #include "log.h"
 #include "packet.h"
 
-/* Keep the hits whose entry has not alerted on the packet's flow lately; their number. */
+/* Each hit's labels, once: the verdict, the blocking set, the thresholds and the event read them. */
+static void label_hits(struct engine *e, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const uint8_t *key;
+		size_t len;
+		matcher_hit_key(e->matcher, &e->hits[i], &key, &len);
+		if (e->label && e->label(e->label_ctx, e->hits[i].kind, key, len, matcher_hit_holders(e->matcher, &e->hits[i]),
+					 &e->labels[i]))
+			continue;
+		e->labels[i] = (struct event_label){ .list = "local", .signature = "bloomd list local",
+						     .category = "local", .severity = 2, .sid = 9000000, .rev = 1 };
+	}
+}
+
+/* The hit whose labels the alert carries: the most severe (the first on a tie). */
+static size_t most_severe(const struct engine *e, size_t n)
+{
+	size_t top = 0;
+
+	for (size_t i = 1; i < n; i++)
+		if (e->labels[i].severity < e->labels[top].severity)
+			top = i;
+	return top;
+}
+
+/* Keep the hits (and their labels) whose entry has not alerted on the packet's flow lately; their number. */
 static size_t first_on_flow(struct engine *e, const struct packet_view *v, time_t now, size_t n)
 {
 	size_t kept = 0;
@@ -15,10 +41,12 @@ static size_t first_on_flow(struct engine *e, const struct packet_view *v, time_
 		const uint8_t *key;
 		size_t len;
 		matcher_hit_key(e->matcher, &e->hits[i], &key, &len);
-		if (flows_first(e->flows, v, e->hits[i].kind, key, len, now))
+		if (flows_first(e->flows, v, e->hits[i].kind, key, len, now)) {
+			e->labels[kept] = e->labels[i];
 			e->hits[kept++] = e->hits[i];
-		else
+		} else {
 			e->stats.alerts_suppressed++;
+		}
 	}
 	return kept;
 }
@@ -52,7 +80,7 @@ static void block_addresses(struct engine *e, const struct packet_view *v, size_
 	for (size_t i = 0; i < n; i++) {
 		const uint8_t *key;
 		size_t len;
-		if (!events_hit_drops(e->events, e->matcher, &e->hits[i]))
+		if (!e->labels[i].drop)
 			continue;
 		matcher_hit_key(e->matcher, &e->hits[i], &key, &len);
 		bool src = e->block_side & 1, dst = e->block_side & 2;
@@ -81,21 +109,24 @@ bool engine_packet(struct engine *e, const struct capture_packet *p, const char 
 	if (n == 0)
 		return false;
 	e->stats.matched_packets++;
+	label_hits(e, n);
 	/* The verdict comes before any alert is left out: suppressing an alert never lets a packet through. */
-	bool drop = e->inline_mode && events_any_drop(e->events, e->matcher, e->hits, n);
+	bool drop = false;
+	for (size_t i = 0; i < n && e->inline_mode; i++)
+		drop = drop || e->labels[i].drop;
 	struct event_packet ep = {
 		.ts = p->ts, .index = p->index, .link = p->link, .frame = p->frame,
 		.caplen = p->caplen, .wirelen = p->wirelen, .view = &v,
 		.filename = live ? NULL : source, .interface = live ? source : NULL, .dropped = drop,
+		.labels = e->labels,
 	};
 	if (e->block && live)
 		block_addresses(e, &v, n, &ep);
 	if (e->flows && (n = first_on_flow(e, &v, p->ts.tv_sec, n)) == 0)
 		return drop;
+	ep.top = most_severe(e, n);
 	if (e->thresholds) {
-		struct event_label label;
-		events_alert_label(e->events, e->matcher, e->hits, n, &label);
-		if (!thresholds_pass(e->thresholds, 1, label.sid, &v, p->ts.tv_sec)) {
+		if (!thresholds_pass(e->thresholds, 1, e->labels[ep.top].sid, &v, p->ts.tv_sec)) {
 			e->stats.alerts_thresholded++;
 			return drop;
 		}

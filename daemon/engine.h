@@ -22,8 +22,11 @@ struct engine {
 	int (*block)(void *ctx, const uint8_t *addr, int family);
 	void *block_ctx;
 	unsigned block_side;       /* pair and sig matches: 1 source, 2 destination, 3 both */
+	event_label_cb label;      /* each hit's labels (the daemon's lists); NULL: the defaults */
+	void *label_ctx;
 	struct stats stats;
 	struct match_hit hits[MATCH_MAX_HITS];
+	struct event_label labels[MATCH_MAX_HITS]; /* hits[i]'s, found once a packet */
 	struct log_limit event_errors_logged;
 };
 

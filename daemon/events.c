@@ -55,8 +55,6 @@ struct events {
 	int dump_link;
 	uint64_t written, pcap_skipped;
 	char *text;               /* scratch for an entry's canonical text */
-	event_label_cb label;     /* an entry's labels, or NULL: the defaults */
-	void *label_ctx;
 	event_sink_cb sink;       /* takes each event first, or NULL */
 	void *sink_ctx;
 	uint64_t sink_refused;    /* events the sink could not take: to the file, or dropped */
@@ -256,53 +254,6 @@ static struct match_shape *match_for(struct events *ev, bool with_offset, size_t
 	return m;
 }
 
-/* A hit's labels: its entry's lists', or (no labeller) the local list's defaults. */
-static void label_of(const struct events *ev, const struct matcher *m, const struct match_hit *hit,
-		     struct event_label *out)
-{
-	const uint8_t *key;
-	size_t len;
-
-	matcher_hit_key(m, hit, &key, &len);
-	if (ev->label && ev->label(ev->label_ctx, hit->kind, key, len, matcher_hit_holders(m, hit), out))
-		return;
-	*out = (struct event_label){ .list = "local", .signature = "bloomd list local", .category = "local",
-				     .severity = 2, .sid = 9000000, .rev = 0 };
-}
-
-void events_alert_label(const struct events *ev, const struct matcher *m, const struct match_hit *hits,
-			size_t n, struct event_label *out)
-{
-	struct event_label label;
-
-	for (size_t i = 0; i < n; i++) {
-		label_of(ev, m, &hits[i], &label);
-		if (i == 0 || label.severity < out->severity)
-			*out = label;
-	}
-}
-
-bool events_hit_drops(const struct events *ev, const struct matcher *m, const struct match_hit *hit)
-{
-	struct event_label label;
-
-	label_of(ev, m, hit, &label);
-	return label.drop;
-}
-
-bool events_any_drop(const struct events *ev, const struct matcher *m, const struct match_hit *hits, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (events_hit_drops(ev, m, &hits[i]))
-			return true;
-	return false;
-}
-
-void events_set_labeller(struct events *ev, event_label_cb cb, void *ctx)
-{
-	ev->label = cb;
-	ev->label_ctx = ctx;
-}
 
 /* The event's JSON object, owned by ev: valid until the next event. */
 static json_t *event_json(struct events *ev, const struct event_packet *p,
@@ -339,19 +290,15 @@ static json_t *event_json(struct events *ev, const struct event_packet *p,
 			json_array_append_new(s->vlan, json_integer(v->vlans[i]));
 	}
 	json_array_clear(s->matches);
-	struct event_label top = { 0 }, label;
 	for (size_t i = 0; i < n; i++) {
 		const uint8_t *key;
 		size_t len;
 		bool sig = hits[i].kind == ENTRY_SIG;
 		struct match_shape *ms = match_for(ev, sig, i);
 		matcher_hit_key(m, &hits[i], &key, &len);
-		label_of(ev, m, &hits[i], &label);
-		if (i == 0 || label.severity < top.severity)
-			top = label; /* the alert is the most severe match's (events_alert_label) */
 		set_ascii(ms->kind, entry_kind_name(hits[i].kind));
 		set_ascii(ms->entry, entry_format_value(hits[i].kind, key, len, ev->text, ENTRY_TEXT_MAX));
-		set_name(ms->list, label.list);
+		set_name(ms->list, p->labels[i].list);
 		if (sig)
 			json_integer_set(ms->offset, hits[i].offset);
 		json_array_append(s->matches, ms->obj);
@@ -365,11 +312,12 @@ static json_t *event_json(struct events *ev, const struct event_packet *p,
 	} else {
 		json_object_del(s->obj, "blocked");
 	}
-	json_integer_set(s->sid, top.sid);
-	json_integer_set(s->rev, top.rev);
-	set_name(s->signature, top.signature);
-	set_name(s->category, top.category ? top.category : "");
-	json_integer_set(s->severity, top.severity);
+	const struct event_label *top = &p->labels[p->top];
+	json_integer_set(s->sid, top->sid);
+	json_integer_set(s->rev, top->rev);
+	set_name(s->signature, top->signature);
+	set_name(s->category, top->category);
+	json_integer_set(s->severity, top->severity);
 	return s->obj;
 }
 

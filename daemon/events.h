@@ -23,16 +23,19 @@ struct event_packet {
 	bool dropped;              /* inline: the packet was dropped (eve's action "blocked") */
 	const uint8_t *blocked[2]; /* addresses this packet put into a blocking set ([action]) */
 	size_t nblocked;
+	const struct event_label *labels; /* each hit's */
+	size_t top;                /* the hit whose labels the alert carries (the most severe) */
 };
 
 struct events;
 
 /* What an alert says of the entry it is about: eve's alert object, from its list. */
 struct event_label {
-	const char *list, *signature, *category; /* category may be NULL */
+	const char *list, *signature;
+	char category[ENTRY_CATEGORY_MAX]; /* "" for none */
 	unsigned severity, rev;
 	uint32_t sid;
-	bool drop;                 /* the entry's list drops what it matches, inline */
+	bool drop;                 /* the entry's list drops what it matches */
 };
 
 /* Fill *out for entry (kind, key) with these holders (match.h); false: use the defaults. */
@@ -48,8 +51,9 @@ struct events *events_open(const char *json_path, const char *pcap_path, unsigne
 			   char *err, size_t errlen);
 
 /*
- * Write one event for a packet with n confirmed hits (n > 0). Returns 0, or
- * -1 with a message (a write error; the caller reports it).
+ * Write one event for a packet with n confirmed hits (n > 0) and their
+ * labels (p->labels). Returns 0, or -1 with a message (a write error; the
+ * caller reports it).
  */
 int events_write(struct events *ev, const struct event_packet *p, const struct matcher *m,
 		 const struct match_hit *hits, size_t n, char *err, size_t errlen);
@@ -62,17 +66,6 @@ int events_write(struct events *ev, const struct event_packet *p, const struct m
 typedef int (*event_sink_cb)(void *ctx, const char *line, size_t len);
 void events_set_sink(struct events *ev, event_sink_cb cb, void *ctx);
 uint64_t events_sink_refused(const struct events *ev);
-
-/* Where events get their labels from (the daemon's lists). */
-void events_set_labeller(struct events *ev, event_label_cb cb, void *ctx);
-
-/* The labels of the alert an event of these n hits carries: the most severe match's. */
-void events_alert_label(const struct events *ev, const struct matcher *m, const struct match_hit *hits,
-			size_t n, struct event_label *out);
-
-/* Whether any of the n hits is an entry whose list drops what it matches; and whether one hit is. */
-bool events_any_drop(const struct events *ev, const struct matcher *m, const struct match_hit *hits, size_t n);
-bool events_hit_drops(const struct events *ev, const struct matcher *m, const struct match_hit *hit);
 
 /* Push buffered events out (after each batch of packets). */
 void events_flush(struct events *ev);

@@ -255,7 +255,7 @@ int service_start(struct service *s, struct event_base *base, const struct contr
 		log_error("%s", s->events ? "out of memory" : err);
 		return -1;
 	}
-	service_label_events(s, s->events);
+	service_label_hits(s);
 	service_cluster_events(s, s->events);
 	s->engine.thresholds = s->thresholds;
 	s->engine.matcher = s->matcher;

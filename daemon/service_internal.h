@@ -106,8 +106,8 @@ void service_cluster_publish_list(struct service *s, enum cluster_op_kind kind, 
 /* service_lists.c: the same, from the stream; -1 with a message (no such list without a file here). */
 int service_list_from_cluster(struct service *s, const char *name, const char *data, size_t len, char *err,
 			      size_t errlen);
-/* Alerts in ev labelled from the lists. */
-void service_label_events(struct service *s, struct events *ev);
+/* The engine labels each hit from the lists. */
+void service_label_hits(struct service *s);
 /* The flow table [output] alerts asks for (made, kept or freed); -1 without memory. */
 int service_alert_policy(struct service *s);
 /* Send reply to the control client waiting as waiter (if it still is), and free it. */

@@ -186,22 +186,23 @@ unsigned service_lists_load(struct service *s, const struct config *cfg, bool st
 static bool label_entry(void *ctx, enum entry_kind kind, const uint8_t *key, size_t len, uint32_t holders,
 			struct event_label *out)
 {
-	static struct entry_labels labels; /* the category lives here until the next event */
+	struct entry_labels labels;
 	const struct service *s = ctx;
 	const struct list_state *l = lists_labelling(&s->lists, holders, kind, key, len, &labels);
 
 	if (l == NULL)
 		return false;
-	*out = (struct event_label){ .list = l->name, .signature = l->cfg->signature,
-				     .category = labels.category[0] ? labels.category : NULL,
-				     .severity = labels.severity, .sid = l->cfg->sid, .rev = l->version ? l->version : 1,
+	*out = (struct event_label){ .list = l->name, .signature = l->cfg->signature, .severity = labels.severity,
+				     .sid = l->cfg->sid, .rev = l->version ? l->version : 1,
 				     .drop = l->cfg->action == LIST_ACTION_DROP };
+	memcpy(out->category, labels.category, sizeof(out->category));
 	return true;
 }
 
-void service_label_events(struct service *s, struct events *ev)
+void service_label_hits(struct service *s)
 {
-	events_set_labeller(ev, label_entry, s);
+	s->engine.label = label_entry;
+	s->engine.label_ctx = s;
 }
 
 /* ---- commands ---- */

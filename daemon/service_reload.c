@@ -18,7 +18,6 @@
 /* The outputs ev in place of the running ones. */
 static void use_events(struct service *s, struct events *ev)
 {
-	service_label_events(s, ev);
 	service_cluster_events(s, ev);
 	s->engine.stats.pcap_skipped += events_pcap_skipped(s->events);
 	events_close(s->events);

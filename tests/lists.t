@@ -4,7 +4,7 @@
 # a restart, and del leaving what a feed still holds.
 . "$(dirname "$0")/tap.sh"
 . "$(dirname "$0")/daemon.sh"
-plan 53
+plan 54
 tmp=$(mktemp -d)
 chmod 755 "$tmp"
 pid=
@@ -174,6 +174,14 @@ labelled_alerts() {
 	jq -r --arg f "$tmp/l.pcap" 'select(.pcap_filename == $f) | "\(.alert.category)/\(.alert.severity)"' events.json | tail -n 2 | tr '\n' ' '
 }
 is "$(labelled_alerts)" "command-and-control/1 /3 " "an entry's own labels go into its alert, the list's where it has none"
+# Two labelled entries in one packet, the more severe matched first: the alert keeps its labels.
+printf 'addr 192.0.2.60 category=command-and-control severity=1\naddr 192.0.2.62 category=scanner severity=3\n' > labelled2.list
+C replace labelled labelled2.list >/dev/null
+printf 'link en10mb\npacket src=192.0.2.60 dst=192.0.2.62 proto=udp sport=5 dport=6\n' | "$BUILD/pcapgen" -o l2.pcap -
+C replay l2.pcap --wait >/dev/null
+is "$(jq -r --arg f "$tmp/l2.pcap" 'select(.pcap_filename == $f) | "\(.alert.category)/\(.alert.severity)"' events.json)" \
+	command-and-control/1 "an alert on two labelled entries carries the most severe one's category"
+C replace labelled labelled.list >/dev/null
 
 # The local list and the feeds hold entries together.
 C add addr 192.0.2.51 >/dev/null
