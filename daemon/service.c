@@ -81,8 +81,10 @@ int service_add(struct service *s, const struct entry *e, uint64_t expiry, char 
 
 int service_del(struct service *s, const struct entry *e, uint32_t *still_held, char *err, size_t errlen)
 {
-	*still_held = matcher_holders(s->matcher, e) & ~MATCH_HOLDER_DEFAULT;
-	if (!(matcher_holders(s->matcher, e) & MATCH_HOLDER_DEFAULT)) {
+	uint32_t holders = matcher_holders(s->matcher, e);
+
+	*still_held = holders & ~MATCH_HOLDER_DEFAULT;
+	if (!(holders & MATCH_HOLDER_DEFAULT)) {
 		/* Not here (yet): other nodes may have it, and the operator wants it gone from all. */
 		service_cluster_publish(s, CLUSTER_DEL, e, 0);
 		return 1;
