@@ -84,7 +84,7 @@ wait_for notify.log RELOADING=1; ok $? "RELOADING=1 on SIGHUP"
 [ "$(grep -o READY=1 notify.log | wc -l)" -ge 2 ]; ok $? "then READY=1 again"
 kill -TERM "$pid"
 wait "$pid"; ok $? "SIGTERM: a clean exit"
-grep -q STOPPING=1 notify.log; ok $? "STOPPING=1 first"
+wait_for notify.log STOPPING=1; ok $? "STOPPING=1 first"
 "$BUILD/bloomd" -c notify.conf -n >/dev/null 2>&1 &
 wait $!; ok $? "without NOTIFY_SOCKET nothing changes (bloomd -n)"
 
