@@ -30,6 +30,20 @@ int array_grow(void **p, size_t *cap, size_t need, size_t size)
 	return arrays_grow(&(struct array_spec){ p, size }, 1, cap, need);
 }
 
+void *array_dup(const void *p, size_t n, bool *failed)
+{
+	void *copy;
+
+	if (n == 0)
+		return NULL;
+	copy = malloc(n);
+	if (copy == NULL)
+		*failed = true;
+	else
+		memcpy(copy, p, n);
+	return copy;
+}
+
 int64_t arena_put(struct arena *a, const void *bytes, size_t len)
 {
 	if (array_grow((void **)&a->bytes, &a->cap, a->len + len, 1) < 0)
@@ -76,4 +90,14 @@ void arena_free(struct arena *a)
 {
 	free(a->bytes);
 	*a = (struct arena){ 0 };
+}
+
+int arena_copy(struct arena *dst, const struct arena *src)
+{
+	bool failed = false;
+
+	*dst = *src;
+	dst->bytes = array_dup(src->bytes, src->len, &failed);
+	dst->cap = src->len;
+	return failed ? -1 : 0;
 }

@@ -22,6 +22,9 @@ int arrays_grow(const struct array_spec *arrays, size_t n, size_t *cap, size_t n
 /* The same for one array. */
 int array_grow(void **p, size_t *cap, size_t need, size_t size);
 
+/* A copy of n bytes at p (NULL for n = 0), or NULL with *failed set. */
+void *array_dup(const void *p, size_t n, bool *failed);
+
 /*
  * Variable-length byte strings, appended; a removed one's bytes are garbage
  * until the owner compacts, which it does when arena_wants_compact says so,
@@ -50,5 +53,8 @@ void arena_compact_move(const struct arena *a, struct arena_compaction *c, uint6
 void arena_compact_end(struct arena *a, struct arena_compaction *c);
 
 void arena_free(struct arena *a);
+
+/* *dst: a copy of src's live bytes and garbage alike (offsets stay valid); -1 without memory. */
+int arena_copy(struct arena *dst, const struct arena *src);
 
 #endif

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arena.h"
 #include "error.h"
 
 struct counting *counting_new(const struct filter_params *p, const struct hash_key *key,
@@ -45,6 +46,23 @@ void counting_free(struct counting *c)
 	filter_free(c->filter);
 	free(c->nibbles);
 	free(c);
+}
+
+struct counting *counting_clone(const struct counting *c)
+{
+	struct counting *copy = malloc(sizeof(*copy));
+	bool failed = false;
+
+	if (copy == NULL)
+		return NULL;
+	*copy = *c;
+	copy->nibbles = array_dup(c->nibbles, (size_t)(c->params.bits + 1) / 2, &failed);
+	copy->filter = filter_clone(c->filter);
+	if (failed || copy->filter == NULL) {
+		counting_free(copy);
+		return NULL;
+	}
+	return copy;
 }
 
 unsigned counting_get(const struct counting *c, uint64_t i)

@@ -42,6 +42,8 @@ struct counting {
 struct counting *counting_new(const struct filter_params *p, const struct hash_key *key,
 			      uint64_t seed, char *err, size_t errlen);
 void counting_free(struct counting *c);
+/* A copy of c, its filter's query kernel included; NULL without memory. */
+struct counting *counting_clone(const struct counting *c);
 
 /* The group that covers h most cheaply now (random among equals). */
 unsigned counting_choose(struct counting *c, struct hash128 h);

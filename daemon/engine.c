@@ -6,14 +6,11 @@
 #include "log.h"
 #include "packet.h"
 
-/* Each hit's labels, once: the verdict, the blocking set, the thresholds and the event read them. */
-static void label_hits(struct engine *e, size_t n)
+/* Each hit's labels, once: the blocking set, the thresholds and the event read them. */
+static void label_hits(struct engine *e, const struct match_found *found, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
-		const uint8_t *key;
-		size_t len;
-		matcher_hit_key(e->matcher, &e->hits[i], &key, &len);
-		if (e->label && e->label(e->label_ctx, e->hits[i].kind, key, len, matcher_hit_holders(e->matcher, &e->hits[i]),
+		if (e->label && e->label(e->label_ctx, found[i].kind, found[i].key, found[i].len, found[i].holders,
 					 &e->labels[i]))
 			continue;
 		e->labels[i] = (struct event_label){ .list = "local", .signature = "bloomd list local",
@@ -32,18 +29,19 @@ static size_t most_severe(const struct engine *e, size_t n)
 	return top;
 }
 
-/* Keep the hits (and their labels) whose entry has not alerted on the packet's flow lately; their number. */
-static size_t first_on_flow(struct engine *e, const struct packet_view *v, time_t now, size_t n)
+/*
+ * Keep the hits (in e->found, with their labels) whose entry has not alerted
+ * on the packet's flow lately; their number.
+ */
+static size_t first_on_flow(struct engine *e, const struct packet_view *v, time_t now,
+			    const struct match_found *found, size_t n)
 {
 	size_t kept = 0;
 
 	for (size_t i = 0; i < n; i++) {
-		const uint8_t *key;
-		size_t len;
-		matcher_hit_key(e->matcher, &e->hits[i], &key, &len);
-		if (flows_first(e->flows, v, e->hits[i].kind, key, len, now)) {
+		if (flows_first(e->flows, v, found[i].kind, found[i].key, found[i].len, now)) {
 			e->labels[kept] = e->labels[i];
-			e->hits[kept++] = e->hits[i];
+			e->found[kept++] = found[i];
 		} else {
 			e->stats.alerts_suppressed++;
 		}
@@ -71,25 +69,23 @@ static void block_one(struct engine *e, const uint8_t *addr, int family, struct 
 }
 
 /* The addresses matches of dropping lists name go to the blocking set: which side, by kind. */
-static void block_addresses(struct engine *e, const struct packet_view *v, size_t n, struct event_packet *ep)
+static void block_addresses(struct engine *e, const struct packet_view *v, const struct match_found *found,
+			    size_t n, struct event_packet *ep)
 {
 	size_t alen = v->family == 4 ? 4 : 16;
 
 	if (v->family == 0)
 		return;
 	for (size_t i = 0; i < n; i++) {
-		const uint8_t *key;
-		size_t len;
-		if (!e->labels[i].drop)
+		if (!(found[i].holders & e->drop_holders))
 			continue;
-		matcher_hit_key(e->matcher, &e->hits[i], &key, &len);
 		bool src = e->block_side & 1, dst = e->block_side & 2;
-		if (e->hits[i].kind == ENTRY_ADDR) {
-			src = memcmp(key, v->src, alen) == 0;
+		if (found[i].kind == ENTRY_ADDR) {
+			src = memcmp(found[i].key, v->src, alen) == 0;
 			dst = !src;
-		} else if (e->hits[i].kind == ENTRY_NET) {
-			src = in_prefix(key, v->src, alen);
-			dst = !src && in_prefix(key, v->dst, alen);
+		} else if (found[i].kind == ENTRY_NET) {
+			src = in_prefix(found[i].key, v->src, alen);
+			dst = !src && in_prefix(found[i].key, v->dst, alen);
 		}
 		if (src)
 			block_one(e, v->src, v->family, ep);
@@ -98,10 +94,39 @@ static void block_addresses(struct engine *e, const struct packet_view *v, size_
 	}
 }
 
+void engine_report(struct engine *e, const struct capture_packet *p, const struct packet_view *v,
+		   const struct match_found *found, size_t n, const char *source, bool live, bool drop)
+{
+	char err[256];
+
+	label_hits(e, found, n);
+	struct event_packet ep = {
+		.ts = p->ts, .index = p->index, .link = p->link, .frame = p->frame,
+		.caplen = p->caplen, .wirelen = p->wirelen, .view = v,
+		.filename = live ? NULL : source, .interface = live ? source : NULL, .dropped = drop,
+		.labels = e->labels,
+	};
+	if (e->block && live)
+		block_addresses(e, v, found, n, &ep);
+	if (e->flows) {
+		if ((n = first_on_flow(e, v, p->ts.tv_sec, found, n)) == 0)
+			return;
+		found = e->found;
+	}
+	ep.top = most_severe(e, n);
+	if (e->thresholds && !thresholds_pass(e->thresholds, 1, e->labels[ep.top].sid, v, p->ts.tv_sec)) {
+		e->stats.alerts_thresholded++;
+		return;
+	}
+	if (events_write(e->events, &ep, found, n, err, sizeof(err)) < 0) {
+		e->stats.event_errors++;
+		log_limited(&e->event_errors_logged, 60, LOG_LEVEL_ERROR, "%s", err);
+	}
+}
+
 bool engine_packet(struct engine *e, const struct capture_packet *p, const char *source, bool live)
 {
 	struct packet_view v;
-	char err[256];
 
 	packet_parse(p->link, p->frame, p->caplen, p->wirelen, &v);
 	stats_count(&e->stats, p->wirelen, v.status);
@@ -109,31 +134,9 @@ bool engine_packet(struct engine *e, const struct capture_packet *p, const char 
 	if (n == 0)
 		return false;
 	e->stats.matched_packets++;
-	label_hits(e, n);
+	matcher_found(e->matcher, e->hits, n, e->found);
 	/* The verdict comes before any alert is left out: suppressing an alert never lets a packet through. */
-	bool drop = false;
-	for (size_t i = 0; i < n && e->inline_mode; i++)
-		drop = drop || e->labels[i].drop;
-	struct event_packet ep = {
-		.ts = p->ts, .index = p->index, .link = p->link, .frame = p->frame,
-		.caplen = p->caplen, .wirelen = p->wirelen, .view = &v,
-		.filename = live ? NULL : source, .interface = live ? source : NULL, .dropped = drop,
-		.labels = e->labels,
-	};
-	if (e->block && live)
-		block_addresses(e, &v, n, &ep);
-	if (e->flows && (n = first_on_flow(e, &v, p->ts.tv_sec, n)) == 0)
-		return drop;
-	ep.top = most_severe(e, n);
-	if (e->thresholds) {
-		if (!thresholds_pass(e->thresholds, 1, e->labels[ep.top].sid, &v, p->ts.tv_sec)) {
-			e->stats.alerts_thresholded++;
-			return drop;
-		}
-	}
-	if (events_write(e->events, &ep, e->matcher, e->hits, n, err, sizeof(err)) < 0) {
-		e->stats.event_errors++;
-		log_limited(&e->event_errors_logged, 60, LOG_LEVEL_ERROR, "%s", err);
-	}
+	bool drop = e->inline_mode && engine_drops(e->drop_holders, e->found, n);
+	engine_report(e, p, &v, e->found, n, source, live, drop);
 	return drop;
 }

@@ -18,6 +18,7 @@ struct engine {
 	struct flows *flows;       /* not owned; NULL: every matching packet alerts */
 	struct thresholds *thresholds; /* not owned; NULL: no threshold or suppress rules */
 	bool inline_mode;          /* packets are judged: a match of a dropping list drops */
+	uint32_t drop_holders;     /* the holders (lists) whose matches are dropped, inline */
 	/* Blocking an address (into an nftables set), for matches of dropping lists; NULL: none. */
 	int (*block)(void *ctx, const uint8_t *addr, int family);
 	void *block_ctx;
@@ -26,15 +27,34 @@ struct engine {
 	void *label_ctx;
 	struct stats stats;
 	struct match_hit hits[MATCH_MAX_HITS];
-	struct event_label labels[MATCH_MAX_HITS]; /* hits[i]'s, found once a packet */
+	struct match_found found[MATCH_MAX_HITS];  /* hits[i]'s entries */
+	struct event_label labels[MATCH_MAX_HITS]; /* found[i]'s, found once a packet */
 	struct log_limit event_errors_logged;
 };
 
 /*
  * Handle one captured packet from source (a file name, or an interface or
- * queue when live). Returns whether to drop it: inline, when a confirmed
- * match's list drops what it matches.
+ * queue when live): parse, check, and engine_report a match. Returns whether
+ * to drop it: inline, when a confirmed match's entry is held by a dropping list.
  */
 bool engine_packet(struct engine *e, const struct capture_packet *p, const char *source, bool live);
+
+/* Whether a packet with these hits is dropped: one of them is held by a list in drop_holders. */
+static inline bool engine_drops(uint32_t drop_holders, const struct match_found *found, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (found[i].holders & drop_holders)
+			return true;
+	return false;
+}
+
+/*
+ * What follows a match, for a packet parsed as v with n confirmed hits
+ * (found; their keys stay the caller's) and judged dropped or not: labels,
+ * the blocking set, once-per-flow, thresholds and the event. A worker thread
+ * judges its packets; the loop reports them here.
+ */
+void engine_report(struct engine *e, const struct capture_packet *p, const struct packet_view *v,
+		   const struct match_found *found, size_t n, const char *source, bool live, bool drop);
 
 #endif

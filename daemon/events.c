@@ -256,8 +256,8 @@ static struct match_shape *match_for(struct events *ev, bool with_offset, size_t
 
 
 /* The event's JSON object, owned by ev: valid until the next event. */
-static json_t *event_json(struct events *ev, const struct event_packet *p,
-			  const struct matcher *m, const struct match_hit *hits, size_t n)
+static json_t *event_json(struct events *ev, const struct event_packet *p, const struct match_found *hits,
+			  size_t n)
 {
 	const struct packet_view *v = p->view;
 	unsigned bits = (p->interface ? SHAPE_LIVE : 0) | (v->family ? SHAPE_IP : 0) |
@@ -291,13 +291,10 @@ static json_t *event_json(struct events *ev, const struct event_packet *p,
 	}
 	json_array_clear(s->matches);
 	for (size_t i = 0; i < n; i++) {
-		const uint8_t *key;
-		size_t len;
 		bool sig = hits[i].kind == ENTRY_SIG;
 		struct match_shape *ms = match_for(ev, sig, i);
-		matcher_hit_key(m, &hits[i], &key, &len);
 		set_ascii(ms->kind, entry_kind_name(hits[i].kind));
-		set_ascii(ms->entry, entry_format_value(hits[i].kind, key, len, ev->text, ENTRY_TEXT_MAX));
+		set_ascii(ms->entry, entry_format_value(hits[i].kind, hits[i].key, hits[i].len, ev->text, ENTRY_TEXT_MAX));
 		set_name(ms->list, p->labels[i].list);
 		if (sig)
 			json_integer_set(ms->offset, hits[i].offset);
@@ -377,12 +374,12 @@ uint64_t events_sink_refused(const struct events *ev)
 	return ev->sink_refused;
 }
 
-int events_write(struct events *ev, const struct event_packet *p, const struct matcher *m,
-		 const struct match_hit *hits, size_t n, char *err, size_t errlen)
+int events_write(struct events *ev, const struct event_packet *p, const struct match_found *hits, size_t n,
+		 char *err, size_t errlen)
 {
 	int rc = 0;
 
-	if ((ev->json || ev->sink) && write_line(ev, event_json(ev, p, m, hits, n)) < 0) {
+	if ((ev->json || ev->sink) && write_line(ev, event_json(ev, p, hits, n)) < 0) {
 		error_set(err, errlen, "cannot write an event: %s", strerror(errno));
 		rc = -1;
 	}

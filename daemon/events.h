@@ -35,7 +35,6 @@ struct event_label {
 	char category[ENTRY_CATEGORY_MAX]; /* "" for none */
 	unsigned severity, rev;
 	uint32_t sid;
-	bool drop;                 /* the entry's list drops what it matches */
 };
 
 /* Fill *out for entry (kind, key) with these holders (match.h); false: use the defaults. */
@@ -55,8 +54,8 @@ struct events *events_open(const char *json_path, const char *pcap_path, unsigne
  * labels (p->labels). Returns 0, or -1 with a message (a write error; the
  * caller reports it).
  */
-int events_write(struct events *ev, const struct event_packet *p, const struct matcher *m,
-		 const struct match_hit *hits, size_t n, char *err, size_t errlen);
+int events_write(struct events *ev, const struct event_packet *p, const struct match_found *hits, size_t n,
+		 char *err, size_t errlen);
 
 /*
  * Where events go before the file: sink takes each line (with its newline)

@@ -121,8 +121,10 @@ struct filter *filter_clone(const struct filter *f)
 {
 	struct filter *copy = filter_new(&f->params, &f->key, NULL, 0);
 
-	if (copy != NULL)
+	if (copy != NULL) {
 		memcpy(copy->words, f->words, f->nwords * 8);
+		copy->kernel = f->kernel;
+	}
 	return copy;
 }
 

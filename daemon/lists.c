@@ -27,6 +27,16 @@ int lists_find(const struct lists *ls, const char *name)
 	return -1;
 }
 
+uint32_t lists_dropping(const struct lists *ls)
+{
+	uint32_t mask = 0;
+
+	for (int i = 0; i < LISTS_SLOTS; i++)
+		if (ls->slot[i].name[0] && ls->slot[i].cfg && ls->slot[i].cfg->action == LIST_ACTION_DROP)
+			mask |= 1u << i;
+	return mask;
+}
+
 int lists_configure(struct lists *ls, struct matcher *m, const struct config *cfg, char *err,
 		    size_t errlen)
 {

@@ -70,29 +70,69 @@ void matcher_free(struct matcher *m)
 	free(m);
 }
 
+static int keyed_filter_copy(struct keyed_filter *dst, const struct keyed_filter *src)
+{
+	*dst = (struct keyed_filter){ .key = src->key, .groups_valid = src->groups_valid, .changes = src->changes };
+	dst->store = store_clone(src->store);
+	if (src->counting)
+		dst->counting = counting_clone(src->counting);
+	return dst->store == NULL || (src->counting && dst->counting == NULL) ? -1 : 0;
+}
+
+struct matcher *matcher_clone(const struct matcher *m)
+{
+	struct matcher *c = malloc(sizeof(*c));
+	bool failed = false;
+
+	if (c == NULL)
+		return NULL;
+	*c = *m;
+	c->rebuilding = NULL;
+	c->addr.store = c->sig.store = NULL;
+	c->addr.counting = c->sig.counting = NULL;
+	c->addr.log = c->sig.log = NULL;
+	c->heads = array_dup(m->heads, m->window_cap * sizeof(*m->heads), &failed);
+	c->words = array_dup(m->words, m->window_cap * sizeof(*m->words), &failed);
+	c->sigs = array_dup(m->sigs, m->sigs_cap * sizeof(*m->sigs), &failed);
+	c->scan = sigscan_clone(m->scan);
+	c->own = (struct match_scratch){ 0 };
+	c->sig_arena = (struct arena){ 0 };
+	if (failed || c->scan == NULL || keyed_filter_copy(&c->addr, &m->addr) < 0 ||
+	    keyed_filter_copy(&c->sig, &m->sig) < 0 || arena_copy(&c->sig_arena, &m->sig_arena) < 0) {
+		matcher_free(c);
+		return NULL;
+	}
+	return c;
+}
+
+uint64_t matcher_changes(const struct matcher *m)
+{
+	return m->changes;
+}
+
 /* ---- per packet ---- */
 
-static size_t add_hit(struct matcher *m, struct match_hit *hits, size_t n, size_t max,
+static size_t add_hit(struct match_scratch *sc, struct match_hit *hits, size_t n, size_t max,
 		      enum entry_kind kind, uint32_t id, uint32_t offset)
 {
 	for (size_t i = 0; i < n; i++)
 		if (hits[i].kind == kind && hits[i].id == id)
 			return n; /* each entry once a packet */
 	if (n == max) {
-		m->hits_dropped++; /* matched, but past what one event reports */
+		sc->hits_dropped++; /* matched, but past what one event reports */
 		return n;
 	}
 	hits[n] = (struct match_hit){ kind, id, offset };
 	return n + 1;
 }
 
-static size_t put_probe(struct matcher *m, size_t n, enum entry_kind kind, const uint8_t *key,
+static size_t put_probe(struct match_scratch *sc, size_t n, enum entry_kind kind, const uint8_t *key,
 			size_t len, struct hash128 h)
 {
-	m->probe_key[n] = key;
-	m->probe_len[n] = (uint8_t)len;
-	m->probe_kind[n] = (uint8_t)kind;
-	m->probe_hash[n] = h;
+	sc->probe_key[n] = key;
+	sc->probe_len[n] = (uint8_t)len;
+	sc->probe_kind[n] = (uint8_t)kind;
+	sc->probe_hash[n] = h;
 	return n + 1;
 }
 
@@ -112,16 +152,16 @@ static void net_key_of(const uint8_t *addr, size_t alen, unsigned plen, uint8_t 
 	memcpy(k + 1, w, 16);
 }
 
-static size_t put_net_probe(struct matcher *m, size_t n, const uint8_t *addr, size_t alen,
+static size_t put_net_probe(const struct matcher *m, struct match_scratch *sc, size_t n, const uint8_t *addr, size_t alen,
 			    unsigned plen)
 {
-	uint8_t *k = m->net_key[n];
+	uint8_t *k = sc->net_key[n];
 
 	net_key_of(addr, alen, plen, k);
-	return put_probe(m, n, ENTRY_NET, k, 1 + alen, addr_hash(m, ENTRY_NET, k, 1 + alen));
+	return put_probe(sc, n, ENTRY_NET, k, 1 + alen, addr_hash(m, ENTRY_NET, k, 1 + alen));
 }
 
-static size_t check_addresses(struct matcher *m, const struct packet_view *v,
+static size_t check_addresses(const struct matcher *m, struct match_scratch *sc, const struct packet_view *v,
 			      struct match_hit *hits, size_t n, size_t max)
 {
 	size_t alen = v->family == 4 ? 4 : 16, probes = 0;
@@ -130,37 +170,37 @@ static size_t check_addresses(struct matcher *m, const struct packet_view *v,
 	if (m->kind_entries[ENTRY_ADDR] || m->kind_entries[ENTRY_PAIR]) {
 		struct hash128 hs = one_addr_hash(m, v->src, alen), hd = one_addr_hash(m, v->dst, alen);
 		if (m->kind_entries[ENTRY_ADDR]) {
-			probes = put_probe(m, probes, ENTRY_ADDR, v->src, alen, hs);
-			probes = put_probe(m, probes, ENTRY_ADDR, v->dst, alen, hd);
+			probes = put_probe(sc, probes, ENTRY_ADDR, v->src, alen, hs);
+			probes = put_probe(sc, probes, ENTRY_ADDR, v->dst, alen, hd);
 		}
 		/* Source and destination are adjacent in both IP headers: the pair key is already there. */
 		if (m->kind_entries[ENTRY_PAIR] && v->dst == v->src + alen)
-			probes = put_probe(m, probes, ENTRY_PAIR, v->src, 2 * alen, pair_hash(hs, hd));
+			probes = put_probe(sc, probes, ENTRY_PAIR, v->src, 2 * alen, pair_hash(hs, hd));
 	}
 	for (unsigned i = 0; i < m->n_net_lens[v6]; i++) {
-		probes = put_net_probe(m, probes, v->src, alen, m->net_lens[v6][i]);
-		probes = put_net_probe(m, probes, v->dst, alen, m->net_lens[v6][i]);
+		probes = put_net_probe(m, sc, probes, v->src, alen, m->net_lens[v6][i]);
+		probes = put_net_probe(m, sc, probes, v->dst, alen, m->net_lens[v6][i]);
 	}
-	filter_query_batch(counting_filter(m->addr.counting), m->probe_hash, probes, m->probe_hit);
+	filter_query_batch(counting_filter(m->addr.counting), sc->probe_hash, probes, sc->probe_hit);
 	for (size_t i = 0; i < probes; i++) {
-		enum entry_kind kind = m->probe_kind[i];
-		struct match_counters *c = &m->counters[kind];
+		enum entry_kind kind = sc->probe_kind[i];
+		struct match_counters *c = &sc->counters[kind];
 		c->probes++;
-		if (!m->probe_hit[i])
+		if (!sc->probe_hit[i])
 			continue;
 		c->positives++;
-		ssize_t at = store_find(m->addr.store, m->probe_hash[i], (uint8_t)kind,
-					m->probe_key[i], m->probe_len[i]);
+		ssize_t at = store_find(m->addr.store, sc->probe_hash[i], (uint8_t)kind,
+					sc->probe_key[i], sc->probe_len[i]);
 		if (at < 0)
 			continue;
 		c->confirmed++;
-		n = add_hit(m, hits, n, max, kind, (uint32_t)at, 0);
+		n = add_hit(sc, hits, n, max, kind, (uint32_t)at, 0);
 	}
 	return n;
 }
 
 /* A window the filter accepted: find it exactly, then every signature that starts with it. */
-static size_t confirm_window(struct matcher *m, const uint8_t *payload, size_t len, size_t at,
+static size_t confirm_window(const struct matcher *m, struct match_scratch *sc, const uint8_t *payload, size_t len, size_t at,
 			     struct hash128 h, struct match_hit *hits, size_t n, size_t max)
 {
 	ssize_t index = store_find(m->sig.store, h, 0, payload + at, m->cfg.window);
@@ -172,15 +212,15 @@ static size_t confirm_window(struct matcher *m, const uint8_t *payload, size_t l
 		const struct sig_entry *s = &m->sigs[id];
 		if (at + s->len <= len && memcmp(m->sig_arena.bytes + s->offset, payload + at, s->len) == 0) {
 			matched = true;
-			n = add_hit(m, hits, n, max, ENTRY_SIG, id, (uint32_t)at);
+			n = add_hit(sc, hits, n, max, ENTRY_SIG, id, (uint32_t)at);
 		}
 	}
-	m->counters[ENTRY_SIG].confirmed += matched;
+	sc->counters[ENTRY_SIG].confirmed += matched;
 	return n;
 }
 
 /* Level 1 picks the candidate positions; the signature filter and then the store confirm. */
-static size_t check_signatures(struct matcher *m, const uint8_t *p, size_t len,
+static size_t check_signatures(const struct matcher *m, struct match_scratch *sc, const uint8_t *p, size_t len,
 			       struct match_hit *hits, size_t n, size_t max)
 {
 	const struct filter *f = counting_filter(m->sig.counting);
@@ -190,29 +230,66 @@ static size_t check_signatures(struct matcher *m, const uint8_t *p, size_t len,
 	for (size_t from = 0; from < positions;) {
 		size_t count = sigscan_candidates(m->scan, p, positions, from, candidates, SIG_CHUNK, &from);
 		for (size_t j = 0; j < count; j++)
-			m->probe_hash[j] = sigscan_hash(m->scan, sigscan_word(m->scan, p + candidates[j]));
-		filter_query_batch(f, m->probe_hash, count, m->probe_hit);
+			sc->probe_hash[j] = sigscan_hash(m->scan, sigscan_word(m->scan, p + candidates[j]));
+		filter_query_batch(f, sc->probe_hash, count, sc->probe_hit);
 		for (size_t j = 0; j < count; j++) {
-			if (!m->probe_hit[j])
+			if (!sc->probe_hit[j])
 				continue;
-			m->counters[ENTRY_SIG].positives++;
-			n = confirm_window(m, p, len, candidates[j], m->probe_hash[j], hits, n, max);
+			sc->counters[ENTRY_SIG].positives++;
+			n = confirm_window(m, sc, p, len, candidates[j], sc->probe_hash[j], hits, n, max);
 		}
 	}
-	m->counters[ENTRY_SIG].probes += positions;
+	sc->counters[ENTRY_SIG].probes += positions;
+	return n;
+}
+
+size_t matcher_check_with(const struct matcher *m, struct match_scratch *sc, const struct packet_view *v,
+			  struct match_hit *hits, size_t max)
+{
+	size_t n = 0;
+
+	if (v->family != 0 && m->addr.counting != NULL)
+		n = check_addresses(m, sc, v, hits, n, max);
+	if (v->payload != NULL && m->sig.counting != NULL && v->payload_len >= m->cfg.window)
+		n = check_signatures(m, sc, v->payload, v->payload_len, hits, n, max);
 	return n;
 }
 
 size_t matcher_check(struct matcher *m, const struct packet_view *v, struct match_hit *hits,
 		     size_t max)
 {
-	size_t n = 0;
+	return matcher_check_with(m, &m->own, v, hits, max);
+}
 
-	if (v->family != 0 && m->addr.counting != NULL)
-		n = check_addresses(m, v, hits, n, max);
-	if (v->payload != NULL && m->sig.counting != NULL && v->payload_len >= m->cfg.window)
-		n = check_signatures(m, v->payload, v->payload_len, hits, n, max);
-	return n;
+struct match_scratch *matcher_scratch_new(void)
+{
+	return calloc(1, sizeof(struct match_scratch));
+}
+
+void matcher_scratch_free(struct match_scratch *sc)
+{
+	free(sc);
+}
+
+const struct match_counters *matcher_scratch_counters(const struct match_scratch *sc, enum entry_kind kind)
+{
+	return &sc->counters[kind];
+}
+
+uint64_t matcher_scratch_hits_dropped(const struct match_scratch *sc)
+{
+	return sc->hits_dropped;
+}
+
+void matcher_found(const struct matcher *m, const struct match_hit *hits, size_t n, struct match_found *out)
+{
+	for (size_t i = 0; i < n; i++) {
+		size_t len;
+		out[i] = (struct match_found){ .kind = hits[i].kind, .offset = hits[i].offset,
+					       .holders = matcher_hit_holders(m, &hits[i]) };
+		matcher_hit_key(m, &hits[i], &out[i].key, &len);
+		out[i].len = (uint16_t)len;
+	}
 }
 
 void matcher_hit_key(const struct matcher *m, const struct match_hit *hit, const uint8_t **key,
@@ -234,12 +311,12 @@ uint32_t matcher_hit_holders(const struct matcher *m, const struct match_hit *hi
 
 const struct match_counters *matcher_counters(const struct matcher *m, enum entry_kind kind)
 {
-	return &m->counters[kind];
+	return &m->own.counters[kind];
 }
 
 uint64_t matcher_hits_dropped(const struct matcher *m)
 {
-	return m->hits_dropped;
+	return m->own.hits_dropped;
 }
 
 uint64_t matcher_entries(const struct matcher *m, enum entry_kind kind)
@@ -251,6 +328,7 @@ int matcher_set_simd(struct matcher *m, enum simd_level level)
 {
 	if (!simd_cpu_has(level))
 		return -1;
+	m->changes++;
 	m->simd = level;
 	if (m->scan)
 		sigscan_set_simd(m->scan, level);

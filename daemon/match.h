@@ -75,6 +75,16 @@ struct matcher *matcher_new(const struct match_config *cfg, char *err, size_t er
 void matcher_free(struct matcher *m);
 
 /*
+ * A copy of m that shares no memory with it (entries, filters, secrets and
+ * kernels; not a rebuild in progress, nor m's counters), to be checked
+ * against by other threads while m changes; NULL without memory.
+ */
+struct matcher *matcher_clone(const struct matcher *m);
+
+/* Grows by one or more at every change of entries, filters or kernels: whether a copy is behind. */
+uint64_t matcher_changes(const struct matcher *m);
+
+/*
  * Every entry has holders, a set of up to 32 (the bits of a uint32_t; the
  * daemon gives bit 0 to operators' entries and one bit to each entry list).
  * An entry stays while anyone holds it: a reference count that cannot count
@@ -195,6 +205,29 @@ bool matcher_rebuild_wanted(const struct matcher *m, double fpr_target);
  */
 size_t matcher_check(struct matcher *m, const struct packet_view *v, struct match_hit *hits,
 		     size_t max);
+
+/*
+ * matcher_check for one of several threads checking against one matcher that
+ * no one changes meanwhile: the probes' scratch and the counters are the
+ * thread's own (matcher_scratch_new).
+ */
+struct match_scratch;
+struct match_scratch *matcher_scratch_new(void);
+void matcher_scratch_free(struct match_scratch *sc);
+size_t matcher_check_with(const struct matcher *m, struct match_scratch *sc, const struct packet_view *v,
+			  struct match_hit *hits, size_t max);
+const struct match_counters *matcher_scratch_counters(const struct match_scratch *sc, enum entry_kind kind);
+uint64_t matcher_scratch_hits_dropped(const struct match_scratch *sc);
+
+/* A hit with what reporting needs of its entry; key points into the matcher (valid until it changes). */
+struct match_found {
+	enum entry_kind kind;
+	uint32_t offset;           /* sig: first offset in the scanned payload */
+	uint32_t holders;
+	const uint8_t *key;
+	uint16_t len;
+};
+void matcher_found(const struct matcher *m, const struct match_hit *hits, size_t n, struct match_found *out);
 
 /* The key of a hit's entry, for reporting. */
 void matcher_hit_key(const struct matcher *m, const struct match_hit *hit, const uint8_t **key,

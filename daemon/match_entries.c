@@ -211,6 +211,7 @@ nomem:
 
 int matcher_hold(struct matcher *m, const struct entry *e, uint32_t holders, char *err, size_t errlen)
 {
+	m->changes++;
 	if (e->kind == ENTRY_SIG)
 		return add_signature(m, e, -1, holders, err, errlen);
 	return add_address(m, e, -1, holders, err, errlen);
@@ -229,6 +230,7 @@ int matcher_add_restored(struct matcher *m, const struct entry *e, unsigned grou
 			  "group %u is out of range", group);
 		return -1;
 	}
+	m->changes++;
 	if (e->kind == ENTRY_SIG)
 		return add_signature(m, e, (int)group, MATCH_HOLDER_DEFAULT, err, errlen);
 	return add_address(m, e, (int)group, MATCH_HOLDER_DEFAULT, err, errlen);
@@ -319,6 +321,7 @@ static int remove_signature(struct matcher *m, const struct entry *e)
 
 int matcher_remove(struct matcher *m, const struct entry *e)
 {
+	m->changes++;
 	return e->kind == ENTRY_SIG ? remove_signature(m, e) : remove_address(m, e);
 }
 
@@ -379,6 +382,7 @@ int matcher_release(struct matcher *m, const struct entry *e, uint32_t holders, 
 	if (held == 0)
 		return 1;
 	*left = held & ~holders;
+	m->changes++;
 	set_holders(m, e, *left);
 	return 0;
 }
@@ -400,6 +404,7 @@ uint64_t matcher_rehold(struct matcher *m, uint32_t from, uint32_t to, uint64_t 
 	static struct entry e;
 	uint64_t dropped = 0, got = 0;
 
+	m->changes++;
 	/* Downwards: a removal moves the last entry (or window) into the hole, which was seen already. */
 	for (size_t i = store_count(m->addr.store); i-- > 0;) {
 		uint32_t h = store_holders(m->addr.store, i), out = reheld(h, from, to);

@@ -36,6 +36,18 @@ struct store_op {
 	uint64_t word;             /* add to the signature filter: the window's word */
 };
 
+/* One checking thread's probes (no allocation per packet) and counters. */
+struct match_scratch {
+	struct match_counters counters[MATCH_KINDS];
+	uint64_t hits_dropped;
+	const uint8_t *probe_key[ADDR_PROBES];   /* into the packet, or into net_key */
+	uint8_t probe_len[ADDR_PROBES];
+	uint8_t probe_kind[ADDR_PROBES];
+	struct hash128 probe_hash[MAX_PROBES];
+	bool probe_hit[MAX_PROBES];
+	uint8_t net_key[ADDR_PROBES][24];       /* by probe number: prefix length + network, whole words */
+};
+
 /* Counting store plus the bookkeeping both filters share. */
 struct keyed_filter {
 	struct hash_key key;
@@ -76,16 +88,8 @@ struct matcher {
 	uint32_t free_sigs;        /* removed ids, chained through next; reused first */
 	struct arena sig_arena;    /* the signatures' bytes */
 
-	struct match_counters counters[MATCH_KINDS];
-	uint64_t hits_dropped;
-
-	/* Scratch for one packet's probes (no allocation per packet). */
-	const uint8_t *probe_key[ADDR_PROBES];   /* into the packet, or into net_key */
-	uint8_t probe_len[ADDR_PROBES];
-	uint8_t probe_kind[ADDR_PROBES];
-	struct hash128 probe_hash[MAX_PROBES];
-	bool probe_hit[MAX_PROBES];
-	uint8_t net_key[ADDR_PROBES][24];       /* by probe number: prefix length + network, whole words */
+	uint64_t changes;          /* matcher_changes */
+	struct match_scratch own;  /* matcher_check's */
 };
 
 /*

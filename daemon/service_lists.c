@@ -171,6 +171,7 @@ unsigned service_lists_load(struct service *s, const struct config *cfg, bool st
 		log_error("lists: %s", err);
 		return 1;
 	}
+	s->engine.drop_holders = lists_dropping(&s->lists);
 	for (int i = 1; i < LISTS_SLOTS; i++) {
 		if (s->lists.slot[i].name[0] == '\0')
 			continue;
@@ -193,8 +194,7 @@ static bool label_entry(void *ctx, enum entry_kind kind, const uint8_t *key, siz
 	if (l == NULL)
 		return false;
 	*out = (struct event_label){ .list = l->name, .signature = l->cfg->signature, .severity = labels.severity,
-				     .sid = l->cfg->sid, .rev = l->version ? l->version : 1,
-				     .drop = l->cfg->action == LIST_ACTION_DROP };
+				     .sid = l->cfg->sid, .rev = l->version ? l->version : 1};
 	memcpy(out->category, labels.category, sizeof(out->category));
 	return true;
 }

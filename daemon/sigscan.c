@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arena.h"
 #include "error.h"
 #include "rng.h"
 #include "simd.h"
@@ -57,6 +58,22 @@ void sigscan_free(struct sigscan *s)
 		return;
 	free(s->words);
 	free(s);
+}
+
+struct sigscan *sigscan_clone(const struct sigscan *s)
+{
+	struct sigscan *copy = malloc(sizeof(*copy));
+	bool failed = false;
+
+	if (copy == NULL)
+		return NULL;
+	*copy = *s;
+	copy->words = array_dup(s->words, (sizeof(*s->words)) << s->index_bits, &failed);
+	if (failed) {
+		free(copy);
+		return NULL;
+	}
+	return copy;
 }
 
 static inline uint64_t load_le(const uint8_t *p, size_t n)

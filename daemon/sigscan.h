@@ -35,6 +35,8 @@ struct sigscan;
 /* A scanner for windows of W (1..64) bytes, keyed from key's secret. */
 struct sigscan *sigscan_new(unsigned window, const struct hash_key *key, char *err, size_t errlen);
 void sigscan_free(struct sigscan *s);
+/* A copy of s; NULL without memory. */
+struct sigscan *sigscan_clone(const struct sigscan *s);
 
 /* The W bytes at p folded into one word. */
 uint64_t sigscan_word(const struct sigscan *s, const uint8_t *p);

@@ -36,6 +36,26 @@ void store_free(struct store *s)
 	free(s);
 }
 
+struct store *store_clone(const struct store *s)
+{
+	struct store *c = calloc(1, sizeof(*c));
+	bool failed = false;
+
+	if (c == NULL)
+		return NULL;
+	c->count = c->cap = s->count;
+	c->nslots = s->nslots;
+	c->hashes = array_dup(s->hashes, s->count * sizeof(*s->hashes), &failed);
+	c->groups = array_dup(s->groups, s->count * sizeof(*s->groups), &failed);
+	c->items = array_dup(s->items, s->count * sizeof(*s->items), &failed);
+	c->slots = array_dup(s->slots, s->nslots * sizeof(*s->slots), &failed);
+	if (failed || arena_copy(&c->arena, &s->arena) < 0) {
+		store_free(c);
+		return NULL;
+	}
+	return c;
+}
+
 size_t store_count(const struct store *s)
 {
 	return s->count;

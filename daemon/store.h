@@ -45,6 +45,9 @@ struct store {
 struct store *store_new(void);
 void store_free(struct store *s);
 
+/* A copy of s that shares nothing with it, or NULL without memory. */
+struct store *store_clone(const struct store *s);
+
 size_t store_count(const struct store *s);
 
 /* Index of the entry (kind, bytes), or -1 if absent. */

@@ -107,6 +107,40 @@ static bool model_matches(const struct entry *e, const struct packet_view *v, ui
 	}
 }
 
+/* A copy the workers would read: taken now and then, it answers as m does until m changes. */
+struct clone_check {
+	struct matcher *m;
+	struct match_scratch *scratch;
+	uint64_t changes;          /* m's when copied */
+};
+
+static void check_clone(struct matcher *m, struct clone_check *c, const struct packet_view *v,
+			const struct match_hit *hits, size_t n, int i)
+{
+	struct match_hit theirs[MATCH_MAX_HITS];
+	struct match_found mine[MATCH_MAX_HITS], found[MATCH_MAX_HITS];
+
+	if (i % 97 == 0) {
+		matcher_free(c->m);
+		c->m = matcher_clone(m);
+		assert_non_null(c->m);
+		c->changes = matcher_changes(m);
+	}
+	if (c->m == NULL || matcher_changes(m) != c->changes)
+		return;
+	assert_int_equal(matcher_check_with(c->m, c->scratch, v, theirs, MATCH_MAX_HITS), n);
+	matcher_found(m, hits, n, mine);
+	matcher_found(c->m, theirs, n, found);
+	for (size_t h = 0; h < n; h++) {
+		assert_int_equal(found[h].kind, mine[h].kind);
+		assert_int_equal(found[h].holders, mine[h].holders);
+		assert_int_equal(found[h].offset, mine[h].offset);
+		assert_int_equal(found[h].len, mine[h].len);
+		assert_memory_equal(found[h].key, mine[h].key, mine[h].len);
+		assert_ptr_not_equal(found[h].key, mine[h].key); /* its own memory */
+	}
+}
+
 static void run(enum filter_layout layout, unsigned c, uint64_t seed, enum simd_level simd, bool rebuilds)
 {
 	struct match_rebuild *job = NULL;
@@ -117,6 +151,7 @@ static void run(enum filter_layout layout, unsigned c, uint64_t seed, enum simd_
 	struct rng r;
 	static uint8_t frame[SYNTH_MAX_FRAME], payload[64];
 	struct match_hit hits[MATCH_MAX_HITS];
+	struct clone_check clone = { .scratch = matcher_scratch_new() };
 
 	assert_non_null(m);
 	rng_seed(&r, seed);
@@ -203,7 +238,10 @@ static void run(enum filter_layout layout, unsigned c, uint64_t seed, enum simd_
 					 i, j, entry_kind_name(model.e[j].kind));
 		}
 		assert_int_equal(n, expected); /* and nothing else: no false alert */
+		check_clone(m, &clone, &v, hits, n, i);
 	}
+	matcher_free(clone.m);
+	matcher_scratch_free(clone.scratch);
 	/* The filters were small on purpose: confirmation had work to do. */
 	uint64_t unconfirmed = 0;
 	for (int k = ENTRY_ADDR; k <= ENTRY_SIG; k++) {
@@ -358,6 +396,37 @@ static void holders_keep_entries(void **state)
 	assert_int_equal(matcher_entries(m, ENTRY_SIG), 1);
 	assert_true(matcher_lookup(m, &e[4], &filter));
 	matcher_free(m);
+}
+
+/* A copy shares nothing: what happens to the original afterwards leaves it as it was. */
+static void clone_stands_alone(void **state)
+{
+	struct match_config cfg = { .layout = FILTER_BLOCKED, .choices = 2, .bits_per_entry = 16, .window = 4 };
+	struct matcher *m = matcher_new(&cfg, NULL, 0), *copy;
+	const char *texts[] = { "addr 192.0.2.1", "net 198.51.100.0/24", "pair 192.0.2.1 192.0.2.2", "sig \"abcdef\"" };
+	struct entry e[4];
+	bool filter;
+
+	(void)state;
+	for (int i = 0; i < 4; i++) {
+		e[i] = entry_of(texts[i]);
+		assert_int_equal(matcher_add(m, &e[i], NULL, 0), 0);
+	}
+	assert_int_equal(matcher_build(m, NULL, 0), 0);
+	uint64_t before = matcher_changes(m);
+	copy = matcher_clone(m);
+	assert_non_null(copy);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(matcher_remove(m, &e[i]), 0);
+	assert_true(matcher_changes(m) > before);
+	assert_int_equal(matcher_changes(copy), before);
+	for (int i = 0; i < 4; i++) {
+		assert_false(matcher_lookup(m, &e[i], &filter));
+		assert_true(matcher_lookup(copy, &e[i], &filter));
+		assert_true(filter);
+	}
+	matcher_free(m);
+	matcher_free(copy);
 }
 
 /* Hundreds of signatures behind one window: every one is found (the chain outlives growth). */
@@ -630,6 +699,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(long_payload_signatures),
 	cmocka_unit_test(signature_filter_sized_by_its_own_bits),
 	cmocka_unit_test(holders_keep_entries),
+	cmocka_unit_test(clone_stands_alone),
 };
 
 TEST_MAIN("match", tests)
