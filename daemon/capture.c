@@ -1,8 +1,11 @@
 /* capture.c - libpcap sources (live interfaces and pcap files) inside the libevent loop. */
 #include "capture.h"
 
+#include <errno.h>
+#include <linux/if_packet.h>
 #include <pcap/pcap.h>
 #include <stdlib.h>
+#include <sys/socket.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -212,6 +215,23 @@ static int activate(struct capture *cap, const struct capture_live_options *o, c
 	return 0;
 }
 
+/*
+ * By flow hash, so a flow's packets stay with one member; defragmented first,
+ * so a fragment goes where its flow does.
+ */
+static int join_fanout(struct capture *cap, unsigned group, char *err, size_t errlen)
+{
+	int arg = (int)(group & 0xffff) | (PACKET_FANOUT_HASH | PACKET_FANOUT_FLAG_DEFRAG) << 16;
+
+	if (group == 0)
+		return 0;
+	if (setsockopt(pcap_fileno(cap->pcap), SOL_PACKET, PACKET_FANOUT, &arg, sizeof(arg)) < 0) {
+		error_set(err, errlen, "%s: cannot join fanout group %u: %s", cap->name, group, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 struct capture *capture_open_live(struct event_base *base, const struct capture_live_options *o,
 				  const struct capture_callbacks *cb, char *err, size_t errlen)
 {
@@ -230,7 +250,8 @@ struct capture *capture_open_live(struct event_base *base, const struct capture_
 		error_set(err, errlen, "cannot capture on %s: %s", o->interface, errbuf);
 		goto fail;
 	}
-	if (activate(cap, o, err, errlen) < 0 || set_bpf(cap, o->bpf, err, errlen) < 0)
+	if (activate(cap, o, err, errlen) < 0 || set_bpf(cap, o->bpf, err, errlen) < 0 ||
+	    join_fanout(cap, o->fanout_group, err, errlen) < 0)
 		goto fail;
 	cap->link = pcap_datalink(cap->pcap);
 	if (pcap_setnonblock(cap->pcap, 1, errbuf) < 0 || (fd = pcap_get_selectable_fd(cap->pcap)) < 0) {

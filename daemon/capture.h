@@ -48,6 +48,8 @@ struct capture_live_options {
 	bool promisc;
 	uint64_t buffer_size;      /* 0: libpcap's default */
 	const char *bpf;           /* NULL: everything */
+	/* Non-zero: join this PACKET_FANOUT group (by flow hash), sharing the traffic with its other members. */
+	unsigned fanout_group;
 };
 
 /* NULL with a message (libpcap's own words) when the file cannot be opened or filtered. */

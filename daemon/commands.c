@@ -564,6 +564,8 @@ void commands_burst(void *service, bool replied)
 	struct service *s = service;
 	bool always = service_config(s)->fsync == CONFIG_FSYNC_ALWAYS;
 
+	/* Every worker checks against the change before it is acknowledged. */
+	service_publish(s);
 	/* fsync = always: durable before it is acknowledged; a load in progress acknowledges at its end */
 	int rc = service_sync(s, always && (replied || unacked.cl));
 	if (unacked.cl == NULL)

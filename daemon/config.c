@@ -59,6 +59,7 @@ struct config *config_defaults(void)
 		return NULL;
 	c->snaplen = 262144;
 	c->fail_open = true;
+	c->workers = 1;
 	c->promisc = true;
 	c->bits_per_entry = 16;
 	c->layout = FILTER_BLOCKED;
@@ -371,6 +372,10 @@ static int capture_key(struct loader *ld, const char *key, const char *value)
 		return config_set_bool(ld, key, value, &c->fail_open);
 	if (strcmp(key, "queue_maxlen") == 0)
 		return config_set_uint(ld, key, value, 0, 1u << 24, &c->queue_maxlen);
+	if (strcmp(key, "workers") == 0) {
+		ld->workers_line = ld->line;
+		return config_set_uint(ld, key, value, 1, CONFIG_MAX_WORKERS, &c->workers);
+	}
 	return -1;
 }
 
@@ -587,6 +592,10 @@ static void validate(struct loader *ld)
 			ld->interface_line, ld->file_line);
 	if (c->inline_mode && ld->interface_line)
 		config_problem(ld, "[capture] mode = inline takes its packets from netfilter queues (queue), not an interface");
+	ld->line = ld->workers_line;
+	if (c->inline_mode && c->workers > c->queue_last - c->queue_first + 1)
+		config_problem(ld, "[capture] workers = %u, but queue gives %u queue(s): each worker needs one at least",
+			       c->workers, c->queue_last - c->queue_first + 1);
 	ld->line = 0;
 	config_lists_validate(ld);
 	config_cluster_validate(ld);

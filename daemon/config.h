@@ -16,6 +16,7 @@ enum list_action { LIST_ACTION_ALERT, LIST_ACTION_DROP };
 #define LIST_NAME_MAX 64
 #define LIST_LOCAL "local"   /* the list of entries operators add with bloomctl */
 #define CONFIG_MAX_LISTS 31  /* the local list included */
+#define CONFIG_MAX_WORKERS 64 /* [capture] workers */
 
 /*
  * A named entry list ([list NAME], or [entries] file = PATH): where its
@@ -49,6 +50,7 @@ struct config {
 	unsigned queue_first, queue_last; /* queue = N or N-M */
 	bool fail_open;           /* a full queue accepts (NFQA_CFG_F_FAIL_OPEN) */
 	unsigned queue_maxlen;    /* packets a queue holds in the kernel; 0: its default */
+	unsigned workers;         /* threads checking live packets; 1: the event loop itself */
 	/* [filter] */
 	uint64_t memory;          /* bytes for all filters; 0: bits_per_entry */
 	double bits_per_entry;

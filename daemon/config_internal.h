@@ -21,7 +21,7 @@ struct loader {
 	const char *dir;           /* of the config file, for relative paths */
 	unsigned line;
 	unsigned problems;
-	unsigned memory_line, bpe_line, interface_line, file_line;
+	unsigned memory_line, bpe_line, interface_line, file_line, workers_line;
 	config_error_cb on_error;
 	void *ctx;
 };

@@ -238,13 +238,13 @@ static int run(struct service *s, const struct plan *p)
 		service_fail(s);
 	else if (!p->one_shot && !p->interface && !p->inline_mode)
 		log_info("waiting for commands on %s", service_config(s)->socket);
-	bool dropped = drop_privileges(service_config(s)) == 0;
-	if (dropped)
+	bool running = drop_privileges(service_config(s)) == 0 && service_run_workers(s) == 0;
+	if (running)
 		say_ready(s, p);
 	else
 		service_fail(s);
 	watchdog = notify_watchdog_start(base);
-	if (dropped && (service_exit_code(s) == 0 || p->one_shot)) /* one bad file: the others still run */
+	if (running && (service_exit_code(s) == 0 || p->one_shot)) /* one bad file: the others still run */
 		event_base_dispatch(base);
 	if (watchdog)
 		event_free(watchdog);

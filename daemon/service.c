@@ -123,13 +123,14 @@ static void report_packet_problems(struct service *s)
 	char text[768];
 	size_t len = 0;
 	time_t now = time(NULL);
-	uint64_t received, dropped, if_dropped;
+	struct workers_totals t;
 
 	if (now - s->problems_reported < PROBLEM_REPORT_SECONDS)
 		return;
+	service_packet_totals(s, &t);
 	for (int st = PACKET_OK + 1; st < PACKET_STATUS_COUNT; st++) {
-		uint64_t delta = s->engine.stats.status[st] - s->problems_seen[st];
-		s->problems_seen[st] = s->engine.stats.status[st];
+		uint64_t delta = t.stats.status[st] - s->problems_seen[st];
+		s->problems_seen[st] = t.stats.status[st];
 		if (delta == 0 || st == PACKET_NOT_IP || len >= sizeof(text) - 64)
 			continue;
 		len += (size_t)snprintf(text + len, sizeof(text) - len, "%s%llu %s", len ? ", " : "",
@@ -139,11 +140,10 @@ static void report_packet_problems(struct service *s)
 		log_warning("packets not checked in full since the last report: %s (see stats, parse)", text);
 		s->problems_reported = now;
 	}
-	if (s->live && capture_stats(s->live, &received, &dropped, &if_dropped) == 0 &&
-	    dropped + if_dropped > s->drops_seen) {
+	if (t.dropped + t.if_dropped > s->drops_seen) {
 		log_warning("the kernel dropped %llu packets since the last report (more [capture] buffer_size?)",
-			    (unsigned long long)(dropped + if_dropped - s->drops_seen));
-		s->drops_seen = dropped + if_dropped;
+			    (unsigned long long)(t.dropped + t.if_dropped - s->drops_seen));
+		s->drops_seen = t.dropped + t.if_dropped;
 		s->problems_reported = now;
 	}
 }
@@ -304,6 +304,7 @@ void service_stop(struct service *s)
 	if (s->journal)
 		service_sync(s, true);
 	journal_close(s->journal);
+	service_stop_workers(s); /* first: the matches left in their rings are reported */
 	capture_free(s->replaying);
 	capture_free(s->live);
 	inline_close(s->inline_queue);
@@ -418,15 +419,18 @@ uint64_t service_generation(const struct service *s)
 	return s->generation;
 }
 
-void service_counts(const struct service *s, uint64_t *packets, uint64_t *matched)
+void service_counts(struct service *s, uint64_t *packets, uint64_t *matched)
 {
-	*packets = s->engine.stats.packets;
-	*matched = s->engine.stats.matched_packets;
+	struct workers_totals t;
+
+	service_packet_totals(s, &t);
+	*packets = t.stats.packets;
+	*matched = t.stats.matched_packets;
 }
 
 bool service_is_live(const struct service *s)
 {
-	return s->live != NULL;
+	return s->live != NULL || s->workers != NULL;
 }
 
 void service_set_one_shot(struct service *s, bool one_shot)

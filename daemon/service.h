@@ -96,6 +96,17 @@ int service_capture_live(struct service *s, const char *interface);
 int service_capture_inline(struct service *s);
 
 /*
+ * With [capture] workers: give them a copy of the entries as they are now,
+ * if they changed since the last one; returns once no worker reads the old
+ * copy. Before a change is acknowledged; a timer publishes the others.
+ */
+void service_publish(struct service *s);
+/* Start the workers' threads, once the privileges are given up (theirs are their creator's). */
+int service_run_workers(struct service *s);
+/* Stop the workers (at the end), reporting what they matched last. */
+void service_stop_workers(struct service *s);
+
+/*
  * Re-read the configuration and every list's file. Returns 0 (*problems:
  * what was done, lists included); 1 when it was taken but some lists were
  * refused and keep their previous versions (logged; *problems says which);
@@ -139,7 +150,7 @@ uint64_t service_entries(const struct service *s);
 unsigned service_rounds(const struct service *s);
 uint64_t service_generation(const struct service *s);
 /* Packets seen and packets matched, all sources together. */
-void service_counts(const struct service *s, uint64_t *packets, uint64_t *matched);
+void service_counts(struct service *s, uint64_t *packets, uint64_t *matched);
 bool service_is_live(const struct service *s);
 
 /* ---- lists ---- */

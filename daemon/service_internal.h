@@ -14,6 +14,7 @@
 #include "inline.h"
 #include "lists.h"
 #include "setaction.h"
+#include "workers.h"
 #include "metrics_http.h"
 #include "service.h"
 
@@ -48,7 +49,11 @@ struct service {
 	struct inline_queue *inline_queue; /* [capture] mode = inline, or NULL */
 	struct set_action *set_action; /* [action] set, or NULL */
 	struct log_limit block_errors_logged;
-	char queue_name[32];       /* "nfqueue0", for events' in_iface */
+	char queue_name[32];       /* "nfqueue0", for events' in_iface; with workers, passive: the interface */
+	struct workers *workers;   /* [capture] workers > 1, or NULL */
+	uint64_t published;        /* matcher_changes of the copy the workers read */
+	struct event *publisher;   /* changes without a client waiting reach the workers within PUBLISH_MS */
+	struct log_limit publish_errors_logged;
 
 	struct journal *journal;   /* NULL: no durable state */
 	uint64_t generation;
@@ -77,6 +82,8 @@ struct service {
 	bool stopping;
 };
 
+/* The packet counters of the loop and of every worker, summed; the kernel's of each source. */
+void service_packet_totals(struct service *s, struct workers_totals *t);
 /* Unix seconds now. */
 uint64_t service_now(void);
 /* The matcher's settings of a configuration. */

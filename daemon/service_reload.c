@@ -115,8 +115,9 @@ static void keep_start_settings(struct config *running, struct config *fresh, js
 	swap_strings(&fresh->metrics_listen, &running->metrics_listen);
 	if (fresh->inline_mode != running->inline_mode || fresh->queue_first != running->queue_first ||
 	    fresh->queue_last != running->queue_last || fresh->fail_open != running->fail_open ||
-	    fresh->queue_maxlen != running->queue_maxlen)
-		json_array_append_new(restart, json_string("[capture] mode and queue"));
+	    fresh->queue_maxlen != running->queue_maxlen || fresh->workers != running->workers)
+		json_array_append_new(restart, json_string("[capture] mode, queue and workers"));
+	fresh->workers = running->workers;
 	fresh->inline_mode = running->inline_mode;
 	fresh->queue_first = running->queue_first;
 	fresh->queue_last = running->queue_last;
@@ -211,14 +212,40 @@ int service_reload(struct service *s, json_t **problems)
 	return rc;
 }
 
+void service_packet_totals(struct service *s, struct workers_totals *t)
+{
+	if (s->workers)
+		workers_totals(s->workers, t);
+	else
+		memset(t, 0, sizeof(*t));
+	stats_add(&t->stats, &s->engine.stats);
+	for (int k = 0; k < MATCH_KINDS; k++)
+		stats_add_counters(&t->counters[k], matcher_counters(s->matcher, (enum entry_kind)k));
+	t->hits_dropped += matcher_hits_dropped(s->matcher);
+	if (s->inline_queue)
+		inline_stats(s->inline_queue, &t->queues);
+	if (s->live)
+		capture_stats(s->live, &t->received, &t->dropped, &t->if_dropped);
+}
+
+static json_t *workers_json(const struct service *s, const struct workers_totals *t)
+{
+	json_t *packets = json_array();
+
+	for (unsigned i = 0; i < workers_count(s->workers) && i < 64; i++)
+		json_array_append_new(packets, json_integer((json_int_t)t->packets[i]));
+	return json_pack("{s:i,s:o,s:I}", "count", (int)workers_count(s->workers), "packets", packets, "handoff_lost",
+			 (json_int_t)t->handoff_lost);
+}
+
 json_t *service_stats(struct service *s)
 {
-	struct stats st = s->engine.stats;
-	uint64_t received, dropped, if_dropped;
+	struct workers_totals t;
 	json_t *o;
 
-	st.pcap_skipped += events_pcap_skipped(s->events);
-	o = stats_json(&st, s->matcher);
+	service_packet_totals(s, &t);
+	t.stats.pcap_skipped += events_pcap_skipped(s->events);
+	o = stats_json(&t.stats, s->matcher, t.counters, t.hits_dropped);
 	json_object_set_new(o, "uptime_seconds", json_integer((json_int_t)(time(NULL) - s->started)));
 	json_object_set_new(o, "ttl_entries", json_integer((json_int_t)ttl_count(s->ttl)));
 	json_object_set_new(o, "rebuild",
@@ -237,16 +264,17 @@ json_t *service_stats(struct service *s)
 	if (s->control)
 		json_object_set_new(o, "control", json_pack("{s:i,s:I}", "clients", (int)control_clients(s->control),
 							    "rejected", (json_int_t)control_rejected(s->control)));
-	if (s->inline_queue) {
-		struct inline_stats is;
-		inline_stats(s->inline_queue, &is);
+	if (s->workers)
+		json_object_set_new(o, "workers", workers_json(s, &t));
+	if (s->inline_queue || (s->workers && s->cfg->inline_mode)) {
+		const struct inline_stats *is = &t.queues;
 		json_object_set_new(o, "inline", json_pack("{s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:{s:I,s:I}}", "queue", s->queue_name,
-							   "packets", (json_int_t)is.packets, "accepted", (json_int_t)is.accepted,
-							   "dropped", (json_int_t)is.dropped, "verdict_errors",
-							   (json_int_t)is.verdict_errors, "lost", (json_int_t)is.lost,
-							   "queue_dropped", (json_int_t)is.queue_dropped, "user_dropped",
-							   (json_int_t)is.user_dropped, "verdict_ns", "p50",
-							   (json_int_t)is.verdict_ns_p50, "p99", (json_int_t)is.verdict_ns_p99));
+							   "packets", (json_int_t)is->packets, "accepted", (json_int_t)is->accepted,
+							   "dropped", (json_int_t)is->dropped, "verdict_errors",
+							   (json_int_t)is->verdict_errors, "lost", (json_int_t)is->lost,
+							   "queue_dropped", (json_int_t)is->queue_dropped, "user_dropped",
+							   (json_int_t)is->user_dropped, "verdict_ns", "p50",
+							   (json_int_t)is->verdict_ns_p50, "p99", (json_int_t)is->verdict_ns_p99));
 	}
 	if (s->set_action) {
 		struct set_action_stats as;
@@ -255,10 +283,11 @@ json_t *service_stats(struct service *s)
 							       (json_int_t)as.repeated, "rate_limited",
 							       (json_int_t)as.rate_limited, "errors", (json_int_t)as.errors));
 	}
-	if (s->live && capture_stats(s->live, &received, &dropped, &if_dropped) == 0)
-		json_object_set_new(o, "capture", json_pack("{s:s,s:I,s:I,s:I}", "interface", capture_name(s->live),
-							    "received", (json_int_t)received, "dropped",
-							    (json_int_t)dropped, "if_dropped", (json_int_t)if_dropped));
+	if (s->live || (s->workers && !s->cfg->inline_mode))
+		json_object_set_new(o, "capture", json_pack("{s:s,s:I,s:I,s:I}", "interface",
+							    s->live ? capture_name(s->live) : s->queue_name,
+							    "received", (json_int_t)t.received, "dropped",
+							    (json_int_t)t.dropped, "if_dropped", (json_int_t)t.if_dropped));
 	json_object_set_new(o, "reload", json_pack("{s:o,s:b}", "last", s->last_reload ? json_integer((json_int_t)s->last_reload) : json_null(),
 							 "ok", s->last_reload_ok));
 	if (s->journal)

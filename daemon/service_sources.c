@@ -215,6 +215,96 @@ int service_replay_fd(struct service *s, int fd, const char *name, uint64_t wait
 	return 0;
 }
 
+/* ---- workers: live packets checked on threads of their own ---- */
+
+#define PUBLISH_MS 20
+
+static void on_worker_match(void *ctx, const struct worker_match *m)
+{
+	struct service *s = ctx;
+	struct packet_view v;
+
+	packet_parse(m->packet.link, m->packet.frame, m->packet.caplen, m->packet.wirelen, &v);
+	engine_report(&s->engine, &m->packet, &v, m->found, m->n, m->source, true, m->dropped);
+}
+
+static void on_worker_batch(void *ctx)
+{
+	struct service *s = ctx;
+
+	events_flush(s->events);
+}
+
+void service_publish(struct service *s)
+{
+	if (s->workers == NULL)
+		return;
+	workers_set_drop_holders(s->workers, s->engine.drop_holders);
+	if (matcher_changes(s->matcher) == s->published)
+		return;
+	struct matcher *copy = matcher_clone(s->matcher);
+	if (copy == NULL) {
+		/* The workers keep the copy they have; the timer tries again. */
+		log_limited(&s->publish_errors_logged, 60, LOG_LEVEL_ERROR,
+			    "workers: out of memory copying the filters: the workers check the entries as of the last copy");
+		return;
+	}
+	s->published = matcher_changes(s->matcher);
+	workers_publish(s->workers, copy);
+}
+
+static void publish_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	service_publish(arg);
+}
+
+static int start_workers(struct service *s, const struct workers_options *o)
+{
+	struct timeval every = { 0, PUBLISH_MS * 1000 };
+	struct matcher *copy = matcher_clone(s->matcher);
+	char err[512];
+
+	if (copy == NULL) {
+		log_error("workers: out of memory copying the filters");
+		return -1;
+	}
+	s->published = matcher_changes(s->matcher);
+	s->workers = workers_start(s->base, o, copy, s->engine.drop_holders, on_worker_match, on_worker_batch, s, err,
+				   sizeof(err));
+	if (s->workers == NULL) {
+		log_error("%s", err);
+		return -1;
+	}
+	s->publisher = event_new(s->base, -1, EV_PERSIST, publish_cb, s);
+	if (s->publisher == NULL || event_add(s->publisher, &every) < 0) {
+		log_error("workers: cannot start the publishing timer");
+		return -1;
+	}
+	return 0;
+}
+
+int service_run_workers(struct service *s)
+{
+	char err[256];
+
+	if (s->workers && workers_run(s->workers, err, sizeof(err)) < 0) {
+		log_error("%s", err);
+		return -1;
+	}
+	return 0;
+}
+
+void service_stop_workers(struct service *s)
+{
+	workers_stop(s->workers);
+	s->workers = NULL;
+	if (s->publisher)
+		event_free(s->publisher);
+	s->publisher = NULL;
+}
+
 int service_capture_live(struct service *s, const char *interface)
 {
 	struct capture_live_options o = {
@@ -223,6 +313,15 @@ int service_capture_live(struct service *s, const char *interface)
 	};
 	char err[512];
 
+	if (s->cfg->workers > 1) {
+		struct workers_options wo = { .count = s->cfg->workers, .live = o };
+		wo.live.fanout_group = (unsigned)getpid() & 0xffff;
+		snprintf(s->queue_name, sizeof(s->queue_name), "%s", interface);
+		if (start_workers(s, &wo) < 0)
+			return -1;
+		log_info("capturing on %s with %u workers (one PACKET_FANOUT group, by flow)", interface, s->cfg->workers);
+		return 0;
+	}
 	s->live = capture_open_live(s->base, &o, callbacks(s), err, sizeof(err));
 	if (s->live == NULL) {
 		log_error("%s", err);
@@ -260,13 +359,16 @@ int service_capture_inline(struct service *s)
 		snprintf(s->queue_name, sizeof(s->queue_name), "nfqueue%u", c->queue_first);
 	else
 		snprintf(s->queue_name, sizeof(s->queue_name), "nfqueue%u-%u", c->queue_first, c->queue_last);
-	s->inline_queue = inline_open(s->base, &o, on_queued, on_queued_batch, s, err, sizeof(err));
-	if (s->inline_queue == NULL) {
+	s->engine.inline_mode = true;
+	if (c->workers > 1) {
+		struct workers_options wo = { .count = c->workers, .inline_mode = true, .queues = o };
+		if (start_workers(s, &wo) < 0)
+			return -1;
+	} else if ((s->inline_queue = inline_open(s->base, &o, on_queued, on_queued_batch, s, err, sizeof(err))) == NULL) {
 		log_error("%s", err);
 		return -1;
 	}
-	s->engine.inline_mode = true;
-	log_info("inline on %s: a match of a dropping list is dropped, all else accepted (%s)", s->queue_name,
-		 c->fail_open ? "fail-open: a full queue accepts" : "fail-closed: a full queue drops");
+	log_info("inline on %s with %u worker(s): a match of a dropping list is dropped, all else accepted (%s)",
+		 s->queue_name, c->workers, c->fail_open ? "fail-open: a full queue accepts" : "fail-closed: a full queue drops");
 	return 0;
 }

@@ -275,6 +275,7 @@ void service_reply_to(struct service *s, uint64_t waiter, json_t *reply)
 {
 	struct control_client *cl = waiter && s->control ? control_find(s->control, waiter) : NULL;
 
+	service_publish(s); /* a rebuild's or a replace's result reaches the workers first */
 	if (cl) {
 		/* Exactly one reply: the client pairs replies with its commands in order. */
 		char *text = reply ? json_dumps(reply, JSON_COMPACT) : NULL;

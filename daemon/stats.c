@@ -8,9 +8,8 @@
 #include "entry.h"
 #include "version.h"
 
-static json_t *kind_json(const struct matcher *m, enum entry_kind kind)
+static json_t *kind_json(const struct matcher *m, enum entry_kind kind, const struct match_counters *c)
 {
-	const struct match_counters *c = matcher_counters(m, kind);
 	uint64_t unconfirmed = c->positives - c->confirmed, absent = c->probes - c->confirmed;
 
 	return json_pack("{s:I,s:I,s:I,s:I,s:I,s:f}", "entries", (json_int_t)matcher_entries(m, kind),
@@ -33,7 +32,8 @@ static json_t *filter_json(const struct matcher *m, int sig)
 	return o;
 }
 
-json_t *stats_json(const struct stats *s, const struct matcher *m)
+json_t *stats_json(const struct stats *s, const struct matcher *m, const struct match_counters counters[MATCH_KINDS],
+		   uint64_t hits_dropped)
 {
 	json_t *parse = json_object(), *kinds = json_object();
 
@@ -41,14 +41,14 @@ json_t *stats_json(const struct stats *s, const struct matcher *m)
 		json_object_set_new(parse, packet_status_name((enum packet_status)st),
 				    json_integer((json_int_t)s->status[st]));
 	for (int k = ENTRY_ADDR; k <= ENTRY_SIG; k++)
-		json_object_set_new(kinds, entry_kind_name((enum entry_kind)k), kind_json(m, (enum entry_kind)k));
+		json_object_set_new(kinds, entry_kind_name((enum entry_kind)k), kind_json(m, (enum entry_kind)k, &counters[k]));
 	return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:o,s:o,s:{s:o,s:o}}", "packets", (json_int_t)s->packets,
 			 "bytes", (json_int_t)s->bytes, "matched_packets", (json_int_t)s->matched_packets,
 			 "event_errors", (json_int_t)s->event_errors,
 			 "pcap_skipped", (json_int_t)s->pcap_skipped,
 			 "alerts_suppressed", (json_int_t)s->alerts_suppressed,
 			 "alerts_thresholded", (json_int_t)s->alerts_thresholded,
-			 "hits_dropped", (json_int_t)matcher_hits_dropped(m), "parse", parse, "kinds", kinds,
+			 "hits_dropped", (json_int_t)hits_dropped, "parse", parse, "kinds", kinds,
 			 "filters", "addresses", filter_json(m, 0), "signatures", filter_json(m, 1));
 }
 

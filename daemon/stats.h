@@ -25,13 +25,36 @@ static inline void stats_count(struct stats *s, uint64_t wirelen, enum packet_st
 	s->status[status]++;
 }
 
+static inline void stats_add(struct stats *to, const struct stats *from)
+{
+	to->packets += from->packets;
+	to->bytes += from->bytes;
+	for (int i = 0; i < PACKET_STATUS_COUNT; i++)
+		to->status[i] += from->status[i];
+	to->matched_packets += from->matched_packets;
+	to->event_errors += from->event_errors;
+	to->pcap_skipped += from->pcap_skipped;
+	to->alerts_suppressed += from->alerts_suppressed;
+	to->alerts_thresholded += from->alerts_thresholded;
+}
+
+static inline void stats_add_counters(struct match_counters *to, const struct match_counters *from)
+{
+	to->probes += from->probes;
+	to->positives += from->positives;
+	to->confirmed += from->confirmed;
+}
+
 /*
  * The statistics as one JSON object: packets, parse results by reason,
  * per-kind entries and probe counters (with the live false-positive rate:
  * unconfirmed positives over probes that found nothing), and both filters'
- * shape and fill. Caller owns the result.
+ * shape and fill. The probe counters and hits dropped are given: the
+ * matcher's own plus those of the threads that check copies of it. Caller
+ * owns the result.
  */
-json_t *stats_json(const struct stats *s, const struct matcher *m);
+json_t *stats_json(const struct stats *s, const struct matcher *m, const struct match_counters counters[MATCH_KINDS],
+		   uint64_t hits_dropped);
 
 /*
  * The statistics object (stats_json plus what the service adds) in the

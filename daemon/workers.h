@@ -1,0 +1,97 @@
+/* workers.h - packet sources on threads of their own, checked against one published matcher copy. */
+#ifndef BLOOMD_WORKERS_H
+#define BLOOMD_WORKERS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "capture.h"
+#include "inline.h"
+#include "match.h"
+#include "stats.h"
+
+/*
+ * [capture] workers = N: each of N threads runs an event loop of its own
+ * over a source of its own (a capture handle joined to one PACKET_FANOUT
+ * group, or its share of the netfilter queues) and checks every packet
+ * against the matcher copy published last.
+ *
+ * A published copy never changes. The daemon's loop changes its own matcher
+ * and publishes a fresh copy (matcher_clone) with one pointer exchange; the
+ * copy it replaced is freed after a grace period (userspace RCU, the QSBR
+ * flavour). A worker is online only while it handles a batch: it reads the
+ * pointer at the batch's first packet and goes offline at its end, so
+ * synchronize_rcu waits for the batches in progress at most, and an idle
+ * worker holds nothing up. The packet path takes no lock and makes no
+ * atomic read-modify-write.
+ *
+ * A packet that matched is copied, with its hits' entries, into the
+ * worker's ring (one producer, one consumer), and the daemon's loop, woken
+ * by an eventfd, reports it; inline, the worker has given its verdict
+ * already. Each worker's counters are its own, copied out under its own
+ * lock once a batch (and every 250 ms), never once a packet.
+ */
+struct workers;
+struct event_base;
+
+struct workers_options {
+	unsigned count;
+	bool inline_mode;
+	struct inline_options queues;       /* inline: first..last, split among the workers in order */
+	struct capture_live_options live;   /* passive: each worker opens it, all in one fanout group */
+};
+
+/* A matched packet from a worker; its frame and its hits' keys are copies, valid during the callback. */
+struct worker_match {
+	struct capture_packet packet;
+	const char *source;        /* the interface, or the worker's queues */
+	bool dropped;              /* inline: the worker dropped it */
+	size_t n;
+	struct match_found found[MATCH_MAX_HITS];
+};
+
+typedef void (*workers_match_cb)(void *ctx, const struct worker_match *m);
+/* After the matches one wake-up brought (flush outputs). */
+typedef void (*workers_batch_cb)(void *ctx);
+
+/*
+ * Open every worker's source, to be checked against copy (taken over, also
+ * on failure); matches of lists in drop_holders are dropped, inline. NULL
+ * with a message (a source that cannot be opened, no memory).
+ */
+struct workers *workers_start(struct event_base *loop, const struct workers_options *o, struct matcher *copy,
+			      uint32_t drop_holders, workers_match_cb match, workers_batch_cb batch, void *ctx,
+			      char *err, size_t errlen);
+
+/*
+ * Start the threads: after the privileges are given up, since capabilities
+ * are a thread's own and a new thread inherits its creator's. -1 with a
+ * message (workers_stop stops those started).
+ */
+int workers_run(struct workers *w, char *err, size_t errlen);
+
+/* Stop and join the threads, report the matches still in their rings, free everything. */
+void workers_stop(struct workers *w);
+
+/* Publish copy (taken over); returns once no worker reads the copy it replaced, which is freed. */
+void workers_publish(struct workers *w, struct matcher *copy);
+
+/* The lists whose matches are dropped, inline, from the next packet on. */
+void workers_set_drop_holders(struct workers *w, uint32_t holders);
+
+struct workers_totals {
+	struct stats stats;
+	struct match_counters counters[MATCH_KINDS];
+	uint64_t hits_dropped;
+	uint64_t handoff_lost;     /* matched packets not reported: the ring to the loop was full */
+	uint64_t received, dropped, if_dropped; /* passive: the kernel's, summed */
+	struct inline_stats queues; /* inline: summed; the verdict latency is the slowest worker's */
+	uint64_t packets[64];      /* per worker (the first 64) */
+};
+
+/* Every worker's counters, summed (kernel counters as of the last 250 ms). */
+void workers_totals(struct workers *w, struct workers_totals *out);
+unsigned workers_count(const struct workers *w);
+
+#endif

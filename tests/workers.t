@@ -1,0 +1,177 @@
+#!/usr/bin/env bash
+# [capture] workers = 2 across two network namespaces joined by a veth pair: inline, each
+# worker judges its own netfilter queue (the rule balances flows over queues 7 and 8);
+# passive, each worker reads its own capture handle in one PACKET_FANOUT group. Datagrams
+# come from 24 source addresses, so both workers get some. An entry added, deleted or
+# replaced is in force for every worker by the time bloomctl says so.
+. "$(dirname "$0")/tap.sh"
+plan 18
+skip_all() { for i in $(seq 18); do echo "ok $i # SKIP $1"; done; exit 0; }
+[ "$(id -u)" -eq 0 ] || skip_all "needs root (network namespaces, netfilter queues)"
+command -v socat >/dev/null || skip_all "no socat"
+command -v python3 >/dev/null || skip_all "no python3"
+getent passwd nobody >/dev/null || skip_all "no user nobody"
+tmp=$(mktemp -d)
+chmod 755 "$tmp"
+a=bloomd-wa$$ b=bloomd-wb$$
+pid=
+trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; pkill -f "UDP-RECV:9998" 2>/dev/null; ip netns del $a 2>/dev/null; ip netns del $b 2>/dev/null; rm -rf "$tmp"' EXIT
+cd "$tmp" || exit 1
+ip netns add $a 2>/dev/null && ip netns add $b || skip_all "cannot make network namespaces here"
+ip link add veth-a$$ netns $a type veth peer name veth-b$$ netns $b || skip_all "cannot make a veth pair here"
+sources=
+for i in $(seq 10 33); do
+	ip -n $a addr add 10.78.0.$i/24 dev veth-a$$
+	sources+="${sources:+,}10.78.0.$i"
+done
+ip -n $b addr add 10.78.0.2/24 dev veth-b$$
+ip -n $a link set veth-a$$ up
+ip -n $b link set veth-b$$ up
+
+# The rule: nft's queue statement where the kernel has it, else iptables' NFQUEUE target.
+rule=
+if ip netns exec $b nft add table inet bloomd 2>/dev/null &&
+	ip netns exec $b nft add chain inet bloomd input '{ type filter hook input priority 0; }' 2>/dev/null &&
+	ip netns exec $b nft add rule inet bloomd input udp dport 9998 queue num 7-8 fanout,bypass 2>/dev/null; then
+	rule=nft
+elif command -v iptables-legacy >/dev/null &&
+	ip netns exec $b iptables-legacy -A INPUT -p udp --dport 9998 -j NFQUEUE --queue-balance 7:8 --queue-bypass 2>/dev/null; then
+	rule=iptables
+else
+	skip_all "neither nft's queue statement nor iptables' NFQUEUE target works in this kernel"
+fi
+echo "# the queue rule: $rule"
+
+# One datagram "TEXT SOURCE" from each source address; with a command, sent the moment
+# bloomd has acknowledged it on the control socket.
+send() {
+	ip netns exec $a python3 - "$sources" "$1" "${2:-}" "$tmp/ctl.sock" <<'PY'
+import socket, sys
+if sys.argv[3]:
+    ctl = socket.socket(socket.AF_UNIX)
+    ctl.connect(sys.argv[4])
+    ctl.sendall(sys.argv[3].encode() + b"\n")
+    reply = ctl.makefile().readline()
+    assert '"ok":true' in reply, reply
+for src in sys.argv[1].split(","):
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind((src, 0))
+    s.sendto(f"{sys.argv[2]} {src}\n".encode(), ("10.78.0.2", 9998))
+    s.close()
+PY
+}
+# Wait until the receiver has n lines with TEXT (or give up), then print how many it has.
+arrived() {
+	for _ in $(seq 60); do [ "$(grep -c "$1" recv.txt 2>/dev/null)" -ge "$2" ] && break; sleep 0.05; done
+	grep -c "$1" recv.txt 2>/dev/null
+}
+C() { "$BUILD/bloomctl" -s ctl.sock "$@"; }
+
+printf 'sig "EVIL-PAYLOAD"\n' > evil.list
+cat > bloomd.conf <<C
+[capture]
+mode = inline
+queue = 7-8
+workers = 2
+[list evil]
+file = evil.list
+[signatures]
+window = 4
+[control]
+socket = $tmp/ctl.sock
+[store]
+dir =
+[service]
+user = nobody
+[output]
+events = $tmp/events.json
+C
+touch events.json
+ip netns exec $b socat -u UDP-RECV:9998 OPEN:recv.txt,creat,append &
+for _ in $(seq 100); do ip netns exec $b ss -Hlun 'sport = :9998' | grep -q . && break; sleep 0.05; done
+ip netns exec $b "$BUILD/bloomd" -c bloomd.conf 2>err &
+pid=$!
+for _ in $(seq 100); do C version >/dev/null 2>&1 && break; sleep 0.05; done
+C version >/dev/null; ok $? "bloomd judges queues 7 and 8 with two workers"
+# Capabilities are a thread's own: every thread, the workers too, runs as nobody with CAP_NET_ADMIN alone.
+caps=$(for t in /proc/$pid/task/*; do awk '/^(Uid|CapEff|CapPrm):/ {printf "%s%s ", $1, $2}' $t/status; echo; done | sort -u)
+is "$(wc -l <<<"$caps") $(sort -u <<<"$caps")" \
+	"1 Uid:65534 CapPrm:0000000000001000 CapEff:0000000000001000 " "every thread gave up all but CAP_NET_ADMIN"
+is "$(ls /proc/$pid/task | wc -l)" 3 "the loop and two workers"
+send "hello"
+send "EVIL-PAYLOAD"
+send "hello2"
+is "$(arrived hello2 24)" 24 "every unlisted datagram arrives"
+is "$(grep -c hello recv.txt)" 48 "from every source"
+is "$(grep -c EVIL-PAYLOAD recv.txt)" 0 "no datagram of a dropping list does"
+
+# Changes: each is in force in both workers by the time its reply comes.
+send "NEW-BAD" 'add sig "NEW-BAD"'
+send "after-add"
+arrived after-add 24 >/dev/null
+is "$(grep -c NEW-BAD recv.txt)" 0 "an entry added is dropped by every worker at once"
+send "NEW-BAD again" 'del sig "NEW-BAD"'
+is "$(arrived 'NEW-BAD again' 24)" 24 "and passes once deleted"
+printf 'sig "LIST-TWO"\n' > evil.list
+C replace evil >/dev/null
+send "EVIL-PAYLOAD v2"
+send "LIST-TWO"
+send "after-replace"
+arrived after-replace 24 >/dev/null
+is "$(grep -c 'EVIL-PAYLOAD v2' recv.txt)/$(grep -c LIST-TWO recv.txt)" 24/0 "a list replaced is in force at once"
+
+for _ in $(seq 50); do [ "$(wc -l < events.json)" -ge 72 ] && break; sleep 0.05; done
+stats=$(C --json stats)
+is "$(jq -r '[.stats.workers.packets[] | select(. > 0)] | length' <<<"$stats")" 2 "both workers judged packets"
+is "$(jq -c '[.stats.packets, ([.stats.workers.packets[]] | add), .stats.matched_packets]' <<<"$stats")" \
+	"[216,216,72]" "their counters are summed in stats"
+is "$(jq -r '.alert.action' events.json | sort | uniq -c | awk '{print $1 " " $2}')" "72 blocked" \
+	"every match is reported, as blocked"
+is "$(jq -r '.in_iface' events.json | sort -u | tr '\n' ' ')" "nfqueue7 nfqueue8 " "by the worker's queue"
+for _ in $(seq 20); do stats=$(C --json stats); [ "$(jq .stats.inline.packets <<<"$stats")" = 216 ] && break; sleep 0.1; done
+is "$(jq -c '[.stats.inline.packets, .stats.inline.dropped, .stats.inline.verdict_errors, .stats.workers.handoff_lost]' <<<"$stats")" \
+	"[216,72,0,0]" "the queues' counters too, summed"
+kill "$pid"
+wait "$pid" 2>/dev/null
+pid=
+
+# Passive: both workers in one fanout group on the interface; every packet seen once.
+cat > passive.conf <<C
+[capture]
+interface = veth-b$$
+workers = 2
+bpf = udp port 9998
+[list evil]
+file = evil.list
+[signatures]
+window = 4
+[control]
+socket = $tmp/ctl.sock
+[store]
+dir =
+[output]
+events = $tmp/passive.json
+C
+ip netns exec $b "$BUILD/bloomd" -c passive.conf 2>perr &
+pid=$!
+for _ in $(seq 100); do C version >/dev/null 2>&1 && break; sleep 0.05; done
+C version >/dev/null; ok $? "bloomd captures with two workers in one fanout group"
+sleep 0.3 # both sockets are in the group before the traffic
+for i in 1 2 3; do send "LIST-TWO $i"; send "fine $i"; done
+arrived "fine 3" 24 >/dev/null
+for _ in $(seq 50); do [ "$(wc -l < passive.json 2>/dev/null)" -ge 72 ] && break; sleep 0.05; done
+is "$(jq -r '.matches[0].list' passive.json | sort | uniq -c | awk '{print $1 " " $2}')" "72 evil" \
+	"every match is reported once"
+for _ in $(seq 20); do stats=$(C --json stats); [ "$(jq .stats.packets <<<"$stats")" -ge 144 ] && break; sleep 0.1; done
+is "$(jq -c '[.stats.packets, ([.stats.workers.packets[] | select(. > 0)] | length)]' <<<"$stats")" "[144,2]" \
+	"each packet went to one worker, and both had some"
+kill "$pid"
+wait "$pid" 2>/dev/null
+pid=
+
+sed 's/^workers = 2/workers = 3/' bloomd.conf > three.conf
+out=$("$BUILD/bloomd" -n -c three.conf 2>&1)
+[ $? -ne 0 ] && grep -q "workers = 3, but queue gives 2 queue(s)" <<<"$out"
+ok $? "-n refuses more workers than queues"
+[ $tap_failed -eq 0 ] || { sed "s/^/# recv: /" recv.txt | tail -n 20; sed "s/^/# err: /" err; sed "s/^/# perr: /" perr; }
+done_testing
