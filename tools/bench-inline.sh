@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
-# bench-inline.sh - inline mode's figures (as root): small UDP datagrams flooded from one
-# network namespace into another for a few seconds, counted where they reach UDP there, with
+# bench-inline.sh - inline mode's and the workers' figures (as root): small UDP datagrams
+# flooded from 8 source addresses in one network namespace into another for a few seconds,
+# counted where they reach UDP there, with
 #   kernel   no rule at all (the path itself),
 #   nft-set  the kernel alone doing bloomd's job: a lookup in a set of the same 100,000
 #            addresses on every packet (none matches, so all pass),
-#   bloomd   a netfilter queue rule to bloomd inline with those 100,000 entries (workers = 1),
-# and bloomd's verdict latency. Medians of 3 runs, ratios against the kernel alone.
+#   bloomd   a netfilter queue rule balancing flows over queues 9 and 10 to bloomd inline
+#            with those 100,000 entries, workers = 1 (the loop reads both) and workers = 2,
+# and bloomd's verdict latency; then bloomd passive on the receiving interface (no rule),
+# workers = 1 and 2 in one fanout group: packets checked per second and the kernel's drops.
+# Medians of 3 runs, ratios against the kernel alone and against workers = 1.
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
 runs=${BENCH_INLINE_RUNS:-3}
@@ -23,7 +27,9 @@ cleanup() {
 trap cleanup EXIT
 ip netns add $a && ip netns add $b
 ip link add va$$ netns $a type veth peer name vb$$ netns $b
-ip -n $a addr add 10.78.0.1/24 dev va$$ && ip -n $b addr add 10.78.0.2/24 dev vb$$
+sources=()
+for i in $(seq 10 17); do ip -n $a addr add 10.78.0.$i/24 dev va$$; sources+=(10.78.0.$i); done
+ip -n $b addr add 10.78.0.2/24 dev vb$$
 ip -n $a link set va$$ up && ip -n $b link set vb$$ up
 B() { ip netns exec $b "$@"; }
 
@@ -32,7 +38,7 @@ reached() { B awk '/^Udp: [0-9]/ { print $2 + $3 }' /proc/net/snmp; }
 flood() { # one run: packets/s reaching UDP in b
 	local before after
 	before=$(reached)
-	ip netns exec $a "$build/udpflood" 10.78.0.2 9999 "$seconds" >/dev/null
+	ip netns exec $a "$build/udpflood" 10.78.0.2 9999 "$seconds" "${sources[@]}" >/dev/null
 	sleep 0.2
 	after=$(reached)
 	echo $(( (after - before) / seconds ))
@@ -54,25 +60,81 @@ nftset=$(measure)
 B nft delete table inet bench
 
 if B nft add table inet bq 2>/dev/null && B nft add chain inet bq input '{ type filter hook input priority 0; }' &&
-	B nft add rule inet bq input udp dport 9999 queue num 9 bypass 2>/dev/null; then
+	B nft add rule inet bq input udp dport 9999 queue num 9-10 fanout,bypass 2>/dev/null; then
 	rule="nft queue"
+	unrule() { B nft delete table inet bq; }
 elif command -v iptables-legacy >/dev/null; then
-	B iptables-legacy -A INPUT -p udp --dport 9999 -j NFQUEUE --queue-num 9 --queue-bypass
+	B iptables-legacy -A INPUT -p udp --dport 9999 -j NFQUEUE --queue-balance 9:10 --queue-bypass
 	rule="iptables NFQUEUE"
+	unrule() { B iptables-legacy -F INPUT; }
 else
 	echo "bench-inline: skipped: no netfilter queue in this kernel"; exit 0
 fi
 addresses | sed 's/^/addr /' > "$tmp/entries.list"
-printf '[capture]\nmode = inline\nqueue = 9\n[list bench]\nfile = %s/entries.list\n[control]\nsocket = %s/ctl.sock\n[store]\ndir =\n[output]\nevents =\n[log]\nlevel = warning\n' \
-	"$tmp" "$tmp" > "$tmp/bloomd.conf"
-B "$build/bloomd" -c "$tmp/bloomd.conf" 2>"$tmp/err" &
-pid=$!
-for _ in $(seq 100); do "$build/bloomctl" -s "$tmp/ctl.sock" version >/dev/null 2>&1 && break; sleep 0.05; done
-inline=$(measure)
-stats=$("$build/bloomctl" -s "$tmp/ctl.sock" --json stats)
+# Start bloomd with these [capture] lines; wait for its socket.
+start() {
+	printf '[capture]\n%s\n[list bench]\nfile = %s/entries.list\n[control]\nsocket = %s/ctl.sock\n[store]\ndir =\n[output]\nevents =\n[log]\nlevel = warning\n' \
+		"$1" "$tmp" "$tmp" > "$tmp/bloomd.conf"
+	ip netns exec $b "$build/bloomd" -c "$tmp/bloomd.conf" 2>"$tmp/err" &  # not through B: $! is bloomd itself
+	pid=$!
+	for _ in $(seq 200); do "$build/bloomctl" -s "$tmp/ctl.sock" version >/dev/null 2>&1 && break; sleep 0.05; done
+}
+stop() { kill "$pid"; wait "$pid" 2>/dev/null || true; pid=; }
+stats() { "$build/bloomctl" -s "$tmp/ctl.sock" --json stats; }
+# Nanoseconds bloomd's threads have run, all of them.
+cpu_ns() { cat /proc/"$pid"/task/*/schedstat | awk '{ ns += $1 } END { printf "%.0f\n", ns }'; }
+# Packets bloomd checks per second of its CPU time, over what ran between two readings.
+per_cpu_second() { echo "$1 * 1000000000 / ($3 - $2)" | bc; }
 
-echo "inline, $runs runs of $seconds s of 32-byte UDP datagrams between two namespaces ($rule), 100,000 entries:"
+start $'mode = inline\nqueue = 9-10\nworkers = 1'
+cpu0=$(cpu_ns)
+inline1=$(measure)
+stats1=$(stats)
+cpu1=$(per_cpu_second "$(jq .stats.packets <<<"$stats1")" "$cpu0" "$(cpu_ns)")
+stop
+start $'mode = inline\nqueue = 9-10\nworkers = 2'
+cpu0=$(cpu_ns)
+inline2=$(measure)
+stats2=$(stats)
+cpu2=$(per_cpu_second "$(jq .stats.packets <<<"$stats2")" "$cpu0" "$(cpu_ns)")
+stop
+unrule
+
+# Passive: what bloomd checks of the flood, and what the kernel dropped before it could.
+passive() { # one run: "checked/s dropped" for bloomd started with [capture] lines $1
+	local before after
+	local c0
+	start "$1"
+	sleep 0.3
+	c0=$(cpu_ns)
+	ip netns exec $a "$build/udpflood" 10.78.0.2 9999 "$seconds" "${sources[@]}" >/dev/null
+	sleep 0.5
+	after=$(stats)
+	echo "$(jq -r --argjson s "$seconds" '"\((.stats.packets / $s) | floor) \(.stats.capture.dropped + .stats.capture.if_dropped)"' <<<"$after")" \
+		"$(per_cpu_second "$(jq .stats.packets <<<"$after")" "$c0" "$(cpu_ns)")"
+	stop
+}
+measure_passive() {
+	local r out=()
+	for r in $(seq "$runs"); do out+=("$(passive "$1")"); done
+	printf '%s\n' "${out[@]}" | sort -g | awk '{ a[NR] = $0 } END { print a[int((NR + 1) / 2)] }'
+}
+read -r passive1 drops1 pcpu1 <<<"$(measure_passive $'interface = vb'$$$'\nworkers = 1\nbpf = udp port 9999')"
+read -r passive2 drops2 pcpu2 <<<"$(measure_passive $'interface = vb'$$$'\nworkers = 2\nbpf = udp port 9999')"
+
+echo "inline, $runs runs of $seconds s of 32-byte UDP datagrams from 8 addresses between two namespaces ($rule over queues 9-10), 100,000 entries:"
 printf '  %-34s %10s pkt/s  %5s\n' "kernel, no rule" "$kernel" "1.00x"
 printf '  %-34s %10s pkt/s  %5.2fx\n' "kernel alone: nft set lookup" "$nftset" "$(echo "$nftset / $kernel" | bc -l)"
-printf '  %-34s %10s pkt/s  %5.2fx\n' "bloomd inline, workers = 1" "$inline" "$(echo "$inline / $kernel" | bc -l)"
-jq -r '"  bloomd: \(.stats.inline.packets) judged, verdict latency p50 \(.stats.inline.verdict_ns.p50) ns, p99 \(.stats.inline.verdict_ns.p99) ns; kernel queue drops \(.stats.inline.queue_dropped + .stats.inline.user_dropped) (fail-open: passed unjudged)"' <<<"$stats"
+printf '  %-34s %10s pkt/s  %5.2fx  %9s pkt per bloomd CPU-second\n' "bloomd inline, workers = 1" "$inline1" \
+	"$(echo "$inline1 / $kernel" | bc -l)" "$cpu1"
+printf '  %-34s %10s pkt/s  %5.2fx  %9s pkt per bloomd CPU-second  (%.2fx workers = 1)\n' "bloomd inline, workers = 2" \
+	"$inline2" "$(echo "$inline2 / $kernel" | bc -l)" "$cpu2" "$(echo "$inline2 / $inline1" | bc -l)"
+for st in "$stats1" "$stats2"; do
+	jq -r '"  workers = \(.stats.workers.count // 1): verdict latency p50 \(.stats.inline.verdict_ns.p50) ns, p99 \(.stats.inline.verdict_ns.p99) ns; kernel queue drops \(.stats.inline.queue_dropped + .stats.inline.user_dropped) (fail-open: passed unjudged)"' <<<"$st"
+done
+echo "passive capture of the same flood (no rule; the kernel delivers every packet, bloomd checks what it can):"
+printf '  %-34s %10s pkt/s  kernel drops %s  %9s pkt per bloomd CPU-second\n' "bloomd passive, workers = 1" "$passive1" \
+	"$drops1" "$pcpu1"
+printf '  %-34s %10s pkt/s  kernel drops %s  %9s pkt per bloomd CPU-second  (%.2fx workers = 1)\n' \
+	"bloomd passive, workers = 2 (fanout)" "$passive2" "$drops2" "$pcpu2" "$(echo "$passive2 / $passive1" | bc -l)"
+echo "  (this machine has $(nproc) cores: the sender, the kernel's path and the workers share them)"
