@@ -88,6 +88,7 @@ struct matcher *matcher_clone(const struct matcher *m)
 		return NULL;
 	*c = *m;
 	c->rebuilding = NULL;
+	c->log = NULL;
 	c->addr.store = c->sig.store = NULL;
 	c->addr.counting = c->sig.counting = NULL;
 	c->addr.log = c->sig.log = NULL;
@@ -329,6 +330,7 @@ int matcher_set_simd(struct matcher *m, enum simd_level level)
 	if (!simd_cpu_has(level))
 		return -1;
 	m->changes++;
+	match_log_simd(m, level);
 	m->simd = level;
 	if (m->scan)
 		sigscan_set_simd(m->scan, level);

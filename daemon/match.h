@@ -85,6 +85,28 @@ struct matcher *matcher_clone(const struct matcher *m);
 uint64_t matcher_changes(const struct matcher *m);
 
 /*
+ * A copy kept in step by replaying m's changes: matcher_record(m, log) puts
+ * each change made to m from then on (hold, release, rehold, remove,
+ * set_simd) into log, and matcher_replay makes them to the copy, which then
+ * is what m is: O(changes), not O(entries). A change a copy cannot replay (a
+ * build or a rebuild swapped in, a change that failed half-way, one the log
+ * had no memory for) makes the log whole: the copy must be made again
+ * (matcher_clone). Replaying relies on the matcher being deterministic: the
+ * same changes to equal matchers leave them equal.
+ */
+struct match_log;
+struct match_log *match_log_new(void);
+void match_log_free(struct match_log *log);
+void match_log_clear(struct match_log *log);
+uint64_t match_log_count(const struct match_log *log);
+/* Whether only a whole copy will do. */
+bool match_log_whole(const struct match_log *log);
+/* log NULL: stop recording. */
+void matcher_record(struct matcher *m, struct match_log *log);
+/* 0, or -1 with a message (whole, or out of memory): copy is then of no use and must be made again. */
+int matcher_replay(struct matcher *copy, const struct match_log *log, char *err, size_t errlen);
+
+/*
  * Every entry has holders, a set of up to 32 (the bits of a uint32_t; the
  * daemon gives bit 0 to operators' entries and one bit to each entry list).
  * An entry stays while anyone holds it: a reference count that cannot count

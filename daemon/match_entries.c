@@ -211,10 +211,15 @@ nomem:
 
 int matcher_hold(struct matcher *m, const struct entry *e, uint32_t holders, char *err, size_t errlen)
 {
+	int rc = e->kind == ENTRY_SIG ? add_signature(m, e, -1, holders, err, errlen)
+				       : add_address(m, e, -1, holders, err, errlen);
+
 	m->changes++;
-	if (e->kind == ENTRY_SIG)
-		return add_signature(m, e, -1, holders, err, errlen);
-	return add_address(m, e, -1, holders, err, errlen);
+	if (rc >= 0)
+		match_log_hold(m, e, holders);
+	else
+		match_log_reshaped(m); /* what a failure left, a copy cannot be told */
+	return rc;
 }
 
 int matcher_add(struct matcher *m, const struct entry *e, char *err, size_t errlen)
@@ -231,6 +236,7 @@ int matcher_add_restored(struct matcher *m, const struct entry *e, unsigned grou
 		return -1;
 	}
 	m->changes++;
+	match_log_reshaped(m);
 	if (e->kind == ENTRY_SIG)
 		return add_signature(m, e, (int)group, MATCH_HOLDER_DEFAULT, err, errlen);
 	return add_address(m, e, (int)group, MATCH_HOLDER_DEFAULT, err, errlen);
@@ -322,6 +328,7 @@ static int remove_signature(struct matcher *m, const struct entry *e)
 int matcher_remove(struct matcher *m, const struct entry *e)
 {
 	m->changes++;
+	match_log_remove(m, e);
 	return e->kind == ENTRY_SIG ? remove_signature(m, e) : remove_address(m, e);
 }
 
@@ -383,6 +390,7 @@ int matcher_release(struct matcher *m, const struct entry *e, uint32_t holders, 
 		return 1;
 	*left = held & ~holders;
 	m->changes++;
+	match_log_release(m, e, holders);
 	set_holders(m, e, *left);
 	return 0;
 }
@@ -405,6 +413,7 @@ uint64_t matcher_rehold(struct matcher *m, uint32_t from, uint32_t to, uint64_t 
 	uint64_t dropped = 0, got = 0;
 
 	m->changes++;
+	match_log_rehold(m, from, to);
 	/* Downwards: a removal moves the last entry (or window) into the hole, which was seen already. */
 	for (size_t i = store_count(m->addr.store); i-- > 0;) {
 		uint32_t h = store_holders(m->addr.store, i), out = reheld(h, from, to);

@@ -89,6 +89,7 @@ struct matcher {
 	struct arena sig_arena;    /* the signatures' bytes */
 
 	uint64_t changes;          /* matcher_changes */
+	struct match_log *log;     /* where its changes are recorded (matcher_record), or NULL */
 	struct match_scratch own;  /* matcher_check's */
 };
 
@@ -124,6 +125,14 @@ static inline struct hash128 addr_hash(const struct matcher *m, unsigned kind, c
 
 /* Bits per key of a filter: [0] addresses, [1] signature windows. */
 double match_bits_per_key(const struct match_config *cfg, int sig);
+
+/* match_log.c: record a change made (reshaped: one a copy cannot replay; it is copied whole). */
+void match_log_hold(struct matcher *m, const struct entry *e, uint32_t holders);
+void match_log_release(struct matcher *m, const struct entry *e, uint32_t holders);
+void match_log_rehold(struct matcher *m, uint32_t from, uint32_t to);
+void match_log_remove(struct matcher *m, const struct entry *e);
+void match_log_simd(struct matcher *m, unsigned level);
+void match_log_reshaped(struct matcher *m);
 
 /* match_rebuild.c */
 

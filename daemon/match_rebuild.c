@@ -375,6 +375,7 @@ int matcher_rebuild_finish(struct matcher *m, struct match_rebuild *r, char *err
 	if (rc == 0)
 		m->built = true;
 	m->changes++;
+	match_log_reshaped(m);
 	matcher_rebuild_free(m, r);
 	return rc;
 }

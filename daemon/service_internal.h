@@ -51,7 +51,9 @@ struct service {
 	struct log_limit block_errors_logged;
 	char queue_name[32];       /* "nfqueue0", for events' in_iface; with workers, passive: the interface */
 	struct workers *workers;   /* [capture] workers > 1, or NULL */
-	uint64_t published;        /* matcher_changes of the copy the workers read */
+	struct matcher *replica;   /* the copy the workers read, when they are not reading matcher */
+	struct match_log *changes; /* matcher's changes since replica was in step */
+	uint64_t published;        /* matcher_changes when it was */
 	struct event *publisher;   /* changes without a client waiting reach the workers within PUBLISH_MS */
 	struct log_limit publish_errors_logged;
 

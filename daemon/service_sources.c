@@ -235,22 +235,36 @@ static void on_worker_batch(void *ctx)
 	events_flush(s->events);
 }
 
+/* The copy could not be brought in step: the workers stop (the queues pass packets, bypass). */
+static void lose_workers(struct service *s, const char *why)
+{
+	log_error("workers: %s: stopping (the journal and snapshot have every change)", why);
+	service_stop_workers(s);
+	service_fail(s);
+	event_base_loopbreak(s->base);
+}
+
 void service_publish(struct service *s)
 {
+	char err[256];
+
 	if (s->workers == NULL)
 		return;
 	workers_set_drop_holders(s->workers, s->engine.drop_holders);
 	if (matcher_changes(s->matcher) == s->published)
 		return;
-	struct matcher *copy = matcher_clone(s->matcher);
-	if (copy == NULL) {
-		/* The workers keep the copy they have; the timer tries again. */
-		log_limited(&s->publish_errors_logged, 60, LOG_LEVEL_ERROR,
-			    "workers: out of memory copying the filters: the workers check the entries as of the last copy");
-		return;
+	/* Nothing changes the loop's matcher while the workers read it, and the copy meanwhile catches up. */
+	workers_read(s->workers, s->matcher);
+	if (matcher_replay(s->replica, s->changes, err, sizeof(err)) < 0) {
+		matcher_free(s->replica);
+		if ((s->replica = matcher_clone(s->matcher)) == NULL) {
+			lose_workers(s, "out of memory copying the filters");
+			return;
+		}
 	}
+	match_log_clear(s->changes);
+	workers_read(s->workers, s->replica);
 	s->published = matcher_changes(s->matcher);
-	workers_publish(s->workers, copy);
 }
 
 static void publish_cb(evutil_socket_t fd, short what, void *arg)
@@ -263,16 +277,18 @@ static void publish_cb(evutil_socket_t fd, short what, void *arg)
 static int start_workers(struct service *s, const struct workers_options *o)
 {
 	struct timeval every = { 0, PUBLISH_MS * 1000 };
-	struct matcher *copy = matcher_clone(s->matcher);
 	char err[512];
 
-	if (copy == NULL) {
+	s->replica = matcher_clone(s->matcher);
+	s->changes = match_log_new();
+	if (s->replica == NULL || s->changes == NULL) {
 		log_error("workers: out of memory copying the filters");
 		return -1;
 	}
+	matcher_record(s->matcher, s->changes);
 	s->published = matcher_changes(s->matcher);
-	s->workers = workers_start(s->base, o, copy, s->engine.drop_holders, on_worker_match, on_worker_batch, s, err,
-				   sizeof(err));
+	s->workers = workers_start(s->base, o, s->replica, s->engine.drop_holders, on_worker_match, on_worker_batch, s,
+				   err, sizeof(err));
 	if (s->workers == NULL) {
 		log_error("%s", err);
 		return -1;
@@ -303,6 +319,12 @@ void service_stop_workers(struct service *s)
 	if (s->publisher)
 		event_free(s->publisher);
 	s->publisher = NULL;
+	if (s->matcher)
+		matcher_record(s->matcher, NULL);
+	match_log_free(s->changes);
+	s->changes = NULL;
+	matcher_free(s->replica);
+	s->replica = NULL;
 }
 
 int service_capture_live(struct service *s, const char *interface)

@@ -60,7 +60,7 @@ struct worker {
 };
 
 struct workers {
-	struct matcher *current;   /* RCU-published */
+	const struct matcher *current; /* RCU-published */
 	_Atomic uint32_t drop_holders;
 	bool inline_mode;
 	struct event_base *loop;
@@ -338,18 +338,17 @@ static void worker_free(struct worker *w)
 	pthread_mutex_destroy(&w->lock);
 }
 
-struct workers *workers_start(struct event_base *loop, const struct workers_options *o, struct matcher *copy,
+struct workers *workers_start(struct event_base *loop, const struct workers_options *o, const struct matcher *m,
 			      uint32_t drop_holders, workers_match_cb match, workers_batch_cb batch, void *ctx,
 			      char *err, size_t errlen)
 {
 	struct workers *ws = calloc(1, sizeof(*ws) + o->count * sizeof(ws->w[0]));
 
 	if (ws == NULL) {
-		matcher_free(copy);
 		error_set(err, errlen, "workers: out of memory");
 		return NULL;
 	}
-	ws->current = copy;
+	ws->current = m;
 	atomic_store(&ws->drop_holders, drop_holders);
 	ws->inline_mode = o->inline_mode;
 	ws->loop = loop;
@@ -410,16 +409,13 @@ void workers_stop(struct workers *ws)
 		event_free(ws->wake);
 	if (ws->wake_fd >= 0)
 		close(ws->wake_fd);
-	matcher_free(ws->current);
 	free(ws);
 }
 
-void workers_publish(struct workers *ws, struct matcher *copy)
+void workers_read(struct workers *ws, const struct matcher *m)
 {
-	struct matcher *old = rcu_xchg_pointer(&ws->current, copy);
-
+	rcu_assign_pointer(ws->current, m);
 	synchronize_rcu();
-	matcher_free(old);
 }
 
 void workers_set_drop_holders(struct workers *ws, uint32_t holders)

@@ -17,13 +17,16 @@
  * group, or its share of the netfilter queues) and checks every packet
  * against the matcher copy published last.
  *
- * A published copy never changes. The daemon's loop changes its own matcher
- * and publishes a fresh copy (matcher_clone) with one pointer exchange; the
- * copy it replaced is freed after a grace period (userspace RCU, the QSBR
- * flavour). A worker is online only while it handles a batch: it reads the
- * pointer at the batch's first packet and goes offline at its end, so
- * synchronize_rcu waits for the batches in progress at most, and an idle
- * worker holds nothing up. The packet path takes no lock and makes no
+ * The matcher they read never changes while they may read it. The daemon
+ * keeps two: its own, which it changes, and a copy for the workers, kept in
+ * step by replaying the changes (matcher_replay). To publish, it points the
+ * workers at its own matcher, waits a grace period (userspace RCU, QSBR
+ * flavour) so that none still reads the copy, replays the changes onto the
+ * copy, points the workers back at it and waits again; only then does it
+ * change its own again. A worker is online only while it handles a batch:
+ * it reads the pointer at the batch's first packet and goes offline at its
+ * end, so synchronize_rcu waits for the batches in progress at most, and an
+ * idle worker holds nothing up. The packet path takes no lock and makes no
  * atomic read-modify-write.
  *
  * A packet that matched is copied, with its hits' entries, into the
@@ -56,11 +59,12 @@ typedef void (*workers_match_cb)(void *ctx, const struct worker_match *m);
 typedef void (*workers_batch_cb)(void *ctx);
 
 /*
- * Open every worker's source, to be checked against copy (taken over, also
- * on failure); matches of lists in drop_holders are dropped, inline. NULL
- * with a message (a source that cannot be opened, no memory).
+ * Open every worker's source, to be checked against m (not owned: it must
+ * not change while published); matches of lists in drop_holders are
+ * dropped, inline. NULL with a message (a source that cannot be opened, no
+ * memory).
  */
-struct workers *workers_start(struct event_base *loop, const struct workers_options *o, struct matcher *copy,
+struct workers *workers_start(struct event_base *loop, const struct workers_options *o, const struct matcher *m,
 			      uint32_t drop_holders, workers_match_cb match, workers_batch_cb batch, void *ctx,
 			      char *err, size_t errlen);
 
@@ -74,8 +78,8 @@ int workers_run(struct workers *w, char *err, size_t errlen);
 /* Stop and join the threads, report the matches still in their rings, free everything. */
 void workers_stop(struct workers *w);
 
-/* Publish copy (taken over); returns once no worker reads the copy it replaced, which is freed. */
-void workers_publish(struct workers *w, struct matcher *copy);
+/* Point the workers at m; returns once none reads the matcher they read before. */
+void workers_read(struct workers *w, const struct matcher *m);
 
 /* The lists whose matches are dropped, inline, from the next packet on. */
 void workers_set_drop_holders(struct workers *w, uint32_t holders);

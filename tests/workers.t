@@ -5,8 +5,8 @@
 # come from 24 source addresses, so both workers get some. An entry added, deleted or
 # replaced is in force for every worker by the time bloomctl says so.
 . "$(dirname "$0")/tap.sh"
-plan 18
-skip_all() { for i in $(seq 18); do echo "ok $i # SKIP $1"; done; exit 0; }
+plan 19
+skip_all() { for i in $(seq 19); do echo "ok $i # SKIP $1"; done; exit 0; }
 [ "$(id -u)" -eq 0 ] || skip_all "needs root (network namespaces, netfilter queues)"
 command -v socat >/dev/null || skip_all "no socat"
 command -v python3 >/dev/null || skip_all "no python3"
@@ -119,18 +119,24 @@ send "LIST-TWO"
 send "after-replace"
 arrived after-replace 24 >/dev/null
 is "$(grep -c 'EVIL-PAYLOAD v2' recv.txt)/$(grep -c LIST-TWO recv.txt)" 24/0 "a list replaced is in force at once"
+# A rebuild swaps new filters in: the workers' copy is made again whole, then kept in step again.
+send "LIST-TWO rebuilt" 'rebuild --wait'
+send "AFTER-REBUILD" 'add sig "AFTER-REBUILD"'
+send "after-rebuild"
+arrived after-rebuild 24 >/dev/null
+is "$(grep -c 'LIST-TWO rebuilt' recv.txt)/$(grep -c AFTER-REBUILD recv.txt)" 0/0 "so are a rebuild and the changes after it"
 
-for _ in $(seq 50); do [ "$(wc -l < events.json)" -ge 72 ] && break; sleep 0.05; done
+for _ in $(seq 50); do [ "$(wc -l < events.json)" -ge 120 ] && break; sleep 0.05; done
 stats=$(C --json stats)
 is "$(jq -r '[.stats.workers.packets[] | select(. > 0)] | length' <<<"$stats")" 2 "both workers judged packets"
 is "$(jq -c '[.stats.packets, ([.stats.workers.packets[]] | add), .stats.matched_packets]' <<<"$stats")" \
-	"[216,216,72]" "their counters are summed in stats"
-is "$(jq -r '.alert.action' events.json | sort | uniq -c | awk '{print $1 " " $2}')" "72 blocked" \
+	"[288,288,120]" "their counters are summed in stats"
+is "$(jq -r '.alert.action' events.json | sort | uniq -c | awk '{print $1 " " $2}')" "120 blocked" \
 	"every match is reported, as blocked"
 is "$(jq -r '.in_iface' events.json | sort -u | tr '\n' ' ')" "nfqueue7 nfqueue8 " "by the worker's queue"
-for _ in $(seq 20); do stats=$(C --json stats); [ "$(jq .stats.inline.packets <<<"$stats")" = 216 ] && break; sleep 0.1; done
+for _ in $(seq 20); do stats=$(C --json stats); [ "$(jq .stats.inline.packets <<<"$stats")" = 288 ] && break; sleep 0.1; done
 is "$(jq -c '[.stats.inline.packets, .stats.inline.dropped, .stats.inline.verdict_errors, .stats.workers.handoff_lost]' <<<"$stats")" \
-	"[216,72,0,0]" "the queues' counters too, summed"
+	"[288,120,0,0]" "the queues' counters too, summed"
 kill "$pid"
 wait "$pid" 2>/dev/null
 pid=

@@ -107,12 +107,29 @@ static bool model_matches(const struct entry *e, const struct packet_view *v, ui
 	}
 }
 
-/* A copy the workers would read: taken now and then, it answers as m does until m changes. */
+/*
+ * A copy the workers would read, kept in step now and then by replaying the
+ * changes recorded (made again whole when they cannot be): it answers as m does.
+ */
 struct clone_check {
 	struct matcher *m;
 	struct match_scratch *scratch;
-	uint64_t changes;          /* m's when copied */
+	struct match_log *log;
+	unsigned replays, copies;
 };
+
+static void sync_copy(struct matcher *m, struct clone_check *c)
+{
+	if (c->m && matcher_replay(c->m, c->log, NULL, 0) == 0) {
+		c->replays++;
+	} else {
+		matcher_free(c->m);
+		c->m = matcher_clone(m);
+		assert_non_null(c->m);
+		c->copies++;
+	}
+	match_log_clear(c->log);
+}
 
 static void check_clone(struct matcher *m, struct clone_check *c, const struct packet_view *v,
 			const struct match_hit *hits, size_t n, int i)
@@ -120,14 +137,9 @@ static void check_clone(struct matcher *m, struct clone_check *c, const struct p
 	struct match_hit theirs[MATCH_MAX_HITS];
 	struct match_found mine[MATCH_MAX_HITS], found[MATCH_MAX_HITS];
 
-	if (i % 97 == 0) {
-		matcher_free(c->m);
-		c->m = matcher_clone(m);
-		assert_non_null(c->m);
-		c->changes = matcher_changes(m);
-	}
-	if (c->m == NULL || matcher_changes(m) != c->changes)
+	if (i % 13 != 0)
 		return;
+	sync_copy(m, c);
 	assert_int_equal(matcher_check_with(c->m, c->scratch, v, theirs, MATCH_MAX_HITS), n);
 	matcher_found(m, hits, n, mine);
 	matcher_found(c->m, theirs, n, found);
@@ -138,6 +150,15 @@ static void check_clone(struct matcher *m, struct clone_check *c, const struct p
 		assert_int_equal(found[h].len, mine[h].len);
 		assert_memory_equal(found[h].key, mine[h].key, mine[h].len);
 		assert_ptr_not_equal(found[h].key, mine[h].key); /* its own memory */
+	}
+	for (int k = ENTRY_ADDR; k <= ENTRY_SIG; k++)
+		assert_int_equal(matcher_entries(c->m, (enum entry_kind)k), matcher_entries(m, (enum entry_kind)k));
+	for (int sig = 0; sig < 2; sig++) { /* the same keys in the same groups: the same bits */
+		struct match_filter_info ours, theirs_info;
+		matcher_filter_info(m, sig, &ours);
+		matcher_filter_info(c->m, sig, &theirs_info);
+		assert_int_equal(theirs_info.bits, ours.bits);
+		assert_true(theirs_info.fill == ours.fill);
 	}
 }
 
@@ -151,7 +172,7 @@ static void run(enum filter_layout layout, unsigned c, uint64_t seed, enum simd_
 	struct rng r;
 	static uint8_t frame[SYNTH_MAX_FRAME], payload[64];
 	struct match_hit hits[MATCH_MAX_HITS];
-	struct clone_check clone = { .scratch = matcher_scratch_new() };
+	struct clone_check clone = { .scratch = matcher_scratch_new(), .log = match_log_new() };
 
 	assert_non_null(m);
 	rng_seed(&r, seed);
@@ -164,6 +185,7 @@ static void run(enum filter_layout layout, unsigned c, uint64_t seed, enum simd_
 			model.n++;
 	}
 	assert_int_equal(matcher_build(m, NULL, 0), 0);
+	matcher_record(m, clone.log);
 	assert_int_equal(matcher_set_simd(m, simd), 0);
 	for (int i = 0; i < 3000; i++) {
 		/* Entries come and go while packets flow: adds after the build, removes, lookups. */
@@ -240,8 +262,10 @@ static void run(enum filter_layout layout, unsigned c, uint64_t seed, enum simd_
 		assert_int_equal(n, expected); /* and nothing else: no false alert */
 		check_clone(m, &clone, &v, hits, n, i);
 	}
+	assert_true(clone.replays > clone.copies); /* mostly replayed, not copied */
 	matcher_free(clone.m);
 	matcher_scratch_free(clone.scratch);
+	match_log_free(clone.log);
 	/* The filters were small on purpose: confirmation had work to do. */
 	uint64_t unconfirmed = 0;
 	for (int k = ENTRY_ADDR; k <= ENTRY_SIG; k++) {
