@@ -194,6 +194,18 @@ char *stats_prometheus(json_t *st)
 		metric(f, "inline_verdict_seconds_p99", "gauge", "From reading a packet to its verdict, 99th percentile.",
 		       number_at(st, "inline.verdict_ns.p99") / 1e9);
 	}
+	json_t *workers = json_object_get(st, "workers");
+	if (workers) {
+		size_t i;
+		json_t *n;
+		metric(f, "workers", "gauge", "Threads checking live packets ([capture] workers).", number_at(st, "workers.count"));
+		metric_head(f, "worker_packets_total", "counter", "Packets each worker checked.");
+		json_array_foreach(json_object_get(workers, "packets"), i, n)
+			fprintf(f, "bloomd_worker_packets_total{worker=\"%zu\"} %.17g\n", i, json_number_value(n));
+		metric(f, "workers_handoff_lost_total", "counter",
+		       "Matched packets not reported: a worker's ring to the event loop was full.",
+		       number_at(st, "workers.handoff_lost"));
+	}
 	if (json_object_get(st, "set_action")) {
 		metric(f, "set_added_total", "counter", "Addresses added to the blocking nftables set ([action]).",
 		       number_at(st, "set_action.added"));

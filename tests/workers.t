@@ -5,8 +5,8 @@
 # come from 24 source addresses, so both workers get some. An entry added, deleted or
 # replaced is in force for every worker by the time bloomctl says so.
 . "$(dirname "$0")/tap.sh"
-plan 19
-skip_all() { for i in $(seq 19); do echo "ok $i # SKIP $1"; done; exit 0; }
+plan 20
+skip_all() { for i in $(seq 20); do echo "ok $i # SKIP $1"; done; exit 0; }
 [ "$(id -u)" -eq 0 ] || skip_all "needs root (network namespaces, netfilter queues)"
 command -v socat >/dev/null || skip_all "no socat"
 command -v python3 >/dev/null || skip_all "no python3"
@@ -131,6 +131,10 @@ stats=$(C --json stats)
 is "$(jq -r '[.stats.workers.packets[] | select(. > 0)] | length' <<<"$stats")" 2 "both workers judged packets"
 is "$(jq -c '[.stats.packets, ([.stats.workers.packets[]] | add), .stats.matched_packets]' <<<"$stats")" \
 	"[288,288,120]" "their counters are summed in stats"
+metrics=$(C metrics)
+grep -q '^bloomd_worker_packets_total{worker="1"} [1-9]' <<<"$metrics" && grep -q '^bloomd_workers 2$' <<<"$metrics" &&
+	{ ! command -v promtool >/dev/null || promtool check metrics <<<"$metrics"; }
+ok $? "metrics: packets per worker (promtool finds nothing to say, where it is installed)"
 is "$(jq -r '.alert.action' events.json | sort | uniq -c | awk '{print $1 " " $2}')" "120 blocked" \
 	"every match is reported, as blocked"
 is "$(jq -r '.in_iface' events.json | sort -u | tr '\n' ' ')" "nfqueue7 nfqueue8 " "by the worker's queue"

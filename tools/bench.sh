@@ -29,5 +29,5 @@ echo "== the cluster: two sensors sharing entries through a redis-server"
 "$(dirname "$0")/bench-cluster.sh" "$build"
 
 echo
-echo "== inline mode: a flood through a netfilter queue, against the kernel alone (as root)"
+echo "== inline and workers: a flood through netfilter queues, against the kernel alone, and captured passively (as root)"
 "$(dirname "$0")/bench-inline.sh" "$build"
