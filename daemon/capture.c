@@ -221,7 +221,7 @@ static int activate(struct capture *cap, const struct capture_live_options *o, c
  */
 static int join_fanout(struct capture *cap, unsigned group, char *err, size_t errlen)
 {
-	int arg = (int)(group & 0xffff) | (PACKET_FANOUT_HASH | PACKET_FANOUT_FLAG_DEFRAG) << 16;
+	uint32_t arg = (group & 0xffff) | (uint32_t)(PACKET_FANOUT_HASH | PACKET_FANOUT_FLAG_DEFRAG) << 16;
 
 	if (group == 0)
 		return 0;

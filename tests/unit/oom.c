@@ -104,7 +104,22 @@ static void rebuild(struct matcher *m)
 	matcher_rebuild_finish(m, r, NULL, 0);
 }
 
-/* One run: a build, adds and removes, rebuilds; returns the allocations it made. */
+/*
+ * The workers' copy brought in step: the recorded changes replayed, else
+ * copied whole; NULL if neither had memory (the next try starts afresh).
+ */
+static struct matcher *in_step(struct matcher *copy, const struct matcher *m, struct match_log *log)
+{
+	if (copy == NULL || log == NULL || matcher_replay(copy, log, NULL, 0) < 0) {
+		matcher_free(copy);
+		copy = matcher_clone(m);
+	}
+	if (log)
+		match_log_clear(log);
+	return copy;
+}
+
+/* One run: a build, adds and removes, rebuilds, a copy kept in step; returns the allocations it made. */
 static unsigned long run(unsigned long fail)
 {
 	static struct model md;
@@ -115,9 +130,11 @@ static unsigned long run(unsigned long fail)
 	make_entries(&md);
 	allocations = 0;
 	fail_at = fail;
-	struct matcher *m = matcher_new(&cfg, NULL, 0);
+	struct matcher *m = matcher_new(&cfg, NULL, 0), *copy = NULL;
 	if (m == NULL)
 		return fail_at = 0, allocations;
+	struct match_log *log = match_log_new();
+	matcher_record(m, log);
 	rng_seed(&r, 11);
 	for (int op = 0; op < 600; op++) {
 		int i = (int)rng_below(&r, UNIVERSE);
@@ -135,13 +152,20 @@ static unsigned long run(unsigned long fail)
 			if (rc >= 0)
 				md.in[i] = true;
 		}
-		if (op % 50 == 0)
+		if (op % 50 == 0) {
 			check(m, &md, built);
+			if ((copy = in_step(copy, m, log)) != NULL)
+				check(copy, &md, built);
+		}
 	}
 	unsigned long made = allocations;
 	fail_at = 0;
 	rebuild(m); /* with memory again: everything still found */
 	check(m, &md, built);
+	copy = in_step(copy, m, log);
+	check(copy, &md, built);
+	matcher_free(copy);
+	match_log_free(log);
 	matcher_free(m);
 	return made;
 }
