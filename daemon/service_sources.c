@@ -235,6 +235,16 @@ static void on_worker_batch(void *ctx)
 	events_flush(s->events);
 }
 
+/* As when the loop's own capture stops: bloomd exits with an error (systemd restarts it). */
+static void on_worker_failed(void *ctx, const char *source, const char *error)
+{
+	struct service *s = ctx;
+
+	log_error("%s: %s", source, error);
+	s->exit_code = 1;
+	event_base_loopbreak(s->base);
+}
+
 /* The copy could not be brought in step: the workers stop (the queues pass packets, bypass). */
 static void lose_workers(struct service *s, const char *why)
 {
@@ -287,8 +297,8 @@ static int start_workers(struct service *s, const struct workers_options *o)
 	}
 	matcher_record(s->matcher, s->changes);
 	s->published = matcher_changes(s->matcher);
-	s->workers = workers_start(s->base, o, s->replica, s->engine.drop_holders, on_worker_match, on_worker_batch, s,
-				   err, sizeof(err));
+	struct workers_callbacks cb = { on_worker_match, on_worker_batch, on_worker_failed, s };
+	s->workers = workers_start(s->base, o, s->replica, s->engine.drop_holders, &cb, err, sizeof(err));
 	if (s->workers == NULL) {
 		log_error("%s", err);
 		return -1;

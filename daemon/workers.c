@@ -55,6 +55,8 @@ struct worker {
 	struct match_found found[MATCH_MAX_HITS];
 
 	struct ring ring;
+	_Atomic bool failed;       /* its source stopped (error says why): the loop hears of it */
+	char error[256];
 	pthread_mutex_t lock;      /* of shared: the worker writes it once a batch, the loop reads it */
 	struct workers_totals shared;
 };
@@ -68,6 +70,7 @@ struct workers {
 	struct event *wake;
 	workers_match_cb match;
 	workers_batch_cb batch;
+	workers_failed_cb failed;
 	void *ctx;
 	unsigned n;
 	struct worker w[];
@@ -174,12 +177,19 @@ static void on_capture_batch(void *ctx, struct capture *cap)
 	batch_end(ctx);
 }
 
+/* The capture stopped (the interface went away): the loop is told, as it would be of its own. */
 static void on_capture_done(void *ctx, struct capture *cap, const char *error)
 {
 	struct worker *w = ctx;
+	uint64_t one = 1;
 
 	(void)cap;
-	log_error("%s: capture stopped: %s", w->source, error ? error : "end of input");
+	snprintf(w->error, sizeof(w->error), "%s", error ? error : "the capture ended");
+	atomic_store_explicit(&w->failed, true, memory_order_release);
+	if (write(w->pool->wake_fd, &one, sizeof(one)) < 0) {
+		/* EAGAIN: the loop is being woken anyway */
+	}
+	event_base_loopbreak(w->base);
 }
 
 static bool on_queued(void *ctx, const struct capture_packet *p)
@@ -255,6 +265,9 @@ static void drain(struct workers *ws)
 	}
 	if (ws->batch)
 		ws->batch(ws->ctx);
+	for (unsigned i = 0; i < ws->n; i++)
+		if (atomic_exchange_explicit(&ws->w[i].failed, false, memory_order_acquire) && ws->failed)
+			ws->failed(ws->ctx, ws->w[i].source, ws->w[i].error);
 }
 
 static void wake_cb(evutil_socket_t fd, short what, void *arg)
@@ -339,8 +352,7 @@ static void worker_free(struct worker *w)
 }
 
 struct workers *workers_start(struct event_base *loop, const struct workers_options *o, const struct matcher *m,
-			      uint32_t drop_holders, workers_match_cb match, workers_batch_cb batch, void *ctx,
-			      char *err, size_t errlen)
+			      uint32_t drop_holders, const struct workers_callbacks *cb, char *err, size_t errlen)
 {
 	struct workers *ws = calloc(1, sizeof(*ws) + o->count * sizeof(ws->w[0]));
 
@@ -352,9 +364,10 @@ struct workers *workers_start(struct event_base *loop, const struct workers_opti
 	atomic_store(&ws->drop_holders, drop_holders);
 	ws->inline_mode = o->inline_mode;
 	ws->loop = loop;
-	ws->match = match;
-	ws->batch = batch;
-	ws->ctx = ctx;
+	ws->match = cb->match;
+	ws->batch = cb->batch;
+	ws->failed = cb->failed;
+	ws->ctx = cb->ctx;
 	ws->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	ws->wake = ws->wake_fd < 0 ? NULL : event_new(loop, ws->wake_fd, EV_READ | EV_PERSIST, wake_cb, ws);
 	if (ws->wake == NULL || event_add(ws->wake, NULL) < 0) {
@@ -401,6 +414,7 @@ void workers_stop(struct workers *ws)
 	for (unsigned i = 0; i < ws->n; i++)
 		if (ws->w[i].started)
 			pthread_join(ws->w[i].thread, NULL);
+	ws->failed = NULL; /* stopping: no more news */
 	if (ws->match)
 		drain(ws);
 	for (unsigned i = 0; i < ws->n; i++)

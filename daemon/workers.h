@@ -57,6 +57,15 @@ struct worker_match {
 typedef void (*workers_match_cb)(void *ctx, const struct worker_match *m);
 /* After the matches one wake-up brought (flush outputs). */
 typedef void (*workers_batch_cb)(void *ctx);
+/* A worker's source stopped (a capture's interface went away); that worker has stopped. */
+typedef void (*workers_failed_cb)(void *ctx, const char *source, const char *error);
+
+struct workers_callbacks {
+	workers_match_cb match;
+	workers_batch_cb batch;
+	workers_failed_cb failed;
+	void *ctx;
+};
 
 /*
  * Open every worker's source, to be checked against m (not owned: it must
@@ -65,8 +74,7 @@ typedef void (*workers_batch_cb)(void *ctx);
  * memory).
  */
 struct workers *workers_start(struct event_base *loop, const struct workers_options *o, const struct matcher *m,
-			      uint32_t drop_holders, workers_match_cb match, workers_batch_cb batch, void *ctx,
-			      char *err, size_t errlen);
+			      uint32_t drop_holders, const struct workers_callbacks *cb, char *err, size_t errlen);
 
 /*
  * Start the threads: after the privileges are given up, since capabilities

@@ -5,8 +5,8 @@
 # come from 24 source addresses, so both workers get some. An entry added, deleted or
 # replaced is in force for every worker by the time bloomctl says so.
 . "$(dirname "$0")/tap.sh"
-plan 20
-skip_all() { for i in $(seq 20); do echo "ok $i # SKIP $1"; done; exit 0; }
+plan 22
+skip_all() { for i in $(seq 22); do echo "ok $i # SKIP $1"; done; exit 0; }
 [ "$(id -u)" -eq 0 ] || skip_all "needs root (network namespaces, netfilter queues)"
 command -v socat >/dev/null || skip_all "no socat"
 command -v python3 >/dev/null || skip_all "no python3"
@@ -175,9 +175,19 @@ is "$(jq -r '.matches[0].list' passive.json | sort | uniq -c | awk '{print $1 " 
 for _ in $(seq 20); do stats=$(C --json stats); [ "$(jq .stats.packets <<<"$stats")" -ge 144 ] && break; sleep 0.1; done
 is "$(jq -c '[.stats.packets, ([.stats.workers.packets[] | select(. > 0)] | length)]' <<<"$stats")" "[144,2]" \
 	"each packet went to one worker, and both had some"
-kill "$pid"
-wait "$pid" 2>/dev/null
+# The interface goes away under the workers: bloomd exits with an error, as with one thread.
+ip -n $b link del veth-b$$
+for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
+if kill -0 "$pid" 2>/dev/null; then
+	kill -9 "$pid"
+	status="still running after 5 s"
+else
+	wait "$pid" 2>/dev/null
+	status=$?
+fi
+is "$status" 1 "a worker's capture lost: bloomd exits 1"
 pid=
+grep -q "veth-b$$: " perr; ok $? "saying which source and why"
 
 sed 's/^workers = 2/workers = 3/' bloomd.conf > three.conf
 out=$("$BUILD/bloomd" -n -c three.conf 2>&1)
