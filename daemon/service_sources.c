@@ -241,7 +241,7 @@ static void on_worker_failed(void *ctx, const char *source, const char *error)
 	struct service *s = ctx;
 
 	log_error("%s: %s", source, error);
-	s->exit_code = 1;
+	service_fail(s);
 	event_base_loopbreak(s->base);
 }
 

@@ -1,4 +1,4 @@
-/* workers.c - packet sources on threads of their own, checked against one published matcher copy. */
+/* workers.c - packet sources on threads of their own, checked against the matcher published to them. */
 #define _LGPL_SOURCE /* liburcu's read side inline: no call per batch */
 #include "workers.h"
 
@@ -47,7 +47,7 @@ struct worker {
 
 	/* the worker thread's alone */
 	struct match_scratch *scratch;
-	const struct matcher *m;   /* the published copy, while online */
+	const struct matcher *m;   /* the published matcher, while online */
 	bool online, pushed;
 	struct stats stats;
 	uint64_t handoff_lost;
@@ -98,7 +98,16 @@ static void copy_out(struct worker *w)
 	pthread_mutex_unlock(&w->lock);
 }
 
-/* The batch is done: no copy is read until the next one, and the loop hears of any match. */
+static void wake_loop(struct worker *w)
+{
+	uint64_t one = 1;
+
+	if (write(w->pool->wake_fd, &one, sizeof(one)) < 0) {
+		/* EAGAIN: the count is at its limit, so the loop is being woken anyway */
+	}
+}
+
+/* The batch is done: no matcher is read until the next one, and the loop hears of any match. */
 static void batch_end(struct worker *w)
 {
 	if (w->online) {
@@ -108,10 +117,7 @@ static void batch_end(struct worker *w)
 	}
 	copy_out(w);
 	if (w->pushed) {
-		uint64_t one = 1;
-		if (write(w->pool->wake_fd, &one, sizeof(one)) < 0) {
-			/* EAGAIN: the count is at its limit, so the loop is being woken anyway */
-		}
+		wake_loop(w);
 		w->pushed = false;
 	}
 }
@@ -143,7 +149,7 @@ static bool hand_off(struct worker *w, const struct capture_packet *p, bool drop
 	return true;
 }
 
-/* Parse, check against the published copy, hand a match to the loop; whether to drop the packet. */
+/* Parse, check against the published matcher, hand a match to the loop; whether to drop the packet. */
 static bool judge(struct worker *w, const struct capture_packet *p)
 {
 	struct packet_view v;
@@ -181,14 +187,11 @@ static void on_capture_batch(void *ctx, struct capture *cap)
 static void on_capture_done(void *ctx, struct capture *cap, const char *error)
 {
 	struct worker *w = ctx;
-	uint64_t one = 1;
 
 	(void)cap;
 	snprintf(w->error, sizeof(w->error), "%s", error ? error : "the capture ended");
 	atomic_store_explicit(&w->failed, true, memory_order_release);
-	if (write(w->pool->wake_fd, &one, sizeof(one)) < 0) {
-		/* EAGAIN: the loop is being woken anyway */
-	}
+	wake_loop(w);
 	event_base_loopbreak(w->base);
 }
 

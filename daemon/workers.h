@@ -1,4 +1,4 @@
-/* workers.h - packet sources on threads of their own, checked against one published matcher copy. */
+/* workers.h - packet sources on threads of their own, checked against the matcher published to them. */
 #ifndef BLOOMD_WORKERS_H
 #define BLOOMD_WORKERS_H
 
