@@ -169,12 +169,15 @@ static int drop_privileges(const struct config *cfg)
 		own[1].path = snapshot;
 		own[2].path = journal;
 	}
-	if (privilege_drop(cfg->user, own, 4, cfg->inline_mode || cfg->action.set4 || cfg->action.set6, err, sizeof(err)) < 0) {
+	bool net_admin = cfg->inline_mode || cfg->action.set4 || cfg->action.set6;
+
+	if (privilege_drop(cfg->user, own, 4, net_admin, err, sizeof(err)) < 0) {
 		log_error("%s", err);
 		return -1;
 	}
 	if (cfg->user)
-		log_info("running as %s, with no capabilities", cfg->user);
+		log_info("running as %s, with %s", cfg->user,
+			 net_admin ? "CAP_NET_ADMIN alone (verdicts, nftables sets)" : "no capabilities");
 	return 0;
 }
 

@@ -5,8 +5,8 @@
 # come from 24 source addresses, so both workers get some. An entry added, deleted or
 # replaced is in force for every worker by the time bloomctl says so.
 . "$(dirname "$0")/tap.sh"
-plan 22
-skip_all() { for i in $(seq 22); do echo "ok $i # SKIP $1"; done; exit 0; }
+plan 23
+skip_all() { for i in $(seq 23); do echo "ok $i # SKIP $1"; done; exit 0; }
 [ "$(id -u)" -eq 0 ] || skip_all "needs root (network namespaces, netfilter queues)"
 command -v socat >/dev/null || skip_all "no socat"
 command -v python3 >/dev/null || skip_all "no python3"
@@ -98,6 +98,7 @@ caps=$(for t in /proc/$pid/task/*; do awk '/^(Uid|CapEff|CapPrm):/ {printf "%s%s
 is "$(wc -l <<<"$caps") $(sort -u <<<"$caps")" \
 	"1 Uid:65534 CapPrm:0000000000001000 CapEff:0000000000001000 " "every thread gave up all but CAP_NET_ADMIN"
 is "$(ls /proc/$pid/task | wc -l)" 3 "the loop and two workers"
+grep -q "running as nobody, with CAP_NET_ADMIN alone" err; ok $? "and the log says so (it said: no capabilities)"
 send "hello"
 send "EVIL-PAYLOAD"
 send "hello2"
