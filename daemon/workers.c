@@ -396,8 +396,12 @@ int workers_run(struct workers *ws, char *err, size_t errlen)
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &before);
 	for (unsigned i = 0; i < ws->n && rc == 0; i++) {
+		char name[16];
 		rc = pthread_create(&ws->w[i].thread, NULL, worker_main, &ws->w[i]);
 		ws->w[i].started = rc == 0;
+		snprintf(name, sizeof(name), "worker%u", (unsigned)(uint8_t)i); /* at most 64; top -H shows it */
+		if (rc == 0)
+			pthread_setname_np(ws->w[i].thread, name);
 	}
 	pthread_sigmask(SIG_SETMASK, &before, NULL);
 	if (rc != 0)
