@@ -29,6 +29,13 @@ struct capture_packet {
 	uint64_t index;            /* 1-based, per source */
 };
 
+/*
+ * What becomes of a judged packet (inline): accepted; dropped; or rejected,
+ * dropped with word to its sender (a TCP reset or an ICMP unreachable, which
+ * the ruleset sends: inline.h).
+ */
+enum verdict { VERDICT_ACCEPT, VERDICT_DROP, VERDICT_REJECT };
+
 typedef void (*capture_packet_cb)(void *ctx, struct capture *cap, const struct capture_packet *p);
 /* A source ended: error is NULL at the end of a file, else what went wrong. */
 typedef void (*capture_done_cb)(void *ctx, struct capture *cap, const char *error);

@@ -60,6 +60,7 @@ struct config *config_defaults(void)
 	c->snaplen = 262144;
 	c->fail_open = true;
 	c->workers = 1;
+	c->reject_mark = CONFIG_REJECT_MARK;
 	c->promisc = true;
 	c->bits_per_entry = 16;
 	c->layout = FILTER_BLOCKED;
@@ -290,6 +291,23 @@ int config_set_uint(struct loader *ld, const char *key, const char *value, unsig
 	return 1;
 }
 
+/* A packet mark: 1 to 0xffffffff, in decimal or 0x hex (0 is no mark at all). */
+static int set_mark(struct loader *ld, const char *key, const char *value, uint32_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(value, &end, 0);
+	if (!isdigit((unsigned char)value[0]) || *end != '\0' || errno || v == 0 || v > UINT32_MAX) {
+		config_problem(ld, "%s: expected a packet mark from 1 to 0xffffffff (decimal or 0x hex), got '%s'", key,
+			       value);
+		return 0;
+	}
+	*out = (uint32_t)v;
+	return 1;
+}
+
 /* Bits per entry or per window: a number from 1 to 64. */
 static int set_bits(struct loader *ld, const char *key, const char *value, double *out)
 {
@@ -372,6 +390,8 @@ static int capture_key(struct loader *ld, const char *key, const char *value)
 		return config_set_bool(ld, key, value, &c->fail_open);
 	if (strcmp(key, "queue_maxlen") == 0)
 		return config_set_uint(ld, key, value, 0, 1u << 24, &c->queue_maxlen);
+	if (strcmp(key, "reject_mark") == 0)
+		return set_mark(ld, key, value, &c->reject_mark);
 	if (strcmp(key, "workers") == 0) {
 		ld->workers_line = ld->line;
 		return config_set_uint(ld, key, value, 1, CONFIG_MAX_WORKERS, &c->workers);

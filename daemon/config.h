@@ -11,12 +11,13 @@
 #include "hash.h"
 #include "log.h"
 
-enum list_action { LIST_ACTION_ALERT, LIST_ACTION_DROP };
+enum list_action { LIST_ACTION_ALERT, LIST_ACTION_DROP, LIST_ACTION_REJECT };
 
 #define LIST_NAME_MAX 64
 #define LIST_LOCAL "local"   /* the list of entries operators add with bloomctl */
 #define CONFIG_MAX_LISTS 31  /* the local list included */
 #define CONFIG_MAX_WORKERS 64 /* [capture] workers */
+#define CONFIG_REJECT_MARK 0xb10c /* [capture] reject_mark */
 
 /*
  * A named entry list ([list NAME], or [entries] file = PATH): where its
@@ -51,6 +52,7 @@ struct config {
 	bool fail_open;           /* a full queue accepts (NFQA_CFG_F_FAIL_OPEN) */
 	unsigned queue_maxlen;    /* packets a queue holds in the kernel; 0: its default */
 	unsigned workers;         /* threads checking live packets; 1: the event loop itself */
+	uint32_t reject_mark;     /* a rejected packet goes back to the ruleset with this mark */
 	/* [filter] */
 	uint64_t memory;          /* bytes for all filters; 0: bits_per_entry */
 	double bits_per_entry;

@@ -96,11 +96,14 @@ static int label_key(struct loader *ld, struct list_config *l, const char *key, 
 		return 1;
 	}
 	if (strcmp(key, "action") == 0) {
-		if (strcmp(value, "alert") == 0 || strcmp(value, "drop") == 0) {
-			l->action_given = true;
-			return l->action = value[0] == 'd' ? LIST_ACTION_DROP : LIST_ACTION_ALERT, 1;
-		}
-		config_problem(ld, "action: expected alert or drop, got '%s'", value);
+		static const char *const names[] = { [LIST_ACTION_ALERT] = "alert", [LIST_ACTION_DROP] = "drop",
+						     [LIST_ACTION_REJECT] = "reject" };
+		for (int a = LIST_ACTION_ALERT; a <= LIST_ACTION_REJECT; a++)
+			if (strcmp(value, names[a]) == 0) {
+				l->action_given = true;
+				return l->action = (enum list_action)a, 1;
+			}
+		config_problem(ld, "action: expected alert, drop or reject, got '%s'", value);
 		return 0;
 	}
 	return -1;

@@ -77,7 +77,7 @@ static void block_addresses(struct engine *e, const struct packet_view *v, const
 	if (v->family == 0)
 		return;
 	for (size_t i = 0; i < n; i++) {
-		if (!(found[i].holders & e->drop_holders))
+		if (!(found[i].holders & (e->drop_holders | e->reject_holders)))
 			continue;
 		bool src = e->block_side & 1, dst = e->block_side & 2;
 		if (found[i].kind == ENTRY_ADDR) {
@@ -95,7 +95,7 @@ static void block_addresses(struct engine *e, const struct packet_view *v, const
 }
 
 void engine_report(struct engine *e, const struct capture_packet *p, const struct packet_view *v,
-		   const struct match_found *found, size_t n, const char *source, bool live, bool drop)
+		   const struct match_found *found, size_t n, const char *source, bool live, enum verdict verdict)
 {
 	char err[256];
 
@@ -103,7 +103,7 @@ void engine_report(struct engine *e, const struct capture_packet *p, const struc
 	struct event_packet ep = {
 		.ts = p->ts, .index = p->index, .link = p->link, .frame = p->frame,
 		.caplen = p->caplen, .wirelen = p->wirelen, .view = v,
-		.filename = live ? NULL : source, .interface = live ? source : NULL, .dropped = drop,
+		.filename = live ? NULL : source, .interface = live ? source : NULL, .verdict = verdict,
 		.labels = e->labels,
 	};
 	if (e->block && live)
@@ -124,7 +124,7 @@ void engine_report(struct engine *e, const struct capture_packet *p, const struc
 	}
 }
 
-bool engine_packet(struct engine *e, const struct capture_packet *p, const char *source, bool live)
+enum verdict engine_packet(struct engine *e, const struct capture_packet *p, const char *source, bool live)
 {
 	struct packet_view v;
 
@@ -132,11 +132,12 @@ bool engine_packet(struct engine *e, const struct capture_packet *p, const char 
 	stats_count(&e->stats, p->wirelen, v.status);
 	size_t n = matcher_check(e->matcher, &v, e->hits, MATCH_MAX_HITS);
 	if (n == 0)
-		return false;
+		return VERDICT_ACCEPT;
 	e->stats.matched_packets++;
 	matcher_found(e->matcher, e->hits, n, e->found);
 	/* The verdict comes before any alert is left out: suppressing an alert never lets a packet through. */
-	bool drop = e->inline_mode && engine_drops(e->drop_holders, e->found, n);
-	engine_report(e, p, &v, e->found, n, source, live, drop);
-	return drop;
+	enum verdict verdict = e->inline_mode ? engine_verdict(e->drop_holders, e->reject_holders, e->found, n)
+					      : VERDICT_ACCEPT;
+	engine_report(e, p, &v, e->found, n, source, live, verdict);
+	return verdict;
 }

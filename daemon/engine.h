@@ -19,6 +19,7 @@ struct engine {
 	struct thresholds *thresholds; /* not owned; NULL: no threshold or suppress rules */
 	bool inline_mode;          /* packets are judged: a match of a dropping list drops */
 	uint32_t drop_holders;     /* the holders (lists) whose matches are dropped, inline */
+	uint32_t reject_holders;   /* and those whose matches are rejected */
 	/* Blocking an address (into an nftables set), for matches of dropping lists; NULL: none. */
 	int (*block)(void *ctx, const uint8_t *addr, int family);
 	void *block_ctx;
@@ -34,18 +35,24 @@ struct engine {
 
 /*
  * Handle one captured packet from source (a file name, or an interface or
- * queue when live): parse, check, and engine_report a match. Returns whether
- * to drop it: inline, when a confirmed match's entry is held by a dropping list.
+ * queue when live): parse, check, and engine_report a match. Returns its
+ * verdict: inline, engine_verdict of its hits; else accept.
  */
-bool engine_packet(struct engine *e, const struct capture_packet *p, const char *source, bool live);
+enum verdict engine_packet(struct engine *e, const struct capture_packet *p, const char *source, bool live);
 
-/* Whether a packet with these hits is dropped: one of them is held by a list in drop_holders. */
-static inline bool engine_drops(uint32_t drop_holders, const struct match_found *found, size_t n)
+/*
+ * A packet with these hits: dropped if one is held by a list in
+ * drop_holders, else rejected if one is held by a list in reject_holders
+ * (the quieter wins), else accepted.
+ */
+static inline enum verdict engine_verdict(uint32_t drop_holders, uint32_t reject_holders,
+					  const struct match_found *found, size_t n)
 {
+	uint32_t held = 0;
+
 	for (size_t i = 0; i < n; i++)
-		if (found[i].holders & drop_holders)
-			return true;
-	return false;
+		held |= found[i].holders;
+	return held & drop_holders ? VERDICT_DROP : held & reject_holders ? VERDICT_REJECT : VERDICT_ACCEPT;
 }
 
 /*
@@ -55,6 +62,6 @@ static inline bool engine_drops(uint32_t drop_holders, const struct match_found 
  * judges its packets; the loop reports them here.
  */
 void engine_report(struct engine *e, const struct capture_packet *p, const struct packet_view *v,
-		   const struct match_found *found, size_t n, const char *source, bool live, bool drop);
+		   const struct match_found *found, size_t n, const char *source, bool live, enum verdict verdict);
 
 #endif

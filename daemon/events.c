@@ -300,7 +300,7 @@ static json_t *event_json(struct events *ev, const struct event_packet *p, const
 			json_integer_set(ms->offset, hits[i].offset);
 		json_array_append(s->matches, ms->obj);
 	}
-	set_ascii(s->action, p->dropped ? "blocked" : "allowed");
+	set_ascii(s->action, p->verdict != VERDICT_ACCEPT ? "blocked" : "allowed");
 	if (p->nblocked) { /* rare: a key of its own, not in the cached shape */
 		json_t *blocked = json_array();
 		for (size_t i = 0; i < p->nblocked; i++)

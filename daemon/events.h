@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "capture.h"
 #include "match.h"
 #include "packet.h"
 
@@ -20,7 +21,7 @@ struct event_packet {
 	const uint8_t *frame;
 	size_t caplen, wirelen;
 	const struct packet_view *view;
-	bool dropped;              /* inline: the packet was dropped (eve's action "blocked") */
+	enum verdict verdict;      /* inline: dropped or rejected is eve's action "blocked" */
 	const uint8_t *blocked[2]; /* addresses this packet put into a blocking set ([action]) */
 	size_t nblocked;
 	const struct event_label *labels; /* each hit's */

@@ -26,6 +26,7 @@ struct inline_queue {
 	struct nfq_handle *h;
 	struct nfq_q_handle *qh[MAX_QUEUES];
 	unsigned first, nqueues;
+	uint32_t reject_mark;
 	struct event *ev;
 	inline_packet_cb packet;
 	inline_batch_cb batch;
@@ -106,17 +107,21 @@ static int on_packet(struct nfq_q_handle *qh, struct nfgenmsg *msg, struct nfq_d
 	if (ph == NULL)
 		return 0;
 	uint32_t id = ntohl(ph->packet_id);
-	bool drop = false;
-	if (len > 0) {
+	enum verdict verdict = VERDICT_ACCEPT;
+	if (q->reject_mark && nfq_get_nfmark(nfa) == q->reject_mark) {
+		/* rejected already, and back: the ruleset has no rule rejecting the mark */
+		verdict = VERDICT_DROP;
+		q->st.reject_unruled++;
+	} else if (len > 0) {
 		struct capture_packet p = {
 			.link = PACKET_LINK_RAW, .frame = payload, .caplen = (size_t)len, .wirelen = (size_t)len,
 			.index = ++q->index,
 		};
 		clock_gettime(CLOCK_REALTIME, &p.ts);
-		drop = q->packet(q->ctx, &p);
+		verdict = q->packet(q->ctx, &p);
 	}
 	q->st.packets++;
-	if (!drop) { /* its verdict goes with the batch's */
+	if (verdict == VERDICT_ACCEPT) { /* its verdict goes with the batch's */
 		unsigned k = 0;
 		while (k < q->nqueues && q->qh[k] != qh)
 			k++;
@@ -130,10 +135,14 @@ static int on_packet(struct nfq_q_handle *qh, struct nfgenmsg *msg, struct nfq_d
 		}
 	}
 	/* A drop at once (a batch verdict would accept it); its ID is below the accepts that follow. */
-	if (nfq_set_verdict(qh, id, drop ? NF_DROP : NF_ACCEPT, 0, NULL) < 0)
+	int rc = verdict == VERDICT_REJECT ? nfq_set_verdict2(qh, id, NF_REPEAT, q->reject_mark, 0, NULL)
+					   : nfq_set_verdict(qh, id, verdict == VERDICT_DROP ? NF_DROP : NF_ACCEPT, 0, NULL);
+	if (rc < 0)
 		q->st.verdict_errors++;
-	else if (drop)
+	else if (verdict == VERDICT_DROP)
 		q->st.dropped++;
+	else if (verdict == VERDICT_REJECT)
+		q->st.rejected++;
 	else
 		q->st.accepted++;
 	clock_gettime(CLOCK_MONOTONIC, &done);
@@ -185,6 +194,7 @@ struct inline_queue *inline_open(struct event_base *base, const struct inline_op
 	q->batch = batch;
 	q->ctx = ctx;
 	q->first = o->first;
+	q->reject_mark = o->reject_mark;
 	if ((q->h = nfq_open()) == NULL) {
 		error_set(err, errlen, "inline: cannot open netfilter queue's netlink socket: %s", strerror(errno));
 		goto fail;

@@ -30,10 +30,17 @@ struct inline_options {
 	bool fail_open;
 	unsigned maxlen;           /* packets a queue holds in the kernel; 0: its default */
 	unsigned snaplen;
+	uint32_t reject_mark;
 };
 
-/* Judge one packet: true to drop it. */
-typedef bool (*inline_packet_cb)(void *ctx, const struct capture_packet *p);
+/*
+ * Judge one packet. A rejected one goes back to the start of its hook
+ * (NF_REPEAT) carrying reject_mark, for the ruleset's rule ahead of the
+ * queue rule (`meta mark 0xb10c reject`) to reject: a packet comes back
+ * with that mark only if no such rule took it, and is then dropped and
+ * counted (reject_unruled), never queued round again.
+ */
+typedef enum verdict (*inline_packet_cb)(void *ctx, const struct capture_packet *p);
 /* After each batch (flush outputs). */
 typedef void (*inline_batch_cb)(void *ctx);
 
@@ -43,7 +50,8 @@ struct inline_queue *inline_open(struct event_base *base, const struct inline_op
 void inline_close(struct inline_queue *q);
 
 struct inline_stats {
-	uint64_t packets, accepted, dropped;
+	uint64_t packets, accepted, dropped, rejected;
+	uint64_t reject_unruled;   /* came back marked: no rule rejected them (dropped instead) */
 	uint64_t verdict_errors;   /* verdicts the kernel did not take */
 	uint64_t lost;             /* messages the socket lost (ENOBUFS): their packets went as fail_open says */
 	uint64_t queue_dropped;    /* the kernel's: the queue was full */

@@ -27,12 +27,12 @@ int lists_find(const struct lists *ls, const char *name)
 	return -1;
 }
 
-uint32_t lists_dropping(const struct lists *ls)
+uint32_t lists_acting(const struct lists *ls, enum list_action action)
 {
 	uint32_t mask = 0;
 
 	for (int i = 0; i < LISTS_SLOTS; i++)
-		if (ls->slot[i].name[0] && ls->slot[i].cfg && ls->slot[i].cfg->action == LIST_ACTION_DROP)
+		if (ls->slot[i].name[0] && ls->slot[i].cfg && ls->slot[i].cfg->action == action)
 			mask |= 1u << i;
 	return mask;
 }

@@ -56,8 +56,8 @@ void lists_free(struct lists *ls);
 int lists_configure(struct lists *ls, struct matcher *m, const struct config *cfg, char *err,
 		    size_t errlen);
 
-/* The holder bits of the lists whose action is drop. */
-uint32_t lists_dropping(const struct lists *ls);
+/* The holder bits of the lists whose action is action. */
+uint32_t lists_acting(const struct lists *ls, enum list_action action);
 
 /* The list's slot (its holder bit), or -1. */
 int lists_find(const struct lists *ls, const char *name);

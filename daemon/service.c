@@ -140,6 +140,14 @@ static void report_packet_problems(struct service *s)
 		log_warning("packets not checked in full since the last report: %s (see stats, parse)", text);
 		s->problems_reported = now;
 	}
+	if (t.queues.reject_unruled > s->unruled_seen) {
+		log_warning("%llu rejected packets came back to the queue and were dropped: no rule ahead of the queue "
+			    "rule rejects mark 0x%x (meta mark 0x%x reject)",
+			    (unsigned long long)(t.queues.reject_unruled - s->unruled_seen), s->cfg->reject_mark,
+			    s->cfg->reject_mark);
+		s->unruled_seen = t.queues.reject_unruled;
+		s->problems_reported = now;
+	}
 	if (t.dropped + t.if_dropped > s->drops_seen) {
 		log_warning("the kernel dropped %llu packets since the last report (more [capture] buffer_size?)",
 			    (unsigned long long)(t.dropped + t.if_dropped - s->drops_seen));

@@ -80,7 +80,7 @@ struct service {
 	bool applying_cluster;     /* a change from the stream: not published again */
 	struct event *housekeeping;
 	time_t problems_reported;  /* the last warning about malformed or dropped packets */
-	uint64_t problems_seen[PACKET_STATUS_COUNT], drops_seen;
+	uint64_t problems_seen[PACKET_STATUS_COUNT], drops_seen, unruled_seen;
 	bool stopping;
 };
 

@@ -171,7 +171,8 @@ unsigned service_lists_load(struct service *s, const struct config *cfg, bool st
 		log_error("lists: %s", err);
 		return 1;
 	}
-	s->engine.drop_holders = lists_dropping(&s->lists);
+	s->engine.drop_holders = lists_acting(&s->lists, LIST_ACTION_DROP);
+	s->engine.reject_holders = lists_acting(&s->lists, LIST_ACTION_REJECT);
 	for (int i = 1; i < LISTS_SLOTS; i++) {
 		if (s->lists.slot[i].name[0] == '\0')
 			continue;
@@ -333,7 +334,7 @@ json_t *service_lists_json(struct service *s)
 				      "entries", (json_int_t)counts[i], "version", (int)l->version, "loaded",
 				      l->loaded ? json_integer((json_int_t)l->loaded) : json_null(), "category",
 				      lc->category, "severity", (int)lc->severity, "action",
-				      lc->action == LIST_ACTION_DROP ? "drop" : "alert", "sid", (json_int_t)lc->sid,
+				      lc->action == LIST_ACTION_DROP ? "drop" : lc->action == LIST_ACTION_REJECT ? "reject" : "alert", "sid", (json_int_t)lc->sid,
 				      "signature", lc->signature);
 		if (o && i > 0 && (l->version || l->last.refused))
 			json_object_set_new(o, "last_load", load_json(&l->last));

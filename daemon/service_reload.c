@@ -115,9 +115,11 @@ static void keep_start_settings(struct config *running, struct config *fresh, js
 	swap_strings(&fresh->metrics_listen, &running->metrics_listen);
 	if (fresh->inline_mode != running->inline_mode || fresh->queue_first != running->queue_first ||
 	    fresh->queue_last != running->queue_last || fresh->fail_open != running->fail_open ||
-	    fresh->queue_maxlen != running->queue_maxlen || fresh->workers != running->workers)
-		json_array_append_new(restart, json_string("[capture] mode, queue and workers"));
+	    fresh->queue_maxlen != running->queue_maxlen || fresh->workers != running->workers ||
+	    fresh->reject_mark != running->reject_mark)
+		json_array_append_new(restart, json_string("[capture] mode, queue, workers and reject_mark"));
 	fresh->workers = running->workers;
+	fresh->reject_mark = running->reject_mark;
 	fresh->inline_mode = running->inline_mode;
 	fresh->queue_first = running->queue_first;
 	fresh->queue_last = running->queue_last;
@@ -268,9 +270,10 @@ json_t *service_stats(struct service *s)
 		json_object_set_new(o, "workers", workers_json(s, &t));
 	if (s->inline_queue || (s->workers && s->cfg->inline_mode)) {
 		const struct inline_stats *is = &t.queues;
-		json_object_set_new(o, "inline", json_pack("{s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:{s:I,s:I}}", "queue", s->queue_name,
+		json_object_set_new(o, "inline", json_pack("{s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:{s:I,s:I}}", "queue", s->queue_name,
 							   "packets", (json_int_t)is->packets, "accepted", (json_int_t)is->accepted,
-							   "dropped", (json_int_t)is->dropped, "verdict_errors",
+							   "dropped", (json_int_t)is->dropped, "rejected", (json_int_t)is->rejected,
+							   "reject_unruled", (json_int_t)is->reject_unruled, "verdict_errors",
 							   (json_int_t)is->verdict_errors, "lost", (json_int_t)is->lost,
 							   "queue_dropped", (json_int_t)is->queue_dropped, "user_dropped",
 							   (json_int_t)is->user_dropped, "verdict_ns", "p50",

@@ -225,7 +225,7 @@ static void on_worker_match(void *ctx, const struct worker_match *m)
 	struct packet_view v;
 
 	packet_parse(m->packet.link, m->packet.frame, m->packet.caplen, m->packet.wirelen, &v);
-	engine_report(&s->engine, &m->packet, &v, m->found, m->n, m->source, true, m->dropped);
+	engine_report(&s->engine, &m->packet, &v, m->found, m->n, m->source, true, m->verdict);
 }
 
 static void on_worker_batch(void *ctx)
@@ -260,7 +260,7 @@ void service_publish(struct service *s)
 
 	if (s->workers == NULL)
 		return;
-	workers_set_drop_holders(s->workers, s->engine.drop_holders);
+	workers_set_verdicts(s->workers, s->engine.drop_holders, s->engine.reject_holders);
 	if (matcher_changes(s->matcher) == s->published)
 		return;
 	/* Nothing changes the loop's matcher while the workers read it, and the copy meanwhile catches up. */
@@ -298,11 +298,12 @@ static int start_workers(struct service *s, const struct workers_options *o)
 	matcher_record(s->matcher, s->changes);
 	s->published = matcher_changes(s->matcher);
 	struct workers_callbacks cb = { on_worker_match, on_worker_batch, on_worker_failed, s };
-	s->workers = workers_start(s->base, o, s->replica, s->engine.drop_holders, &cb, err, sizeof(err));
+	s->workers = workers_start(s->base, o, s->replica, &cb, err, sizeof(err));
 	if (s->workers == NULL) {
 		log_error("%s", err);
 		return -1;
 	}
+	workers_set_verdicts(s->workers, s->engine.drop_holders, s->engine.reject_holders);
 	s->publisher = event_new(s->base, -1, EV_PERSIST, publish_cb, s);
 	if (s->publisher == NULL || event_add(s->publisher, &every) < 0) {
 		log_error("workers: cannot start the publishing timer");
@@ -366,7 +367,7 @@ int service_capture_live(struct service *s, const char *interface)
 
 /* ---- inline: packets from netfilter queues ---- */
 
-static bool on_queued(void *ctx, const struct capture_packet *p)
+static enum verdict on_queued(void *ctx, const struct capture_packet *p)
 {
 	struct service *s = ctx;
 
@@ -384,7 +385,7 @@ int service_capture_inline(struct service *s)
 {
 	const struct config *c = s->cfg;
 	struct inline_options o = { .first = c->queue_first, .last = c->queue_last, .fail_open = c->fail_open,
-				    .maxlen = c->queue_maxlen, .snaplen = c->snaplen };
+				    .maxlen = c->queue_maxlen, .snaplen = c->snaplen, .reject_mark = c->reject_mark };
 	char err[512];
 
 	if (c->queue_first == c->queue_last)

@@ -188,6 +188,11 @@ char *stats_prometheus(json_t *st)
 		metric(f, "inline_dropped_total", "counter", "Packets dropped: a match of a dropping list.",
 		       number_at(st, "inline.dropped"));
 		metric(f, "inline_accepted_total", "counter", "Packets accepted.", number_at(st, "inline.accepted"));
+		metric(f, "inline_rejected_total", "counter", "Packets rejected: a match of a rejecting list.",
+		       number_at(st, "inline.rejected"));
+		metric(f, "inline_reject_unruled_total", "counter",
+		       "Rejected packets that came back: no rule rejects [capture] reject_mark (dropped instead).",
+		       number_at(st, "inline.reject_unruled"));
 		metric(f, "inline_queue_dropped_total", "counter",
 		       "Packets the kernel could not queue (full queue: accepted when fail-open).",
 		       number_at(st, "inline.queue_dropped") + number_at(st, "inline.user_dropped"));

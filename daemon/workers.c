@@ -86,7 +86,7 @@ struct worker {
 
 struct workers {
 	const struct matcher *_Atomic current; /* published (release), read at a batch's start (acquire) */
-	_Atomic uint32_t drop_holders;
+	_Atomic uint32_t drop_holders, reject_holders;
 	bool inline_mode;
 	struct event_base *loop;
 	int wake_fd;               /* a worker's ring has matches */
@@ -147,7 +147,7 @@ static void batch_end(struct worker *w)
 }
 
 /* Copy the packet and its hits' entries into the ring; false if it is full. */
-static bool hand_off(struct worker *w, const struct capture_packet *p, bool dropped, size_t n)
+static bool hand_off(struct worker *w, const struct capture_packet *p, enum verdict verdict, size_t n)
 {
 	size_t head = atomic_load_explicit(&w->ring.head, memory_order_acquire);
 	size_t tail = atomic_load_explicit(&w->ring.tail, memory_order_relaxed);
@@ -158,7 +158,7 @@ static bool hand_off(struct worker *w, const struct capture_packet *p, bool drop
 	struct handoff *h = tail - head < RING_SLOTS ? malloc(sizeof(*h) + bytes) : NULL;
 	if (h == NULL)
 		return false;
-	h->m = (struct worker_match){ .packet = *p, .source = w->source, .dropped = dropped, .n = n };
+	h->m = (struct worker_match){ .packet = *p, .source = w->source, .verdict = verdict, .n = n };
 	memcpy(h->bytes, p->frame, p->caplen);
 	h->m.packet.frame = h->bytes;
 	uint8_t *at = h->bytes + p->caplen;
@@ -173,8 +173,8 @@ static bool hand_off(struct worker *w, const struct capture_packet *p, bool drop
 	return true;
 }
 
-/* Parse, check against the published matcher, hand a match to the loop; whether to drop the packet. */
-static bool judge(struct worker *w, const struct capture_packet *p)
+/* Parse, check against the published matcher, hand a match to the loop; the packet's verdict. */
+static enum verdict judge(struct worker *w, const struct capture_packet *p)
 {
 	struct packet_view v;
 
@@ -183,16 +183,18 @@ static bool judge(struct worker *w, const struct capture_packet *p)
 	stats_count(&w->stats, p->wirelen, v.status);
 	size_t n = matcher_check_with(w->m, w->scratch, &v, w->hits, MATCH_MAX_HITS);
 	if (n == 0)
-		return false;
+		return VERDICT_ACCEPT;
 	w->stats.matched_packets++;
 	matcher_found(w->m, w->hits, n, w->found);
-	bool drop = w->pool->inline_mode &&
-		    engine_drops(atomic_load_explicit(&w->pool->drop_holders, memory_order_relaxed), w->found, n);
-	if (hand_off(w, p, drop, n))
+	enum verdict verdict = VERDICT_ACCEPT;
+	if (w->pool->inline_mode)
+		verdict = engine_verdict(atomic_load_explicit(&w->pool->drop_holders, memory_order_relaxed),
+					 atomic_load_explicit(&w->pool->reject_holders, memory_order_relaxed), w->found, n);
+	if (hand_off(w, p, verdict, n))
 		w->pushed = true;
 	else
 		w->handoff_lost++;
-	return drop;
+	return verdict;
 }
 
 static void on_captured(void *ctx, struct capture *cap, const struct capture_packet *p)
@@ -219,7 +221,7 @@ static void on_capture_done(void *ctx, struct capture *cap, const char *error)
 	event_base_loopbreak(w->base);
 }
 
-static bool on_queued(void *ctx, const struct capture_packet *p)
+static enum verdict on_queued(void *ctx, const struct capture_packet *p)
 {
 	return judge(ctx, p);
 }
@@ -379,7 +381,7 @@ static void worker_free(struct worker *w)
 }
 
 struct workers *workers_start(struct event_base *loop, const struct workers_options *o, const struct matcher *m,
-			      uint32_t drop_holders, const struct workers_callbacks *cb, char *err, size_t errlen)
+			      const struct workers_callbacks *cb, char *err, size_t errlen)
 {
 	struct workers *ws = calloc(1, sizeof(*ws) + o->count * sizeof(ws->w[0]));
 
@@ -388,7 +390,6 @@ struct workers *workers_start(struct event_base *loop, const struct workers_opti
 		return NULL;
 	}
 	atomic_init(&ws->current, m);
-	atomic_store(&ws->drop_holders, drop_holders);
 	ws->inline_mode = o->inline_mode;
 	ws->loop = loop;
 	ws->match = cb->match;
@@ -465,9 +466,10 @@ void workers_read(struct workers *ws, const struct matcher *m)
 		GRACE_ACQUIRE(&ws->w[i]);
 }
 
-void workers_set_drop_holders(struct workers *ws, uint32_t holders)
+void workers_set_verdicts(struct workers *ws, uint32_t drop_holders, uint32_t reject_holders)
 {
-	atomic_store_explicit(&ws->drop_holders, holders, memory_order_relaxed);
+	atomic_store_explicit(&ws->drop_holders, drop_holders, memory_order_relaxed);
+	atomic_store_explicit(&ws->reject_holders, reject_holders, memory_order_relaxed);
 }
 
 unsigned workers_count(const struct workers *ws)
@@ -489,6 +491,8 @@ static void add_counters(struct workers_totals *t, const struct workers_totals *
 	q->packets += w->queues.packets;
 	q->accepted += w->queues.accepted;
 	q->dropped += w->queues.dropped;
+	q->rejected += w->queues.rejected;
+	q->reject_unruled += w->queues.reject_unruled;
 	q->verdict_errors += w->queues.verdict_errors;
 	q->lost += w->queues.lost;
 	q->queue_dropped += w->queues.queue_dropped;

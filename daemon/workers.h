@@ -49,7 +49,7 @@ struct workers_options {
 struct worker_match {
 	struct capture_packet packet;
 	const char *source;        /* the interface, or the worker's queues */
-	bool dropped;              /* inline: the worker dropped it */
+	enum verdict verdict;      /* inline: what the worker did with it */
 	size_t n;
 	struct match_found found[MATCH_MAX_HITS];
 };
@@ -69,12 +69,12 @@ struct workers_callbacks {
 
 /*
  * Open every worker's source, to be checked against m (not owned: it must
- * not change while published); matches of lists in drop_holders are
- * dropped, inline. NULL with a message (a source that cannot be opened, no
- * memory).
+ * not change while published); inline, every match is accepted until
+ * workers_set_verdicts. NULL with a message (a source that cannot be
+ * opened, no memory).
  */
 struct workers *workers_start(struct event_base *loop, const struct workers_options *o, const struct matcher *m,
-			      uint32_t drop_holders, const struct workers_callbacks *cb, char *err, size_t errlen);
+			      const struct workers_callbacks *cb, char *err, size_t errlen);
 
 /*
  * Start the threads: after the privileges are given up, since capabilities
@@ -89,8 +89,8 @@ void workers_stop(struct workers *w);
 /* Point the workers at m; returns once none reads the matcher they read before. */
 void workers_read(struct workers *w, const struct matcher *m);
 
-/* The lists whose matches are dropped, inline, from the next packet on. */
-void workers_set_drop_holders(struct workers *w, uint32_t holders);
+/* The lists whose matches are dropped, and those whose are rejected, inline, from the next packet on. */
+void workers_set_verdicts(struct workers *w, uint32_t drop_holders, uint32_t reject_holders);
 
 struct workers_totals {
 	struct stats stats;

@@ -4,8 +4,8 @@
 # dropping list never arrives, one of an alerting list and everything else does; the events
 # say blocked or allowed; with bloomd killed, traffic keeps flowing (bypass).
 . "$(dirname "$0")/tap.sh"
-plan 16
-skip_all() { for i in $(seq 16); do echo "ok $i # SKIP $1"; done; exit 0; }
+plan 20
+skip_all() { for i in $(seq 20); do echo "ok $i # SKIP $1"; done; exit 0; }
 [ "$(id -u)" -eq 0 ] || skip_all "needs root (network namespaces, netfilter queues)"
 command -v socat >/dev/null || skip_all "no socat"
 tmp=$(mktemp -d)
@@ -39,6 +39,7 @@ echo "# the queue rule: $rule"
 
 printf 'sig "EVIL-PAYLOAD"\n' > evil.list
 printf 'sig "WATCH-ME"\n' > watch.list
+printf 'sig "REJECT-ME"\n' > deny.list
 cat > bloomd.conf <<C
 [capture]
 mode = inline
@@ -49,6 +50,9 @@ category = exploit
 [list watch]
 file = watch.list
 action = alert
+[list deny]
+file = deny.list
+action = reject
 [signatures]
 window = 4
 [control]
@@ -82,6 +86,42 @@ is "$(jq -c '[.stats.inline.packets, .stats.inline.dropped, .stats.inline.accept
 	"[8,3,5,0]" "stats: packets judged, dropped, accepted; no verdict refused"
 [ "$(jq .stats.inline.verdict_ns.p99 <<<"$stats")" -gt 0 ]; ok $? "and the verdict latency"
 "$BUILD/bloomctl" -s ctl.sock metrics | grep -q '^bloomd_inline_dropped_total 3$'; ok $? "metrics: inline drops"
+
+# reject: the packet goes back to the hook marked, and the rule ahead of the queue rejects it.
+if [ $rule = nft ]; then
+	ip netns exec $b nft insert rule inet bloomd input meta mark 0xb10c reject
+	unreject() { ip netns exec $b nft flush chain inet bloomd input; ip netns exec $b nft add rule inet bloomd input udp dport 9999 queue num 7 bypass; }
+else
+	ip netns exec $b iptables-legacy -I INPUT -p udp -m mark --mark 0xb10c -j REJECT
+	unreject() { ip netns exec $b iptables-legacy -D INPUT -p udp -m mark --mark 0xb10c -j REJECT; }
+fi
+# Send TEXT on a connected socket; print "refused" if the ICMP port unreachable came back, else "silence".
+ask() {
+	ip netns exec $a python3 - "$1" <<'PY'
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.connect(("10.77.0.2", 9999))
+s.settimeout(1)
+s.send(sys.argv[1].encode() + b"\n")
+try:
+    s.recv(100)
+    print("answered")
+except ConnectionRefusedError:
+    print("refused")
+except socket.timeout:
+    print("silence")
+PY
+}
+is "$(ask "REJECT-ME 1")/$(grep -c REJECT-ME recv.txt)" refused/0 \
+	"a datagram of a rejecting list never arrives, and its sender is told (ICMP port unreachable)"
+is "$("$BUILD/bloomctl" -s ctl.sock --json stats | jq -c '[.stats.inline.rejected, .stats.inline.reject_unruled]')" "[1,0]" \
+	"stats count it rejected"
+unreject
+is "$(ask "REJECT-ME 2")/$(grep -c REJECT-ME recv.txt)/$("$BUILD/bloomctl" -s ctl.sock --json stats | jq .stats.inline.reject_unruled)" \
+	silence/0/1 "with no rule for the mark, it comes back once and is dropped, not queued round again"
+for _ in $(seq 40); do grep -q "no rule ahead of the queue rule rejects mark 0xb10c" err && break; sleep 0.1; done
+grep -q "1 rejected packets came back to the queue and were dropped: no rule ahead of the queue rule rejects mark 0xb10c" err
+ok $? "and the log names the rule that is missing"
 
 # bloomd killed: with bypass, the queue has no listener and packets pass (fail-open).
 disown "$pid"; kill -9 "$pid"; pid=

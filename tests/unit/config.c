@@ -206,6 +206,23 @@ static void inline_mode(void **state)
 	assert_null(load("[capture]\nmode = tap\nqueue = 5-2\ninterface = eth0\nmode = inline\n", &p));
 	assert_true(any_problem_has(&p, ":2: mode: expected passive or inline, got 'tap'"));
 	assert_true(any_problem_has(&p, ":3: queue: expected a queue number or a range N-M"));
+	/* reject, its mark, and workers against the queues */
+	c = load("[capture]\nmode = inline\nqueue = 0-1\nworkers = 2\nreject_mark = 0x2a\n[list r]\nfile = /dev/null\n"
+		 "action = reject\n", &p);
+	assert_int_equal(p.n, 0);
+	assert_int_equal(config_list(c, "r")->action, LIST_ACTION_REJECT);
+	assert_int_equal(c->reject_mark, 0x2a);
+	assert_int_equal(c->workers, 2);
+	config_free(c);
+	c = load("[capture]\nmode = inline\n", &p);
+	assert_int_equal(c->reject_mark, 0xb10c);
+	assert_int_equal(c->workers, 1);
+	config_free(c);
+	assert_null(load("[capture]\nmode = inline\nqueue = 3\nreject_mark = 0\nworkers = 2\n[list r]\nfile = /dev/null\n"
+			 "action = deny\n", &p));
+	assert_true(any_problem_has(&p, ":4: reject_mark: expected a packet mark from 1 to 0xffffffff"));
+	assert_true(any_problem_has(&p, ":5: [capture] workers = 2, but queue gives 1 queue(s)"));
+	assert_true(any_problem_has(&p, ":8: action: expected alert, drop or reject, got 'deny'"));
 }
 
 /* The new sections, and empty values that turn a path off. */
