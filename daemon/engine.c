@@ -68,7 +68,7 @@ static void block_one(struct engine *e, const uint8_t *addr, int family, struct 
 		ep->blocked[ep->nblocked++] = addr;
 }
 
-/* The addresses matches of dropping lists name go to the blocking set: which side, by kind. */
+/* The addresses matches of dropping and rejecting lists name go to the blocking set: which side, by kind. */
 static void block_addresses(struct engine *e, const struct packet_view *v, const struct match_found *found,
 			    size_t n, struct event_packet *ep)
 {
