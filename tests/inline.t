@@ -4,8 +4,8 @@
 # dropping list never arrives, one of an alerting list and everything else does; the events
 # say blocked or allowed; with bloomd killed, traffic keeps flowing (bypass).
 . "$(dirname "$0")/tap.sh"
-plan 20
-skip_all() { for i in $(seq 20); do echo "ok $i # SKIP $1"; done; exit 0; }
+plan 21
+skip_all() { for i in $(seq 21); do echo "ok $i # SKIP $1"; done; exit 0; }
 [ "$(id -u)" -eq 0 ] || skip_all "needs root (network namespaces, netfilter queues)"
 command -v socat >/dev/null || skip_all "no socat"
 tmp=$(mktemp -d)
@@ -122,6 +122,17 @@ is "$(ask "REJECT-ME 2")/$(grep -c REJECT-ME recv.txt)/$("$BUILD/bloomctl" -s ct
 for _ in $(seq 40); do grep -q "no rule ahead of the queue rule rejects mark 0xb10c" err && break; sleep 0.1; done
 grep -q "1 rejected packets came back to the queue and were dropped: no rule ahead of the queue rule rejects mark 0xb10c" err
 ok $? "and the log names the rule that is missing"
+
+# An entry held by a dropping list and by a more severe alerting one: any list that drops, drops.
+printf 'sig "EVIL-PAYLOAD"\nsig "BOTH-LISTS"\n' > evil.list
+printf 'sig "WATCH-ME"\nsig "BOTH-LISTS" severity=1\n' > watch.list
+"$BUILD/bloomctl" -s ctl.sock replace evil >/dev/null && "$BUILD/bloomctl" -s ctl.sock replace watch >/dev/null
+send "BOTH-LISTS 1"
+send "hello 5"
+for _ in $(seq 100); do grep -q "hello 5" recv.txt 2>/dev/null && break; sleep 0.05; done
+for _ in $(seq 50); do grep -q "BOTH-LISTS" events.json && break; sleep 0.05; done
+is "$(grep -c BOTH-LISTS recv.txt)/$(jq -r 'select(.alert.severity == 1) | "\(.alert.action) \(.matches[0].list)"' events.json)" \
+	"0/blocked watch" "a packet matching a dropping list is dropped, though a more severe alerting list labels it"
 
 # bloomd killed: with bypass, the queue has no listener and packets pass (fail-open).
 disown "$pid"; kill -9 "$pid"; pid=
