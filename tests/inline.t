@@ -4,6 +4,7 @@
 # dropping list never arrives, one of an alerting list and everything else does; the events
 # say blocked or allowed; with bloomd killed, traffic keeps flowing (bypass).
 . "$(dirname "$0")/tap.sh"
+. "$(dirname "$0")/netns.sh"
 plan 21
 skip_all() { for i in $(seq 21); do echo "ok $i # SKIP $1"; done; exit 0; }
 [ "$(id -u)" -eq 0 ] || skip_all "needs root (network namespaces, netfilter queues)"
@@ -14,28 +15,12 @@ a=bloomd-ia$$ b=bloomd-ib$$
 pid=
 trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; pkill -f "UDP-RECV:9999" 2>/dev/null; ip netns del $a 2>/dev/null; ip netns del $b 2>/dev/null; rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 1
-ip netns add $a 2>/dev/null && ip netns add $b || skip_all "cannot make network namespaces here"
-ip link add veth-a$$ netns $a type veth peer name veth-b$$ netns $b || skip_all "cannot make a veth pair here"
+netns_pair $a $b
 ip -n $a addr add 10.77.0.1/24 dev veth-a$$
 ip -n $b addr add 10.77.0.2/24 dev veth-b$$
-ip -n $a link set veth-a$$ up
-ip -n $b link set veth-b$$ up
 ip -n $a link set lo up
 ip -n $b link set lo up
-
-# The rule: nft's queue statement where the kernel has it, else iptables' NFQUEUE target.
-rule=
-if ip netns exec $b nft add table inet bloomd 2>/dev/null &&
-	ip netns exec $b nft add chain inet bloomd input '{ type filter hook input priority 0; }' 2>/dev/null &&
-	ip netns exec $b nft add rule inet bloomd input udp dport 9999 queue num 7 bypass 2>/dev/null; then
-	rule=nft
-elif command -v iptables-legacy >/dev/null &&
-	ip netns exec $b iptables-legacy -A INPUT -p udp --dport 9999 -j NFQUEUE --queue-num 7 --queue-bypass 2>/dev/null; then
-	rule=iptables
-else
-	skip_all "neither nft's queue statement nor iptables' NFQUEUE target works in this kernel"
-fi
-echo "# the queue rule: $rule"
+queue_rule 9999 7
 
 printf 'sig "EVIL-PAYLOAD"\n' > evil.list
 printf 'sig "WATCH-ME"\n' > watch.list

@@ -5,6 +5,7 @@
 # come from 24 source addresses, so both workers get some. An entry added, deleted or
 # replaced is in force for every worker by the time bloomctl says so.
 . "$(dirname "$0")/tap.sh"
+. "$(dirname "$0")/netns.sh"
 plan 25
 skip_all() { for i in $(seq 25); do echo "ok $i # SKIP $1"; done; exit 0; }
 [ "$(id -u)" -eq 0 ] || skip_all "needs root (network namespaces, netfilter queues)"
@@ -17,30 +18,14 @@ a=bloomd-wa$$ b=bloomd-wb$$
 pid=
 trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; pkill -f "UDP-RECV:9998" 2>/dev/null; ip netns del $a 2>/dev/null; ip netns del $b 2>/dev/null; rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 1
-ip netns add $a 2>/dev/null && ip netns add $b || skip_all "cannot make network namespaces here"
-ip link add veth-a$$ netns $a type veth peer name veth-b$$ netns $b || skip_all "cannot make a veth pair here"
+netns_pair $a $b
 sources=
 for i in $(seq 10 33); do
 	ip -n $a addr add 10.78.0.$i/24 dev veth-a$$
 	sources+="${sources:+,}10.78.0.$i"
 done
 ip -n $b addr add 10.78.0.2/24 dev veth-b$$
-ip -n $a link set veth-a$$ up
-ip -n $b link set veth-b$$ up
-
-# The rule: nft's queue statement where the kernel has it, else iptables' NFQUEUE target.
-rule=
-if ip netns exec $b nft add table inet bloomd 2>/dev/null &&
-	ip netns exec $b nft add chain inet bloomd input '{ type filter hook input priority 0; }' 2>/dev/null &&
-	ip netns exec $b nft add rule inet bloomd input udp dport 9998 queue num 7-8 fanout,bypass 2>/dev/null; then
-	rule=nft
-elif command -v iptables-legacy >/dev/null &&
-	ip netns exec $b iptables-legacy -A INPUT -p udp --dport 9998 -j NFQUEUE --queue-balance 7:8 --queue-bypass 2>/dev/null; then
-	rule=iptables
-else
-	skip_all "neither nft's queue statement nor iptables' NFQUEUE target works in this kernel"
-fi
-echo "# the queue rule: $rule"
+queue_rule 9998 7 8
 
 # One datagram "TEXT SOURCE" from each source address; with a command, sent the moment
 # bloomd has acknowledged it on the control socket.
