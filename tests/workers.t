@@ -51,6 +51,12 @@ arrived() {
 	grep -c "$1" recv.txt 2>/dev/null
 }
 C() { "$BUILD/bloomctl" -s ctl.sock "$@"; }
+# bloomd in $b from config $1, its log in $2, until it answers (5 s at most); pid is its process.
+run_bloomd() {
+	ip netns exec $b "$BUILD/bloomd" -c "$1" 2>"$2" &
+	pid=$!
+	for _ in $(seq 100); do C version >/dev/null 2>&1 && break; sleep 0.05; done
+}
 
 printf 'sig "EVIL-PAYLOAD"\n' > evil.list
 cat > bloomd.conf <<C
@@ -74,9 +80,7 @@ C
 touch events.json
 ip netns exec $b socat -u UDP-RECV:9998 OPEN:recv.txt,creat,append &
 for _ in $(seq 100); do ip netns exec $b ss -Hlun 'sport = :9998' | grep -q . && break; sleep 0.05; done
-ip netns exec $b "$BUILD/bloomd" -c bloomd.conf 2>err &
-pid=$!
-for _ in $(seq 100); do C version >/dev/null 2>&1 && break; sleep 0.05; done
+run_bloomd bloomd.conf err
 C version >/dev/null; ok $? "bloomd judges queues 7 and 8 with two workers"
 # Capabilities are a thread's own: every thread, the workers too, runs as nobody with CAP_NET_ADMIN alone.
 caps=$(for t in /proc/$pid/task/*; do awk '/^(Uid|CapEff|CapPrm):/ {printf "%s%s ", $1, $2}' $t/status; echo; done | sort -u)
@@ -174,9 +178,7 @@ dir =
 [output]
 events = $tmp/passive.json
 C
-ip netns exec $b "$BUILD/bloomd" -c passive.conf 2>perr &
-pid=$!
-for _ in $(seq 100); do C version >/dev/null 2>&1 && break; sleep 0.05; done
+run_bloomd passive.conf perr
 C version >/dev/null; ok $? "bloomd captures with two workers in one fanout group"
 sleep 0.3 # both sockets are in the group before the traffic
 for i in 1 2 3; do send "LIST-TWO $i"; send "fine $i"; done
