@@ -98,9 +98,6 @@ struct match_log;
 struct match_log *match_log_new(void);
 void match_log_free(struct match_log *log);
 void match_log_clear(struct match_log *log);
-uint64_t match_log_count(const struct match_log *log);
-/* Whether only a whole copy will do. */
-bool match_log_whole(const struct match_log *log);
 /* log NULL: stop recording. */
 void matcher_record(struct matcher *m, struct match_log *log);
 /* 0, or -1 with a message (whole, or out of memory): copy is then of no use and must be made again. */

@@ -18,7 +18,6 @@ enum change_op { CHANGE_HOLD, CHANGE_RELEASE, CHANGE_REHOLD, CHANGE_REMOVE, CHAN
 
 struct match_log {
 	struct arena records;
-	uint64_t count;
 	bool whole;                /* a change that cannot be replayed, or one not recorded */
 };
 
@@ -38,18 +37,7 @@ void match_log_free(struct match_log *log)
 void match_log_clear(struct match_log *log)
 {
 	log->records.len = log->records.garbage = 0;
-	log->count = 0;
 	log->whole = false;
-}
-
-uint64_t match_log_count(const struct match_log *log)
-{
-	return log->count;
-}
-
-bool match_log_whole(const struct match_log *log)
-{
-	return log->whole;
 }
 
 void matcher_record(struct matcher *m, struct match_log *log)
@@ -66,7 +54,6 @@ static void log_put(struct matcher *m, unsigned op, const struct entry *e, uint3
 		return;
 	if (arena_put(&log->records, &c, sizeof(c)) < 0 || (c.len && arena_put(&log->records, e->key, c.len) < 0))
 		log->whole = true; /* the copy is made again whole */
-	log->count++;
 }
 
 void match_log_reshaped(struct matcher *m)

@@ -173,6 +173,8 @@ unsigned service_lists_load(struct service *s, const struct config *cfg, bool st
 	}
 	s->engine.drop_holders = lists_acting(&s->lists, LIST_ACTION_DROP);
 	s->engine.reject_holders = lists_acting(&s->lists, LIST_ACTION_REJECT);
+	if (s->workers)
+		workers_set_verdicts(s->workers, s->engine.drop_holders, s->engine.reject_holders);
 	for (int i = 1; i < LISTS_SLOTS; i++) {
 		if (s->lists.slot[i].name[0] == '\0')
 			continue;

@@ -258,10 +258,7 @@ void service_publish(struct service *s)
 {
 	char err[256];
 
-	if (s->workers == NULL)
-		return;
-	workers_set_verdicts(s->workers, s->engine.drop_holders, s->engine.reject_holders);
-	if (matcher_changes(s->matcher) == s->published)
+	if (s->workers == NULL || matcher_changes(s->matcher) == s->published)
 		return;
 	/* Nothing changes the loop's matcher while the workers read it, and the copy meanwhile catches up. */
 	workers_read(s->workers, s->matcher);
