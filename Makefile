@@ -28,11 +28,11 @@ endif
 
 # Libraries, as pkg-config names them, and the Debian package that ships each.
 PKGS        = libxxhash jansson
-DAEMON_PKGS = libpcap libevent_core libevent_extra hiredis libnetfilter_queue libnftables liburcu-qsbr inih libsystemd libcap nettle
+DAEMON_PKGS = libpcap libevent_core hiredis libnetfilter_queue libnftables liburcu-qsbr inih libsystemd libcap nettle
 TEST_PKGS   = cmocka
 BENCH_PKGS  = libhs libbloom  # libbloom has no pkg-config file: its header is looked for
 PKG_DEBS    = libxxhash:libxxhash-dev jansson:libjansson-dev libpcap:libpcap-dev \
-              libevent_core:libevent-dev libevent_extra:libevent-dev hiredis:libhiredis-dev libnetfilter_queue:libnetfilter-queue-dev libnftables:libnftables-dev liburcu-qsbr:liburcu-dev inih:libinih-dev libsystemd:libsystemd-dev \
+              libevent_core:libevent-dev hiredis:libhiredis-dev libnetfilter_queue:libnetfilter-queue-dev libnftables:libnftables-dev liburcu-qsbr:liburcu-dev inih:libinih-dev libsystemd:libsystemd-dev \
               libcap:libcap-dev nettle:nettle-dev cmocka:libcmocka-dev libhs:libhyperscan-dev libbloom:libbloom-dev
 
 # Read once a make; `make demo` and `make check` install first and then build in a
@@ -64,7 +64,7 @@ CORE_LIB  = $(BUILD)/libbloomcore.a
 DAEMON_SRC = daemon/entry.c daemon/feed.c daemon/packet.c daemon/communityid.c daemon/flows.c daemon/threshold.c daemon/labels.c daemon/match.c daemon/match_entries.c daemon/match_rebuild.c daemon/match_log.c daemon/config.c daemon/config_lists.c daemon/config_cluster.c daemon/log.c \
              daemon/events.c daemon/stats.c daemon/capture.c daemon/engine.c daemon/persist.c daemon/journal.c daemon/ttl.c \
              daemon/control.c daemon/rebuild.c daemon/service.c daemon/service_state.c daemon/service_sources.c daemon/service_reload.c daemon/service_lists.c daemon/service_cluster.c daemon/lists.c daemon/commands.c daemon/commands_bulk.c \
-             daemon/privilege.c daemon/notify.c daemon/preflight.c daemon/metrics_http.c daemon/cluster.c daemon/inline.c daemon/setaction.c daemon/workers.c
+             daemon/privilege.c daemon/notify.c daemon/preflight.c daemon/metrics_http.c daemon/cluster.c daemon/inline.c daemon/setaction.c daemon/workers.c daemon/statedir.c
 DAEMON_OBJ = $(DAEMON_SRC:%.c=$(BUILD)/%.o)
 DAEMON_LIB = $(BUILD)/libbloomd.a
 

@@ -17,6 +17,7 @@
 #include "error.h"
 #include "log.h"
 #include "stats.h"
+#include "statedir.h"
 
 #define READ_COUNT "1000"        /* entries an XREAD returns at most */
 #define READ_BLOCK_MS "2000"     /* how long it waits for one */
@@ -49,7 +50,7 @@ struct cluster {
 	struct event_base *base;
 	const struct cluster_config *cfg;
 	struct cluster_callbacks cb;
-	char *dir;                 /* state directory, or NULL */
+	const struct statedir *dir; /* the state directory, or NULL */
 	bool sync_always;
 	struct conn reader, writer;
 	char snapshot_key[256];
@@ -115,22 +116,29 @@ static void set_error(struct cluster *c, const char *fmt, ...)
 
 /* ---- state files ---- */
 
-static void path_of(const struct cluster *c, const char *name, char *out, size_t len)
-{
-	snprintf(out, len, "%s/%s", c->dir, name);
-}
+#define CURSOR_FILE "cluster.cursor"
+#define CURSOR_TMP "cluster.cursor.tmp"
+#define OUTBOX_FILE "cluster.outbox"
 
-static void load_cursor(struct cluster *c)
+/* The cursor a previous run saved; none: from the start. A cursor that is no regular file stops the start. */
+static int load_cursor(struct cluster *c, char *err, size_t errlen)
 {
 	char path[4200];
 	FILE *f;
+	int fd;
 
 	snprintf(c->cursor, sizeof(c->cursor), "0-0");
 	if (c->dir == NULL)
-		return;
-	path_of(c, "cluster.cursor", path, sizeof(path));
-	if ((f = fopen(path, "re")) == NULL)
-		return;
+		return 0;
+	if ((fd = statedir_open_file(c->dir, CURSOR_FILE, O_RDONLY)) < 0 || (f = fdopen(fd, "r")) == NULL) {
+		if (errno == ENOENT)
+			return 0;
+		error_set(err, errlen, "%s: %s", statedir_name(c->dir, CURSOR_FILE, path, sizeof(path)),
+			  statedir_strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
 	char line[ID_MAX];
 	if (fgets(line, sizeof(line), f)) {
 		line[strcspn(line, "\n")] = '\0';
@@ -138,21 +146,21 @@ static void load_cursor(struct cluster *c)
 		snprintf(c->cursor, sizeof(c->cursor), "%" PRIu64 "-%" PRIu64, id.ms, id.seq);
 	}
 	fclose(f);
+	return 0;
 }
 
 static void save_cursor(struct cluster *c)
 {
-	char path[4200], tmp[4300];
+	char path[4200];
 
 	if (c->dir == NULL || !c->cursor_dirty)
 		return;
-	path_of(c, "cluster.cursor", path, sizeof(path));
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	int fd = statedir_create(c->dir, CURSOR_TMP, 0);
 	size_t n = strlen(c->cursor);
 	if (fd < 0 || write(fd, c->cursor, n) != (ssize_t)n || write(fd, "\n", 1) != 1 || fsync(fd) < 0 ||
-	    rename(tmp, path) < 0) {
-		set_error(c, "%s: cannot be written: %s", path, strerror(errno));
+	    statedir_rename(c->dir, CURSOR_TMP, CURSOR_FILE) < 0) {
+		set_error(c, "%s: cannot be written: %s", statedir_name(c->dir, CURSOR_FILE, path, sizeof(path)),
+			  statedir_strerror(errno));
 	} else {
 		c->cursor_dirty = false;
 	}
@@ -194,11 +202,13 @@ static int load_outbox(struct cluster *c, char *err, size_t errlen)
 	c->out.fd = -1;
 	if (c->dir == NULL)
 		return 0;
-	path_of(c, "cluster.outbox", path, sizeof(path));
-	c->out.fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
+	c->out.fd = statedir_open_file(c->dir, OUTBOX_FILE, O_RDWR | O_APPEND);
+	if (c->out.fd < 0 && errno == ENOENT)
+		c->out.fd = statedir_create(c->dir, OUTBOX_FILE, O_RDWR | O_APPEND);
 	FILE *f = c->out.fd >= 0 ? fdopen(dup(c->out.fd), "r") : NULL;
 	if (f == NULL) {
-		error_set(err, errlen, "%s: %s", path, strerror(errno));
+		error_set(err, errlen, "%s: %s", statedir_name(c->dir, OUTBOX_FILE, path, sizeof(path)),
+			  statedir_strerror(errno));
 		return -1;
 	}
 	while ((got = getline(&line, &cap, f)) > 0) {
@@ -672,16 +682,17 @@ static void measure_lag(struct cluster *c)
 
 /* ---- the whole ---- */
 
-struct cluster *cluster_open(struct event_base *base, const struct cluster_config *cfg, const char *state_dir,
-			     bool sync_always, const struct cluster_callbacks *cb, char *err, size_t errlen)
+struct cluster *cluster_open(struct event_base *base, const struct cluster_config *cfg,
+			     const struct statedir *state, bool sync_always, const struct cluster_callbacks *cb,
+			     char *err, size_t errlen)
 {
 	struct cluster *c = calloc(1, sizeof(*c));
 
-	if (c == NULL || (state_dir && (c->dir = strdup(state_dir)) == NULL)) {
+	if (c == NULL) {
 		error_set(err, errlen, "out of memory");
-		free(c);
 		return NULL;
 	}
+	c->dir = state;
 	c->base = base;
 	c->own = *cfg;
 	c->own.redis = strdup(cfg->redis);
@@ -701,8 +712,7 @@ struct cluster *cluster_open(struct event_base *base, const struct cluster_confi
 	c->reader = (struct conn){ .c = c, .name = "Redis reader" };
 	c->writer = (struct conn){ .c = c, .name = "Redis writer" };
 	snprintf(c->snapshot_key, sizeof(c->snapshot_key), "%s:snapshot", cfg->stream);
-	load_cursor(c);
-	if (load_outbox(c, err, errlen) < 0) {
+	if (load_cursor(c, err, errlen) < 0 || load_outbox(c, err, errlen) < 0) {
 		cluster_close(c);
 		return NULL;
 	}
@@ -750,7 +760,6 @@ void cluster_close(struct cluster *c)
 	free(c->own.stream);
 	free(c->own.node);
 	free(c->own.events_key);
-	free(c->dir);
 	free(c);
 }
 

@@ -29,6 +29,7 @@
  * STREAM:snapshot with the entries and the stream ID they cover.
  */
 struct cluster;
+struct statedir;
 struct event_base;
 
 /*
@@ -58,12 +59,14 @@ struct cluster_callbacks {
 };
 
 /*
- * Connect (in the background) and start following the stream. state_dir
- * (or NULL) keeps the cursor and the outbox; sync_always: fsync the outbox
- * at each change. NULL with a message if the files cannot be read.
+ * Connect (in the background) and start following the stream. state (or
+ * NULL; the caller's, kept open while the cluster is) keeps the cursor and
+ * the outbox; sync_always: fsync the outbox at each change. NULL with a
+ * message if the files cannot be read.
  */
-struct cluster *cluster_open(struct event_base *base, const struct cluster_config *cfg, const char *state_dir,
-			     bool sync_always, const struct cluster_callbacks *cb, char *err, size_t errlen);
+struct cluster *cluster_open(struct event_base *base, const struct cluster_config *cfg,
+			     const struct statedir *state, bool sync_always, const struct cluster_callbacks *cb,
+			     char *err, size_t errlen);
 /* Save the cursor and the outbox, and disconnect. */
 void cluster_close(struct cluster *c);
 

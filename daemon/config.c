@@ -71,6 +71,8 @@ struct config *config_defaults(void)
 	c->fpr_target = 0.001;
 	c->auto_rebuild = true;
 	c->max_clients = 64;
+	c->metrics_max_connections = 64;
+	c->metrics_timeout = 10;
 	c->idle_timeout = 300;
 	c->fsync = CONFIG_FSYNC_EVERYSEC;
 	c->journal_max = 64 << 20;
@@ -562,6 +564,10 @@ static int handler(void *user, const char *section, const char *key, const char 
 		rc = config_list_key(ld, section, key, value);
 	else if (strcmp(section, "metrics") == 0 && strcmp(key, "listen") == 0)
 		rc = value[0] ? metrics_listen(ld, value) : 1;
+	else if (strcmp(section, "metrics") == 0 && strcmp(key, "max_connections") == 0)
+		rc = config_set_uint(ld, key, value, 1, 1024, &c->metrics_max_connections);
+	else if (strcmp(section, "metrics") == 0 && strcmp(key, "timeout") == 0)
+		rc = config_set_uint(ld, key, value, 1, 300, &c->metrics_timeout);
 	else if (strcmp(section, "signatures") == 0 && strcmp(key, "window") == 0)
 		rc = config_set_uint(ld, key, value, 1, 64, &c->window);
 	else if (strcmp(section, "signatures") == 0 && strcmp(key, "bits_per_window") == 0)

@@ -76,6 +76,8 @@ struct config {
 	unsigned flow_timeout;    /* seconds a flow is quiet for an entry before it alerts again */
 	char *threshold_file;     /* Suricata threshold.config rules, NULL: none */
 	char *metrics_listen;     /* [metrics] listen: ADDRESS:PORT of the HTTP /metrics, NULL: none */
+	unsigned metrics_max_connections; /* [metrics] max_connections: open at once; more are answered 503 */
+	unsigned metrics_timeout; /* [metrics] timeout: seconds a connection may last, request and reply */
 	/* [cluster]: entries shared through a Redis stream; redis NULL: off */
 	struct cluster_config {
 		char *redis;          /* unix:PATH or tcp://HOST:PORT */

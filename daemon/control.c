@@ -5,6 +5,7 @@
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/listener.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 #include "error.h"
 
 #define MAX_PEER_GROUPS 64
+#define CONTROL_TRUSTED_SLOTS 4 /* of max_clients, kept for trusted peers */
 
 /*
  * A client's input is read with recvmsg(2) by its own event, not by the
@@ -48,9 +50,10 @@ struct control {
 	bool has_gid;
 	struct evconnlistener *listener;
 	struct event *resume;      /* accepting again after running out of descriptors */
+	int reserve_fd;            /* held for an operator: given up to accept one when none is left */
 	struct event_base *base;
 	struct control_client *clients, *serving;
-	unsigned nclients;
+	unsigned nclients, nuntrusted;
 	uint64_t next_id, rejected;
 };
 
@@ -67,6 +70,7 @@ static void client_free(struct control_client *cl)
 	if (cl->next)
 		cl->next->prev = cl->prev;
 	c->nclients--;
+	c->nuntrusted -= !cl->trusted;
 	if (cl->more_cb && cl->more_free)
 		cl->more_free(cl->more_ctx);
 	if (cl->passed_fd >= 0)
@@ -367,27 +371,42 @@ static void turn_away(struct control *c, evutil_socket_t fd)
 	c->rejected++;
 }
 
+/*
+ * The slots only trusted peers (root, bloomd's user, [control] group) may
+ * take: anyone else who can connect, holding every other slot with
+ * connections that trickle a byte now and then, still leaves an operator in.
+ */
+static unsigned untrusted_slots(const struct control *c)
+{
+	unsigned reserved = c->o.max_clients / 2 < CONTROL_TRUSTED_SLOTS ? c->o.max_clients / 2 : CONTROL_TRUSTED_SLOTS;
+
+	return c->o.max_clients - reserved;
+}
+
 static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int salen,
 		      void *arg)
 {
 	struct control *c = arg;
 	struct control_client *cl;
-	socklen_t len = sizeof(struct ucred);
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
 	struct timeval idle = { .tv_sec = c->o.idle_timeout };
 
 	(void)l;
 	(void)sa;
 	(void)salen;
-	if (c->nclients >= c->o.max_clients || (cl = calloc(1, sizeof(*cl))) == NULL) {
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
+		cred = (struct ucred){ .pid = 0, .uid = (uid_t)-1, .gid = (gid_t)-1 };
+	bool trusted = cred.uid == 0 || cred.uid == geteuid() || (c->has_gid && peer_in_group(fd, c->gid, &cred));
+	if (c->nclients >= c->o.max_clients || (!trusted && c->nuntrusted >= untrusted_slots(c)) ||
+	    (cl = calloc(1, sizeof(*cl))) == NULL) {
 		turn_away(c, fd);
 		return;
 	}
 	cl->c = c;
 	cl->id = ++c->next_id;
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cl->cred, &len) < 0)
-		cl->cred = (struct ucred){ .pid = 0, .uid = (uid_t)-1, .gid = (gid_t)-1 };
-	cl->trusted = cl->cred.uid == 0 || cl->cred.uid == geteuid() ||
-		      (c->has_gid && peer_in_group(fd, c->gid, &cl->cred));
+	cl->cred = cred;
+	cl->trusted = trusted;
 	cl->passed_fd = -1;
 	cl->bev = bufferevent_socket_new(c->base, fd, BEV_OPT_CLOSE_ON_FREE);
 	cl->readable = event_new(c->base, fd, EV_READ | EV_PERSIST, read_cb, cl);
@@ -420,11 +439,18 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct socka
 		c->clients->prev = cl;
 	c->clients = cl;
 	c->nclients++;
+	c->nuntrusted += !trusted;
 	bufferevent_setcb(cl->bev, NULL, write_cb, event_cb, cl);
 	bufferevent_setwatermark(cl->bev, EV_WRITE, CONTROL_MAX_OUTPUT / 2, 0);
 	bufferevent_set_timeouts(cl->bev, NULL, &idle);
 	bufferevent_enable(cl->bev, EV_WRITE);
 	reading_on(cl, &idle);
+}
+
+static void take_reserve(struct control *c)
+{
+	if (c->reserve_fd < 0)
+		c->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 }
 
 static void resume_cb(evutil_socket_t fd, short what, void *arg)
@@ -433,15 +459,30 @@ static void resume_cb(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
+	take_reserve(c);
 	evconnlistener_enable(c->listener);
 }
 
-/* accept(2) failed: out of descriptors, most likely. Pause instead of spinning. */
+/*
+ * accept(2) failed: out of descriptors, most likely (something else, the
+ * metrics listener say, took them all). The descriptor held in reserve is
+ * given up so that the operator knocking now is served, and taken back when
+ * one is free again; then a pause instead of spinning on a ready listener.
+ */
 static void accept_error_cb(struct evconnlistener *l, void *arg)
 {
 	struct control *c = arg;
 	struct timeval second = { .tv_sec = 1 };
+	int e = EVUTIL_SOCKET_ERROR();
 
+	if ((e == EMFILE || e == ENFILE) && c->reserve_fd >= 0) {
+		close(c->reserve_fd);
+		c->reserve_fd = -1;
+		int fd = accept4(evconnlistener_get_fd(l), NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd >= 0)
+			accept_cb(l, fd, NULL, 0, c);
+		take_reserve(c);
+	}
 	evconnlistener_disable(l);
 	evtimer_add(c->resume, &second);
 }
@@ -516,6 +557,8 @@ struct control *control_open(struct event_base *base, const struct control_optio
 	}
 	c->o = *o;
 	c->base = base;
+	c->reserve_fd = -1;
+	take_reserve(c);
 	if (o->group) {
 		struct group *g = getgrnam(o->group);
 		if (g == NULL) {
@@ -542,6 +585,8 @@ struct control *control_open(struct event_base *base, const struct control_optio
 fail:
 	if (c->resume)
 		event_free(c->resume);
+	if (c->reserve_fd >= 0)
+		close(c->reserve_fd);
 	free(c->path);
 	free(c);
 	return NULL;
@@ -555,6 +600,8 @@ void control_close(struct control *c)
 		client_free(c->clients);
 	evconnlistener_free(c->listener);
 	event_free(c->resume);
+	if (c->reserve_fd >= 0)
+		close(c->reserve_fd);
 	unlink(c->path);
 	free(c->path);
 	free(c);

@@ -13,8 +13,12 @@
 #include "error.h"
 #include "persist_io.h"
 
+#define JOURNAL_FILE "journal"
+#define JOURNAL_TMP "journal.tmp"
+
 struct journal {
-	char dir[4096], path[4096];
+	const struct statedir *d;
+	char path[4200];            /* for messages */
 	int fd;
 	struct buf queue;
 	uint64_t records, bytes;
@@ -28,20 +32,20 @@ int journal_prepare(struct journal *j, uint64_t gen, char *err, size_t errlen)
 	char tmp[4200];
 	uint8_t h[JOURNAL_HEADER];
 
+	statedir_name(j->d, JOURNAL_TMP, tmp, sizeof(tmp));
 	memcpy(h, JOURNAL_MAGIC, MAGIC_LEN);
 	persist_put_le(h + MAGIC_LEN, PERSIST_VERSION, 4);
 	persist_put_le(h + MAGIC_LEN + 4, gen, 8);
 	persist_put_le(h + MAGIC_LEN + 12, XXH3_64bits(h, MAGIC_LEN + 12), 8);
-	snprintf(tmp, sizeof(tmp), "%s.tmp", j->path);
 	if (j->next_fd >= 0)
 		close(j->next_fd);
 	/* O_APPEND now: the same descriptor appends to the journal once it is renamed into place. */
-	j->next_fd = persist_create(tmp, O_APPEND);
+	j->next_fd = statedir_create(j->d, JOURNAL_TMP, O_APPEND);
 	if (j->next_fd < 0 || persist_write_all(j->next_fd, h, sizeof(h)) < 0 || fsync(j->next_fd) < 0) {
-		error_set(err, errlen, "%s: %s", tmp, persist_strerror(errno));
+		error_set(err, errlen, "%s: %s", tmp, statedir_strerror(errno));
 		if (j->next_fd >= 0) {
 			close(j->next_fd);
-			unlink(tmp);
+			statedir_unlink(j->d, JOURNAL_TMP);
 		}
 		j->next_fd = -1;
 		return -1;
@@ -51,11 +55,9 @@ int journal_prepare(struct journal *j, uint64_t gen, char *err, size_t errlen)
 
 int journal_switch(struct journal *j, char *err, size_t errlen)
 {
-	char tmp[4200];
-
-	snprintf(tmp, sizeof(tmp), "%s.tmp", j->path);
-	if (j->next_fd < 0 || rename(tmp, j->path) < 0 || persist_fsync_dir(j->dir) < 0) {
-		error_set(err, errlen, "%s: %s", j->path, j->next_fd < 0 ? "no journal prepared" : persist_strerror(errno));
+	if (j->next_fd < 0 || statedir_rename(j->d, JOURNAL_TMP, JOURNAL_FILE) < 0 ||
+	    statedir_sync(j->d, JOURNAL_FILE) < 0) {
+		error_set(err, errlen, "%s: %s", j->path, j->next_fd < 0 ? "no journal prepared" : statedir_strerror(errno));
 		return -1;
 	}
 	if (j->fd >= 0)
@@ -175,7 +177,7 @@ static int journal_header(const struct buf *b, uint64_t gen, const char *path, c
 	return jgen < gen;
 }
 
-struct journal *journal_open(const char *dir, uint64_t gen, journal_record_cb cb, void *ctx,
+struct journal *journal_open(const struct statedir *d, uint64_t gen, journal_record_cb cb, void *ctx,
 			     struct journal_recovery *how, char *err, size_t errlen)
 {
 	struct journal *j = calloc(1, sizeof(*j));
@@ -189,11 +191,11 @@ struct journal *journal_open(const char *dir, uint64_t gen, journal_record_cb cb
 		return NULL;
 	}
 	j->fd = j->next_fd = -1;
-	snprintf(j->dir, sizeof(j->dir), "%s", dir);
-	persist_path_join(j->path, sizeof(j->path), dir, "journal");
-	if (persist_read_file(j->path, &b) < 0) {
+	j->d = d;
+	statedir_name(d, JOURNAL_FILE, j->path, sizeof(j->path));
+	if (persist_read_file(d, JOURNAL_FILE, &b) < 0) {
 		if (errno != ENOENT) {
-			error_set(err, errlen, "%s: %s", j->path, persist_strerror(errno));
+			error_set(err, errlen, "%s: %s", j->path, statedir_strerror(errno));
 			goto fail;
 		}
 		how->missing = gen > 0;
@@ -206,9 +208,9 @@ struct journal *journal_open(const char *dir, uint64_t gen, journal_record_cb cb
 	} else {
 		if (journal_replay(&b, &valid, cb, ctx, j, err, errlen) < 0)
 			goto fail;
-		j->fd = persist_open_existing(j->path, O_WRONLY | O_APPEND);
+		j->fd = statedir_open_file(d, JOURNAL_FILE, O_WRONLY | O_APPEND);
 		if (j->fd < 0 || (valid < b.len && (ftruncate(j->fd, (off_t)valid) < 0 || fsync(j->fd) < 0))) {
-			error_set(err, errlen, "%s: %s", j->path, persist_strerror(errno));
+			error_set(err, errlen, "%s: %s", j->path, statedir_strerror(errno));
 			goto fail;
 		}
 		how->torn_bytes = b.len - valid;
@@ -281,7 +283,7 @@ int journal_flush(struct journal *j, bool sync, char *err, size_t errlen)
 		/* After a failed fsync the kernel may have dropped the pages and report the next one clean. */
 		if (fdatasync(j->fd) < 0) {
 			j->broken = true;
-			error_set(err, errlen, "%s: fsync: %s", j->path, persist_strerror(errno));
+			error_set(err, errlen, "%s: fsync: %s", j->path, statedir_strerror(errno));
 			return -1;
 		}
 		j->unsynced = false;

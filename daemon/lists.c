@@ -109,8 +109,8 @@ static int stage_entry(void *ctx, const struct entry *e, uint64_t expires, const
 	return -1;
 }
 
-int lists_load(struct lists *ls, struct matcher *m, int i, FILE *f, const struct feed_spec *spec,
-	       uint64_t now, feed_bad_cb on_bad, void *ctx, struct list_load *r)
+int lists_stage(struct lists *ls, struct matcher *m, int i, FILE *f, const struct feed_spec *spec,
+		uint64_t now, feed_bad_cb on_bad, void *ctx, struct list_load *r)
 {
 	struct staging st = { .m = m, .labels = ls->labels, .on_bad = on_bad, .ctx = ctx };
 	struct feed_counts n;
@@ -131,17 +131,31 @@ int lists_load(struct lists *ls, struct matcher *m, int i, FILE *f, const struct
 		error_set(r->error, sizeof(r->error), "%llu of its %llu entry lines are bad, more than max_bad (%g)",
 			  (unsigned long long)n.bad, (unsigned long long)(n.bad + n.entries), max_bad);
 	if (r->error[0]) {
-		matcher_rehold(m, 0, LISTS_STAGING, NULL); /* the staged version goes whole */
-		labels_move(ls->labels, -1, LISTS_SLOTS);
-		r->refused = true;
-	} else {
-		r->removed = matcher_rehold(m, LISTS_STAGING, 1u << i, &r->added);
-		labels_move(ls->labels, LISTS_SLOTS, (unsigned)i);
-		l->version++;
-		l->loaded = (time_t)now;
+		lists_unstage(ls, m, i, r, r->error);
+		return -1;
 	}
+	return 0;
+}
+
+void lists_take(struct lists *ls, struct matcher *m, int i, uint64_t now, struct list_load *r)
+{
+	struct list_state *l = &ls->slot[i];
+
+	r->removed = matcher_rehold(m, LISTS_STAGING, 1u << i, &r->added);
+	labels_move(ls->labels, LISTS_SLOTS, (unsigned)i);
+	l->version++;
+	l->loaded = (time_t)now;
 	l->last = *r;
-	return r->refused ? -1 : 0;
+}
+
+void lists_unstage(struct lists *ls, struct matcher *m, int i, struct list_load *r, const char *why)
+{
+	matcher_rehold(m, 0, LISTS_STAGING, NULL); /* the staged version goes whole */
+	labels_move(ls->labels, -1, LISTS_SLOTS);
+	if (why != r->error)
+		error_set(r->error, sizeof(r->error), "%s", why);
+	r->refused = true;
+	ls->slot[i].last = *r;
 }
 
 uint64_t lists_flush(struct lists *ls, struct matcher *m, int i)

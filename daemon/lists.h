@@ -63,13 +63,20 @@ uint32_t lists_acting(const struct lists *ls, enum list_action action);
 int lists_find(const struct lists *ls, const char *name);
 
 /*
- * Read a new version of list i from f and take it, or refuse it: when f
- * cannot be read to its end, an entry cannot be stored (no memory), or more
- * than the list's max_bad of its lines are bad. Bad lines go to on_bad.
- * Returns 0 if taken, -1 if refused (r says why).
+ * Read a new version of list i from f under the staging bit, or refuse it:
+ * when f cannot be read to its end, an entry cannot be stored (no memory),
+ * or more than the list's max_bad of its lines are bad. Bad lines go to
+ * on_bad. Returns 0 if it can be taken: the caller then keeps it (its
+ * entries are those held by LISTS_STAGING, their labels in slot
+ * LISTS_SLOTS) and takes it (lists_take) or drops it (lists_unstage).
+ * Returns -1 if refused: the staged version is dropped, r says why.
  */
-int lists_load(struct lists *ls, struct matcher *m, int i, FILE *f, const struct feed_spec *spec,
-	       uint64_t now, feed_bad_cb on_bad, void *ctx, struct list_load *r);
+int lists_stage(struct lists *ls, struct matcher *m, int i, FILE *f, const struct feed_spec *spec,
+		uint64_t now, feed_bad_cb on_bad, void *ctx, struct list_load *r);
+/* The staged version becomes list i's, in one step (r gets what was added and removed). */
+void lists_take(struct lists *ls, struct matcher *m, int i, uint64_t now, struct list_load *r);
+/* The staged version dropped whole, refused for why: list i keeps its previous one. */
+void lists_unstage(struct lists *ls, struct matcher *m, int i, struct list_load *r, const char *why);
 
 /* Empty list i; the entries that left it. */
 uint64_t lists_flush(struct lists *ls, struct matcher *m, int i);

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <event2/event.h>
 #include <getopt.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -156,22 +157,20 @@ static struct plan plan_of(const struct options *o, const struct config *cfg)
 }
 
 /* Hand the state and the socket to [service] user, switch, drop every capability. */
-static int drop_privileges(const struct config *cfg)
+static int drop_privileges(struct service *s, const struct config *cfg)
 {
-	char snapshot[4200] = "", journal[4200] = "", err[512];
+	char err[512];
 	/* The socket keeps [control] group, which control_open gave it. */
-	struct privilege_file own[] = { { cfg->store_dir, false }, { NULL, false }, { NULL, false },
-					{ cfg->socket, cfg->group != NULL } };
-
-	if (cfg->store_dir) {
-		snprintf(snapshot, sizeof(snapshot), "%s/snapshot", cfg->store_dir);
-		snprintf(journal, sizeof(journal), "%s/journal", cfg->store_dir);
-		own[1].path = snapshot;
-		own[2].path = journal;
-	}
+	struct privilege_file own[] = { { cfg->socket, cfg->group != NULL } };
+	struct passwd *pw = cfg->user && geteuid() == 0 ? getpwnam(cfg->user) : NULL;
 	bool net_admin = cfg->inline_mode || cfg->action.set4 || cfg->action.set6;
 
-	if (privilege_drop(cfg->user, own, 4, net_admin, err, sizeof(err)) < 0) {
+	/* Everything the state holds, lists/ and the cluster's files included (a missing user is privilege_drop's to say). */
+	if (pw && service_give_state(s, pw->pw_uid, pw->pw_gid, err, sizeof(err)) < 0) {
+		log_error("%s", err);
+		return -1;
+	}
+	if (privilege_drop(cfg->user, own, 1, net_admin, err, sizeof(err)) < 0) {
 		log_error("%s", err);
 		return -1;
 	}
@@ -241,7 +240,7 @@ static int run(struct service *s, const struct plan *p)
 		service_fail(s);
 	else if (!p->one_shot && !p->interface && !p->inline_mode)
 		log_info("waiting for commands on %s", service_config(s)->socket);
-	bool running = drop_privileges(service_config(s)) == 0 && service_run_workers(s) == 0;
+	bool running = drop_privileges(s, service_config(s)) == 0 && service_run_workers(s) == 0;
 	if (running)
 		say_ready(s, p);
 	else

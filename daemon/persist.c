@@ -12,6 +12,7 @@
 
 #include "error.h"
 #include "persist_io.h"
+#include "statedir.h"
 
 /* ---- little-endian bytes ---- */
 
@@ -60,11 +61,6 @@ void persist_buf_bytes(struct buf *b, const void *p, size_t n)
 
 /* ---- files ---- */
 
-void persist_path_join(char *out, size_t outlen, const char *dir, const char *name)
-{
-	snprintf(out, outlen, "%s/%s", dir, name);
-}
-
 int persist_write_all(int fd, const uint8_t *p, size_t n)
 {
 	while (n > 0) {
@@ -79,51 +75,9 @@ int persist_write_all(int fd, const uint8_t *p, size_t n)
 	return 0;
 }
 
-int persist_fsync_dir(const char *dir)
+int persist_read_file(const struct statedir *d, const char *rel, struct buf *b)
 {
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	int rc;
-
-	if (fd < 0)
-		return -1;
-	rc = fsync(fd);
-	close(fd);
-	return rc;
-}
-
-const char *persist_strerror(int e)
-{
-	if (e == ELOOP)
-		return "a symbolic link (links in the state directory are never followed)";
-	if (e == EINVAL)
-		return "not a regular file";
-	return strerror(e);
-}
-
-int persist_create(const char *path, int flags)
-{
-	if (unlink(path) < 0 && errno != ENOENT)
-		return -1;
-	return open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | flags, 0600);
-}
-
-int persist_open_existing(const char *path, int flags)
-{
-	int fd = open(path, flags | O_NOFOLLOW | O_CLOEXEC);
-	struct stat st;
-
-	if (fd >= 0 && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))) {
-		close(fd);
-		errno = EINVAL;
-		return -1;
-	}
-	return fd;
-}
-
-/* The whole file in memory; -1 with errno (ENOENT: no file). */
-int persist_read_file(const char *path, struct buf *b)
-{
-	int fd = persist_open_existing(path, O_RDONLY);
+	int fd = statedir_open_file(d, rel, O_RDONLY);
 	struct stat st;
 
 	if (fd < 0)
@@ -163,8 +117,11 @@ bool persist_entry_valid(unsigned kind, const uint8_t *key, size_t len)
 
 /* ---- snapshot ---- */
 
+#define SNAPSHOT_FILE "snapshot"
+#define SNAPSHOT_TMP "snapshot.tmp"
+
 struct snapshot_writer {
-	char tmp[4096], final[4096], dir[4096];
+	const struct statedir *d;
 	FILE *f;
 	XXH3_state_t *sum;
 	uint64_t entries;
@@ -200,22 +157,22 @@ static void writer_out(struct snapshot_writer *w, const void *p, size_t n)
 	XXH3_64bits_update(w->sum, p, n);
 }
 
-struct snapshot_writer *snapshot_begin(const char *dir, const struct persist_header *h, char *err,
+struct snapshot_writer *snapshot_begin(const struct statedir *d, const struct persist_header *h, char *err,
 				       size_t errlen)
 {
 	struct snapshot_writer *w = calloc(1, sizeof(*w));
 	uint8_t header[SNAPSHOT_HEADER];
+	char name[4200];
 
 	if (w == NULL || (w->sum = XXH3_createState()) == NULL) {
 		error_set(err, errlen, "out of memory for a snapshot");
 		goto fail;
 	}
-	snprintf(w->dir, sizeof(w->dir), "%s", dir);
-	persist_path_join(w->tmp, sizeof(w->tmp), dir, "snapshot.tmp");
-	persist_path_join(w->final, sizeof(w->final), dir, "snapshot");
-	int fd = persist_create(w->tmp, 0);
+	w->d = d;
+	int fd = statedir_create(d, SNAPSHOT_TMP, 0);
 	if (fd < 0 || (w->f = fdopen(fd, "wb")) == NULL) {
-		error_set(err, errlen, "%s: %s", w->tmp, persist_strerror(errno));
+		error_set(err, errlen, "%s: %s", statedir_name(d, SNAPSHOT_TMP, name, sizeof(name)),
+			  statedir_strerror(errno));
 		if (fd >= 0)
 			close(fd);
 		goto fail;
@@ -254,7 +211,7 @@ void snapshot_abort(struct snapshot_writer *w)
 		return;
 	if (w->f) {
 		fclose(w->f);
-		unlink(w->tmp);
+		statedir_unlink(w->d, SNAPSHOT_TMP);
 	}
 	XXH3_freeState(w->sum);
 	free(w);
@@ -277,16 +234,20 @@ static int snapshot_finish(struct snapshot_writer *w)
 
 int snapshot_commit(struct snapshot_writer *w, char *err, size_t errlen)
 {
+	char name[4200];
 	int rc = 0;
 
 	if (snapshot_finish(w) < 0) {
-		error_set(err, errlen, "%s: %s", w->tmp, persist_strerror(errno ? errno : EIO));
+		error_set(err, errlen, "%s: %s", statedir_name(w->d, SNAPSHOT_TMP, name, sizeof(name)),
+			  statedir_strerror(errno ? errno : EIO));
 		snapshot_abort(w);
 		return -1;
 	}
-	if (fclose(w->f) != 0 || rename(w->tmp, w->final) < 0 || persist_fsync_dir(w->dir) < 0) {
-		error_set(err, errlen, "%s: %s", w->final, persist_strerror(errno));
-		unlink(w->tmp);
+	if (fclose(w->f) != 0 || statedir_rename(w->d, SNAPSHOT_TMP, SNAPSHOT_FILE) < 0 ||
+	    statedir_sync(w->d, SNAPSHOT_FILE) < 0) {
+		error_set(err, errlen, "%s: %s", statedir_name(w->d, SNAPSHOT_FILE, name, sizeof(name)),
+			  statedir_strerror(errno));
+		statedir_unlink(w->d, SNAPSHOT_TMP);
 		rc = -1;
 	}
 	w->f = NULL;
@@ -389,20 +350,20 @@ bad:
 	return -1;
 }
 
-int snapshot_read(const char *dir, struct persist_header *h, persist_entry_cb cb, void *ctx,
+int snapshot_read(const struct statedir *d, struct persist_header *h, persist_entry_cb cb, void *ctx,
 		  char *err, size_t errlen)
 {
-	char path[4096];
+	char path[4200];
 	struct buf b = { 0 };
 	int rc;
 
 	memset(h, 0, sizeof(*h));
-	persist_path_join(path, sizeof(path), dir, "snapshot");
-	if (persist_read_file(path, &b) < 0) {
+	statedir_name(d, SNAPSHOT_FILE, path, sizeof(path));
+	if (persist_read_file(d, SNAPSHOT_FILE, &b) < 0) {
 		free(b.p);
 		if (errno == ENOENT)
 			return 1;
-		error_set(err, errlen, "%s: %s", path, persist_strerror(errno));
+		error_set(err, errlen, "%s: %s", path, statedir_strerror(errno));
 		return -1;
 	}
 	rc = header_decode(&b, h, path, err, errlen);
@@ -414,66 +375,122 @@ int snapshot_read(const char *dir, struct persist_header *h, persist_entry_cb cb
 
 /* ---- lists' last versions ---- */
 
-static int lists_dir(const char *dir, char *out, size_t outlen)
+/*
+ * A kept version is text a person can read: a header line, the entry lines,
+ * and a last line with the XXH3-64 of every byte before it. A copy written by
+ * 0.7 or before has the old header and no checksum line.
+ */
+#define LIST_HEADER "# bloomd: a list's last version taken, format 2\n"
+#define LIST_HEADER_V1 "# bloomd: the last version taken of this list\n"
+#define LIST_SUM_PREFIX "# xxh3 "
+#define LIST_SUM_LINE (sizeof(LIST_SUM_PREFIX) - 1 + 16 + 1)
+
+static void list_paths(const char *name, char *path, size_t pathlen, char *tmp, size_t tmplen)
 {
-	persist_path_join(out, outlen, dir, "lists");
-	if (mkdir(out, 0700) < 0 && errno != EEXIST)
-		return -1;
-	return 0;
+	snprintf(path, pathlen, "lists/%s", name);
+	snprintf(tmp, tmplen, "lists/.%s.tmp", name);
 }
 
-int persist_list_save(const char *dir, const char *name, persist_lines_cb write_lines, void *ctx,
-		      char *err, size_t errlen)
+static int write_list(int fd, const char *text, size_t len)
 {
-	char sub[4096], path[4200], tmp[4200];
-	FILE *f = NULL;
-	int fd = -1;
+	char sum[LIST_SUM_LINE + 1];
+	XXH3_state_t *s = XXH3_createState();
+	int rc = -1;
 
-	if (lists_dir(dir, sub, sizeof(sub)) < 0)
+	if (s == NULL) {
+		errno = ENOMEM;
+		return -1;
+	}
+	XXH3_64bits_reset(s);
+	XXH3_64bits_update(s, LIST_HEADER, sizeof(LIST_HEADER) - 1);
+	XXH3_64bits_update(s, text, len);
+	snprintf(sum, sizeof(sum), LIST_SUM_PREFIX "%016llx\n", (unsigned long long)XXH3_64bits_digest(s));
+	if (persist_write_all(fd, (const uint8_t *)LIST_HEADER, sizeof(LIST_HEADER) - 1) == 0 &&
+	    persist_write_all(fd, (const uint8_t *)text, len) == 0 &&
+	    persist_write_all(fd, (const uint8_t *)sum, LIST_SUM_LINE) == 0 && fsync(fd) == 0)
+		rc = 0;
+	XXH3_freeState(s);
+	return rc;
+}
+
+int persist_list_save(const struct statedir *d, const char *name, const char *text, size_t len, char *err,
+		      size_t errlen)
+{
+	char path[4200], tmp[4200], shown[8400];
+	int fd;
+
+	list_paths(name, path, sizeof(path), tmp, sizeof(tmp));
+	if ((fd = statedir_create(d, tmp, 0)) < 0)
 		goto fail;
-	snprintf(path, sizeof(path), "%s/%s", sub, name);
-	snprintf(tmp, sizeof(tmp), "%s/.%s.tmp", sub, name);
-	if ((fd = persist_create(tmp, O_CREAT | O_EXCL | O_CLOEXEC)) < 0 || (f = fdopen(fd, "w")) == NULL)
-		goto fail;
-	fd = -1;
-	if (write_lines(ctx, f) < 0 || fflush(f) == EOF || fsync(fileno(f)) < 0)
-		goto fail;
-	if (fclose(f) == EOF) {
-		f = NULL;
+	if (write_list(fd, text, len) < 0) {
+		int e = errno;
+		close(fd);
+		errno = e;
 		goto fail;
 	}
-	f = NULL;
-	if (rename(tmp, path) < 0 || persist_fsync_dir(sub) < 0)
+	if (close(fd) < 0 || statedir_rename(d, tmp, path) < 0 || statedir_sync(d, path) < 0)
 		goto fail;
 	return 0;
 fail:
-	error_set(err, errlen, "%s/lists/%s: %s", dir, name, persist_strerror(errno));
-	if (f)
-		fclose(f);
-	if (fd >= 0)
-		close(fd);
-	unlink(tmp);
+	error_set(err, errlen, "%s: %s", statedir_culprit(d, path, shown, sizeof(shown)), statedir_strerror(errno));
+	statedir_unlink(d, tmp);
 	return -1;
 }
 
-FILE *persist_list_open(const char *dir, const char *name)
+/* Whether b (a whole kept copy, format 2) ends with the checksum of what comes before it. */
+static bool list_sum_ok(const struct buf *b, size_t *body_end)
 {
-	char path[4200];
-	int fd;
-	FILE *f;
+	char want[LIST_SUM_LINE + 1];
 
-	snprintf(path, sizeof(path), "%s/lists/%s", dir, name);
-	if ((fd = persist_open_existing(path, O_RDONLY)) < 0)
-		return NULL;
-	if ((f = fdopen(fd, "r")) == NULL)
-		close(fd);
-	return f;
+	if (b->len < sizeof(LIST_HEADER) - 1 + LIST_SUM_LINE)
+		return false;
+	*body_end = b->len - LIST_SUM_LINE;
+	snprintf(want, sizeof(want), LIST_SUM_PREFIX "%016llx\n",
+		 (unsigned long long)XXH3_64bits(b->p, *body_end));
+	return memcmp(b->p + *body_end, want, LIST_SUM_LINE) == 0;
 }
 
-int persist_list_remove(const char *dir, const char *name)
+int persist_list_read(const struct statedir *d, const char *name, struct persist_list *out, char *err,
+		      size_t errlen)
 {
-	char path[4200];
+	char path[4200], tmp[4200], shown[8400];
+	struct buf b = { 0 };
+	size_t end;
 
-	snprintf(path, sizeof(path), "%s/lists/%s", dir, name);
-	return unlink(path) < 0 && errno != ENOENT ? -1 : 0;
+	*out = (struct persist_list){ 0 };
+	list_paths(name, path, sizeof(path), tmp, sizeof(tmp));
+	statedir_name(d, path, shown, sizeof(shown));
+	if (persist_read_file(d, path, &b) < 0) {
+		int e = errno;
+		free(b.p);
+		if (e == ENOENT)
+			return 1;
+		error_set(err, errlen, "%s: %s", statedir_culprit(d, path, shown, sizeof(shown)), statedir_strerror(e));
+		return -1;
+	}
+	if (b.len >= sizeof(LIST_HEADER_V1) - 1 && memcmp(b.p, LIST_HEADER_V1, sizeof(LIST_HEADER_V1) - 1) == 0) {
+		out->unchecked = true;
+		end = b.len;
+	} else if (b.len < sizeof(LIST_HEADER) - 1 || memcmp(b.p, LIST_HEADER, sizeof(LIST_HEADER) - 1) != 0) {
+		error_set(err, errlen, "%s: not a kept list version (its first line is not bloomd's header)", shown);
+		goto fail;
+	} else if (!list_sum_ok(&b, &end)) {
+		error_set(err, errlen, "%s: checksum mismatch: the kept version is damaged (or cut short)", shown);
+		goto fail;
+	}
+	b.p[end] = '\0'; /* in the buffer: it holds the checksum line, or one more byte than read */
+	out->text = (char *)b.p;
+	out->len = end;
+	return 0;
+fail:
+	free(b.p);
+	return -1;
+}
+
+int persist_list_remove(const struct statedir *d, const char *name)
+{
+	char path[4200], tmp[4200];
+
+	list_paths(name, path, sizeof(path), tmp, sizeof(tmp));
+	return statedir_unlink(d, path);
 }

@@ -10,9 +10,10 @@
 #include "entry.h"
 #include "filter.h"
 #include "hash.h"
+#include "statedir.h"
 
 /*
- * The state directory holds two files:
+ * The state directory (statedir.h opens every file in it) holds:
  *
  *   snapshot   "BLOOMDSN", format version, generation, signature window and
  *              hash algorithm, then per filter (addresses, signatures) its
@@ -30,6 +31,8 @@
  * (a crash during an append) is dropped and cut off. Anything else that does
  * not check out (magic, version, checksum, a record in the middle) is an
  * error naming the file and offset, and the file is left as it is.
+ *
+ *   lists/NAME the last version taken of each list: see below.
  *
  * All integers little-endian. Nothing here prints; errors come back in err.
  */
@@ -59,8 +62,8 @@ enum persist_op {
 
 struct snapshot_writer;
 
-/* Start dir/snapshot.tmp with header h (h->entries is filled in at commit). */
-struct snapshot_writer *snapshot_begin(const char *dir, const struct persist_header *h, char *err,
+/* Start snapshot.tmp in d with header h (h->entries is filled in at commit). */
+struct snapshot_writer *snapshot_begin(const struct statedir *d, const struct persist_header *h, char *err,
 				       size_t errlen);
 /* One entry, counted in group, expiring at expiry (Unix seconds; 0: never). */
 int snapshot_put(struct snapshot_writer *w, const struct entry *e, unsigned group,
@@ -74,11 +77,11 @@ typedef int (*persist_entry_cb)(void *ctx, const struct entry *e, unsigned group
 				uint64_t expiry);
 
 /*
- * Read dir/snapshot: check it whole (magic, version, checksum, every
+ * Read d's snapshot: check it whole (magic, version, checksum, every
  * entry's syntax), then fill *h and call cb for each entry. Returns 0, 1 if
  * there is no snapshot (*h zeroed), -1 with a message.
  */
-int snapshot_read(const char *dir, struct persist_header *h, persist_entry_cb cb, void *ctx,
+int snapshot_read(const struct statedir *d, struct persist_header *h, persist_entry_cb cb, void *ctx,
 		  char *err, size_t errlen);
 
 /* The checksum a snapshot file of len bytes should end with (its last 8 bytes, little-endian). */
@@ -98,7 +101,7 @@ struct journal_recovery {
 };
 
 /*
- * Open dir/journal to append after the snapshot of generation gen, replaying
+ * Open d's journal to append after the snapshot of generation gen, replaying
  * its records through cb first. A missing or older journal is replaced by an
  * empty one. Recovery is strict: only a torn last record at the end of the
  * file is cut off (said in *how); any other damage (a bad length, checksum
@@ -106,7 +109,7 @@ struct journal_recovery {
  * record after it) is an error naming the offset, and the file is left as it
  * is. NULL with a message on error (cb's error included).
  */
-struct journal *journal_open(const char *dir, uint64_t gen, journal_record_cb cb, void *ctx,
+struct journal *journal_open(const struct statedir *d, uint64_t gen, journal_record_cb cb, void *ctx,
 			     struct journal_recovery *how, char *err, size_t errlen);
 void journal_close(struct journal *j);
 
@@ -144,16 +147,30 @@ bool journal_broken(const struct journal *j);
 /* ---- lists' last versions ---- */
 
 /*
- * dir/lists/NAME holds the last version taken of a list, as entry lines: at
- * start, a list whose file cannot be read or is refused starts from it, and
- * a list without a file (filled by bloomctl replace) is read from it.
- * Written whole: a temporary file, fsync, rename, directory fsync.
+ * lists/NAME holds the last version taken of a list, as entry lines between
+ * a header line and a checksum line (the XXH3-64 of all before it): at start,
+ * a list whose file cannot be read or is refused starts from it, and a list
+ * without a file (filled by bloomctl replace) is read from it. Written whole
+ * before the version is taken: a temporary file, fsync, rename, directory
+ * fsync. -1 with a message if it could not be kept (the caller refuses the
+ * version).
  */
-typedef int (*persist_lines_cb)(void *ctx, FILE *f);
-int persist_list_save(const char *dir, const char *name, persist_lines_cb write_lines, void *ctx,
-		      char *err, size_t errlen);
-/* The saved version, or NULL (errno ENOENT: none). */
-FILE *persist_list_open(const char *dir, const char *name);
-int persist_list_remove(const char *dir, const char *name);
+int persist_list_save(const struct statedir *d, const char *name, const char *text, size_t len, char *err,
+		      size_t errlen);
+
+struct persist_list {
+	char *text;      /* the whole file, the checksum line left out, NUL-terminated; the caller frees */
+	size_t len;
+	bool unchecked;  /* written by 0.7 or before, without a checksum */
+};
+
+/*
+ * The kept version of list name, checked whole: 0, 1 if there is none, -1
+ * with a message naming the file if it cannot be read or is damaged (a
+ * bad header, a checksum that does not match: nothing of it is taken).
+ */
+int persist_list_read(const struct statedir *d, const char *name, struct persist_list *out, char *err,
+		      size_t errlen);
+int persist_list_remove(const struct statedir *d, const char *name);
 
 #endif

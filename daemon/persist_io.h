@@ -34,26 +34,11 @@ int persist_buf_reserve(struct buf *b, size_t more);
 void persist_buf_put(struct buf *b, uint64_t v, int n);
 void persist_buf_bytes(struct buf *b, const void *p, size_t n);
 
-void persist_path_join(char *out, size_t outlen, const char *dir, const char *name);
 /* write(2) until all n bytes are written: 0, or -1 with errno. */
 int persist_write_all(int fd, const uint8_t *p, size_t n);
-int persist_fsync_dir(const char *dir);
-/*
- * A new, empty file at path for writing (flags added to O_WRONLY), mode 0600:
- * whatever was there is unlinked first and the name created afresh, never
- * followed, so a link planted under that name (the state directory belongs
- * to [service] user, and bloomd may run as root) cannot redirect the write.
- * The descriptor, or -1 with errno.
- */
-int persist_create(const char *path, int flags);
-/* Open an existing state file, never through a link, and only a regular file (else ELOOP, EINVAL). */
-int persist_open_existing(const char *path, int flags);
 
-/* strerror, with the refusals of persist_open_existing said plainly. */
-const char *persist_strerror(int e);
-
-/* The whole file in memory (never through a link); -1 with errno (ENOENT: no file). */
-int persist_read_file(const char *path, struct buf *b);
+/* The whole of d's file rel in memory (statedir_open_file's checks); -1 with errno (ENOENT: no file). */
+int persist_read_file(const struct statedir *d, const char *rel, struct buf *b);
 /* Whether (kind, key) is something entry_parse could have produced. */
 bool persist_entry_valid(unsigned kind, const uint8_t *key, size_t len);
 

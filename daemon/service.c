@@ -179,6 +179,10 @@ static void housekeeping_cb(evutil_socket_t fd, short what, void *arg)
 	if (s->journal && (journal_bytes(s->journal) > s->cfg->journal_max || s->journal_stale) &&
 	    !journal_broken(s->journal) && service_save(s, err, sizeof(err)) < 0)
 		log_error("snapshot: %s", err);
+	if (s->lists_unkept && time(NULL) >= s->next_save_try) {
+		service_lists_keep_again(s);
+		s->next_save_try = time(NULL) + SAVE_RETRY_SECONDS;
+	}
 	/* A failed fsync: only a snapshot and a new journal make the state durable again. */
 	if (s->journal && journal_broken(s->journal) && time(NULL) >= s->next_save_try) {
 		if (service_save(s, err, sizeof(err)) < 0) {
@@ -282,7 +286,8 @@ int service_start(struct service *s, struct event_base *base, const struct contr
 		}
 	}
 	if (s->cfg->metrics_listen) {
-		s->metrics = metrics_http_open(base, s->cfg->metrics_listen, scrape, s, err, sizeof(err));
+		struct metrics_limits limits = { s->cfg->metrics_max_connections, s->cfg->metrics_timeout };
+		s->metrics = metrics_http_open(base, s->cfg->metrics_listen, &limits, scrape, s, err, sizeof(err));
 		if (s->metrics == NULL) {
 			log_error("%s", err);
 			return -1;
@@ -312,6 +317,8 @@ void service_stop(struct service *s)
 	if (s->journal)
 		service_sync(s, true);
 	journal_close(s->journal);
+	s->journal = NULL;
+	statedir_close(&s->state);
 	service_stop_workers(s); /* first: the matches left in their rings are reported */
 	capture_free(s->replaying);
 	capture_free(s->live);
@@ -355,6 +362,8 @@ struct service *service_new(void)
 		free(s);
 		return NULL;
 	}
+	if (s)
+		s->state.fd = -1;
 	return s;
 }
 

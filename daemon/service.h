@@ -67,6 +67,13 @@ int service_del(struct service *s, const struct entry *e, uint32_t *still_held, 
 int service_save(struct service *s, char *err, size_t errlen);
 
 /*
+ * A root start with [service] user: the state directory and all in it
+ * (lists/ and the cluster's files too) given to uid:gid before the switch,
+ * and whatever is made before it given too. -1 with a message.
+ */
+int service_give_state(struct service *s, uid_t uid, gid_t gid, char *err, size_t errlen);
+
+/*
  * Write the queued journal records; with sync_now, fsync them too (unless
  * fsync = no). On failure (a full disk, a failed fsync) -1: from then on
  * changes are refused (service_store_error says why) until a write, or

@@ -162,7 +162,7 @@ int service_cluster_start(struct service *s)
 
 	if (s->cfg->cluster.redis == NULL)
 		return 0;
-	s->cluster = cluster_open(s->base, &s->cfg->cluster, s->journal ? s->cfg->store_dir : NULL,
+	s->cluster = cluster_open(s->base, &s->cfg->cluster, s->journal ? &s->state : NULL,
 				  s->cfg->fsync == CONFIG_FSYNC_ALWAYS, &cb, err, sizeof(err));
 	if (s->cluster == NULL) {
 		log_error("cluster: %s", err);

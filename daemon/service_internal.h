@@ -14,6 +14,7 @@
 #include "inline.h"
 #include "lists.h"
 #include "setaction.h"
+#include "statedir.h"
 #include "workers.h"
 #include "metrics_http.h"
 #include "service.h"
@@ -57,12 +58,14 @@ struct service {
 	struct event *publisher;   /* changes without a client waiting reach the workers within PUBLISH_MS */
 	struct log_limit publish_errors_logged;
 
+	struct statedir state;     /* the state directory (fd -1: none) */
 	struct journal *journal;   /* NULL: no durable state */
 	uint64_t generation;
 	bool journal_stale;        /* a snapshot went in but its journal did not: changes refused */
 	time_t last_reload, last_save;  /* when the last reload, snapshot was tried (0: never) */
 	bool last_reload_ok, last_save_ok;
 	char store_error[512];     /* why the state cannot be written now ("": it can); changes refused */
+	uint32_t lists_unkept;     /* lists whose version could not be kept (holder bits): store_error stays */
 	time_t next_save_try;      /* with a broken journal: when housekeeping tries a snapshot again */
 	bool restored;             /* the filters came from a snapshot */
 	struct ttl *ttl;
@@ -96,9 +99,12 @@ int service_journal_op(struct service *s, enum persist_op op, const struct entry
 /*
  * Bring the running lists in line with cfg and read every list's file (and,
  * starting, the versions kept in the state directory for those that could
- * not be read). Returns the lists refused.
+ * not be read); *refused counts the lists refused. -1 (logged) when a kept
+ * version is damaged: bloomd does not start, as with a damaged snapshot.
  */
-unsigned service_lists_load(struct service *s, const struct config *cfg, bool starting);
+int service_lists_load(struct service *s, const struct config *cfg, bool starting, unsigned *refused);
+/* Keep again the lists whose versions could not be kept (housekeeping); changes are accepted once all are. */
+void service_lists_keep_again(struct service *s);
 /* The rules of cfg's threshold_file into *out (NULL: none); -1 after reporting its problems. */
 int service_thresholds_load(const struct config *cfg, struct thresholds **out, threshold_error_cb on_error,
 			    void *ctx);

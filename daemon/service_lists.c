@@ -14,11 +14,12 @@
 
 #define BAD_LINES_LOGGED 20 /* per load; the rest are counted */
 
-/* ---- saved versions ---- */
+/* ---- kept versions ---- */
 
 struct saving_list {
 	const struct service *s;
-	int slot;
+	uint32_t holder;      /* the entries held by this bit */
+	unsigned label_slot;  /* with their labels from this slot */
 	FILE *f;
 };
 
@@ -29,12 +30,12 @@ static int save_line(void *ctx, const struct entry *e, unsigned group, uint32_t 
 	struct entry_labels own;
 
 	(void)group;
-	if (!(holders & (1u << sl->slot)))
+	if (!(holders & sl->holder))
 		return 0;
 	entry_format_value(e->kind, e->key, e->len, text, sizeof(text));
 	if (fprintf(sl->f, "%s %s", entry_kind_name(e->kind), text) < 0)
 		return -1;
-	if (labels_get(sl->s->lists.labels, e->kind, e->key, e->len, (unsigned)sl->slot, &own)) {
+	if (labels_get(sl->s->lists.labels, e->kind, e->key, e->len, sl->label_slot, &own)) {
 		if (own.category[0])
 			fprintf(sl->f, " category=%s", own.category);
 		if (own.severity)
@@ -43,25 +44,17 @@ static int save_line(void *ctx, const struct entry *e, unsigned group, uint32_t 
 	return fputc('\n', sl->f) == EOF ? -1 : 0;
 }
 
-static int save_lines(void *ctx, FILE *f)
+/* The entries held by holder as entry lines, with their labels from label_slot (caller frees), or NULL. */
+static char *entries_text(struct service *s, uint32_t holder, unsigned label_slot, size_t *len)
 {
-	struct saving_list *sl = ctx;
-
-	sl->f = f;
-	fprintf(f, "# bloomd: the last version taken of this list\n");
-	return matcher_foreach(sl->s->matcher, 0, save_line, sl);
-}
-
-/* List i's version as entry lines (caller frees), or NULL. */
-static char *version_text(struct service *s, int i, size_t *len)
-{
-	struct saving_list sl = { .s = s, .slot = i };
+	struct saving_list sl = { .s = s, .holder = holder, .label_slot = label_slot };
 	char *text = NULL;
 	FILE *f = open_memstream(&text, len);
 
 	if (f == NULL)
 		return NULL;
-	int rc = save_lines(&sl, f);
+	sl.f = f;
+	int rc = matcher_foreach(s->matcher, 0, save_line, &sl);
 	if (fclose(f) != 0 || rc != 0) {
 		free(text);
 		return NULL;
@@ -69,16 +62,56 @@ static char *version_text(struct service *s, int i, size_t *len)
 	return text;
 }
 
-/* Keep list i's version in the state directory, for a start that cannot read its file. */
-static void save_copy(struct service *s, int i)
+/* List i's version as entry lines (caller frees), or NULL. */
+static char *version_text(struct service *s, int i, size_t *len)
 {
-	struct saving_list sl = { .s = s, .slot = i };
+	return entries_text(s, 1u << i, (unsigned)i, len);
+}
+
+/*
+ * A version could not be kept: like a journal that cannot be written, the
+ * state takes no change until it can (housekeeping keeps the lists again).
+ */
+static void note_unkept(struct service *s, int i, const char *err)
+{
+	if (s->store_error[0] == '\0')
+		log_error("%s: changes are refused until the state can be written again", err);
+	snprintf(s->store_error, sizeof(s->store_error), "%s", err);
+	s->lists_unkept |= 1u << i;
+}
+
+/* Keep the entries held by holder (labels from label_slot) as list i's version. -1 with a message. */
+static int keep(struct service *s, int i, uint32_t holder, unsigned label_slot, char *err, size_t errlen)
+{
+	size_t len = 0;
+	char *text = entries_text(s, holder, label_slot, &len);
+	int rc;
+
+	if (text == NULL) {
+		error_set(err, errlen, "list %s: out of memory for its kept version", s->lists.slot[i].name);
+		return -1;
+	}
+	rc = persist_list_save(&s->state, s->lists.slot[i].name, text, len, err, errlen);
+	free(text);
+	if (rc < 0)
+		note_unkept(s, i, err);
+	return rc;
+}
+
+void service_lists_keep_again(struct service *s)
+{
 	char err[512];
 
-	if (s->journal == NULL || i == 0)
-		return;
-	if (persist_list_save(s->cfg->store_dir, s->lists.slot[i].name, save_lines, &sl, err, sizeof(err)) < 0)
-		log_error("list %s: its version could not be kept for the next start: %s", s->lists.slot[i].name, err);
+	for (int i = 1; i < LISTS_SLOTS && s->lists_unkept; i++) {
+		if (!(s->lists_unkept & (1u << i)))
+			continue;
+		if (s->lists.slot[i].name[0] == '\0' || keep(s, i, 1u << i, (unsigned)i, err, sizeof(err)) == 0)
+			s->lists_unkept &= ~(1u << i);
+	}
+	if (s->lists_unkept == 0 && s->store_error[0] && !journal_broken(s->journal)) {
+		log_info("the lists' versions are kept again: changes are accepted");
+		s->store_error[0] = '\0';
+	}
 }
 
 /* ---- loading ---- */
@@ -96,25 +129,41 @@ static void log_bad_line(void *ctx, unsigned line, const char *text, const char 
 		log_warning("list %s: %s:%u: %s, skipped: '%s'", b->list, b->source, line, why, text);
 }
 
-/* Load list i from f (called source); logs what came of it. 0 if taken, -1 if refused. */
-static int load_from(struct service *s, int i, FILE *f, const char *source, const struct feed_spec *spec)
+/* Where a version comes from: a file (kept before it is taken), or the kept copy itself. */
+enum version_source { FROM_FEED, FROM_KEPT };
+
+/*
+ * Load list i from f (called source); logs what came of it. With a state
+ * directory, a version from a feed is taken only once kept. 0 if taken, -1
+ * if refused.
+ */
+static int load_from(struct service *s, int i, FILE *f, const char *source, const struct feed_spec *spec,
+		     enum version_source from)
 {
 	struct list_state *l = &s->lists.slot[i];
 	struct bad_lines b = { .list = l->name, .source = source };
 	struct list_load r;
-	int rc = lists_load(&s->lists, s->matcher, i, f, spec, service_now(), log_bad_line, &b, &r);
+	char err[512];
+	int rc = lists_stage(&s->lists, s->matcher, i, f, spec, service_now(), log_bad_line, &b, &r);
 
 	if (b.logged > BAD_LINES_LOGGED)
 		log_warning("list %s: %s: %u more bad lines, not shown", l->name, source, b.logged - BAD_LINES_LOGGED);
+	if (rc == 0 && s->journal && from == FROM_FEED &&
+	    keep(s, i, LISTS_STAGING, LISTS_SLOTS, err, sizeof(err)) < 0) {
+		char why[sizeof(r.error)];
+		snprintf(why, sizeof(why), "it could not be kept for the next start: %.200s", err);
+		lists_unstage(&s->lists, s->matcher, i, &r, why);
+		rc = -1;
+	}
 	if (rc < 0) {
 		log_error("list %s: %s: refused, the list keeps its previous version (%llu entries read, %llu bad lines): %s",
 			  l->name, source, (unsigned long long)r.entries, (unsigned long long)r.bad, r.error);
 		return -1;
 	}
+	lists_take(&s->lists, s->matcher, i, service_now(), &r);
 	log_info("list %s: %s: version %u taken: %llu entries read, %llu added, %llu removed, %llu bad lines skipped",
 		 l->name, source, l->version, (unsigned long long)r.entries, (unsigned long long)r.added,
 		 (unsigned long long)r.removed, (unsigned long long)r.bad);
-	save_copy(s, i);
 	return 0;
 }
 
@@ -128,20 +177,39 @@ static void note_unreadable(struct service *s, int i, const char *path, int erro
 	log_error("list %s: cannot read %s: %s; the list keeps its previous version", l->name, path, strerror(error));
 }
 
-/* The version kept in the state directory, when the list has none yet. */
-static void load_saved(struct service *s, int i)
+/*
+ * The version kept in the state directory, when the list has none yet. A
+ * damaged copy stops the start, as a damaged snapshot does: -1.
+ */
+static int load_saved(struct service *s, int i)
 {
 	struct feed_spec native = { .format = FEED_BLOOMD };
-	FILE *f;
+	struct list_state *l = &s->lists.slot[i];
+	struct persist_list kept;
+	char err[512];
+	int rc;
 
-	if (s->journal == NULL || s->lists.slot[i].version > 0 ||
-	    (f = persist_list_open(s->cfg->store_dir, s->lists.slot[i].name)) == NULL)
-		return;
-	struct list_load last = s->lists.slot[i].last; /* what the file's load found stays what is reported */
-	if (load_from(s, i, f, "the version kept in the state directory", &native) == 0)
-		log_warning("list %s: started from the version kept in %s/lists", s->lists.slot[i].name, s->cfg->store_dir);
-	s->lists.slot[i].last = last;
-	fclose(f);
+	if (s->journal == NULL || l->version > 0)
+		return 0;
+	if ((rc = persist_list_read(&s->state, l->name, &kept, err, sizeof(err))) != 0) {
+		if (rc < 0)
+			log_error("list %s: %s; it is left as it is: give the list its file, or move the copy away to start the list without it",
+				  l->name, err);
+		return rc < 0 ? -1 : 0;
+	}
+	if (kept.unchecked)
+		log_warning("list %s: its kept version was written without a checksum (bloomd 0.7 or before); it is rewritten with one",
+			    l->name);
+	FILE *f = kept.len ? fmemopen(kept.text, kept.len, "r") : NULL;
+	struct list_load last = l->last; /* what the file's load found stays what is reported */
+	if (f && load_from(s, i, f, "the version kept in the state directory", &native,
+			   kept.unchecked ? FROM_FEED : FROM_KEPT) == 0)
+		log_warning("list %s: started from the version kept in %s/lists", l->name, s->cfg->store_dir);
+	l->last = last;
+	if (f)
+		fclose(f);
+	free(kept.text);
+	return 0;
 }
 
 /* Read list i's file (if it has one); -1 if it was refused or could not be read. */
@@ -157,19 +225,20 @@ static int load_file(struct service *s, int i)
 		note_unreadable(s, i, lc->file, errno);
 		return -1;
 	}
-	rc = load_from(s, i, f, lc->file, &lc->format);
+	rc = load_from(s, i, f, lc->file, &lc->format, FROM_FEED);
 	fclose(f);
 	return rc;
 }
 
-unsigned service_lists_load(struct service *s, const struct config *cfg, bool starting)
+int service_lists_load(struct service *s, const struct config *cfg, bool starting, unsigned *refused)
 {
 	char err[256];
-	unsigned refused = 0;
 
+	*refused = 0;
 	if (lists_configure(&s->lists, s->matcher, cfg, err, sizeof(err)) < 0) {
 		log_error("lists: %s", err);
-		return 1;
+		*refused = 1;
+		return 0;
 	}
 	s->engine.drop_holders = lists_acting(&s->lists, LIST_ACTION_DROP);
 	s->engine.reject_holders = lists_acting(&s->lists, LIST_ACTION_REJECT);
@@ -178,11 +247,11 @@ unsigned service_lists_load(struct service *s, const struct config *cfg, bool st
 	for (int i = 1; i < LISTS_SLOTS; i++) {
 		if (s->lists.slot[i].name[0] == '\0')
 			continue;
-		refused += load_file(s, i) < 0;
-		if (starting)
-			load_saved(s, i);
+		*refused += load_file(s, i) < 0;
+		if (starting && load_saved(s, i) < 0)
+			return -1;
 	}
-	return refused;
+	return 0;
 }
 
 /* ---- labels ---- */
@@ -259,7 +328,7 @@ int service_list_replace(struct service *s, const char *name, int fd, json_t **r
 			error_set(err, errlen, "the file passed is not a regular file (it is read in the event loop)");
 			goto refuse;
 		}
-		rc = load_from(s, i, f, "the file passed", &lc->format);
+		rc = load_from(s, i, f, "the file passed", &lc->format, FROM_FEED);
 		fclose(f);
 		size_t len;
 		char *text = rc == 0 && s->cluster ? version_text(s, i, &len) : NULL;
@@ -283,11 +352,15 @@ int service_list_flush(struct service *s, const char *name, uint64_t *removed, c
 
 	if (i < 0)
 		return -1;
+	/* The empty version is kept first: a flush the next start would undo is refused. */
+	if (s->journal && keep(s, i, 0, LISTS_SLOTS, err, errlen) < 0) {
+		error_set(err, errlen, "list %s keeps its entries: %s", name, s->store_error);
+		return -1;
+	}
 	*removed = lists_flush(&s->lists, s->matcher, i);
 	s->lists.slot[i].version++;
 	s->lists.slot[i].loaded = (time_t)service_now();
 	s->lists.slot[i].last = (struct list_load){ .removed = *removed };
-	save_copy(s, i);
 	log_info("list %s flushed: %llu entries left it", name, (unsigned long long)*removed);
 	if (s->lists.slot[i].cfg->file == NULL)
 		service_cluster_publish_list(s, CLUSTER_FLUSH, name, NULL, 0);
@@ -312,7 +385,7 @@ int service_list_from_cluster(struct service *s, const char *name, const char *d
 		error_set(err, errlen, "out of memory");
 		return -1;
 	}
-	int rc = load_from(s, i, f, "the cluster", &native);
+	int rc = load_from(s, i, f, "the cluster", &native, FROM_FEED);
 	fclose(f);
 	if (rc < 0)
 		error_set(err, errlen, "refused: %s", s->lists.slot[i].last.error);

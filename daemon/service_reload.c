@@ -110,9 +110,13 @@ static void keep_start_settings(struct config *running, struct config *fresh, js
 	bool redis = fresh->events_redis;
 	fresh->events_redis = running->events_redis;
 	running->events_redis = redis;
-	if (!same_string(fresh->metrics_listen, running->metrics_listen))
-		json_array_append_new(restart, json_string("[metrics] listen"));
+	if (!same_string(fresh->metrics_listen, running->metrics_listen) ||
+	    fresh->metrics_max_connections != running->metrics_max_connections ||
+	    fresh->metrics_timeout != running->metrics_timeout)
+		json_array_append_new(restart, json_string("[metrics]"));
 	swap_strings(&fresh->metrics_listen, &running->metrics_listen);
+	fresh->metrics_max_connections = running->metrics_max_connections;
+	fresh->metrics_timeout = running->metrics_timeout;
 	if (fresh->inline_mode != running->inline_mode || fresh->queue_first != running->queue_first ||
 	    fresh->queue_last != running->queue_last || fresh->fail_open != running->fail_open ||
 	    fresh->queue_maxlen != running->queue_maxlen || fresh->workers != running->workers ||
@@ -178,7 +182,8 @@ static int reload(struct service *s, json_t **problems)
 	changed = matcher_reconfigure(s->matcher, &mc, NULL, 0); /* checked above: it cannot fail */
 	s->cfg = fresh;
 	/* Before the old configuration goes: the lists point into it. Each list is taken or refused on its own. */
-	unsigned refused = service_lists_load(s, fresh, false);
+	unsigned refused;
+	service_lists_load(s, fresh, false, &refused); /* -1 only when starting */
 	log_setup(fresh->log_level, fresh->log_target);
 	if (ev)
 		use_events(s, ev);
@@ -266,6 +271,14 @@ json_t *service_stats(struct service *s)
 	if (s->control)
 		json_object_set_new(o, "control", json_pack("{s:i,s:I}", "clients", (int)control_clients(s->control),
 							    "rejected", (json_int_t)control_rejected(s->control)));
+	if (s->metrics) {
+		struct metrics_http_stats ms;
+		metrics_http_get_stats(s->metrics, &ms);
+		json_object_set_new(o, "metrics_http", json_pack("{s:i,s:I,s:I,s:I,s:I}", "connections", (int)ms.open,
+								 "scrapes", (json_int_t)ms.scrapes, "refused",
+								 (json_int_t)ms.refused, "timed_out", (json_int_t)ms.timed_out,
+								 "accept_errors", (json_int_t)ms.accept_errors));
+	}
 	if (s->workers)
 		json_object_set_new(o, "workers", workers_json(s, &t));
 	if (s->inline_queue || (s->workers && s->cfg->inline_mode)) {

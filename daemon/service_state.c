@@ -85,18 +85,12 @@ static int load_state(struct service *s, struct loading *ld)
 	struct journal_recovery how;
 	int rc;
 
-	struct stat st;
-	if (mkdir(dir, 0750) < 0 && errno != EEXIST) {
-		log_error("[store] dir %s: %s", dir, strerror(errno));
-		return -1;
-	}
-	/* Anyone could plant files in it for bloomd (perhaps root) to read or replace. */
-	if (stat(dir, &st) == 0 && (st.st_mode & S_IWOTH)) {
-		log_error("[store] dir %s is writable by every user: refused (chmod o-w %s)", dir, dir);
+	if (statedir_open(&s->state, dir, err, sizeof(err)) < 0) {
+		log_error("%s", err);
 		return -1;
 	}
 	ld->h = &h;
-	rc = snapshot_read(dir, &h, restore_entry, ld, err, sizeof(err));
+	rc = snapshot_read(&s->state, &h, restore_entry, ld, err, sizeof(err));
 	if (rc < 0) {
 		log_error("%s; it is left as it is: move it away to start without it", err);
 		return -1;
@@ -123,7 +117,7 @@ static int load_state(struct service *s, struct loading *ld)
 				    hash_algo_name(h.algo));
 	}
 	s->generation = h.generation;
-	s->journal = journal_open(dir, s->generation, replay_record, ld, &how, err, sizeof(err));
+	s->journal = journal_open(&s->state, s->generation, replay_record, ld, &how, err, sizeof(err));
 	if (s->journal == NULL) {
 		log_error("%s; it is left as it is: restore it from a backup, or move it away to start from the snapshot without the changes made since",
 			  err);
@@ -163,7 +157,8 @@ int service_load(struct service *s, struct config *cfg, bool use_store, bool che
 	if (service_thresholds_load(cfg, &s->thresholds, log_problem, NULL) < 0)
 		return -1;
 	/* A list that is refused or cannot be read is logged and left out (or kept from the state): bloomd starts. */
-	*refused = service_lists_load(s, cfg, true);
+	if (service_lists_load(s, cfg, true, refused) < 0)
+		return -1;
 	if (check_only)
 		return 0;
 	/* Without a snapshot the filters are built here, with their rounds. */
@@ -211,7 +206,7 @@ static int save_state(struct service *s, char *err, size_t errlen)
 	/* The next journal first: once the snapshot is in, only a rename is left to do. */
 	if (journal_prepare(s->journal, h.generation, err, errlen) < 0)
 		return -1;
-	sv.w = snapshot_begin(s->cfg->store_dir, &h, err, errlen);
+	sv.w = snapshot_begin(&s->state, &h, err, errlen);
 	if (sv.w == NULL)
 		return -1;
 	if (matcher_foreach(s->matcher, 0, save_entry, &sv) != 0) {
@@ -232,11 +227,16 @@ static int save_state(struct service *s, char *err, size_t errlen)
 		log_error("%s: refusing changes until a snapshot and a new journal can be written", err);
 		return -1;
 	}
-	if (s->store_error[0]) {
+	if (s->store_error[0] && s->lists_unkept == 0) {
 		log_info("a snapshot and a new journal are written: changes are accepted again");
 		s->store_error[0] = '\0';
 	}
 	return 0;
+}
+
+int service_give_state(struct service *s, uid_t uid, gid_t gid, char *err, size_t errlen)
+{
+	return statedir_give(&s->state, uid, gid, err, errlen);
 }
 
 int service_save(struct service *s, char *err, size_t errlen)
@@ -262,7 +262,7 @@ int service_sync(struct service *s, bool sync_now)
 		snprintf(s->store_error, sizeof(s->store_error), "%s", err);
 		return -1;
 	}
-	if (s->store_error[0]) {
+	if (s->store_error[0] && s->lists_unkept == 0) {
 		log_info("the state is written again: changes are accepted");
 		s->store_error[0] = '\0';
 	}

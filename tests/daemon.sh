@@ -11,4 +11,18 @@ start() { # in the background, until it answers (10 s at most); pid is its proce
 	done
 	return 1
 }
+on_small_disk() { # on_small_disk SIZE: as root, $tmp with a tmpfs of SIZE at $tmp/disk (else a TAP skip)
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "1..0 # SKIP needs root to mount a small tmpfs"
+		exit 0
+	fi
+	tmp=$(mktemp -d)
+	pid=
+	trap '[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null; umount "$tmp/disk" 2>/dev/null; rm -rf "$tmp"' EXIT
+	mkdir "$tmp/disk"
+	if ! mount -t tmpfs -o size="$1" tmpfs "$tmp/disk" 2>/dev/null; then
+		echo "1..0 # SKIP cannot mount a tmpfs here"
+		exit 0
+	fi
+}
 stop() { kill -TERM "$pid" && wait "$pid"; local rc=$?; pid=; return $rc; }

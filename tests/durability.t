@@ -6,18 +6,7 @@
 # room changes are accepted again.
 . "$(dirname "$0")/tap.sh"
 . "$(dirname "$0")/daemon.sh"
-if [ "$(id -u)" -ne 0 ]; then
-	echo "1..0 # SKIP needs root to mount a small tmpfs"
-	exit 0
-fi
-tmp=$(mktemp -d)
-pid=
-trap '[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null; umount "$tmp/disk" 2>/dev/null; rm -rf "$tmp"' EXIT
-mkdir "$tmp/disk"
-if ! mount -t tmpfs -o size=512k tmpfs "$tmp/disk" 2>/dev/null; then
-	echo "1..0 # SKIP cannot mount a tmpfs here"
-	exit 0
-fi
+on_small_disk 512k
 plan 10
 cd "$tmp" || exit 1
 cat > bloomd.conf <<C

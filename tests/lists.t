@@ -105,7 +105,7 @@ else
 	tap_n=$((tap_n + 1)); echo "ok $tap_n # SKIP no promtool (Debian's prometheus; tools/install-deps.sh ci)"
 fi
 http_get /state | head -n 1 | grep -q " 404 "; ok $? "any other path is a 404"
-http_get /metrics POST | head -n 1 | grep -q " 501 "; ok $? "any other method a 501"
+http_get /metrics POST | head -n 1 | grep -q " 405 "; ok $? "any other method a 405"
 
 # An alert carries its list's labels, the most severe list's when several hold the entry.
 printf 'link en10mb\npacket src=198.51.100.9 dst=10.0.0.1 proto=tcp sport=4444 dport=22\npacket src=10.0.0.2 dst=192.0.2.20 proto=udp sport=5000 dport=53\n' |

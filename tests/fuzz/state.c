@@ -1,4 +1,4 @@
-/* Fuzz harness: snapshot and journal files with valid checksums around any content. */
+/* Fuzz harness: snapshot, journal and kept list files with valid checksums around any content. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,11 +7,13 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include "feed.h"
 #include "persist.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static char dir[64];
+static struct statedir sd;
 
 static int take_entry(void *ctx, const struct entry *e, unsigned group, uint64_t expiry)
 {
@@ -54,7 +56,7 @@ static void snapshot_case(const uint8_t *data, size_t size)
 	for (int i = 0; i < 8; i++)
 		file[size + i] = (uint8_t)(sum >> (8 * i));
 	write_file("snapshot", file, size + 8);
-	snapshot_read(dir, &h, take_entry, NULL, NULL, 0);
+	snapshot_read(&sd, &h, take_entry, NULL, NULL, 0);
 	free(file);
 }
 
@@ -67,7 +69,7 @@ static void journal_case(const uint8_t *data, size_t size)
 
 	snprintf(path, sizeof(path), "%s/journal", dir);
 	unlink(path);
-	j = journal_open(dir, 0, take_record, NULL, &how, NULL, 0); /* a valid, empty journal */
+	j = journal_open(&sd, 0, take_record, NULL, &how, NULL, 0); /* a valid, empty journal */
 	journal_close(j);
 	FILE *f = fopen(path, "ab");
 	if (f == NULL)
@@ -91,17 +93,79 @@ static void journal_case(const uint8_t *data, size_t size)
 		size -= body;
 	}
 	fclose(f);
-	journal_close(journal_open(dir, 0, take_record, NULL, &how, NULL, 0));
+	journal_close(journal_open(&sd, 0, take_record, NULL, &how, NULL, 0));
+}
+
+static int take_line(void *ctx, const struct entry *e, uint64_t expires, const struct entry_labels *labels,
+		     char *err, size_t errlen)
+{
+	(void)ctx;
+	(void)expires;
+	(void)labels;
+	(void)err;
+	(void)errlen;
+	return e->len > 0 ? 0 : -1;
+}
+
+static void skip_bad(void *ctx, unsigned line, const char *text, const char *why)
+{
+	(void)ctx;
+	(void)line;
+	(void)text;
+	(void)why;
+}
+
+/*
+ * data as a kept list version: odd first bytes as they are, even ones between
+ * the header and a checksum made right, so the entry parser behind it is reached.
+ */
+static void list_case(const uint8_t *data, size_t size)
+{
+	static const char header[] = "# bloomd: a list's last version taken, format 2\n";
+	char path[128];
+	struct persist_list kept;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/lists", dir);
+	mkdir(path, 0700);
+	snprintf(path, sizeof(path), "%s/lists/fuzz", dir);
+	if ((f = fopen(path, "wb")) == NULL)
+		return;
+	if (size > 0 && (data[0] & 1)) {
+		fwrite(data, 1, size, f);
+	} else {
+		XXH3_state_t *sum = XXH3_createState();
+		XXH3_64bits_reset(sum);
+		XXH3_64bits_update(sum, header, sizeof(header) - 1);
+		XXH3_64bits_update(sum, data, size);
+		fprintf(f, "%s", header);
+		fwrite(data, 1, size, f);
+		fprintf(f, "# xxh3 %016llx\n", (unsigned long long)XXH3_64bits_digest(sum));
+		XXH3_freeState(sum);
+	}
+	fclose(f);
+	if (persist_list_read(&sd, "fuzz", &kept, NULL, 0) != 0)
+		return;
+	struct feed_spec native = { .format = FEED_BLOOMD };
+	struct feed_counts n;
+	FILE *text = kept.len ? fmemopen(kept.text, kept.len, "r") : NULL;
+	if (text) {
+		feed_read(text, &native, 0, take_line, skip_bad, NULL, &n, NULL, 0);
+		fclose(text);
+	}
+	free(kept.text);
 }
 
 static void clean(void)
 {
 	char path[128];
 
-	for (int i = 0; i < 3; i++) {
-		snprintf(path, sizeof(path), "%s/%s", dir, (const char *[]){ "snapshot", "journal", "journal.tmp" }[i]);
-		unlink(path);
+	for (int i = 0; i < 5; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir,
+			 (const char *[]){ "snapshot", "journal", "journal.tmp", "lists/fuzz", "lists" }[i]);
+		remove(path);
 	}
+	statedir_close(&sd);
 	rmdir(dir);
 }
 
@@ -110,13 +174,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (dir[0] == '\0') {
 		snprintf(dir, sizeof(dir), "/tmp/bloomd-fuzz-state-%d", (int)getpid());
 		mkdir(dir, 0700);
+		if (statedir_open(&sd, dir, NULL, 0) < 0)
+			abort();
 		atexit(clean);
 	}
 	if (size < 1)
 		return 0;
-	if (data[0] & 1)
-		snapshot_case(data + 1, size - 1);
-	else
-		journal_case(data + 1, size - 1);
+	switch (data[0] % 3) {
+	case 0: snapshot_case(data + 1, size - 1); break;
+	case 1: journal_case(data + 1, size - 1); break;
+	default: list_case(data + 1, size - 1); break;
+	}
 	return 0;
 }

@@ -103,7 +103,7 @@ static void list_sections(void **state)
 	struct config *c = load("[list spamhaus-drop]\nfile = /etc/bloomd/drop.txt\nformat = drop\ncategory = hijacked\n"
 				"severity = 1\nsid = 2400000\nsignature = Spamhaus DROP\nmax_bad = 0.5\n"
 				"[list pushed]\ncategory = scanner\n[list local]\nseverity = 3\n"
-				"[metrics]\nlisten = 127.0.0.1:9153\n",
+				"[metrics]\nlisten = 127.0.0.1:9153\nmax_connections = 16\ntimeout = 5\n",
 				&p);
 
 	(void)state;
@@ -125,10 +125,12 @@ static void list_sections(void **state)
 	assert_int_equal(l->severity, 2);
 	assert_true(l->sid >= 9000000 && l->sid < 10000000);
 	assert_string_equal(c->metrics_listen, "127.0.0.1:9153");
+	assert_int_equal(c->metrics_max_connections, 16);
+	assert_int_equal(c->metrics_timeout, 5);
 	config_free(c);
 
 	c = load("[list bad/name]\nfile = x\n[list local]\nfile = y\n[list ok]\nformat = csv:\nmax_bad = 2\n"
-		 "[entries]\nfile = ok\n[metrics]\nlisten = 9153\n", &p);
+		 "[entries]\nfile = ok\n[metrics]\nlisten = 9153\nmax_connections = 0\ntimeout = 301\n", &p);
 	assert_null(c);
 	assert_true(any_problem_has(&p, ":2: list name 'bad/name'"));
 	assert_true(any_problem_has(&p, ":4: [list local] holds the entries bloomctl adds"));
@@ -136,6 +138,8 @@ static void list_sections(void **state)
 	assert_true(any_problem_has(&p, ":7: max_bad: expected a fraction"));
 	assert_true(any_problem_has(&p, ":9: a list named 'ok' is defined already (line 6)"));
 	assert_true(any_problem_has(&p, ":11: listen: expected ADDRESS:PORT"));
+	assert_true(any_problem_has(&p, ":12: max_connections"));
+	assert_true(any_problem_has(&p, ":13: timeout"));
 }
 
 /* [cluster] and events = redis: the settings, and what is refused. */
@@ -277,6 +281,8 @@ static void defaults(void **state)
 	assert_true(c->bits_per_window == 12);
 	assert_string_equal(c->events, "-");
 	assert_true(c->promisc);
+	assert_int_equal(c->metrics_max_connections, 64);
+	assert_int_equal(c->metrics_timeout, 10);
 	config_free(c);
 }
 

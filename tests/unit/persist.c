@@ -12,6 +12,7 @@
 #define JOURNAL_FIRST_RECORD (8 + 4 + 8 + 8) /* after the header: magic, version, generation, checksum */
 
 static char dir[] = "/tmp/bloomd-persist-XXXXXX";
+static struct statedir sd;
 
 static void entry_of(unsigned i, struct entry *e)
 {
@@ -67,7 +68,7 @@ static void write_snapshot(unsigned n, uint64_t gen)
 
 	h.filter[0] = (struct persist_filter){ .present = true, .params = { .layout = FILTER_BLOCKED, .bits = 1 << 16, .choices = 2, .hashes = 7 } };
 	memset(h.filter[0].key.secret, 0xab, HASH_SECRET_SIZE);
-	w = snapshot_begin(dir, &h, NULL, 0);
+	w = snapshot_begin(&sd, &h, NULL, 0);
 	assert_non_null(w);
 	for (unsigned i = 0; i < n; i++) {
 		entry_of(i, &e);
@@ -83,9 +84,9 @@ static void snapshot_round_trip(void **state)
 
 	(void)state;
 	clean();
-	assert_int_equal(snapshot_read(dir, &h, count_entry, &s, NULL, 0), 1); /* none yet */
+	assert_int_equal(snapshot_read(&sd, &h, count_entry, &s, NULL, 0), 1); /* none yet */
 	write_snapshot(1000, 7);
-	assert_int_equal(snapshot_read(dir, &h, count_entry, &s, NULL, 0), 0);
+	assert_int_equal(snapshot_read(&sd, &h, count_entry, &s, NULL, 0), 0);
 	assert_int_equal(s.n, 1000);
 	assert_int_equal(s.groups, 500);
 	assert_int_equal(s.expiry_sum, 999 * 1000 / 2);
@@ -115,7 +116,7 @@ static void corrupt_snapshot_refused(void **state)
 		b ^= 0x10;
 		assert_int_equal(pwrite(fd, &b, 1, at), 1);
 		struct seen s = { 0 };
-		assert_int_equal(snapshot_read(dir, &h, count_entry, &s, err, sizeof(err)), -1);
+		assert_int_equal(snapshot_read(&sd, &h, count_entry, &s, err, sizeof(err)), -1);
 		assert_non_null(strstr(err, "snapshot"));
 		b ^= 0x10;
 		assert_int_equal(pwrite(fd, &b, 1, at), 1);
@@ -127,7 +128,7 @@ static void corrupt_snapshot_refused(void **state)
 	int fd = open(p, O_RDWR);
 	assert_int_equal(pwrite(fd, "\x09", 1, 8), 1);
 	close(fd);
-	assert_int_equal(snapshot_read(dir, &h, count_entry, &(struct seen){ 0 }, err, sizeof(err)), -1);
+	assert_int_equal(snapshot_read(&sd, &h, count_entry, &(struct seen){ 0 }, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "version 9 is not supported"));
 }
 
@@ -145,7 +146,7 @@ static int count_record(void *ctx, enum persist_op op, const struct entry *e, ui
 static void journal_write(uint64_t gen, unsigned adds)
 {
 	struct journal_recovery how;
-	struct journal *j = journal_open(dir, gen, count_record, &(struct seen){ 0 }, &how, NULL, 0);
+	struct journal *j = journal_open(&sd, gen, count_record, &(struct seen){ 0 }, &how, NULL, 0);
 	struct entry e;
 
 	assert_non_null(j);
@@ -169,7 +170,7 @@ static void journal_replays_and_drops_a_torn_tail(void **state)
 	(void)state;
 	clean();
 	journal_write(3, 10);
-	struct journal *j = journal_open(dir, 3, count_record, &s, &how, NULL, 0);
+	struct journal *j = journal_open(&sd, 3, count_record, &s, &how, NULL, 0);
 	assert_non_null(j);
 	assert_int_equal(s.adds, 10);
 	assert_int_equal(s.dels, 1);
@@ -180,7 +181,7 @@ static void journal_replays_and_drops_a_torn_tail(void **state)
 	stat(p, &st);
 	assert_int_equal(truncate(p, st.st_size - 3), 0);
 	memset(&s, 0, sizeof(s));
-	j = journal_open(dir, 3, count_record, &s, &how, NULL, 0);
+	j = journal_open(&sd, 3, count_record, &s, &how, NULL, 0);
 	assert_non_null(j);
 	assert_true(how.torn_bytes > 0);
 	assert_int_equal(s.adds, 10);
@@ -189,7 +190,7 @@ static void journal_replays_and_drops_a_torn_tail(void **state)
 	/* Appends after the trim are read back. */
 	journal_write(3, 2);
 	memset(&s, 0, sizeof(s));
-	j = journal_open(dir, 3, count_record, &s, &how, NULL, 0);
+	j = journal_open(&sd, 3, count_record, &s, &how, NULL, 0);
 	assert_int_equal(s.adds, 12);
 	assert_int_equal(how.torn_bytes, 0);
 	journal_close(j);
@@ -209,10 +210,10 @@ static void journal_corruption_and_generations(void **state)
 	int fd = open(p, O_RDWR);
 	assert_int_equal(pwrite(fd, "\xff", 1, 60), 1);
 	close(fd);
-	assert_null(journal_open(dir, 4, count_record, &s, &how, err, sizeof(err)));
+	assert_null(journal_open(&sd, 4, count_record, &s, &how, err, sizeof(err)));
 	assert_non_null(strstr(err, "offset"));
 	/* Newer than the snapshot: refused. */
-	assert_null(journal_open(dir, 3, count_record, &s, &how, err, sizeof(err)));
+	assert_null(journal_open(&sd, 3, count_record, &s, &how, err, sizeof(err)));
 	assert_non_null(strstr(err, "generation 4"));
 	/*
 	 * A length in the middle made too long, so it runs past the end: not a
@@ -226,14 +227,14 @@ static void journal_corruption_and_generations(void **state)
 	assert_int_equal(pwrite(fd, "\x00\x04", 2, JOURNAL_FIRST_RECORD), 2); /* 1024 bytes */
 	close(fd);
 	memset(&s, 0, sizeof(s));
-	assert_null(journal_open(dir, 4, count_record, &s, &how, err, sizeof(err)));
+	assert_null(journal_open(&sd, 4, count_record, &s, &how, err, sizeof(err)));
 	assert_non_null(strstr(err, "a whole record follows"));
 	struct stat after;
 	stat(p, &after);
 	assert_int_equal(after.st_size, st.st_size);
 	/* Older than the snapshot (a crash during a save): replaced by an empty one. */
 	memset(&s, 0, sizeof(s));
-	struct journal *j = journal_open(dir, 5, count_record, &s, &how, NULL, 0);
+	struct journal *j = journal_open(&sd, 5, count_record, &s, &how, NULL, 0);
 	assert_non_null(j);
 	assert_int_equal(s.adds + s.dels, 0);
 	assert_int_equal(journal_records(j), 0);
@@ -241,7 +242,7 @@ static void journal_corruption_and_generations(void **state)
 	journal_close(j);
 	/* Missing beside a snapshot: said, not silent. */
 	unlink(p);
-	j = journal_open(dir, 5, count_record, &s, &how, NULL, 0);
+	j = journal_open(&sd, 5, count_record, &s, &how, NULL, 0);
 	assert_non_null(j);
 	assert_true(how.missing);
 	journal_close(j);
@@ -258,11 +259,12 @@ int main(void)
 {
 	int rc;
 
-	if (mkdtemp(dir) == NULL)
+	if (mkdtemp(dir) == NULL || statedir_open(&sd, dir, NULL, 0) < 0)
 		return 1;
 	cmocka_set_message_output(CM_OUTPUT_TAP);
 	rc = cmocka_run_group_tests_name("persist", tests, NULL, NULL);
 	clean();
+	statedir_close(&sd);
 	rmdir(dir);
 	return rc;
 }

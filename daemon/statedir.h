@@ -1,0 +1,87 @@
+/* statedir.h - the one way bloomd opens, makes, renames and syncs files in its state directory. */
+#ifndef BLOOMD_STATEDIR_H
+#define BLOOMD_STATEDIR_H
+
+/*
+ * Every reader and writer of the state directory (the snapshot, the
+ * journal, lists/, the cluster's cursor and outbox) goes through here, so
+ * none of them opens a state path by name:
+ *
+ *   - the directory is opened once, at start, and every file is reached
+ *     relative to that descriptor, one component at a time, each with
+ *     O_NOFOLLOW: a link anywhere below the directory (STATE/lists swapped
+ *     for a link, or STATE/lists/NAME) is refused, never followed;
+ *   - a file is opened O_NONBLOCK and fstat'd before use: anything but a
+ *     regular file (a FIFO, a device, a socket) is refused at once instead
+ *     of hanging the start, and a directory where one is expected;
+ *   - a file or directory must belong to root, to the user bloomd runs as,
+ *     or to the directory's owner: one planted by anyone else is refused;
+ *   - new files are made afresh (whatever was at the name is unlinked, the
+ *     name created O_EXCL), mode 0600; sub-directories 0700.
+ *
+ * A root start with [service] user hands the directory and everything in it
+ * to that user before the switch (statedir_give), and anything made after
+ * the hand-over while still root is given too, so nothing is left that the
+ * service user cannot replace.
+ *
+ * Paths here are relative: "journal" or "lists/NAME" (one sub-directory at
+ * most, no "." or ".." component). Errors come back as -1 with errno
+ * (statedir_strerror says the refusals plainly); nothing here prints.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+struct statedir {
+	int fd;             /* the directory, opened once; -1 when there is no state */
+	char path[4096];    /* its name, for messages */
+	uid_t dir_owner;    /* who owned it when opened, or was given it */
+	bool give;          /* root start with [service] user: new files go to owner:group */
+	uid_t owner;
+	gid_t group;
+};
+
+/*
+ * Open path as the state directory (made 0750 if missing). The directory's
+ * own path is the operator's and is followed; a directory anyone may write
+ * to is refused. -1 with a message.
+ */
+int statedir_open(struct statedir *d, const char *path, char *err, size_t errlen);
+void statedir_close(struct statedir *d);
+
+/*
+ * Give the directory, its files and lists/ with its files to uid:gid,
+ * never through a link; files made from now on while still root are given
+ * too. -1 with a message naming the path that could not be given.
+ */
+int statedir_give(struct statedir *d, uid_t uid, gid_t gid, char *err, size_t errlen);
+
+/* Open an existing regular file (flags as open(2); ENOENT: there is none). */
+int statedir_open_file(const struct statedir *d, const char *rel, int flags);
+
+/*
+ * A new, empty file at rel for writing (flags added to O_WRONLY, or O_RDWR if they say so), mode
+ * 0600, its sub-directory made if missing: whatever was at the name is
+ * unlinked first, so nothing planted there can redirect the write.
+ */
+int statedir_create(const struct statedir *d, const char *rel, int flags);
+
+/* rename(2) of from over to, both in the same directory of the state. */
+int statedir_rename(const struct statedir *d, const char *from, const char *to);
+
+/* unlink(2) of rel; a missing file is no error. */
+int statedir_unlink(const struct statedir *d, const char *rel);
+
+/* fsync(2) of the directory that holds rel (a rename or a new name in it made durable). */
+int statedir_sync(const struct statedir *d, const char *rel);
+
+/* "DIR/rel", for messages. */
+const char *statedir_name(const struct statedir *d, const char *rel, char *out, size_t len);
+/* The same for a refusal: "DIR/lists" when rel's sub-directory is what was refused (a link, a file). */
+const char *statedir_culprit(const struct statedir *d, const char *rel, char *out, size_t len);
+
+/* strerror, with the refusals said plainly (a link, not a regular file, a stranger's file). */
+const char *statedir_strerror(int e);
+
+#endif
