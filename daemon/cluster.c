@@ -19,12 +19,19 @@
 #include "stats.h"
 #include "statedir.h"
 
-#define READ_COUNT "1000"        /* entries an XREAD returns at most */
+#define READ_COUNT 1000          /* entries an XREAD returns at most */
+#define TEXT_OF(x) #x
+#define TEXT(x) TEXT_OF(x)
 #define READ_BLOCK_MS "2000"     /* how long it waits for one */
 #define LAG_CAP 1000             /* lag counted up to this many entries */
 #define STALE_RETRY_SECONDS 2
+#define RETRY_MAX_SECONDS 30
 #define ID_MAX 48
 #define DELAYS 1024               /* the last so many propagation delays, for their percentiles */
+
+/* Where a problem was met: each is cleared by that side's next success only. */
+enum error_slot { ERROR_READER, ERROR_WRITER, ERROR_FILES, ERROR_SLOTS };
+static const char *const ERROR_SLOT_NAMES[ERROR_SLOTS] = { "reader", "writer", "files" };
 
 struct stream_id {
 	uint64_t ms, seq;
@@ -36,6 +43,7 @@ struct conn {
 	redisAsyncContext *ac;     /* NULL: down */
 	bool up;                   /* connected (and authenticated, if asked) */
 	const char *name;
+	enum error_slot slot;      /* where its problems are said */
 };
 
 /* The outbox: changes journaled here, not yet acknowledged by the stream. */
@@ -59,6 +67,11 @@ struct cluster {
 	bool cursor_dirty;
 	enum { READER_IDLE, READER_READING, READER_STALE } state;
 	bool gap;                  /* the last check found the stream trimmed past the cursor */
+	bool resyncing;            /* the cursor was past the stream's end: following it again from its start */
+	uint64_t desyncs;
+	char last_generated[ID_MAX]; /* the stream's last ID, as the last check found it */
+	char blocked_at[ID_MAX];   /* an entry that could not be applied now, tried again; "" when none */
+	unsigned retry_seconds;    /* how long until it is (doubling up to RETRY_MAX_SECONDS) */
 	time_t stale_since;
 	struct outbox out;
 
@@ -70,7 +83,9 @@ struct cluster {
 	uint64_t lag_entries;
 	bool lag_capped, lag_asked;
 	time_t last_snapshot;      /* when this node last published one (snapshot_every) */
-	char error[300];           /* the last problem, "" when none */
+	char errors[ERROR_SLOTS][300]; /* the last problem of the reader, the writer, the state files; "" when none */
+	uint64_t error_seq[ERROR_SLOTS]; /* when each was set, to say the newest */
+	uint64_t errors_set;
 	bool closing;
 	/* How long other nodes' changes took to be applied here: from their XADD (the ID's time) on. */
 	uint32_t delay_ms[DELAYS];
@@ -99,19 +114,40 @@ static int id_cmp(const char *a, const char *b)
 	return x.seq < y.seq ? -1 : x.seq > y.seq;
 }
 
-static void set_error(struct cluster *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void set_error(struct cluster *c, enum error_slot slot, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
-static void set_error(struct cluster *c, const char *fmt, ...)
+static void set_error(struct cluster *c, enum error_slot slot, const char *fmt, ...)
 {
-	char text[sizeof(c->error)];
+	char text[sizeof(c->errors[0])];
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(text, sizeof(text), fmt, ap);
 	va_end(ap);
-	if (strcmp(text, c->error) != 0)
+	if (strcmp(text, c->errors[slot]) != 0)
 		log_warning("cluster: %s", text);
-	snprintf(c->error, sizeof(c->error), "%s", text);
+	snprintf(c->errors[slot], sizeof(c->errors[slot]), "%s", text);
+	c->error_seq[slot] = ++c->errors_set;
+}
+
+static void clear_error(struct cluster *c, enum error_slot slot)
+{
+	c->errors[slot][0] = '\0';
+}
+
+/* The newest problem still standing, or NULL. */
+static const char *newest_error(const struct cluster *c)
+{
+	const char *newest = NULL;
+	uint64_t at = 0;
+
+	for (int i = 0; i < ERROR_SLOTS; i++)
+		if (c->errors[i][0] && c->error_seq[i] >= at) {
+			newest = c->errors[i];
+			at = c->error_seq[i];
+		}
+	return newest;
 }
 
 /* ---- state files ---- */
@@ -153,13 +189,13 @@ static void save_cursor(struct cluster *c)
 {
 	char path[4200];
 
-	if (c->dir == NULL || !c->cursor_dirty)
+	if (c->dir == NULL || !c->cursor_dirty || !c->cb.durable(c->cb.ctx))
 		return;
 	int fd = statedir_create(c->dir, CURSOR_TMP, 0);
 	size_t n = strlen(c->cursor);
 	if (fd < 0 || write(fd, c->cursor, n) != (ssize_t)n || write(fd, "\n", 1) != 1 || fsync(fd) < 0 ||
 	    statedir_rename(c->dir, CURSOR_TMP, CURSOR_FILE) < 0) {
-		set_error(c, "%s: cannot be written: %s", statedir_name(c->dir, CURSOR_FILE, path, sizeof(path)),
+		set_error(c, ERROR_FILES, "%s: cannot be written: %s", statedir_name(c->dir, CURSOR_FILE, path, sizeof(path)),
 			  statedir_strerror(errno));
 	} else {
 		c->cursor_dirty = false;
@@ -246,7 +282,7 @@ static void on_connect(const redisAsyncContext *ac, int status)
 	struct conn *k = ac->data;
 
 	if (status != REDIS_OK) {
-		set_error(k->c, "%s connection: %s", k->name, ac->errstr);
+		set_error(k->c, k->slot, "%s connection: %s", k->name, ac->errstr);
 		k->ac = NULL; /* hiredis frees it */
 		return;
 	}
@@ -264,7 +300,7 @@ static void on_disconnect(const redisAsyncContext *ac, int status)
 	struct conn *k = ac->data;
 
 	if (status != REDIS_OK && !k->c->closing)
-		set_error(k->c, "%s connection lost: %s", k->name, ac->errstr);
+		set_error(k->c, k->slot, "%s connection lost: %s", k->name, ac->errstr);
 	k->ac = NULL;
 	k->up = false;
 	if (k == &k->c->reader)
@@ -280,7 +316,7 @@ static void on_auth(redisAsyncContext *ac, void *r, void *priv)
 
 	(void)ac;
 	if (reply && reply->type == REDIS_REPLY_ERROR)
-		set_error(k->c, "AUTH: %s", reply->str);
+		set_error(k->c, k->slot, "AUTH: %s", reply->str);
 }
 
 static void connect_one(struct cluster *c, struct conn *k)
@@ -299,7 +335,7 @@ static void connect_one(struct cluster *c, struct conn *k)
 	if (ac == NULL)
 		return;
 	if (ac->err) {
-		set_error(c, "%s connection: %s", k->name, ac->errstr);
+		set_error(c, k->slot, "%s connection: %s", k->name, ac->errstr);
 		redisAsyncFree(ac);
 		return;
 	}
@@ -328,6 +364,46 @@ static const redisReply *field(const redisReply *r, const char *name)
 	return NULL;
 }
 
+/* A reply's type checked before its value is read: its text (a bulk or status string), or NULL. */
+static const char *reply_text(const redisReply *r)
+{
+	return r && (r->type == REDIS_REPLY_STRING || r->type == REDIS_REPLY_STATUS) ? r->str : NULL;
+}
+
+/* Whether r is an array of n elements (any number: n == 0 and any). */
+static bool reply_array(const redisReply *r, size_t n, bool any)
+{
+	return r && r->type == REDIS_REPLY_ARRAY && (any || r->elements == n);
+}
+
+/* A stream ID as Redis writes it: MS-SEQ, both decimal. */
+static bool id_valid(const char *text)
+{
+	size_t ms = strspn(text, "0123456789");
+
+	return text && ms > 0 && ms <= 20 && text[ms] == '-' && strspn(text + ms + 1, "0123456789") > 0 &&
+	       strlen(text + ms + 1) == strspn(text + ms + 1, "0123456789") && strlen(text + ms + 1) <= 20;
+}
+
+/* A stream entry as XREAD and XRANGE give it: [ID, [field, value, ...]]. */
+static bool entry_shaped(const redisReply *e)
+{
+	return reply_array(e, 2, false) && reply_text(e->element[0]) && id_valid(e->element[0]->str) &&
+	       reply_array(e->element[1], 0, true);
+}
+
+/*
+ * A reply of a shape its command never gives (a fake or broken server): an
+ * error on that connection, which is dropped and made again (cluster_tick).
+ */
+static void bad_reply(struct conn *k, const char *command, const redisReply *r)
+{
+	set_error(k->c, k->slot, "%s: a reply of an unexpected shape (type %d): the %s connection is dropped", command,
+		  r ? r->type : -1, k->name);
+	if (k->ac)
+		redisAsyncDisconnect(k->ac);
+}
+
 static const char *const OP_NAMES[] = { [CLUSTER_ADD] = "add", [CLUSTER_DEL] = "del",
 					 [CLUSTER_REPLACE] = "replace", [CLUSTER_FLUSH] = "flush" };
 
@@ -339,12 +415,16 @@ static int op_kind(const char *name)
 	return -1;
 }
 
-static void apply_entry(struct cluster *c, const redisReply *e)
+/*
+ * Apply one entry and move the cursor past it; -1 when it could not be
+ * applied now (the state cannot be written, no memory): the cursor stays
+ * before it, to be tried again (an entry refused for what it says is
+ * counted and passed).
+ */
+static int apply_entry(struct cluster *c, const redisReply *e)
 {
 	char err[256];
 
-	if (e->type != REDIS_REPLY_ARRAY || e->elements != 2 || e->element[0]->type != REDIS_REPLY_STRING)
-		return;
 	const redisReply *op = field(e->element[1], "op"), *entry = field(e->element[1], "entry"),
 			 *node = field(e->element[1], "node"), *expires = field(e->element[1], "expires");
 	const redisReply *data = field(e->element[1], "data");
@@ -363,7 +443,15 @@ static void apply_entry(struct cluster *c, const redisReply *e)
 			uint64_t ms = (uint64_t)now.tv_sec * 1000 + (uint64_t)now.tv_nsec / 1000000, at = parse_id(e->element[0]->str).ms;
 			c->delay_ms[c->ndelays++ % DELAYS] = ms > at ? (uint32_t)(ms - at) : 0;
 		}
-		if (c->cb.apply(c->cb.ctx, &o, err, sizeof(err)) < 0) {
+		int rc = c->cb.apply(c->cb.ctx, &o, err, sizeof(err));
+		if (rc == CLUSTER_APPLY_LATER) {
+			c->apply_errors++;
+			snprintf(c->blocked_at, sizeof(c->blocked_at), "%s", e->element[0]->str);
+			set_error(c, ERROR_READER, "%s %s from %s (%s) cannot be applied now: %s; tried again, the cursor stays before it",
+				  op->str, entry->str, o.node, e->element[0]->str, err);
+			return -1;
+		}
+		if (rc < 0) {
 			c->apply_errors++;
 			log_warning("cluster: %s %s from %s (%s): %s", op->str, entry->str, o.node, e->element[0]->str, err);
 		} else {
@@ -372,8 +460,28 @@ static void apply_entry(struct cluster *c, const redisReply *e)
 	} else {
 		c->apply_errors++;
 	}
+	if (c->blocked_at[0]) {
+		log_info("cluster: the entry at %s is applied: going on", c->blocked_at);
+		c->blocked_at[0] = '\0';
+		c->retry_seconds = 0;
+		clear_error(c, ERROR_READER);
+	}
 	snprintf(c->cursor, sizeof(c->cursor), "%s", e->element[0]->str);
 	c->cursor_dirty = true;
+	return 0;
+}
+
+/* XREAD's entries of our one stream: [[stream, [entry, ...]]], every entry shaped; NULL if not so. */
+static const redisReply *xread_entries(const redisReply *r)
+{
+	if (!reply_array(r, 1, false) || !reply_array(r->element[0], 2, false) || !reply_text(r->element[0]->element[0]) ||
+	    !reply_array(r->element[0]->element[1], 0, true))
+		return NULL;
+	const redisReply *entries = r->element[0]->element[1];
+	for (size_t i = 0; i < entries->elements; i++)
+		if (!entry_shaped(entries->element[i]))
+			return NULL;
+	return entries;
 }
 
 static void on_read(redisAsyncContext *ac, void *r, void *priv)
@@ -385,9 +493,14 @@ static void on_read(redisAsyncContext *ac, void *r, void *priv)
 	if (reply == NULL || c->closing)
 		return;
 	if (reply->type == REDIS_REPLY_ERROR) {
-		set_error(c, "XREAD: %s", reply->str);
+		set_error(c, ERROR_READER, "XREAD: %s", reply->str);
 		c->state = READER_STALE;
 		c->stale_since = time(NULL);
+		return;
+	}
+	const redisReply *entries = xread_entries(reply);
+	if (reply->type != REDIS_REPLY_NIL && entries == NULL) {
+		bad_reply(&c->reader, "XREAD", reply);
 		return;
 	}
 	if (c->gap) { /* the stream was trimmed past us: what XREAD gave skips entries; the snapshot first */
@@ -395,10 +508,19 @@ static void on_read(redisAsyncContext *ac, void *r, void *priv)
 		redisAsyncCommandArgv(c->reader.ac, on_snapshot, c, 2, argv, NULL);
 		return;
 	}
-	if (reply->type == REDIS_REPLY_ARRAY && reply->elements == 1 && reply->element[0]->elements == 2) {
-		const redisReply *entries = reply->element[0]->element[1];
-		for (size_t i = 0; i < entries->elements; i++)
-			apply_entry(c, entries->element[i]);
+	for (size_t i = 0; entries && i < entries->elements; i++)
+		if (apply_entry(c, entries->element[i]) < 0) { /* again later, from the entry that failed */
+			c->state = READER_STALE;
+			c->stale_since = time(NULL);
+			c->retry_seconds = c->retry_seconds ? (c->retry_seconds * 2 > RETRY_MAX_SECONDS ? RETRY_MAX_SECONDS
+												  : c->retry_seconds * 2)
+							    : STALE_RETRY_SECONDS;
+			return;
+		}
+	if (c->resyncing && (entries == NULL || entries->elements < READ_COUNT)) {
+		c->resyncing = false;
+		clear_error(c, ERROR_READER);
+		log_info("cluster: in step with the stream again (at %s)", c->cursor);
 	}
 	reader_read(c);
 }
@@ -411,7 +533,7 @@ static void on_read(redisAsyncContext *ac, void *r, void *priv)
 static void reader_read(struct cluster *c)
 {
 	const char *info[] = { "XINFO", "STREAM", c->cfg->stream };
-	const char *argv[] = { "XREAD", "COUNT", READ_COUNT, "BLOCK", READ_BLOCK_MS, "STREAMS", c->cfg->stream, c->cursor };
+	const char *argv[] = { "XREAD", "COUNT", TEXT(READ_COUNT), "BLOCK", READ_BLOCK_MS, "STREAMS", c->cfg->stream, c->cursor };
 
 	if (!c->reader.up)
 		return;
@@ -431,16 +553,23 @@ static void on_snapshot(redisAsyncContext *ac, void *r, void *priv)
 		return;
 	const redisReply *id = field(reply, "id"), *data = field(reply, "data");
 	const char *trimmed = c->trimmed_to;
+	if (id && reply_text(id) && id_valid(id->str) && c->last_generated[0] && id_cmp(id->str, c->last_generated) > 0) {
+		set_error(c, ERROR_READER, "desync: the snapshot's ID %s is past the stream's last entry %s: not taken (run `bloomctl cluster snapshot` on a node that is up to date)",
+			  id->str, c->last_generated);
+		c->state = READER_STALE;
+		c->stale_since = time(NULL);
+		return;
+	}
 	if (id == NULL || data == NULL || id->type != REDIS_REPLY_STRING || data->type != REDIS_REPLY_STRING ||
-	    id_cmp(id->str, trimmed) < 0) {
-		set_error(c, "the stream was trimmed past this node (at %s; it starts at %s) and no snapshot reaches there: run `bloomctl cluster snapshot` on a node that is up to date",
+	    !id_valid(id->str) || id_cmp(id->str, trimmed) < 0) {
+		set_error(c, ERROR_READER, "the stream was trimmed past this node (at %s; it starts at %s) and no snapshot reaches there: run `bloomctl cluster snapshot` on a node that is up to date",
 			  c->cursor, trimmed);
 		c->state = READER_STALE;
 		c->stale_since = time(NULL);
 		return;
 	}
 	if (c->cb.restore(c->cb.ctx, data->str, data->len, err, sizeof(err)) < 0) {
-		set_error(c, "restoring the snapshot: %s", err);
+		set_error(c, ERROR_READER, "restoring the snapshot: %s", err);
 		c->state = READER_STALE;
 		c->stale_since = time(NULL);
 		return;
@@ -449,7 +578,7 @@ static void on_snapshot(redisAsyncContext *ac, void *r, void *priv)
 	snprintf(c->cursor, sizeof(c->cursor), "%s", id->str);
 	c->cursor_dirty = true;
 	c->restored++;
-	c->error[0] = '\0';
+	clear_error(c, ERROR_READER);
 	reader_read(c);
 }
 
@@ -458,6 +587,24 @@ static uint64_t integer_field(const redisReply *r, const char *name)
 	const redisReply *v = field(r, name);
 
 	return v && v->type == REDIS_REPLY_INTEGER ? (uint64_t)v->integer : 0;
+}
+
+/*
+ * The cursor is past the stream's last entry: the stream was deleted and made
+ * anew, went back (a Redis restored from an older dump), or an entry with a
+ * forged ID moved the cursor. Whatever the stream holds now was never
+ * applied here: follow it again from its start (from its snapshot if it was
+ * trimmed), said as desync until caught up, never as following.
+ */
+static void desync(struct cluster *c, const char *last_id)
+{
+	set_error(c, ERROR_READER, "desync: this node's cursor %s is past the stream's last entry %s (the stream was made anew or went back, or an ID was forged): following it again from its start",
+		  c->cursor, last_id);
+	c->desyncs++;
+	c->resyncing = true;
+	c->gap = false;
+	snprintf(c->cursor, sizeof(c->cursor), "0-0");
+	c->cursor_dirty = true;
 }
 
 /*
@@ -480,14 +627,21 @@ static void on_check(redisAsyncContext *ac, void *r, void *priv)
 	uint64_t added = integer_field(reply, "entries-added"), length = integer_field(reply, "length");
 	const char *first_id = first && first->type == REDIS_REPLY_ARRAY && first->elements == 2 &&
 			       first->element[0]->type == REDIS_REPLY_STRING ? first->element[0]->str : NULL;
+	if (reply_text(last) && id_valid(last->str)) {
+		snprintf(c->last_generated, sizeof(c->last_generated), "%s", last->str);
+		if (id_cmp(c->cursor, last->str) > 0) {
+			desync(c, last->str);
+			return;
+		}
+	}
 	bool fresh = strcmp(c->cursor, "0-0") == 0;
 	c->gap = !(reply->type == REDIS_REPLY_ERROR || last == NULL || last->type != REDIS_REPLY_STRING ||
 		   id_cmp(c->cursor, last->str) >= 0 || added <= length ||
 		   (!fresh && first_id && id_cmp(c->cursor, first_id) >= 0));
 	if (c->gap)
 		snprintf(c->trimmed_to, sizeof(c->trimmed_to), "%s", first_id ? first_id : last->str);
-	else if (c->state != READER_STALE)
-		c->error[0] = '\0';
+	else if (c->state != READER_STALE && !c->resyncing)
+		clear_error(c, ERROR_READER); /* the writer's problems are the writer's to clear */
 }
 
 
@@ -502,12 +656,16 @@ static void on_added(redisAsyncContext *ac, void *r, void *priv)
 	(void)ac;
 	if (reply == NULL || c->closing || o->head == o->sent)
 		return; /* a lost connection: on_connect sends them again */
-	if (reply->type == REDIS_REPLY_ERROR) {
-		set_error(c, "XADD: %s (the change is kept and sent again)", reply->str);
+	if (reply->type == REDIS_REPLY_ERROR || !reply_text(reply) || !id_valid(reply->str)) {
+		if (reply->type == REDIS_REPLY_ERROR)
+			set_error(c, ERROR_WRITER, "XADD: %s (the change is kept and sent again)", reply->str);
+		else
+			bad_reply(&c->writer, "XADD", reply);
 		o->sent = o->head; /* again at the next connection */
 		redisAsyncDisconnect(c->writer.ac);
 		return;
 	}
+	clear_error(c, ERROR_WRITER);
 	free(o->lines[o->head]);
 	o->lines[o->head++] = NULL;
 	c->published++;
@@ -571,7 +729,7 @@ int cluster_publish(struct cluster *c, const struct cluster_op *op, char *err, s
 	if (c->out.fd >= 0) {
 		size_t n = strlen(line);
 		if (write(c->out.fd, line, n) != (ssize_t)n || write(c->out.fd, "\n", 1) != 1)
-			set_error(c, "cluster.outbox: %s (the change is sent, but not kept for a restart)", strerror(errno));
+			set_error(c, ERROR_FILES, "cluster.outbox: %s (the change is sent, but not kept for a restart)", strerror(errno));
 		c->out.dirty = true;
 		if (c->sync_always)
 			sync_outbox(c);
@@ -580,40 +738,69 @@ int cluster_publish(struct cluster *c, const struct cluster_op *op, char *err, s
 	return 0;
 }
 
+/* An event in flight: kept until Redis says it took it, and handed back otherwise. */
+struct event_in_flight {
+	struct cluster *c;
+	size_t len;
+	char line[];
+};
+
+/*
+ * Redis's answer to an event, or NULL when none will come (the connection
+ * lost, or closed by cluster_close): anything but the reply its command
+ * gives hands the event back (cb.event_lost: to the fallback file).
+ */
 static void on_event_sent(redisAsyncContext *ac, void *r, void *priv)
 {
-	struct cluster *c = priv;
+	struct event_in_flight *ev = priv;
+	struct cluster *c = ev->c;
 	redisReply *reply = r;
+	bool taken = reply && (c->cfg->events_stream ? reply_text(reply) != NULL : reply->type == REDIS_REPLY_INTEGER);
 
 	(void)ac;
-	if (reply == NULL || c->closing)
-		return;
 	if (c->events_pending)
 		c->events_pending--;
-	if (reply->type == REDIS_REPLY_ERROR) {
-		c->events_failed++;
-		set_error(c, "events: %s", reply->str);
-	} else {
+	if (taken) {
 		c->events_sent++;
+	} else {
+		c->events_failed++;
+		if (reply && reply->type == REDIS_REPLY_ERROR)
+			set_error(c, ERROR_WRITER, "events: %s (sent to the fallback instead)", reply->str);
+		else if (reply)
+			set_error(c, ERROR_WRITER, "events: a reply of an unexpected shape (type %d): sent to the fallback instead",
+				  reply->type);
+		c->cb.event_lost(c->cb.ctx, ev->line, ev->len);
 	}
+	free(ev);
 }
 
 int cluster_event(struct cluster *c, const char *line, size_t len)
 {
 	char maxlen[16];
 
-	if (!c->writer.up || c->events_pending >= c->cfg->events_pending)
+	struct event_in_flight *ev;
+
+	if (!c->writer.up || c->events_pending >= c->cfg->events_pending ||
+	    (ev = malloc(sizeof(*ev) + len)) == NULL)
 		return -1;
+	ev->c = c;
+	ev->len = len;
+	memcpy(ev->line, line, len);
 	len -= len && line[len - 1] == '\n';
 	snprintf(maxlen, sizeof(maxlen), "%u", c->cfg->maxlen);
+	int rc;
 	if (c->cfg->events_stream) {
 		const char *argv[] = { "XADD", c->cfg->events_key, "MAXLEN", "~", maxlen, "*", "event", line };
 		size_t lens[] = { 4, strlen(argv[1]), 6, 1, strlen(maxlen), 1, 5, len };
-		redisAsyncCommandArgv(c->writer.ac, on_event_sent, c, 8, argv, lens);
+		rc = redisAsyncCommandArgv(c->writer.ac, on_event_sent, ev, 8, argv, lens);
 	} else {
 		const char *argv[] = { "RPUSH", c->cfg->events_key, line };
 		size_t lens[] = { 5, strlen(argv[1]), len };
-		redisAsyncCommandArgv(c->writer.ac, on_event_sent, c, 3, argv, lens);
+		rc = redisAsyncCommandArgv(c->writer.ac, on_event_sent, ev, 3, argv, lens);
+	}
+	if (rc != REDIS_OK) { /* not queued: the caller writes it to the fallback */
+		free(ev);
+		return -1;
 	}
 	c->events_pending++;
 	return 0;
@@ -626,7 +813,7 @@ static void on_snapshot_written(redisAsyncContext *ac, void *r, void *priv)
 
 	(void)ac;
 	if (reply && !c->closing && reply->type == REDIS_REPLY_ERROR)
-		set_error(c, "snapshot: %s", reply->str);
+		set_error(c, ERROR_WRITER, "snapshot: %s", reply->str);
 }
 
 int cluster_snapshot(struct cluster *c, char *err, size_t errlen)
@@ -634,7 +821,7 @@ int cluster_snapshot(struct cluster *c, char *err, size_t errlen)
 	size_t len;
 
 	if (!c->writer.up) {
-		error_set(err, errlen, "not connected to Redis (%s)", c->error[0] ? c->error : "connecting");
+		error_set(err, errlen, "not connected to Redis (%s)", newest_error(c) ? newest_error(c) : "connecting");
 		return -1;
 	}
 	c->last_snapshot = time(NULL);
@@ -659,8 +846,15 @@ static void on_lag_range(redisAsyncContext *ac, void *r, void *priv)
 
 	(void)ac;
 	c->lag_asked = false;
-	if (reply == NULL || c->closing || reply->type != REDIS_REPLY_ARRAY)
+	if (reply == NULL || c->closing || reply->type == REDIS_REPLY_ERROR)
 		return;
+	for (size_t i = 0; reply->type == REDIS_REPLY_ARRAY && i < reply->elements; i++)
+		if (!entry_shaped(reply->element[i]))
+			reply = NULL;
+	if (reply == NULL || reply->type != REDIS_REPLY_ARRAY) {
+		bad_reply(&c->writer, "XRANGE", r);
+		return;
+	}
 	c->lag_entries = reply->elements > LAG_CAP ? LAG_CAP : reply->elements;
 	c->lag_capped = reply->elements > LAG_CAP;
 	if (reply->elements)
@@ -709,8 +903,8 @@ struct cluster *cluster_open(struct event_base *base, const struct cluster_confi
 		return NULL;
 	}
 	c->sync_always = sync_always;
-	c->reader = (struct conn){ .c = c, .name = "Redis reader" };
-	c->writer = (struct conn){ .c = c, .name = "Redis writer" };
+	c->reader = (struct conn){ .c = c, .name = "Redis reader", .slot = ERROR_READER };
+	c->writer = (struct conn){ .c = c, .name = "Redis writer", .slot = ERROR_WRITER };
 	snprintf(c->snapshot_key, sizeof(c->snapshot_key), "%s:snapshot", cfg->stream);
 	if (load_cursor(c, err, errlen) < 0 || load_outbox(c, err, errlen) < 0) {
 		cluster_close(c);
@@ -726,7 +920,8 @@ void cluster_tick(struct cluster *c)
 		connect_one(c, &c->reader);
 	if (c->writer.ac == NULL)
 		connect_one(c, &c->writer);
-	if (c->state == READER_STALE && c->reader.up && time(NULL) - c->stale_since >= STALE_RETRY_SECONDS)
+	unsigned wait = c->blocked_at[0] ? c->retry_seconds : STALE_RETRY_SECONDS;
+	if (c->state == READER_STALE && c->reader.up && time(NULL) - c->stale_since >= (time_t)wait)
 		reader_read(c);
 	save_cursor(c);
 	sync_outbox(c);
@@ -775,21 +970,32 @@ static json_t *delays_json(const struct cluster *c)
 			 (json_int_t)p50, "p99", (json_int_t)p99);
 }
 
+static json_t *errors_json(const struct cluster *c)
+{
+	json_t *o = json_object();
+
+	for (int i = 0; i < ERROR_SLOTS && o; i++)
+		json_object_set_new(o, ERROR_SLOT_NAMES[i], c->errors[i][0] ? json_string(c->errors[i]) : json_null());
+	return o;
+}
+
 json_t *cluster_status(const struct cluster *c)
 {
 	double lag_seconds = 0;
 
 	if (c->lag_entries && id_cmp(c->last_id_seen, c->cursor) > 0)
 		lag_seconds = (double)(parse_id(c->last_id_seen).ms - parse_id(c->cursor).ms) / 1000;
-	return json_pack("{s:s,s:s,s:s,s:b,s:b,s:s,s:s,s:I,s:b,s:f,s:o,s:I,s:I,s:I,s:I,s:I,s:{s:I,s:I,s:I},s:s*}",
+	return json_pack("{s:s,s:s,s:s,s:b,s:b,s:s,s:s,s:I,s:b,s:f,s:o,s:I,s:I,s:I,s:I,s:I,s:I,s:o,s:{s:I,s:I,s:I},s:s*,s:o}",
 			 "node", c->cfg->node, "redis", c->cfg->redis, "stream", c->cfg->stream, "reader_connected",
 			 c->reader.up, "writer_connected", c->writer.up, "state",
-			 c->state == READER_READING ? "following" : c->state == READER_STALE ? "stale" : "connecting",
+			 c->resyncing || (c->state == READER_STALE && strncmp(c->errors[ERROR_READER], "desync", 6) == 0) ? "desync"
+			 : c->state == READER_READING ? "following" : c->state == READER_STALE ? "stale" : "connecting",
 			 "last_id", c->cursor, "lag_entries", (json_int_t)c->lag_entries, "lag_entries_capped",
 			 c->lag_capped, "lag_seconds", lag_seconds, "delay_ms", delays_json(c), "applied",
 			 (json_int_t)c->applied, "apply_errors",
 			 (json_int_t)c->apply_errors, "published", (json_int_t)c->published, "outbox",
-			 (json_int_t)(c->out.n - c->out.head), "restored_from_snapshot", (json_int_t)c->restored,
+			 (json_int_t)(c->out.n - c->out.head), "restored_from_snapshot", (json_int_t)c->restored, "desyncs", (json_int_t)c->desyncs, "blocked_at",
+			 c->blocked_at[0] ? json_string(c->blocked_at) : json_null(),
 			 "events", "sent", (json_int_t)c->events_sent, "pending", (json_int_t)c->events_pending,
-			 "failed", (json_int_t)c->events_failed, "error", c->error[0] ? c->error : NULL);
+			 "failed", (json_int_t)c->events_failed, "error", newest_error(c), "errors", errors_json(c));
 }

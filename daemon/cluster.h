@@ -48,13 +48,28 @@ struct cluster_op {
 	const char *node;          /* who made it */
 };
 
+#define CLUSTER_APPLY_LATER (-2)
+
 struct cluster_callbacks {
-	/* Apply an operation from the stream; -1 with a message (logged, skipped). */
+	/*
+	 * Apply an operation from the stream; -1 with a message (refused for
+	 * what it says: logged, counted, passed), or CLUSTER_APPLY_LATER when it
+	 * cannot be applied now (the state cannot be written): it is tried
+	 * again, with a growing pause, and nothing after it is applied first.
+	 */
 	int (*apply)(void *ctx, const struct cluster_op *op, char *err, size_t errlen);
 	/* Make the entries those of a snapshot (entry lines); -1 with a message. */
 	int (*restore)(void *ctx, const char *lines, size_t len, char *err, size_t errlen);
 	/* The entries as lines for a snapshot (caller frees), or NULL without memory. */
 	char *(*dump)(void *ctx, size_t *len);
+	/*
+	 * Whether what was applied is as durable as the fsync policy makes local
+	 * changes: the cursor is saved past entries only then, so a restart
+	 * never starts after an entry its journal did not keep.
+	 */
+	bool (*durable)(void *ctx);
+	/* An event cluster_event took that Redis did not (an error, a lost connection): the fallback's. */
+	void (*event_lost)(void *ctx, const char *line, size_t len);
 	void *ctx;
 };
 
@@ -73,7 +88,10 @@ void cluster_close(struct cluster *c);
 /* A local change, after it is journaled (op's node is this one): into the outbox, then the stream. -1 with a message. */
 int cluster_publish(struct cluster *c, const struct cluster_op *op, char *err, size_t errlen);
 
-/* An event line for Redis: 0 taken, -1 not now (down, or too many in flight). */
+/*
+ * An event line for Redis: 0 taken (and, if Redis then does not take it,
+ * handed back through cb.event_lost), -1 not now (down, or too many in flight).
+ */
 int cluster_event(struct cluster *c, const char *line, size_t len);
 
 /* Publish this node's entries as the snapshot a trimmed node starts from. -1 with a message. */

@@ -57,7 +57,8 @@ struct events {
 	char *text;               /* scratch for an entry's canonical text */
 	event_sink_cb sink;       /* takes each event first, or NULL */
 	void *sink_ctx;
-	uint64_t sink_refused;    /* events the sink could not take: to the file, or dropped */
+	uint64_t sink_refused;    /* events the sink could not take (or deliver): to the file, or dropped */
+	uint64_t lost;            /* events handed back by the sink that the file could not take either */
 	char *line;               /* scratch for an event's JSON, LINE_BYTES */
 };
 
@@ -372,6 +373,22 @@ void events_set_sink(struct events *ev, event_sink_cb cb, void *ctx)
 uint64_t events_sink_refused(const struct events *ev)
 {
 	return ev->sink_refused;
+}
+
+int events_write_fallback(struct events *ev, const char *line, size_t len)
+{
+	ev->sink_refused++;
+	/* Flushed at once: this comes from Redis's replies, not after a batch of packets that flushes. */
+	if (ev->json == NULL || fwrite(line, 1, len, ev->json) != len || fflush(ev->json) != 0) {
+		ev->lost++;
+		return -1;
+	}
+	return 0;
+}
+
+uint64_t events_lost(const struct events *ev)
+{
+	return ev->lost;
 }
 
 int events_write(struct events *ev, const struct event_packet *p, const struct match_found *hits, size_t n,

@@ -67,6 +67,15 @@ typedef int (*event_sink_cb)(void *ctx, const char *line, size_t len);
 void events_set_sink(struct events *ev, event_sink_cb cb, void *ctx);
 uint64_t events_sink_refused(const struct events *ev);
 
+/*
+ * A line the sink took and could not deliver after all (its Redis answered
+ * an error, or the connection dropped with it in flight): to the events
+ * file, counted as the sink's refusals are. -1 when there is no file or it
+ * cannot be written: the event is lost, and counted (events_lost).
+ */
+int events_write_fallback(struct events *ev, const char *line, size_t len);
+uint64_t events_lost(const struct events *ev);
+
 /* Push buffered events out (after each batch of packets). */
 void events_flush(struct events *ev);
 

@@ -37,13 +37,35 @@ int log_level_parse(const char *name, enum log_level *level)
 	return -1;
 }
 
+/*
+ * One message, one line: text from outside (a stream entry, a feed's line, a
+ * file name) may hold a newline or a terminal escape, which would forge a
+ * log line of its own. Control bytes become \n, \r, \t or \xHH.
+ */
+static void one_line(const char *in, char *out, size_t outlen)
+{
+	size_t o = 0;
+
+	for (const unsigned char *p = (const unsigned char *)in; *p && o + 5 < outlen; p++) {
+		if (*p >= 0x20 && *p != 0x7f) {
+			out[o++] = (char)*p;
+			continue;
+		}
+		const char *named = *p == '\n' ? "\\n" : *p == '\r' ? "\\r" : *p == '\t' ? "\\t" : NULL;
+		o += (size_t)(named ? snprintf(out + o, outlen - o, "%s", named)
+				    : snprintf(out + o, outlen - o, "\\x%02x", *p));
+	}
+	out[o] = '\0';
+}
+
 static void emit(enum log_level level, const char *fmt, va_list ap)
 {
-	char line[1024];
+	char text[1024], line[1024 * 2];
 
 	if (level > max_level)
 		return;
-	vsnprintf(line, sizeof(line), fmt, ap);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	one_line(text, line, sizeof(line));
 	if (target == LOG_TARGET_SYSLOG)
 		syslog(PRIORITIES[level], "%s", line);
 	else

@@ -29,6 +29,8 @@ static int apply_op(void *ctx, const struct cluster_op *op, char *err, size_t er
 					     : service_del(s, &e, &still_held, err, errlen);
 	}
 	s->applying_cluster = false;
+	if (rc < 0 && (s->store_error[0] || s->journal_stale))
+		return CLUSTER_APPLY_LATER; /* not the entry's fault: the disk's */
 	return rc < 0 ? -1 : 0;
 }
 
@@ -149,6 +151,25 @@ static int event_to_redis(void *ctx, const char *line, size_t len)
 	return s->cluster ? cluster_event(s->cluster, line, len) : -1;
 }
 
+static bool applied_durable(void *ctx)
+{
+	struct service *s = ctx;
+
+	return s->journal == NULL || (s->store_error[0] == '\0' && !s->journal_stale && !journal_broken(s->journal) &&
+				      (s->cfg->fsync != CONFIG_FSYNC_ALWAYS || !journal_unsynced(s->journal)));
+}
+
+/* An event Redis did not take after all: to the fallback file. */
+static void event_from_redis(void *ctx, const char *line, size_t len)
+{
+	struct service *s = ctx;
+
+	if (s->events && events_write_fallback(s->events, line, len) < 0)
+		log_limited(&s->events_lost_logged, 60, LOG_LEVEL_ERROR,
+			    "an event Redis did not take is lost: %s", s->cfg->events_fallback ? "the fallback file cannot be written"
+											: "no [output] events_fallback is set");
+}
+
 void service_cluster_events(struct service *s, struct events *ev)
 {
 	if (s->cfg->events_redis)
@@ -157,7 +178,7 @@ void service_cluster_events(struct service *s, struct events *ev)
 
 int service_cluster_start(struct service *s)
 {
-	const struct cluster_callbacks cb = { apply_op, restore_local, dump_local, s };
+	const struct cluster_callbacks cb = { apply_op, restore_local, dump_local, applied_durable, event_from_redis, s };
 	char err[512];
 
 	if (s->cfg->cluster.redis == NULL)

@@ -57,6 +57,7 @@ struct service {
 	uint64_t published;        /* matcher_changes when it was */
 	struct event *publisher;   /* changes without a client waiting reach the workers within PUBLISH_MS */
 	struct log_limit publish_errors_logged;
+	struct log_limit events_lost_logged;
 
 	struct statedir state;     /* the state directory (fd -1: none) */
 	struct journal *journal;   /* NULL: no durable state */

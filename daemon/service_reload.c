@@ -251,6 +251,7 @@ json_t *service_stats(struct service *s)
 	json_t *o;
 
 	service_packet_totals(s, &t);
+	t.stats.event_errors += events_lost(s->events); /* handed back by Redis, and no fallback file took them */
 	t.stats.pcap_skipped += events_pcap_skipped(s->events);
 	o = stats_json(&t.stats, s->matcher, t.counters, t.hits_dropped);
 	json_object_set_new(o, "uptime_seconds", json_integer((json_int_t)(time(NULL) - s->started)));

@@ -54,7 +54,8 @@ json_t *stats_json(const struct stats *s, const struct matcher *m, const struct 
 
 /* ---- Prometheus text ---- */
 
-static double number_at(const json_t *o, const char *path)
+/* The value at a dotted path ("cluster.events.sent"), or NULL. */
+static const json_t *value_at(const json_t *o, const char *path)
 {
 	char key[64];
 	const char *dot;
@@ -64,8 +65,22 @@ static double number_at(const json_t *o, const char *path)
 		o = json_object_get(o, key);
 		path = dot + 1;
 	}
-	o = json_object_get(o, path);
-	return json_is_true(o) ? 1 : json_number_value(o);
+	return json_object_get(o, path);
+}
+
+static double number_at(const json_t *o, const char *path)
+{
+	const json_t *v = value_at(o, path);
+
+	return json_is_true(v) ? 1 : json_number_value(v);
+}
+
+/* 1 if the value at path is the string want (or any string, want NULL), else 0. */
+static double string_at(const json_t *o, const char *path, const char *want)
+{
+	const char *v = json_string_value(value_at(o, path));
+
+	return v && (want == NULL || strcmp(v, want) == 0) ? 1 : 0;
 }
 
 static void metric_head(FILE *f, const char *name, const char *type, const char *help)
@@ -229,6 +244,15 @@ char *stats_prometheus(json_t *st)
 		metric(f, "cluster_published_total", "counter", "Local changes the stream took.",
 		       number_at(st, "cluster.published"));
 		metric(f, "cluster_outbox", "gauge", "Local changes not yet in the stream.", number_at(st, "cluster.outbox"));
+		metric(f, "cluster_apply_errors_total", "counter",
+		       "Stream entries refused here, or (blocked) not applied yet and tried again.",
+		       number_at(st, "cluster.apply_errors"));
+		metric(f, "cluster_blocked", "gauge", "1 while an entry that could not be applied holds this node's place.",
+		       string_at(st, "cluster.blocked_at", NULL));
+		metric(f, "cluster_desync", "gauge", "1 while this node follows the stream again from its start.",
+		       string_at(st, "cluster.state", "desync"));
+		metric(f, "cluster_desyncs_total", "counter", "Times this node's cursor was past the stream's end.",
+		       number_at(st, "cluster.desyncs"));
 		metric(f, "events_redis_sent_total", "counter", "Events Redis took.", number_at(st, "cluster.events.sent"));
 	}
 	if (json_object_get(st, "events_to_fallback"))

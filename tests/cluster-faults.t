@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# The cluster under faults: replies of every wrong shape from a fake server (no crash, under
+# the sanitizers too), alerts Redis does not take (a wrong-typed key, a connection lost with
+# them in flight) going to the fallback file, stream text that would forge log lines, a
+# stream deleted and made anew behind a node's cursor (desync, then in step again), and a
+# node whose state disk is full keeping its place before the entry it could not apply.
+. "$(dirname "$0")/tap.sh"
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/cluster.sh"
+plan 21
+status() { C "$1" --json cluster status | jq -r ".cluster.$2"; }
+wait_for() { # wait_for SECONDS COMMAND...: until it succeeds
+	local n=$(($1 * 20)); shift
+	for _ in $(seq "$n"); do "$@" && return 0; sleep 0.05; done
+	return 1
+}
+alerts() { # alerts N FILE: a capture of N packets from listed 192.0.2.77
+	{ echo "link en10mb"; for i in $(seq "$1"); do echo "packet src=192.0.2.77 dst=10.0.0.$i proto=udp sport=5000 dport=53"; done; } |
+		"$BUILD/pcapgen" -o "$2" -
+}
+lines() { if [ -f "$1" ]; then wc -l < "$1"; else echo 0; fi; }
+
+# ---- replies of every wrong shape: an error on that connection, never a crash ----
+node_conf 1
+sed -i "s|unix:$tmp/redis.sock|unix:$tmp/fake.sock|" n1/bloomd.conf
+python3 "$here/fake-redis.py" "$tmp/fake.sock" 1 12 > fake.out &
+fake=$!
+for _ in $(seq 100); do [ -S fake.sock ] && break; sleep 0.05; done
+start 1; ok $? "a node starts against a server that answers nonsense"
+alerts 5 a.pcap
+for round in $(seq 20); do
+	C 1 add addr "10.0.0.$round" >/dev/null 2>&1
+	C 1 replay a.pcap --wait >/dev/null 2>&1
+	C 1 cluster snapshot >/dev/null 2>&1
+	sleep 0.4
+done
+kill -0 "${pid[1]}"; ok $? "it is alive after 8 s of replies of random shapes"
+grep -q "unexpected shape" n1/err; ok $? "and said what was wrong: $(grep -m1 -o 'cluster: [A-Z]*: a reply of an unexpected shape' n1/err)"
+! grep -qE "runtime error|AddressSanitizer|LeakSanitizer" n1/err; ok $? "with no sanitizer report"
+wait "$fake"
+stop 1; ok $? "and stops cleanly (connections made: $(cat fake.out))"
+rm -rf n1
+
+# ---- alerts Redis does not take go to the fallback file ----
+redis_start; ok $? "redis-server starts"
+node_conf 1
+start 1
+C 1 add addr 192.0.2.77 >/dev/null
+R set bloomd:events "a string, not a list" >/dev/null
+alerts 20 a.pcap
+C 1 replay a.pcap --wait >/dev/null
+wait_for 5 [ "$(lines n1/fallback.json)" -ge 20 ]
+is "$(lines n1/fallback.json)" 20 "the events key of the wrong type: all 20 alerts are in the fallback file"
+is "$(C 1 --json stats | jq '"\(.stats.events_to_fallback) \(.stats.event_errors)"')" '"20 0"' "counted as sent to the fallback, none lost"
+is "$(status 1 'events.failed')" 20 "and as failed by Redis"
+grep -q "WRONGTYPE" <<<"$(status 1 errors.writer)"; ok $? "the writer's error says why: $(status 1 errors.writer | head -c 80)"
+R del bloomd:events >/dev/null
+
+# In flight when the connection drops: Redis stopped, the alerts sent, Redis killed.
+before=$(lines n1/fallback.json)
+kill -STOP "$(cat redis.pid)"
+alerts 30 b.pcap
+C 1 replay b.pcap --wait >/dev/null
+in_flight=$(status 1 events.pending)
+kill -9 "$(cat redis.pid)"
+wait_for 10 [ "$(lines n1/fallback.json)" -ge $((before + 30)) ]
+is "$(($(lines n1/fallback.json) - before))" 30 "Redis killed with $in_flight alerts in flight: all 30 are in the fallback file"
+redis_start
+# A stream entry whose text holds a newline forges no log line.
+R xadd bloomd:entries '*' node evil op add entry $'addr 192.0.2.1\nbloomd: error: forged' >/dev/null
+wait_for 5 grep -q "forged" n1/err
+! grep -q "^bloomd: error: forged" n1/err; ok $? "stream text with a newline stays on its log line"
+grep -q 'addr 192.0.2.1\\nbloomd: error: forged' n1/err; ok $? "shown escaped"
+
+# ---- a stream deleted and made anew behind the cursor: desync, then in step ----
+node_conf 2
+start 2
+C 2 add addr 192.0.2.80 >/dev/null
+wait_for 5 C 1 query addr 192.0.2.80 >/dev/null
+# A forged entry with the largest ID moves every cursor to the end of all IDs...
+R xadd bloomd:entries 18446744073709551615-18446744073709551614 node evil op add entry "addr 192.0.2.81" >/dev/null
+wait_for 5 [ "$(status 1 last_id)" = "18446744073709551615-18446744073709551614" ]
+# ...and once the stream is deleted, changes go to a new stream with smaller IDs.
+R del bloomd:entries >/dev/null
+C 2 add addr 192.0.2.82 >/dev/null
+wait_for 10 C 1 query addr 192.0.2.82 >/dev/null; ok $? "a change in the new stream reaches the node whose cursor was past it"
+[ "$(status 1 desyncs)" -ge 1 ]; ok $? "the node said desync ($(status 1 desyncs) times): $(grep -m1 -o 'desync: [^(]*' n1/err)"
+wait_for 5 [ "$(status 1 state)" = following ]; ok $? "and follows again"
+stop 2
+stop 1
+C 1 version >/dev/null 2>&1; start 1
+R xadd bloomd:entries 18446744073709551615-18446744073709551614 node evil op add entry "addr 192.0.2.83" >/dev/null
+stop 1
+R del bloomd:entries >/dev/null
+R xadd bloomd:entries '*' node node2 op add entry "addr 192.0.2.84" >/dev/null
+start 1
+wait_for 10 C 1 query addr 192.0.2.84 >/dev/null; ok $? "so does a node restarted with the forged cursor saved"
+
+# ---- a full state disk: the cursor stays before the entry it could not apply ----
+if [ "$(id -u)" -eq 0 ] && mkdir disk && mount -t tmpfs -o size=512k tmpfs disk 2>/dev/null; then
+	stop 1
+	sed -i "s|^dir = .*|dir = $tmp/disk/state|" n1/bloomd.conf
+	start 1
+	node_conf 2
+	start 2
+	dd if=/dev/zero of=disk/filler bs=4k 2>/dev/null
+	# The first ones fill what is left of the journal's last page; the rest are refused.
+	for i in $(seq 1 400); do echo "addr 10.77.$((i / 256)).$((i % 256))"; done | C 2 load - >/dev/null
+	wait_for 5 [ "$(C 1 --json stats | jq .stats.store.writable)" = false ]
+	for i in $(seq 401 500); do echo "addr 10.77.$((i / 256)).$((i % 256))"; done | C 2 load - >/dev/null
+	wait_for 10 [ "$(status 1 blocked_at)" != null ]
+	blocked=$(status 1 blocked_at)
+	[ "$blocked" != null ] && [ "$(status 1 apply_errors)" -ge 1 ]
+	ok $? "with its disk full, node 1 holds at entry $blocked ($(status 1 apply_errors) tries)"
+	rm -f disk/filler
+	wait_for 40 [ "$(C 1 list --list local | grep -c '^addr 10\.77\.')" -eq 500 ]
+	is "$(C 1 list --list local | grep -c '^addr 10\.77\.')" 500 "once it has room, it applies all 500, none skipped"
+	stop 1
+	start 1
+	is "$(C 1 list --list local | grep -c '^addr 10\.77\.')" 500 "and all are there after a restart"
+	is "$(status 1 blocked_at)" null "and goes on"
+	stop 2
+	stop 1
+	umount disk
+else
+	for _ in $(seq 4); do tap_n=$((tap_n + 1)); echo "ok $tap_n # SKIP needs root to mount a small tmpfs"; done
+fi
+done_testing

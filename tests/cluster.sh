@@ -1,0 +1,56 @@
+# cluster.sh - a redis-server and bloomd nodes for the cluster tests; source it after tap.sh.
+# It skips the test without redis-server, and works in $tmp (a directory others may enter,
+# removed at exit with the nodes in pid[N] and Redis stopped).
+if ! command -v redis-server >/dev/null; then
+	echo "1..0 # SKIP no redis-server (Debian's redis-server; tools/install-deps.sh test)"
+	exit 0
+fi
+tmp=$(mktemp -d)
+chmod 755 "$tmp"
+declare -A pid
+trap 'for p in "${pid[@]}"; do kill -9 "$p" 2>/dev/null; done; redis-cli -s "$tmp/redis.sock" shutdown nosave >/dev/null 2>&1; umount "$tmp/disk" 2>/dev/null; rm -rf "$tmp"' EXIT
+cd "$tmp" || exit 1
+
+R() { redis-cli -s "$tmp/redis.sock" "$@"; }
+redis_start() {
+	redis-server --port 0 --unixsocket "$tmp/redis.sock" --dir "$tmp" --appendonly yes --appendfsync always \
+		--enable-debug-command local \
+		--daemonize yes --pidfile "$tmp/redis.pid" --logfile "$tmp/redis.log" --save ''
+	for _ in $(seq 100); do R ping >/dev/null 2>&1 && return 0; sleep 0.05; done
+	return 1
+}
+C() { local n=$1; shift; "$BUILD/bloomctl" -s "$tmp/n$n/s.sock" "$@"; }
+node_conf() { # node_conf N [MAXLEN [SNAPSHOT_EVERY]]
+	mkdir -p "n$1"
+	cat > "n$1/bloomd.conf" <<C
+[control]
+socket = $tmp/n$1/s.sock
+[store]
+dir = $tmp/n$1/state
+fsync = always
+[filter]
+auto_rebuild = no
+[cluster]
+redis = unix:$tmp/redis.sock
+node = node$1
+maxlen = ${2:-1000000}
+snapshot_every = ${3:-0}
+[output]
+events = redis
+events_fallback = $tmp/n$1/fallback.json
+[list shared]
+category = scanner
+C
+}
+start() {
+	"$BUILD/bloomd" -c "n$1/bloomd.conf" 2>>"n$1/err" &
+	pid[$1]=$!
+	for _ in $(seq 200); do
+		C "$1" version >/dev/null 2>&1 && return 0
+		kill -0 "${pid[$1]}" 2>/dev/null || return 1
+		sleep 0.05
+	done
+	return 1
+}
+stop() { kill -TERM "${pid[$1]}" && wait "${pid[$1]}"; local rc=$?; unset "pid[$1]"; return $rc; }
+entries() { C "$1" list --list local | sort | md5sum | cut -c1-32; }

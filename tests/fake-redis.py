@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+"""fake-redis.py SOCKET SEED SECONDS: a server on a Unix socket that speaks RESP but answers
+every command with a reply of a random shape (seeded): errors, integers, nils, strings, and
+arrays nested a few deep, some shaped almost like what XREAD, XRANGE, XINFO or HGETALL give,
+with a wrong type somewhere inside. bloomd's cluster code must take each as an error on that
+connection, never crash. It stops by itself after SECONDS."""
+import os
+import random
+import socket
+import sys
+import threading
+import time
+
+path, seed, seconds = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+
+
+def bulk(b):
+    return b"$%d\r\n%s\r\n" % (len(b), b)
+
+
+def array(items):
+    return b"*%d\r\n" % len(items) + b"".join(items)
+
+
+def scalar(rng):
+    return rng.choice([
+        b"+OK\r\n", b"-ERR fake\r\n", b":%d\r\n" % rng.randint(-2**63, 2**63 - 1), b"$-1\r\n", b"*-1\r\n",
+        bulk(b"1-1"), bulk(b"99999999999999999999-1"), bulk(b"not-an-id"), bulk(b"add"), bulk(b"addr 192.0.2.1"),
+        bulk(bytes(rng.getrandbits(8) for _ in range(rng.randint(0, 40)))), b"*0\r\n",
+    ])
+
+
+def anything(rng, depth=0):
+    if depth > 3 or rng.random() < 0.4:
+        return scalar(rng)
+    return array([anything(rng, depth + 1) for _ in range(rng.randint(0, 5))])
+
+
+def entry(rng):
+    """[ID, [field, value, ...]] with something wrong now and then."""
+    fields = [bulk(b"op"), bulk(b"add"), bulk(b"entry"), bulk(b"addr 192.0.2.%d" % rng.randint(1, 254)),
+              bulk(b"node"), bulk(b"fake")]
+    if rng.random() < 0.5:
+        fields[rng.randrange(len(fields))] = anything(rng, 2)
+    if rng.random() < 0.2:
+        fields = fields[:-1]
+    ident = bulk(b"%d-%d" % (rng.randint(1, 2**40), rng.randint(0, 9))) if rng.random() < 0.7 else anything(rng, 2)
+    return array([ident, array(fields) if rng.random() < 0.8 else anything(rng, 2)])
+
+
+def almost(rng):
+    shape = rng.randrange(4)
+    if shape == 0:  # XREAD
+        return array([array([bulk(b"bloomd:entries"), array([entry(rng) for _ in range(rng.randint(0, 4))])])])
+    if shape == 1:  # XRANGE
+        return array([entry(rng) for _ in range(rng.randint(0, 4))])
+    if shape == 2:  # XINFO STREAM
+        return array([bulk(b"length"), anything(rng, 2), bulk(b"entries-added"), anything(rng, 2),
+                      bulk(b"last-generated-id"), anything(rng, 2), bulk(b"first-entry"), entry(rng)])
+    return array([bulk(b"id"), anything(rng, 2), bulk(b"data"), anything(rng, 2)])  # HGETALL
+
+
+class Closed(Exception):
+    pass
+
+
+class Incoming:
+    """The bytes a client sends, read as RESP needs them."""
+
+    def __init__(self, conn):
+        self.conn, self.buf = conn, b""
+
+    def more(self):
+        chunk = self.conn.recv(65536)
+        if not chunk:
+            raise Closed
+        self.buf += chunk
+
+    def line(self):
+        while b"\r\n" not in self.buf:
+            self.more()
+        line, self.buf = self.buf.split(b"\r\n", 1)
+        return line
+
+    def skip(self, n):
+        while len(self.buf) < n:
+            self.more()
+        self.buf = self.buf[n:]
+
+
+def commands(conn):
+    """One yield a command (an array of bulk strings, whose contents are skipped)."""
+    incoming = Incoming(conn)
+    try:
+        while True:
+            head = incoming.line()
+            if head.startswith(b"*"):
+                for _ in range(int(head[1:])):
+                    incoming.skip(int(incoming.line()[1:]) + 2)
+                yield
+    except Closed:
+        return
+
+
+def serve(conn, rng):
+    try:
+        for _ in commands(conn):
+            conn.sendall(almost(rng) if rng.random() < 0.6 else anything(rng))
+    except OSError:
+        pass
+    finally:
+        conn.close()
+
+
+if os.path.exists(path):
+    os.unlink(path)
+server = socket.socket(socket.AF_UNIX)
+server.bind(path)
+server.listen(16)
+server.settimeout(0.2)
+end = time.time() + seconds
+n = 0
+while time.time() < end:
+    try:
+        conn, _ = server.accept()
+    except socket.timeout:
+        continue
+    n += 1
+    threading.Thread(target=serve, args=(conn, random.Random(seed * 1000 + n)), daemon=True).start()
+server.close()
+print(n)
