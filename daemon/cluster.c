@@ -11,9 +11,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "cluster_seen.h"
 #include "error.h"
 #include "log.h"
 #include "stats.h"
@@ -48,7 +50,7 @@ struct conn {
 
 /* The outbox: changes journaled here, not yet acknowledged by the stream. */
 struct outbox {
-	char **lines;              /* "OP EXPIRES ENTRY[\x1fDATA]": DATA's newlines as \x1f */
+	char **lines;              /* "@CHANGE-ID OP EXPIRES ENTRY[\x1fDATA]": DATA's newlines as \x1f */
 	size_t head, sent, n, cap; /* [head, sent) in flight, [sent, n) waiting */
 	int fd;                    /* cluster.outbox, or -1 */
 	bool dirty;                /* written, not fsync'd */
@@ -75,7 +77,10 @@ struct cluster {
 	time_t stale_since;
 	struct outbox out;
 
-	uint64_t applied, apply_errors, published, restored;
+	uint64_t applied, apply_errors, published, restored, duplicates;
+	uint64_t incarnation;      /* this start's, drawn at random: with next_seq, each change's identity */
+	uint64_t next_seq;
+	struct cluster_seen *seen; /* the changes applied, by identity: a re-send is passed */
 	uint64_t events_sent, events_pending, events_failed;
 	char last_id_seen[ID_MAX]; /* the stream's newest ID, from the lag check */
 	char trimmed_to[ID_MAX];   /* where a snapshot must reach, when the stream was trimmed past us */
@@ -175,12 +180,16 @@ static int load_cursor(struct cluster *c, char *err, size_t errlen)
 			close(fd);
 		return -1;
 	}
-	char line[ID_MAX];
-	if (fgets(line, sizeof(line), f)) {
+	char *line = NULL;
+	size_t cap = 0;
+	if (getline(&line, &cap, f) > 0) {
 		line[strcspn(line, "\n")] = '\0';
 		struct stream_id id = parse_id(line);
 		snprintf(c->cursor, sizeof(c->cursor), "%" PRIu64 "-%" PRIu64, id.ms, id.seq);
 	}
+	while (getline(&line, &cap, f) > 0) /* the changes applied up to the cursor, by identity */
+		seen_take_line(c->seen, line);
+	free(line);
 	fclose(f);
 	return 0;
 }
@@ -192,14 +201,17 @@ static void save_cursor(struct cluster *c)
 	if (c->dir == NULL || !c->cursor_dirty || !c->cb.durable(c->cb.ctx))
 		return;
 	int fd = statedir_create(c->dir, CURSOR_TMP, 0);
-	size_t n = strlen(c->cursor);
-	if (fd < 0 || write(fd, c->cursor, n) != (ssize_t)n || write(fd, "\n", 1) != 1 || fsync(fd) < 0 ||
+	size_t n = strlen(c->cursor), seen_len = 0;
+	char *seen = seen_text(c->seen, &seen_len);
+	if (fd < 0 || seen == NULL || write(fd, c->cursor, n) != (ssize_t)n || write(fd, "\n", 1) != 1 ||
+	    write(fd, seen, seen_len) != (ssize_t)seen_len || fsync(fd) < 0 ||
 	    statedir_rename(c->dir, CURSOR_TMP, CURSOR_FILE) < 0) {
 		set_error(c, ERROR_FILES, "%s: cannot be written: %s", statedir_name(c->dir, CURSOR_FILE, path, sizeof(path)),
 			  statedir_strerror(errno));
 	} else {
 		c->cursor_dirty = false;
 	}
+	free(seen);
 	if (fd >= 0)
 		close(fd);
 }
@@ -228,7 +240,16 @@ static int outbox_push(struct cluster *c, char *line)
 	return 0;
 }
 
-/* The outbox a previous run left: its changes are sent again. */
+/* "@CHANGE-ID line", the change's identity the next of this start's (caller frees), or NULL. */
+static char *with_identity(struct cluster *c, const char *line)
+{
+	char id[48], *out;
+
+	seen_format_id(c->incarnation, c->next_seq++, id, sizeof(id));
+	return asprintf(&out, "@%s %s", id, line) < 0 ? NULL : out;
+}
+
+/* The outbox a previous run left: its changes are sent again, each under the identity it had. */
 static int load_outbox(struct cluster *c, char *err, size_t errlen)
 {
 	char path[4200], *line = NULL;
@@ -251,7 +272,7 @@ static int load_outbox(struct cluster *c, char *err, size_t errlen)
 		if (line[got - 1] != '\n')
 			break; /* torn by a crash: never acknowledged */
 		line[got - 1] = '\0';
-		char *copy = strdup(line);
+		char *copy = line[0] == '@' ? strdup(line) : with_identity(c, line); /* 0.7's had none */
 		if (copy == NULL || outbox_push(c, copy) < 0) {
 			free(copy);
 			break;
@@ -415,6 +436,17 @@ static int op_kind(const char *name)
 	return -1;
 }
 
+/* The entry's identity (fields node and change); false for one without (from bloomd 0.7). */
+static bool change_of(const redisReply *e, struct change_id *id)
+{
+	const char *node = reply_text(field(e->element[1], "node")), *change = reply_text(field(e->element[1], "change"));
+
+	if (node == NULL || change == NULL || seen_parse_id(change, &id->incarnation, &id->seq) < 0)
+		return false;
+	snprintf(id->node, sizeof(id->node), "%s", node);
+	return true;
+}
+
 /*
  * Apply one entry and move the cursor past it; -1 when it could not be
  * applied now (the state cannot be written, no memory): the cursor stays
@@ -428,6 +460,12 @@ static int apply_entry(struct cluster *c, const redisReply *e)
 	const redisReply *op = field(e->element[1], "op"), *entry = field(e->element[1], "entry"),
 			 *node = field(e->element[1], "node"), *expires = field(e->element[1], "expires");
 	const redisReply *data = field(e->element[1], "data");
+	struct change_id id = { .seq = 0 };
+	bool identified = change_of(e, &id);
+	if (identified && seen_already(c->seen, &id)) { /* a re-send: its first copy counted */
+		c->duplicates++;
+		goto passed;
+	}
 	int kind = op && op->type == REDIS_REPLY_STRING ? op_kind(op->str) : -1;
 	if (kind >= 0 && entry && entry->type == REDIS_REPLY_STRING) {
 		struct cluster_op o = {
@@ -460,6 +498,11 @@ static int apply_entry(struct cluster *c, const redisReply *e)
 	} else {
 		c->apply_errors++;
 	}
+	if (identified && seen_record(c->seen, &id) < 0) {
+		set_error(c, ERROR_READER, "out of memory for the changes applied; tried again");
+		return -1;
+	}
+passed:
 	if (c->blocked_at[0]) {
 		log_info("cluster: the entry at %s is applied: going on", c->blocked_at);
 		c->blocked_at[0] = '\0';
@@ -542,6 +585,19 @@ static void reader_read(struct cluster *c)
 	redisAsyncCommandArgv(c->reader.ac, on_read, c, 8, argv, NULL);
 }
 
+/* The changes a snapshot covers, by identity: a re-send after it is passed here as on the node that made it. */
+static void take_seen(struct cluster *c, const char *lines)
+{
+	if (lines == NULL) /* a snapshot from bloomd 0.7 */
+		return;
+	seen_clear(c->seen);
+	for (const char *p = lines; *p; p += strcspn(p, "\n") + (p[strcspn(p, "\n")] == '\n')) {
+		char line[160];
+		snprintf(line, sizeof(line), "%.*s", (int)strcspn(p, "\n"), p);
+		seen_take_line(c->seen, line);
+	}
+}
+
 static void on_snapshot(redisAsyncContext *ac, void *r, void *priv)
 {
 	struct cluster *c = priv;
@@ -574,6 +630,7 @@ static void on_snapshot(redisAsyncContext *ac, void *r, void *priv)
 		c->stale_since = time(NULL);
 		return;
 	}
+	take_seen(c, reply_text(field(reply, "seen")));
 	log_info("cluster: the stream was trimmed past this node: started again from the snapshot at %s", id->str);
 	snprintf(c->cursor, sizeof(c->cursor), "%s", id->str);
 	c->cursor_dirty = true;
@@ -678,10 +735,12 @@ static void on_added(redisAsyncContext *ac, void *r, void *priv)
 
 static void send_change(struct cluster *c, const char *line)
 {
-	char op[8] = "?", expires[24] = "0", maxlen[16];
-	const char *p = strchr(line, ' '), *entry = p ? strchr(p + 1, ' ') : NULL;
+	char change[48] = "", op[8] = "?", expires[24] = "0", maxlen[16];
 	char *data = NULL;
 
+	sscanf(line, "@%47s", change);
+	line += strcspn(line, " ") + (line[strcspn(line, " ")] == ' ');
+	const char *p = strchr(line, ' '), *entry = p ? strchr(p + 1, ' ') : NULL;
 	sscanf(line, "%7s %23s", op, expires);
 	entry = entry ? entry + 1 : "?";
 	const char *sep = strchr(entry, '\x1f');
@@ -692,12 +751,12 @@ static void send_change(struct cluster *c, const char *line)
 				*q = '\n';
 	snprintf(maxlen, sizeof(maxlen), "%u", c->cfg->maxlen);
 	const char *argv[] = { "XADD", c->cfg->stream, "MAXLEN", "~", maxlen, "*", "node", c->cfg->node,
-			       "op", op, "expires", expires, "entry", entry, "data", data ? data : "" };
-	size_t lens[16];
-	for (int i = 0; i < 16; i++)
+			       "change", change, "op", op, "expires", expires, "entry", entry, "data", data ? data : "" };
+	size_t lens[18];
+	for (int i = 0; i < 18; i++)
 		lens[i] = strlen(argv[i]);
-	lens[13] = entry_len;
-	redisAsyncCommandArgv(c->writer.ac, on_added, c, data ? 16 : 14, argv, lens);
+	lens[15] = entry_len;
+	redisAsyncCommandArgv(c->writer.ac, on_added, c, data ? 18 : 16, argv, lens);
 	free(data);
 }
 
@@ -713,7 +772,10 @@ int cluster_publish(struct cluster *c, const struct cluster_op *op, char *err, s
 {
 	char *line;
 
-	if (asprintf(&line, "%s %" PRIu64 " %s%s%.*s", OP_NAMES[op->kind], op->expires, op->entry,
+	char id[48];
+
+	seen_format_id(c->incarnation, c->next_seq++, id, sizeof(id));
+	if (asprintf(&line, "@%s %s %" PRIu64 " %s%s%.*s", id, OP_NAMES[op->kind], op->expires, op->entry,
 		     op->data ? "\x1f" : "", op->data ? (int)op->data_len : 0, op->data ? op->data : "") < 0) {
 		error_set(err, errlen, "out of memory for the cluster's outbox");
 		return -1;
@@ -830,10 +892,18 @@ int cluster_snapshot(struct cluster *c, char *err, size_t errlen)
 		error_set(err, errlen, "out of memory");
 		return -1;
 	}
-	const char *argv[] = { "HSET", c->snapshot_key, "id", c->cursor, "data", data, "node", c->cfg->node };
-	size_t lens[] = { 4, strlen(c->snapshot_key), 2, strlen(c->cursor), 4, len, 4, strlen(c->cfg->node) };
-	redisAsyncCommandArgv(c->writer.ac, on_snapshot_written, c, 8, argv, lens);
+	size_t seen_len = 0;
+	char *seen = seen_text(c->seen, &seen_len);
+	if (seen == NULL) {
+		free(data);
+		error_set(err, errlen, "out of memory");
+		return -1;
+	}
+	const char *argv[] = { "HSET", c->snapshot_key, "id", c->cursor, "data", data, "node", c->cfg->node, "seen", seen };
+	size_t lens[] = { 4, strlen(c->snapshot_key), 2, strlen(c->cursor), 4, len, 4, strlen(c->cfg->node), 4, seen_len };
+	redisAsyncCommandArgv(c->writer.ac, on_snapshot_written, c, 10, argv, lens);
 	free(data);
+	free(seen);
 	return 0;
 }
 
@@ -887,6 +957,14 @@ struct cluster *cluster_open(struct event_base *base, const struct cluster_confi
 		return NULL;
 	}
 	c->dir = state;
+	c->next_seq = 1;
+	if ((c->seen = seen_new()) == NULL ||
+	    getrandom(&c->incarnation, sizeof(c->incarnation), 0) != (ssize_t)sizeof(c->incarnation)) {
+		error_set(err, errlen, "out of memory (or no randomness) for the cluster");
+		seen_free(c->seen);
+		free(c);
+		return NULL;
+	}
 	c->base = base;
 	c->own = *cfg;
 	c->own.redis = strdup(cfg->redis);
@@ -955,6 +1033,7 @@ void cluster_close(struct cluster *c)
 	free(c->own.stream);
 	free(c->own.node);
 	free(c->own.events_key);
+	seen_free(c->seen);
 	free(c);
 }
 
@@ -985,7 +1064,7 @@ json_t *cluster_status(const struct cluster *c)
 
 	if (c->lag_entries && id_cmp(c->last_id_seen, c->cursor) > 0)
 		lag_seconds = (double)(parse_id(c->last_id_seen).ms - parse_id(c->cursor).ms) / 1000;
-	return json_pack("{s:s,s:s,s:s,s:b,s:b,s:s,s:s,s:I,s:b,s:f,s:o,s:I,s:I,s:I,s:I,s:I,s:I,s:o,s:{s:I,s:I,s:I},s:s*,s:o}",
+	return json_pack("{s:s,s:s,s:s,s:b,s:b,s:s,s:s,s:I,s:b,s:f,s:o,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:o,s:{s:I,s:I,s:I},s:s*,s:o}",
 			 "node", c->cfg->node, "redis", c->cfg->redis, "stream", c->cfg->stream, "reader_connected",
 			 c->reader.up, "writer_connected", c->writer.up, "state",
 			 c->resyncing || (c->state == READER_STALE && strncmp(c->errors[ERROR_READER], "desync", 6) == 0) ? "desync"
@@ -994,7 +1073,7 @@ json_t *cluster_status(const struct cluster *c)
 			 c->lag_capped, "lag_seconds", lag_seconds, "delay_ms", delays_json(c), "applied",
 			 (json_int_t)c->applied, "apply_errors",
 			 (json_int_t)c->apply_errors, "published", (json_int_t)c->published, "outbox",
-			 (json_int_t)(c->out.n - c->out.head), "restored_from_snapshot", (json_int_t)c->restored, "desyncs", (json_int_t)c->desyncs, "blocked_at",
+			 (json_int_t)(c->out.n - c->out.head), "restored_from_snapshot", (json_int_t)c->restored, "desyncs", (json_int_t)c->desyncs, "duplicates", (json_int_t)c->duplicates, "blocked_at",
 			 c->blocked_at[0] ? json_string(c->blocked_at) : json_null(),
 			 "events", "sent", (json_int_t)c->events_sent, "pending", (json_int_t)c->events_pending,
 			 "failed", (json_int_t)c->events_failed, "error", newest_error(c), "errors", errors_json(c));

@@ -7,7 +7,7 @@
 . "$(dirname "$0")/tap.sh"
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/cluster.sh"
-plan 21
+plan 25
 status() { C "$1" --json cluster status | jq -r ".cluster.$2"; }
 wait_for() { # wait_for SECONDS COMMAND...: until it succeeds
 	local n=$(($1 * 20)); shift
@@ -95,6 +95,27 @@ R del bloomd:entries >/dev/null
 R xadd bloomd:entries '*' node node2 op add entry "addr 192.0.2.84" >/dev/null
 start 1
 wait_for 10 C 1 query addr 192.0.2.84 >/dev/null; ok $? "so does a node restarted with the forged cursor saved"
+
+# ---- a re-send after a crash never undoes a later change ----
+node_conf 2
+start 2
+C 1 add addr 192.0.2.90 >/dev/null
+wait_for 5 C 2 query addr 192.0.2.90 >/dev/null
+kill -STOP "$(cat redis.pid)"
+C 1 add addr 192.0.2.91 >/dev/null; ok $? "with Redis stalled, node 1 acknowledges an add (journaled, in its outbox)"
+sleep 0.3
+kill -9 "${pid[1]}"; wait "${pid[1]}" 2>/dev/null; unset "pid[1]"
+kill -CONT "$(cat redis.pid)" # Redis takes the add node 1 sent before it died, unanswered
+wait_for 5 C 2 query addr 192.0.2.91 >/dev/null
+C 2 del addr 192.0.2.91 >/dev/null
+wait_for 5 eval '! C 2 query addr 192.0.2.91 >/dev/null'
+start 1 # its outbox still holds the add: sent again, under the identity it had
+wait_for 10 [ "$(status 1 outbox)" = 0 ]
+wait_for 5 [ "$(status 2 duplicates)" -ge 1 ]
+is "$(status 2 duplicates) $(status 1 duplicates)" "1 1" "the re-sent add is known as a duplicate on both nodes"
+C 2 query addr 192.0.2.91 >/dev/null; is $? 1 "and the later del stands on node 2"
+C 1 query addr 192.0.2.91 >/dev/null; is $? 1 "and on node 1"
+stop 2
 
 # ---- a full state disk: the cursor stays before the entry it could not apply ----
 if [ "$(id -u)" -eq 0 ] && mkdir disk && mount -t tmpfs -o size=512k tmpfs disk 2>/dev/null; then
