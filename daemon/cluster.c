@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "cluster_seen.h"
+#include "cluster_sign.h"
 #include "error.h"
 #include "log.h"
 #include "stats.h"
@@ -81,6 +82,9 @@ struct cluster {
 	uint64_t incarnation;      /* this start's, drawn at random: with next_seq, each change's identity */
 	uint64_t next_seq;
 	struct cluster_seen *seen; /* the changes applied, by identity: a re-send is passed */
+	struct sign_key *key;      /* [cluster] key_file's: changes and snapshots signed and checked; NULL: none */
+	uint64_t unauthenticated, oversized; /* entries passed: no or a wrong mac; larger than max_entry_bytes */
+	struct log_limit unauthenticated_logged;
 	uint64_t events_sent, events_pending, events_failed;
 	char last_id_seen[ID_MAX]; /* the stream's newest ID, from the lag check */
 	char trimmed_to[ID_MAX];   /* where a snapshot must reach, when the stream was trimmed past us */
@@ -447,6 +451,55 @@ static bool change_of(const redisReply *e, struct change_id *id)
 	return true;
 }
 
+/* A reply's text and length as a signed field ("" when it is missing or not text). */
+static struct sign_field text_field(const redisReply *r)
+{
+	return reply_text(r) ? (struct sign_field){ r->str, r->len } : (struct sign_field){ "", 0 };
+}
+
+/* The fields a change is signed over, the stream's name first (a change is not moved to another stream). */
+static void change_fields(const struct cluster *c, const redisReply *fields, struct sign_field out[7])
+{
+	static const char *const NAMES[] = { "node", "change", "op", "expires", "entry", "data" };
+
+	out[0] = (struct sign_field){ c->cfg->stream, strlen(c->cfg->stream) };
+	for (int i = 0; i < 6; i++)
+		out[i + 1] = text_field(field(fields, NAMES[i]));
+}
+
+/*
+ * Whether an entry may be applied at all: not larger than max_entry_bytes
+ * (refused before any of it is parsed), and, with a key, signed with it.
+ * What is not is counted and passed, never applied nor tried again.
+ */
+static bool acceptable(struct cluster *c, const redisReply *e)
+{
+	const redisReply *fields = e->element[1];
+	size_t bytes = 0;
+
+	for (size_t i = 0; i < fields->elements; i++)
+		bytes += reply_text(fields->element[i]) ? fields->element[i]->len : 0;
+	if (bytes > c->cfg->max_entry_bytes) {
+		c->oversized++;
+		c->apply_errors++;
+		log_warning("cluster: the entry at %s has %zu bytes, more than [cluster] max_entry_bytes (%llu): refused",
+			    e->element[0]->str, bytes, (unsigned long long)c->cfg->max_entry_bytes);
+		return false;
+	}
+	if (c->key == NULL)
+		return true;
+	struct sign_field f[7];
+	change_fields(c, fields, f);
+	const redisReply *mac = field(fields, "mac");
+	if (sign_check(c->key, "bloomd change", f, 7, reply_text(mac), reply_text(mac) ? mac->len : 0))
+		return true;
+	c->unauthenticated++;
+	log_limited(&c->unauthenticated_logged, 60, LOG_LEVEL_WARNING,
+		    "cluster: the entry at %s is %s [cluster] key_file's key: not applied", e->element[0]->str,
+		    mac ? "not signed with" : "not signed, and this node needs");
+	return false;
+}
+
 /*
  * Apply one entry and move the cursor past it; -1 when it could not be
  * applied now (the state cannot be written, no memory): the cursor stays
@@ -461,6 +514,8 @@ static int apply_entry(struct cluster *c, const redisReply *e)
 			 *node = field(e->element[1], "node"), *expires = field(e->element[1], "expires");
 	const redisReply *data = field(e->element[1], "data");
 	struct change_id id = { .seq = 0 };
+	if (!acceptable(c, e))
+		goto passed;
 	bool identified = change_of(e, &id);
 	if (identified && seen_already(c->seen, &id)) { /* a re-send: its first copy counted */
 		c->duplicates++;
@@ -598,6 +653,16 @@ static void take_seen(struct cluster *c, const char *lines)
 	}
 }
 
+static bool snapshot_signed(const struct cluster *c, const redisReply *hash)
+{
+	struct sign_field f[5] = { { c->cfg->stream, strlen(c->cfg->stream) }, text_field(field(hash, "id")),
+				   text_field(field(hash, "node")), text_field(field(hash, "data")),
+				   text_field(field(hash, "seen")) };
+	const char *mac = reply_text(field(hash, "mac"));
+
+	return sign_check(c->key, "bloomd snapshot", f, 5, mac, mac ? field(hash, "mac")->len : 0);
+}
+
 static void on_snapshot(redisAsyncContext *ac, void *r, void *priv)
 {
 	struct cluster *c = priv;
@@ -620,6 +685,13 @@ static void on_snapshot(redisAsyncContext *ac, void *r, void *priv)
 	    !id_valid(id->str) || id_cmp(id->str, trimmed) < 0) {
 		set_error(c, ERROR_READER, "the stream was trimmed past this node (at %s; it starts at %s) and no snapshot reaches there: run `bloomctl cluster snapshot` on a node that is up to date",
 			  c->cursor, trimmed);
+		c->state = READER_STALE;
+		c->stale_since = time(NULL);
+		return;
+	}
+	if (c->key && !snapshot_signed(c, reply)) {
+		set_error(c, ERROR_READER, "the snapshot at %s is not signed with [cluster] key_file's key: not taken", id->str);
+		c->unauthenticated++;
 		c->state = READER_STALE;
 		c->stale_since = time(NULL);
 		return;
@@ -750,13 +822,23 @@ static void send_change(struct cluster *c, const char *line)
 			if (*q == '\x1f')
 				*q = '\n';
 	snprintf(maxlen, sizeof(maxlen), "%u", c->cfg->maxlen);
+	char mac[SIGN_HEX + 1] = "";
 	const char *argv[] = { "XADD", c->cfg->stream, "MAXLEN", "~", maxlen, "*", "node", c->cfg->node,
-			       "change", change, "op", op, "expires", expires, "entry", entry, "data", data ? data : "" };
-	size_t lens[18];
+			       "change", change, "op", op, "expires", expires, "entry", entry, "data", data ? data : "",
+			       "mac", mac };
+	size_t lens[20];
 	for (int i = 0; i < 18; i++)
 		lens[i] = strlen(argv[i]);
 	lens[15] = entry_len;
-	redisAsyncCommandArgv(c->writer.ac, on_added, c, data ? 18 : 16, argv, lens);
+	if (c->key) {
+		struct sign_field f[7] = { { argv[1], lens[1] } };
+		for (int i = 0; i < 6; i++)
+			f[i + 1] = (struct sign_field){ argv[7 + 2 * i], lens[7 + 2 * i] };
+		sign_fields(c->key, "bloomd change", f, 7, mac);
+		lens[18] = 3;
+		lens[19] = SIGN_HEX;
+	}
+	redisAsyncCommandArgv(c->writer.ac, on_added, c, c->key ? 20 : 18, argv, lens);
 	free(data);
 }
 
@@ -774,6 +856,11 @@ int cluster_publish(struct cluster *c, const struct cluster_op *op, char *err, s
 
 	char id[48];
 
+	if (op->data_len + strlen(op->entry) > c->cfg->max_entry_bytes) {
+		error_set(err, errlen, "%zu bytes, more than [cluster] max_entry_bytes (%llu): not shared, as no node would take it",
+			  op->data_len + strlen(op->entry), (unsigned long long)c->cfg->max_entry_bytes);
+		return -1;
+	}
 	seen_format_id(c->incarnation, c->next_seq++, id, sizeof(id));
 	if (asprintf(&line, "@%s %s %" PRIu64 " %s%s%.*s", id, OP_NAMES[op->kind], op->expires, op->entry,
 		     op->data ? "\x1f" : "", op->data ? (int)op->data_len : 0, op->data ? op->data : "") < 0) {
@@ -899,9 +986,17 @@ int cluster_snapshot(struct cluster *c, char *err, size_t errlen)
 		error_set(err, errlen, "out of memory");
 		return -1;
 	}
-	const char *argv[] = { "HSET", c->snapshot_key, "id", c->cursor, "data", data, "node", c->cfg->node, "seen", seen };
-	size_t lens[] = { 4, strlen(c->snapshot_key), 2, strlen(c->cursor), 4, len, 4, strlen(c->cfg->node), 4, seen_len };
-	redisAsyncCommandArgv(c->writer.ac, on_snapshot_written, c, 10, argv, lens);
+	char mac[SIGN_HEX + 1] = "";
+	const char *argv[] = { "HSET", c->snapshot_key, "id", c->cursor, "data", data, "node", c->cfg->node, "seen", seen,
+			       "mac", mac };
+	size_t lens[] = { 4, strlen(c->snapshot_key), 2, strlen(c->cursor), 4, len, 4, strlen(c->cfg->node), 4, seen_len,
+			  3, SIGN_HEX };
+	if (c->key) {
+		struct sign_field f[5] = { { c->cfg->stream, strlen(c->cfg->stream) }, { argv[3], lens[3] },
+					   { argv[7], lens[7] }, { argv[5], lens[5] }, { argv[9], lens[9] } };
+		sign_fields(c->key, "bloomd snapshot", f, 5, mac);
+	}
+	redisAsyncCommandArgv(c->writer.ac, on_snapshot_written, c, c->key ? 12 : 10, argv, lens);
 	free(data);
 	free(seen);
 	return 0;
@@ -981,6 +1076,13 @@ struct cluster *cluster_open(struct event_base *base, const struct cluster_confi
 		return NULL;
 	}
 	c->sync_always = sync_always;
+	if (cfg->key_file && ((c->key = malloc(sizeof(*c->key))) == NULL ||
+			      sign_key_load(c->key, cfg->key_file, err, errlen) < 0)) {
+		if (c->key == NULL)
+			error_set(err, errlen, "out of memory");
+		cluster_close(c);
+		return NULL;
+	}
 	c->reader = (struct conn){ .c = c, .name = "Redis reader", .slot = ERROR_READER };
 	c->writer = (struct conn){ .c = c, .name = "Redis writer", .slot = ERROR_WRITER };
 	snprintf(c->snapshot_key, sizeof(c->snapshot_key), "%s:snapshot", cfg->stream);
@@ -1034,6 +1136,9 @@ void cluster_close(struct cluster *c)
 	free(c->own.node);
 	free(c->own.events_key);
 	seen_free(c->seen);
+	if (c->key)
+		memset(c->key, 0, sizeof(*c->key));
+	free(c->key);
 	free(c);
 }
 
@@ -1064,7 +1169,7 @@ json_t *cluster_status(const struct cluster *c)
 
 	if (c->lag_entries && id_cmp(c->last_id_seen, c->cursor) > 0)
 		lag_seconds = (double)(parse_id(c->last_id_seen).ms - parse_id(c->cursor).ms) / 1000;
-	return json_pack("{s:s,s:s,s:s,s:b,s:b,s:s,s:s,s:I,s:b,s:f,s:o,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:o,s:{s:I,s:I,s:I},s:s*,s:o}",
+	return json_pack("{s:s,s:s,s:s,s:b,s:b,s:s,s:s,s:I,s:b,s:f,s:o,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:b,s:o,s:{s:I,s:I,s:I},s:s*,s:o}",
 			 "node", c->cfg->node, "redis", c->cfg->redis, "stream", c->cfg->stream, "reader_connected",
 			 c->reader.up, "writer_connected", c->writer.up, "state",
 			 c->resyncing || (c->state == READER_STALE && strncmp(c->errors[ERROR_READER], "desync", 6) == 0) ? "desync"
@@ -1073,7 +1178,8 @@ json_t *cluster_status(const struct cluster *c)
 			 c->lag_capped, "lag_seconds", lag_seconds, "delay_ms", delays_json(c), "applied",
 			 (json_int_t)c->applied, "apply_errors",
 			 (json_int_t)c->apply_errors, "published", (json_int_t)c->published, "outbox",
-			 (json_int_t)(c->out.n - c->out.head), "restored_from_snapshot", (json_int_t)c->restored, "desyncs", (json_int_t)c->desyncs, "duplicates", (json_int_t)c->duplicates, "blocked_at",
+			 (json_int_t)(c->out.n - c->out.head), "restored_from_snapshot", (json_int_t)c->restored, "desyncs", (json_int_t)c->desyncs, "duplicates", (json_int_t)c->duplicates, "unauthenticated", (json_int_t)c->unauthenticated,
+			 "oversized", (json_int_t)c->oversized, "signed", c->key != NULL, "blocked_at",
 			 c->blocked_at[0] ? json_string(c->blocked_at) : json_null(),
 			 "events", "sent", (json_int_t)c->events_sent, "pending", (json_int_t)c->events_pending,
 			 "failed", (json_int_t)c->events_failed, "error", newest_error(c), "errors", errors_json(c));

@@ -338,7 +338,7 @@ int config_set_bool(struct loader *ld, const char *key, const char *value, bool 
 	return 0;
 }
 
-static int set_size(struct loader *ld, const char *key, const char *value, uint64_t min, uint64_t max,
+int config_set_size(struct loader *ld, const char *key, const char *value, uint64_t min, uint64_t max,
 		    uint64_t *out)
 {
 	uint64_t v;
@@ -375,7 +375,7 @@ static int capture_key(struct loader *ld, const char *key, const char *value)
 	if (strcmp(key, "promisc") == 0)
 		return config_set_bool(ld, key, value, &c->promisc);
 	if (strcmp(key, "buffer_size") == 0)
-		return set_size(ld, key, value, 0, INT32_MAX, &c->buffer_size); /* libpcap takes an int */
+		return config_set_size(ld, key, value, 0, INT32_MAX, &c->buffer_size); /* libpcap takes an int */
 	if (strcmp(key, "mode") == 0) {
 		if (strcmp(value, "passive") == 0 || strcmp(value, "inline") == 0)
 			return c->inline_mode = value[0] == 'i', 1;
@@ -409,7 +409,7 @@ static int filter_key(struct loader *ld, const char *key, const char *value)
 	if (strcmp(key, "memory") == 0) {
 		ld->memory_line = ld->line;
 		/* at least a block for each filter; at most what a filter may have */
-		return set_size(ld, key, value, 1024, FILTER_MAX_BITS / 8, &c->memory);
+		return config_set_size(ld, key, value, 1024, FILTER_MAX_BITS / 8, &c->memory);
 	}
 	if (strcmp(key, "bits_per_entry") == 0) {
 		ld->bpe_line = ld->line;
@@ -495,7 +495,7 @@ static int store_key(struct loader *ld, const char *key, const char *value)
 		return 0;
 	}
 	if (strcmp(key, "journal_max") == 0)
-		return set_size(ld, key, value, 4096, 1ULL << 40, &c->journal_max);
+		return config_set_size(ld, key, value, 4096, 1ULL << 40, &c->journal_max);
 	return -1;
 }
 

@@ -89,6 +89,9 @@ struct config {
 		char *events_key;     /* where [output] events = redis sends them */
 		bool events_stream;   /* XADD there (else RPUSH to a list) */
 		unsigned events_pending; /* events in flight past which they go to the fallback */
+		char *key_file;       /* the shared secret changes are signed with (HMAC-SHA256), or NULL: unsigned */
+		uint64_t max_entry_bytes; /* a stream entry larger than this is refused, not applied */
+		unsigned max_prefix4, max_prefix6; /* nets from the stream broader than these are refused */
 	} cluster;
 	/* [action]: addresses that match a dropping list go into nftables sets */
 	struct action_config {

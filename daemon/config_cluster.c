@@ -16,6 +16,9 @@ int config_cluster_defaults(struct config *c)
 	c->action.block = 1;
 	c->cluster.maxlen = 1000000;
 	c->cluster.events_pending = 10000;
+	c->cluster.max_entry_bytes = 2 << 20;
+	c->cluster.max_prefix4 = 8;
+	c->cluster.max_prefix6 = 32;
 	c->cluster.stream = strdup("bloomd:entries");
 	c->cluster.events_key = strdup("bloomd:events");
 	c->cluster.node = strdup(host);
@@ -61,6 +64,14 @@ int config_cluster_key(struct loader *ld, const char *key, const char *value)
 		return config_set_uint(ld, key, value, 0, 86400 * 7, &cc->snapshot_every);
 	if (strcmp(key, "events_pending") == 0)
 		return config_set_uint(ld, key, value, 1, 10000000, &cc->events_pending);
+	if (strcmp(key, "key_file") == 0)
+		return value[0] ? config_set_string(ld, &cc->key_file, value, true) : 1;
+	if (strcmp(key, "max_entry_bytes") == 0)
+		return config_set_size(ld, key, value, 4096, 512u << 20, &cc->max_entry_bytes);
+	if (strcmp(key, "max_prefix4") == 0)
+		return config_set_uint(ld, key, value, 0, 32, &cc->max_prefix4);
+	if (strcmp(key, "max_prefix6") == 0)
+		return config_set_uint(ld, key, value, 0, 128, &cc->max_prefix6);
 	if (strcmp(key, "events_type") == 0) {
 		if (strcmp(value, "list") == 0 || strcmp(value, "stream") == 0)
 			return cc->events_stream = value[0] == 's', 1;
@@ -80,6 +91,7 @@ void config_cluster_free(struct config *c)
 {
 	free(c->cluster.redis);
 	free(c->cluster.password);
+	free(c->cluster.key_file);
 	free(c->cluster.stream);
 	free(c->cluster.node);
 	free(c->cluster.events_key);

@@ -34,6 +34,9 @@ int config_set_string(struct loader *ld, char **slot, const char *value, bool pa
 int config_set_uint(struct loader *ld, const char *key, const char *value, unsigned min, unsigned max,
 		    unsigned *out);
 int config_set_bool(struct loader *ld, const char *key, const char *value, bool *out);
+/* A size such as 4MiB, 512KiB or 65536, from min to max bytes. */
+int config_set_size(struct loader *ld, const char *key, const char *value, uint64_t min, uint64_t max,
+		    uint64_t *out);
 
 /* config_lists.c: a key of [list NAME] (section is "list NAME"); 1, 0 after a problem, -1 unknown key. */
 int config_list_key(struct loader *ld, const char *section, const char *key, const char *value);

@@ -10,6 +10,38 @@
 
 /* ---- what the stream asks of the daemon ---- */
 
+/* Whether e is a net broader than [cluster] max_prefix4 or max_prefix6 allow from the stream. */
+static bool too_broad(const struct service *s, const struct entry *e, char *err, size_t errlen)
+{
+	unsigned most = e->len == 5 ? s->cfg->cluster.max_prefix4 : s->cfg->cluster.max_prefix6;
+
+	if (e->kind != ENTRY_NET || e->key[0] >= most)
+		return false;
+	error_set(err, errlen, "a /%u net is broader than [cluster] max_prefix%c (/%u) lets the stream add: refused",
+		  e->key[0], e->len == 5 ? '4' : '6', most);
+	return true;
+}
+
+/* A list version from the stream holding a net too broad is refused whole. */
+static bool version_too_broad(const struct service *s, const char *data, size_t len, char *err, size_t errlen)
+{
+	static struct entry e;
+	char line[ENTRY_TEXT_MAX + 256];
+
+	for (size_t at = 0; at < len;) {
+		size_t n = strcspn(data + at, "\n");
+		if (n > len - at)
+			n = len - at;
+		snprintf(line, sizeof(line), "%.*s", (int)n, data + at);
+		at += n + 1;
+		if (strncmp(line, "net ", 4) == 0 && entry_parse_labelled(line, &e, 0, &(uint64_t){ 0 },
+									  &(struct entry_labels){ 0 }, NULL, 0) == 1 &&
+		    too_broad(s, &e, err, errlen))
+			return true;
+	}
+	return false;
+}
+
 static int apply_op(void *ctx, const struct cluster_op *op, char *err, size_t errlen)
 {
 	static struct entry e;
@@ -17,12 +49,16 @@ static int apply_op(void *ctx, const struct cluster_op *op, char *err, size_t er
 	uint32_t still_held;
 	int rc;
 
+	if (op->kind == CLUSTER_REPLACE && version_too_broad(s, op->data, op->data_len, err, errlen))
+		return -1;
 	s->applying_cluster = true; /* through the local path, journaled, but not published again */
 	if (op->kind == CLUSTER_REPLACE || op->kind == CLUSTER_FLUSH) {
 		rc = service_list_from_cluster(s, op->entry, op->kind == CLUSTER_FLUSH ? NULL : op->data, op->data_len,
 					       err, errlen);
 	} else if (entry_parse(op->entry, &e, err, errlen) != 1) {
 		error_set(err, errlen, "not an entry");
+		rc = -1;
+	} else if (op->kind == CLUSTER_ADD && too_broad(s, &e, err, errlen)) {
 		rc = -1;
 	} else {
 		rc = op->kind == CLUSTER_ADD ? service_add(s, &e, op->expires, err, errlen)

@@ -58,7 +58,9 @@ static bool same_cluster(const struct cluster_config *a, const struct cluster_co
 	       same_string(a->stream, b->stream) && same_string(a->node, b->node) && a->maxlen == b->maxlen &&
 	       a->snapshot_every == b->snapshot_every &&
 	       same_string(a->events_key, b->events_key) && a->events_stream == b->events_stream &&
-	       a->events_pending == b->events_pending;
+	       a->events_pending == b->events_pending && same_string(a->key_file, b->key_file) &&
+	       a->max_entry_bytes == b->max_entry_bytes && a->max_prefix4 == b->max_prefix4 &&
+	       a->max_prefix6 == b->max_prefix6;
 }
 
 static bool same_files(const struct config *a, const struct config *b)

@@ -7,7 +7,7 @@
 . "$(dirname "$0")/tap.sh"
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/cluster.sh"
-plan 25
+plan 35
 status() { C "$1" --json cluster status | jq -r ".cluster.$2"; }
 wait_for() { # wait_for SECONDS COMMAND...: until it succeeds
 	local n=$(($1 * 20)); shift
@@ -117,9 +117,63 @@ C 2 query addr 192.0.2.91 >/dev/null; is $? 1 "and the later del stands on node 
 C 1 query addr 192.0.2.91 >/dev/null; is $? 1 "and on node 1"
 stop 2
 
+# ---- with [cluster] key_file, only changes signed with the key count ----
+stop 1
+R del bloomd:entries bloomd:entries:snapshot >/dev/null
+rm -rf n1 n2
+head -c 32 /dev/urandom | base64 > cluster.key
+chmod 644 cluster.key
+signed_conf() { node_conf "$1"; sed -i "/^node = /a key_file = $tmp/cluster.key\nmax_entry_bytes = 64KiB" "n$1/bloomd.conf"; }
+signed_conf 1
+start 1; ok $((! $?)) "a key file others may read is refused: $(grep -o 'key_file.*' n1/err | head -c 90)"
+chmod 600 cluster.key
+start 1; start 2 2>/dev/null; signed_conf 2; start 2
+C 1 add addr 192.0.2.100 >/dev/null
+wait_for 5 C 2 query addr 192.0.2.100 >/dev/null; ok $? "a signed change reaches the other node"
+R xadd bloomd:entries '*' node evil change 00000000000000aa-1 op add entry "addr 192.0.2.101" >/dev/null
+R xadd bloomd:entries '*' node evil change 00000000000000aa-2 op add entry "addr 192.0.2.101" mac "$(printf '%064d' 0)" >/dev/null
+C 1 add addr 192.0.2.103 >/dev/null # after both: once it is in, they were read
+wait_for 5 C 2 query addr 192.0.2.103 >/dev/null
+C 2 query addr 192.0.2.101 >/dev/null; is $? 1 "an unsigned and a wrongly signed add are not applied"
+is "$(status 2 unauthenticated)" 2 "and are counted"
+# An old signed add, XADDed again by someone who can write to Redis after a del: a duplicate.
+old=$(R --json xrange bloomd:entries - + | jq -r '[.[] | select(.[1] | index("addr 192.0.2.100"))][0][1] | @sh')
+C 2 del addr 192.0.2.100 >/dev/null
+wait_for 5 eval '! C 1 query addr 192.0.2.100 >/dev/null'
+eval "R xadd bloomd:entries '*' $old" >/dev/null
+C 1 add addr 192.0.2.104 >/dev/null
+wait_for 5 C 2 query addr 192.0.2.104 >/dev/null
+C 2 query addr 192.0.2.100 >/dev/null; is $? 1 "an old signed add replayed after a del is passed (a duplicate)"
+# A net broader than max_prefix4 (/8) from the stream, even signed, is refused.
+C 1 add net 0.0.0.0/0 >/dev/null
+C 1 add addr 192.0.2.105 >/dev/null
+wait_for 5 C 2 query addr 192.0.2.105 >/dev/null
+C 2 match 198.51.100.1 >/dev/null; is $? 1 "a /0 net from the stream is refused ($(grep -o 'a /0 net[^:]*' n2/err | head -n 1))"
+C 1 del net 0.0.0.0/0 >/dev/null
+# An entry over max_entry_bytes is refused before it is parsed, at once.
+head -c 3000000 /dev/zero | tr '\0' a > big.data
+R -x xadd bloomd:entries '*' node evil op replace entry shared data < big.data >/dev/null
+C 1 add addr 192.0.2.106 >/dev/null
+wait_for 5 C 2 query addr 192.0.2.106 >/dev/null
+is "$(status 2 oversized)" 1 "a 3 MB entry is refused (max_entry_bytes = 64KiB), and the node goes on"
+# A forged snapshot is not taken: a new node behind a trimmed stream waits for a signed one.
+R xtrim bloomd:entries MAXLEN 0 >/dev/null
+C 1 add addr 192.0.2.108 >/dev/null
+wait_for 5 [ "$(R xlen bloomd:entries)" = 1 ]
+R hset bloomd:entries:snapshot id "$(R --json xrange bloomd:entries - + | jq -r '.[-1][0]')" data "addr 192.0.2.107" node evil >/dev/null
+signed_conf 3
+start 3
+wait_for 5 grep -q "not signed" <<<"$(status 3 errors.reader)"; ok $? "a new node does not take a forged snapshot: $(status 3 errors.reader | head -c 70)"
+C 1 cluster snapshot >/dev/null
+wait_for 10 C 3 query addr 192.0.2.108 >/dev/null; ok $? "it takes the one a node signed"
+C 3 query addr 192.0.2.107 >/dev/null; is $? 1 "and never had the forged one's entry"
+stop 3
+stop 2
+
 # ---- a full state disk: the cursor stays before the entry it could not apply ----
 if [ "$(id -u)" -eq 0 ] && mkdir disk && mount -t tmpfs -o size=512k tmpfs disk 2>/dev/null; then
 	stop 1
+	node_conf 1
 	sed -i "s|^dir = .*|dir = $tmp/disk/state|" n1/bloomd.conf
 	start 1
 	node_conf 2

@@ -3,11 +3,13 @@
 # sensors: how long a change takes from its XADD on one node to being applied on the other
 # (p50/p99, as the receiving node measures it), entries applied per second against the same
 # entries loaded locally, and the catch-up of a node that was down while entries were added.
+# BENCH_CLUSTER_SIGNED=1: the same with [cluster] key_file (every change HMAC-signed and checked).
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
 entries=${BENCH_CLUSTER_ENTRIES:-100000}
 catchup=${BENCH_CLUSTER_CATCHUP:-1000000}
 runs=${BENCH_CLUSTER_RUNS:-3}
+signed=${BENCH_CLUSTER_SIGNED:-0}
 tmp=$(mktemp -d)
 declare -A pid
 cleanup() {
@@ -42,21 +44,35 @@ lines() { # lines PREFIX N: N addr entries
 redis-server --port 0 --unixsocket "$tmp/redis.sock" --dir "$tmp" --appendonly no --save '' --daemonize yes \
 	--pidfile "$tmp/redis.pid" --logfile "$tmp/redis.log"
 for _ in $(seq 100); do R ping >/dev/null 2>&1 && break; sleep 0.05; done
+head -c 32 /dev/urandom | base64 > "$tmp/key" && chmod 600 "$tmp/key"
 for n in 1 2; do
 	mkdir -p "$tmp/n$n"
 	printf '[control]\nsocket = %s/n%s/s.sock\n[store]\ndir = %s/n%s/state\n[filter]\nauto_rebuild = no\n[cluster]\nredis = unix:%s/redis.sock\nnode = n%s\nmaxlen = 10000000\n[log]\nlevel = warning\n' \
 		"$tmp" "$n" "$tmp" "$n" "$tmp" "$n" > "$tmp/n$n/bloomd.conf"
+	[ "$signed" = 1 ] && sed -i "/^node = /a key_file = $tmp/key" "$tmp/n$n/bloomd.conf"
 	start $n
 done
+[ "$signed" = 1 ] && echo "(every change signed with HMAC-SHA256 and checked: [cluster] key_file)"
 
 echo "propagation: 300 single adds on node 1, each applied on node 2 (delay from the XADD)"
 for i in $(seq 1 300); do C 1 add addr 100.64.$((i / 256)).$((i % 256)) >/dev/null; done
 wait_applied 2 300
 C 2 --json cluster status | jq -r '"  p50 \(.cluster.delay_ms.p50) ms, p99 \(.cluster.delay_ms.p99) ms over \(.cluster.delay_ms.samples) changes"'
 
+echo "add to visible: 200 bloomctl add on node 1, each polled for with bloomctl query on node 2"
+visible=()
+for i in $(seq 1 200); do
+	t0=$(now)
+	C 1 add addr 100.65.$((i / 256)).$((i % 256)) >/dev/null
+	until C 2 query addr 100.65.$((i / 256)).$((i % 256)) >/dev/null; do :; done
+	visible+=("$(echo "($(now) - $t0) * 1000" | bc -l)")
+done
+printf '%s\n' "${visible[@]}" | sort -g | awk '{ a[NR] = $1 } END { printf "  p50 %.1f ms, p99 %.1f ms over %d adds (client start included: bloomctl is run for each add and poll)\n", a[int(NR * 0.5 + 0.5)], a[int(NR * 0.99 + 0.5)], NR }'
+wait_applied 2 500
+
 echo "applying: $entries entries loaded on node 1, against the same load on node 1 alone ($runs runs, medians)"
 local_rates=() applied_rates=()
-base=300
+base=500
 for r in $(seq 1 "$runs"); do
 	lines "$((10 + r))" "$entries" > "$tmp/load"
 	t0=$(now)

@@ -27,6 +27,8 @@ echo "== the control plane: 1,000,000 entries through the socket, and a rebuild 
 echo
 echo "== the cluster: two sensors sharing entries through a redis-server"
 "$(dirname "$0")/bench-cluster.sh" "$build"
+echo "-- the same, every change signed and checked ([cluster] key_file): the cost of the HMAC"
+BENCH_CLUSTER_SIGNED=1 "$(dirname "$0")/bench-cluster.sh" "$build"
 
 echo
 echo "== inline and workers: a flood through netfilter queues, against the kernel alone, and captured passively (as root)"
