@@ -8,7 +8,7 @@ fi
 tmp=$(mktemp -d)
 chmod 755 "$tmp"
 declare -A pid
-trap 'for p in "${pid[@]}"; do kill -9 "$p" 2>/dev/null; done; redis-cli -s "$tmp/redis.sock" shutdown nosave >/dev/null 2>&1; umount "$tmp/disk" 2>/dev/null; rm -rf "$tmp"' EXIT
+trap 'for p in "${pid[@]}"; do kill "$p" 2>/dev/null; done; wait "${pid[@]}" 2>/dev/null; redis-cli -s "$tmp/redis.sock" shutdown nosave >/dev/null 2>&1; umount "$tmp/disk" 2>/dev/null; rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 1
 
 R() { redis-cli -s "$tmp/redis.sock" "$@"; }
