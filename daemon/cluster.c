@@ -55,6 +55,7 @@ struct outbox {
 	size_t head, sent, n, cap; /* [head, sent) in flight, [sent, n) waiting */
 	int fd;                    /* cluster.outbox, or -1 */
 	bool dirty;                /* written, not fsync'd */
+	bool failed;               /* a write or fsync failed: the file is not trusted until written anew */
 };
 
 struct cluster {
@@ -289,10 +290,59 @@ static int load_outbox(struct cluster *c, char *err, size_t errlen)
 	return 0;
 }
 
+#define OUTBOX_TMP "cluster.outbox.tmp"
+
+/* The outbox could not be written or fsync'd: said, and no change is acknowledged until it is written anew. */
+static void outbox_failed(struct cluster *c, int e)
+{
+	char path[4200];
+
+	c->out.failed = true;
+	set_error(c, ERROR_FILES, "%s: %s: changes are refused until it can be written (tried each second)",
+		  statedir_name(c->dir, OUTBOX_FILE, path, sizeof(path)), strerror(e));
+}
+
 static void sync_outbox(struct cluster *c)
 {
-	if (c->out.fd >= 0 && c->out.dirty && fdatasync(c->out.fd) == 0)
+	if (c->out.fd < 0 || !c->out.dirty || c->out.failed)
+		return;
+	if (fdatasync(c->out.fd) == 0)
 		c->out.dirty = false;
+	else
+		outbox_failed(c, errno); /* the kernel may have dropped the pages: only a new file is trusted */
+}
+
+/* After a failure: the changes not yet in the stream written to a new outbox, fsync'd, renamed in place. */
+static void rewrite_outbox(struct cluster *c)
+{
+	struct outbox *o = &c->out;
+	int fd = statedir_create(c->dir, OUTBOX_TMP, O_RDWR | O_APPEND);
+
+	for (size_t i = o->head; fd >= 0 && i < o->n; i++)
+		if (write(fd, o->lines[i], strlen(o->lines[i])) != (ssize_t)strlen(o->lines[i]) || write(fd, "\n", 1) != 1) {
+			close(fd);
+			fd = -1;
+		}
+	if (fd < 0 || fdatasync(fd) < 0 || statedir_rename(c->dir, OUTBOX_TMP, OUTBOX_FILE) < 0 ||
+	    statedir_sync(c->dir, OUTBOX_FILE) < 0) {
+		if (fd >= 0)
+			close(fd);
+		statedir_unlink(c->dir, OUTBOX_TMP);
+		return;
+	}
+	close(o->fd);
+	o->fd = fd;
+	o->failed = o->dirty = false;
+	clear_error(c, ERROR_FILES);
+	log_info("cluster: the outbox is written again (%zu changes in it)", o->n - o->head);
+}
+
+int cluster_outbox_error(const struct cluster *c, char *err, size_t errlen)
+{
+	if (!c->out.failed)
+		return 0;
+	error_set(err, errlen, "%s", c->errors[ERROR_FILES]);
+	return -1;
 }
 
 /* ---- connections ---- */
@@ -875,10 +925,10 @@ int cluster_publish(struct cluster *c, const struct cluster_op *op, char *err, s
 		error_set(err, errlen, "out of memory for the cluster's outbox");
 		return -1;
 	}
-	if (c->out.fd >= 0) {
+	if (c->out.fd >= 0 && !c->out.failed) {
 		size_t n = strlen(line);
 		if (write(c->out.fd, line, n) != (ssize_t)n || write(c->out.fd, "\n", 1) != 1)
-			set_error(c, ERROR_FILES, "cluster.outbox: %s (the change is sent, but not kept for a restart)", strerror(errno));
+			outbox_failed(c, errno ? errno : EIO);
 		c->out.dirty = true;
 		if (c->sync_always)
 			sync_outbox(c);
@@ -1104,6 +1154,8 @@ void cluster_tick(struct cluster *c)
 	if (c->state == READER_STALE && c->reader.up && time(NULL) - c->stale_since >= (time_t)wait)
 		reader_read(c);
 	save_cursor(c);
+	if (c->out.failed)
+		rewrite_outbox(c);
 	sync_outbox(c);
 	/* Up to date (as the last lag check found): a snapshot now and then, for nodes behind the trim. */
 	char err[256];

@@ -85,8 +85,17 @@ struct cluster *cluster_open(struct event_base *base, const struct cluster_confi
 /* Save the cursor and the outbox, and disconnect. */
 void cluster_close(struct cluster *c);
 
-/* A local change, after it is journaled (op's node is this one): into the outbox, then the stream. -1 with a message. */
+/*
+ * A local change, after it is journaled (op's node is this one): into the
+ * outbox (fsync'd with sync_always), then the stream. -1 with a message
+ * when it cannot be (no memory, too large). A change whose outbox write
+ * fails is still sent from memory, but the failure stands
+ * (cluster_outbox_error) until cluster_tick has written the outbox anew.
+ */
 int cluster_publish(struct cluster *c, const struct cluster_op *op, char *err, size_t errlen);
+
+/* -1 with the reason while the outbox cannot be trusted: changes must not be acknowledged then. */
+int cluster_outbox_error(const struct cluster *c, char *err, size_t errlen);
 
 /*
  * An event line for Redis: 0 taken (and, if Redis then does not take it,

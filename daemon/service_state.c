@@ -256,7 +256,9 @@ int service_sync(struct service *s, bool sync_now)
 
 	if (s->journal == NULL)
 		return 0;
-	if (journal_flush(s->journal, sync_now && s->cfg->fsync != CONFIG_FSYNC_NO, err, sizeof(err)) < 0) {
+	/* With [cluster], a change is durable once in the journal and in the outbox alike. */
+	if (journal_flush(s->journal, sync_now && s->cfg->fsync != CONFIG_FSYNC_NO, err, sizeof(err)) < 0 ||
+	    (s->cluster && cluster_outbox_error(s->cluster, err, sizeof(err)) < 0)) {
 		if (s->store_error[0] == '\0')
 			log_error("%s: changes are refused until the state can be written again", err);
 		snprintf(s->store_error, sizeof(s->store_error), "%s", err);

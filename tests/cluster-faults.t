@@ -7,7 +7,7 @@
 . "$(dirname "$0")/tap.sh"
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/cluster.sh"
-plan 35
+plan 39
 status() { C "$1" --json cluster status | jq -r ".cluster.$2"; }
 wait_for() { # wait_for SECONDS COMMAND...: until it succeeds
 	local n=$(($1 * 20)); shift
@@ -116,6 +116,27 @@ is "$(status 2 duplicates) $(status 1 duplicates)" "1 1" "the re-sent add is kno
 C 2 query addr 192.0.2.91 >/dev/null; is $? 1 "and the later del stands on node 2"
 C 1 query addr 192.0.2.91 >/dev/null; is $? 1 "and on node 1"
 stop 2
+
+# ---- a change is acknowledged only once it is in the outbox too ----
+if cc -shared -fPIC -o outbox-fail.so "$here/outbox-fail.c" -ldl 2>/dev/null; then
+	stop 1
+	start 2
+	LD_PRELOAD=$tmp/outbox-fail.so BLOOMD_FAIL_FLAG=$tmp/fail ASAN_OPTIONS=verify_asan_link_order=0 start 1
+	touch fail # from now on the outbox alone cannot be written
+	C 1 add addr 192.0.2.120 >/dev/null 2>add.err; rc=$?
+	[ "$rc" -ne 0 ] && grep -q "not durable" add.err && grep -q "cluster.outbox" add.err
+	ok $? "an add whose outbox write fails is not acknowledged: $(head -c 120 add.err)"
+	C 1 add addr 192.0.2.121 >/dev/null 2>&1; ok $((! $?)) "and changes are refused meanwhile"
+	rm fail
+	wait_for 10 C 1 add addr 192.0.2.122 >/dev/null 2>&1; ok $? "once it can be written, changes are taken again"
+	stop 1
+	start 1
+	wait_for 5 C 2 query addr 192.0.2.122 >/dev/null
+	C 2 query addr 192.0.2.120 >/dev/null; is $? 0 "the change kept in memory reached the stream all the same"
+	stop 2
+else
+	for _ in $(seq 4); do tap_n=$((tap_n + 1)); echo "ok $tap_n # SKIP no C compiler for the LD_PRELOAD shim"; done
+fi
 
 # ---- with [cluster] key_file, only changes signed with the key count ----
 stop 1
