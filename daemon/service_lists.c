@@ -80,6 +80,16 @@ static void note_unkept(struct service *s, int i, const char *err)
 	s->lists_unkept |= 1u << i;
 }
 
+/* Keep text (entry lines) as list i's version. -1 with a message. */
+static int keep_text(struct service *s, int i, const char *text, size_t len, char *err, size_t errlen)
+{
+	int rc = persist_list_save(&s->state, s->lists.slot[i].name, text, len, err, errlen);
+
+	if (rc < 0)
+		note_unkept(s, i, err);
+	return rc;
+}
+
 /* Keep the entries held by holder (labels from label_slot) as list i's version. -1 with a message. */
 static int keep(struct service *s, int i, uint32_t holder, unsigned label_slot, char *err, size_t errlen)
 {
@@ -91,10 +101,8 @@ static int keep(struct service *s, int i, uint32_t holder, unsigned label_slot, 
 		error_set(err, errlen, "list %s: out of memory for its kept version", s->lists.slot[i].name);
 		return -1;
 	}
-	rc = persist_list_save(&s->state, s->lists.slot[i].name, text, len, err, errlen);
+	rc = keep_text(s, i, text, len, err, errlen);
 	free(text);
-	if (rc < 0)
-		note_unkept(s, i, err);
 	return rc;
 }
 
@@ -353,7 +361,7 @@ int service_list_flush(struct service *s, const char *name, uint64_t *removed, c
 	if (i < 0)
 		return -1;
 	/* The empty version is kept first: a flush the next start would undo is refused. */
-	if (s->journal && keep(s, i, 0, LISTS_SLOTS, err, errlen) < 0) {
+	if (s->journal && keep_text(s, i, "", 0, err, errlen) < 0) {
 		error_set(err, errlen, "list %s keeps its entries: %s", name, s->store_error);
 		return -1;
 	}
