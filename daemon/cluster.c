@@ -75,6 +75,13 @@ struct cluster {
 	uint64_t desyncs;
 	char last_generated[ID_MAX]; /* the stream's last ID, as the last check found it */
 	char blocked_at[ID_MAX];   /* an entry that could not be applied now, tried again; "" when none */
+	struct {                   /* an entry the daemon applies in slices (CLUSTER_APPLY_STARTED): reading waits */
+		bool on;
+		char id[ID_MAX];
+		struct change_id change;
+		bool identified;
+		char what[200];    /* "replace LIST from NODE", for messages */
+	} applying;
 	unsigned retry_seconds;    /* how long until it is (doubling up to RETRY_MAX_SECONDS) */
 	time_t stale_since;
 	struct outbox out;
@@ -550,73 +557,125 @@ static bool acceptable(struct cluster *c, const redisReply *e)
 	return false;
 }
 
-/*
- * Apply one entry and move the cursor past it; -1 when it could not be
- * applied now (the state cannot be written, no memory): the cursor stays
- * before it, to be tried again (an entry refused for what it says is
- * counted and passed).
- */
-static int apply_entry(struct cluster *c, const redisReply *e)
+/* The entry at id is done with (applied, refused or passed): the cursor moves past it. -1 if not now. */
+static int entry_done(struct cluster *c, const char *id, const struct change_id *change)
 {
-	char err[256];
-
-	const redisReply *op = field(e->element[1], "op"), *entry = field(e->element[1], "entry"),
-			 *node = field(e->element[1], "node"), *expires = field(e->element[1], "expires");
-	const redisReply *data = field(e->element[1], "data");
-	struct change_id id = { .seq = 0 };
-	if (!acceptable(c, e))
-		goto passed;
-	bool identified = change_of(e, &id);
-	if (identified && seen_already(c->seen, &id)) { /* a re-send: its first copy counted */
-		c->duplicates++;
-		goto passed;
-	}
-	int kind = op && op->type == REDIS_REPLY_STRING ? op_kind(op->str) : -1;
-	if (kind >= 0 && entry && entry->type == REDIS_REPLY_STRING) {
-		struct cluster_op o = {
-			.kind = (enum cluster_op_kind)kind, .entry = entry->str,
-			.expires = expires && expires->type == REDIS_REPLY_STRING ? strtoull(expires->str, NULL, 10) : 0,
-			.data = data && data->type == REDIS_REPLY_STRING ? data->str : "",
-			.data_len = data && data->type == REDIS_REPLY_STRING ? data->len : 0,
-			.node = node && node->type == REDIS_REPLY_STRING ? node->str : "?",
-		};
-		if (strcmp(o.node, c->cfg->node) != 0) {
-			struct timespec now;
-			clock_gettime(CLOCK_REALTIME, &now);
-			uint64_t ms = (uint64_t)now.tv_sec * 1000 + (uint64_t)now.tv_nsec / 1000000, at = parse_id(e->element[0]->str).ms;
-			c->delay_ms[c->ndelays++ % DELAYS] = ms > at ? (uint32_t)(ms - at) : 0;
-		}
-		int rc = c->cb.apply(c->cb.ctx, &o, err, sizeof(err));
-		if (rc == CLUSTER_APPLY_LATER) {
-			c->apply_errors++;
-			snprintf(c->blocked_at, sizeof(c->blocked_at), "%s", e->element[0]->str);
-			set_error(c, ERROR_READER, "%s %s from %s (%s) cannot be applied now: %s; tried again, the cursor stays before it",
-				  op->str, entry->str, o.node, e->element[0]->str, err);
-			return -1;
-		}
-		if (rc < 0) {
-			c->apply_errors++;
-			log_warning("cluster: %s %s from %s (%s): %s", op->str, entry->str, o.node, e->element[0]->str, err);
-		} else {
-			c->applied++;
-		}
-	} else {
-		c->apply_errors++;
-	}
-	if (identified && seen_record(c->seen, &id) < 0) {
+	if (change && seen_record(c->seen, change) < 0) {
 		set_error(c, ERROR_READER, "out of memory for the changes applied; tried again");
 		return -1;
 	}
-passed:
 	if (c->blocked_at[0]) {
 		log_info("cluster: the entry at %s is applied: going on", c->blocked_at);
 		c->blocked_at[0] = '\0';
 		c->retry_seconds = 0;
 		clear_error(c, ERROR_READER);
 	}
-	snprintf(c->cursor, sizeof(c->cursor), "%s", e->element[0]->str);
+	snprintf(c->cursor, sizeof(c->cursor), "%s", id);
 	c->cursor_dirty = true;
 	return 0;
+}
+
+/*
+ * What came of applying the entry at id (rc: cb.apply's; what: "OP ENTRY
+ * from NODE"): -1 when it could not be applied now (the state cannot be
+ * written, no memory): the cursor stays before it, to be tried again. An
+ * entry refused for what it says is counted and passed.
+ */
+static int entry_applied(struct cluster *c, const char *id, const struct change_id *change, int rc, const char *err,
+			 const char *what)
+{
+	if (rc == CLUSTER_APPLY_LATER) {
+		c->apply_errors++;
+		snprintf(c->blocked_at, sizeof(c->blocked_at), "%s", id);
+		set_error(c, ERROR_READER, "%s (%s) cannot be applied now: %s; tried again, the cursor stays before it",
+			  what, id, err);
+		return -1;
+	}
+	if (rc < 0) {
+		c->apply_errors++;
+		log_warning("cluster: %s (%s): %s", what, id, err);
+	} else {
+		c->applied++;
+	}
+	return entry_done(c, id, change);
+}
+
+static void note_delay(struct cluster *c, const char *id)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	uint64_t ms = (uint64_t)now.tv_sec * 1000 + (uint64_t)now.tv_nsec / 1000000, at = parse_id(id).ms;
+	c->delay_ms[c->ndelays++ % DELAYS] = ms > at ? (uint32_t)(ms - at) : 0;
+}
+
+/* apply_entry's answers besides 0: try again later, or the daemon applies it in slices (reading waits). */
+enum { ENTRY_LATER = -1, ENTRY_STARTED = 1 };
+
+/* Apply one entry and move the cursor past it: 0, ENTRY_LATER or ENTRY_STARTED. */
+static int apply_entry(struct cluster *c, const redisReply *e)
+{
+	char err[256], what[sizeof(c->applying.what)];
+	const char *id = e->element[0]->str;
+
+	const redisReply *op = field(e->element[1], "op"), *entry = field(e->element[1], "entry"),
+			 *node = field(e->element[1], "node"), *expires = field(e->element[1], "expires");
+	const redisReply *data = field(e->element[1], "data");
+	struct change_id change = { .seq = 0 };
+	if (!acceptable(c, e))
+		return entry_done(c, id, NULL);
+	bool identified = change_of(e, &change);
+	if (identified && seen_already(c->seen, &change)) { /* a re-send: its first copy counted */
+		c->duplicates++;
+		return entry_done(c, id, NULL);
+	}
+	int kind = op && op->type == REDIS_REPLY_STRING ? op_kind(op->str) : -1;
+	if (kind < 0 || !entry || entry->type != REDIS_REPLY_STRING) {
+		c->apply_errors++;
+		return entry_done(c, id, identified ? &change : NULL);
+	}
+	struct cluster_op o = {
+		.kind = (enum cluster_op_kind)kind, .entry = entry->str,
+		.expires = expires && expires->type == REDIS_REPLY_STRING ? strtoull(expires->str, NULL, 10) : 0,
+		.data = data && data->type == REDIS_REPLY_STRING ? data->str : "",
+		.data_len = data && data->type == REDIS_REPLY_STRING ? data->len : 0,
+		.node = node && node->type == REDIS_REPLY_STRING ? node->str : "?",
+	};
+	if (strcmp(o.node, c->cfg->node) != 0)
+		note_delay(c, id);
+	snprintf(what, sizeof(what), "%s %.64s from %.64s", op->str, entry->str, o.node);
+	int rc = c->cb.apply(c->cb.ctx, &o, err, sizeof(err));
+	if (rc == CLUSTER_APPLY_STARTED) {
+		c->applying.on = true;
+		snprintf(c->applying.id, sizeof(c->applying.id), "%s", id);
+		c->applying.change = change;
+		c->applying.identified = identified;
+		snprintf(c->applying.what, sizeof(c->applying.what), "%s", what);
+		return ENTRY_STARTED;
+	}
+	return entry_applied(c, id, identified ? &change : NULL, rc, err, what);
+}
+
+/* An entry could not be applied now: the reader waits, longer each time, and reads again from it. */
+static void retry_later(struct cluster *c)
+{
+	c->state = READER_STALE;
+	c->stale_since = time(NULL);
+	c->retry_seconds = c->retry_seconds ? (c->retry_seconds * 2 > RETRY_MAX_SECONDS ? RETRY_MAX_SECONDS
+										: c->retry_seconds * 2)
+					    : STALE_RETRY_SECONDS;
+}
+
+void cluster_applied(struct cluster *c, int rc, const char *err)
+{
+	if (!c->applying.on)
+		return;
+	c->applying.on = false;
+	if (entry_applied(c, c->applying.id, c->applying.identified ? &c->applying.change : NULL, rc, err,
+			  c->applying.what) < 0)
+		retry_later(c);
+	else
+		reader_read(c); /* what the batch held after it is read again */
 }
 
 /* XREAD's entries of our one stream: [[stream, [entry, ...]]], every entry shaped; NULL if not so. */
@@ -656,15 +715,15 @@ static void on_read(redisAsyncContext *ac, void *r, void *priv)
 		redisAsyncCommandArgv(c->reader.ac, on_snapshot, c, 2, argv, NULL);
 		return;
 	}
-	for (size_t i = 0; entries && i < entries->elements; i++)
-		if (apply_entry(c, entries->element[i]) < 0) { /* again later, from the entry that failed */
-			c->state = READER_STALE;
-			c->stale_since = time(NULL);
-			c->retry_seconds = c->retry_seconds ? (c->retry_seconds * 2 > RETRY_MAX_SECONDS ? RETRY_MAX_SECONDS
-												  : c->retry_seconds * 2)
-							    : STALE_RETRY_SECONDS;
+	for (size_t i = 0; entries && i < entries->elements; i++) {
+		int rc = apply_entry(c, entries->element[i]);
+		if (rc == ENTRY_STARTED) /* cluster_applied goes on */
+			return;
+		if (rc == ENTRY_LATER) { /* again later, from the entry that failed */
+			retry_later(c);
 			return;
 		}
+	}
 	if (c->resyncing && (entries == NULL || entries->elements < READ_COUNT)) {
 		c->resyncing = false;
 		clear_error(c, ERROR_READER);
@@ -683,7 +742,7 @@ static void reader_read(struct cluster *c)
 	const char *info[] = { "XINFO", "STREAM", c->cfg->stream };
 	const char *argv[] = { "XREAD", "COUNT", TEXT(READ_COUNT), "BLOCK", READ_BLOCK_MS, "STREAMS", c->cfg->stream, c->cursor };
 
-	if (!c->reader.up)
+	if (!c->reader.up || c->applying.on)
 		return;
 	c->state = READER_READING;
 	redisAsyncCommandArgv(c->reader.ac, on_check, c, 3, info, NULL);
@@ -1221,7 +1280,7 @@ json_t *cluster_status(const struct cluster *c)
 
 	if (c->lag_entries && id_cmp(c->last_id_seen, c->cursor) > 0)
 		lag_seconds = (double)(parse_id(c->last_id_seen).ms - parse_id(c->cursor).ms) / 1000;
-	return json_pack("{s:s,s:s,s:s,s:b,s:b,s:s,s:s,s:I,s:b,s:f,s:o,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:b,s:o,s:{s:I,s:I,s:I},s:s*,s:o}",
+	return json_pack("{s:s,s:s,s:s,s:b,s:b,s:s,s:s,s:I,s:b,s:f,s:o,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:b,s:o,s:o,s:{s:I,s:I,s:I},s:s*,s:o}",
 			 "node", c->cfg->node, "redis", c->cfg->redis, "stream", c->cfg->stream, "reader_connected",
 			 c->reader.up, "writer_connected", c->writer.up, "state",
 			 c->resyncing || (c->state == READER_STALE && strncmp(c->errors[ERROR_READER], "desync", 6) == 0) ? "desync"
@@ -1232,7 +1291,8 @@ json_t *cluster_status(const struct cluster *c)
 			 (json_int_t)c->apply_errors, "published", (json_int_t)c->published, "outbox",
 			 (json_int_t)(c->out.n - c->out.head), "restored_from_snapshot", (json_int_t)c->restored, "desyncs", (json_int_t)c->desyncs, "duplicates", (json_int_t)c->duplicates, "unauthenticated", (json_int_t)c->unauthenticated,
 			 "oversized", (json_int_t)c->oversized, "signed", c->key != NULL, "blocked_at",
-			 c->blocked_at[0] ? json_string(c->blocked_at) : json_null(),
+			 c->blocked_at[0] ? json_string(c->blocked_at) : json_null(), "applying",
+			 c->applying.on ? json_string(c->applying.id) : json_null(),
 			 "events", "sent", (json_int_t)c->events_sent, "pending", (json_int_t)c->events_pending,
 			 "failed", (json_int_t)c->events_failed, "error", newest_error(c), "errors", errors_json(c));
 }

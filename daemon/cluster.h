@@ -49,6 +49,7 @@ struct cluster_op {
 };
 
 #define CLUSTER_APPLY_LATER (-2)
+#define CLUSTER_APPLY_STARTED 1
 
 struct cluster_callbacks {
 	/*
@@ -56,6 +57,8 @@ struct cluster_callbacks {
 	 * what it says: logged, counted, passed), or CLUSTER_APPLY_LATER when it
 	 * cannot be applied now (the state cannot be written): it is tried
 	 * again, with a growing pause, and nothing after it is applied first.
+	 * CLUSTER_APPLY_STARTED: it is being applied in slices, and the daemon
+	 * calls cluster_applied when done; nothing is read meanwhile.
 	 */
 	int (*apply)(void *ctx, const struct cluster_op *op, char *err, size_t errlen);
 	/* Make the entries those of a snapshot (entry lines); -1 with a message. */
@@ -105,6 +108,15 @@ int cluster_event(struct cluster *c, const char *line, size_t len);
 
 /* Publish this node's entries as the snapshot a trimmed node starts from. -1 with a message. */
 int cluster_snapshot(struct cluster *c, char *err, size_t errlen);
+
+/*
+ * The entry whose apply returned CLUSTER_APPLY_STARTED is done: rc and err
+ * as apply's would have been. Reading goes on from after it (or, for
+ * CLUSTER_APPLY_LATER, from it, after a pause). Not called if the daemon
+ * stops first: the cursor stays before the entry, and the next start
+ * applies it again.
+ */
+void cluster_applied(struct cluster *c, int rc, const char *err);
 
 /* Once a second: reconnect, write the cursor, fsync the outbox, measure the lag. */
 void cluster_tick(struct cluster *c);

@@ -131,10 +131,9 @@ enum verdict engine_packet(struct engine *e, const struct capture_packet *p, con
 	packet_parse(p->link, p->frame, p->caplen, p->wirelen, &v);
 	stats_count(&e->stats, p->wirelen, v.status);
 	size_t n = matcher_check(e->matcher, &v, e->hits, MATCH_MAX_HITS);
-	if (n == 0)
+	if (n == 0 || (n = matcher_found(e->matcher, e->hits, n, e->found)) == 0)
 		return VERDICT_ACCEPT;
 	e->stats.matched_packets++;
-	matcher_found(e->matcher, e->hits, n, e->found);
 	/* The verdict comes before any alert is left out: suppressing an alert never lets a packet through. */
 	enum verdict verdict = e->inline_mode ? engine_verdict(e->drop_holders, e->reject_holders, e->found, n)
 					      : VERDICT_ACCEPT;

@@ -78,13 +78,14 @@ struct staging {
 	char error[300];
 	feed_bad_cb on_bad;    /* the caller's, with its ctx */
 	void *ctx;
+	uint64_t lines_before;  /* read by earlier parts of the version */
 };
 
 static void stage_bad(void *ctx, unsigned line, const char *text, const char *why)
 {
 	struct staging *st = ctx;
 
-	st->on_bad(st->ctx, line, text, why);
+	st->on_bad(st->ctx, (unsigned)(st->lines_before + line), text, why);
 }
 
 static int stage_entry(void *ctx, const struct entry *e, uint64_t expires, const struct entry_labels *labels,
@@ -109,32 +110,45 @@ static int stage_entry(void *ctx, const struct entry *e, uint64_t expires, const
 	return -1;
 }
 
-int lists_stage(struct lists *ls, struct matcher *m, int i, FILE *f, const struct feed_spec *spec,
-		uint64_t now, feed_bad_cb on_bad, void *ctx, struct list_load *r)
+int lists_stage_more(struct lists *ls, struct matcher *m, FILE *f, const struct feed_spec *spec, uint64_t now,
+		     feed_bad_cb on_bad, void *ctx, struct list_load *r)
 {
-	struct staging st = { .m = m, .labels = ls->labels, .on_bad = on_bad, .ctx = ctx };
+	struct staging st = { .m = m, .labels = ls->labels, .on_bad = on_bad, .ctx = ctx, .lines_before = r->lines };
 	struct feed_counts n;
-	struct list_state *l = &ls->slot[i];
-	double max_bad = l->cfg ? l->cfg->max_bad : 0.1;
 	char err[256];
 
-	*r = (struct list_load){ 0 };
 	int rc = feed_read(f, spec, now, stage_entry, stage_bad, &st, &n, err, sizeof(err));
-	r->lines = n.lines;
-	r->entries = n.entries;
-	r->bad = n.bad;
+	r->lines += n.lines;
+	r->entries += n.entries;
+	r->bad += n.bad;
 	if (rc < 0)
 		error_set(r->error, sizeof(r->error), "%s", err);
 	else if (st.failed)
 		error_set(r->error, sizeof(r->error), "%s", st.error);
-	else if (n.bad > 0 && (double)n.bad > max_bad * (double)(n.bad + n.entries))
+	return r->error[0] ? -1 : 0;
+}
+
+int lists_stage_done(struct lists *ls, struct matcher *m, int i, struct list_load *r)
+{
+	const struct list_state *l = &ls->slot[i];
+	double max_bad = l->cfg ? l->cfg->max_bad : 0.1;
+
+	if (r->error[0] == '\0' && r->bad > 0 && (double)r->bad > max_bad * (double)(r->bad + r->entries))
 		error_set(r->error, sizeof(r->error), "%llu of its %llu entry lines are bad, more than max_bad (%g)",
-			  (unsigned long long)n.bad, (unsigned long long)(n.bad + n.entries), max_bad);
+			  (unsigned long long)r->bad, (unsigned long long)(r->bad + r->entries), max_bad);
 	if (r->error[0]) {
 		lists_unstage(ls, m, i, r, r->error);
 		return -1;
 	}
 	return 0;
+}
+
+int lists_stage(struct lists *ls, struct matcher *m, int i, FILE *f, const struct feed_spec *spec,
+		uint64_t now, feed_bad_cb on_bad, void *ctx, struct list_load *r)
+{
+	*r = (struct list_load){ 0 };
+	lists_stage_more(ls, m, f, spec, now, on_bad, ctx, r);
+	return lists_stage_done(ls, m, i, r);
 }
 
 void lists_take(struct lists *ls, struct matcher *m, int i, uint64_t now, struct list_load *r)

@@ -16,12 +16,14 @@
  * Each list holds its entries under a holder bit of its own (match.h): bit
  * 0 is the local list (what bloomctl adds), the others are given out as
  * lists appear in the configuration and taken back when they go. Bit 31 is
- * kept for staging: a new version is read under it and then reheld onto the
- * list's bit in one step (matcher_rehold), or dropped whole if refused, so
- * packets see the old version or the new one, never a mix.
+ * kept for staging (MATCH_HOLDER_STAGING: no match on its own): a new
+ * version is read under it and then reheld onto the list's bit in one step
+ * (matcher_rehold), or dropped whole if refused, so packets see the old
+ * version or the new one, never a mix. A version from the cluster is taken
+ * in slices instead (service_slices.c): old, then both, then new.
  */
 #define LISTS_SLOTS 31
-#define LISTS_STAGING (1u << 31)
+#define LISTS_STAGING MATCH_HOLDER_STAGING
 
 /* What the last load of a list found. */
 struct list_load {
@@ -73,6 +75,15 @@ int lists_find(const struct lists *ls, const char *name);
  */
 int lists_stage(struct lists *ls, struct matcher *m, int i, FILE *f, const struct feed_spec *spec,
 		uint64_t now, feed_bad_cb on_bad, void *ctx, struct list_load *r);
+/*
+ * lists_stage in parts, for a version read a slice at a time: each part
+ * from its own f adds to r (start it zeroed), -1 once one fails (r->error);
+ * then lists_stage_done refuses the whole as lists_stage would (-1,
+ * unstaged) or lets it be taken (0).
+ */
+int lists_stage_more(struct lists *ls, struct matcher *m, FILE *f, const struct feed_spec *spec, uint64_t now,
+		     feed_bad_cb on_bad, void *ctx, struct list_load *r);
+int lists_stage_done(struct lists *ls, struct matcher *m, int i, struct list_load *r);
 /* The staged version becomes list i's, in one step (r gets what was added and removed). */
 void lists_take(struct lists *ls, struct matcher *m, int i, uint64_t now, struct list_load *r);
 /* The staged version dropped whole, refused for why: list i keeps its previous one. */

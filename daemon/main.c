@@ -264,6 +264,29 @@ static int run(struct service *s, const struct plan *p)
 	return service_exit_code(s);
 }
 
+/*
+ * The event loop. A replay's batches follow one another as events made
+ * active again from their own callback, which libevent runs before it
+ * polls again: without a bound, control, timers (the watchdog's too) and
+ * the cluster's sockets would wait for the whole file. So it polls at least
+ * every LOOP_POLL_MS of callbacks.
+ */
+#define LOOP_POLL_MS 5
+
+static struct event_base *loop_new(void)
+{
+	const struct timeval most = { 0, LOOP_POLL_MS * 1000 };
+	struct event_config *cfg = event_config_new();
+	struct event_base *base = NULL;
+
+	if (cfg == NULL)
+		return NULL;
+	if (event_config_set_max_dispatch_interval(cfg, &most, -1, 0) == 0)
+		base = event_base_new_with_config(cfg);
+	event_config_free(cfg);
+	return base;
+}
+
 int main(int argc, char **argv)
 {
 	struct service *s;
@@ -322,7 +345,7 @@ int main(int argc, char **argv)
 		log_error("%s", err);
 		goto out;
 	}
-	if ((base = event_base_new()) == NULL) {
+	if ((base = loop_new()) == NULL) {
 		log_error("cannot start the event loop");
 		goto out;
 	}

@@ -282,15 +282,20 @@ uint64_t matcher_scratch_hits_dropped(const struct match_scratch *sc)
 	return sc->hits_dropped;
 }
 
-void matcher_found(const struct matcher *m, const struct match_hit *hits, size_t n, struct match_found *out)
+size_t matcher_found(const struct matcher *m, const struct match_hit *hits, size_t n, struct match_found *out)
 {
+	size_t kept = 0;
+
 	for (size_t i = 0; i < n; i++) {
 		size_t len;
-		out[i] = (struct match_found){ .kind = hits[i].kind, .offset = hits[i].offset,
-					       .holders = matcher_hit_holders(m, &hits[i]) };
-		matcher_hit_key(m, &hits[i], &out[i].key, &len);
-		out[i].len = (uint16_t)len;
+		uint32_t holders = matcher_hit_holders(m, &hits[i]);
+		if ((holders & ~MATCH_HOLDER_STAGING) == 0)
+			continue;
+		out[kept] = (struct match_found){ .kind = hits[i].kind, .offset = hits[i].offset, .holders = holders };
+		matcher_hit_key(m, &hits[i], &out[kept].key, &len);
+		out[kept++].len = (uint16_t)len;
 	}
+	return kept;
 }
 
 void matcher_hit_key(const struct matcher *m, const struct match_hit *hit, const uint8_t **key,

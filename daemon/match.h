@@ -110,6 +110,12 @@ int matcher_replay(struct matcher *copy, const struct match_log *log, char *err,
  * one holder twice.
  */
 #define MATCH_HOLDER_DEFAULT 1u
+/*
+ * The bit a version being read is held under before it is anyone's: an
+ * entry held by it alone is no match (matcher_found leaves it out), so a
+ * version can be read in slices while packets are checked.
+ */
+#define MATCH_HOLDER_STAGING (1u << 31)
 
 /*
  * Add an entry held by holders (not 0), or add holders to it. Returns 0 if
@@ -246,7 +252,8 @@ struct match_found {
 	const uint8_t *key;
 	uint16_t len;
 };
-void matcher_found(const struct matcher *m, const struct match_hit *hits, size_t n, struct match_found *out);
+/* The n hits' entries, but those held only by MATCH_HOLDER_STAGING; how many are left. */
+size_t matcher_found(const struct matcher *m, const struct match_hit *hits, size_t n, struct match_found *out);
 
 /* The key of a hit's entry, for reporting. */
 void matcher_hit_key(const struct matcher *m, const struct match_hit *hit, const uint8_t **key,

@@ -391,50 +391,99 @@ static void list_paths(const char *name, char *path, size_t pathlen, char *tmp, 
 	snprintf(tmp, tmplen, "lists/.%s.tmp", name);
 }
 
-static int write_list(int fd, const char *text, size_t len)
-{
-	char sum[LIST_SUM_LINE + 1];
-	XXH3_state_t *s = XXH3_createState();
-	int rc = -1;
+struct persist_list_writer {
+	const struct statedir *d;
+	char path[4200], tmp[4200];
+	int fd;
+	XXH3_state_t *sum;
+};
 
-	if (s == NULL) {
-		errno = ENOMEM;
-		return -1;
-	}
-	XXH3_64bits_reset(s);
-	XXH3_64bits_update(s, LIST_HEADER, sizeof(LIST_HEADER) - 1);
-	XXH3_64bits_update(s, text, len);
-	snprintf(sum, sizeof(sum), LIST_SUM_PREFIX "%016llx\n", (unsigned long long)XXH3_64bits_digest(s));
-	if (persist_write_all(fd, (const uint8_t *)LIST_HEADER, sizeof(LIST_HEADER) - 1) == 0 &&
-	    persist_write_all(fd, (const uint8_t *)text, len) == 0 &&
-	    persist_write_all(fd, (const uint8_t *)sum, LIST_SUM_LINE) == 0 && fsync(fd) == 0)
-		rc = 0;
-	XXH3_freeState(s);
-	return rc;
+/* The message for errno, naming the file. */
+static void list_failed(struct persist_list_writer *w, char *err, size_t errlen)
+{
+	char shown[8400];
+	int e = errno;
+
+	error_set(err, errlen, "%s: %s", statedir_culprit(w->d, w->path, shown, sizeof(shown)), statedir_strerror(e));
 }
 
-int persist_list_save(const struct statedir *d, const char *name, const char *text, size_t len, char *err,
-		      size_t errlen)
+void persist_list_abandon(struct persist_list_writer *w)
 {
-	char path[4200], tmp[4200], shown[8400];
-	int fd;
+	if (w == NULL)
+		return;
+	if (w->fd >= 0)
+		close(w->fd);
+	statedir_unlink(w->d, w->tmp);
+	XXH3_freeState(w->sum);
+	free(w);
+}
 
-	list_paths(name, path, sizeof(path), tmp, sizeof(tmp));
-	if ((fd = statedir_create(d, tmp, 0)) < 0)
-		goto fail;
-	if (write_list(fd, text, len) < 0) {
+struct persist_list_writer *persist_list_begin(const struct statedir *d, const char *name, char *err, size_t errlen)
+{
+	struct persist_list_writer *w = calloc(1, sizeof(*w));
+
+	if (w == NULL || (w->sum = XXH3_createState()) == NULL) {
+		free(w);
+		error_set(err, errlen, "out of memory");
+		return NULL;
+	}
+	w->d = d;
+	list_paths(name, w->path, sizeof(w->path), w->tmp, sizeof(w->tmp));
+	XXH3_64bits_reset(w->sum);
+	if ((w->fd = statedir_create(d, w->tmp, 0)) < 0)
+		list_failed(w, err, errlen);
+	if (w->fd < 0 || persist_list_write(w, LIST_HEADER, sizeof(LIST_HEADER) - 1, err, errlen) < 0) {
+		persist_list_abandon(w);
+		return NULL;
+	}
+	return w;
+}
+
+int persist_list_write(struct persist_list_writer *w, const char *text, size_t len, char *err, size_t errlen)
+{
+	XXH3_64bits_update(w->sum, text, len);
+	if (persist_write_all(w->fd, (const uint8_t *)text, len) == 0)
+		return 0;
+	list_failed(w, err, errlen);
+	return -1;
+}
+
+int persist_list_end(struct persist_list_writer *w, char *err, size_t errlen)
+{
+	char sum[LIST_SUM_LINE + 1];
+	int fd = w->fd;
+
+	snprintf(sum, sizeof(sum), LIST_SUM_PREFIX "%016llx\n", (unsigned long long)XXH3_64bits_digest(w->sum));
+	w->fd = -1;
+	if (persist_write_all(fd, (const uint8_t *)sum, LIST_SUM_LINE) < 0 || fsync(fd) < 0) {
 		int e = errno;
 		close(fd);
 		errno = e;
 		goto fail;
 	}
-	if (close(fd) < 0 || statedir_rename(d, tmp, path) < 0 || statedir_sync(d, path) < 0)
+	if (close(fd) < 0 || statedir_rename(w->d, w->tmp, w->path) < 0 || statedir_sync(w->d, w->path) < 0)
 		goto fail;
+	XXH3_freeState(w->sum);
+	free(w);
 	return 0;
 fail:
-	error_set(err, errlen, "%s: %s", statedir_culprit(d, path, shown, sizeof(shown)), statedir_strerror(errno));
-	statedir_unlink(d, tmp);
+	list_failed(w, err, errlen);
+	persist_list_abandon(w);
 	return -1;
+}
+
+int persist_list_save(const struct statedir *d, const char *name, const char *text, size_t len, char *err,
+		      size_t errlen)
+{
+	struct persist_list_writer *w = persist_list_begin(d, name, err, errlen);
+
+	if (w == NULL)
+		return -1;
+	if (persist_list_write(w, text, len, err, errlen) < 0) {
+		persist_list_abandon(w);
+		return -1;
+	}
+	return persist_list_end(w, err, errlen);
 }
 
 /* Whether b (a whole kept copy, format 2) ends with the checksum of what comes before it. */

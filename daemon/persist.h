@@ -158,6 +158,20 @@ bool journal_broken(const struct journal *j);
 int persist_list_save(const struct statedir *d, const char *name, const char *text, size_t len, char *err,
 		      size_t errlen);
 
+/*
+ * persist_list_save a part at a time, for a version too large to write in
+ * one go: begin, write the entry lines in as many parts as suit, then end
+ * (checksum, fsync, rename, directory fsync) or abandon (the temporary file
+ * removed; the kept version stays). Each -1 or NULL with a message naming
+ * the file; end and abandon free the writer, and a failed write leaves it
+ * to be abandoned.
+ */
+struct persist_list_writer;
+struct persist_list_writer *persist_list_begin(const struct statedir *d, const char *name, char *err, size_t errlen);
+int persist_list_write(struct persist_list_writer *w, const char *text, size_t len, char *err, size_t errlen);
+int persist_list_end(struct persist_list_writer *w, char *err, size_t errlen);
+void persist_list_abandon(struct persist_list_writer *w);
+
 struct persist_list {
 	char *text;      /* the whole file, the checksum line left out, NUL-terminated; the caller frees */
 	size_t len;

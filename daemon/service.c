@@ -310,6 +310,7 @@ void service_stop(struct service *s)
 	s->rebuild = NULL;
 	control_close(s->control);
 	s->control = NULL;
+	service_slices_cancel(s); /* its entry is applied again at the next start */
 	cluster_close(s->cluster); /* its cursor and outbox written first */
 	s->cluster = NULL;
 	if (s->base && s->journal && journal_records(s->journal) > 0 && service_save(s, err, sizeof(err)) < 0)
@@ -391,8 +392,8 @@ bool service_lookup(const struct service *s, const struct entry *e, bool *filter
 		    uint32_t *holders)
 {
 	*expiry = ttl_get(s->ttl, e);
-	*holders = matcher_holders(s->matcher, e);
-	return matcher_lookup(s->matcher, e, filter_says);
+	*holders = matcher_holders(s->matcher, e) & ~MATCH_HOLDER_STAGING;
+	return matcher_lookup(s->matcher, e, filter_says) && *holders; /* one being staged is no one's yet */
 }
 
 int service_foreach(const struct service *s, enum entry_kind only, match_entry_cb cb, void *ctx)
@@ -400,10 +401,25 @@ int service_foreach(const struct service *s, enum entry_kind only, match_entry_c
 	return matcher_foreach(s->matcher, only, cb, ctx);
 }
 
+struct held_only {
+	match_entry_cb cb;
+	void *ctx;
+};
+
+static int if_held(void *ctx, const struct entry *e, unsigned group, uint32_t holders)
+{
+	const struct held_only *h = ctx;
+
+	holders &= ~MATCH_HOLDER_STAGING;
+	return holders ? h->cb(h->ctx, e, group, holders) : 0;
+}
+
 void service_covering(const struct service *s, const uint8_t *addr, size_t alen, match_entry_cb cb,
 		      void *ctx)
 {
-	matcher_covering(s->matcher, addr, alen, cb, ctx);
+	struct held_only h = { cb, ctx };
+
+	matcher_covering(s->matcher, addr, alen, if_held, &h); /* one being staged is no one's yet */
 }
 
 void service_walk(const struct service *s, enum entry_kind only, struct match_cursor *cur, size_t max,

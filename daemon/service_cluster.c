@@ -22,20 +22,19 @@ static bool too_broad(const struct service *s, const struct entry *e, char *err,
 	return true;
 }
 
-/* A list version from the stream holding a net too broad is refused whole. */
-static bool version_too_broad(const struct service *s, const char *data, size_t len, char *err, size_t errlen)
+bool service_version_too_broad(const struct service *s, const char *data, size_t len, char *err, size_t errlen)
 {
 	static struct entry e;
 	char line[ENTRY_TEXT_MAX + 256];
 
 	for (size_t at = 0; at < len;) {
-		size_t n = strcspn(data + at, "\n");
-		if (n > len - at)
-			n = len - at;
-		snprintf(line, sizeof(line), "%.*s", (int)n, data + at);
+		const char *nl = memchr(data + at, '\n', len - at);
+		size_t n = nl ? (size_t)(nl - (data + at)) : len - at;
+		bool net = n >= 4 && memcmp(data + at, "net ", 4) == 0;
+		if (net)
+			snprintf(line, sizeof(line), "%.*s", (int)n, data + at);
 		at += n + 1;
-		if (strncmp(line, "net ", 4) == 0 && entry_parse_labelled(line, &e, 0, &(uint64_t){ 0 },
-									  &(struct entry_labels){ 0 }, NULL, 0) == 1 &&
+		if (net && entry_parse_labelled(line, &e, 0, &(uint64_t){ 0 }, &(struct entry_labels){ 0 }, NULL, 0) == 1 &&
 		    too_broad(s, &e, err, errlen))
 			return true;
 	}
@@ -49,12 +48,15 @@ static int apply_op(void *ctx, const struct cluster_op *op, char *err, size_t er
 	uint32_t still_held;
 	int rc;
 
-	if (op->kind == CLUSTER_REPLACE && version_too_broad(s, op->data, op->data_len, err, errlen))
-		return -1;
 	s->applying_cluster = true; /* through the local path, journaled, but not published again */
-	if (op->kind == CLUSTER_REPLACE || op->kind == CLUSTER_FLUSH) {
-		rc = service_list_from_cluster(s, op->entry, op->kind == CLUSTER_FLUSH ? NULL : op->data, op->data_len,
-					       err, errlen);
+	if (op->kind == CLUSTER_REPLACE) {
+		rc = service_list_from_cluster(s, op->entry, op->data, op->data_len, err, errlen);
+		if (rc == CLUSTER_APPLY_STARTED || rc == CLUSTER_APPLY_LATER) {
+			s->applying_cluster = false;
+			return rc;
+		}
+	} else if (op->kind == CLUSTER_FLUSH) {
+		rc = service_list_from_cluster(s, op->entry, NULL, 0, err, errlen);
 	} else if (entry_parse(op->entry, &e, err, errlen) != 1) {
 		error_set(err, errlen, "not an entry");
 		rc = -1;
@@ -153,6 +155,7 @@ static int restore_local(void *ctx, const char *lines, size_t len, char *err, si
 		error_set(err, errlen, "out of memory");
 		return -1;
 	}
+	service_slices_settle(s); /* the staging bit is free */
 	s->applying_cluster = true;
 	while (rc == 0 && getline(&line, &cap, f) > 0) {
 		if (entry_parse_expiry(line, &e, service_now(), &expires, err, errlen) != 1)

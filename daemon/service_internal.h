@@ -82,6 +82,7 @@ struct service {
 	struct metrics_http *metrics; /* [metrics] listen, or NULL */
 	struct cluster *cluster;   /* [cluster] redis, or NULL */
 	bool applying_cluster;     /* a change from the stream: not published again */
+	struct slicing *slicing;   /* a version from the stream being taken in slices, or NULL */
 	struct event *housekeeping;
 	time_t problems_reported;  /* the last warning about malformed or dropped packets */
 	uint64_t problems_seen[PACKET_STATUS_COUNT], drops_seen, unruled_seen;
@@ -106,6 +107,29 @@ int service_journal_op(struct service *s, enum persist_op op, const struct entry
 int service_lists_load(struct service *s, const struct config *cfg, bool starting, unsigned *refused);
 /* Keep again the lists whose versions could not be kept (housekeeping); changes are accepted once all are. */
 void service_lists_keep_again(struct service *s);
+/* List i's version could not be kept (err): changes are refused until housekeeping keeps it. */
+void service_list_unkept(struct service *s, int i, const char *err);
+/* The bad lines of one version being read, logged up to a limit (a feed_bad_cb's ctx). */
+struct service_bad_lines {
+	const char *list, *source;
+	unsigned logged;
+};
+void service_log_bad_line(void *ctx, unsigned line, const char *text, const char *why);
+/* Log what came of a version of list i from source: taken or refused (r), and the bad lines not shown. */
+void service_list_loaded(struct service *s, int i, const char *source, const struct service_bad_lines *b,
+			 const struct list_load *r);
+/*
+ * service_slices.c: a list's version from the stream read, kept and taken
+ * in slices, so that the loop is never held long: start returns
+ * CLUSTER_APPLY_STARTED (cluster_applied follows), or -1 with a message.
+ * Whatever else stages a version, flushes a list or changes the lists
+ * settles first (the rest done at once); stopping cancels it.
+ */
+/* service_cluster.c: whether a version from the stream (entry lines) has a net broader than [cluster] allows. */
+bool service_version_too_broad(const struct service *s, const char *data, size_t len, char *err, size_t errlen);
+int service_slices_start(struct service *s, int i, const char *data, size_t len, char *err, size_t errlen);
+void service_slices_settle(struct service *s);
+void service_slices_cancel(struct service *s);
 /* The rules of cfg's threshold_file into *out (NULL: none); -1 after reporting its problems. */
 int service_thresholds_load(const struct config *cfg, struct thresholds **out, threshold_error_cb on_error,
 			    void *ctx);
@@ -119,7 +143,11 @@ void service_cluster_events(struct service *s, struct events *ev);
 /* A list's new version (entry lines) or flush (data NULL) to the stream: lists without a file only. */
 void service_cluster_publish_list(struct service *s, enum cluster_op_kind kind, const char *name,
 				  const char *data, size_t len);
-/* service_lists.c: the same, from the stream; -1 with a message (no such list without a file here). */
+/*
+ * service_lists.c: the same, from the stream: a flush at once (0), a new
+ * version in slices (CLUSTER_APPLY_STARTED); -1 with a message (no such
+ * list without a file here), CLUSTER_APPLY_LATER (no memory).
+ */
 int service_list_from_cluster(struct service *s, const char *name, const char *data, size_t len, char *err,
 			      size_t errlen);
 /* The engine labels each hit from the lists. */

@@ -72,7 +72,7 @@ static char *version_text(struct service *s, int i, size_t *len)
  * A version could not be kept: like a journal that cannot be written, the
  * state takes no change until it can (housekeeping keeps the lists again).
  */
-static void note_unkept(struct service *s, int i, const char *err)
+void service_list_unkept(struct service *s, int i, const char *err)
 {
 	if (s->store_error[0] == '\0')
 		log_error("%s: changes are refused until the state can be written again", err);
@@ -86,7 +86,7 @@ static int keep_text(struct service *s, int i, const char *text, size_t len, cha
 	int rc = persist_list_save(&s->state, s->lists.slot[i].name, text, len, err, errlen);
 
 	if (rc < 0)
-		note_unkept(s, i, err);
+		service_list_unkept(s, i, err);
 	return rc;
 }
 
@@ -124,17 +124,28 @@ void service_lists_keep_again(struct service *s)
 
 /* ---- loading ---- */
 
-struct bad_lines {
-	const char *list, *source;
-	unsigned logged;
-};
-
-static void log_bad_line(void *ctx, unsigned line, const char *text, const char *why)
+void service_log_bad_line(void *ctx, unsigned line, const char *text, const char *why)
 {
-	struct bad_lines *b = ctx;
+	struct service_bad_lines *b = ctx;
 
 	if (b->logged++ < BAD_LINES_LOGGED)
 		log_warning("list %s: %s:%u: %s, skipped: '%s'", b->list, b->source, line, why, text);
+}
+
+void service_list_loaded(struct service *s, int i, const char *source, const struct service_bad_lines *b,
+			 const struct list_load *r)
+{
+	const struct list_state *l = &s->lists.slot[i];
+
+	if (b->logged > BAD_LINES_LOGGED)
+		log_warning("list %s: %s: %u more bad lines, not shown", l->name, source, b->logged - BAD_LINES_LOGGED);
+	if (r->refused)
+		log_error("list %s: %s: refused, the list keeps its previous version (%llu entries read, %llu bad lines): %s",
+			  l->name, source, (unsigned long long)r->entries, (unsigned long long)r->bad, r->error);
+	else
+		log_info("list %s: %s: version %u taken: %llu entries read, %llu added, %llu removed, %llu bad lines skipped",
+			 l->name, source, l->version, (unsigned long long)r->entries, (unsigned long long)r->added,
+			 (unsigned long long)r->removed, (unsigned long long)r->bad);
 }
 
 /* Where a version comes from: a file (kept before it is taken), or the kept copy itself. */
@@ -148,14 +159,12 @@ enum version_source { FROM_FEED, FROM_KEPT };
 static int load_from(struct service *s, int i, FILE *f, const char *source, const struct feed_spec *spec,
 		     enum version_source from)
 {
-	struct list_state *l = &s->lists.slot[i];
-	struct bad_lines b = { .list = l->name, .source = source };
+	struct service_bad_lines b = { .list = s->lists.slot[i].name, .source = source };
 	struct list_load r;
 	char err[512];
-	int rc = lists_stage(&s->lists, s->matcher, i, f, spec, service_now(), log_bad_line, &b, &r);
 
-	if (b.logged > BAD_LINES_LOGGED)
-		log_warning("list %s: %s: %u more bad lines, not shown", l->name, source, b.logged - BAD_LINES_LOGGED);
+	service_slices_settle(s); /* the staging bit is free */
+	int rc = lists_stage(&s->lists, s->matcher, i, f, spec, service_now(), service_log_bad_line, &b, &r);
 	if (rc == 0 && s->journal && from == FROM_FEED &&
 	    keep(s, i, LISTS_STAGING, LISTS_SLOTS, err, sizeof(err)) < 0) {
 		char why[sizeof(r.error)];
@@ -163,16 +172,10 @@ static int load_from(struct service *s, int i, FILE *f, const char *source, cons
 		lists_unstage(&s->lists, s->matcher, i, &r, why);
 		rc = -1;
 	}
-	if (rc < 0) {
-		log_error("list %s: %s: refused, the list keeps its previous version (%llu entries read, %llu bad lines): %s",
-			  l->name, source, (unsigned long long)r.entries, (unsigned long long)r.bad, r.error);
-		return -1;
-	}
-	lists_take(&s->lists, s->matcher, i, service_now(), &r);
-	log_info("list %s: %s: version %u taken: %llu entries read, %llu added, %llu removed, %llu bad lines skipped",
-		 l->name, source, l->version, (unsigned long long)r.entries, (unsigned long long)r.added,
-		 (unsigned long long)r.removed, (unsigned long long)r.bad);
-	return 0;
+	if (rc == 0)
+		lists_take(&s->lists, s->matcher, i, service_now(), &r);
+	service_list_loaded(s, i, source, &b, &r);
+	return rc;
 }
 
 /* A list's failure to be read at all, said as a load that was refused. */
@@ -243,6 +246,7 @@ int service_lists_load(struct service *s, const struct config *cfg, bool startin
 	char err[256];
 
 	*refused = 0;
+	service_slices_settle(s); /* before a list it is for can go */
 	if (lists_configure(&s->lists, s->matcher, cfg, err, sizeof(err)) < 0) {
 		log_error("lists: %s", err);
 		*refused = 1;
@@ -360,6 +364,7 @@ int service_list_flush(struct service *s, const char *name, uint64_t *removed, c
 
 	if (i < 0)
 		return -1;
+	service_slices_settle(s); /* a version being taken in slices comes before the flush */
 	/* The empty version is kept first: a flush the next start would undo is refused. */
 	if (s->journal && keep_text(s, i, "", 0, err, errlen) < 0) {
 		error_set(err, errlen, "list %s keeps its entries: %s", name, s->store_error);
@@ -378,7 +383,6 @@ int service_list_flush(struct service *s, const char *name, uint64_t *removed, c
 int service_list_from_cluster(struct service *s, const char *name, const char *data, size_t len, char *err,
 			      size_t errlen)
 {
-	static const struct feed_spec native = { .format = FEED_BLOOMD };
 	int i = lists_find(&s->lists, name);
 	uint64_t removed;
 
@@ -388,16 +392,7 @@ int service_list_from_cluster(struct service *s, const char *name, const char *d
 	}
 	if (data == NULL)
 		return service_list_flush(s, name, &removed, err, errlen);
-	FILE *f = len ? fmemopen((void *)(uintptr_t)data, len, "r") : fopen("/dev/null", "re");
-	if (f == NULL) {
-		error_set(err, errlen, "out of memory");
-		return -1;
-	}
-	int rc = load_from(s, i, f, "the cluster", &native, FROM_FEED);
-	fclose(f);
-	if (rc < 0)
-		error_set(err, errlen, "refused: %s", s->lists.slot[i].last.error);
-	return rc;
+	return service_slices_start(s, i, data, len, err, errlen);
 }
 
 json_t *service_lists_json(struct service *s)

@@ -182,10 +182,9 @@ static enum verdict judge(struct worker *w, const struct capture_packet *p)
 	packet_parse(p->link, p->frame, p->caplen, p->wirelen, &v);
 	stats_count(&w->stats, p->wirelen, v.status);
 	size_t n = matcher_check_with(w->m, w->scratch, &v, w->hits, MATCH_MAX_HITS);
-	if (n == 0)
+	if (n == 0 || (n = matcher_found(w->m, w->hits, n, w->found)) == 0)
 		return VERDICT_ACCEPT;
 	w->stats.matched_packets++;
-	matcher_found(w->m, w->hits, n, w->found);
 	enum verdict verdict = VERDICT_ACCEPT;
 	if (w->pool->inline_mode)
 		verdict = engine_verdict(atomic_load_explicit(&w->pool->drop_holders, memory_order_relaxed),

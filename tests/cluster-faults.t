@@ -8,12 +8,6 @@
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/cluster.sh"
 plan 39
-status() { C "$1" --json cluster status | jq -r ".cluster.$2"; }
-wait_for() { # wait_for SECONDS COMMAND...: until it succeeds
-	local n=$(($1 * 20)); shift
-	for _ in $(seq "$n"); do "$@" && return 0; sleep 0.05; done
-	return 1
-}
 alerts() { # alerts N FILE: a capture of N packets from listed 192.0.2.77
 	{ echo "link en10mb"; for i in $(seq "$1"); do echo "packet src=192.0.2.77 dst=10.0.0.$i proto=udp sport=5000 dport=53"; done; } |
 		"$BUILD/pcapgen" -o "$2" -
@@ -49,7 +43,7 @@ C 1 add addr 192.0.2.77 >/dev/null
 R set bloomd:events "a string, not a list" >/dev/null
 alerts 20 a.pcap
 C 1 replay a.pcap --wait >/dev/null
-wait_for 5 [ "$(lines n1/fallback.json)" -ge 20 ]
+wait_for 5 eval '[ "$(lines n1/fallback.json)" -ge 20 ]'
 is "$(lines n1/fallback.json)" 20 "the events key of the wrong type: all 20 alerts are in the fallback file"
 is "$(C 1 --json stats | jq '"\(.stats.events_to_fallback) \(.stats.event_errors)"')" '"20 0"' "counted as sent to the fallback, none lost"
 is "$(status 1 'events.failed')" 20 "and as failed by Redis"
@@ -63,7 +57,7 @@ alerts 30 b.pcap
 C 1 replay b.pcap --wait >/dev/null
 in_flight=$(status 1 events.pending)
 kill -9 "$(cat redis.pid)"
-wait_for 10 [ "$(lines n1/fallback.json)" -ge $((before + 30)) ]
+wait_for 10 eval '[ "$(lines n1/fallback.json)" -ge $((before + 30)) ]'
 is "$(($(lines n1/fallback.json) - before))" 30 "Redis killed with $in_flight alerts in flight: all 30 are in the fallback file"
 redis_start
 # A stream entry whose text holds a newline forges no log line.
@@ -79,13 +73,13 @@ C 2 add addr 192.0.2.80 >/dev/null
 wait_for 5 C 1 query addr 192.0.2.80 >/dev/null
 # A forged entry with the largest ID moves every cursor to the end of all IDs...
 R xadd bloomd:entries 18446744073709551615-18446744073709551614 node evil op add entry "addr 192.0.2.81" >/dev/null
-wait_for 5 [ "$(status 1 last_id)" = "18446744073709551615-18446744073709551614" ]
+wait_for 5 eval '[ "$(status 1 last_id)" = "18446744073709551615-18446744073709551614" ]'
 # ...and once the stream is deleted, changes go to a new stream with smaller IDs.
 R del bloomd:entries >/dev/null
 C 2 add addr 192.0.2.82 >/dev/null
 wait_for 10 C 1 query addr 192.0.2.82 >/dev/null; ok $? "a change in the new stream reaches the node whose cursor was past it"
 [ "$(status 1 desyncs)" -ge 1 ]; ok $? "the node said desync ($(status 1 desyncs) times): $(grep -m1 -o 'desync: [^(]*' n1/err)"
-wait_for 5 [ "$(status 1 state)" = following ]; ok $? "and follows again"
+wait_for 5 eval '[ "$(status 1 state)" = following ]'; ok $? "and follows again"
 stop 2
 stop 1
 C 1 version >/dev/null 2>&1; start 1
@@ -110,8 +104,8 @@ wait_for 5 C 2 query addr 192.0.2.91 >/dev/null
 C 2 del addr 192.0.2.91 >/dev/null
 wait_for 5 eval '! C 2 query addr 192.0.2.91 >/dev/null'
 start 1 # its outbox still holds the add: sent again, under the identity it had
-wait_for 10 [ "$(status 1 outbox)" = 0 ]
-wait_for 5 [ "$(status 2 duplicates)" -ge 1 ]
+wait_for 10 eval '[ "$(status 1 outbox)" = 0 ]'
+wait_for 5 eval '[ "$(status 2 duplicates)" -ge 1 ]'
 is "$(status 2 duplicates) $(status 1 duplicates)" "1 1" "the re-sent add is known as a duplicate on both nodes"
 C 2 query addr 192.0.2.91 >/dev/null; is $? 1 "and the later del stands on node 2"
 C 1 query addr 192.0.2.91 >/dev/null; is $? 1 "and on node 1"
@@ -180,11 +174,11 @@ is "$(status 2 oversized)" 1 "a 3 MB entry is refused (max_entry_bytes = 64KiB),
 # A forged snapshot is not taken: a new node behind a trimmed stream waits for a signed one.
 R xtrim bloomd:entries MAXLEN 0 >/dev/null
 C 1 add addr 192.0.2.108 >/dev/null
-wait_for 5 [ "$(R xlen bloomd:entries)" = 1 ]
+wait_for 5 eval '[ "$(R xlen bloomd:entries)" = 1 ]'
 R hset bloomd:entries:snapshot id "$(R --json xrange bloomd:entries - + | jq -r '.[-1][0]')" data "addr 192.0.2.107" node evil >/dev/null
 signed_conf 3
 start 3
-wait_for 5 grep -q "not signed" <<<"$(status 3 errors.reader)"; ok $? "a new node does not take a forged snapshot: $(status 3 errors.reader | head -c 70)"
+wait_for 5 eval 'grep -q "not signed" <<<"$(status 3 errors.reader)"'; ok $? "a new node does not take a forged snapshot: $(status 3 errors.reader | head -c 70)"
 C 1 cluster snapshot >/dev/null
 wait_for 10 C 3 query addr 192.0.2.108 >/dev/null; ok $? "it takes the one a node signed"
 C 3 query addr 192.0.2.107 >/dev/null; is $? 1 "and never had the forged one's entry"
@@ -202,14 +196,14 @@ if [ "$(id -u)" -eq 0 ] && mkdir disk && mount -t tmpfs -o size=512k tmpfs disk 
 	dd if=/dev/zero of=disk/filler bs=4k 2>/dev/null
 	# The first ones fill what is left of the journal's last page; the rest are refused.
 	for i in $(seq 1 400); do echo "addr 10.77.$((i / 256)).$((i % 256))"; done | C 2 load - >/dev/null
-	wait_for 5 [ "$(C 1 --json stats | jq .stats.store.writable)" = false ]
+	wait_for 5 eval '[ "$(C 1 --json stats | jq .stats.store.writable)" = false ]'
 	for i in $(seq 401 500); do echo "addr 10.77.$((i / 256)).$((i % 256))"; done | C 2 load - >/dev/null
-	wait_for 10 [ "$(status 1 blocked_at)" != null ]
+	wait_for 10 eval '[ "$(status 1 blocked_at)" != null ]'
 	blocked=$(status 1 blocked_at)
 	[ "$blocked" != null ] && [ "$(status 1 apply_errors)" -ge 1 ]
 	ok $? "with its disk full, node 1 holds at entry $blocked ($(status 1 apply_errors) tries)"
 	rm -f disk/filler
-	wait_for 40 [ "$(C 1 list --list local | grep -c '^addr 10\.77\.')" -eq 500 ]
+	wait_for 40 eval '[ "$(C 1 list --list local | grep -c "^addr 10\.77\.")" -eq 500 ]'
 	is "$(C 1 list --list local | grep -c '^addr 10\.77\.')" 500 "once it has room, it applies all 500, none skipped"
 	stop 1
 	start 1

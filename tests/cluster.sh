@@ -54,3 +54,9 @@ start() {
 }
 stop() { kill -TERM "${pid[$1]}" && wait "${pid[$1]}"; local rc=$?; unset "pid[$1]"; return $rc; }
 entries() { C "$1" list --list local | sort | md5sum | cut -c1-32; }
+status() { C "$1" --json cluster status | jq -r ".cluster.$2"; }
+wait_for() { # wait_for SECONDS COMMAND...: until it succeeds
+	local n=$(($1 * 20)); shift
+	for _ in $(seq "$n"); do "$@" && return 0; sleep 0.05; done
+	return 1
+}

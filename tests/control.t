@@ -4,7 +4,7 @@
 # state files, hostile clients, and a client that may not change state.
 . "$(dirname "$0")/tap.sh"
 . "$(dirname "$0")/daemon.sh"
-plan 78
+plan 79
 tmp=$(mktemp -d)
 chmod 755 "$tmp"
 pid=
@@ -105,6 +105,11 @@ replayed() { C --json stats | jq '.stats.sources | map(select(.name == "'"$tmp"'
 for _ in $(seq 300); do [ "$(replayed)" -ge 2 ] && break; sleep 0.1; done
 events_of "$tmp/big.pcap" > during
 cmp -s before during; ok $? "the same events with and without the rebuild"
+# The loop polls between a replay's batches: a request sent after it began is answered before it ends.
+done_before=$(replayed)
+C replay big.pcap >/dev/null
+is "$(replayed)" "$done_before" "control is answered while a replay runs"
+for _ in $(seq 300); do [ "$(replayed)" -gt "$done_before" ] && break; sleep 0.1; done
 [ "$(C --json stats | jq .stats.rebuild.count)" -ge 1 ]; ok $? "stats counts the rebuilds"
 C metrics | grep -q '^bloomd_packets_total [1-9]'; ok $? "metrics in Prometheus text"
 if command -v promtool >/dev/null; then

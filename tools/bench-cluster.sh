@@ -3,6 +3,7 @@
 # sensors: how long a change takes from its XADD on one node to being applied on the other
 # (p50/p99, as the receiving node measures it), entries applied per second against the same
 # entries loaded locally, and the catch-up of a node that was down while entries were added.
+# And how long control waits on a node while a 1,000,000-entry list version from the stream is taken.
 # BENCH_CLUSTER_SIGNED=1: the same with [cluster] key_file (every change HMAC-signed and checked).
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
@@ -47,7 +48,7 @@ for _ in $(seq 100); do R ping >/dev/null 2>&1 && break; sleep 0.05; done
 head -c 32 /dev/urandom | base64 > "$tmp/key" && chmod 600 "$tmp/key"
 for n in 1 2; do
 	mkdir -p "$tmp/n$n"
-	printf '[control]\nsocket = %s/n%s/s.sock\n[store]\ndir = %s/n%s/state\n[filter]\nauto_rebuild = no\n[cluster]\nredis = unix:%s/redis.sock\nnode = n%s\nmaxlen = 10000000\n[log]\nlevel = warning\n' \
+	printf '[control]\nsocket = %s/n%s/s.sock\n[store]\ndir = %s/n%s/state\n[filter]\nauto_rebuild = no\n[cluster]\nredis = unix:%s/redis.sock\nnode = n%s\nmaxlen = 10000000\nmax_entry_bytes = 64MiB\n[log]\nlevel = warning\n[list big]\ncategory = bench\n' \
 		"$tmp" "$n" "$tmp" "$n" "$tmp" "$n" > "$tmp/n$n/bloomd.conf"
 	[ "$signed" = 1 ] && sed -i "/^node = /a key_file = $tmp/key" "$tmp/n$n/bloomd.conf"
 	start $n
@@ -99,3 +100,24 @@ wait_applied 2 "$catchup"
 t1=$(now)
 printf '  %d entries caught up in %.2f s (%.0f entries/s), from the start of the process\n' "$catchup" \
 	"$(echo "$t1 - $t0" | bc -l)" "$(echo "$catchup / ($t1 - $t0)" | bc -l)"
+
+echo "a large version: a 1,000,000-entry list replaced on node 1; node 2 takes it from the stream"
+version() { C 2 --json lists | jq '.lists[] | select(.name == "big") | .version'; }
+lines 10 1000000 > "$tmp/big.list"
+before=$(version)
+[ -n "$before" ] || { echo "bench-cluster: node 2 has no list big" >&2; exit 1; }
+C 1 replace big "$tmp/big.list" >/dev/null &
+replacing=$!
+t0=$(now)
+until=$((SECONDS + 120))
+: > "$tmp/waits"
+while [ "$(version)" = "$before" ]; do # each poll is a control request: its time is how long the loop made it wait
+	[ $SECONDS -lt $until ] || { echo "bench-cluster: node 2 did not take the version" >&2; exit 1; }
+	a=$(now)
+	C 2 version >/dev/null
+	echo "$(now) - $a" | bc -l >> "$tmp/waits"
+done
+t1=$(now)
+wait "$replacing"
+printf '  taken on node 2 %.2f s after the replace began; the longest of %d control requests meanwhile: %.0f ms (client start included)\n' \
+	"$(echo "$t1 - $t0" | bc -l)" "$(wc -l < "$tmp/waits")" "$(echo "$(sort -g "$tmp/waits" | tail -n 1) * 1000" | bc -l)"

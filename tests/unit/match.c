@@ -141,8 +141,8 @@ static void check_clone(struct matcher *m, struct clone_check *c, const struct p
 		return;
 	sync_copy(m, c);
 	assert_int_equal(matcher_check_with(c->m, c->scratch, v, theirs, MATCH_MAX_HITS), n);
-	matcher_found(m, hits, n, mine);
-	matcher_found(c->m, theirs, n, found);
+	assert_int_equal(matcher_found(m, hits, n, mine), n);
+	assert_int_equal(matcher_found(c->m, theirs, n, found), n);
 	for (size_t h = 0; h < n; h++) {
 		assert_int_equal(found[h].kind, mine[h].kind);
 		assert_int_equal(found[h].holders, mine[h].holders);
@@ -638,6 +638,34 @@ static void every_prefix_length_probed(void **state)
 	matcher_free(m);
 }
 
+/* An entry held only under the staging bit is checked (the filter has it) but is no one's match. */
+static void staged_entries_match_no_one(void **state)
+{
+	struct match_config cfg = { .layout = FILTER_BLOCKED, .choices = 2, .bits_per_entry = 16, .window = 4 };
+	struct matcher *m = matcher_new(&cfg, NULL, 0);
+	struct match_hit hits[MATCH_MAX_HITS];
+	struct match_found found[MATCH_MAX_HITS];
+	uint8_t hdr[8];
+	struct entry src = entry_of("addr 192.0.2.1"), dst = entry_of("addr 192.0.2.2");
+
+	(void)state;
+	assert_int_equal(matcher_build(m, NULL, 0), 0);
+	assert_int_equal(matcher_hold(m, &src, MATCH_HOLDER_STAGING, NULL, 0), 0);
+	assert_int_equal(matcher_hold(m, &dst, 2, NULL, 0), 0);
+	assert_int_equal(inet_pton(AF_INET, "192.0.2.1", hdr), 1);
+	assert_int_equal(inet_pton(AF_INET, "192.0.2.2", hdr + 4), 1);
+	struct packet_view v = { .family = 4, .src = hdr, .dst = hdr + 4 };
+	size_t n = matcher_check(m, &v, hits, MATCH_MAX_HITS);
+	assert_int_equal(n, 2);
+	assert_int_equal(matcher_found(m, hits, n, found), 1);
+	assert_int_equal(found[0].holders, 2);
+	assert_memory_equal(found[0].key, hdr + 4, 4);
+	/* once a list holds it too, it is a match, the staging bit with it */
+	assert_int_equal(matcher_hold(m, &src, 4, NULL, 0), 1);
+	assert_int_equal(matcher_found(m, hits, matcher_check(m, &v, hits, MATCH_MAX_HITS), found), 2);
+	matcher_free(m);
+}
+
 /*
  * A payload longer than the chunks level 1 scans at a time, with signatures
  * at its start, across the chunk boundaries and at its end: each found at
@@ -723,6 +751,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(long_payload_signatures),
 	cmocka_unit_test(signature_filter_sized_by_its_own_bits),
 	cmocka_unit_test(holders_keep_entries),
+	cmocka_unit_test(staged_entries_match_no_one),
 	cmocka_unit_test(clone_stands_alone),
 };
 
