@@ -207,10 +207,11 @@ static int cmd_del(struct command *c)
 	return 0;
 }
 
-/* Entries covering an address: their texts, and which lists hold each. */
+/* Entries covering an address: their texts, which lists hold each, and all of those lists. */
 struct covering {
 	const struct service *s;
 	json_t *entries, *lists;
+	uint32_t holders;
 };
 
 static int add_covering(void *ctx, const struct entry *e, unsigned group, uint32_t holders)
@@ -219,6 +220,7 @@ static int add_covering(void *ctx, const struct entry *e, unsigned group, uint32
 	json_t *text = command_entry_json(e);
 
 	(void)group;
+	cv->holders |= holders;
 	json_object_set_new(cv->lists, json_string_value(text), service_holders_json(cv->s, holders));
 	json_array_append_new(cv->entries, text);
 	return 0;
@@ -226,11 +228,12 @@ static int add_covering(void *ctx, const struct entry *e, unsigned group, uint32
 
 static int find_covering(struct command *c, const uint8_t *addr, size_t alen, const char *name)
 {
-	struct covering cv = { c->s, json_array(), json_object() };
+	struct covering cv = { c->s, json_array(), json_object(), 0 };
 
 	service_covering(c->s, addr, alen, add_covering, &cv);
 	json_object_set_new(c->reply, name, cv.entries);
 	json_object_set_new(c->reply, "lists", cv.lists);
+	json_object_set_new(c->reply, "exempt_by", service_holders_json(c->s, cv.holders & service_pass_holders(c->s)));
 	return 0;
 }
 
@@ -259,6 +262,7 @@ static int cmd_query(struct command *c)
 	bool present = service_lookup(c->s, &e, &filter, &expiry, &holders);
 	json_object_set_new(c->reply, "present", json_boolean(present));
 	json_object_set_new(c->reply, "held_by", service_holders_json(c->s, holders));
+	json_object_set_new(c->reply, "exempt_by", service_holders_json(c->s, holders & service_pass_holders(c->s)));
 	json_object_set_new(c->reply, "filter", json_boolean(filter));
 	json_object_set_new(c->reply, "entry", command_entry_json(&e));
 	if (expiry)
@@ -465,6 +469,35 @@ static int cmd_cluster(struct command *c)
 	return 0;
 }
 
+/* `blocked`: the addresses in the [action] sets, with the seconds each has left. */
+static int cmd_blocked(struct command *c)
+{
+	char err[256];
+
+	if (c->args[0])
+		return command_fail(c, "blocked: unexpected '%.40s'", c->args);
+	if (service_blocked(c->s, c->reply, err, sizeof(err)) < 0)
+		return command_fail(c, "%s", err);
+	return 0;
+}
+
+/* `unblock ADDRESS`: out of the set now; back only if it matches again. */
+static int cmd_unblock(struct command *c)
+{
+	uint8_t addr[16];
+	char err[256];
+	int family = inet_pton(AF_INET, c->args, addr) == 1 ? 4 : inet_pton(AF_INET6, c->args, addr) == 1 ? 6 : 0;
+
+	if (family == 0)
+		return command_fail(c, "unblock: expected an IPv4 or IPv6 address, got '%.64s'", c->args);
+	int rc = service_unblock(c->s, addr, family, err, sizeof(err));
+	if (rc < 0)
+		return command_fail(c, "%s", err);
+	json_object_set_new(c->reply, "unblocked", json_boolean(rc > 0));
+	json_object_set_new(c->reply, "address", json_string(c->args));
+	return 0;
+}
+
 static int cmd_help(struct command *c);
 
 static const struct {
@@ -488,6 +521,8 @@ static const struct {
 	{ "lists", false, cmd_lists, "lists" },
 	{ "replace", true, cmd_replace, "replace LIST [-] (its file read again, or the new version passed open)" },
 	{ "flush", true, cmd_flush, "flush LIST" },
+	{ "blocked", false, cmd_blocked, "blocked" },
+	{ "unblock", true, cmd_unblock, "unblock ADDRESS" },
 	{ "cluster", false, cmd_cluster, "cluster status|snapshot" },
 	{ "version", false, cmd_version, "version" },
 	{ "help", false, cmd_help, "help" },

@@ -118,6 +118,14 @@ const char *config_fsync_name(enum config_fsync f)
 	return f == CONFIG_FSYNC_ALWAYS ? "always" : f == CONFIG_FSYNC_EVERYSEC ? "everysec" : "no";
 }
 
+const char *config_list_action_name(enum list_action a)
+{
+	static const char *const names[] = { [LIST_ACTION_ALERT] = "alert", [LIST_ACTION_DROP] = "drop",
+					     [LIST_ACTION_REJECT] = "reject", [LIST_ACTION_PASS] = "pass" };
+
+	return names[a];
+}
+
 static bool known_section(const char *name, size_t len)
 {
 	static const char *const sections[] = { "capture", "filter", "entries", "signatures", "output",
@@ -623,6 +631,7 @@ static void validate(struct loader *ld)
 		config_problem(ld, "[capture] workers = %u, but queue gives %u queue(s): each worker needs one at least",
 			       c->workers, c->queue_last - c->queue_first + 1);
 	ld->line = 0;
+	config_action_validate(ld); /* before the lists: with sets, a list drops unless it says otherwise */
 	config_lists_validate(ld);
 	config_cluster_validate(ld);
 	if (c->events_redis) { /* the file output is the fallback's: events Redis cannot take go there */

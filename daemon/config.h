@@ -11,7 +11,8 @@
 #include "hash.h"
 #include "log.h"
 
-enum list_action { LIST_ACTION_ALERT, LIST_ACTION_DROP, LIST_ACTION_REJECT };
+/* pass: the list's entries are exceptions, exempting a packet from every other list. */
+enum list_action { LIST_ACTION_ALERT, LIST_ACTION_DROP, LIST_ACTION_REJECT, LIST_ACTION_PASS };
 
 #define LIST_NAME_MAX 64
 #define LIST_LOCAL "local"   /* the list of entries operators add with bloomctl */
@@ -34,6 +35,8 @@ struct list_config {
 	uint32_t sid;             /* eve's signature_id */
 	char *signature;          /* eve's signature (Suricata's msg) */
 	double max_bad;           /* a version with a larger fraction of bad lines is refused */
+	unsigned min_entries;     /* a version from a feed with fewer entries is refused */
+	double max_removed;       /* and one removing a larger fraction of the list's entries; 1: no limit */
 	unsigned line;            /* where it is defined */
 };
 
@@ -99,6 +102,9 @@ struct config {
 		unsigned timeout;     /* seconds an address stays in the set */
 		unsigned rate;        /* additions a second at most */
 		unsigned block;       /* for pair and sig matches: 1 source, 2 destination, 3 both */
+		bool manage;          /* bloomd makes table (inet), its sets blocked4/6 and chains, and keeps them */
+		char *table;          /* manage: the table's name */
+		int priority;         /* manage: its chains' priority */
 	} action;
 	bool events_redis;        /* [output] events = redis */
 	char *events_fallback;    /* [output] events_fallback: where events go while Redis cannot take them */
@@ -140,5 +146,8 @@ const struct list_config *config_list(const struct config *c, const char *name);
 
 /* "always", "everysec" or "no". */
 const char *config_fsync_name(enum config_fsync f);
+
+/* "alert", "drop", "reject" or "pass". */
+const char *config_list_action_name(enum list_action a);
 
 #endif

@@ -14,6 +14,8 @@ int config_cluster_defaults(struct config *c)
 	c->action.timeout = 3600;
 	c->action.rate = 100;
 	c->action.block = 1;
+	c->action.priority = -10;
+	c->action.table = strdup("bloomd");
 	c->cluster.maxlen = 1000000;
 	c->cluster.events_pending = 10000;
 	c->cluster.max_entry_bytes = 2 << 20;
@@ -22,7 +24,7 @@ int config_cluster_defaults(struct config *c)
 	c->cluster.stream = strdup("bloomd:entries");
 	c->cluster.events_key = strdup("bloomd:events");
 	c->cluster.node = strdup(host);
-	return c->cluster.stream && c->cluster.events_key && c->cluster.node ? 0 : -1;
+	return c->cluster.stream && c->cluster.events_key && c->cluster.node && c->action.table ? 0 : -1;
 }
 
 static bool redis_address(const char *value)
@@ -98,6 +100,34 @@ void config_cluster_free(struct config *c)
 	free(c->events_fallback);
 	free(c->action.set4);
 	free(c->action.set6);
+	free(c->action.table);
+}
+
+/* A name nft takes: letters, digits, _ - . and a letter first. */
+static bool nft_name(const char *value)
+{
+	if (!((*value >= 'a' && *value <= 'z') || (*value >= 'A' && *value <= 'Z')) || strlen(value) > 64)
+		return false;
+	for (const char *p = value; *p; p++)
+		if (!(*p >= 'a' && *p <= 'z') && !(*p >= 'A' && *p <= 'Z') && !(*p >= '0' && *p <= '9') && !strchr("_-.", *p))
+			return false;
+	return true;
+}
+
+void config_action_validate(struct loader *ld)
+{
+	struct action_config *a = &ld->c->action;
+
+	if (!a->manage)
+		return;
+	ld->line = ld->manage_line;
+	if (a->set4 || a->set6) {
+		config_problem(ld, "[action] manage = yes: bloomd's table has its own sets (blocked4, blocked6): leave set and set6 out");
+		return;
+	}
+	if (asprintf(&a->set4, "inet %s blocked4", a->table) < 0 || asprintf(&a->set6, "inet %s blocked6", a->table) < 0)
+		config_problem(ld, "out of memory");
+	ld->line = 0;
 }
 
 /* "inet bloomd blocked": a family, a table and a set, in names nft takes. */
@@ -126,6 +156,27 @@ int config_action_key(struct loader *ld, const char *key, const char *value)
 			return 0;
 		}
 		return value[0] ? config_set_string(ld, key[3] ? &a->set6 : &a->set4, value, false) : 1;
+	}
+	if (strcmp(key, "manage") == 0) {
+		ld->manage_line = ld->line;
+		return config_set_bool(ld, key, value, &a->manage);
+	}
+	if (strcmp(key, "table") == 0) {
+		if (!nft_name(value)) {
+			config_problem(ld, "table: expected a table name nft takes (letters, digits, _ - .), got '%s'", value);
+			return 0;
+		}
+		return config_set_string(ld, &a->table, value, false);
+	}
+	if (strcmp(key, "priority") == 0) {
+		char *end;
+		long v = strtol(value, &end, 10);
+		if (end == value || *end || v < -1000 || v > 1000) {
+			config_problem(ld, "priority: expected a number from -1000 to 1000, got '%s'", value);
+			return 0;
+		}
+		a->priority = (int)v;
+		return 1;
 	}
 	if (strcmp(key, "timeout") == 0)
 		return config_set_uint(ld, key, value, 1, 86400 * 365, &a->timeout);

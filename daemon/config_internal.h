@@ -21,7 +21,7 @@ struct loader {
 	const char *dir;           /* of the config file, for relative paths */
 	unsigned line;
 	unsigned problems;
-	unsigned memory_line, bpe_line, interface_line, file_line, workers_line;
+	unsigned memory_line, bpe_line, interface_line, file_line, workers_line, manage_line;
 	config_error_cb on_error;
 	void *ctx;
 };
@@ -55,5 +55,7 @@ void config_cluster_validate(struct loader *ld);
 void config_cluster_free(struct config *c);
 /* [action]'s keys (as config_list_key); config_cluster_free frees them too. */
 int config_action_key(struct loader *ld, const char *key, const char *value);
+/* manage = yes: the sets are bloomd's table's (and set, set6 are not given). */
+void config_action_validate(struct loader *ld);
 
 #endif

@@ -57,7 +57,7 @@ static struct list_config *list_named(struct loader *ld, const char *name)
 	c->lists = grown;
 	struct list_config *l = &c->lists[c->nlists];
 	*l = (struct list_config){ .name = strdup(name), .severity = DEFAULT_SEVERITY,
-				   .max_bad = DEFAULT_MAX_BAD, .sid = default_sid(name), .line = ld->line };
+				   .max_bad = DEFAULT_MAX_BAD, .min_entries = 1, .max_removed = 1, .sid = default_sid(name), .line = ld->line };
 	if (l->name == NULL) {
 		config_problem(ld, "out of memory");
 		return NULL;
@@ -96,14 +96,12 @@ static int label_key(struct loader *ld, struct list_config *l, const char *key, 
 		return 1;
 	}
 	if (strcmp(key, "action") == 0) {
-		static const char *const names[] = { [LIST_ACTION_ALERT] = "alert", [LIST_ACTION_DROP] = "drop",
-						     [LIST_ACTION_REJECT] = "reject" };
-		for (int a = LIST_ACTION_ALERT; a <= LIST_ACTION_REJECT; a++)
-			if (strcmp(value, names[a]) == 0) {
+		for (int a = LIST_ACTION_ALERT; a <= LIST_ACTION_PASS; a++)
+			if (strcmp(value, config_list_action_name((enum list_action)a)) == 0) {
 				l->action_given = true;
 				return l->action = (enum list_action)a, 1;
 			}
-		config_problem(ld, "action: expected alert, drop or reject, got '%s'", value);
+		config_problem(ld, "action: expected alert, drop, reject or pass, got '%s'", value);
 		return 0;
 	}
 	return -1;
@@ -117,11 +115,20 @@ int config_list_key(struct loader *ld, const char *section, const char *key, con
 	if (l == NULL)
 		return 0;
 	int rc = label_key(ld, l, key, value);
+	bool local = strcmp(l->name, LIST_LOCAL) == 0;
+	if (rc > 0 && local && l->action == LIST_ACTION_PASS) {
+		config_problem(ld, "[list %s] holds the entries bloomctl adds, not exceptions: make a [list NAME] with action = pass",
+			       LIST_LOCAL);
+		return 0;
+	}
 	if (rc >= 0)
 		return rc;
-	bool local = strcmp(l->name, LIST_LOCAL) == 0;
 	if (strcmp(key, "max_bad") == 0)
 		return set_fraction(ld, key, value, &l->max_bad);
+	if (strcmp(key, "max_removed") == 0)
+		return strcmp(value, "off") == 0 ? (l->max_removed = 1, 1) : set_fraction(ld, key, value, &l->max_removed);
+	if (strcmp(key, "min_entries") == 0)
+		return config_set_uint(ld, key, value, 0, 1000000000, &l->min_entries);
 	if (local && (strcmp(key, "file") == 0 || strcmp(key, "format") == 0)) {
 		config_problem(ld, "[list %s] holds the entries bloomctl adds: it has no %s", LIST_LOCAL, key);
 		return 0;

@@ -133,6 +133,11 @@ enum verdict engine_packet(struct engine *e, const struct capture_packet *p, con
 	size_t n = matcher_check(e->matcher, &v, e->hits, MATCH_MAX_HITS);
 	if (n == 0 || (n = matcher_found(e->matcher, e->hits, n, e->found)) == 0)
 		return VERDICT_ACCEPT;
+	uint32_t passing = engine_passing(e->pass_holders, e->found, n);
+	if (passing) {
+		stats_passed(&e->stats, passing);
+		return VERDICT_ACCEPT;
+	}
 	e->stats.matched_packets++;
 	/* The verdict comes before any alert is left out: suppressing an alert never lets a packet through. */
 	enum verdict verdict = e->inline_mode ? engine_verdict(e->drop_holders, e->reject_holders, e->found, n)

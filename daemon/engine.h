@@ -20,6 +20,7 @@ struct engine {
 	bool inline_mode;          /* packets are judged: a match of a dropping list drops */
 	uint32_t drop_holders;     /* the holders (lists) whose matches are dropped, inline */
 	uint32_t reject_holders;   /* and those whose matches are rejected */
+	uint32_t pass_holders;     /* the pass lists: a packet one holds is exempt from every other list */
 	/* Blocking an address (into an nftables set), for matches of dropping lists; NULL: none. */
 	int (*block)(void *ctx, const uint8_t *addr, int family);
 	void *block_ctx;
@@ -53,6 +54,21 @@ static inline enum verdict engine_verdict(uint32_t drop_holders, uint32_t reject
 	for (size_t i = 0; i < n; i++)
 		held |= found[i].holders;
 	return held & drop_holders ? VERDICT_DROP : held & reject_holders ? VERDICT_REJECT : VERDICT_ACCEPT;
+}
+
+/*
+ * The pass lists among the holders of a packet's hits: a packet with any is
+ * exempt from every other list (no verdict but accept, no event, no set).
+ * Pass entries live in the same filters as the rest, so a packet no entry
+ * holds pays nothing for them: this runs only on confirmed hits.
+ */
+static inline uint32_t engine_passing(uint32_t pass_holders, const struct match_found *found, size_t n)
+{
+	uint32_t held = 0;
+
+	for (size_t i = 0; i < n; i++)
+		held |= found[i].holders;
+	return held & pass_holders;
 }
 
 /*

@@ -138,6 +138,25 @@ static int plain_line(char *line, char comment, struct entry *e, char *err, size
 	return parse_address(word, e, err, errlen) < 0 ? -1 : 1;
 }
 
+/* Whether an add line's options (after its element) hold nomatch; a comment "..." may hold anything. */
+static bool ipset_nomatch(const char *p)
+{
+	char word[TOKEN_MAX + 2];
+	bool quoted = false;
+
+	while (*(p = skip_blanks(p))) {
+		p = next_word(p, word, sizeof(word));
+		size_t n = strlen(word);
+		if (quoted)
+			quoted = !(n > 0 && word[n - 1] == '"');
+		else if (word[0] == '"')
+			quoted = !(n > 1 && word[n - 1] == '"');
+		else if (strcmp(word, "nomatch") == 0)
+			return true;
+	}
+	return false;
+}
+
 /* "add SET ADDRESS [options]"; create lines (and a COMMIT) hold nothing. */
 static int ipset_line(char *line, struct entry *e, char *err, size_t errlen)
 {
@@ -154,12 +173,14 @@ static int ipset_line(char *line, struct entry *e, char *err, size_t errlen)
 		return -1;
 	}
 	p = next_word(p, word, sizeof(word)); /* the set's name */
-	next_word(p, word, sizeof(word));
+	p = next_word(p, word, sizeof(word));
 	if (strchr(word, '-') || strchr(word, ',')) {
 		error_set(err, errlen, "a range or a compound element (%.60s): only addresses and networks", word);
 		return -1;
 	}
-	return parse_address(word, e, err, errlen) < 0 ? -1 : 1;
+	if (parse_address(word, e, err, errlen) < 0)
+		return -1;
+	return ipset_nomatch(p) ? FEED_EXCEPTION : 1;
 }
 
 /* Field n (from 1) of a CSV line, quotes and "" undone; -1 if the line has fewer. */
@@ -325,7 +346,8 @@ int feed_read(FILE *f, const struct feed_spec *spec, uint64_t now, feed_entry_cb
 		} else {
 			rc = feed_line(&r, line, e, &expires, &labels, why, sizeof(why));
 			bool labelled = labels.category[0] || labels.severity;
-			if (rc > 0 && on_entry(ctx, e, expires, labelled ? &labels : NULL, why, sizeof(why)) != 0)
+			if (rc > 0 && on_entry(ctx, e, expires, labelled ? &labels : NULL, rc == FEED_EXCEPTION, why,
+					       sizeof(why)) != 0)
 				rc = -1;
 		}
 		if (rc < 0) {

@@ -2,6 +2,7 @@
 #ifndef BLOOMD_FEED_H
 #define BLOOMD_FEED_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -15,7 +16,8 @@
  *                     and labels: category=WORD severity=N
  *   plain, netset     an address or a network (CIDR); '#' comments (FireHOL's .netset)
  *   drop              Spamhaus DROP: "192.0.2.0/24 ; SBL123", ';' comments
- *   ipset             `ipset save` output: "add SET 192.0.2.1 [options]"; create lines skipped
+ *   ipset             `ipset save` output: "add SET 192.0.2.1 [options]"; create lines skipped;
+ *                     with the option nomatch, an exception inside the list (as the kernel has it)
  *   csv:N, csv:NAME   one column of a CSV file, by number (from 1) or by the header's name
  *   suricata-dataset  a Suricata dataset of type ip, ipv4 or ipv6: an address a line,
  *                     or "address,reputation" (datarep)
@@ -60,9 +62,11 @@ void feed_reader_init(struct feed_reader *r, const struct feed_spec *spec, uint6
 
 /*
  * One line (without or with its newline). Returns 1 with *e, *expires (0:
- * never) and *labels (none: "" and 0) filled, 0 for a line that holds no
- * entry, -1 with a message.
+ * never) and *labels (none: "" and 0) filled, FEED_EXCEPTION the same for
+ * an exception (ipset's nomatch), 0 for a line that holds no entry, -1 with
+ * a message.
  */
+#define FEED_EXCEPTION 2
 int feed_line(struct feed_reader *r, const char *line, struct entry *e, uint64_t *expires,
 	      struct entry_labels *labels, char *err, size_t errlen);
 
@@ -71,9 +75,13 @@ struct feed_counts {
 	uint64_t lines, entries, bad;
 };
 
-/* Each entry read (labels: NULL if it has none); a non-zero return makes its line bad, with a message in err. */
+/*
+ * Each entry read (labels: NULL if it has none; exception: the line's is an
+ * exception, FEED_EXCEPTION); a non-zero return makes its line bad, with a
+ * message in err.
+ */
 typedef int (*feed_entry_cb)(void *ctx, const struct entry *e, uint64_t expires,
-			     const struct entry_labels *labels, char *err, size_t errlen);
+			     const struct entry_labels *labels, bool exception, char *err, size_t errlen);
 /* Each bad line: its number, its text (printable, as long as it is) and why. */
 typedef void (*feed_bad_cb)(void *ctx, unsigned line, const char *text, const char *why);
 

@@ -21,6 +21,7 @@
 #define BATCH 64                   /* messages read in one wake-up */
 #define RECV_BUFFER (4u << 20)     /* the socket's, so that bursts wait there */
 #define LATENCIES 1024
+#define FAIL_OPEN_MAXLEN 65536     /* more than RECV_BUFFER holds */
 
 struct inline_queue {
 	struct nfq_handle *h;
@@ -41,6 +42,7 @@ struct inline_queue {
 	/* Accepts wait for the end of the batch: one verdict accepts every packet up to an ID. */
 	uint32_t accept_upto[MAX_QUEUES];
 	unsigned accepts[MAX_QUEUES];      /* packets waiting for that verdict, per queue */
+	uint32_t last_id[MAX_QUEUES];      /* the last packet ID read, per queue (the kernel's start at 1) */
 	struct timespec waiting[BATCH];    /* when each was read, for the latency */
 	unsigned nwaiting;
 };
@@ -107,6 +109,13 @@ static int on_packet(struct nfq_q_handle *qh, struct nfgenmsg *msg, struct nfq_d
 	if (ph == NULL)
 		return 0;
 	uint32_t id = ntohl(ph->packet_id);
+	unsigned k = 0;
+	while (k < q->nqueues && q->qh[k] != qh)
+		k++;
+	if (k < q->nqueues) { /* IDs the kernel gave that never reached us: accepted unjudged (fail-open) */
+		q->st.unjudged += id - q->last_id[k] - 1u;
+		q->last_id[k] = id;
+	}
 	enum verdict verdict = VERDICT_ACCEPT;
 	if (q->reject_mark && nfq_get_nfmark(nfa) == q->reject_mark) {
 		/* rejected already, and back: the ruleset has no rule rejecting the mark */
@@ -122,9 +131,6 @@ static int on_packet(struct nfq_q_handle *qh, struct nfgenmsg *msg, struct nfq_d
 	}
 	q->st.packets++;
 	if (verdict == VERDICT_ACCEPT) { /* its verdict goes with the batch's */
-		unsigned k = 0;
-		while (k < q->nqueues && q->qh[k] != qh)
-			k++;
 		if (k == q->nqueues || q->nwaiting == BATCH)
 			flush_accepts(q);
 		if (k < q->nqueues) {
@@ -200,6 +206,13 @@ struct inline_queue *inline_open(struct event_base *base, const struct inline_op
 		goto fail;
 	}
 	nfnl_rcvbufsiz(nfq_nfnlh(q->h), RECV_BUFFER);
+	/*
+	 * Fail-open, the kernel accepts a packet it cannot queue and counts it
+	 * nowhere. When the socket is what is full, the packet has taken an ID
+	 * first, and the gap shows it (unjudged); when the queue is, it has not.
+	 * So by default the queue is made long enough for the socket to fill first.
+	 */
+	unsigned maxlen = o->maxlen ? o->maxlen : o->fail_open ? FAIL_OPEN_MAXLEN : 0;
 	for (unsigned n = o->first; n <= o->last; n++, q->nqueues++) {
 		struct nfq_q_handle *qh = nfq_create_queue(q->h, (uint16_t)n, on_packet, q);
 		if (qh == NULL) {
@@ -209,7 +222,7 @@ struct inline_queue *inline_open(struct event_base *base, const struct inline_op
 		}
 		q->qh[q->nqueues] = qh;
 		if (nfq_set_mode(qh, NFQNL_COPY_PACKET, o->snaplen) < 0 ||
-		    (o->maxlen && nfq_set_queue_maxlen(qh, o->maxlen) < 0) ||
+		    (maxlen && nfq_set_queue_maxlen(qh, maxlen) < 0) ||
 		    (o->fail_open && nfq_set_queue_flags(qh, NFQA_CFG_F_FAIL_OPEN, NFQA_CFG_F_FAIL_OPEN) < 0)) {
 			error_set(err, errlen, "inline: cannot set up netfilter queue %u: %s", n, strerror(errno));
 			q->nqueues++;

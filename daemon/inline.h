@@ -28,7 +28,7 @@ struct event_base;
 struct inline_options {
 	unsigned first, last;      /* queue numbers */
 	bool fail_open;
-	unsigned maxlen;           /* packets a queue holds in the kernel; 0: its default */
+	unsigned maxlen;           /* packets a queue holds in the kernel; 0: 65,536 fail-open, else the kernel's */
 	unsigned snaplen;
 	uint32_t reject_mark;
 };
@@ -54,6 +54,7 @@ struct inline_stats {
 	uint64_t reject_unruled;   /* came back marked: no rule rejected them (dropped instead) */
 	uint64_t verdict_errors;   /* verdicts the kernel did not take */
 	uint64_t lost;             /* messages the socket lost (ENOBUFS): their packets went as fail_open says */
+	uint64_t unjudged;         /* packets the kernel let through without a verdict (gaps in the IDs) */
 	uint64_t queue_dropped;    /* the kernel's: the queue was full */
 	uint64_t user_dropped;     /* the kernel's: the netlink socket was full */
 	uint32_t verdict_ns_p50, verdict_ns_p99; /* from reading a packet to its verdict, the last 1024 */

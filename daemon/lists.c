@@ -2,6 +2,7 @@
 #include "lists.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "error.h"
@@ -17,6 +18,8 @@ void lists_free(struct lists *ls)
 {
 	labels_free(ls->labels);
 	ls->labels = NULL;
+	free(ls->exceptions);
+	ls->exceptions = NULL;
 }
 
 int lists_find(const struct lists *ls, const char *name)
@@ -72,6 +75,7 @@ int lists_configure(struct lists *ls, struct matcher *m, const struct config *cf
 }
 
 struct staging {
+	struct lists *ls;
 	struct matcher *m;
 	struct labels *labels;
 	bool failed;           /* an entry could not be stored: the version cannot be taken */
@@ -88,8 +92,27 @@ static void stage_bad(void *ctx, unsigned line, const char *text, const char *wh
 	st->on_bad(st->ctx, (unsigned)(st->lines_before + line), text, why);
 }
 
+/* An exception of the version being read, applied when it is all read (lists_stage_done). */
+static int note_exception(struct lists *ls, const struct entry *e)
+{
+	if (ls->nexceptions == ls->exceptions_cap) {
+		size_t cap = ls->exceptions_cap ? 2 * ls->exceptions_cap : 64;
+		struct list_exception *more = realloc(ls->exceptions, cap * sizeof(*more));
+		if (more == NULL)
+			return -1;
+		ls->exceptions = more;
+		ls->exceptions_cap = cap;
+	}
+	struct list_exception *x = &ls->exceptions[ls->nexceptions++];
+	bool net = e->kind == ENTRY_NET;
+	x->alen = (uint8_t)(e->len - net);
+	x->bits = net ? e->key[0] : (uint8_t)(8 * e->len);
+	memcpy(x->addr, e->key + net, x->alen);
+	return 0;
+}
+
 static int stage_entry(void *ctx, const struct entry *e, uint64_t expires, const struct entry_labels *labels,
-		       char *err, size_t errlen)
+		       bool exception, char *err, size_t errlen)
 {
 	struct staging *st = ctx;
 
@@ -97,7 +120,12 @@ static int stage_entry(void *ctx, const struct entry *e, uint64_t expires, const
 		error_set(err, errlen, "expires= and ttl= are for bloomctl add and load: a list's entries stay while it holds them");
 		return -1;
 	}
-	if (matcher_hold(st->m, e, LISTS_STAGING, err, errlen) >= 0) {
+	if (exception && (e->kind == ENTRY_ADDR || e->kind == ENTRY_NET)) {
+		if (note_exception(st->ls, e) == 0)
+			return 0;
+		errno = ENOMEM;
+		error_set(err, errlen, "out of memory for the exception");
+	} else if (matcher_hold(st->m, e, LISTS_STAGING, err, errlen) >= 0) {
 		if (labels == NULL || labels_set(st->labels, e, LISTS_SLOTS, labels) == 0)
 			return 0;
 		errno = ENOMEM;
@@ -113,7 +141,7 @@ static int stage_entry(void *ctx, const struct entry *e, uint64_t expires, const
 int lists_stage_more(struct lists *ls, struct matcher *m, FILE *f, const struct feed_spec *spec, uint64_t now,
 		     feed_bad_cb on_bad, void *ctx, struct list_load *r)
 {
-	struct staging st = { .m = m, .labels = ls->labels, .on_bad = on_bad, .ctx = ctx, .lines_before = r->lines };
+	struct staging st = { .ls = ls, .m = m, .labels = ls->labels, .on_bad = on_bad, .ctx = ctx, .lines_before = r->lines };
 	struct feed_counts n;
 	char err[256];
 
@@ -128,7 +156,128 @@ int lists_stage_more(struct lists *ls, struct matcher *m, FILE *f, const struct 
 	return r->error[0] ? -1 : 0;
 }
 
-int lists_stage_done(struct lists *ls, struct matcher *m, int i, struct list_load *r)
+/* The address a's prefix of bits as an entry: an addr at full length, else a net. */
+static void prefix_entry(const uint8_t *a, size_t alen, unsigned bits, struct entry *e)
+{
+	uint8_t *key = e->key;
+
+	e->kind = bits == 8 * alen ? ENTRY_ADDR : ENTRY_NET;
+	e->len = (uint16_t)(alen + (e->kind == ENTRY_NET));
+	if (e->kind == ENTRY_NET)
+		*key++ = (uint8_t)bits;
+	for (size_t j = 0; j < alen; j++) {
+		unsigned left = bits > 8 * j ? bits - 8 * (unsigned)j : 0;
+		key[j] = left >= 8 ? a[j] : (uint8_t)(a[j] & (0xff00 >> left));
+	}
+}
+
+/* The prefix lengths of the staged entries that cover an exception's address, up to its own. */
+struct covering_prefixes {
+	unsigned bits_max, n;
+	uint8_t bits[130];
+};
+
+static int staged_prefix(void *ctx, const struct entry *e, unsigned group, uint32_t holders)
+{
+	struct covering_prefixes *cp = ctx;
+	unsigned bits = e->kind == ENTRY_NET ? e->key[0] : 8u * e->len;
+
+	(void)group;
+	if ((holders & LISTS_STAGING) && bits <= cp->bits_max && cp->n < sizeof(cp->bits))
+		cp->bits[cp->n++] = (uint8_t)bits;
+	return 0;
+}
+
+/*
+ * Take exception x out of the staged networks that hold it: each is
+ * released and its part outside x staged instead, one prefix a level (the
+ * sibling of x's path at each length below x's).
+ */
+static int apply_exception(struct matcher *m, const struct list_exception *x, char *err, size_t errlen)
+{
+	struct covering_prefixes cp = { .bits_max = x->bits };
+	static struct entry e;
+	uint8_t sibling[16];
+	uint32_t left;
+
+	matcher_covering(m, x->addr, x->alen, staged_prefix, &cp);
+	for (unsigned k = 0; k < cp.n; k++) {
+		prefix_entry(x->addr, x->alen, cp.bits[k], &e);
+		matcher_release(m, &e, LISTS_STAGING, &left);
+		for (unsigned b = cp.bits[k] + 1u; b <= x->bits; b++) {
+			memcpy(sibling, x->addr, x->alen);
+			sibling[(b - 1) / 8] ^= (uint8_t)(0x80 >> ((b - 1) % 8));
+			prefix_entry(sibling, x->alen, b, &e);
+			if (matcher_hold(m, &e, LISTS_STAGING, err, errlen) < 0)
+				return -1;
+		}
+	}
+	return 0;
+}
+
+static int broader_first(const void *a, const void *b)
+{
+	const struct list_exception *x = a, *y = b;
+
+	return (int)x->bits - (int)y->bits;
+}
+
+/*
+ * The staged version's exceptions, broader first: a narrower one inside a
+ * broader one then finds no staged network holding it, and the prefixes a
+ * split leaves never stand for members of their own.
+ */
+static void apply_exceptions(struct lists *ls, struct matcher *m, struct list_load *r)
+{
+	char err[256];
+
+	if (ls->nexceptions == 0)
+		return;
+	qsort(ls->exceptions, ls->nexceptions, sizeof(*ls->exceptions), broader_first);
+	for (size_t k = 0; k < ls->nexceptions && r->error[0] == '\0'; k++)
+		if (apply_exception(m, &ls->exceptions[k], err, sizeof(err)) < 0)
+			error_set(r->error, sizeof(r->error), "%s", err);
+	ls->nexceptions = 0;
+}
+
+struct version_count {
+	uint32_t list;
+	uint64_t held, kept;   /* the list's entries now; those of them the staged version holds too */
+};
+
+static int count_kept(void *ctx, const struct entry *e, unsigned group, uint32_t holders)
+{
+	struct version_count *vc = ctx;
+
+	(void)e;
+	(void)group;
+	if (holders & vc->list) {
+		vc->held++;
+		vc->kept += (holders & LISTS_STAGING) != 0;
+	}
+	return 0;
+}
+
+/* The feed guards: a version too small, or one taking too much of the list away, is refused. */
+static void guard(const struct list_config *lc, const struct matcher *m, int i, struct list_load *r)
+{
+	if (r->entries < lc->min_entries) {
+		error_set(r->error, sizeof(r->error),
+			  "%llu entries, fewer than min_entries (%u): an empty or cut-short download?",
+			  (unsigned long long)r->entries, lc->min_entries);
+		return;
+	}
+	if (lc->max_removed >= 1)
+		return;
+	struct version_count vc = { .list = 1u << i };
+	matcher_foreach(m, 0, count_kept, &vc);
+	uint64_t removed = vc.held - vc.kept;
+	if ((double)removed > lc->max_removed * (double)vc.held)
+		error_set(r->error, sizeof(r->error), "it would remove %llu of the list's %llu entries, more than max_removed (%g)",
+			  (unsigned long long)removed, (unsigned long long)vc.held, lc->max_removed);
+}
+
+int lists_stage_done(struct lists *ls, struct matcher *m, int i, bool guarded, struct list_load *r)
 {
 	const struct list_state *l = &ls->slot[i];
 	double max_bad = l->cfg ? l->cfg->max_bad : 0.1;
@@ -136,6 +285,11 @@ int lists_stage_done(struct lists *ls, struct matcher *m, int i, struct list_loa
 	if (r->error[0] == '\0' && r->bad > 0 && (double)r->bad > max_bad * (double)(r->bad + r->entries))
 		error_set(r->error, sizeof(r->error), "%llu of its %llu entry lines are bad, more than max_bad (%g)",
 			  (unsigned long long)r->bad, (unsigned long long)(r->bad + r->entries), max_bad);
+	if (r->error[0] == '\0')
+		apply_exceptions(ls, m, r);
+	ls->nexceptions = 0;
+	if (r->error[0] == '\0' && guarded && l->cfg)
+		guard(l->cfg, m, i, r);
 	if (r->error[0]) {
 		lists_unstage(ls, m, i, r, r->error);
 		return -1;
@@ -144,11 +298,11 @@ int lists_stage_done(struct lists *ls, struct matcher *m, int i, struct list_loa
 }
 
 int lists_stage(struct lists *ls, struct matcher *m, int i, FILE *f, const struct feed_spec *spec,
-		uint64_t now, feed_bad_cb on_bad, void *ctx, struct list_load *r)
+		uint64_t now, bool guarded, feed_bad_cb on_bad, void *ctx, struct list_load *r)
 {
 	*r = (struct list_load){ 0 };
 	lists_stage_more(ls, m, f, spec, now, on_bad, ctx, r);
-	return lists_stage_done(ls, m, i, r);
+	return lists_stage_done(ls, m, i, guarded, r);
 }
 
 void lists_take(struct lists *ls, struct matcher *m, int i, uint64_t now, struct list_load *r)
@@ -165,11 +319,13 @@ void lists_take(struct lists *ls, struct matcher *m, int i, uint64_t now, struct
 void lists_unstage(struct lists *ls, struct matcher *m, int i, struct list_load *r, const char *why)
 {
 	matcher_rehold(m, 0, LISTS_STAGING, NULL); /* the staged version goes whole */
+	ls->nexceptions = 0;                       /* with its exceptions, if it was cut short */
 	labels_move(ls->labels, -1, LISTS_SLOTS);
 	if (why != r->error)
 		error_set(r->error, sizeof(r->error), "%s", why);
 	r->refused = true;
 	ls->slot[i].last = *r;
+	ls->slot[i].refusals++;
 }
 
 uint64_t lists_flush(struct lists *ls, struct matcher *m, int i)

@@ -38,12 +38,21 @@ struct list_state {
 	unsigned version;             /* versions taken (eve's rev) */
 	time_t loaded;                /* when the last version was taken (0: never) */
 	struct list_load last;
+	uint64_t refusals;            /* versions refused */
 	const struct list_config *cfg;
+};
+
+/* An exception of the version being staged (ipset's nomatch): a network, or an address at full length. */
+struct list_exception {
+	uint8_t alen, bits;           /* 4 or 16 bytes; prefix length */
+	uint8_t addr[16];
 };
 
 struct lists {
 	struct list_state slot[LISTS_SLOTS]; /* by holder bit */
 	struct labels *labels;               /* the labels entries carry inline, by list */
+	struct list_exception *exceptions;   /* the staged version's, applied when it is done */
+	size_t nexceptions, exceptions_cap;
 };
 
 /* -1 without memory. */
@@ -67,14 +76,20 @@ int lists_find(const struct lists *ls, const char *name);
 /*
  * Read a new version of list i from f under the staging bit, or refuse it:
  * when f cannot be read to its end, an entry cannot be stored (no memory),
- * or more than the list's max_bad of its lines are bad. Bad lines go to
+ * more than the list's max_bad of its lines are bad, or (guarded: a version
+ * from a feed, not one kept by bloomd) a feed guard says no: fewer entries
+ * than min_entries, or more of the list's entries removed than max_removed.
+ * Exceptions (ipset's nomatch) are taken out of the version's networks that
+ * hold them: such a network is held as the prefixes that remain (as many as
+ * the prefix lengths between the two), so an address the kernel's set says
+ * is not in it is not in the list either, the longest prefix deciding. Bad lines go to
  * on_bad. Returns 0 if it can be taken: the caller then keeps it (its
  * entries are those held by LISTS_STAGING, their labels in slot
  * LISTS_SLOTS) and takes it (lists_take) or drops it (lists_unstage).
  * Returns -1 if refused: the staged version is dropped, r says why.
  */
 int lists_stage(struct lists *ls, struct matcher *m, int i, FILE *f, const struct feed_spec *spec,
-		uint64_t now, feed_bad_cb on_bad, void *ctx, struct list_load *r);
+		uint64_t now, bool guarded, feed_bad_cb on_bad, void *ctx, struct list_load *r);
 /*
  * lists_stage in parts, for a version read a slice at a time: each part
  * from its own f adds to r (start it zeroed), -1 once one fails (r->error);
@@ -83,7 +98,7 @@ int lists_stage(struct lists *ls, struct matcher *m, int i, FILE *f, const struc
  */
 int lists_stage_more(struct lists *ls, struct matcher *m, FILE *f, const struct feed_spec *spec, uint64_t now,
 		     feed_bad_cb on_bad, void *ctx, struct list_load *r);
-int lists_stage_done(struct lists *ls, struct matcher *m, int i, struct list_load *r);
+int lists_stage_done(struct lists *ls, struct matcher *m, int i, bool guarded, struct list_load *r);
 /* The staged version becomes list i's, in one step (r gets what was added and removed). */
 void lists_take(struct lists *ls, struct matcher *m, int i, uint64_t now, struct list_load *r);
 /* The staged version dropped whole, refused for why: list i keeps its previous one. */

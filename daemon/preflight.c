@@ -156,7 +156,7 @@ unsigned preflight_check(const struct config *cfg, const struct preflight_plan *
 		problem(&c, "interface %s: %s", plan->interface, strerror(errno));
 	if (capture_check_bpf(cfg->bpf, cfg->snaplen, err, sizeof(err)) < 0)
 		problem(&c, "[capture] bpf: %s", err);
-	if (plan->nfiles == 0 && (cfg->action.set4 || cfg->action.set6)) { /* the sets must be there (replays block nothing) */
+	if (plan->nfiles == 0 && !cfg->action.manage && (cfg->action.set4 || cfg->action.set6)) { /* the sets must be there (replays block nothing) */
 		struct set_action_options o = { .set4 = cfg->action.set4, .set6 = cfg->action.set6,
 						.timeout = cfg->action.timeout, .rate = cfg->action.rate };
 		struct set_action *a = set_action_open(&o, err, sizeof(err));

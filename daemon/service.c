@@ -169,6 +169,14 @@ static void housekeeping_cb(evutil_socket_t fd, short what, void *arg)
 	service_sync(s, true); /* everysec's second; with always, the expiries */
 	if (s->cluster)
 		cluster_tick(s->cluster);
+	if (s->set_action) {
+		int rc = set_action_check(s->set_action, err, sizeof(err));
+		if (rc < 0)
+			log_limited(&s->block_errors_logged, 60, LOG_LEVEL_ERROR, "[action]: %s", err);
+		else if (rc > 0)
+			log_warning("[action]: table inet %s or addresses in it were gone (a flush, a firewall reload?): put back",
+				    s->cfg->action.table);
+	}
 	report_packet_problems(s);
 	if (s->cfg->auto_rebuild && s->rebuild == NULL &&
 	    matcher_rebuild_wanted(s->matcher, s->cfg->fpr_target)) {
@@ -226,7 +234,7 @@ static int block_address(void *ctx, const uint8_t *addr, int family)
 {
 	struct service *s = ctx;
 	char err[512];
-	int rc = set_action_block(s->set_action, addr, family, time(NULL), err, sizeof(err));
+	int rc = set_action_block(s->set_action, addr, family, err, sizeof(err));
 
 	if (rc < 0)
 		log_limited(&s->block_errors_logged, 60, LOG_LEVEL_ERROR, "[action]: %s", err);
@@ -237,19 +245,70 @@ static int block_address(void *ctx, const uint8_t *addr, int family)
 static int start_set_action(struct service *s)
 {
 	const struct action_config *a = &s->cfg->action;
-	struct set_action_options o = { .set4 = a->set4, .set6 = a->set6, .timeout = a->timeout, .rate = a->rate };
+	struct set_action_options o = { .set4 = a->set4, .set6 = a->set6, .timeout = a->timeout, .rate = a->rate,
+					.table = a->manage ? a->table : NULL, .priority = a->priority };
 	char err[512];
 
 	if (a->set4 == NULL && a->set6 == NULL)
 		return 0;
 	if ((s->set_action = set_action_open(&o, err, sizeof(err))) == NULL) {
-		log_error("%s (bloomd needs CAP_NET_ADMIN, and the set made beforehand, with flags timeout)", err);
+		log_error(a->manage ? "%s (bloomd needs CAP_NET_ADMIN to make its table)"
+				    : "%s (bloomd needs CAP_NET_ADMIN, and the set made beforehand, with flags timeout)",
+			  err);
 		return -1;
 	}
+	if (a->manage)
+		log_info("[action]: table inet %s made, with sets blocked4 and blocked6 and chains dropping what they hold",
+			 a->table);
 	s->engine.block = block_address;
 	s->engine.block_ctx = s;
 	s->engine.block_side = a->block;
 	return 0;
+}
+
+struct blocked_listing {
+	json_t *shown;
+	uint64_t count;
+};
+
+static int list_blocked(void *ctx, const uint8_t *addr, int family, unsigned seconds_left)
+{
+	struct blocked_listing *bl = ctx;
+	char text[64];
+
+	if (bl->count++ < SERVICE_BLOCKED_SHOWN)
+		json_array_append_new(bl->shown, json_pack("{s:s,s:i}", "address", entry_format_addr(addr, family, text, sizeof(text)),
+							   "seconds_left", (int)seconds_left));
+	return 0;
+}
+
+int service_blocked(struct service *s, json_t *reply, char *err, size_t errlen)
+{
+	struct blocked_listing bl = { json_array(), 0 };
+
+	if (s->set_action == NULL) {
+		json_decref(bl.shown);
+		error_set(err, errlen, "no [action] sets: nothing is blocked by bloomd");
+		return -1;
+	}
+	set_action_foreach(s->set_action, list_blocked, &bl);
+	json_object_set_new(reply, "blocked", bl.shown);
+	json_object_set_new(reply, "count", json_integer((json_int_t)bl.count));
+	return 0;
+}
+
+int service_unblock(struct service *s, const uint8_t *addr, int family, char *err, size_t errlen)
+{
+	char text[64];
+
+	if (s->set_action == NULL) {
+		error_set(err, errlen, "no [action] sets: nothing is blocked by bloomd");
+		return -1;
+	}
+	int rc = set_action_unblock(s->set_action, addr, family, err, errlen);
+	if (rc > 0)
+		log_info("[action]: %s unblocked", entry_format_addr(addr, family, text, sizeof(text)));
+	return rc;
 }
 
 static char *scrape(void *ctx)

@@ -176,6 +176,16 @@ int service_list_flush(struct service *s, const char *name, uint64_t *removed, c
 json_t *service_lists_json(struct service *s);
 /* List name's holder bit, or 0 if there is no such list. */
 uint32_t service_list_holder(const struct service *s, const char *name);
+/*
+ * [action]: the addresses in the sets (reply's "blocked": address and
+ * seconds_left, the first SERVICE_BLOCKED_SHOWN; "count": all), and one
+ * lifted (1, or 0 if it was not blocked). -1 with a message without [action].
+ */
+#define SERVICE_BLOCKED_SHOWN 10000
+int service_blocked(struct service *s, json_t *reply, char *err, size_t errlen);
+int service_unblock(struct service *s, const uint8_t *addr, int family, char *err, size_t errlen);
+/* The holder bits of the pass lists. */
+uint32_t service_pass_holders(const struct service *s);
 /* The names of the lists an entry's holders are. */
 json_t *service_holders_json(const struct service *s, uint32_t holders);
 

@@ -134,7 +134,7 @@ void service_slices_cancel(struct service *s);
 int service_thresholds_load(const struct config *cfg, struct thresholds **out, threshold_error_cb on_error,
 			    void *ctx);
 /* Per list: entries, version, when and whether its last version was taken (stats). */
-json_t *service_lists_stats(const struct service *s);
+json_t *service_lists_stats(const struct service *s, const struct stats *totals);
 /* service_cluster.c: follow the stream ([cluster] redis; -1 after logging); publish a local change; events to Redis. */
 int service_cluster_start(struct service *s);
 void service_cluster_publish(struct service *s, enum cluster_op_kind kind, const struct entry *e,

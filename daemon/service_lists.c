@@ -164,7 +164,8 @@ static int load_from(struct service *s, int i, FILE *f, const char *source, cons
 	char err[512];
 
 	service_slices_settle(s); /* the staging bit is free */
-	int rc = lists_stage(&s->lists, s->matcher, i, f, spec, service_now(), service_log_bad_line, &b, &r);
+	int rc = lists_stage(&s->lists, s->matcher, i, f, spec, service_now(), from == FROM_FEED, service_log_bad_line,
+			     &b, &r);
 	if (rc == 0 && s->journal && from == FROM_FEED &&
 	    keep(s, i, LISTS_STAGING, LISTS_SLOTS, err, sizeof(err)) < 0) {
 		char why[sizeof(r.error)];
@@ -254,8 +255,10 @@ int service_lists_load(struct service *s, const struct config *cfg, bool startin
 	}
 	s->engine.drop_holders = lists_acting(&s->lists, LIST_ACTION_DROP);
 	s->engine.reject_holders = lists_acting(&s->lists, LIST_ACTION_REJECT);
+	s->engine.pass_holders = lists_acting(&s->lists, LIST_ACTION_PASS);
 	if (s->workers)
-		workers_set_verdicts(s->workers, s->engine.drop_holders, s->engine.reject_holders);
+		workers_set_verdicts(s->workers, s->engine.drop_holders, s->engine.reject_holders,
+				     s->engine.pass_holders);
 	for (int i = 1; i < LISTS_SLOTS; i++) {
 		if (s->lists.slot[i].name[0] == '\0')
 			continue;
@@ -412,7 +415,7 @@ json_t *service_lists_json(struct service *s)
 				      "entries", (json_int_t)counts[i], "version", (int)l->version, "loaded",
 				      l->loaded ? json_integer((json_int_t)l->loaded) : json_null(), "category",
 				      lc->category, "severity", (int)lc->severity, "action",
-				      lc->action == LIST_ACTION_DROP ? "drop" : lc->action == LIST_ACTION_REJECT ? "reject" : "alert", "sid", (json_int_t)lc->sid,
+				      config_list_action_name(lc->action), "sid", (json_int_t)lc->sid,
 				      "signature", lc->signature);
 		if (o && i > 0 && (l->version || l->last.refused))
 			json_object_set_new(o, "last_load", load_json(&l->last));
@@ -421,7 +424,7 @@ json_t *service_lists_json(struct service *s)
 	return out;
 }
 
-json_t *service_lists_stats(const struct service *s)
+json_t *service_lists_stats(const struct service *s, const struct stats *totals)
 {
 	uint64_t counts[LISTS_SLOTS];
 	json_t *out = json_object();
@@ -431,8 +434,10 @@ json_t *service_lists_stats(const struct service *s)
 		const struct list_state *l = &s->lists.slot[i];
 		if (l->name[0])
 			json_object_set_new(out, l->name,
-					    json_pack("{s:I,s:i,s:I,s:b}", "entries", (json_int_t)counts[i], "version",
-						      (int)l->version, "loaded", (json_int_t)l->loaded, "ok", !l->last.refused));
+					    json_pack("{s:I,s:i,s:I,s:b,s:I,s:I}", "entries", (json_int_t)counts[i], "version",
+						      (int)l->version, "loaded", (json_int_t)l->loaded, "ok", !l->last.refused,
+						      "refused", (json_int_t)l->refusals, "passed",
+						      (json_int_t)totals->passed_by[i]));
 	}
 	return out;
 }
@@ -442,6 +447,11 @@ uint32_t service_list_holder(const struct service *s, const char *name)
 	int i = lists_find(&s->lists, name);
 
 	return i < 0 ? 0 : 1u << i;
+}
+
+uint32_t service_pass_holders(const struct service *s)
+{
+	return s->engine.pass_holders;
 }
 
 json_t *service_holders_json(const struct service *s, uint32_t holders)

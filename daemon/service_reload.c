@@ -133,7 +133,8 @@ static void keep_start_settings(struct config *running, struct config *fresh, js
 	fresh->queue_maxlen = running->queue_maxlen;
 	if (!same_string(fresh->action.set4, running->action.set4) || !same_string(fresh->action.set6, running->action.set6) ||
 	    fresh->action.timeout != running->action.timeout || fresh->action.rate != running->action.rate ||
-	    fresh->action.block != running->action.block)
+	    fresh->action.block != running->action.block || fresh->action.manage != running->action.manage ||
+	    !same_string(fresh->action.table, running->action.table) || fresh->action.priority != running->action.priority)
 		json_array_append_new(restart, json_string("[action]"));
 	struct action_config action = fresh->action;
 	fresh->action = running->action;
@@ -286,11 +287,12 @@ json_t *service_stats(struct service *s)
 		json_object_set_new(o, "workers", workers_json(s, &t));
 	if (s->inline_queue || (s->workers && s->cfg->inline_mode)) {
 		const struct inline_stats *is = &t.queues;
-		json_object_set_new(o, "inline", json_pack("{s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:{s:I,s:I}}", "queue", s->queue_name,
+		json_object_set_new(o, "inline", json_pack("{s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:{s:I,s:I}}", "queue", s->queue_name,
 							   "packets", (json_int_t)is->packets, "accepted", (json_int_t)is->accepted,
 							   "dropped", (json_int_t)is->dropped, "rejected", (json_int_t)is->rejected,
 							   "reject_unruled", (json_int_t)is->reject_unruled, "verdict_errors",
 							   (json_int_t)is->verdict_errors, "lost", (json_int_t)is->lost,
+							   "unjudged", (json_int_t)is->unjudged,
 							   "queue_dropped", (json_int_t)is->queue_dropped, "user_dropped",
 							   (json_int_t)is->user_dropped, "verdict_ns", "p50",
 							   (json_int_t)is->verdict_ns_p50, "p99", (json_int_t)is->verdict_ns_p99));
@@ -298,9 +300,12 @@ json_t *service_stats(struct service *s)
 	if (s->set_action) {
 		struct set_action_stats as;
 		set_action_stats(s->set_action, &as);
-		json_object_set_new(o, "set_action", json_pack("{s:I,s:I,s:I,s:I}", "added", (json_int_t)as.added, "repeated",
-							       (json_int_t)as.repeated, "rate_limited",
-							       (json_int_t)as.rate_limited, "errors", (json_int_t)as.errors));
+		json_object_set_new(o, "set_action",
+				    json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:b}", "added", (json_int_t)as.added, "repeated",
+					      (json_int_t)as.repeated, "rate_limited", (json_int_t)as.rate_limited, "errors",
+					      (json_int_t)as.errors, "unblocked", (json_int_t)as.unblocked, "restored",
+					      (json_int_t)as.restored, "blocked", (json_int_t)as.blocked, "managed",
+					      s->cfg->action.manage));
 	}
 	if (s->live || (s->workers && !s->cfg->inline_mode))
 		json_object_set_new(o, "capture", json_pack("{s:s,s:I,s:I,s:I}", "interface",
@@ -313,7 +318,7 @@ json_t *service_stats(struct service *s)
 		json_object_set_new(json_object_get(o, "store"), "last_snapshot",
 				    json_pack("{s:o,s:b}", "time", s->last_save ? json_integer((json_int_t)s->last_save) : json_null(),
 					      "ok", s->last_save_ok));
-	json_object_set_new(o, "lists", service_lists_stats(s));
+	json_object_set_new(o, "lists", service_lists_stats(s, &t.stats));
 	if (s->cluster)
 		json_object_set_new(o, "cluster", service_cluster_status(s));
 	if (s->cfg->events_redis)

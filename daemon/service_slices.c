@@ -129,7 +129,7 @@ static bool read_slice(struct slicing *sl)
 	}
 	if (sl->at < sl->len)
 		return true;
-	if (lists_stage_done(&s->lists, s->matcher, sl->list, &sl->r) < 0)
+	if (lists_stage_done(&s->lists, s->matcher, sl->list, true, &sl->r) < 0)
 		return refuse(sl, sl->r.error);
 	sl->at = 0;
 	sl->phase = s->journal ? KEEPING : ADDING;

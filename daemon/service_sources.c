@@ -300,7 +300,7 @@ static int start_workers(struct service *s, const struct workers_options *o)
 		log_error("%s", err);
 		return -1;
 	}
-	workers_set_verdicts(s->workers, s->engine.drop_holders, s->engine.reject_holders);
+	workers_set_verdicts(s->workers, s->engine.drop_holders, s->engine.reject_holders, s->engine.pass_holders);
 	s->publisher = event_new(s->base, -1, EV_PERSIST, publish_cb, s);
 	if (s->publisher == NULL || event_add(s->publisher, &every) < 0) {
 		log_error("workers: cannot start the publishing timer");

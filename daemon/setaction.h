@@ -5,34 +5,64 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <time.h>
 
 /*
  * Through libnftables: "add element FAMILY TABLE SET { ADDRESS timeout Ns }".
- * An address added is not sent again until its timeout has run (a fixed
- * table of recent ones, keyed), and at most rate additions a second go out
- * (a token bucket): an attack from many addresses is not a flood of
- * netlink calls. The set must exist, of type ipv4_addr (or ipv6_addr for
- * set6) with flags timeout; it is checked at start.
+ *
+ * Every address in the set is remembered with when its element runs out
+ * (an exact table, no collisions): an address is not sent again while its
+ * element is there, and the addresses can be listed (set_action_foreach) and
+ * lifted (set_action_unblock). At most rate additions go out in any window
+ * of one second (a sliding window of the last rate additions' times), so
+ * the table holds at most rate x timeout addresses: 64 bytes each, at most
+ * (100 x 3600 x 64 bytes, 23 MB, with the defaults).
+ *
+ * With a table of its own (manage), bloomd makes the table, both sets
+ * (flags timeout) and the chains that drop what they hold, and deletes the
+ * table at close; set_action_check, called every second, puts back what a
+ * flush, a table deleted or a firewall reload took away, every address with
+ * the time it has left. Without, the sets are the operator's: they must
+ * exist, of type ipv4_addr (or ipv6_addr for set6) with flags timeout.
  */
 struct set_action;
 
 struct set_action_options {
-	const char *set4, *set6;   /* "inet bloomd blocked"; NULL: none for that family */
+	const char *set4, *set6;   /* "inet bloomd blocked"; NULL: none for that family (manage: unused) */
 	unsigned timeout;          /* seconds an address stays */
-	unsigned rate;             /* additions a second at most */
+	unsigned rate;             /* additions in any one second at most */
+	const char *table;         /* manage: the inet table bloomd owns ("bloomd"); NULL: the operator's sets */
+	int priority;              /* manage: its chains' priority */
 };
 
 struct set_action_stats {
 	uint64_t added, repeated, rate_limited, errors;
+	uint64_t unblocked;        /* lifted by set_action_unblock */
+	uint64_t restored;         /* times the table or its addresses were put back (manage) */
+	uint64_t blocked;          /* addresses in the set now, as bloomd knows them */
 };
 
-/* NULL with a message (no such set, no CAP_NET_ADMIN). */
+/* NULL with a message (no such set, no CAP_NET_ADMIN; manage: the table could not be made). */
 struct set_action *set_action_open(const struct set_action_options *o, char *err, size_t errlen);
+/* manage: the table goes too. */
 void set_action_close(struct set_action *a);
 
 /* Block addr (4 or 16 bytes, family 4 or 6): 1 added, 0 already there or over the rate, -1 refused (err). */
-int set_action_block(struct set_action *a, const uint8_t *addr, int family, time_t now, char *err, size_t errlen);
+int set_action_block(struct set_action *a, const uint8_t *addr, int family, char *err, size_t errlen);
+
+/* Lift a block: 1 lifted, 0 not blocked, -1 nft refused (err; bloomd forgets it all the same). */
+int set_action_unblock(struct set_action *a, const uint8_t *addr, int family, char *err, size_t errlen);
+
+/*
+ * manage: whether the table, its sets and chains are there, and (every tenth
+ * call) whether the set holds every address it should; puts back what is
+ * missing. 1 if something was put back, 0 if all was there, -1 (err) if it
+ * could not be. Without manage, only forgets the addresses whose time ran out.
+ */
+int set_action_check(struct set_action *a, char *err, size_t errlen);
+
+/* Each address blocked now, with the seconds it has left; stops at cb's first non-zero. */
+typedef int (*set_action_cb)(void *ctx, const uint8_t *addr, int family, unsigned seconds_left);
+int set_action_foreach(const struct set_action *a, set_action_cb cb, void *ctx);
 
 void set_action_stats(const struct set_action *a, struct set_action_stats *out);
 

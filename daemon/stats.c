@@ -42,8 +42,9 @@ json_t *stats_json(const struct stats *s, const struct matcher *m, const struct 
 				    json_integer((json_int_t)s->status[st]));
 	for (int k = ENTRY_ADDR; k <= ENTRY_SIG; k++)
 		json_object_set_new(kinds, entry_kind_name((enum entry_kind)k), kind_json(m, (enum entry_kind)k, &counters[k]));
-	return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:o,s:o,s:{s:o,s:o}}", "packets", (json_int_t)s->packets,
+	return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:o,s:o,s:{s:o,s:o}}", "packets", (json_int_t)s->packets,
 			 "bytes", (json_int_t)s->bytes, "matched_packets", (json_int_t)s->matched_packets,
+			 "passed", (json_int_t)s->passed,
 			 "event_errors", (json_int_t)s->event_errors,
 			 "pcap_skipped", (json_int_t)s->pcap_skipped,
 			 "alerts_suppressed", (json_int_t)s->alerts_suppressed,
@@ -126,6 +127,8 @@ char *stats_prometheus(json_t *st)
 	metric(f, "bytes_total", "counter", "Bytes seen, as on the wire.", number_at(st, "bytes"));
 	metric(f, "matched_packets_total", "counter", "Packets that matched at least one entry.",
 	       number_at(st, "matched_packets"));
+	metric(f, "passed_packets_total", "counter", "Packets a pass list exempted from every other list.",
+	       number_at(st, "passed"));
 	metric(f, "event_errors_total", "counter", "Events that could not be written.",
 	       number_at(st, "event_errors"));
 	metric(f, "hits_dropped_total", "counter", "Matches past the per-event cap.",
@@ -196,6 +199,10 @@ char *stats_prometheus(json_t *st)
 			  "When each list last took a version (0: never).");
 		metric_by(f, lists, "list", "ok", "list_last_load_success", "gauge",
 			  "1 unless the list's last version was refused (it keeps its previous one).");
+		metric_by(f, lists, "list", "refused", "list_refused_total", "counter",
+			  "Versions each list refused (bad lines, min_entries, max_removed, unreadable).");
+		metric_by(f, lists, "list", "passed", "list_passed_packets_total", "counter",
+			  "Packets each pass list exempted (0 for the other lists).");
 	}
 	if (json_object_get(st, "inline")) {
 		metric(f, "inline_packets_total", "counter", "Packets judged from the netfilter queues.",
@@ -211,6 +218,9 @@ char *stats_prometheus(json_t *st)
 		metric(f, "inline_queue_dropped_total", "counter",
 		       "Packets the kernel could not queue (full queue: accepted when fail-open).",
 		       number_at(st, "inline.queue_dropped") + number_at(st, "inline.user_dropped"));
+		metric(f, "inline_unjudged_total", "counter",
+		       "Packets the kernel let through without a verdict while bloomd could not take them (fail-open).",
+		       number_at(st, "inline.unjudged"));
 		metric(f, "inline_verdict_seconds_p99", "gauge", "From reading a packet to its verdict, 99th percentile.",
 		       number_at(st, "inline.verdict_ns.p99") / 1e9);
 	}
@@ -232,6 +242,12 @@ char *stats_prometheus(json_t *st)
 		metric(f, "set_rate_limited_total", "counter", "Addresses not added: over [action] rate.",
 		       number_at(st, "set_action.rate_limited"));
 		metric(f, "set_errors_total", "counter", "Additions nft refused.", number_at(st, "set_action.errors"));
+		metric(f, "set_blocked", "gauge", "Addresses in the blocking sets now.", number_at(st, "set_action.blocked"));
+		metric(f, "set_unblocked_total", "counter", "Addresses lifted with bloomctl unblock.",
+		       number_at(st, "set_action.unblocked"));
+		metric(f, "set_restored_total", "counter",
+		       "Times bloomd's table or addresses in it were gone and put back ([action] manage).",
+		       number_at(st, "set_action.restored"));
 	}
 	if (json_object_get(st, "cluster")) {
 		metric(f, "cluster_connected", "gauge", "1 while both Redis connections are up.",

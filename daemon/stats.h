@@ -16,7 +16,16 @@ struct stats {
 	uint64_t pcap_skipped;            /* matched, but not written to the match pcap */
 	uint64_t alerts_suppressed;       /* matches left out: the entry alerted on the flow already */
 	uint64_t alerts_thresholded;      /* events left out by threshold and suppress rules */
+	uint64_t passed;                  /* packets a pass list exempted (not counted as matched) */
+	uint64_t passed_by[32];           /* by the pass list's holder bit */
 };
+
+static inline void stats_passed(struct stats *s, uint32_t passing)
+{
+	s->passed++;
+	for (; passing; passing &= passing - 1)
+		s->passed_by[__builtin_ctz(passing)]++;
+}
 
 static inline void stats_count(struct stats *s, uint64_t wirelen, enum packet_status status)
 {
@@ -36,6 +45,9 @@ static inline void stats_add(struct stats *to, const struct stats *from)
 	to->pcap_skipped += from->pcap_skipped;
 	to->alerts_suppressed += from->alerts_suppressed;
 	to->alerts_thresholded += from->alerts_thresholded;
+	to->passed += from->passed;
+	for (int i = 0; i < 32; i++)
+		to->passed_by[i] += from->passed_by[i];
 }
 
 static inline void stats_add_counters(struct match_counters *to, const struct match_counters *from)

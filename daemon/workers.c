@@ -86,7 +86,7 @@ struct worker {
 
 struct workers {
 	const struct matcher *_Atomic current; /* published (release), read at a batch's start (acquire) */
-	_Atomic uint32_t drop_holders, reject_holders;
+	_Atomic uint32_t drop_holders, reject_holders, pass_holders;
 	bool inline_mode;
 	struct event_base *loop;
 	int wake_fd;               /* a worker's ring has matches */
@@ -184,6 +184,11 @@ static enum verdict judge(struct worker *w, const struct capture_packet *p)
 	size_t n = matcher_check_with(w->m, w->scratch, &v, w->hits, MATCH_MAX_HITS);
 	if (n == 0 || (n = matcher_found(w->m, w->hits, n, w->found)) == 0)
 		return VERDICT_ACCEPT;
+	uint32_t passing = engine_passing(atomic_load_explicit(&w->pool->pass_holders, memory_order_relaxed), w->found, n);
+	if (passing) {
+		stats_passed(&w->stats, passing);
+		return VERDICT_ACCEPT;
+	}
 	w->stats.matched_packets++;
 	enum verdict verdict = VERDICT_ACCEPT;
 	if (w->pool->inline_mode)
@@ -465,8 +470,9 @@ void workers_read(struct workers *ws, const struct matcher *m)
 		GRACE_ACQUIRE(&ws->w[i]);
 }
 
-void workers_set_verdicts(struct workers *ws, uint32_t drop_holders, uint32_t reject_holders)
+void workers_set_verdicts(struct workers *ws, uint32_t drop_holders, uint32_t reject_holders, uint32_t pass_holders)
 {
+	atomic_store_explicit(&ws->pass_holders, pass_holders, memory_order_relaxed);
 	atomic_store_explicit(&ws->drop_holders, drop_holders, memory_order_relaxed);
 	atomic_store_explicit(&ws->reject_holders, reject_holders, memory_order_relaxed);
 }
@@ -492,6 +498,7 @@ static void add_counters(struct workers_totals *t, const struct workers_totals *
 	q->dropped += w->queues.dropped;
 	q->rejected += w->queues.rejected;
 	q->reject_unruled += w->queues.reject_unruled;
+	q->unjudged += w->queues.unjudged;
 	q->verdict_errors += w->queues.verdict_errors;
 	q->lost += w->queues.lost;
 	q->queue_dropped += w->queues.queue_dropped;

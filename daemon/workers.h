@@ -89,8 +89,11 @@ void workers_stop(struct workers *w);
 /* Point the workers at m; returns once none reads the matcher they read before. */
 void workers_read(struct workers *w, const struct matcher *m);
 
-/* The lists whose matches are dropped, and those whose are rejected, inline, from the next packet on. */
-void workers_set_verdicts(struct workers *w, uint32_t drop_holders, uint32_t reject_holders);
+/*
+ * The lists whose matches are dropped, and those whose are rejected,
+ * inline, and the pass lists (live or inline), from the next packet on.
+ */
+void workers_set_verdicts(struct workers *w, uint32_t drop_holders, uint32_t reject_holders, uint32_t pass_holders);
 
 struct workers_totals {
 	struct stats stats;

@@ -6,7 +6,7 @@
 . "$(dirname "$0")/tap.sh"
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/cluster.sh"
-plan 31
+plan 33
 # Wait (up to 20 s) until every running node lists the same local entries, count of them.
 converge() {
 	local want=$1 a b c
@@ -47,6 +47,17 @@ printf 'link en10mb\npacket src=192.0.2.200 dst=10.0.0.1 proto=udp sport=5000 dp
 C 2 replay s.pcap --wait >/dev/null
 for _ in $(seq 50); do [ "$(R llen bloomd:events)" -ge 2 ] && break; sleep 0.05; done
 is "$(R lindex bloomd:events 1 | jq -r '"\(.alert.category)/\(.alert.severity)"')" c2/1 "with its entries' own labels"
+# Node 3 guards the list (max_removed = 0.4): a version from the stream removing half is refused there.
+echo "max_removed = 0.4" >> n3/bloomd.conf
+C 3 reload >/dev/null
+printf 'addr 192.0.2.201\n' > shared.list
+C 1 replace shared shared.list >/dev/null
+wait_for 10 eval '! C 2 query addr 192.0.2.200 >/dev/null'
+wait_for 10 eval 'C 3 lists | grep -q "max_removed"'
+is "$(C 2 query addr 192.0.2.200 >/dev/null; echo $?)/$(C 3 query addr 192.0.2.200 >/dev/null; echo $?)" 1/0 \
+	"a version from the stream removing more than a node's max_removed is refused there: it keeps its previous one"
+C 3 lists | grep -q "last load refused: it would remove 1 of the list's 2 entries, more than max_removed (0.4)"
+ok $? "and says why in lists"
 C 2 flush shared >/dev/null
 for _ in $(seq 50); do C 3 query addr 192.0.2.201 >/dev/null || break; sleep 0.05; done
 C 1 query addr 192.0.2.201 >/dev/null; is $? 1 "flush on node 2 empties it on node 1"

@@ -9,6 +9,8 @@
 #            with those 100,000 entries, workers = 1 (the loop reads both) and workers = 2,
 # and bloomd's verdict latency; then bloomd passive on the receiving interface (no rule),
 # workers = 1 and 2 in one fanout group: packets checked per second and the kernel's drops.
+# Then workers = 1 inline and passive again with a pass list of 10,000 addresses besides
+# (none the flood's): exceptions should cost nothing on packets they do not touch.
 # Medians of 3 runs, ratios against the kernel alone and against workers = 1.
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
@@ -71,10 +73,13 @@ else
 	echo "bench-inline: skipped: no netfilter queue in this kernel"; exit 0
 fi
 addresses | sed 's/^/addr /' > "$tmp/entries.list"
-# Start bloomd with these [capture] lines; wait for its socket.
+# A pass list of 10,000 addresses none of the flood's: what exceptions cost packets they do not touch.
+awk 'BEGIN { for (i = 0; i < 10000; i++) printf "192.168.%d.%d\n", int(i / 250), i % 250 + 1 }' > "$tmp/pass.list"
+# Start bloomd with these [capture] lines (and the pass list, with $PASS set); wait for its socket.
 start() {
 	printf '[capture]\n%s\n[list bench]\nfile = %s/entries.list\n[control]\nsocket = %s/ctl.sock\n[store]\ndir =\n[output]\nevents =\n[log]\nlevel = warning\n' \
 		"$1" "$tmp" "$tmp" > "$tmp/bloomd.conf"
+	[ -z "${PASS:-}" ] || printf '[list allow]\nfile = %s/pass.list\nformat = plain\naction = pass\n' "$tmp" >> "$tmp/bloomd.conf"
 	ip netns exec $b "$build/bloomd" -c "$tmp/bloomd.conf" 2>"$tmp/err" &  # not through B: $! is bloomd itself
 	pid=$!
 	for _ in $(seq 200); do "$build/bloomctl" -s "$tmp/ctl.sock" version >/dev/null 2>&1 && break; sleep 0.05; done
@@ -97,6 +102,11 @@ cpu0=$(cpu_ns)
 inline2=$(measure)
 stats2=$(stats)
 cpu2=$(per_cpu_second "$(jq .stats.packets <<<"$stats2")" "$cpu0" "$(cpu_ns)")
+stop
+PASS=1 start $'mode = inline\nqueue = 9-10\nworkers = 1'
+cpu0=$(cpu_ns)
+inline1p=$(measure)
+cpu1p=$(per_cpu_second "$(jq .stats.packets <<<"$(stats)")" "$cpu0" "$(cpu_ns)")
 stop
 unrule
 
@@ -121,6 +131,7 @@ measure_passive() {
 }
 read -r passive1 drops1 pcpu1 <<<"$(measure_passive $'interface = vb'$$$'\nworkers = 1\nbpf = udp port 9999')"
 read -r passive2 drops2 pcpu2 <<<"$(measure_passive $'interface = vb'$$$'\nworkers = 2\nbpf = udp port 9999')"
+read -r passive1p drops1p pcpu1p <<<"$(PASS=1 measure_passive $'interface = vb'$$$'\nworkers = 1\nbpf = udp port 9999')"
 
 echo "inline, $runs runs of $seconds s of 32-byte UDP datagrams from 8 addresses between two namespaces ($rule over queues 9-10), 100,000 entries:"
 printf '  %-34s %10s pkt/s  %5s\n' "kernel, no rule" "$kernel" "1.00x"
@@ -129,12 +140,17 @@ printf '  %-34s %10s pkt/s  %5.2fx  %9s pkt per bloomd CPU-second\n' "bloomd inl
 	"$(echo "$inline1 / $kernel" | bc -l)" "$cpu1"
 printf '  %-34s %10s pkt/s  %5.2fx  %9s pkt per bloomd CPU-second  (%.2fx workers = 1)\n' "bloomd inline, workers = 2" \
 	"$inline2" "$(echo "$inline2 / $kernel" | bc -l)" "$cpu2" "$(echo "$inline2 / $inline1" | bc -l)"
+printf '  %-34s %10s pkt/s  %5.2fx  %9s pkt per bloomd CPU-second  (%.2fx without)\n' "bloomd inline, workers = 1, + pass" \
+	"$inline1p" "$(echo "$inline1p / $kernel" | bc -l)" "$cpu1p" "$(echo "$cpu1p / $cpu1" | bc -l)"
+echo "  (+ pass: a pass list of 10,000 addresses besides, none of them the flood's)"
 for st in "$stats1" "$stats2"; do
-	jq -r '"  workers = \(.stats.workers.count // 1): verdict latency p50 \(.stats.inline.verdict_ns.p50) ns, p99 \(.stats.inline.verdict_ns.p99) ns; kernel queue drops \(.stats.inline.queue_dropped + .stats.inline.user_dropped) (fail-open: passed unjudged)"' <<<"$st"
+	jq -r '"  workers = \(.stats.workers.count // 1): verdict latency p50 \(.stats.inline.verdict_ns.p50) ns, p99 \(.stats.inline.verdict_ns.p99) ns; kernel queue drops \(.stats.inline.queue_dropped + .stats.inline.user_dropped), passed unjudged (fail-open) \(.stats.inline.unjudged)"' <<<"$st"
 done
 echo "passive capture of the same flood (no rule; the kernel delivers every packet, bloomd checks what it can):"
 printf '  %-34s %10s pkt/s  kernel drops %s  %9s pkt per bloomd CPU-second\n' "bloomd passive, workers = 1" "$passive1" \
 	"$drops1" "$pcpu1"
 printf '  %-34s %10s pkt/s  kernel drops %s  %9s pkt per bloomd CPU-second  (%.2fx workers = 1)\n' \
 	"bloomd passive, workers = 2 (fanout)" "$passive2" "$drops2" "$pcpu2" "$(echo "$passive2 / $passive1" | bc -l)"
+printf '  %-34s %10s pkt/s  kernel drops %s  %9s pkt per bloomd CPU-second  (%.2fx without)\n' \
+	"bloomd passive, workers = 1, + pass" "$passive1p" "$drops1p" "$pcpu1p" "$(echo "$pcpu1p / $pcpu1" | bc -l)"
 echo "  (this machine has $(nproc) cores: the sender, the kernel's path and the workers share them)"

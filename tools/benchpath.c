@@ -126,10 +126,11 @@ static double bloomd_loop(const char *path, struct matcher *m, struct events *ev
 }
 
 static int add_entry_cb(void *ctx, const struct entry *e, uint64_t expires, const struct entry_labels *labels,
-			char *err, size_t errlen)
+			bool exception, char *err, size_t errlen)
 {
 	(void)expires;
 	(void)labels;
+	(void)exception;
 	return matcher_add(ctx, e, err, errlen) < 0 ? -1 : 0;
 }
 

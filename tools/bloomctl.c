@@ -53,6 +53,8 @@ static void usage(FILE *out)
 		"  replace LIST [FILE]           a list's new version: its own file read again, or FILE\n"
 		"                                for a list without one; taken whole or refused whole\n"
 		"  flush LIST                    empty a list\n"
+		"  blocked                       the addresses in the [action] sets, with the time left\n"
+		"  unblock ADDRESS               lift one (back only if it matches again)\n"
 		"  cluster status|snapshot       the Redis stream's state here; publish a snapshot\n"
 		"  stats                         counters, filters, rebuild and store state\n"
 		"  metrics                       the same in Prometheus text format\n"
@@ -261,18 +263,28 @@ static const char *lists_text(json_t *names, char *buf, size_t len)
 	return buf;
 }
 
+/* The pass lists that exempt an entry or address, if any. */
+static void print_exempt(json_t *names)
+{
+	char buf[512];
+
+	if (json_array_size(names))
+		printf("exempt%s: a pass list holds it; no other list drops, rejects, alerts or blocks on it\n",
+		       lists_text(names, buf, sizeof(buf)));
+}
+
 static void print_list(json_t *l)
 {
 	json_t *last = json_object_get(l, "last_load");
 	const char *file = json_string_value(json_object_get(l, "file"));
 
-	printf("%s: %lld entries, %s%s%s, version %lld, category %s, severity %lld, sid %lld\n",
+	printf("%s: %lld entries, %s%s%s, version %lld, category %s, severity %lld, sid %lld, action %s\n",
 	       json_string_value(json_object_get(l, "name")), (long long)json_integer_value(json_object_get(l, "entries")),
 	       json_string_value(json_object_get(l, "format")), file ? " from " : "", file ? file : "",
 	       (long long)json_integer_value(json_object_get(l, "version")),
 	       json_string_value(json_object_get(l, "category")) ? json_string_value(json_object_get(l, "category")) : "-",
 	       (long long)json_integer_value(json_object_get(l, "severity")),
-	       (long long)json_integer_value(json_object_get(l, "sid")));
+	       (long long)json_integer_value(json_object_get(l, "sid")), json_string_value(json_object_get(l, "action")));
 	if (last && !json_is_true(json_object_get(last, "taken")))
 		printf("  last load refused: %s\n", json_string_value(json_object_get(last, "error")));
 	else if (last)
@@ -298,6 +310,7 @@ static int print_reply(const char *command, json_t *r, const char *file)
 		if (!present && json_array_size(covering))
 			printf("  but covered by %s (bloomctl match lists all)\n",
 			       json_string_value(json_array_get(covering, 0)));
+		print_exempt(json_object_get(r, "exempt_by"));
 		return present ? 0 : EXIT_ABSENT;
 	}
 	if (strcmp(command, "match") == 0) {
@@ -306,6 +319,7 @@ static int print_reply(const char *command, json_t *r, const char *file)
 		json_array_foreach(json_object_get(r, "entries"), i, e)
 			printf("%s%s\n", json_string_value(e),
 			       lists_text(json_object_get(json_object_get(r, "lists"), json_string_value(e)), names, sizeof(names)));
+		print_exempt(json_object_get(r, "exempt_by"));
 		return json_is_true(json_object_get(r, "covered")) ? 0 : EXIT_ABSENT;
 	}
 	if (strcmp(command, "add") == 0 || strcmp(command, "del") == 0) {
@@ -339,6 +353,23 @@ static int print_reply(const char *command, json_t *r, const char *file)
 		       (long long)json_integer_value(json_object_get(load, "removed")),
 		       (long long)json_integer_value(json_object_get(load, "bad")));
 		return 0;
+	}
+	if (strcmp(command, "blocked") == 0) {
+		size_t i;
+		json_t *b;
+		json_array_foreach(json_object_get(r, "blocked"), i, b)
+			printf("%s %llds left\n", json_string_value(json_object_get(b, "address")),
+			       (long long)json_integer_value(json_object_get(b, "seconds_left")));
+		if ((size_t)json_integer_value(json_object_get(r, "count")) > json_array_size(json_object_get(r, "blocked")))
+			printf("(%lld in all; the first %zu shown)\n", (long long)json_integer_value(json_object_get(r, "count")),
+			       json_array_size(json_object_get(r, "blocked")));
+		return 0;
+	}
+	if (strcmp(command, "unblock") == 0) {
+		bool done = json_is_true(json_object_get(r, "unblocked"));
+		printf("%s: %s\n", json_string_value(json_object_get(r, "address")),
+		       done ? "unblocked (back only if it matches again)" : "not blocked");
+		return done ? 0 : EXIT_ABSENT;
 	}
 	if (strcmp(command, "flush") == 0) {
 		printf("flushed: %lld entries left the list\n", (long long)json_integer_value(json_object_get(r, "removed")));
@@ -551,7 +582,7 @@ out:
 }
 
 static const char *const REMOTE[] = { "add", "del", "query", "match", "load", "list", "lists", "replace",
-				      "flush", "cluster", "stats", "metrics", "rebuild", "save", "replay", "reload", "version",
+				      "flush", "blocked", "unblock", "cluster", "stats", "metrics", "rebuild", "save", "replay", "reload", "version",
 				      "help" };
 
 int main(int argc, char **argv)

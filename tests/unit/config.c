@@ -226,7 +226,34 @@ static void inline_mode(void **state)
 			 "action = deny\n", &p));
 	assert_true(any_problem_has(&p, ":4: reject_mark: expected a packet mark from 1 to 0xffffffff"));
 	assert_true(any_problem_has(&p, ":5: [capture] workers = 2, but queue gives 1 queue(s)"));
-	assert_true(any_problem_has(&p, ":8: action: expected alert, drop or reject, got 'deny'"));
+	assert_true(any_problem_has(&p, ":8: action: expected alert, drop, reject or pass, got 'deny'"));
+}
+
+/* Pass lists, the feed guards, and [action] manage with its own table's sets. */
+static void pass_guards_and_manage(void **state)
+{
+	struct problems p;
+	struct config *c = load("[list mine]\nfile = /dev/null\naction = pass\nmin_entries = 0\nmax_removed = 0.25\n"
+				"[list feed]\nfile = /dev/null\n[action]\nmanage = yes\ntable = fw\npriority = -150\n", &p);
+
+	(void)state;
+	assert_int_equal(p.n, 0);
+	assert_int_equal(config_list(c, "mine")->action, LIST_ACTION_PASS);
+	assert_int_equal(config_list(c, "mine")->min_entries, 0);
+	assert_true(config_list(c, "mine")->max_removed == 0.25);
+	assert_int_equal(config_list(c, "feed")->min_entries, 1); /* an empty version is refused by default */
+	assert_true(config_list(c, "feed")->max_removed == 1);   /* off */
+	assert_int_equal(config_list(c, "feed")->action, LIST_ACTION_DROP);
+	assert_string_equal(c->action.set4, "inet fw blocked4");
+	assert_string_equal(c->action.set6, "inet fw blocked6");
+	assert_int_equal(c->action.priority, -150);
+	config_free(c);
+	assert_null(load("[list local]\naction = pass\n[list x]\nfile = /dev/null\nmax_removed = 2\n"
+			 "[action]\nmanage = yes\nset = inet a b\ntable = 1x\n", &p));
+	assert_true(any_problem_has(&p, ":2: [list local] holds the entries bloomctl adds, not exceptions"));
+	assert_true(any_problem_has(&p, ":5: max_removed: expected a fraction from 0 to 1, got '2'"));
+	assert_true(any_problem_has(&p, ":9: table: expected a table name nft takes"));
+	assert_true(any_problem_has(&p, ":7: [action] manage = yes: bloomd's table has its own sets"));
 }
 
 /* The new sections, and empty values that turn a path off. */
@@ -427,7 +454,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(every_problem_with_its_line), cmocka_unit_test(conflicting_options),
 	cmocka_unit_test(missing_file), cmocka_unit_test(control_and_store_keys),
 	cmocka_unit_test(whole_lines_and_one_value_a_key), cmocka_unit_test(list_sections),
-	cmocka_unit_test(cluster_section),   cmocka_unit_test(inline_mode),
+	cmocka_unit_test(cluster_section),   cmocka_unit_test(inline_mode), cmocka_unit_test(pass_guards_and_manage),
 };
 
 TEST_MAIN("config", tests)

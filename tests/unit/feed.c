@@ -14,7 +14,7 @@ struct collected {
 };
 
 static int collect_entry(void *ctx, const struct entry *e, uint64_t expires, const struct entry_labels *labels,
-			 char *err, size_t errlen)
+			 bool exception, char *err, size_t errlen)
 {
 	struct collected *c = ctx;
 	char value[ENTRY_TEXT_MAX];
@@ -26,6 +26,8 @@ static int collect_entry(void *ctx, const struct entry *e, uint64_t expires, con
 	c->entries++;
 	snprintf(c->text + strlen(c->text), sizeof(c->text) - strlen(c->text), "%s %s%s", entry_kind_name(e->kind),
 		 entry_format_value(e->kind, e->key, e->len, value, sizeof(value)), expires ? " (expires)" : "");
+	if (exception)
+		strcat(c->text, " (exception)");
 	if (labels)
 		snprintf(c->text + strlen(c->text), sizeof(c->text) - strlen(c->text), " [%s %u]", labels->category,
 			 labels->severity);
@@ -122,6 +124,20 @@ static void ipset_save(void **state)
 	assert_non_null(strstr(c->last_why, "not an ipset add"));
 }
 
+/* nomatch makes an element an exception; "nomatch" inside a comment does not. */
+static void ipset_nomatch(void **state)
+{
+	static const char saved[] = "add blk 198.51.100.64/26\nadd blk 198.51.100.70 nomatch\n"
+				    "add blk 203.0.113.0/28 timeout 60 nomatch comment \"x\"\n"
+				    "add blk 192.0.2.9 comment \"not nomatch here\"\n";
+	struct collected *c = read_as("ipset", saved, 0);
+
+	(void)state;
+	assert_string_equal(c->text, "net 198.51.100.64/26;addr 198.51.100.70 (exception);"
+				     "net 203.0.113.0/28 (exception);addr 192.0.2.9;");
+	assert_int_equal(c->bad, 0);
+}
+
 /* CSV: a column by number (a header line skipped) or by the header's name; quotes undone. */
 static void csv_columns(void **state)
 {
@@ -167,7 +183,7 @@ static void formats_are_named(void **state)
 
 static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(native_lines_and_bad_ones), cmocka_unit_test(plain_and_netset),
-	cmocka_unit_test(spamhaus_drop),             cmocka_unit_test(ipset_save),
+	cmocka_unit_test(spamhaus_drop),             cmocka_unit_test(ipset_save), cmocka_unit_test(ipset_nomatch),
 	cmocka_unit_test(csv_columns),               cmocka_unit_test(suricata_dataset),
 	cmocka_unit_test(formats_are_named),
 };
