@@ -130,7 +130,7 @@ enum verdict engine_packet(struct engine *e, const struct capture_packet *p, con
 
 	packet_parse(p->link, p->frame, p->caplen, p->wirelen, &v);
 	stats_count(&e->stats, p->wirelen, v.status);
-	size_t n = matcher_check(e->matcher, &v, e->hits, MATCH_MAX_HITS);
+	size_t n = matcher_check_with(e->matcher, e->scratch, &v, e->hits, MATCH_MAX_HITS);
 	if (n == 0 || (n = matcher_found(e->matcher, e->hits, n, e->found)) == 0)
 		return VERDICT_ACCEPT;
 	uint32_t passing = engine_passing(e->pass_holders, e->found, n);

@@ -8,12 +8,13 @@
 #include "events.h"
 #include "flows.h"
 #include "log.h"
-#include "match.h"
+#include "match_view.h"
 #include "stats.h"
 #include "threshold.h"
 
 struct engine {
-	struct matcher *matcher;   /* not owned */
+	const struct matcher *matcher; /* not owned */
+	struct match_scratch *scratch; /* the loop's own probes and counters (matcher_scratch_new) */
 	struct events *events;     /* not owned */
 	struct flows *flows;       /* not owned; NULL: every matching packet alerts */
 	struct thresholds *thresholds; /* not owned; NULL: no threshold or suppress rules */

@@ -8,7 +8,7 @@
 #include <time.h>
 
 #include "capture.h"
-#include "match.h"
+#include "match_view.h"
 #include "packet.h"
 
 /* The packet an event is about. */

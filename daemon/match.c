@@ -437,7 +437,7 @@ static bool address_at(const struct matcher *m, size_t i, enum entry_kind only, 
 /* Every signature of window w. */
 static size_t window_walk(const struct matcher *m, size_t w, match_entry_cb cb, void *ctx)
 {
-	static struct entry e;
+	struct entry e; /* not static: a const matcher may be read from any thread */
 	size_t n = 0;
 
 	e.kind = ENTRY_SIG;
@@ -452,7 +452,7 @@ static size_t window_walk(const struct matcher *m, size_t w, match_entry_cb cb, 
 void matcher_walk(const struct matcher *m, enum entry_kind only, struct match_cursor *cur, size_t max,
 		  match_entry_cb cb, void *ctx)
 {
-	static struct entry e;
+	struct entry e;
 	size_t done = 0;
 
 	if (!cur->started) {
@@ -480,7 +480,7 @@ void matcher_walk(const struct matcher *m, enum entry_kind only, struct match_cu
 void matcher_covering(const struct matcher *m, const uint8_t *addr, size_t alen, match_entry_cb cb,
 		      void *ctx)
 {
-	static struct entry e;
+	struct entry e;
 	int v6 = alen == 16;
 
 	e.kind = ENTRY_ADDR;

@@ -1,4 +1,4 @@
-/* match.h - per-packet checks: address and signature probes, confirmation, counters. */
+/* match.h - the matcher's builder: entries held and released, filters built and rebuilt, copies kept in step. */
 #ifndef BLOOMD_MATCH_H
 #define BLOOMD_MATCH_H
 
@@ -8,12 +8,14 @@
 
 #include "entry.h"
 #include "filter.h"
-#include "simd.h"
 #include "hash.h"
+#include "match_view.h"
 #include "packet.h"
+#include "simd.h"
 
 /*
- * Two filters, each a counting store with its exact store behind it:
+ * The control plane's side of the matcher (match_view.h is the packet
+ * path's). Two filters, each a counting store with its exact store behind it:
  *
  *   addresses   addr, net and pair keys, hashed as kind byte + key (XXH3).
  *               Per packet: addr(src), addr(dst), pair(src,dst), and
@@ -42,20 +44,6 @@ struct match_config {
 	const struct hash_key *keys; /* [2]: address and signature secrets (a snapshot's); NULL: fresh */
 };
 
-#define MATCH_KINDS 5        /* indexed by enum entry_kind; 0 unused */
-#define MATCH_MAX_HITS 64
-
-struct match_counters {
-	uint64_t probes;     /* filter queries */
-	uint64_t positives;  /* the filter said yes */
-	uint64_t confirmed;  /* the exact store agreed */
-};
-
-struct match_hit {
-	enum entry_kind kind;
-	uint32_t id;         /* which entry: see matcher_hit_key */
-	uint32_t offset;     /* sig: first offset in the scanned payload */
-};
 
 struct match_filter_info {
 	uint64_t entries;    /* keys in the filter (signature windows for sig) */
@@ -103,19 +91,6 @@ void matcher_record(struct matcher *m, struct match_log *log);
 /* 0, or -1 with a message (whole, or out of memory): copy is then of no use and must be made again. */
 int matcher_replay(struct matcher *copy, const struct match_log *log, char *err, size_t errlen);
 
-/*
- * Every entry has holders, a set of up to 32 (the bits of a uint32_t; the
- * daemon gives bit 0 to operators' entries and one bit to each entry list).
- * An entry stays while anyone holds it: a reference count that cannot count
- * one holder twice.
- */
-#define MATCH_HOLDER_DEFAULT 1u
-/*
- * The bit a version being read is held under before it is anyone's: an
- * entry held by it alone is no match (matcher_found leaves it out), so a
- * version can be read in slices while packets are checked.
- */
-#define MATCH_HOLDER_STAGING (1u << 31)
 
 /*
  * Add an entry held by holders (not 0), or add holders to it. Returns 0 if
@@ -224,42 +199,14 @@ void matcher_rebuild_free(struct matcher *m, struct match_rebuild *r);
  */
 bool matcher_rebuild_wanted(const struct matcher *m, double fpr_target);
 
+
 /*
- * Check one parsed packet; writes up to max distinct confirmed hits (each
- * entry once, a signature at its first offset) and returns their number.
+ * matcher_check_with on the matcher's own scratch, whose counters
+ * matcher_counters and matcher_hits_dropped read: for tools and tests that
+ * check on the matcher's one thread. The daemon's loop has a scratch of its own.
  */
 size_t matcher_check(struct matcher *m, const struct packet_view *v, struct match_hit *hits,
 		     size_t max);
-
-/*
- * matcher_check for one of several threads checking against one matcher that
- * no one changes meanwhile: the probes' scratch and the counters are the
- * thread's own (matcher_scratch_new).
- */
-struct match_scratch;
-struct match_scratch *matcher_scratch_new(void);
-void matcher_scratch_free(struct match_scratch *sc);
-size_t matcher_check_with(const struct matcher *m, struct match_scratch *sc, const struct packet_view *v,
-			  struct match_hit *hits, size_t max);
-const struct match_counters *matcher_scratch_counters(const struct match_scratch *sc, enum entry_kind kind);
-uint64_t matcher_scratch_hits_dropped(const struct match_scratch *sc);
-
-/* A hit with what reporting needs of its entry; key points into the matcher (valid until it changes). */
-struct match_found {
-	enum entry_kind kind;
-	uint32_t offset;           /* sig: first offset in the scanned payload */
-	uint32_t holders;
-	const uint8_t *key;
-	uint16_t len;
-};
-/* The n hits' entries, but those held only by MATCH_HOLDER_STAGING; how many are left. */
-size_t matcher_found(const struct matcher *m, const struct match_hit *hits, size_t n, struct match_found *out);
-
-/* The key of a hit's entry, for reporting. */
-void matcher_hit_key(const struct matcher *m, const struct match_hit *hit, const uint8_t **key,
-		     size_t *len);
-/* The holders of a hit's entry. */
-uint32_t matcher_hit_holders(const struct matcher *m, const struct match_hit *hit);
 
 const struct match_counters *matcher_counters(const struct matcher *m, enum entry_kind kind);
 uint64_t matcher_entries(const struct matcher *m, enum entry_kind kind);

@@ -409,7 +409,7 @@ static uint32_t reheld(uint32_t h, uint32_t from, uint32_t to)
 
 uint64_t matcher_rehold(struct matcher *m, uint32_t from, uint32_t to, uint64_t *gained)
 {
-	static struct entry e;
+	struct entry e;
 	uint64_t dropped = 0, got = 0;
 
 	m->changes++;

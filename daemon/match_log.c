@@ -89,7 +89,7 @@ void match_log_simd(struct matcher *m, unsigned level)
 
 static int replay_one(struct matcher *copy, const struct change *c, const uint8_t *key, char *err, size_t errlen)
 {
-	static struct entry e; /* large; one at a time */
+	struct entry e;
 	uint32_t left;
 
 	e.kind = (enum entry_kind)c->kind;

@@ -408,6 +408,7 @@ void service_stop(struct service *s)
 	thresholds_free(s->thresholds);
 	s->thresholds = s->engine.thresholds = NULL;
 	matcher_free(s->matcher);
+	matcher_scratch_free(s->engine.scratch);
 	ttl_free(s->ttl);
 	json_decref(s->sources);
 }

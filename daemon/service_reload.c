@@ -230,8 +230,8 @@ void service_packet_totals(struct service *s, struct workers_totals *t)
 		memset(t, 0, sizeof(*t));
 	stats_add(&t->stats, &s->engine.stats);
 	for (int k = 0; k < MATCH_KINDS; k++)
-		stats_add_counters(&t->counters[k], matcher_counters(s->matcher, (enum entry_kind)k));
-	t->hits_dropped += matcher_hits_dropped(s->matcher);
+		stats_add_counters(&t->counters[k], matcher_scratch_counters(s->engine.scratch, (enum entry_kind)k));
+	t->hits_dropped += matcher_scratch_hits_dropped(s->engine.scratch);
 	if (s->inline_queue)
 		inline_stats(s->inline_queue, &t->queues);
 	if (s->live)

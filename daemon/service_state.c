@@ -32,7 +32,9 @@ static int make_matcher(struct service *s, const struct hash_key *keys)
 	s->matcher = matcher_new(&mc, err, sizeof(err));
 	if (s->matcher == NULL)
 		log_error("%s", err);
-	return s->matcher ? 0 : -1;
+	else if (s->engine.scratch == NULL && (s->engine.scratch = matcher_scratch_new()) == NULL)
+		log_error("out of memory for the loop's scratch");
+	return s->matcher && s->engine.scratch ? 0 : -1;
 }
 
 static int restore_entry(void *ctx, const struct entry *e, unsigned group, uint64_t expiry)

@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "entry.h"
+#include "match.h"
+#include "simd.h"
 #include "version.h"
 
 static json_t *kind_json(const struct matcher *m, enum entry_kind kind, const struct match_counters *c)

@@ -5,7 +5,7 @@
 #include <jansson.h>
 #include <stdint.h>
 
-#include "match.h"
+#include "match_view.h"
 #include "packet.h"
 
 struct stats {

@@ -8,7 +8,7 @@
 
 #include "capture.h"
 #include "inline.h"
-#include "match.h"
+#include "match_view.h"
 #include "stats.h"
 
 /*
