@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "frame.h"
+
 /*
  * Live: a non-blocking pcap handle whose selectable fd is a persistent read
  * event, plus the timer pcap_get_required_select_timeout asks for; each
@@ -21,20 +23,6 @@
 
 struct capture;
 
-struct capture_packet {
-	int link;                  /* DLT_ of the source */
-	const uint8_t *frame;
-	size_t caplen, wirelen;
-	struct timespec ts;
-	uint64_t index;            /* 1-based, per source */
-};
-
-/*
- * What becomes of a judged packet (inline): accepted; dropped; or rejected,
- * dropped with word to its sender (a TCP reset or an ICMP unreachable, which
- * the ruleset sends: inline.h).
- */
-enum verdict { VERDICT_ACCEPT, VERDICT_DROP, VERDICT_REJECT };
 
 typedef void (*capture_packet_cb)(void *ctx, struct capture *cap, const struct capture_packet *p);
 /* A source ended: error is NULL at the end of a file, else what went wrong. */

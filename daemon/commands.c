@@ -60,7 +60,7 @@ int command_fail(struct command *c, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	events_printable(msg);
+	error_printable(msg);
 	json_object_clear(c->reply);
 	json_object_set_new(c->reply, "ok", json_false());
 	json_object_set_new(c->reply, "error", json_string(msg));

@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "commands_internal.h"
+#include "error.h"
 
 #define LOAD_ERROR_MAX (512 + 8192) /* a reason and a whole line (the control protocol's longest) */
 
@@ -19,7 +20,7 @@ void command_note_rejected(struct load_stream *ls, const char *where, const char
 	if (json_array_size(ls->errors) >= MAX_REPORTED_ERRORS)
 		return;
 	snprintf(msg, sizeof(msg), "%s%s%s", where ? where : "", where ? ": " : "", err);
-	events_printable(msg);
+	error_printable(msg);
 	json_array_append_new(ls->errors, json_string(msg));
 }
 

@@ -3,7 +3,6 @@
 
 #include <string.h>
 
-#include "log.h"
 #include "packet.h"
 
 /* Each hit's labels, once: the blocking set, the thresholds and the event read them. */
@@ -118,9 +117,9 @@ void engine_report(struct engine *e, const struct capture_packet *p, const struc
 		e->stats.alerts_thresholded++;
 		return;
 	}
-	if (events_write(e->events, &ep, found, n, err, sizeof(err)) < 0) {
+	if (e->emit(e->emit_ctx, &ep, found, n, err, sizeof(err)) < 0) {
 		e->stats.event_errors++;
-		log_limited(&e->event_errors_logged, 60, LOG_LEVEL_ERROR, "%s", err);
+		memcpy(e->event_error, err, sizeof(e->event_error));
 	}
 }
 

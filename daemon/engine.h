@@ -4,10 +4,9 @@
 
 #include <stdbool.h>
 
-#include "capture.h"
-#include "events.h"
+#include "alert.h"
 #include "flows.h"
-#include "log.h"
+#include "frame.h"
 #include "match_view.h"
 #include "stats.h"
 #include "threshold.h"
@@ -15,7 +14,8 @@
 struct engine {
 	const struct matcher *matcher; /* not owned */
 	struct match_scratch *scratch; /* the loop's own probes and counters (matcher_scratch_new) */
-	struct events *events;     /* not owned */
+	alert_emit_cb emit;        /* where alerts go (the daemon's events), with its ctx */
+	void *emit_ctx;
 	struct flows *flows;       /* not owned; NULL: every matching packet alerts */
 	struct thresholds *thresholds; /* not owned; NULL: no threshold or suppress rules */
 	bool inline_mode;          /* packets are judged: a match of a dropping list drops */
@@ -32,7 +32,7 @@ struct engine {
 	struct match_hit hits[MATCH_MAX_HITS];
 	struct match_found found[MATCH_MAX_HITS];  /* hits[i]'s entries */
 	struct event_label labels[MATCH_MAX_HITS]; /* found[i]'s, found once a packet */
-	struct log_limit event_errors_logged;
+	char event_error[256];     /* why the last alert could not be emitted (stats.event_errors counts them) */
 };
 
 /*

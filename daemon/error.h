@@ -11,4 +11,11 @@
 void error_set(char *err, size_t errlen, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/*
+ * Bytes outside printable ASCII as '?', in place: names and messages that may
+ * be any bytes (file names, lines from the wire) made fit for a log line or
+ * for JSON, which wants UTF-8.
+ */
+void error_printable(char *text);
+
 #endif

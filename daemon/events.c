@@ -162,13 +162,6 @@ static void set_ascii(json_t *string, const char *text)
  * for a whole source); a name that is not UTF-8 has its bytes outside printable
  * ASCII shown as '?', rather than the event keeping the name before it.
  */
-void events_printable(char *text)
-{
-	for (char *c = text; *c; c++)
-		if ((unsigned char)*c < 0x20 || (unsigned char)*c >= 0x7f)
-			*c = '?';
-}
-
 static void set_name(json_t *string, const char *name)
 {
 	if (strcmp(json_string_value(string), name) == 0 || json_string_set(string, name) == 0)
@@ -178,7 +171,7 @@ static void set_name(json_t *string, const char *name)
 		set_ascii(string, "?");
 		return;
 	}
-	events_printable(shown);
+	error_printable(shown);
 	set_ascii(string, shown);
 	free(shown);
 }

@@ -1,4 +1,4 @@
-/* events.h - matches out: one JSON object a line, and a pcap of the matched packets. */
+/* events.h - matches out, to files: one JSON object a line, and a pcap of the matched packets. */
 #ifndef BLOOMD_EVENTS_H
 #define BLOOMD_EVENTS_H
 
@@ -7,40 +7,9 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "capture.h"
-#include "match_view.h"
-#include "packet.h"
-
-/* The packet an event is about. */
-struct event_packet {
-	struct timespec ts;
-	uint64_t index;            /* 1-based in its file; live: since start */
-	const char *filename;      /* the pcap file, or NULL when live */
-	const char *interface;     /* the interface, or NULL when replaying */
-	int link;
-	const uint8_t *frame;
-	size_t caplen, wirelen;
-	const struct packet_view *view;
-	enum verdict verdict;      /* inline: dropped or rejected is eve's action "blocked" */
-	const uint8_t *blocked[2]; /* addresses this packet put into a blocking set ([action]) */
-	size_t nblocked;
-	const struct event_label *labels; /* each hit's */
-	size_t top;                /* the hit whose labels the alert carries (the most severe) */
-};
+#include "alert.h"
 
 struct events;
-
-/* What an alert says of the entry it is about: eve's alert object, from its list. */
-struct event_label {
-	const char *list, *signature;
-	char category[ENTRY_CATEGORY_MAX]; /* "" for none */
-	unsigned severity, rev;
-	uint32_t sid;
-};
-
-/* Fill *out for entry (kind, key) with these holders (match.h); false: use the defaults. */
-typedef bool (*event_label_cb)(void *ctx, enum entry_kind kind, const uint8_t *key, size_t len, uint32_t holders,
-			       struct event_label *out);
 
 /*
  * Open the outputs: events to json_path ("-" for stdout, NULL for none),
@@ -85,11 +54,5 @@ uint64_t events_pcap_skipped(const struct events *ev);
 
 void events_close(struct events *ev);
 
-/*
- * Bytes outside printable ASCII as '?', in place: names and messages that may
- * be any bytes (file names, lines from the wire) made fit for JSON, which
- * wants UTF-8.
- */
-void events_printable(char *text);
 
 #endif

@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "error.h"
-#include "events.h"
 
 #define LINE_MAX_BYTES (16 + 4 * ENTRY_MAX_SIG)
 #define TOKEN_MAX 128 /* an address, a network, a CSV field */
@@ -314,7 +313,7 @@ static void report_bad(feed_bad_cb on_bad, void *ctx, unsigned lineno, char *lin
 
 	while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
 		line[--n] = '\0';
-	events_printable(line);
+	error_printable(line);
 	on_bad(ctx, lineno, line, why);
 }
 

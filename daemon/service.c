@@ -148,6 +148,12 @@ static void report_packet_problems(struct service *s)
 		s->unruled_seen = t.queues.reject_unruled;
 		s->problems_reported = now;
 	}
+	if (s->engine.stats.event_errors > s->event_errors_seen) {
+		log_error("%llu events could not be written since the last report, the last because: %s",
+			  (unsigned long long)(s->engine.stats.event_errors - s->event_errors_seen), s->engine.event_error);
+		s->event_errors_seen = s->engine.stats.event_errors;
+		s->problems_reported = now;
+	}
 	if (t.dropped + t.if_dropped > s->drops_seen) {
 		log_warning("the kernel dropped %llu packets since the last report (more [capture] buffer_size?)",
 			    (unsigned long long)(t.dropped + t.if_dropped - s->drops_seen));
@@ -229,6 +235,12 @@ int service_thresholds_load(const struct config *cfg, struct thresholds **out, t
 }
 
 /* ---- start and stop ---- */
+
+static int service_emit_event(void *ctx, const struct event_packet *p, const struct match_found *hits, size_t n, char *err,
+		       size_t errlen)
+{
+	return events_write(ctx, p, hits, n, err, errlen);
+}
 
 static int block_address(void *ctx, const uint8_t *addr, int family)
 {
@@ -332,7 +344,8 @@ int service_start(struct service *s, struct event_base *base, const struct contr
 	service_cluster_events(s, s->events);
 	s->engine.thresholds = s->thresholds;
 	s->engine.matcher = s->matcher;
-	s->engine.events = s->events;
+	s->engine.emit = service_emit_event;
+	s->engine.emit_ctx = s->events;
 	if (service_alert_policy(s) < 0) {
 		log_error("out of memory for the flow table of [output] alerts = once_per_flow");
 		return -1;

@@ -85,7 +85,7 @@ struct service {
 	struct slicing *slicing;   /* a version from the stream being taken in slices, or NULL */
 	struct event *housekeeping;
 	time_t problems_reported;  /* the last warning about malformed or dropped packets */
-	uint64_t problems_seen[PACKET_STATUS_COUNT], drops_seen, unruled_seen;
+	uint64_t problems_seen[PACKET_STATUS_COUNT], drops_seen, event_errors_seen, unruled_seen;
 	bool stopping;
 };
 

@@ -21,7 +21,7 @@ static void use_events(struct service *s, struct events *ev)
 	service_cluster_events(s, ev);
 	s->engine.stats.pcap_skipped += events_pcap_skipped(s->events);
 	events_close(s->events);
-	s->events = s->engine.events = ev;
+	s->events = s->engine.emit_ctx = ev;
 }
 
 int service_reopen(struct service *s, char *err, size_t errlen)

@@ -59,7 +59,7 @@ static json_t *text_json(const char *text)
 	char *shown = strdup(text);
 	if (shown == NULL)
 		return json_string("?");
-	events_printable(shown);
+	error_printable(shown);
 	j = json_string(shown);
 	free(shown);
 	return j;

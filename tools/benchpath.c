@@ -102,10 +102,17 @@ static void replay_done(void *ctx, struct capture *cap, const char *error)
 	event_base_loopexit(rr->base, NULL);
 }
 
+static int emit_event(void *ctx, const struct event_packet *p, const struct match_found *hits, size_t n, char *err,
+		      size_t errlen)
+{
+	return events_write(ctx, p, hits, n, err, errlen);
+}
+
 /* The daemon's path: the capture module in a libevent loop, the engine, events to /dev/null. */
 static double bloomd_loop(const char *path, struct matcher *m, struct events *ev)
 {
-	struct replay_run rr = { .engine = { .matcher = m, .events = ev } };
+	struct replay_run rr = { .engine = { .matcher = m, .scratch = matcher_scratch_new(), .emit = emit_event,
+					     .emit_ctx = ev } };
 	struct capture_callbacks cb = { replay_packet, NULL, replay_done, &rr };
 	char err[256];
 	double t0;
@@ -115,12 +122,14 @@ static double bloomd_loop(const char *path, struct matcher *m, struct events *ev
 	struct capture *cap = capture_open_file(rr.base, path, NULL, &cb, err, sizeof(err));
 	if (cap == NULL) {
 		event_base_free(rr.base);
+		matcher_scratch_free(rr.engine.scratch);
 		return -1;
 	}
 	event_base_dispatch(rr.base);
 	t0 = bench_now_ns() - t0;
 	capture_free(cap);
 	event_base_free(rr.base);
+	matcher_scratch_free(rr.engine.scratch);
 	sink += rr.engine.stats.matched_packets;
 	return t0;
 }

@@ -1,0 +1,28 @@
+/* frame.h - a packet as a source hands it to the engine, and what becomes of it. */
+#ifndef BLOOMD_FRAME_H
+#define BLOOMD_FRAME_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+/*
+ * The packet layer's input: capture (libpcap), inline (netfilter queues) and
+ * the workers fill one and hand it on; nothing here knows where it came from.
+ */
+struct capture_packet {
+	int link;                  /* DLT_ of the source */
+	const uint8_t *frame;
+	size_t caplen, wirelen;
+	struct timespec ts;
+	uint64_t index;            /* 1-based, per source */
+};
+
+/*
+ * What becomes of a judged packet (inline): accepted; dropped; or rejected,
+ * dropped with word to its sender (a TCP reset or an ICMP unreachable, which
+ * the ruleset sends: inline.h).
+ */
+enum verdict { VERDICT_ACCEPT, VERDICT_DROP, VERDICT_REJECT };
+
+#endif
