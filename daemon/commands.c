@@ -506,26 +506,9 @@ static const struct {
 	int (*run)(struct command *c);
 	const char *usage;
 } COMMANDS[] = {
-	{ "add", true, cmd_add, "add ENTRY [--ttl SECONDS]" },
-	{ "del", true, cmd_del, "del ENTRY" },
-	{ "query", false, cmd_query, "query ENTRY" },
-	{ "match", false, cmd_match, "match ADDRESS" },
-	{ "load", true, command_load, "load - (entry lines, then \".\")" },
-	{ "list", false, command_list, "list [--kind addr|net|pair|sig] [--list LIST]" },
-	{ "stats", false, cmd_stats, "stats" },
-	{ "metrics", false, cmd_metrics, "metrics" },
-	{ "rebuild", true, cmd_rebuild, "rebuild [--rounds N] [--wait]" },
-	{ "save", true, cmd_save, "save" },
-	{ "replay", true, cmd_replay, "replay - [--wait] [--name NAME] (the pcap passed open)" },
-	{ "reload", true, cmd_reload, "reload" },
-	{ "lists", false, cmd_lists, "lists" },
-	{ "replace", true, cmd_replace, "replace LIST [-] (its file read again, or the new version passed open)" },
-	{ "flush", true, cmd_flush, "flush LIST" },
-	{ "blocked", false, cmd_blocked, "blocked" },
-	{ "unblock", true, cmd_unblock, "unblock ADDRESS" },
-	{ "cluster", false, cmd_cluster, "cluster status|snapshot" },
-	{ "version", false, cmd_version, "version" },
-	{ "help", false, cmd_help, "help" },
+#define COMMAND(name, changes, usage, cli_usage, cli_help) { #name, changes, cmd_##name, usage },
+#include "commands.def"
+#undef COMMAND
 };
 
 static int cmd_help(struct command *c)

@@ -10,16 +10,9 @@
 
 /*
  * One command a line, one JSON reply line each ({"ok":true,...} or
- * {"ok":false,"error":"..."}), documented in bloomctl(8):
- *
- *   add ENTRY [--ttl SECONDS]   del ENTRY   query ENTRY   match ADDRESS
- *   load - (entry lines follow, then a line ".")
- *   list [--kind KIND]   stats   metrics   version   help
- *   rebuild [--rounds N] [--wait]   save   reload
- *   replay - [--wait] [--name NAME] (the pcap passed open, SCM_RIGHTS)
- *
- * add, del, load, rebuild, save, replay and reload change state: they are
- * refused to peers control_client_trusted does not trust.
+ * {"ok":false,"error":"..."}). The commands are those of commands.def, which
+ * bloomctl(8) documents; those that change state are refused to peers
+ * control_client_trusted does not trust.
  */
 
 /* The control callbacks, with the service as ctx. */

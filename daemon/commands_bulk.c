@@ -43,7 +43,7 @@ void command_stream_free(struct control_client *cl)
 	}
 }
 
-int command_load(struct command *c)
+int cmd_load(struct command *c)
 {
 	struct load_stream *ls = calloc(1, sizeof(*ls));
 
@@ -184,7 +184,7 @@ static bool list_more(void *ctx, struct control_client *cl)
 	return true;
 }
 
-int command_list(struct command *c)
+int cmd_list(struct command *c)
 {
 	char *kind_text, *list_text;
 	enum entry_kind kind = 0;

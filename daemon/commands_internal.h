@@ -48,8 +48,8 @@ int command_parse_entry(struct command *c, const char *what, struct entry *e);
 json_t *command_entry_json(const struct entry *e);
 
 /* commands_bulk.c */
-int command_load(struct command *c);
-int command_list(struct command *c);
+int cmd_load(struct command *c);
+int cmd_list(struct command *c);
 /* A line of a load stream; a rejected line of it; the stream gone with its client. */
 void command_stream_line(struct service *s, struct control_client *cl, char *line);
 void command_note_rejected(struct load_stream *ls, const char *where, const char *err);

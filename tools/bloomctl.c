@@ -39,30 +39,15 @@ struct calc_result {
 	struct sizing_choice choice;
 };
 
+/* The commands the daemon knows, as bloomctl takes them (commands.def), and bloomctl's own. */
 static void usage(FILE *out)
 {
+	fprintf(out, "usage: " PROG " [-s SOCKET] [--json] COMMAND [ARGS]\n");
+#define COMMAND(name, changes, usage, cli_usage, cli_help) \
+	fprintf(out, strlen(cli_usage) < 30 ? "  %-30s%s\n" : "  %s  %s\n", cli_usage, cli_help);
+#include "commands.def"
+#undef COMMAND
 	fprintf(out,
-		"usage: " PROG " [-s SOCKET] [--json] COMMAND [ARGS]\n"
-		"  add ENTRY [--ttl SECONDS]     add addr|net|pair|sig (entry list syntax)\n"
-		"  del ENTRY                     delete an entry\n"
-		"  query ENTRY                   exit 0 if present, 1 if absent\n"
-		"  match ADDRESS                 the addr and net entries that cover it; 1 if none\n"
-		"  load FILE|-                   add every entry of a list (streamed)\n"
-		"  list [--kind KIND] [--list LIST]  the entries, in entry list format\n"
-		"  lists                         the entry lists: source, format, labels, entries, last load\n"
-		"  replace LIST [FILE]           a list's new version: its own file read again, or FILE\n"
-		"                                for a list without one; taken whole or refused whole\n"
-		"  flush LIST                    empty a list\n"
-		"  blocked                       the addresses in the [action] sets, with the time left\n"
-		"  unblock ADDRESS               lift one (back only if it matches again)\n"
-		"  cluster status|snapshot       the Redis stream's state here; publish a snapshot\n"
-		"  stats                         counters, filters, rebuild and store state\n"
-		"  metrics                       the same in Prometheus text format\n"
-		"  rebuild [--rounds N] [--wait] re-optimize the filters in the background\n"
-		"  save                          write a snapshot now\n"
-		"  replay PCAP [--wait]          run a pcap file through the packet path\n"
-		"  reload                        re-read the configuration\n"
-		"  version                       bloomd's version\n"
 		"  calc --entries N (--fpr P | --bits-per-entry B | --memory SIZE)\n"
 		"       [--layout classic|blocked] [--choices C] [--rounds R]   size a filter (local)\n"
 		"The socket: -s, else $BLOOMD_SOCKET, else " DEFAULT_SOCKET ".\n"
@@ -581,9 +566,11 @@ out:
 	return rc;
 }
 
-static const char *const REMOTE[] = { "add", "del", "query", "match", "load", "list", "lists", "replace",
-				      "flush", "blocked", "unblock", "cluster", "stats", "metrics", "rebuild", "save", "replay", "reload", "version",
-				      "help" };
+static const char *const REMOTE[] = {
+#define COMMAND(name, changes, usage, cli_usage, cli_help) #name,
+#include "commands.def"
+#undef COMMAND
+};
 
 int main(int argc, char **argv)
 {
