@@ -1,0 +1,149 @@
+/* cluster_internal.h - what the cluster's files share: its state, and the helpers one file gives the others. */
+#ifndef BLOOMD_CLUSTER_INTERNAL_H
+#define BLOOMD_CLUSTER_INTERNAL_H
+
+/*
+ * For cluster*.c only. The files form a tree: cluster.c (connections, lag,
+ * open, tick, close, status) uses cluster_reader.c (following the stream)
+ * and cluster_writer.c (changes, events, snapshots out); both use
+ * cluster_reply.c (the shape of Redis's replies), and all of them
+ * cluster_state.c (IDs, problems, the cursor and the outbox), which uses
+ * none of them. Each function below is described where it is defined.
+ */
+#include <hiredis/async.h>
+#include <hiredis/hiredis.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "cluster.h"
+#include "cluster_seen.h"
+#include "cluster_sign.h"
+#include "log.h"
+#include "statedir.h"
+
+#define READ_COUNT 1000          /* entries an XREAD returns at most */
+#define TEXT_OF(x) #x
+#define TEXT(x) TEXT_OF(x)
+#define READ_BLOCK_MS "2000"     /* how long it waits for one */
+#define LAG_CAP 1000             /* lag counted up to this many entries */
+#define STALE_RETRY_SECONDS 2
+#define RETRY_MAX_SECONDS 30
+#define ID_MAX 48
+#define DELAYS 1024               /* the last so many propagation delays, for their percentiles */
+
+/* Where a problem was met: each is cleared by that side's next success only. */
+enum error_slot { ERROR_READER, ERROR_WRITER, ERROR_FILES, ERROR_SLOTS };
+extern const char *const CLUSTER_ERROR_SLOT_NAMES[ERROR_SLOTS];
+
+struct stream_id {
+	uint64_t ms, seq;
+};
+
+/* One connection: reader or writer. */
+struct conn {
+	struct cluster *c;
+	redisAsyncContext *ac;     /* NULL: down */
+	bool up;                   /* connected (and authenticated, if asked) */
+	const char *name;
+	enum error_slot slot;      /* where its problems are said */
+};
+
+/* The outbox: changes journaled here, not yet acknowledged by the stream. */
+struct outbox {
+	char **lines;              /* "@CHANGE-ID OP EXPIRES ENTRY[\x1fDATA]": DATA's newlines as \x1f */
+	size_t head, sent, n, cap; /* [head, sent) in flight, [sent, n) waiting */
+	int fd;                    /* cluster.outbox, or -1 */
+	bool dirty;                /* written, not fsync'd */
+	bool failed;               /* a write or fsync failed: the file is not trusted until written anew */
+};
+
+struct cluster {
+	struct event_base *base;
+	const struct cluster_config *cfg;
+	struct cluster_callbacks cb;
+	const struct statedir *dir; /* the state directory, or NULL */
+	bool sync_always;
+	struct conn reader, writer;
+	char snapshot_key[256];
+
+	char cursor[ID_MAX];       /* last stream ID applied */
+	bool cursor_dirty;
+	enum { READER_IDLE, READER_READING, READER_STALE } state;
+	bool gap;                  /* the last check found the stream trimmed past the cursor */
+	bool resyncing;            /* the cursor was past the stream's end: following it again from its start */
+	uint64_t desyncs;
+	char last_generated[ID_MAX]; /* the stream's last ID, as the last check found it */
+	char blocked_at[ID_MAX];   /* an entry that could not be applied now, tried again; "" when none */
+	struct {                   /* an entry the daemon applies in slices (CLUSTER_APPLY_STARTED): reading waits */
+		bool on;
+		char id[ID_MAX];
+		struct change_id change;
+		bool identified;
+		char what[200];    /* "replace LIST from NODE", for messages */
+	} applying;
+	unsigned retry_seconds;    /* how long until it is (doubling up to RETRY_MAX_SECONDS) */
+	time_t stale_since;
+	struct outbox out;
+
+	uint64_t applied, apply_errors, published, restored, duplicates;
+	uint64_t incarnation;      /* this start's, drawn at random: with next_seq, each change's identity */
+	uint64_t next_seq;
+	struct cluster_seen *seen; /* the changes applied, by identity: a re-send is passed */
+	struct sign_key *key;      /* [cluster] key_file's: changes and snapshots signed and checked; NULL: none */
+	uint64_t unauthenticated, oversized; /* entries passed: no or a wrong mac; larger than max_entry_bytes */
+	struct log_limit unauthenticated_logged;
+	uint64_t events_sent, events_pending, events_failed;
+	char last_id_seen[ID_MAX]; /* the stream's newest ID, from the lag check */
+	char trimmed_to[ID_MAX];   /* where a snapshot must reach, when the stream was trimmed past us */
+	struct cluster_config own; /* a copy: a reload frees the configuration's */
+	uint64_t lag_entries;
+	bool lag_capped, lag_asked;
+	time_t last_snapshot;      /* when this node last published one (snapshot_every) */
+	char errors[ERROR_SLOTS][300]; /* the last problem of the reader, the writer, the state files; "" when none */
+	uint64_t error_seq[ERROR_SLOTS]; /* when each was set, to say the newest */
+	uint64_t errors_set;
+	bool closing;
+	/* How long other nodes' changes took to be applied here: from their XADD (the ID's time) on. */
+	uint32_t delay_ms[DELAYS];
+	uint64_t ndelays;
+};
+
+/* cluster_state.c */
+struct stream_id cluster_parse_id(const char *text);
+int cluster_id_cmp(const char *a, const char *b);
+void cluster_set_error(struct cluster *c, enum error_slot slot, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+void cluster_clear_error(struct cluster *c, enum error_slot slot);
+const char *cluster_newest_error(const struct cluster *c);
+int cluster_load_cursor(struct cluster *c, char *err, size_t errlen);
+void cluster_save_cursor(struct cluster *c);
+int cluster_outbox_push(struct cluster *c, char *line);
+int cluster_load_outbox(struct cluster *c, char *err, size_t errlen);
+void cluster_outbox_failed(struct cluster *c, int e);
+void cluster_sync_outbox(struct cluster *c);
+void cluster_rewrite_outbox(struct cluster *c);
+
+/* cluster_reply.c */
+extern const char *const CLUSTER_OP_NAMES[4]; /* by enum cluster_op_kind */
+const redisReply *cluster_field(const redisReply *r, const char *name);
+void cluster_bad_reply(struct conn *k, const char *command, const redisReply *r);
+void cluster_change_fields(const struct cluster *c, const redisReply *fields, struct sign_field out[7]);
+bool cluster_change_of(const redisReply *e, struct change_id *id);
+bool cluster_entry_shaped(const redisReply *e);
+bool cluster_id_valid(const char *text);
+int cluster_op_kind(const char *name);
+bool cluster_reply_array(const redisReply *r, size_t n, bool any);
+const char *cluster_reply_text(const redisReply *r);
+struct sign_field cluster_text_field(const redisReply *r);
+
+/* cluster_reader.c */
+void cluster_on_check(redisAsyncContext *ac, void *r, void *priv);
+void cluster_on_snapshot(redisAsyncContext *ac, void *r, void *priv);
+void cluster_reader_read(struct cluster *c);
+void cluster_desync(struct cluster *c, const char *last_id);
+
+/* cluster_writer.c */
+void cluster_writer_flush(struct cluster *c);
+
+#endif

@@ -1,0 +1,360 @@
+/* cluster_reader.c - following the stream: entries checked and applied in order, snapshots, desyncs. */
+#include "cluster_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static bool acceptable(struct cluster *c, const redisReply *e)
+{
+	const redisReply *fields = e->element[1];
+	size_t bytes = 0;
+
+	for (size_t i = 0; i < fields->elements; i++)
+		bytes += cluster_reply_text(fields->element[i]) ? fields->element[i]->len : 0;
+	if (bytes > c->cfg->max_entry_bytes) {
+		c->oversized++;
+		c->apply_errors++;
+		log_warning("cluster: the entry at %s has %zu bytes, more than [cluster] max_entry_bytes (%llu): refused",
+			    e->element[0]->str, bytes, (unsigned long long)c->cfg->max_entry_bytes);
+		return false;
+	}
+	if (c->key == NULL)
+		return true;
+	struct sign_field f[7];
+	cluster_change_fields(c, fields, f);
+	const redisReply *mac = cluster_field(fields, "mac");
+	if (sign_check(c->key, "bloomd change", f, 7, cluster_reply_text(mac), cluster_reply_text(mac) ? mac->len : 0))
+		return true;
+	c->unauthenticated++;
+	log_limited(&c->unauthenticated_logged, 60, LOG_LEVEL_WARNING,
+		    "cluster: the entry at %s is %s [cluster] key_file's key: not applied", e->element[0]->str,
+		    mac ? "not signed with" : "not signed, and this node needs");
+	return false;
+}
+
+/* The entry at id is done with (applied, refused or passed): the cursor moves past it. -1 if not now. */
+static int entry_done(struct cluster *c, const char *id, const struct change_id *change)
+{
+	if (change && seen_record(c->seen, change) < 0) {
+		cluster_set_error(c, ERROR_READER, "out of memory for the changes applied; tried again");
+		return -1;
+	}
+	if (c->blocked_at[0]) {
+		log_info("cluster: the entry at %s is applied: going on", c->blocked_at);
+		c->blocked_at[0] = '\0';
+		c->retry_seconds = 0;
+		cluster_clear_error(c, ERROR_READER);
+	}
+	snprintf(c->cursor, sizeof(c->cursor), "%s", id);
+	c->cursor_dirty = true;
+	return 0;
+}
+
+/*
+ * What came of applying the entry at id (rc: cb.apply's; what: "OP ENTRY
+ * from NODE"): -1 when it could not be applied now (the state cannot be
+ * written, no memory): the cursor stays before it, to be tried again. An
+ * entry refused for what it says is counted and passed.
+ */
+static int entry_applied(struct cluster *c, const char *id, const struct change_id *change, int rc, const char *err,
+			 const char *what)
+{
+	if (rc == CLUSTER_APPLY_LATER) {
+		c->apply_errors++;
+		snprintf(c->blocked_at, sizeof(c->blocked_at), "%s", id);
+		cluster_set_error(c, ERROR_READER, "%s (%s) cannot be applied now: %s; tried again, the cursor stays before it",
+			  what, id, err);
+		return -1;
+	}
+	if (rc < 0) {
+		c->apply_errors++;
+		log_warning("cluster: %s (%s): %s", what, id, err);
+	} else {
+		c->applied++;
+	}
+	return entry_done(c, id, change);
+}
+
+static void note_delay(struct cluster *c, const char *id)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	uint64_t ms = (uint64_t)now.tv_sec * 1000 + (uint64_t)now.tv_nsec / 1000000, at = cluster_parse_id(id).ms;
+	c->delay_ms[c->ndelays++ % DELAYS] = ms > at ? (uint32_t)(ms - at) : 0;
+}
+
+/* apply_entry's answers besides 0: try again later, or the daemon applies it in slices (reading waits). */
+enum { ENTRY_LATER = -1, ENTRY_STARTED = 1 };
+
+/* Apply one entry and move the cursor past it: 0, ENTRY_LATER or ENTRY_STARTED. */
+static int apply_entry(struct cluster *c, const redisReply *e)
+{
+	char err[256], what[sizeof(c->applying.what)];
+	const char *id = e->element[0]->str;
+
+	const redisReply *op = cluster_field(e->element[1], "op"), *entry = cluster_field(e->element[1], "entry"),
+			 *node = cluster_field(e->element[1], "node"), *expires = cluster_field(e->element[1], "expires");
+	const redisReply *data = cluster_field(e->element[1], "data");
+	struct change_id change = { .seq = 0 };
+	if (!acceptable(c, e))
+		return entry_done(c, id, NULL);
+	bool identified = cluster_change_of(e, &change);
+	if (identified && seen_already(c->seen, &change)) { /* a re-send: its first copy counted */
+		c->duplicates++;
+		return entry_done(c, id, NULL);
+	}
+	int kind = op && op->type == REDIS_REPLY_STRING ? cluster_op_kind(op->str) : -1;
+	if (kind < 0 || !entry || entry->type != REDIS_REPLY_STRING) {
+		c->apply_errors++;
+		return entry_done(c, id, identified ? &change : NULL);
+	}
+	struct cluster_op o = {
+		.kind = (enum cluster_op_kind)kind, .entry = entry->str,
+		.expires = expires && expires->type == REDIS_REPLY_STRING ? strtoull(expires->str, NULL, 10) : 0,
+		.data = data && data->type == REDIS_REPLY_STRING ? data->str : "",
+		.data_len = data && data->type == REDIS_REPLY_STRING ? data->len : 0,
+		.node = node && node->type == REDIS_REPLY_STRING ? node->str : "?",
+	};
+	if (strcmp(o.node, c->cfg->node) != 0)
+		note_delay(c, id);
+	snprintf(what, sizeof(what), "%s %.64s from %.64s", op->str, entry->str, o.node);
+	int rc = c->cb.apply(c->cb.ctx, &o, err, sizeof(err));
+	if (rc == CLUSTER_APPLY_STARTED) {
+		c->applying.on = true;
+		snprintf(c->applying.id, sizeof(c->applying.id), "%s", id);
+		c->applying.change = change;
+		c->applying.identified = identified;
+		snprintf(c->applying.what, sizeof(c->applying.what), "%s", what);
+		return ENTRY_STARTED;
+	}
+	return entry_applied(c, id, identified ? &change : NULL, rc, err, what);
+}
+
+/* An entry could not be applied now: the reader waits, longer each time, and reads again from it. */
+static void retry_later(struct cluster *c)
+{
+	c->state = READER_STALE;
+	c->stale_since = time(NULL);
+	c->retry_seconds = c->retry_seconds ? (c->retry_seconds * 2 > RETRY_MAX_SECONDS ? RETRY_MAX_SECONDS
+										: c->retry_seconds * 2)
+					    : STALE_RETRY_SECONDS;
+}
+
+void cluster_applied(struct cluster *c, int rc, const char *err)
+{
+	if (!c->applying.on)
+		return;
+	c->applying.on = false;
+	if (entry_applied(c, c->applying.id, c->applying.identified ? &c->applying.change : NULL, rc, err,
+			  c->applying.what) < 0)
+		retry_later(c);
+	else
+		cluster_reader_read(c); /* what the batch held after it is read again */
+}
+
+/* XREAD's entries of our one stream: [[stream, [entry, ...]]], every entry shaped; NULL if not so. */
+static const redisReply *xread_entries(const redisReply *r)
+{
+	if (!cluster_reply_array(r, 1, false) || !cluster_reply_array(r->element[0], 2, false) || !cluster_reply_text(r->element[0]->element[0]) ||
+	    !cluster_reply_array(r->element[0]->element[1], 0, true))
+		return NULL;
+	const redisReply *entries = r->element[0]->element[1];
+	for (size_t i = 0; i < entries->elements; i++)
+		if (!cluster_entry_shaped(entries->element[i]))
+			return NULL;
+	return entries;
+}
+
+static void on_read(redisAsyncContext *ac, void *r, void *priv)
+{
+	struct cluster *c = priv;
+	redisReply *reply = r;
+
+	(void)ac;
+	if (reply == NULL || c->closing)
+		return;
+	if (reply->type == REDIS_REPLY_ERROR) {
+		cluster_set_error(c, ERROR_READER, "XREAD: %s", reply->str);
+		c->state = READER_STALE;
+		c->stale_since = time(NULL);
+		return;
+	}
+	const redisReply *entries = xread_entries(reply);
+	if (reply->type != REDIS_REPLY_NIL && entries == NULL) {
+		cluster_bad_reply(&c->reader, "XREAD", reply);
+		return;
+	}
+	if (c->gap) { /* the stream was trimmed past us: what XREAD gave skips entries; the snapshot first */
+		const char *argv[] = { "HGETALL", c->snapshot_key };
+		redisAsyncCommandArgv(c->reader.ac, cluster_on_snapshot, c, 2, argv, NULL);
+		return;
+	}
+	for (size_t i = 0; entries && i < entries->elements; i++) {
+		int rc = apply_entry(c, entries->element[i]);
+		if (rc == ENTRY_STARTED) /* cluster_applied goes on */
+			return;
+		if (rc == ENTRY_LATER) { /* again later, from the entry that failed */
+			retry_later(c);
+			return;
+		}
+	}
+	if (c->resyncing && (entries == NULL || entries->elements < READ_COUNT)) {
+		c->resyncing = false;
+		cluster_clear_error(c, ERROR_READER);
+		log_info("cluster: in step with the stream again (at %s)", c->cursor);
+	}
+	cluster_reader_read(c);
+}
+
+/*
+ * XINFO STREAM and XREAD, sent together so that Redis runs them back to
+ * back: the first says whether the stream was trimmed past our cursor, in
+ * which case what the second returns has skipped entries and is dropped.
+ */
+void cluster_reader_read(struct cluster *c)
+{
+	const char *info[] = { "XINFO", "STREAM", c->cfg->stream };
+	const char *argv[] = { "XREAD", "COUNT", TEXT(READ_COUNT), "BLOCK", READ_BLOCK_MS, "STREAMS", c->cfg->stream, c->cursor };
+
+	if (!c->reader.up || c->applying.on)
+		return;
+	c->state = READER_READING;
+	redisAsyncCommandArgv(c->reader.ac, cluster_on_check, c, 3, info, NULL);
+	redisAsyncCommandArgv(c->reader.ac, on_read, c, 8, argv, NULL);
+}
+
+/* The changes a snapshot covers, by identity: a re-send after it is passed here as on the node that made it. */
+static void take_seen(struct cluster *c, const char *lines)
+{
+	if (lines == NULL) /* a snapshot from bloomd 0.7 */
+		return;
+	seen_clear(c->seen);
+	for (const char *p = lines; *p; p += strcspn(p, "\n") + (p[strcspn(p, "\n")] == '\n')) {
+		char line[160];
+		snprintf(line, sizeof(line), "%.*s", (int)strcspn(p, "\n"), p);
+		seen_take_line(c->seen, line);
+	}
+}
+
+static bool snapshot_signed(const struct cluster *c, const redisReply *hash)
+{
+	struct sign_field f[5] = { { c->cfg->stream, strlen(c->cfg->stream) }, cluster_text_field(cluster_field(hash, "id")),
+				   cluster_text_field(cluster_field(hash, "node")), cluster_text_field(cluster_field(hash, "data")),
+				   cluster_text_field(cluster_field(hash, "seen")) };
+	const char *mac = cluster_reply_text(cluster_field(hash, "mac"));
+
+	return sign_check(c->key, "bloomd snapshot", f, 5, mac, mac ? cluster_field(hash, "mac")->len : 0);
+}
+
+void cluster_on_snapshot(redisAsyncContext *ac, void *r, void *priv)
+{
+	struct cluster *c = priv;
+	redisReply *reply = r;
+	char err[256];
+
+	(void)ac;
+	if (reply == NULL || c->closing)
+		return;
+	const redisReply *id = cluster_field(reply, "id"), *data = cluster_field(reply, "data");
+	const char *trimmed = c->trimmed_to;
+	if (id && cluster_reply_text(id) && cluster_id_valid(id->str) && c->last_generated[0] && cluster_id_cmp(id->str, c->last_generated) > 0) {
+		cluster_set_error(c, ERROR_READER, "desync: the snapshot's ID %s is past the stream's last entry %s: not taken (run `bloomctl cluster snapshot` on a node that is up to date)",
+			  id->str, c->last_generated);
+		c->state = READER_STALE;
+		c->stale_since = time(NULL);
+		return;
+	}
+	if (id == NULL || data == NULL || id->type != REDIS_REPLY_STRING || data->type != REDIS_REPLY_STRING ||
+	    !cluster_id_valid(id->str) || cluster_id_cmp(id->str, trimmed) < 0) {
+		cluster_set_error(c, ERROR_READER, "the stream was trimmed past this node (at %s; it starts at %s) and no snapshot reaches there: run `bloomctl cluster snapshot` on a node that is up to date",
+			  c->cursor, trimmed);
+		c->state = READER_STALE;
+		c->stale_since = time(NULL);
+		return;
+	}
+	if (c->key && !snapshot_signed(c, reply)) {
+		cluster_set_error(c, ERROR_READER, "the snapshot at %s is not signed with [cluster] key_file's key: not taken", id->str);
+		c->unauthenticated++;
+		c->state = READER_STALE;
+		c->stale_since = time(NULL);
+		return;
+	}
+	if (c->cb.restore(c->cb.ctx, data->str, data->len, err, sizeof(err)) < 0) {
+		cluster_set_error(c, ERROR_READER, "restoring the snapshot: %s", err);
+		c->state = READER_STALE;
+		c->stale_since = time(NULL);
+		return;
+	}
+	take_seen(c, cluster_reply_text(cluster_field(reply, "seen")));
+	log_info("cluster: the stream was trimmed past this node: started again from the snapshot at %s", id->str);
+	snprintf(c->cursor, sizeof(c->cursor), "%s", id->str);
+	c->cursor_dirty = true;
+	c->restored++;
+	cluster_clear_error(c, ERROR_READER);
+	cluster_reader_read(c);
+}
+
+static uint64_t integer_field(const redisReply *r, const char *name)
+{
+	const redisReply *v = cluster_field(r, name);
+
+	return v && v->type == REDIS_REPLY_INTEGER ? (uint64_t)v->integer : 0;
+}
+
+/*
+ * The cursor is past the stream's last entry: the stream was deleted and made
+ * anew, went back (a Redis restored from an older dump), or an entry with a
+ * forged ID moved the cursor. Whatever the stream holds now was never
+ * applied here: follow it again from its start (from its snapshot if it was
+ * trimmed), said as desync until caught up, never as following.
+ */
+void cluster_desync(struct cluster *c, const char *last_id)
+{
+	cluster_set_error(c, ERROR_READER, "desync: this node's cursor %s is past the stream's last entry %s (the stream was made anew or went back, or an ID was forged): following it again from its start",
+		  c->cursor, last_id);
+	c->desyncs++;
+	c->resyncing = true;
+	c->gap = false;
+	snprintf(c->cursor, sizeof(c->cursor), "0-0");
+	c->cursor_dirty = true;
+}
+
+/*
+ * XINFO STREAM: has the stream been trimmed past our cursor? It has when
+ * entries were ever taken out of it (entries-added above its length) and the
+ * cursor is before its first entry (or at 0-0: a new node), and not at its
+ * end. (A cursor just before the first entry looks the same: it costs a
+ * restore from the snapshot, never an entry.) Then the snapshot must reach
+ * the first entry still there.
+ */
+void cluster_on_check(redisAsyncContext *ac, void *r, void *priv)
+{
+	struct cluster *c = priv;
+	redisReply *reply = r;
+
+	(void)ac;
+	if (reply == NULL || c->closing)
+		return;
+	const redisReply *first = cluster_field(reply, "first-entry"), *last = cluster_field(reply, "last-generated-id");
+	uint64_t added = integer_field(reply, "entries-added"), length = integer_field(reply, "length");
+	const char *first_id = first && first->type == REDIS_REPLY_ARRAY && first->elements == 2 &&
+			       first->element[0]->type == REDIS_REPLY_STRING ? first->element[0]->str : NULL;
+	if (cluster_reply_text(last) && cluster_id_valid(last->str)) {
+		snprintf(c->last_generated, sizeof(c->last_generated), "%s", last->str);
+		if (cluster_id_cmp(c->cursor, last->str) > 0) {
+			cluster_desync(c, last->str);
+			return;
+		}
+	}
+	bool fresh = strcmp(c->cursor, "0-0") == 0;
+	c->gap = !(reply->type == REDIS_REPLY_ERROR || last == NULL || last->type != REDIS_REPLY_STRING ||
+		   cluster_id_cmp(c->cursor, last->str) >= 0 || added <= length ||
+		   (!fresh && first_id && cluster_id_cmp(c->cursor, first_id) >= 0));
+	if (c->gap)
+		snprintf(c->trimmed_to, sizeof(c->trimmed_to), "%s", first_id ? first_id : last->str);
+	else if (c->state != READER_STALE && !c->resyncing)
+		cluster_clear_error(c, ERROR_READER); /* the writer's problems are the writer's to clear */
+}

@@ -1,0 +1,240 @@
+/* cluster_writer.c - to the stream: local changes from the outbox, events, snapshots. */
+#include "cluster_internal.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "error.h"
+
+/* ---- the writer: changes, events, snapshots ---- */
+
+static void on_added(redisAsyncContext *ac, void *r, void *priv)
+{
+	struct cluster *c = priv;
+	redisReply *reply = r;
+	struct outbox *o = &c->out;
+
+	(void)ac;
+	if (reply == NULL || c->closing || o->head == o->sent)
+		return; /* a lost connection: on_connect sends them again */
+	if (reply->type == REDIS_REPLY_ERROR || !cluster_reply_text(reply) || !cluster_id_valid(reply->str)) {
+		if (reply->type == REDIS_REPLY_ERROR)
+			cluster_set_error(c, ERROR_WRITER, "XADD: %s (the change is kept and sent again)", reply->str);
+		else
+			cluster_bad_reply(&c->writer, "XADD", reply);
+		o->sent = o->head; /* again at the next connection */
+		redisAsyncDisconnect(c->writer.ac);
+		return;
+	}
+	cluster_clear_error(c, ERROR_WRITER);
+	free(o->lines[o->head]);
+	o->lines[o->head++] = NULL;
+	c->published++;
+	if (o->head == o->n) {
+		o->head = o->sent = o->n = 0;
+		if (o->fd >= 0 && ftruncate(o->fd, 0) == 0)
+			o->dirty = true;
+	}
+}
+
+static void send_change(struct cluster *c, const char *line)
+{
+	char change[48] = "", op[8] = "?", expires[24] = "0", maxlen[16];
+	char *data = NULL;
+
+	sscanf(line, "@%47s", change);
+	line += strcspn(line, " ") + (line[strcspn(line, " ")] == ' ');
+	const char *p = strchr(line, ' '), *entry = p ? strchr(p + 1, ' ') : NULL;
+	sscanf(line, "%7s %23s", op, expires);
+	entry = entry ? entry + 1 : "?";
+	const char *sep = strchr(entry, '\x1f');
+	size_t entry_len = sep ? (size_t)(sep - entry) : strlen(entry);
+	if (sep && (data = strdup(sep + 1)) != NULL)
+		for (char *q = data; *q; q++)
+			if (*q == '\x1f')
+				*q = '\n';
+	snprintf(maxlen, sizeof(maxlen), "%u", c->cfg->maxlen);
+	char mac[SIGN_HEX + 1] = "";
+	const char *argv[] = { "XADD", c->cfg->stream, "MAXLEN", "~", maxlen, "*", "node", c->cfg->node,
+			       "change", change, "op", op, "expires", expires, "entry", entry, "data", data ? data : "",
+			       "mac", mac };
+	size_t lens[20];
+	for (int i = 0; i < 18; i++)
+		lens[i] = strlen(argv[i]);
+	lens[15] = entry_len;
+	if (c->key) {
+		struct sign_field f[7] = { { argv[1], lens[1] } };
+		for (int i = 0; i < 6; i++)
+			f[i + 1] = (struct sign_field){ argv[7 + 2 * i], lens[7 + 2 * i] };
+		sign_fields(c->key, "bloomd change", f, 7, mac);
+		lens[18] = 3;
+		lens[19] = SIGN_HEX;
+	}
+	redisAsyncCommandArgv(c->writer.ac, on_added, c, c->key ? 20 : 18, argv, lens);
+	free(data);
+}
+
+void cluster_writer_flush(struct cluster *c)
+{
+	struct outbox *o = &c->out;
+
+	while (c->writer.up && o->sent < o->n)
+		send_change(c, o->lines[o->sent++]);
+}
+
+int cluster_publish(struct cluster *c, const struct cluster_op *op, char *err, size_t errlen)
+{
+	char *line;
+
+	char id[48];
+
+	if (op->data_len + strlen(op->entry) > c->cfg->max_entry_bytes) {
+		error_set(err, errlen, "%zu bytes, more than [cluster] max_entry_bytes (%llu): not shared, as no node would take it",
+			  op->data_len + strlen(op->entry), (unsigned long long)c->cfg->max_entry_bytes);
+		return -1;
+	}
+	seen_format_id(c->incarnation, c->next_seq++, id, sizeof(id));
+	if (asprintf(&line, "@%s %s %" PRIu64 " %s%s%.*s", id, CLUSTER_OP_NAMES[op->kind], op->expires, op->entry,
+		     op->data ? "\x1f" : "", op->data ? (int)op->data_len : 0, op->data ? op->data : "") < 0) {
+		error_set(err, errlen, "out of memory for the cluster's outbox");
+		return -1;
+	}
+	for (char *q = strchr(line, '\x1f'); q && *q; q++) /* one line in the outbox file */
+		if (*q == '\n')
+			*q = '\x1f';
+	if (cluster_outbox_push(c, line) < 0) {
+		free(line);
+		error_set(err, errlen, "out of memory for the cluster's outbox");
+		return -1;
+	}
+	if (c->out.fd >= 0 && !c->out.failed) {
+		size_t n = strlen(line);
+		if (write(c->out.fd, line, n) != (ssize_t)n || write(c->out.fd, "\n", 1) != 1)
+			cluster_outbox_failed(c, errno ? errno : EIO);
+		c->out.dirty = true;
+		if (c->sync_always)
+			cluster_sync_outbox(c);
+	}
+	cluster_writer_flush(c);
+	return 0;
+}
+
+/* An event in flight: kept until Redis says it took it, and handed back otherwise. */
+struct event_in_flight {
+	struct cluster *c;
+	size_t len;
+	char line[];
+};
+
+/*
+ * Redis's answer to an event, or NULL when none will come (the connection
+ * lost, or closed by cluster_close): anything but the reply its command
+ * gives hands the event back (cb.event_lost: to the fallback file).
+ */
+static void on_event_sent(redisAsyncContext *ac, void *r, void *priv)
+{
+	struct event_in_flight *ev = priv;
+	struct cluster *c = ev->c;
+	redisReply *reply = r;
+	bool taken = reply && (c->cfg->events_stream ? cluster_reply_text(reply) != NULL : reply->type == REDIS_REPLY_INTEGER);
+
+	(void)ac;
+	if (c->events_pending)
+		c->events_pending--;
+	if (taken) {
+		c->events_sent++;
+	} else {
+		c->events_failed++;
+		if (reply && reply->type == REDIS_REPLY_ERROR)
+			cluster_set_error(c, ERROR_WRITER, "events: %s (sent to the fallback instead)", reply->str);
+		else if (reply)
+			cluster_set_error(c, ERROR_WRITER, "events: a reply of an unexpected shape (type %d): sent to the fallback instead",
+				  reply->type);
+		c->cb.event_lost(c->cb.ctx, ev->line, ev->len);
+	}
+	free(ev);
+}
+
+int cluster_event(struct cluster *c, const char *line, size_t len)
+{
+	char maxlen[16];
+
+	struct event_in_flight *ev;
+
+	if (!c->writer.up || c->events_pending >= c->cfg->events_pending ||
+	    (ev = malloc(sizeof(*ev) + len)) == NULL)
+		return -1;
+	ev->c = c;
+	ev->len = len;
+	memcpy(ev->line, line, len);
+	len -= len && line[len - 1] == '\n';
+	snprintf(maxlen, sizeof(maxlen), "%u", c->cfg->maxlen);
+	int rc;
+	if (c->cfg->events_stream) {
+		const char *argv[] = { "XADD", c->cfg->events_key, "MAXLEN", "~", maxlen, "*", "event", line };
+		size_t lens[] = { 4, strlen(argv[1]), 6, 1, strlen(maxlen), 1, 5, len };
+		rc = redisAsyncCommandArgv(c->writer.ac, on_event_sent, ev, 8, argv, lens);
+	} else {
+		const char *argv[] = { "RPUSH", c->cfg->events_key, line };
+		size_t lens[] = { 5, strlen(argv[1]), len };
+		rc = redisAsyncCommandArgv(c->writer.ac, on_event_sent, ev, 3, argv, lens);
+	}
+	if (rc != REDIS_OK) { /* not queued: the caller writes it to the fallback */
+		free(ev);
+		return -1;
+	}
+	c->events_pending++;
+	return 0;
+}
+
+static void on_snapshot_written(redisAsyncContext *ac, void *r, void *priv)
+{
+	struct cluster *c = priv;
+	redisReply *reply = r;
+
+	(void)ac;
+	if (reply && !c->closing && reply->type == REDIS_REPLY_ERROR)
+		cluster_set_error(c, ERROR_WRITER, "snapshot: %s", reply->str);
+}
+
+int cluster_snapshot(struct cluster *c, char *err, size_t errlen)
+{
+	size_t len;
+
+	if (!c->writer.up) {
+		error_set(err, errlen, "not connected to Redis (%s)", cluster_newest_error(c) ? cluster_newest_error(c) : "connecting");
+		return -1;
+	}
+	c->last_snapshot = time(NULL);
+	char *data = c->cb.dump(c->cb.ctx, &len);
+	if (data == NULL) {
+		error_set(err, errlen, "out of memory");
+		return -1;
+	}
+	size_t seen_len = 0;
+	char *seen = seen_text(c->seen, &seen_len);
+	if (seen == NULL) {
+		free(data);
+		error_set(err, errlen, "out of memory");
+		return -1;
+	}
+	char mac[SIGN_HEX + 1] = "";
+	const char *argv[] = { "HSET", c->snapshot_key, "id", c->cursor, "data", data, "node", c->cfg->node, "seen", seen,
+			       "mac", mac };
+	size_t lens[] = { 4, strlen(c->snapshot_key), 2, strlen(c->cursor), 4, len, 4, strlen(c->cfg->node), 4, seen_len,
+			  3, SIGN_HEX };
+	if (c->key) {
+		struct sign_field f[5] = { { c->cfg->stream, strlen(c->cfg->stream) }, { argv[3], lens[3] },
+					   { argv[7], lens[7] }, { argv[5], lens[5] }, { argv[9], lens[9] } };
+		sign_fields(c->key, "bloomd snapshot", f, 5, mac);
+	}
+	redisAsyncCommandArgv(c->writer.ac, on_snapshot_written, c, c->key ? 12 : 10, argv, lens);
+	free(data);
+	free(seen);
+	return 0;
+}
