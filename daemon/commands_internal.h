@@ -1,11 +1,12 @@
-/* commands_internal.h - what commands.c and commands_bulk.c share; no one else includes it. */
+/* commands_internal.h - what the command files share; no one else includes it. */
 #ifndef BLOOMD_COMMANDS_INTERNAL_H
 #define BLOOMD_COMMANDS_INTERNAL_H
 
 /*
- * commands.c: dispatch, the replies, arguments, and the short commands;
- * commands_bulk.c: the two that move many entries, load (a stream of lines
- * in) and list (a stream of parts out).
+ * A tree: commands.c (dispatch and the short commands) uses
+ * commands_bulk.c (the two that move many entries: load, a stream of lines
+ * in, and list, a stream of parts out), and both use commands_reply.c
+ * (replies, errors, arguments), which uses neither.
  */
 
 #include <jansson.h>
@@ -29,9 +30,17 @@ struct command {
 	char *args;                /* after the command word; options are cut off its end */
 	json_t *reply;             /* ok replies add their fields here */
 };
+/* commands_reply.c */
 /* Send reply (and free it); a change's with command_reply_change (it may wait for its fsync). */
 void command_send_json(struct control_client *cl, json_t *reply);
 void command_reply_change(struct service *s, struct control_client *cl, json_t *reply);
+/*
+ * At the end of a burst: sync the state (fsync = always: if anything was
+ * replied, or a change's reply is held) and send the held reply, or an error
+ * if the sync failed; and a held reply forgotten with its client.
+ */
+void command_acknowledge_held(struct service *s, bool replied);
+void command_forget_held(struct control_client *cl);
 /* Make c's reply an error; -1. */
 int command_fail(struct command *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The reply comes later (or was sent in parts): none now. */

@@ -19,22 +19,6 @@
 
 #define CONFIG_MAX_BYTES (1 << 20) /* a configuration is a few KiB; more is not one */
 
-void config_problem(struct loader *ld, const char *fmt, ...)
-{
-	char msg[600], text[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(text, sizeof(text), fmt, ap);
-	va_end(ap);
-	if (ld->line)
-		snprintf(msg, sizeof(msg), "%s:%u: %s", ld->c->path, ld->line, text);
-	else
-		snprintf(msg, sizeof(msg), "%s: %s", ld->c->path, text);
-	ld->on_error(ld->ctx, msg);
-	ld->problems++;
-}
-
 static void count_problem(void *ctx, const char *message)
 {
 	(void)message;
@@ -116,14 +100,6 @@ void config_free(struct config *c)
 const char *config_fsync_name(enum config_fsync f)
 {
 	return f == CONFIG_FSYNC_ALWAYS ? "always" : f == CONFIG_FSYNC_EVERYSEC ? "everysec" : "no";
-}
-
-const char *config_list_action_name(enum list_action a)
-{
-	static const char *const names[] = { [LIST_ACTION_ALERT] = "alert", [LIST_ACTION_DROP] = "drop",
-					     [LIST_ACTION_REJECT] = "reject", [LIST_ACTION_PASS] = "pass" };
-
-	return names[a];
 }
 
 static bool known_section(const char *name, size_t len)
@@ -243,127 +219,6 @@ static int read_whole(struct loader *ld, const char *path)
 	return 0;
 }
 
-/* A path from the file: relative ones are taken from the config file's directory. */
-static char *resolve(const struct loader *ld, const char *value)
-{
-	char *out;
-
-	/* Empty stays empty ("none"), not the config file's directory. */
-	if (value[0] == '\0' || value[0] == '/' || strcmp(value, "-") == 0 || ld->dir == NULL)
-		return strdup(value);
-	if (asprintf(&out, "%s/%s", ld->dir, value) < 0)
-		return NULL;
-	return out;
-}
-
-int config_set_string(struct loader *ld, char **slot, const char *value, bool path)
-{
-	char *s = path ? resolve(ld, value) : strdup(value);
-
-	if (s == NULL) {
-		config_problem(ld, "out of memory");
-		return 0;
-	}
-	free(*slot);
-	*slot = s;
-	return 1;
-}
-
-static int push_path(struct loader *ld, char ***list, size_t *n, const char *value)
-{
-	char **grown = realloc(*list, (*n + 1) * sizeof(**list));
-	char *s;
-
-	if (grown == NULL || (s = resolve(ld, value)) == NULL) {
-		if (grown)
-			*list = grown;
-		config_problem(ld, "out of memory");
-		return 0;
-	}
-	*list = grown;
-	(*list)[(*n)++] = s;
-	return 1;
-}
-
-int config_set_uint(struct loader *ld, const char *key, const char *value, unsigned min,
-		    unsigned max, unsigned *out)
-{
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(value, &end, 10);
-	if (!isdigit((unsigned char)value[0]) || *end != '\0' || errno || v < min || v > max) {
-		config_problem(ld, "%s: expected a whole number from %u to %u, got '%s'", key, min, max, value);
-		return 0;
-	}
-	*out = (unsigned)v;
-	return 1;
-}
-
-/* A packet mark: 1 to 0xffffffff, in decimal or 0x hex (0 is no mark at all). */
-static int set_mark(struct loader *ld, const char *key, const char *value, uint32_t *out)
-{
-	char *end;
-	unsigned long long v;
-
-	errno = 0;
-	v = strtoull(value, &end, 0);
-	if (!isdigit((unsigned char)value[0]) || *end != '\0' || errno || v == 0 || v > UINT32_MAX) {
-		config_problem(ld, "%s: expected a packet mark from 1 to 0xffffffff (decimal or 0x hex), got '%s'", key,
-			       value);
-		return 0;
-	}
-	*out = (uint32_t)v;
-	return 1;
-}
-
-/* Bits per entry or per window: a number from 1 to 64. */
-static int set_bits(struct loader *ld, const char *key, const char *value, double *out)
-{
-	char *end;
-	double v = strtod(value, &end);
-
-	if (end == value || *end != '\0' || !(v >= 1 && v <= 64)) {
-		config_problem(ld, "%s: expected a number from 1 to 64, got '%s'", key, value);
-		return 0;
-	}
-	*out = v;
-	return 1;
-}
-
-int config_set_bool(struct loader *ld, const char *key, const char *value, bool *out)
-{
-	static const char *const yes[] = { "yes", "true", "on", "1" }, *const no[] = { "no", "false", "off", "0" };
-
-	for (int i = 0; i < 4; i++) {
-		if (strcasecmp(value, yes[i]) == 0)
-			return *out = true, 1;
-		if (strcasecmp(value, no[i]) == 0)
-			return *out = false, 1;
-	}
-	config_problem(ld, "%s: expected yes or no, got '%s'", key, value);
-	return 0;
-}
-
-int config_set_size(struct loader *ld, const char *key, const char *value, uint64_t min, uint64_t max,
-		    uint64_t *out)
-{
-	uint64_t v;
-
-	if (sizing_parse_size(value, &v) < 0) {
-		config_problem(ld, "%s: expected a size such as 4MiB, 512KiB or 65536, got '%s'", key, value);
-		return 0;
-	}
-	if (v < min || v > max) {
-		config_problem(ld, "%s: expected a size from %llu to %llu bytes, got '%s'", key, (unsigned long long)min,
-			(unsigned long long)max, value);
-		return 0;
-	}
-	*out = v;
-	return 1;
-}
-
 static int capture_key(struct loader *ld, const char *key, const char *value)
 {
 	struct config *c = ld->c;
@@ -374,7 +229,7 @@ static int capture_key(struct loader *ld, const char *key, const char *value)
 	}
 	if (strcmp(key, "file") == 0) {
 		ld->file_line = ld->line;
-		return push_path(ld, &c->files, &c->nfiles, value);
+		return config_push_path(ld, &c->files, &c->nfiles, value);
 	}
 	if (strcmp(key, "bpf") == 0)
 		return config_set_string(ld, &c->bpf, value, false);
@@ -401,7 +256,7 @@ static int capture_key(struct loader *ld, const char *key, const char *value)
 	if (strcmp(key, "queue_maxlen") == 0)
 		return config_set_uint(ld, key, value, 0, 1u << 24, &c->queue_maxlen);
 	if (strcmp(key, "reject_mark") == 0)
-		return set_mark(ld, key, value, &c->reject_mark);
+		return config_set_mark(ld, key, value, &c->reject_mark);
 	if (strcmp(key, "workers") == 0) {
 		ld->workers_line = ld->line;
 		return config_set_uint(ld, key, value, 1, CONFIG_MAX_WORKERS, &c->workers);
@@ -421,7 +276,7 @@ static int filter_key(struct loader *ld, const char *key, const char *value)
 	}
 	if (strcmp(key, "bits_per_entry") == 0) {
 		ld->bpe_line = ld->line;
-		return set_bits(ld, key, value, &c->bits_per_entry);
+		return config_set_bits(ld, key, value, &c->bits_per_entry);
 	}
 	if (strcmp(key, "layout") == 0) {
 		if (filter_layout_parse(value, &c->layout) < 0) {
@@ -579,7 +434,7 @@ static int handler(void *user, const char *section, const char *key, const char 
 	else if (strcmp(section, "signatures") == 0 && strcmp(key, "window") == 0)
 		rc = config_set_uint(ld, key, value, 1, 64, &c->window);
 	else if (strcmp(section, "signatures") == 0 && strcmp(key, "bits_per_window") == 0)
-		rc = set_bits(ld, key, value, &c->bits_per_window);
+		rc = config_set_bits(ld, key, value, &c->bits_per_window);
 	else if (strcmp(section, "output") == 0 && strcmp(key, "events") == 0)
 		rc = (c->events_redis = strcmp(value, "redis") == 0) ? 1 : config_set_string(ld, &c->events, value, true);
 	else if (strcmp(section, "output") == 0 && strcmp(key, "events_fallback") == 0)

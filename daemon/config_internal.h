@@ -1,8 +1,12 @@
-/* config_internal.h - what config.c and its parts (config_lists.c, config_cluster.c) share. */
+/* config_internal.h - what the config files share: the loader, the setters, each part's keys. */
 #ifndef BLOOMD_CONFIG_INTERNAL_H
 #define BLOOMD_CONFIG_INTERNAL_H
 
-/* Only config.c, config_lists.c and config_cluster.c include this. */
+/*
+ * Only the config files include this. A tree: config.c (the file, [capture],
+ * [filter] and the small sections) uses config_lists.c and config_cluster.c;
+ * all three use config_set.c, which uses none of them.
+ */
 
 #include "config.h"
 
@@ -29,11 +33,17 @@ struct loader {
 /* A problem at the current line (or of the whole file, line 0); counted, reported through on_error. */
 void config_problem(struct loader *ld, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Setters: 1 if set, 0 after reporting a problem. path: relative to the file's directory. */
+/* config_set.c. Setters: 1 if set, 0 after reporting a problem. path: relative to the file's directory. */
 int config_set_string(struct loader *ld, char **slot, const char *value, bool path);
 int config_set_uint(struct loader *ld, const char *key, const char *value, unsigned min, unsigned max,
 		    unsigned *out);
 int config_set_bool(struct loader *ld, const char *key, const char *value, bool *out);
+/* One more path to a list of them (relative to the file's directory). */
+int config_push_path(struct loader *ld, char ***list, size_t *n, const char *value);
+/* A packet mark: 1 to 0xffffffff, decimal or 0x hex. */
+int config_set_mark(struct loader *ld, const char *key, const char *value, uint32_t *out);
+/* Bits per entry or per window: a number from 1 to 64. */
+int config_set_bits(struct loader *ld, const char *key, const char *value, double *out);
 /* A size such as 4MiB, 512KiB or 65536, from min to max bytes. */
 int config_set_size(struct loader *ld, const char *key, const char *value, uint64_t min, uint64_t max,
 		    uint64_t *out);

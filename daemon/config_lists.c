@@ -107,6 +107,14 @@ static int label_key(struct loader *ld, struct list_config *l, const char *key, 
 	return -1;
 }
 
+const char *config_list_action_name(enum list_action a)
+{
+	static const char *const names[] = { [LIST_ACTION_ALERT] = "alert", [LIST_ACTION_DROP] = "drop",
+					     [LIST_ACTION_REJECT] = "reject", [LIST_ACTION_PASS] = "pass" };
+
+	return names[a];
+}
+
 int config_list_key(struct loader *ld, const char *section, const char *key, const char *value)
 {
 	char err[256];

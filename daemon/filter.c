@@ -12,13 +12,6 @@
 #include "error.h"
 #include "rng.h"
 
-const uint32_t BLOCK_SALT32[FILTER_MAX_HASHES] = {
-	0x414d6a49, 0x5fc9923b, 0x859b22fd, 0xa48ceab3, 0xdb65f5ef, 0xa686a3c1, 0x89be0a7f, 0xf2c206f3,
-	0xdd1d7a35, 0x04ddc849, 0x65805f0f, 0xc8dde41d, 0x53908967, 0x90059497, 0xfd17db15, 0x4de94df9,
-	0x6e490343, 0xc3affa83, 0xc92161d3, 0x3777d785, 0x8306ab2b, 0x0263c627, 0x0b050655, 0xecd7d213,
-	0x6263c177, 0xdb429539, 0xeec3dd35, 0xbd992ab9, 0xab8ce3d5, 0xc421c51f, 0xe9e7a2cb, 0x0e2b967b,
-};
-
 /* Huge pages pay off only for filters much larger than a page table's reach. */
 #define HUGE_THRESHOLD (4u << 20)
 #define HUGE_ALIGN (2u << 20)
