@@ -500,3 +500,48 @@ void matcher_covering(const struct matcher *m, const uint8_t *addr, size_t alen,
 			cb(ctx, &e, 0, store_holders(m->addr.store, (size_t)at));
 	}
 }
+
+/* ---- a copy kept in step: the changes a log recorded, made again ---- */
+
+static int replay_one(struct matcher *copy, const struct change *c, const uint8_t *key, char *err, size_t errlen)
+{
+	struct entry e;
+	uint32_t left;
+
+	e.kind = (enum entry_kind)c->kind;
+	e.len = c->len;
+	memcpy(e.key, key, c->len);
+	switch (c->op) {
+	case CHANGE_HOLD:
+		return matcher_hold(copy, &e, c->a, err, errlen) < 0 ? -1 : 0;
+	case CHANGE_RELEASE:
+		matcher_release(copy, &e, c->a, &left);
+		return 0;
+	case CHANGE_REHOLD:
+		matcher_rehold(copy, c->a, c->b, NULL);
+		return 0;
+	case CHANGE_REMOVE:
+		matcher_remove(copy, &e);
+		return 0;
+	case CHANGE_SIMD:
+		return matcher_set_simd(copy, (enum simd_level)c->a);
+	}
+	error_set(err, errlen, "a change of unknown kind %u in the log", c->op);
+	return -1;
+}
+
+int matcher_replay(struct matcher *copy, const struct match_log *log, char *err, size_t errlen)
+{
+	if (match_log_whole(log)) {
+		error_set(err, errlen, "the changes cannot be replayed (a build, or a change not recorded)");
+		return -1;
+	}
+	struct change c;
+	const uint8_t *key;
+	size_t at = 0;
+
+	while (match_log_next(log, &at, &c, &key))
+		if (replay_one(copy, &c, key, err, errlen) < 0)
+			return -1;
+	return 0;
+}

@@ -7,18 +7,6 @@
 #include "error.h"
 #include "match_internal.h"
 
-/*
- * Bits per key of each filter: [0] addresses, [1] signature windows. The
- * signature filter only sees the positions level 1 passes, so it may have
- * fewer (bits_per_window).
- */
-double match_bits_per_key(const struct match_config *cfg, int sig)
-{
-	double bpe = cfg->bits_per_entry > 0 ? cfg->bits_per_entry : 16;
-
-	return sig && cfg->bits_per_window > 0 ? cfg->bits_per_window : bpe;
-}
-
 /* Note a change for the rebuild in progress; if it cannot be noted, that rebuild is void. */
 static void log_op(struct keyed_filter *kf, struct store_op op)
 {

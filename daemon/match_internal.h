@@ -1,12 +1,14 @@
-/* match_internal.h - the matcher's state, shared by match.c, match_entries.c and match_rebuild.c. */
+/* match_internal.h - the matcher's state, shared by the match files. */
 #ifndef BLOOMD_MATCH_INTERNAL_H
 #define BLOOMD_MATCH_INTERNAL_H
 
 /*
- * Only the matcher's own files include this. match.c has the per-packet
- * path and what the daemon asks of the matcher; match_entries.c the entry
- * bookkeeping (the stores, the signature index and its arena);
- * match_rebuild.c the filters' sizing and the build and rebuild protocol.
+ * Only the match files include this. They form a tree: match.c (the
+ * per-packet checks, what the daemon asks of the matcher, and replaying a
+ * log onto a copy) uses match_entries.c (the stores, the signature index
+ * and its arena); both use match_rebuild.c (the filters' sizes, build and
+ * rebuild); all three use match_log.c (the changes recorded, a plain buffer
+ * that calls none of them).
  */
 
 #include <stdbool.h>
@@ -142,5 +144,20 @@ void match_use_simd(struct counting *c, enum simd_level level);
 /* An empty counting store for a filter that had none (its first key after the build). */
 int match_counting_for(const struct matcher *m, struct keyed_filter *kf, uint64_t bits,
 		       char *err, size_t errlen);
+
+/* One change: what its call was given. Records lie end to end in the log's arena. */
+struct change {
+	uint8_t op;                /* enum change_op */
+	uint8_t kind;              /* the entry's */
+	uint16_t len;              /* the key's bytes, which follow */
+	uint32_t a, b;             /* holders; rehold's from and to; set_simd's level */
+};
+
+enum change_op { CHANGE_HOLD, CHANGE_RELEASE, CHANGE_REHOLD, CHANGE_REMOVE, CHANGE_SIMD };
+
+/* The change at *at in log, and its key's bytes; *at moves past them. false at the end. */
+bool match_log_next(const struct match_log *log, size_t *at, struct change *out, const uint8_t **key);
+/* Whether a change could not be recorded: the log cannot make a copy what the matcher is. */
+bool match_log_whole(const struct match_log *log);
 
 #endif

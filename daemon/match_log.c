@@ -1,20 +1,9 @@
-/* match_log.c - a matcher's changes recorded, for a copy of it to replay. */
+/* match_log.c - a matcher's changes recorded, for a copy of it to replay (matcher_replay, match.c). */
 #include <stdlib.h>
 #include <string.h>
 
-#include "error.h"
 #include "match.h"
 #include "match_internal.h"
-
-/* One change: what its call was given. Records lie end to end in the log's arena. */
-struct change {
-	uint8_t op;                /* enum change_op */
-	uint8_t kind;              /* the entry's */
-	uint16_t len;              /* the key's bytes, which follow */
-	uint32_t a, b;             /* holders; rehold's from and to; set_simd's level */
-};
-
-enum change_op { CHANGE_HOLD, CHANGE_RELEASE, CHANGE_REHOLD, CHANGE_REMOVE, CHANGE_SIMD };
 
 struct match_log {
 	struct arena records;
@@ -87,46 +76,17 @@ void match_log_simd(struct matcher *m, unsigned level)
 	log_put(m, CHANGE_SIMD, NULL, level, 0);
 }
 
-static int replay_one(struct matcher *copy, const struct change *c, const uint8_t *key, char *err, size_t errlen)
+bool match_log_next(const struct match_log *log, size_t *at, struct change *out, const uint8_t **key)
 {
-	struct entry e;
-	uint32_t left;
-
-	e.kind = (enum entry_kind)c->kind;
-	e.len = c->len;
-	memcpy(e.key, key, c->len);
-	switch (c->op) {
-	case CHANGE_HOLD:
-		return matcher_hold(copy, &e, c->a, err, errlen) < 0 ? -1 : 0;
-	case CHANGE_RELEASE:
-		matcher_release(copy, &e, c->a, &left);
-		return 0;
-	case CHANGE_REHOLD:
-		matcher_rehold(copy, c->a, c->b, NULL);
-		return 0;
-	case CHANGE_REMOVE:
-		matcher_remove(copy, &e);
-		return 0;
-	case CHANGE_SIMD:
-		return matcher_set_simd(copy, (enum simd_level)c->a);
-	}
-	error_set(err, errlen, "a change of unknown kind %u in the log", c->op);
-	return -1;
+	if (*at >= log->records.len)
+		return false;
+	memcpy(out, log->records.bytes + *at, sizeof(*out)); /* records lie end to end, unaligned */
+	*key = log->records.bytes + *at + sizeof(*out);
+	*at += sizeof(*out) + out->len;
+	return true;
 }
 
-int matcher_replay(struct matcher *copy, const struct match_log *log, char *err, size_t errlen)
+bool match_log_whole(const struct match_log *log)
 {
-	if (log->whole) {
-		error_set(err, errlen, "the changes cannot be replayed (a build, or a change not recorded)");
-		return -1;
-	}
-	for (size_t at = 0; at < log->records.len;) {
-		struct change c;
-		memcpy(&c, log->records.bytes + at, sizeof(c));
-		at += sizeof(c);
-		if (replay_one(copy, &c, log->records.bytes + at, err, errlen) < 0)
-			return -1;
-		at += c.len;
-	}
-	return 0;
+	return log->whole;
 }

@@ -40,6 +40,18 @@ void match_use_simd(struct counting *c, enum simd_level level)
 	(void)counting_set_simd(c, simd_capped(level)); /* the scalar kernel never fails */
 }
 
+/*
+ * Bits per key of each filter: [0] addresses, [1] signature windows. The
+ * signature filter only sees the positions level 1 passes, so it may have
+ * fewer (bits_per_window).
+ */
+double match_bits_per_key(const struct match_config *cfg, int sig)
+{
+	double bpe = cfg->bits_per_entry > 0 ? cfg->bits_per_entry : 16;
+
+	return sig && cfg->bits_per_window > 0 ? cfg->bits_per_window : bpe;
+}
+
 /* An empty counting store for a filter that had none (its first key after the build). */
 int match_counting_for(const struct matcher *m, struct keyed_filter *kf, uint64_t bits,
 		       char *err, size_t errlen)
