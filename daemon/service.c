@@ -14,88 +14,7 @@
 #include "service_internal.h"
 #include "stats.h"
 
-uint64_t service_now(void)
-{
-	return (uint64_t)time(NULL);
-}
-
-struct match_config service_match_config(const struct config *cfg)
-{
-	return (struct match_config){
-		.layout = cfg->layout, .choices = cfg->choices, .hashes = cfg->hashes,
-		.rounds = cfg->rounds, .memory = cfg->memory, .bits_per_entry = cfg->bits_per_entry,
-		.bits_per_window = cfg->bits_per_window, .window = cfg->window, .algo = cfg->hash,
-	};
-}
-
 /* ---- entries ---- */
-
-int service_journal_op(struct service *s, enum persist_op op, const struct entry *e, uint64_t expiry,
-			char *err, size_t errlen)
-{
-	if (s->journal_stale) {
-		error_set(err, errlen, "the state directory cannot take a new journal (see the log): changes are refused until it can");
-		return -1;
-	}
-	if (s->store_error[0]) {
-		error_set(err, errlen, "the state cannot be written (%.300s): changes are refused until it can be (retried every second); nothing was changed",
-			  s->store_error);
-		return -1;
-	}
-	if (s->journal && journal_append(s->journal, op, e, expiry) < 0) {
-		error_set(err, errlen, "out of memory for the journal: the change was not made");
-		return -1;
-	}
-	return 0;
-}
-
-/*
- * The local list's hold on e, with its expiry: journaled first, so a change
- * not written is not made. Other lists' holds on it are theirs: an entry a
- * list holds is added to the local list all the same.
- */
-int service_add(struct service *s, const struct entry *e, uint64_t expiry, char *err,
-		size_t errlen)
-{
-	uint64_t before = ttl_get(s->ttl, e);
-	bool was_local = matcher_holders(s->matcher, e) & MATCH_HOLDER_DEFAULT;
-	uint32_t left;
-
-	if (was_local && before == expiry)
-		return 1;
-	if (matcher_hold(s->matcher, e, MATCH_HOLDER_DEFAULT, err, errlen) < 0)
-		return -1;
-	/* Undone on failure: a new hold goes, one there already keeps its expiry; the real cause is said. */
-	if (ttl_set(s->ttl, e, expiry) < 0) {
-		error_set(err, errlen, "out of memory for the entry's expiry: the entry was not %s",
-			  was_local ? "changed" : "added");
-	} else if (service_journal_op(s, PERSIST_ADD, e, expiry, err, errlen) == 0) {
-		service_cluster_publish(s, CLUSTER_ADD, e, expiry);
-		return was_local ? 1 : 0;
-	}
-	if (!was_local)
-		matcher_release(s->matcher, e, MATCH_HOLDER_DEFAULT, &left);
-	ttl_set(s->ttl, e, was_local ? before : 0);
-	return -1;
-}
-
-int service_del(struct service *s, const struct entry *e, uint32_t *still_held, char *err, size_t errlen)
-{
-	uint32_t holders = matcher_holders(s->matcher, e);
-
-	*still_held = holders & ~MATCH_HOLDER_DEFAULT;
-	if (!(holders & MATCH_HOLDER_DEFAULT)) {
-		/* Not here (yet): other nodes may have it, and the operator wants it gone from all. */
-		service_cluster_publish(s, CLUSTER_DEL, e, 0);
-		return 1;
-	}
-	if (service_journal_op(s, PERSIST_DEL, e, 0, err, errlen) < 0)
-		return -1; /* not journaled: not done, or a restart would bring it back */
-	matcher_release(s->matcher, e, MATCH_HOLDER_DEFAULT, still_held);
-	ttl_set(s->ttl, e, 0);
-	service_cluster_publish(s, CLUSTER_DEL, e, 0);
-	return 0;
-}
 
 /* ---- housekeeping ---- */
 
@@ -205,33 +124,6 @@ static void housekeeping_cb(evutil_socket_t fd, short what, void *arg)
 			s->next_save_try = time(NULL) + SAVE_RETRY_SECONDS;
 		}
 	}
-}
-
-#define FLOW_TABLE_BITS 16 /* 65,536 (flow, entry) pairs remembered: 1 MiB */
-
-int service_alert_policy(struct service *s)
-{
-	if (!s->cfg->alert_once_per_flow) {
-		flows_free(s->flows);
-		s->flows = s->engine.flows = NULL;
-		return 0;
-	}
-	struct flows *f = flows_new(FLOW_TABLE_BITS, s->cfg->flow_timeout);
-	if (f == NULL)
-		return -1;
-	flows_free(s->flows); /* a reload starts a fresh table: the timeout may have changed */
-	s->flows = s->engine.flows = f;
-	return 0;
-}
-
-int service_thresholds_load(const struct config *cfg, struct thresholds **out, threshold_error_cb on_error,
-			    void *ctx)
-{
-	*out = NULL;
-	if (cfg->threshold_file == NULL)
-		return 0;
-	*out = thresholds_load(cfg->threshold_file, on_error, ctx);
-	return *out ? 0 : -1;
 }
 
 /* ---- start and stop ---- */
@@ -451,80 +343,6 @@ void service_free(struct service *s)
 	free(s);
 }
 
-const struct config *service_config(const struct service *s)
-{
-	return s->cfg;
-}
-
-struct event_base *service_base(const struct service *s)
-{
-	return s->base;
-}
-
-bool service_lookup(const struct service *s, const struct entry *e, bool *filter_says, uint64_t *expiry,
-		    uint32_t *holders)
-{
-	*expiry = ttl_get(s->ttl, e);
-	*holders = matcher_holders(s->matcher, e) & ~MATCH_HOLDER_STAGING;
-	return matcher_lookup(s->matcher, e, filter_says) && *holders; /* one being staged is no one's yet */
-}
-
-int service_foreach(const struct service *s, enum entry_kind only, match_entry_cb cb, void *ctx)
-{
-	return matcher_foreach(s->matcher, only, cb, ctx);
-}
-
-struct held_only {
-	match_entry_cb cb;
-	void *ctx;
-};
-
-static int if_held(void *ctx, const struct entry *e, unsigned group, uint32_t holders)
-{
-	const struct held_only *h = ctx;
-
-	holders &= ~MATCH_HOLDER_STAGING;
-	return holders ? h->cb(h->ctx, e, group, holders) : 0;
-}
-
-void service_covering(const struct service *s, const uint8_t *addr, size_t alen, match_entry_cb cb,
-		      void *ctx)
-{
-	struct held_only h = { cb, ctx };
-
-	matcher_covering(s->matcher, addr, alen, if_held, &h); /* one being staged is no one's yet */
-}
-
-void service_walk(const struct service *s, enum entry_kind only, struct match_cursor *cur, size_t max,
-		  match_entry_cb cb, void *ctx)
-{
-	matcher_walk(s->matcher, only, cur, max, cb, ctx);
-}
-
-uint64_t service_expiry(const struct service *s, const struct entry *e)
-{
-	return ttl_get(s->ttl, e);
-}
-
-uint64_t service_entries(const struct service *s)
-{
-	uint64_t n = 0;
-
-	for (enum entry_kind k = ENTRY_ADDR; k <= ENTRY_SIG; k++)
-		n += matcher_entries(s->matcher, k);
-	return n;
-}
-
-unsigned service_rounds(const struct service *s)
-{
-	return matcher_rounds(s->matcher);
-}
-
-uint64_t service_generation(const struct service *s)
-{
-	return s->generation;
-}
-
 void service_counts(struct service *s, uint64_t *packets, uint64_t *matched)
 {
 	struct workers_totals t;
@@ -534,34 +352,3 @@ void service_counts(struct service *s, uint64_t *packets, uint64_t *matched)
 	*matched = t.stats.matched_packets;
 }
 
-bool service_is_live(const struct service *s)
-{
-	return s->live != NULL || s->workers != NULL;
-}
-
-void service_set_one_shot(struct service *s, bool one_shot)
-{
-	s->one_shot = one_shot;
-}
-
-int service_exit_code(const struct service *s)
-{
-	return s->exit_code;
-}
-
-void service_fail(struct service *s)
-{
-	s->exit_code = 1;
-}
-
-bool service_unsynced(const struct service *s)
-{
-	return s->journal && journal_unsynced(s->journal);
-}
-
-const char *service_store_error(const struct service *s)
-{
-	if (s->journal_stale)
-		return "the state directory cannot take a new journal";
-	return s->store_error;
-}

@@ -10,36 +10,6 @@
 
 /* ---- what the stream asks of the daemon ---- */
 
-/* Whether e is a net broader than [cluster] max_prefix4 or max_prefix6 allow from the stream. */
-static bool too_broad(const struct service *s, const struct entry *e, char *err, size_t errlen)
-{
-	unsigned most = e->len == 5 ? s->cfg->cluster.max_prefix4 : s->cfg->cluster.max_prefix6;
-
-	if (e->kind != ENTRY_NET || e->key[0] >= most)
-		return false;
-	error_set(err, errlen, "a /%u net is broader than [cluster] max_prefix%c (/%u) lets the stream add: refused",
-		  e->key[0], e->len == 5 ? '4' : '6', most);
-	return true;
-}
-
-bool service_version_too_broad(const struct service *s, const char *data, size_t len, char *err, size_t errlen)
-{
-	static struct entry e;
-	char line[ENTRY_TEXT_MAX + 256];
-
-	for (size_t at = 0; at < len;) {
-		const char *nl = memchr(data + at, '\n', len - at);
-		size_t n = nl ? (size_t)(nl - (data + at)) : len - at;
-		bool net = n >= 4 && memcmp(data + at, "net ", 4) == 0;
-		if (net)
-			snprintf(line, sizeof(line), "%.*s", (int)n, data + at);
-		at += n + 1;
-		if (net && entry_parse_labelled(line, &e, 0, &(uint64_t){ 0 }, &(struct entry_labels){ 0 }, NULL, 0) == 1 &&
-		    too_broad(s, &e, err, errlen))
-			return true;
-	}
-	return false;
-}
 
 static int apply_op(void *ctx, const struct cluster_op *op, char *err, size_t errlen)
 {
@@ -60,7 +30,7 @@ static int apply_op(void *ctx, const struct cluster_op *op, char *err, size_t er
 	} else if (entry_parse(op->entry, &e, err, errlen) != 1) {
 		error_set(err, errlen, "not an entry");
 		rc = -1;
-	} else if (op->kind == CLUSTER_ADD && too_broad(s, &e, err, errlen)) {
+	} else if (op->kind == CLUSTER_ADD && service_entry_too_broad(s, &e, err, errlen)) {
 		rc = -1;
 	} else {
 		rc = op->kind == CLUSTER_ADD ? service_add(s, &e, op->expires, err, errlen)
@@ -231,33 +201,6 @@ int service_cluster_start(struct service *s)
 	log_info("cluster: node %s following %s on %s", s->cfg->cluster.node, s->cfg->cluster.stream,
 		 s->cfg->cluster.redis);
 	return 0;
-}
-
-void service_cluster_publish(struct service *s, enum cluster_op_kind kind, const struct entry *e,
-			     uint64_t expires)
-{
-	static char text[ENTRY_TEXT_MAX + 8];
-	char value[ENTRY_TEXT_MAX], err[256];
-
-	if (s->cluster == NULL || s->applying_cluster)
-		return;
-	snprintf(text, sizeof(text), "%s %s", entry_kind_name(e->kind),
-		 entry_format_value(e->kind, e->key, e->len, value, sizeof(value)));
-	struct cluster_op op = { .kind = kind, .entry = text, .expires = expires };
-	if (cluster_publish(s->cluster, &op, err, sizeof(err)) < 0)
-		log_error("cluster: %s: %s", text, err);
-}
-
-void service_cluster_publish_list(struct service *s, enum cluster_op_kind kind, const char *name,
-				  const char *data, size_t len)
-{
-	char err[256];
-
-	if (s->cluster == NULL || s->applying_cluster)
-		return;
-	struct cluster_op op = { .kind = kind, .entry = name, .data = data, .data_len = len };
-	if (cluster_publish(s->cluster, &op, err, sizeof(err)) < 0)
-		log_error("cluster: %s list %s: %s", kind == CLUSTER_FLUSH ? "flush" : "replace", name, err);
 }
 
 int service_cluster_snapshot(struct service *s, char *err, size_t errlen)

@@ -1,13 +1,8 @@
-/* service_internal.h - the daemon's state, shared by service.c and its service_*.c parts. */
+/* service_internal.h - the daemon's state, shared by the service files. */
 #ifndef BLOOMD_SERVICE_INTERNAL_H
 #define BLOOMD_SERVICE_INTERNAL_H
 
-/*
- * Only the service's own files include this: service.c (entries, start and
- * stop, housekeeping), service_state.c (loading, snapshots, rebuilds),
- * service_sources.c (replays and live capture) and service_reload.c
- * (reload, reopen, statistics). Everyone else goes through service.h.
- */
+/* Only the service files include this (listed below); everyone else goes through service.h. */
 
 #include "clock.h"
 #include "cluster.h"
@@ -89,15 +84,35 @@ struct service {
 	bool stopping;
 };
 
-/* The packet counters of the loop and of every worker, summed; the kernel's of each source. */
+/*
+ * The service files form a tree, each using only those below it:
+ *   service.c         start and stop, housekeeping, the set action
+ *   service_reload.c  reload, reopen, statistics
+ *   service_state.c   loading, snapshots, rebuilds
+ *   service_sources.c the replay queue, live capture, the workers and their copy
+ *   service_cluster.c the stream followed, events to Redis, status
+ *   service_lists.c   lists loaded, replaced, flushed, kept; alert labels
+ *   service_slices.c  a version from the stream taken a slice at a time
+ *   service_entries.c the local list's adds and deletes, journaled
+ *   service_publish.c local changes to the stream
+ *   service_common.c  the clock, the configuration's views, the accessors, lines logged
+ * Below, what each gives the ones above it.
+ */
+
+/* service_reload.c: the packet counters of the loop and of every worker, summed; the kernel's of each source. */
 void service_packet_totals(struct service *s, struct workers_totals *t);
-/* Unix seconds now. */
-uint64_t service_now(void);
-/* The matcher's settings of a configuration. */
-struct match_config service_match_config(const struct config *cfg);
-/* Journal a change (when there is a store); -1 with a message when it cannot be. */
-int service_journal_op(struct service *s, enum persist_op op, const struct entry *e, uint64_t expiry,
-		       char *err, size_t errlen);
+
+/* service_state.c */
+json_t *service_rebuild_json(const struct rebuild_result *r);
+
+/* service_sources.c: send reply to the control client waiting as waiter (if it still is), and free it. */
+void service_reply_to(struct service *s, uint64_t waiter, json_t *reply);
+
+/* service_cluster.c: follow the stream ([cluster] redis; -1 after logging); events to Redis. */
+int service_cluster_start(struct service *s);
+void service_cluster_events(struct service *s, struct events *ev);
+
+/* service_lists.c */
 /*
  * Bring the running lists in line with cfg and read every list's file (and,
  * starting, the versions kept in the state directory for those that could
@@ -107,6 +122,53 @@ int service_journal_op(struct service *s, enum persist_op op, const struct entry
 int service_lists_load(struct service *s, const struct config *cfg, bool starting, unsigned *refused);
 /* Keep again the lists whose versions could not be kept (housekeeping); changes are accepted once all are. */
 void service_lists_keep_again(struct service *s);
+/* Per list: entries, version, when and whether its last version was taken (stats). */
+json_t *service_lists_stats(const struct service *s, const struct stats *totals);
+/*
+ * A list's new version or flush from the stream: a flush at once (0), a new
+ * version in slices (CLUSTER_APPLY_STARTED); -1 with a message (no such
+ * list without a file here), CLUSTER_APPLY_LATER (no memory).
+ */
+int service_list_from_cluster(struct service *s, const char *name, const char *data, size_t len, char *err,
+			      size_t errlen);
+/* The engine labels each hit from the lists. */
+void service_label_hits(struct service *s);
+
+/*
+ * service_slices.c: a list's version from the stream read, kept and taken
+ * in slices, so that the loop is never held long: start returns
+ * CLUSTER_APPLY_STARTED (cluster_applied follows), or -1 with a message.
+ * Whatever else stages a version, flushes a list or changes the lists
+ * settles first (the rest done at once); stopping cancels it.
+ */
+int service_slices_start(struct service *s, int i, const char *data, size_t len, char *err, size_t errlen);
+void service_slices_settle(struct service *s);
+void service_slices_cancel(struct service *s);
+
+/* service_entries.c: journal a change (when there is a store); -1 with a message when it cannot be. */
+int service_journal_op(struct service *s, enum persist_op op, const struct entry *e, uint64_t expiry,
+		       char *err, size_t errlen);
+
+/* service_publish.c: a local change to the stream; a list's new version (entry lines) or flush (data NULL). */
+void service_cluster_publish(struct service *s, enum cluster_op_kind kind, const struct entry *e,
+			     uint64_t expires);
+void service_cluster_publish_list(struct service *s, enum cluster_op_kind kind, const char *name,
+				  const char *data, size_t len);
+
+/* service_common.c */
+/* Unix seconds now. */
+uint64_t service_now(void);
+/* The matcher's settings of a configuration. */
+struct match_config service_match_config(const struct config *cfg);
+/* The rules of cfg's threshold_file into *out (NULL: none); -1 after reporting its problems. */
+int service_thresholds_load(const struct config *cfg, struct thresholds **out, threshold_error_cb on_error,
+			    void *ctx);
+/* The flow table [output] alerts asks for (made, kept or freed); -1 without memory. */
+int service_alert_policy(struct service *s);
+/* Whether a version from the stream (entry lines) has a net broader than [cluster] allows. */
+bool service_version_too_broad(const struct service *s, const char *data, size_t len, char *err, size_t errlen);
+/* Whether e is a net broader than [cluster] max_prefix4 or max_prefix6 allow from the stream (err says so). */
+bool service_entry_too_broad(const struct service *s, const struct entry *e, char *err, size_t errlen);
 /* List i's version could not be kept (err): changes are refused until housekeeping keeps it. */
 void service_list_unkept(struct service *s, int i, const char *err);
 /* The bad lines of one version being read, logged up to a limit (a feed_bad_cb's ctx). */
@@ -118,44 +180,5 @@ void service_log_bad_line(void *ctx, unsigned line, const char *text, const char
 /* Log what came of a version of list i from source: taken or refused (r), and the bad lines not shown. */
 void service_list_loaded(struct service *s, int i, const char *source, const struct service_bad_lines *b,
 			 const struct list_load *r);
-/*
- * service_slices.c: a list's version from the stream read, kept and taken
- * in slices, so that the loop is never held long: start returns
- * CLUSTER_APPLY_STARTED (cluster_applied follows), or -1 with a message.
- * Whatever else stages a version, flushes a list or changes the lists
- * settles first (the rest done at once); stopping cancels it.
- */
-/* service_cluster.c: whether a version from the stream (entry lines) has a net broader than [cluster] allows. */
-bool service_version_too_broad(const struct service *s, const char *data, size_t len, char *err, size_t errlen);
-int service_slices_start(struct service *s, int i, const char *data, size_t len, char *err, size_t errlen);
-void service_slices_settle(struct service *s);
-void service_slices_cancel(struct service *s);
-/* The rules of cfg's threshold_file into *out (NULL: none); -1 after reporting its problems. */
-int service_thresholds_load(const struct config *cfg, struct thresholds **out, threshold_error_cb on_error,
-			    void *ctx);
-/* Per list: entries, version, when and whether its last version was taken (stats). */
-json_t *service_lists_stats(const struct service *s, const struct stats *totals);
-/* service_cluster.c: follow the stream ([cluster] redis; -1 after logging); publish a local change; events to Redis. */
-int service_cluster_start(struct service *s);
-void service_cluster_publish(struct service *s, enum cluster_op_kind kind, const struct entry *e,
-			     uint64_t expires);
-void service_cluster_events(struct service *s, struct events *ev);
-/* A list's new version (entry lines) or flush (data NULL) to the stream: lists without a file only. */
-void service_cluster_publish_list(struct service *s, enum cluster_op_kind kind, const char *name,
-				  const char *data, size_t len);
-/*
- * service_lists.c: the same, from the stream: a flush at once (0), a new
- * version in slices (CLUSTER_APPLY_STARTED); -1 with a message (no such
- * list without a file here), CLUSTER_APPLY_LATER (no memory).
- */
-int service_list_from_cluster(struct service *s, const char *name, const char *data, size_t len, char *err,
-			      size_t errlen);
-/* The engine labels each hit from the lists. */
-void service_label_hits(struct service *s);
-/* The flow table [output] alerts asks for (made, kept or freed); -1 without memory. */
-int service_alert_policy(struct service *s);
-/* Send reply to the control client waiting as waiter (if it still is), and free it. */
-void service_reply_to(struct service *s, uint64_t waiter, json_t *reply);
-json_t *service_rebuild_json(const struct rebuild_result *r);
 
 #endif

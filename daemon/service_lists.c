@@ -12,7 +12,6 @@
 #include "log.h"
 #include "service_internal.h"
 
-#define BAD_LINES_LOGGED 20 /* per load; the rest are counted */
 
 /* ---- kept versions ---- */
 
@@ -68,18 +67,6 @@ static char *version_text(struct service *s, int i, size_t *len)
 	return entries_text(s, 1u << i, (unsigned)i, len);
 }
 
-/*
- * A version could not be kept: like a journal that cannot be written, the
- * state takes no change until it can (housekeeping keeps the lists again).
- */
-void service_list_unkept(struct service *s, int i, const char *err)
-{
-	if (s->store_error[0] == '\0')
-		log_error("%s: changes are refused until the state can be written again", err);
-	snprintf(s->store_error, sizeof(s->store_error), "%s", err);
-	s->lists_unkept |= 1u << i;
-}
-
 /* Keep text (entry lines) as list i's version. -1 with a message. */
 static int keep_text(struct service *s, int i, const char *text, size_t len, char *err, size_t errlen)
 {
@@ -123,30 +110,6 @@ void service_lists_keep_again(struct service *s)
 }
 
 /* ---- loading ---- */
-
-void service_log_bad_line(void *ctx, unsigned line, const char *text, const char *why)
-{
-	struct service_bad_lines *b = ctx;
-
-	if (b->logged++ < BAD_LINES_LOGGED)
-		log_warning("list %s: %s:%u: %s, skipped: '%s'", b->list, b->source, line, why, text);
-}
-
-void service_list_loaded(struct service *s, int i, const char *source, const struct service_bad_lines *b,
-			 const struct list_load *r)
-{
-	const struct list_state *l = &s->lists.slot[i];
-
-	if (b->logged > BAD_LINES_LOGGED)
-		log_warning("list %s: %s: %u more bad lines, not shown", l->name, source, b->logged - BAD_LINES_LOGGED);
-	if (r->refused)
-		log_error("list %s: %s: refused, the list keeps its previous version (%llu entries read, %llu bad lines): %s",
-			  l->name, source, (unsigned long long)r->entries, (unsigned long long)r->bad, r->error);
-	else
-		log_info("list %s: %s: version %u taken: %llu entries read, %llu added, %llu removed, %llu bad lines skipped",
-			 l->name, source, l->version, (unsigned long long)r->entries, (unsigned long long)r->added,
-			 (unsigned long long)r->removed, (unsigned long long)r->bad);
-}
 
 /* Where a version comes from: a file (kept before it is taken), or the kept copy itself. */
 enum version_source { FROM_FEED, FROM_KEPT };

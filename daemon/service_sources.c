@@ -402,3 +402,21 @@ int service_capture_inline(struct service *s)
 		 s->queue_name, c->workers, c->fail_open ? "fail-open: a full queue accepts" : "fail-closed: a full queue drops");
 	return 0;
 }
+
+void service_reply_to(struct service *s, uint64_t waiter, json_t *reply)
+{
+	struct control_client *cl = waiter && s->control ? control_find(s->control, waiter) : NULL;
+
+	service_publish(s); /* a rebuild's or a replace's result reaches the workers first */
+	if (cl) {
+		/* Exactly one reply: the client pairs replies with its commands in order. */
+		char *text = reply ? json_dumps(reply, JSON_COMPACT) : NULL;
+		if (text)
+			control_reply(cl, text, strlen(text));
+		else
+			control_reply(cl, "{\"ok\":false,\"error\":\"out of memory for the reply\"}", 49);
+		free(text);
+		control_release(cl);
+	}
+	json_decref(reply);
+}

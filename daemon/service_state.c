@@ -275,24 +275,6 @@ int service_sync(struct service *s, bool sync_now)
 
 /* ---- rebuilds ---- */
 
-void service_reply_to(struct service *s, uint64_t waiter, json_t *reply)
-{
-	struct control_client *cl = waiter && s->control ? control_find(s->control, waiter) : NULL;
-
-	service_publish(s); /* a rebuild's or a replace's result reaches the workers first */
-	if (cl) {
-		/* Exactly one reply: the client pairs replies with its commands in order. */
-		char *text = reply ? json_dumps(reply, JSON_COMPACT) : NULL;
-		if (text)
-			control_reply(cl, text, strlen(text));
-		else
-			control_reply(cl, "{\"ok\":false,\"error\":\"out of memory for the reply\"}", 49);
-		free(text);
-		control_release(cl);
-	}
-	json_decref(reply);
-}
-
 json_t *service_rebuild_json(const struct rebuild_result *r)
 {
 	return json_pack("{s:b,s:f,s:f,s:i,s:s*}", "ok", r->ok, "seconds", r->seconds, "max_stall_ms",

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The layers of daemon/, as daemon/README lists them: every file is listed, no include goes
 # to a higher layer, and the packet path (engine, alert, events, workers) sees the matcher
-# through its view (match_view.h), never its builder (match.h).
+# through its view (match_view.h), never its builder (match.h); no files call each other round
+# a circle (from the symbols of the built objects); no source file of 600 lines or more.
 . "$(dirname "$0")/tap.sh"
-plan 4
+plan 6
 here=$(cd "$(dirname "$0")/.." && pwd)
 check() { # check MODE: the problems found (none: empty)
 	python3 - "$here" "$1" <<'PY'
@@ -50,4 +51,44 @@ for mode in layers listed upward view; do
 	view) is "$out" "" "the packet path includes the matcher's view, not its builder" ;;
 	esac
 done
+# Which file's object uses which file's symbols; a circle among them is a family that is not a tree.
+circles=$(python3 - "$BUILD/daemon" <<'PY'
+import os, subprocess, sys
+d = sys.argv[1]
+objs = sorted(f for f in os.listdir(d) if f.endswith(".o")) if os.path.isdir(d) else []
+if not objs:
+    print("SKIP")
+    sys.exit()
+defined, used = {}, {}
+for o in objs:
+    name = o[:-2]
+    for line in subprocess.run(["nm", os.path.join(d, o)], capture_output=True, text=True).stdout.splitlines():
+        f = line.split()
+        if len(f) == 3 and f[1] in "TDRB":
+            defined[f[2]] = name
+        elif len(f) == 2 and f[0] == "U":
+            used.setdefault(name, set()).add(f[1])
+calls = {n: sorted({defined[s] for s in syms if s in defined and defined[s] != n}) for n, syms in used.items()}
+state, found = {}, []
+def visit(n, path):
+    state[n] = 1
+    for m in calls.get(n, []):
+        if state.get(m) == 1:
+            found.append(" -> ".join(path[path.index(m):] + [m]))
+        elif m not in state:
+            visit(m, path + [m])
+    state[n] = 2
+for n in sorted(calls):
+    if n not in state:
+        visit(n, [n])
+print("\n".join(found))
+PY
+)
+if [ "$circles" = SKIP ]; then
+	echo "ok $((tap_n += 1)) # SKIP no objects in $BUILD/daemon (build first)"
+else
+	is "$circles" "" "no files of daemon/ call each other round a circle"
+fi
+long=$(wc -l "$here"/daemon/*.c | awk '$2 != "total" && $1 >= 600 { sub(".*/", "", $2); print $2 " " $1 }')
+is "$long" "" "every daemon source is under 600 lines"
 done_testing
