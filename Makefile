@@ -23,7 +23,11 @@ ARCH_CFLAGS ?=
 # SANITIZE=address,undefined builds everything with those sanitizers.
 SANITIZE ?=
 ifneq ($(SANITIZE),)
-SANFLAGS = -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
+SANFLAGS = -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all -DBLOOMD_CHECKS
+endif
+# DEBUG=1: the invariants of check.h checked at run time (always so under SANITIZE).
+ifneq ($(DEBUG),)
+SANFLAGS += -DBLOOMD_CHECKS
 endif
 
 # Libraries, as pkg-config names them, and the Debian package that ships each.
@@ -229,7 +233,7 @@ uninstall:
 		$(DESTDIR)$(DOCDIR)/bloomd-inline.conf
 
 clean:
-	rm -rf build build-asan build-fuzz build-aarch64
+	rm -rf build build-asan build-tsan build-fuzz build-aarch64 build-debug
 
 # Keep the objects make would call intermediate, so a second make does nothing.
 .SECONDARY:

@@ -5,7 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "error.h"
+
+_Static_assert(LISTS_SLOTS == CONFIG_MAX_LISTS, "a holder bit for every list the configuration may name");
+_Static_assert(LISTS_STAGING == 1u << LISTS_SLOTS, "staging is the bit above the lists' own");
 
 int lists_init(struct lists *ls)
 {
@@ -309,6 +313,7 @@ void lists_take(struct lists *ls, struct matcher *m, int i, uint64_t now, struct
 {
 	struct list_state *l = &ls->slot[i];
 
+	BLOOMD_ASSERT(i > 0 && i < LISTS_SLOTS); /* the local list takes no versions */
 	r->removed = matcher_rehold(m, LISTS_STAGING, 1u << i, &r->added);
 	labels_move(ls->labels, LISTS_SLOTS, (unsigned)i);
 	l->version++;
@@ -330,6 +335,7 @@ void lists_unstage(struct lists *ls, struct matcher *m, int i, struct list_load 
 
 uint64_t lists_flush(struct lists *ls, struct matcher *m, int i)
 {
+	BLOOMD_ASSERT(i >= 0 && i < LISTS_SLOTS);
 	labels_move(ls->labels, -1, (unsigned)i);
 	return matcher_rehold(m, 0, 1u << i, NULL);
 }

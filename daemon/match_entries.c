@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "error.h"
 #include "match_internal.h"
 
@@ -197,8 +198,12 @@ nomem:
 	return -1;
 }
 
+_Static_assert(sizeof(struct store_item) == 16, "an entry's holders fit in its store item's padding");
+_Static_assert(ENTRY_MAX_KEY <= STORE_MAX_BYTES, "every entry's key fits the store");
+
 int matcher_hold(struct matcher *m, const struct entry *e, uint32_t holders, char *err, size_t errlen)
 {
+	BLOOMD_ASSERT(holders != 0); /* an entry no one holds is no entry */
 	int rc = e->kind == ENTRY_SIG ? add_signature(m, e, -1, holders, err, errlen)
 				       : add_address(m, e, -1, holders, err, errlen);
 

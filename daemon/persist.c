@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include "check.h"
 #include "error.h"
 #include "persist_io.h"
 #include "statedir.h"
@@ -127,6 +128,9 @@ struct snapshot_writer {
 	uint64_t entries;
 	bool failed;
 };
+
+_Static_assert(FILTER_RECORD == 4 + 8 + HASH_SECRET_SIZE, "a filter's record: shape bytes, bits, secret");
+_Static_assert(SNAPSHOT_HEADER == MAGIC_LEN + 20 + 2 * FILTER_RECORD + 8, "the header as header_encode writes it");
 
 static void header_encode(const struct persist_header *h, uint8_t *p)
 {

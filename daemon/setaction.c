@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "check.h"
 #include "error.h"
 #include "hash.h"
 
@@ -123,6 +124,7 @@ static int remember(struct set_action *a, const uint8_t *addr, int family, uint6
 	struct blocked *b = &a->slots[slot_of(a, addr, family)];
 	if (b->until == 0)
 		a->count++;
+	BLOOMD_ASSERT(2 * a->count <= a->nslots); /* at most half full: probes end */
 	*b = (struct blocked){ .until = until, .family = (uint8_t)family };
 	memcpy(b->addr, addr, addr_len(family));
 	return 0;
@@ -133,6 +135,7 @@ static int remember(struct set_action *a, const uint8_t *addr, int family, uint6
 /* Whether one more addition keeps to rate in every one-second window; if so, it is counted. */
 static bool within_rate(struct set_action *a, uint64_t now)
 {
+	BLOOMD_ASSERT(a->nsent <= a->rate && a->oldest < a->rate);
 	if (a->nsent == a->rate) {
 		if (now - a->sent[a->oldest] < NS)
 			return false;

@@ -20,6 +20,8 @@ struct stats {
 	uint64_t passed_by[32];           /* by the pass list's holder bit */
 };
 
+_Static_assert(MATCH_HOLDER_STAGING == 1u << 31, "passed_by has a counter for each holder bit");
+
 static inline void stats_passed(struct stats *s, uint32_t passing)
 {
 	s->passed++;
