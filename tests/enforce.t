@@ -15,7 +15,7 @@ tmp=$(mktemp -d)
 chmod 755 "$tmp"
 a=bloomd-ea$$ b=bloomd-eb$$
 pid=
-trap '[ -n "$pid" ] && kill -CONT "$pid" 2>/dev/null && kill "$pid" 2>/dev/null; pkill -f "UDP-RECV:9999" 2>/dev/null; ip netns del $a 2>/dev/null; ip netns del $b 2>/dev/null; rm -rf "$tmp"' EXIT
+trap '[ -n "$pid" ] && kill -CONT "$pid" 2>/dev/null && kill "$pid" 2>/dev/null; pkill -P $$ socat 2>/dev/null; ip netns del $a 2>/dev/null; ip netns del $b 2>/dev/null; rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 1
 netns_pair $a $b
 for host in 1 3; do ip -n $a addr add 10.77.0.$host/24 dev veth-a$$; done

@@ -16,7 +16,7 @@ tmp=$(mktemp -d)
 chmod 755 "$tmp"
 a=bloomd-wa$$ b=bloomd-wb$$
 pid=
-trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; pkill -f "UDP-RECV:9998" 2>/dev/null; ip netns del $a 2>/dev/null; ip netns del $b 2>/dev/null; rm -rf "$tmp"' EXIT
+trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; pkill -P $$ socat 2>/dev/null; ip netns del $a 2>/dev/null; ip netns del $b 2>/dev/null; rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 1
 netns_pair $a $b
 sources=
