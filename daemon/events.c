@@ -7,6 +7,7 @@
 #include <jansson.h>
 #include <pcap/pcap.h>
 #include <stdio.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 #include <xxhash.h>
@@ -58,7 +59,9 @@ struct events {
 	event_sink_cb sink;       /* takes each event first, or NULL */
 	void *sink_ctx;
 	uint64_t sink_refused;    /* events the sink could not take (or deliver): to the file, or dropped */
-	uint64_t lost;            /* events handed back by the sink that the file could not take either */
+	uint64_t lost;            /* events the file could not take: handed back by the sink, or lost in a failed flush */
+	uint64_t unflushed;       /* lines written to the file's buffer since its last flush */
+	char error[200];          /* why the file last failed, or "" */
 	char *line;               /* scratch for an event's JSON, LINE_BYTES */
 };
 
@@ -337,6 +340,19 @@ static size_t render_line(struct events *ev, const json_t *o, char **big)
 	return n + 1;
 }
 
+/*
+ * The file failed (a full disk): what its buffer held is lost, counted and
+ * dropped, so that the next events start afresh.
+ */
+static void file_failed(struct events *ev, int error)
+{
+	snprintf(ev->error, sizeof(ev->error), "%s", strerror(error));
+	ev->lost += ev->unflushed;
+	ev->unflushed = 0;
+	__fpurge(ev->json);
+	clearerr(ev->json);
+}
+
 static int write_line(struct events *ev, const json_t *o)
 {
 	char *big;
@@ -351,8 +367,12 @@ static int write_line(struct events *ev, const json_t *o)
 		return 0;
 	}
 	ev->sink_refused += ev->sink != NULL;
-	if (ev->json && fwrite(line, 1, len, ev->json) != len)
+	if (ev->json && fwrite(line, 1, len, ev->json) != len) {
 		rc = -1;
+		file_failed(ev, errno); /* this line is the caller's to count; those buffered before it are lost */
+	} else if (ev->json) {
+		ev->unflushed++;
+	}
 	free(big);
 	return rc;
 }
@@ -372,16 +392,27 @@ int events_write_fallback(struct events *ev, const char *line, size_t len)
 {
 	ev->sink_refused++;
 	/* Flushed at once: this comes from Redis's replies, not after a batch of packets that flushes. */
-	if (ev->json == NULL || fwrite(line, 1, len, ev->json) != len || fflush(ev->json) != 0) {
+	if (ev->json == NULL) {
 		ev->lost++;
 		return -1;
 	}
+	if (fwrite(line, 1, len, ev->json) != len || fflush(ev->json) != 0) {
+		ev->lost++;
+		file_failed(ev, errno);
+		return -1;
+	}
+	ev->unflushed = 0;
 	return 0;
 }
 
 uint64_t events_lost(const struct events *ev)
 {
 	return ev->lost;
+}
+
+const char *events_error(const struct events *ev)
+{
+	return ev->error;
 }
 
 int events_write(struct events *ev, const struct event_packet *p, const struct match_found *hits, size_t n,
@@ -401,8 +432,10 @@ int events_write(struct events *ev, const struct event_packet *p, const struct m
 
 void events_flush(struct events *ev)
 {
-	if (ev->json)
-		fflush(ev->json);
+	if (ev->json && fflush(ev->json) != 0)
+		file_failed(ev, errno);
+	else
+		ev->unflushed = 0;
 	if (ev->dumper)
 		pcap_dump_flush(ev->dumper);
 }

@@ -40,10 +40,14 @@ uint64_t events_sink_refused(const struct events *ev);
  * A line the sink took and could not deliver after all (its Redis answered
  * an error, or the connection dropped with it in flight): to the events
  * file, counted as the sink's refusals are. -1 when there is no file or it
- * cannot be written: the event is lost, and counted (events_lost).
+ * cannot be written: the event is lost, and counted (events_lost). So are
+ * the events the file's buffer held when a write or a flush of it failed
+ * (events_flush; a full disk, say): none is lost uncounted.
  */
 int events_write_fallback(struct events *ev, const char *line, size_t len);
 uint64_t events_lost(const struct events *ev);
+/* Why the events file last failed (strerror), or "". */
+const char *events_error(const struct events *ev);
 
 /* Push buffered events out (after each batch of packets). */
 void events_flush(struct events *ev);

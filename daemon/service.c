@@ -67,10 +67,12 @@ static void report_packet_problems(struct service *s)
 		s->unruled_seen = t.queues.reject_unruled;
 		s->problems_reported = now;
 	}
-	if (s->engine.stats.event_errors > s->event_errors_seen) {
-		log_error("%llu events could not be written since the last report, the last because: %s",
-			  (unsigned long long)(s->engine.stats.event_errors - s->event_errors_seen), s->engine.event_error);
-		s->event_errors_seen = s->engine.stats.event_errors;
+	uint64_t event_errors = s->engine.stats.event_errors + events_lost(s->events);
+	if (event_errors > s->event_errors_seen) {
+		const char *why = events_error(s->events)[0] ? events_error(s->events) : s->engine.event_error;
+		log_error("%llu events could not be written since the last report (see stats, event_errors): %s",
+			  (unsigned long long)(event_errors - s->event_errors_seen), why);
+		s->event_errors_seen = event_errors;
 		s->problems_reported = now;
 	}
 	if (t.dropped + t.if_dropped > s->drops_seen) {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bloomd's command line: -n, bad config and lists, missing files, statistics, the match pcap.
 . "$(dirname "$0")/tap.sh"
-plan 54
+plan 56
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 1
@@ -201,4 +201,25 @@ is "$("$BUILD/bloomd" -c thr.conf -r flood.pcap 2>/dev/null | grep -c '"alert"')
 printf 'threshold gen_id 1, sig_id 5000, type sometimes\n' > rules.threshold
 "$BUILD/bloomd" -n -c thr.conf 2> err; is $? 1 "a bad threshold file stops the start"
 grep -q "rules.threshold:1: type: expected limit, threshold or both, got 'sometimes'" err; ok $? "naming its line"
+
+# Events to a full disk (/dev/full): buffered lines that a flush could not write are counted, not lost silently.
+if [ -w /dev/full ]; then
+	printf 'addr 192.0.2.1\n' > full.list
+	printf '[list full]\nfile = full.list\n[control]\nsocket = %s/full.sock\n[store]\ndir =\n[output]\nevents = /dev/full\n' \
+		"$PWD" > full.conf
+	printf 'link ipv4\npacket src=192.0.2.1 dst=10.0.0.1 proto=udp payload="a"\npacket src=192.0.2.1 dst=10.0.0.1 proto=udp payload="b"\n' |
+		"$BUILD/pcapgen" -o full.pcap -
+	"$BUILD/bloomd" -c full.conf 2>full.err &
+	fpid=$!
+	for _ in $(seq 100); do "$BUILD/bloomctl" -s full.sock version >/dev/null 2>&1 && break; sleep 0.05; done
+	"$BUILD/bloomctl" -s full.sock replay "$PWD/full.pcap" --wait >/dev/null
+	is "$("$BUILD/bloomctl" -s full.sock --json stats | jq .stats.event_errors)" 2 "events the disk would not take are counted"
+	for _ in $(seq 60); do grep -q "events could not be written" full.err && break; sleep 0.05; done
+	grep -q "2 events could not be written since the last report (see stats, event_errors): No space left on device" full.err
+	ok $? "and the log says how many and why"
+	kill "$fpid"; wait "$fpid"
+else
+	ok 0 "# SKIP no /dev/full here"
+	ok 0 "# SKIP no /dev/full here"
+fi
 done_testing
