@@ -9,6 +9,7 @@
 
 #include "error.h"
 #include "log.h"
+#include "metrics.h"
 #include "packet.h"
 #include "service_internal.h"
 #include "stats.h"
@@ -330,7 +331,7 @@ json_t *service_stats(struct service *s)
 char *service_metrics(struct service *s)
 {
 	json_t *stats = service_stats(s);
-	char *text = stats ? stats_prometheus(stats) : NULL;
+	char *text = stats ? metrics_prometheus(stats) : NULL;
 
 	json_decref(stats);
 	return text;

@@ -70,11 +70,6 @@ static inline void stats_add_counters(struct match_counters *to, const struct ma
 json_t *stats_json(const struct stats *s, const struct matcher *m, const struct match_counters counters[MATCH_KINDS],
 		   uint64_t hits_dropped);
 
-/*
- * The statistics object (stats_json plus what the service adds) in the
- * Prometheus text exposition format; caller frees. NULL without memory.
- */
-char *stats_prometheus(json_t *stats);
 
 /*
  * The p50 and p99 of the last samples kept in a ring of cap (count: how many
