@@ -2,9 +2,10 @@
 # The layers of daemon/, as daemon/README lists them: every file is listed, no include goes
 # to a higher layer, and the packet path (engine, alert, events, workers) sees the matcher
 # through its view (match_view.h), never its builder (match.h); no files call each other round
-# a circle (from the symbols of the built objects); no source file of 600 lines or more.
+# a circle (from the symbols of the built objects); no source file of 600 lines or more; every
+# header opens saying what it is; a family's *_internal.h is included by that family alone.
 . "$(dirname "$0")/tap.sh"
-plan 6
+plan 8
 here=$(cd "$(dirname "$0")/.." && pwd)
 check() { # check MODE: the problems found (none: empty)
 	python3 - "$here" "$1" <<'PY'
@@ -89,6 +90,13 @@ if [ "$circles" = SKIP ]; then
 else
 	is "$circles" "" "no files of daemon/ call each other round a circle"
 fi
+untold=$(for h in "$here"/daemon/*.h; do b=$(basename "$h"); head -n 1 "$h" | grep -q "^/\* $b - ..* \*/\$" || echo "$b"; done)
+is "$untold" "" "every header's first line says what it is (/* name.h - ... */)"
+strangers=$(cd "$here/daemon" && for h in *_internal.h; do
+	family=${h%_internal.h}
+	grep -l "#include \"$h\"" *.c *.h | grep -v -e "^$family\.[ch]\$" -e "^${family}_[a-z_]*\.[ch]\$" | sed "s|\$| includes $h|"
+done)
+is "$strangers" "" "a family's *_internal.h is included by that family's files alone"
 long=$(wc -l "$here"/daemon/*.c | awk '$2 != "total" && $1 >= 600 { sub(".*/", "", $2); print $2 " " $1 }')
 is "$long" "" "every daemon source is under 600 lines"
 done_testing
