@@ -338,6 +338,10 @@ int feed_read(FILE *f, const struct feed_spec *spec, uint64_t now, feed_entry_cb
 		struct entry_labels labels;
 		int rc;
 		counts->lines++;
+		if (counts->lines == 1 && got >= 3 && memcmp(line, "\xef\xbb\xbf", 3) == 0) { /* a UTF-8 BOM */
+			memmove(line, line + 3, (size_t)got - 2);
+			got -= 3;
+		}
 		if (memchr(line, '\0', (size_t)got) != NULL) {
 			error_set(why, sizeof(why), "NUL byte in the line (not a text file?)");
 			r.line++;

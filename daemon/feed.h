@@ -23,7 +23,8 @@
  *                     or "address,reputation" (datarep)
  *
  * An address alone is an addr entry, a network a net entry (a /32 or /128
- * network is its address). A line that is blank or only a comment holds
+ * network is its address). A UTF-8 byte order mark opening a file is
+ * skipped. A line that is blank or only a comment holds
  * nothing; so does a CSV header.
  */
 enum feed_format {

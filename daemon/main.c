@@ -16,6 +16,7 @@
 #include "preflight.h"
 #include "privilege.h"
 #include "service.h"
+#include "version.h"
 
 #define DEFAULT_CONFIG "/etc/bloomd/bloomd.conf"
 
@@ -26,6 +27,7 @@ static void usage(FILE *out)
 		     "  -r PCAP   replay a pcap/pcapng file (repeatable), print statistics, exit\n"
 		     "  -i IFACE  capture live on IFACE until SIGTERM or SIGINT\n"
 		     "  -n        check the configuration and entry lists, then exit\n"
+		     "  --version bloomd's version\n"
 		     "With neither -r nor -i (nor a source in the configuration), bloomd waits\n"
 		     "for commands on its control socket (bloomctl replay ...).\n");
 }
@@ -108,13 +110,20 @@ static int parse_options(int argc, char **argv, struct options *o)
 	o->files = calloc((size_t)argc, sizeof(*o->files));
 	if (o->files == NULL)
 		return -1;
-	while ((c = getopt(argc, argv, "c:r:i:nh")) != -1) {
+	static const struct option long_options[] = {
+		{ "version", no_argument, NULL, 'V' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+
+	while ((c = getopt_long(argc, argv, "c:r:i:nh", long_options, NULL)) != -1) {
 		switch (c) {
 		case 'c': o->config = optarg; break;
 		case 'r': o->files[o->nfiles++] = optarg; break;
 		case 'i': o->interface = optarg; break;
 		case 'n': o->check_only = true; break;
 		case 'h': usage(stdout); exit(0);
+		case 'V': printf("bloomd %s\n", BLOOMD_VERSION); exit(0);
 		default: usage(stderr); return -1;
 		}
 	}

@@ -330,8 +330,10 @@ struct service *service_new(void)
 		free(s);
 		return NULL;
 	}
-	if (s)
+	if (s) {
 		s->state.fd = -1;
+		s->last_reload_ok = true; /* the configuration of the start was taken: alerts on a failed reload stay quiet */
+	}
 	return s;
 }
 

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # bloomd's command line: -n, bad config and lists, missing files, statistics, the match pcap.
 . "$(dirname "$0")/tap.sh"
-plan 56
+plan 57
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$tmp" || exit 1
 
 cat > good.list <<'L'
@@ -201,6 +202,9 @@ is "$("$BUILD/bloomd" -c thr.conf -r flood.pcap 2>/dev/null | grep -c '"alert"')
 printf 'threshold gen_id 1, sig_id 5000, type sometimes\n' > rules.threshold
 "$BUILD/bloomd" -n -c thr.conf 2> err; is $? 1 "a bad threshold file stops the start"
 grep -q "rules.threshold:1: type: expected limit, threshold or both, got 'sometimes'" err; ok $? "naming its line"
+
+is "$("$BUILD/bloomd" --version)" "bloomd $(sed -n 's/^#define BLOOMD_VERSION "\(.*\)"/\1/p' "$root/daemon/version.h")" \
+	"--version says the version"
 
 # Events to a full disk (/dev/full): buffered lines that a flush could not write are counted, not lost silently.
 if [ -w /dev/full ]; then

@@ -5,7 +5,7 @@
 # version is refused at start, reload and replace, and the list keeps its previous one.
 . "$(dirname "$0")/tap.sh"
 . "$(dirname "$0")/daemon.sh"
-plan 25
+plan 26
 tmp=$(mktemp -d)
 chmod 755 "$tmp"
 pid=
@@ -50,6 +50,7 @@ events = $tmp/events.json
 C
 mkdir state
 start; ok $? "bloomd starts with a pass list"
+C metrics | grep -q '^bloomd_last_reload_success 1$'; ok $? "a fresh start counts as a configuration taken (last_reload_success 1)"
 
 "$BUILD/pcapgen" -o pass.pcap - <<'P'
 link ipv4

@@ -124,6 +124,19 @@ static void ipset_save(void **state)
 	assert_non_null(strstr(c->last_why, "not an ipset add"));
 }
 
+/* A UTF-8 byte order mark opening a file is skipped: the first entry is read, a first comment stays one. */
+static void byte_order_mark(void **state)
+{
+	struct collected *c = read_as("plain", "\xef\xbb\xbf" "192.0.2.1\n192.0.2.2\n", 0);
+
+	(void)state;
+	assert_string_equal(c->text, "addr 192.0.2.1;addr 192.0.2.2;");
+	assert_int_equal(c->bad, 0);
+	c = read_as("drop", "\xef\xbb\xbf" "; Spamhaus DROP List\n198.51.100.0/24 ; SBL1\n", 0);
+	assert_string_equal(c->text, "net 198.51.100.0/24;");
+	assert_int_equal(c->bad, 0);
+}
+
 /* nomatch makes an element an exception; "nomatch" inside a comment does not. */
 static void ipset_nomatch(void **state)
 {
@@ -183,7 +196,7 @@ static void formats_are_named(void **state)
 
 static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(native_lines_and_bad_ones), cmocka_unit_test(plain_and_netset),
-	cmocka_unit_test(spamhaus_drop),             cmocka_unit_test(ipset_save), cmocka_unit_test(ipset_nomatch),
+	cmocka_unit_test(spamhaus_drop),             cmocka_unit_test(ipset_save), cmocka_unit_test(ipset_nomatch), cmocka_unit_test(byte_order_mark),
 	cmocka_unit_test(csv_columns),               cmocka_unit_test(suricata_dataset),
 	cmocka_unit_test(formats_are_named),
 };
