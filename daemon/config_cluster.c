@@ -1,4 +1,5 @@
 /* config_cluster.c - [cluster] (entries shared through a Redis stream, events to Redis) and [action] (nftables sets). */
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -104,12 +105,17 @@ void config_cluster_free(struct config *c)
 }
 
 /* A name nft takes: letters, digits, _ - . and a letter first. */
+static bool nft_char(char c)
+{
+	return isalnum((unsigned char)c) || (c != '\0' && strchr("_-.", c));
+}
+
 static bool nft_name(const char *value)
 {
-	if (!((*value >= 'a' && *value <= 'z') || (*value >= 'A' && *value <= 'Z')) || strlen(value) > 64)
+	if (!isalpha((unsigned char)*value) || strlen(value) > 64)
 		return false;
 	for (const char *p = value; *p; p++)
-		if (!(*p >= 'a' && *p <= 'z') && !(*p >= 'A' && *p <= 'Z') && !(*p >= '0' && *p <= '9') && !strchr("_-.", *p))
+		if (!nft_char(*p))
 			return false;
 	return true;
 }
@@ -140,7 +146,7 @@ static bool set_name(const char *value)
 			continue;
 		if (p == value || p[-1] == ' ')
 			words++;
-		if (!(*p >= 'a' && *p <= 'z') && !(*p >= 'A' && *p <= 'Z') && !(*p >= '0' && *p <= '9') && !strchr("_-.", *p))
+		if (!nft_char(*p))
 			return false;
 	}
 	return words == 3;

@@ -200,7 +200,7 @@ static int staged_prefix(void *ctx, const struct entry *e, unsigned group, uint3
 static int apply_exception(struct matcher *m, const struct list_exception *x, char *err, size_t errlen)
 {
 	struct covering_prefixes cp = { .bits_max = x->bits };
-	static struct entry e;
+	struct entry e;
 	uint8_t sibling[16];
 	uint32_t left;
 

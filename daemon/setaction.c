@@ -236,30 +236,40 @@ static int make_table(struct set_action *a, char *err, size_t errlen)
 	return rc;
 }
 
+/* The elements of the set of family as nft lists them (JSON; caller frees), or NULL (no such set). */
+static json_t *set_elements(struct set_action *a, int family, json_t **listing, char *err, size_t errlen)
+{
+	char cmd[200];
+	size_t i;
+	json_t *item;
+
+	snprintf(cmd, sizeof(cmd), "list set %s", a->set[family == 6]);
+	if ((*listing = run_json(a, cmd, false, err, errlen)) == NULL)
+		return NULL;
+	json_array_foreach(json_object_get(*listing, "nftables"), i, item)
+		if (json_object_get(item, "set"))
+			return json_object_get(json_object_get(item, "set"), "elem"); /* NULL while empty */
+	return NULL;
+}
+
 /* The addresses a set of bloomd's table holds now (a table left by a bloomd killed): remembered. */
 static void adopt(struct set_action *a, int family)
 {
-	char cmd[200], err[300];
+	char err[300];
 	uint8_t addr[16];
 	size_t i;
-	json_t *item, *out;
+	json_t *listing, *elem;
+	json_t *elems = set_elements(a, family, &listing, err, sizeof(err));
 	uint64_t now = now_ns();
 
-	snprintf(cmd, sizeof(cmd), "list set %s", a->set[family == 6]);
-	if ((out = run_json(a, cmd, false, err, sizeof(err))) == NULL)
-		return; /* no such table yet */
-	json_array_foreach(json_object_get(out, "nftables"), i, item) {
-		size_t j;
-		json_t *elem;
-		json_array_foreach(json_object_get(json_object_get(item, "set"), "elem"), j, elem) {
-			json_t *e = json_object_get(elem, "elem");
-			const char *val = json_string_value(json_object_get(e, "val"));
-			json_int_t left = json_integer_value(json_object_get(e, "expires"));
-			if (val && left > 0 && inet_pton(family == 4 ? AF_INET : AF_INET6, val, addr) == 1)
-				remember(a, addr, family, now + (uint64_t)left * NS, now);
-		}
+	json_array_foreach(elems, i, elem) {
+		json_t *e = json_object_get(elem, "elem");
+		const char *val = json_string_value(json_object_get(e, "val"));
+		json_int_t left = json_integer_value(json_object_get(e, "expires"));
+		if (val && left > 0 && inet_pton(family == 4 ? AF_INET : AF_INET6, val, addr) == 1)
+			remember(a, addr, family, now + (uint64_t)left * NS, now);
 	}
-	json_decref(out);
+	json_decref(listing); /* NULL when there is no such table yet */
 }
 
 /* Whether the terse listing of bloomd's table shows both sets and both chains with their six rules. */
@@ -282,17 +292,12 @@ static bool table_whole(const json_t *listing)
 /* The elements the set of family holds, or -1. */
 static long elements_in(struct set_action *a, int family, char *err, size_t errlen)
 {
-	char cmd[200];
-	long n = 0;
-	size_t i;
-	json_t *item, *out;
+	json_t *listing;
+	long n = (long)json_array_size(set_elements(a, family, &listing, err, errlen));
 
-	snprintf(cmd, sizeof(cmd), "list set %s", a->set[family == 6]);
-	if ((out = run_json(a, cmd, false, err, errlen)) == NULL)
+	if (listing == NULL)
 		return -1;
-	json_array_foreach(json_object_get(out, "nftables"), i, item)
-		n += (long)json_array_size(json_object_get(json_object_get(item, "set"), "elem"));
-	json_decref(out);
+	json_decref(listing);
 	return n;
 }
 

@@ -63,8 +63,7 @@ dir =
 [output]
 events = $tmp/events.json
 C
-ip netns exec $b socat -u UDP-RECV:9999 OPEN:recv.txt,creat,append &
-for _ in $(seq 100); do ip netns exec $b ss -Hlun 'sport = :9999' | grep -q . && break; sleep 0.05; done
+udp_receiver 9999
 up inline.conf; ok $? "bloomd judges queue 9 with a pass list"
 send 1 "from-listed 1"
 send 3 "from-mine 1"

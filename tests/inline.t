@@ -47,8 +47,7 @@ dir =
 [output]
 events = $tmp/events.json
 C
-ip netns exec $b socat -u UDP-RECV:9999 OPEN:recv.txt,creat,append &
-for _ in $(seq 100); do ip netns exec $b ss -Hlun 'sport = :9999' | grep -q . && break; sleep 0.05; done
+udp_receiver 9999
 ip netns exec $b "$BUILD/bloomd" -c bloomd.conf 2>err &
 pid=$!
 for _ in $(seq 100); do "$BUILD/bloomctl" -s ctl.sock version >/dev/null 2>&1 && break; sleep 0.05; done

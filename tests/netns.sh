@@ -29,3 +29,10 @@ queue_rule() { # port first [last]
 	fi
 	echo "# the queue rule: $rule"
 }
+
+# A UDP receiver in $b on PORT appending what arrives to recv.txt, until it listens. A child
+# of the test's shell: its trap stops it with `pkill -P $$ socat`, no one else's.
+udp_receiver() { # port
+	ip netns exec $b socat -u "UDP-RECV:$1" OPEN:recv.txt,creat,append &
+	for _ in $(seq 100); do ip netns exec $b ss -Hlun "sport = :$1" | grep -q . && break; sleep 0.05; done
+}

@@ -78,8 +78,7 @@ user = nobody
 events = $tmp/events.json
 C
 touch events.json
-ip netns exec $b socat -u UDP-RECV:9998 OPEN:recv.txt,creat,append &
-for _ in $(seq 100); do ip netns exec $b ss -Hlun 'sport = :9998' | grep -q . && break; sleep 0.05; done
+udp_receiver 9998
 run_bloomd bloomd.conf err
 C version >/dev/null; ok $? "bloomd judges queues 7 and 8 with two workers"
 # Capabilities are a thread's own: every thread, the workers too, runs as nobody with CAP_NET_ADMIN alone.
