@@ -44,14 +44,18 @@ struct config {
 	char *path;
 	/* [capture] */
 	char *interface;
-	char **files;             /* pcap files to replay, in order */
-	size_t nfiles;
+	struct config_paths {
+		char **path;
+		size_t n;
+	} files;                  /* pcap files to replay, in order */
 	char *bpf;
 	unsigned snaplen;
 	bool promisc;
 	uint64_t buffer_size;     /* bytes; 0: libpcap's default */
 	bool inline_mode;         /* mode = inline: packets from netfilter queues, judged */
-	unsigned queue_first, queue_last; /* queue = N or N-M */
+	struct config_queues {
+		unsigned first, last;
+	} queue;                  /* queue = N or N-M */
 	bool fail_open;           /* a full queue accepts (NFQA_CFG_F_FAIL_OPEN) */
 	unsigned queue_maxlen;    /* packets a queue holds in the kernel; 0: its default */
 	unsigned workers;         /* threads checking live packets; 1: the event loop itself */
@@ -143,6 +147,27 @@ void config_free(struct config *c);
 
 /* The list named name, or NULL. */
 const struct list_config *config_list(const struct config *c, const char *name);
+
+/* One key of the file, as the key table has it. */
+struct config_key_about {
+	const char *section;      /* "list" for every [list NAME] */
+	const char *name;
+	bool restart;             /* a reload keeps the running value until the next start */
+};
+
+/* The table's key i; false past its end. */
+bool config_key_at(size_t i, struct config_key_about *out);
+
+/* The table itself sound (each field fits its key's type, no key twice): 0, or -1 naming the row in err. */
+int config_keys_check(char *err, size_t errlen);
+
+/*
+ * Keys that take a restart: fresh gets running's values and running fresh's,
+ * and changed is told "[section] key" for each that differs. Swapping is its
+ * own inverse: called again, it undoes itself (a reload refused).
+ */
+void config_keep_running(struct config *running, struct config *fresh,
+			 void (*changed)(void *ctx, const char *what), void *ctx);
 
 /* "always", "everysec" or "no". */
 const char *config_fsync_name(enum config_fsync f);

@@ -37,7 +37,7 @@ static uint32_t default_sid(const char *name)
 }
 
 /* The list named name, made (with defaults) if it is new; NULL after a problem. */
-static struct list_config *list_named(struct loader *ld, const char *name)
+struct list_config *config_list_named(struct loader *ld, const char *name)
 {
 	struct config *c = ld->c;
 
@@ -66,47 +66,6 @@ static struct list_config *list_named(struct loader *ld, const char *name)
 	return l;
 }
 
-static int set_fraction(struct loader *ld, const char *key, const char *value, double *out)
-{
-	char *end;
-	double v = strtod(value, &end);
-
-	if (end == value || *end != '\0' || !(v >= 0 && v <= 1)) {
-		config_problem(ld, "%s: expected a fraction from 0 to 1, got '%s'", key, value);
-		return 0;
-	}
-	*out = v;
-	return 1;
-}
-
-static int label_key(struct loader *ld, struct list_config *l, const char *key, const char *value)
-{
-	unsigned n;
-
-	if (strcmp(key, "category") == 0)
-		return config_set_string(ld, &l->category, value, false);
-	if (strcmp(key, "signature") == 0)
-		return config_set_string(ld, &l->signature, value, false);
-	if (strcmp(key, "severity") == 0)
-		return config_set_uint(ld, key, value, 1, 255, &l->severity);
-	if (strcmp(key, "sid") == 0) {
-		if (config_set_uint(ld, key, value, 1, 2147483647u, &n) == 0)
-			return 0;
-		l->sid = n;
-		return 1;
-	}
-	if (strcmp(key, "action") == 0) {
-		for (int a = LIST_ACTION_ALERT; a <= LIST_ACTION_PASS; a++)
-			if (strcmp(value, config_list_action_name((enum list_action)a)) == 0) {
-				l->action_given = true;
-				return l->action = (enum list_action)a, 1;
-			}
-		config_problem(ld, "action: expected alert, drop, reject or pass, got '%s'", value);
-		return 0;
-	}
-	return -1;
-}
-
 const char *config_list_action_name(enum list_action a)
 {
 	static const char *const names[] = { [LIST_ACTION_ALERT] = "alert", [LIST_ACTION_DROP] = "drop",
@@ -115,56 +74,72 @@ const char *config_list_action_name(enum list_action a)
 	return names[a];
 }
 
-int config_list_key(struct loader *ld, const char *section, const char *key, const char *value)
+static bool local(const struct list_config *l)
 {
-	char err[256];
-	struct list_config *l = list_named(ld, section + 5);
-
-	if (l == NULL)
-		return 0;
-	int rc = label_key(ld, l, key, value);
-	bool local = strcmp(l->name, LIST_LOCAL) == 0;
-	if (rc > 0 && local && l->action == LIST_ACTION_PASS) {
-		config_problem(ld, "[list %s] holds the entries bloomctl adds, not exceptions: make a [list NAME] with action = pass",
-			       LIST_LOCAL);
-		return 0;
-	}
-	if (rc >= 0)
-		return rc;
-	if (strcmp(key, "max_bad") == 0)
-		return set_fraction(ld, key, value, &l->max_bad);
-	if (strcmp(key, "max_removed") == 0)
-		return strcmp(value, "off") == 0 ? (l->max_removed = 1, 1) : set_fraction(ld, key, value, &l->max_removed);
-	if (strcmp(key, "min_entries") == 0)
-		return config_set_uint(ld, key, value, 0, 1000000000, &l->min_entries);
-	if (local && (strcmp(key, "file") == 0 || strcmp(key, "format") == 0)) {
-		config_problem(ld, "[list %s] holds the entries bloomctl adds: it has no %s", LIST_LOCAL, key);
-		return 0;
-	}
-	if (strcmp(key, "file") == 0)
-		return config_set_string(ld, &l->file, value, true);
-	if (strcmp(key, "format") == 0) {
-		if (feed_spec_parse(value, &l->format, err, sizeof(err)) < 0) {
-			config_problem(ld, "format: %s", err);
-			return 0;
-		}
-		return 1;
-	}
-	return -1;
+	return strcmp(l->name, LIST_LOCAL) == 0;
 }
 
-int config_entries_file(struct loader *ld, const char *value)
+int config_list_action(struct loader *ld, const struct config_key *k, void *base, const char *value)
 {
-	const char *slash = strrchr(value, '/'), *base = slash ? slash + 1 : value;
-	struct config *c = ld->c;
+	struct list_config *l = base;
 
-	for (size_t i = 0; i < c->nlists; i++)
-		if (strcmp(c->lists[i].name, base) == 0) {
-			config_problem(ld, "a list named '%s' is defined already (line %u): name this one with a [list NAME] section",
-				       base, c->lists[i].line);
+	(void)k;
+	for (int a = LIST_ACTION_ALERT; a <= LIST_ACTION_PASS; a++)
+		if (strcmp(value, config_list_action_name((enum list_action)a)) == 0) {
+			l->action_given = true;
+			l->action = (enum list_action)a;
+			if (l->action != LIST_ACTION_PASS || !local(l))
+				return 1;
+			config_problem(ld, "[list %s] holds the entries bloomctl adds, not exceptions: make a [list NAME] with action = pass",
+				       LIST_LOCAL);
 			return 0;
 		}
-	struct list_config *l = list_named(ld, base);
+	config_problem(ld, "action: expected alert, drop, reject or pass, got '%s'", value);
+	return 0;
+}
+
+/* The local list's entries are bloomctl's: it has no file, and so no format. */
+static bool feedless(struct loader *ld, const struct list_config *l, const char *key)
+{
+	if (local(l))
+		config_problem(ld, "[list %s] holds the entries bloomctl adds: it has no %s", LIST_LOCAL, key);
+	return local(l);
+}
+
+int config_list_file(struct loader *ld, const struct config_key *k, void *base, const char *value)
+{
+	struct list_config *l = base;
+
+	return feedless(ld, l, k->name) ? 0 : config_set_string(ld, &l->file, value, true);
+}
+
+int config_list_format(struct loader *ld, const struct config_key *k, void *base, const char *value)
+{
+	struct list_config *l = base;
+	char err[256];
+
+	if (feedless(ld, l, k->name))
+		return 0;
+	if (feed_spec_parse(value, &l->format, err, sizeof(err)) < 0) {
+		config_problem(ld, "format: %s", err);
+		return 0;
+	}
+	return 1;
+}
+
+int config_entries_file(struct loader *ld, const struct config_key *k, void *base, const char *value)
+{
+	const char *slash = strrchr(value, '/'), *name = slash ? slash + 1 : value;
+	struct config *c = base;
+
+	(void)k;
+	for (size_t i = 0; i < c->nlists; i++)
+		if (strcmp(c->lists[i].name, name) == 0) {
+			config_problem(ld, "a list named '%s' is defined already (line %u): name this one with a [list NAME] section",
+				       name, c->lists[i].line);
+			return 0;
+		}
+	struct list_config *l = config_list_named(ld, name);
 	return l ? config_set_string(ld, &l->file, value, true) : 0;
 }
 
@@ -178,7 +153,7 @@ void config_lists_validate(struct loader *ld)
 			local = i;
 	if (local == c->nlists) {
 		ld->line = 0;
-		if (list_named(ld, LIST_LOCAL) == NULL)
+		if (config_list_named(ld, LIST_LOCAL) == NULL)
 			return;
 		c->lists[local].line = 0;
 	}

@@ -85,6 +85,21 @@ int config_set_uint(struct loader *ld, const char *key, const char *value, unsig
 	return 1;
 }
 
+int config_set_int(struct loader *ld, const char *key, const char *value, int min, int max, int *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(value, &end, 10);
+	if (end == value || *end != '\0' || errno || v < min || v > max) {
+		config_problem(ld, "%s: expected a number from %d to %d, got '%s'", key, min, max, value);
+		return 0;
+	}
+	*out = (int)v;
+	return 1;
+}
+
 /* A packet mark: 1 to 0xffffffff, in decimal or 0x hex (0 is no mark at all). */
 int config_set_mark(struct loader *ld, const char *key, const char *value, uint32_t *out)
 {
@@ -102,14 +117,18 @@ int config_set_mark(struct loader *ld, const char *key, const char *value, uint3
 	return 1;
 }
 
-/* Bits per entry or per window: a number from 1 to 64. */
-int config_set_bits(struct loader *ld, const char *key, const char *value, double *out)
+/* A number from min to max, or the expect text's kind of one. */
+int config_set_number(struct loader *ld, const char *key, const char *value, double min, double max,
+		      const char *expect, double *out)
 {
 	char *end;
 	double v = strtod(value, &end);
 
-	if (end == value || *end != '\0' || !(v >= 1 && v <= 64)) {
-		config_problem(ld, "%s: expected a number from 1 to 64, got '%s'", key, value);
+	if (end == value || *end != '\0' || !(v >= min && v <= max)) {
+		if (expect)
+			config_problem(ld, "%s: expected %s, got '%s'", key, expect, value);
+		else
+			config_problem(ld, "%s: expected a number from %g to %g, got '%s'", key, min, max, value);
 		return 0;
 	}
 	*out = v;
@@ -146,4 +165,63 @@ int config_set_size(struct loader *ld, const char *key, const char *value, uint6
 	}
 	*out = v;
 	return 1;
+}
+
+static char *seen_name(const char *section, const char *key)
+{
+	char *name;
+
+	return asprintf(&name, "%s.%s", section, key) < 0 ? NULL : name;
+}
+
+unsigned config_key_line(const struct loader *ld, const char *section, const char *key)
+{
+	char *name = seen_name(section, key);
+	unsigned line = 0;
+
+	for (size_t i = 0; name && i < ld->nseen && line == 0; i++)
+		if (strcmp(ld->seen[i].name, name) == 0)
+			line = ld->seen[i].line;
+	free(name);
+	return line;
+}
+
+static void remember(struct loader *ld, const char *section, const char *key)
+{
+	if (ld->nseen == ld->seen_cap) {
+		size_t cap = ld->seen_cap ? 2 * ld->seen_cap : 64;
+		struct seen_key *grown = realloc(ld->seen, cap * sizeof(*grown));
+		if (grown == NULL) {
+			config_problem(ld, "out of memory");
+			return;
+		}
+		ld->seen = grown;
+		ld->seen_cap = cap;
+	}
+	if ((ld->seen[ld->nseen].name = seen_name(section, key)) == NULL) {
+		config_problem(ld, "out of memory");
+		return;
+	}
+	ld->seen[ld->nseen++].line = ld->line;
+}
+
+/* A key given twice is a mistake either way: which line was meant? (Lists of paths may repeat.) */
+bool config_key_repeated(struct loader *ld, const char *section, const char *key, bool many)
+{
+	unsigned first = config_key_line(ld, section, key);
+
+	if (first && !many) {
+		config_problem(ld, "[%s] %s is given again (first at line %u)", section, key, first);
+		return true;
+	}
+	if (!first)
+		remember(ld, section, key);
+	return false;
+}
+
+void config_keys_seen_free(struct loader *ld)
+{
+	for (size_t i = 0; i < ld->nseen; i++)
+		free(ld->seen[i].name);
+	free(ld->seen);
 }

@@ -154,9 +154,9 @@ static struct plan plan_of(const struct options *o, const struct config *cfg)
 	if (o->nfiles) {
 		p.files = o->files;
 		p.nfiles = o->nfiles;
-	} else if (!o->interface && cfg->nfiles) {
-		p.files = cfg->files;
-		p.nfiles = cfg->nfiles;
+	} else if (!o->interface && cfg->files.n) {
+		p.files = cfg->files.path;
+		p.nfiles = cfg->files.n;
 	}
 	p.one_shot = p.nfiles > 0;
 	if (!p.one_shot)
@@ -197,7 +197,7 @@ static void say_ready(const struct service *s, const struct plan *p)
 		snprintf(status, sizeof(status), "capturing on %s", p->interface);
 	else if (p->inline_mode)
 		snprintf(status, sizeof(status), "judging packets from netfilter queues %u-%u",
-			 service_config(s)->queue_first, service_config(s)->queue_last);
+			 service_config(s)->queue.first, service_config(s)->queue.last);
 	else if (p->one_shot)
 		snprintf(status, sizeof(status), "replaying %zu files", p->nfiles);
 	else

@@ -45,111 +45,9 @@ static bool same_string(const char *a, const char *b)
 	return (a == NULL && b == NULL) || (a && b && strcmp(a, b) == 0);
 }
 
-static void swap_strings(char **a, char **b)
+static void restart_needed(void *ctx, const char *what)
 {
-	char *t = *a;
-
-	*a = *b;
-	*b = t;
-}
-
-static bool same_cluster(const struct cluster_config *a, const struct cluster_config *b)
-{
-	return same_string(a->redis, b->redis) && same_string(a->password, b->password) &&
-	       same_string(a->stream, b->stream) && same_string(a->node, b->node) && a->maxlen == b->maxlen &&
-	       a->snapshot_every == b->snapshot_every &&
-	       same_string(a->events_key, b->events_key) && a->events_stream == b->events_stream &&
-	       a->events_pending == b->events_pending && same_string(a->key_file, b->key_file) &&
-	       a->max_entry_bytes == b->max_entry_bytes && a->max_prefix4 == b->max_prefix4 &&
-	       a->max_prefix6 == b->max_prefix6;
-}
-
-static bool same_files(const struct config *a, const struct config *b)
-{
-	if (a->nfiles != b->nfiles)
-		return false;
-	for (size_t i = 0; i < a->nfiles; i++)
-		if (strcmp(a->files[i], b->files[i]) != 0)
-			return false;
-	return true;
-}
-
-static void swap_files(struct config *a, struct config *b)
-{
-	char **files = a->files;
-	size_t n = a->nfiles;
-
-	a->files = b->files;
-	a->nfiles = b->nfiles;
-	b->files = files;
-	b->nfiles = n;
-}
-
-/*
- * Settings read once at start: a reload keeps the running ones and says so.
- * Swapping is its own inverse, so a refused reload calls this again to undo it.
- */
-static void keep_start_settings(struct config *running, struct config *fresh, json_t *restart)
-{
-	if (fresh->window != running->window || fresh->hash != running->hash)
-		json_array_append_new(restart, json_string("[signatures] window and [filter] hash"));
-	fresh->window = running->window;
-	fresh->hash = running->hash;
-	if (!same_string(fresh->socket, running->socket) || !same_string(fresh->group, running->group) ||
-	    fresh->max_clients != running->max_clients || fresh->idle_timeout != running->idle_timeout)
-		json_array_append_new(restart, json_string("[control]"));
-	swap_strings(&fresh->socket, &running->socket);
-	swap_strings(&fresh->group, &running->group);
-	fresh->max_clients = running->max_clients;
-	fresh->idle_timeout = running->idle_timeout;
-	if (!same_string(fresh->store_dir, running->store_dir))
-		json_array_append_new(restart, json_string("[store] dir"));
-	swap_strings(&fresh->store_dir, &running->store_dir);
-	if (!same_cluster(&fresh->cluster, &running->cluster) || fresh->events_redis != running->events_redis)
-		json_array_append_new(restart, json_string("[cluster] and [output] events = redis"));
-	struct cluster_config keep = fresh->cluster;
-	fresh->cluster = running->cluster;
-	running->cluster = keep;
-	bool redis = fresh->events_redis;
-	fresh->events_redis = running->events_redis;
-	running->events_redis = redis;
-	if (!same_string(fresh->metrics_listen, running->metrics_listen) ||
-	    fresh->metrics_max_connections != running->metrics_max_connections ||
-	    fresh->metrics_timeout != running->metrics_timeout)
-		json_array_append_new(restart, json_string("[metrics]"));
-	swap_strings(&fresh->metrics_listen, &running->metrics_listen);
-	fresh->metrics_max_connections = running->metrics_max_connections;
-	fresh->metrics_timeout = running->metrics_timeout;
-	if (fresh->inline_mode != running->inline_mode || fresh->queue_first != running->queue_first ||
-	    fresh->queue_last != running->queue_last || fresh->fail_open != running->fail_open ||
-	    fresh->queue_maxlen != running->queue_maxlen || fresh->workers != running->workers ||
-	    fresh->reject_mark != running->reject_mark)
-		json_array_append_new(restart, json_string("[capture] mode, queue, workers and reject_mark"));
-	fresh->workers = running->workers;
-	fresh->reject_mark = running->reject_mark;
-	fresh->inline_mode = running->inline_mode;
-	fresh->queue_first = running->queue_first;
-	fresh->queue_last = running->queue_last;
-	fresh->fail_open = running->fail_open;
-	fresh->queue_maxlen = running->queue_maxlen;
-	if (!same_string(fresh->action.set4, running->action.set4) || !same_string(fresh->action.set6, running->action.set6) ||
-	    fresh->action.timeout != running->action.timeout || fresh->action.rate != running->action.rate ||
-	    fresh->action.block != running->action.block || fresh->action.manage != running->action.manage ||
-	    !same_string(fresh->action.table, running->action.table) || fresh->action.priority != running->action.priority)
-		json_array_append_new(restart, json_string("[action]"));
-	struct action_config action = fresh->action;
-	fresh->action = running->action;
-	running->action = action;
-	if (!same_string(fresh->interface, running->interface) || !same_files(fresh, running) ||
-	    !same_string(fresh->bpf, running->bpf) || fresh->snaplen != running->snaplen ||
-	    fresh->promisc != running->promisc || fresh->buffer_size != running->buffer_size)
-		json_array_append_new(restart, json_string("[capture]"));
-	swap_strings(&fresh->interface, &running->interface);
-	swap_files(fresh, running);
-	swap_strings(&fresh->bpf, &running->bpf);
-	fresh->snaplen = running->snaplen;
-	fresh->promisc = running->promisc;
-	fresh->buffer_size = running->buffer_size;
+	json_array_append_new(ctx, json_string(what));
 }
 
 static int reload(struct service *s, json_t **problems)
@@ -165,7 +63,7 @@ static int reload(struct service *s, json_t **problems)
 		json_decref(restart);
 		return -1;
 	}
-	keep_start_settings(old, fresh, restart);
+	config_keep_running(old, fresh, restart_needed, restart);
 	/* Everything that can fail first; only then is anything of the running daemon changed. */
 	mc = service_match_config(fresh);
 	struct events *ev = NULL;
@@ -181,8 +79,6 @@ static int reload(struct service *s, json_t **problems)
 	}
 	thresholds_free(s->thresholds);
 	s->thresholds = s->engine.thresholds = rules;
-	if (!same_string(fresh->user, old->user))
-		json_array_append_new(restart, json_string("[service] user"));
 	changed = matcher_reconfigure(s->matcher, &mc, NULL, 0); /* checked above: it cannot fail */
 	s->cfg = fresh;
 	/* Before the old configuration goes: the lists point into it. Each list is taken or refused on its own. */
@@ -200,15 +96,15 @@ static int reload(struct service *s, json_t **problems)
 		s->rebuild_again = true;
 	else if (changed && service_rebuild(s, matcher_rounds(s->matcher), 0, err, sizeof(err)) < 0)
 		log_error("rebuild after reload: %s", err);
-	if (json_array_size(restart))
-		log_warning("reload: some settings take effect at the next restart");
+	for (size_t i = 0; i < json_array_size(restart); i++)
+		log_warning("reload: %s takes effect at the next start", json_string_value(json_array_get(restart, i)));
 	log_info("configuration reloaded%s", refused ? "; some lists were refused and keep their previous versions" : "");
 	json_decref(found);
 	*problems = json_pack("{s:b,s:o,s:o}", "rebuild", changed > 0, "restart_needed", restart, "lists",
 			      service_lists_json(s));
 	return refused ? 1 : 0;
 refuse:
-	keep_start_settings(old, fresh, restart); /* swaps the running strings back */
+	config_keep_running(old, fresh, restart_needed, restart); /* swaps the running strings back */
 	config_free(fresh);
 	json_decref(restart);
 	return -1;

@@ -381,14 +381,14 @@ static void on_queued_batch(void *ctx)
 int service_capture_inline(struct service *s)
 {
 	const struct config *c = s->cfg;
-	struct inline_options o = { .first = c->queue_first, .last = c->queue_last, .fail_open = c->fail_open,
+	struct inline_options o = { .first = c->queue.first, .last = c->queue.last, .fail_open = c->fail_open,
 				    .maxlen = c->queue_maxlen, .snaplen = c->snaplen, .reject_mark = c->reject_mark };
 	char err[512];
 
-	if (c->queue_first == c->queue_last)
-		snprintf(s->queue_name, sizeof(s->queue_name), "nfqueue%u", c->queue_first);
+	if (c->queue.first == c->queue.last)
+		snprintf(s->queue_name, sizeof(s->queue_name), "nfqueue%u", c->queue.first);
 	else
-		snprintf(s->queue_name, sizeof(s->queue_name), "nfqueue%u-%u", c->queue_first, c->queue_last);
+		snprintf(s->queue_name, sizeof(s->queue_name), "nfqueue%u-%u", c->queue.first, c->queue.last);
 	s->engine.inline_mode = true;
 	if (c->workers > 1) {
 		struct workers_options wo = { .count = c->workers, .inline_mode = true, .queues = o };

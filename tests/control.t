@@ -178,7 +178,7 @@ C reload >/dev/null
 
 # A reload names the settings that wait for a restart: [capture] file too.
 printf '[capture]\nfile = %s/big.pcap\n' "$tmp" >> bloomd.conf
-is "$(C --json reload | jq -c .restart_needed)" '["[capture]"]' "a reload names [capture] file as waiting for a restart"
+is "$(C --json reload | jq -c .restart_needed)" '["[capture] file"]' "a reload names [capture] file as waiting for a restart"
 cp running.conf bloomd.conf
 is "$(C --json reload | jq -c .restart_needed)" '[]' "and reloading the running configuration names nothing"
 

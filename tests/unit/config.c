@@ -182,8 +182,8 @@ static void inline_mode(void **state)
 	(void)state;
 	assert_int_equal(p.n, 0);
 	assert_true(c->inline_mode);
-	assert_int_equal(c->queue_first, 2);
-	assert_int_equal(c->queue_last, 5);
+	assert_int_equal(c->queue.first, 2);
+	assert_int_equal(c->queue.last, 5);
 	assert_false(c->fail_open);
 	assert_int_equal(c->queue_maxlen, 8192);
 	assert_int_equal(config_list(c, "a")->action, LIST_ACTION_DROP);
@@ -416,7 +416,7 @@ static void shipped_config_is_the_defaults(void **state)
 	assert_int_equal(p.n, 0);
 	assert_non_null(shipped);
 	assert_null(shipped->interface);
-	assert_int_equal(shipped->nfiles, 0);
+	assert_int_equal(shipped->files.n, 0);
 	assert_int_equal(shipped->snaplen, d->snaplen);
 	assert_int_equal(shipped->promisc, d->promisc);
 	assert_int_equal(shipped->memory, d->memory);
@@ -448,7 +448,161 @@ static void shipped_config_is_the_defaults(void **state)
 	config_free(d);
 }
 
+/* A doc's (section, key) pairs, as "section key" lines in one buffer. */
+struct doc_keys {
+	char text[16384];
+	size_t len;
+};
+
+static void doc_add(struct doc_keys *d, const char *section, const char *key, size_t keylen)
+{
+	d->len += (size_t)snprintf(d->text + d->len, sizeof(d->text) - d->len, "\n%s %.*s\n", section,
+				   (int)keylen, key);
+	d->len--; /* the next pair starts at this one's newline */
+	assert_true(d->len < sizeof(d->text) - 1);
+}
+
+static bool doc_has(const struct doc_keys *d, const char *section, const char *key)
+{
+	char pair[160];
+
+	snprintf(pair, sizeof(pair), "\n%s %s\n", section, key);
+	return strstr(d->text, pair) != NULL;
+}
+
+/* "list NAME" is the table's "list". */
+static void doc_section(char *section, size_t size, const char *name, size_t len)
+{
+	snprintf(section, size, "%.*s", (int)(strncmp(name, "list ", 5) == 0 ? 4 : len), name);
+}
+
+/* conf/bloomd.conf: "[section]" or ";[section]" headers, then "key = " or ";key = " lines. */
+static void conf_keys(struct doc_keys *d)
+{
+	FILE *f = fopen("conf/bloomd.conf", "r");
+	char line[512], section[64] = "";
+
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		char *p = line + (line[0] == ';'), *close = strchr(p, ']');
+		size_t n = strspn(p, "abcdefghijklmnopqrstuvwxyz0123456789_");
+		if (p[0] == '[' && close)
+			doc_section(section, sizeof(section), p + 1, (size_t)(close - p - 1));
+		else if (n && strncmp(p + n, " =", 2) == 0)
+			doc_add(d, section, p, n);
+	}
+	fclose(f);
+}
+
+/* bloomd.conf(5): ".SH [section]", then each key a ".TP" followed by '.BI key " = ...'. */
+static void man_keys(struct doc_keys *d, char *reload, size_t reload_size)
+{
+	FILE *f = fopen("man/bloomd.conf.5", "r");
+	char line[512], section[64] = "";
+	bool after_tp = false, in_reload = false;
+	size_t rlen = 0;
+
+	assert_non_null(f);
+	reload[0] = '\0';
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, ".SH ", 4) == 0) {
+			char *close = strchr(line, ']');
+			in_reload = strcmp(line, ".SH RELOAD\n") == 0;
+			if (line[4] == '[' && close)
+				doc_section(section, sizeof(section), line + 5, (size_t)(close - line - 5));
+		} else if (after_tp && strncmp(line, ".BI ", 4) == 0 && strstr(line, " \" = ")) {
+			doc_add(d, section, line + 4, strcspn(line + 4, " "));
+			for (char *p = line; (p = strstr(p, "\", ")) != NULL; p++) /* '.BI a " = x" ", b = y"' */
+				if (strstr(p + 3, " = ") == p + 3 + strcspn(p + 3, " "))
+					doc_add(d, section, p + 3, strcspn(p + 3, " "));
+		} else if (in_reload && strncmp(line, ".\\\"", 3) != 0) { /* its words, without macros, quotes, comments */
+			for (char *p = line + (line[0] == '.' ? strcspn(line, " ") : 0); *p; p++)
+				if (*p != '"' && rlen + 1 < reload_size)
+					reload[rlen++] = *p == '\n' ? ' ' : *p;
+			reload[rlen] = '\0';
+		}
+		after_tp = strcmp(line, ".TP\n") == 0;
+	}
+	fclose(f);
+}
+
+/* Whether every key of section takes a restart. */
+static bool all_restart(const char *section)
+{
+	struct config_key_about k;
+
+	for (size_t i = 0; config_key_at(i, &k); i++)
+		if (strcmp(k.section, section) == 0 && !k.restart)
+			return false;
+	return true;
+}
+
+/* The key table is the one list of keys: both documents name each of its keys, and no other. */
+static void documents_name_every_key(void **state)
+{
+	static struct doc_keys conf, man, table;
+	static char reload[8192];
+	struct config_key_about k;
+	char err[256], named[128];
+
+	(void)state;
+	if (config_keys_check(err, sizeof(err)) < 0)
+		fail_msg("the key table: %s", err);
+	conf_keys(&conf);
+	man_keys(&man, reload, sizeof(reload));
+	for (size_t i = 0; config_key_at(i, &k); i++) {
+		doc_add(&table, k.section, k.name, strlen(k.name));
+		if (!doc_has(&conf, k.section, k.name))
+			fail_msg("conf/bloomd.conf does not name [%s] %s", k.section, k.name);
+		if (!doc_has(&man, k.section, k.name))
+			fail_msg("bloomd.conf(5) does not name [%s] %s", k.section, k.name);
+		/* RELOAD names what waits for a restart: the whole section, or the key. */
+		snprintf(named, sizeof(named), all_restart(k.section) ? "[%s]" : "[%s] %s", k.section, k.name);
+		if (k.restart && !strstr(reload, named))
+			fail_msg("bloomd.conf(5) RELOAD does not say %s takes a restart", named);
+	}
+	for (const char *p = conf.text; (p = strchr(p, '\n')) && p[1]; p++) {
+		char section[64], key[64];
+		assert_int_equal(sscanf(p + 1, "%63s %63s", section, key), 2);
+		if (!doc_has(&table, section, key))
+			fail_msg("conf/bloomd.conf names [%s] %s, which is no key", section, key);
+	}
+}
+
+static void said_to(void *ctx, const char *what)
+{
+	strcat(strcat(ctx, what), ";");
+}
+
+/* A reload keeps what takes a restart, names it, and a second swap undoes the first. */
+static void restart_keys_kept(void **state)
+{
+	struct problems p;
+	struct config *running = load("[capture]\nsnaplen = 1600\n[log]\nlevel = debug\n", &p);
+	struct config *fresh = load("[capture]\nsnaplen = 2000\nfile = a.pcap\n[log]\nlevel = error\n"
+				    "[metrics]\nlisten = 127.0.0.1:9153\n", &p);
+	char said[256] = "";
+
+	(void)state;
+	assert_non_null(running);
+	assert_non_null(fresh);
+	config_keep_running(running, fresh, said_to, said);
+	assert_string_equal(said, "[capture] file;[capture] snaplen;[metrics] listen;");
+	assert_int_equal(fresh->snaplen, 1600);
+	assert_int_equal(fresh->files.n, 0);
+	assert_null(fresh->metrics_listen);
+	assert_int_equal(fresh->log_level, LOG_LEVEL_ERROR); /* a reload applies [log] */
+	config_keep_running(running, fresh, said_to, said);
+	assert_int_equal(fresh->snaplen, 2000);
+	assert_int_equal(fresh->files.n, 1);
+	assert_string_equal(fresh->metrics_listen, "127.0.0.1:9153");
+	assert_int_equal(running->snaplen, 1600);
+	config_free(running);
+	config_free(fresh);
+}
+
 static const struct CMUnitTest tests[] = {
+	cmocka_unit_test(documents_name_every_key), cmocka_unit_test(restart_keys_kept),
 	cmocka_unit_test(shipped_config_is_the_defaults),
 	cmocka_unit_test(every_key),		  cmocka_unit_test(defaults),
 	cmocka_unit_test(every_problem_with_its_line), cmocka_unit_test(conflicting_options),
