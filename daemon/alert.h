@@ -32,6 +32,7 @@ struct event_packet {
 	size_t nblocked;
 	const struct event_label *labels; /* each hit's */
 	size_t top;                /* the hit whose labels the alert carries (the most severe) */
+	const char *const *list_names; /* by holder bit (NULL or "": none), to name every list holding a hit */
 };
 
 /* What an alert says of the entry it is about: eve's alert object, from its list. */

@@ -64,9 +64,11 @@ struct config *config_defaults(void)
 	c->log_target = LOG_TARGET_STDERR;
 	c->events = strdup("-");
 	c->flow_timeout = 300;
+	c->filemode = 0640;
 	c->socket = strdup("/run/bloomd/control.sock");
 	c->store_dir = strdup("/var/lib/bloomd");
-	if (c->events == NULL || c->socket == NULL || c->store_dir == NULL || lists_default(c) < 0 ||
+	c->sensor_name = config_host_name();
+	if (c->events == NULL || c->sensor_name == NULL || c->socket == NULL || c->store_dir == NULL || lists_default(c) < 0 ||
 	    config_cluster_defaults(c) < 0) {
 		config_free(c);
 		return NULL;
@@ -88,6 +90,7 @@ void config_free(struct config *c)
 	config_cluster_free(c);
 	free(c->metrics_listen);
 	free(c->threshold_file);
+	free(c->sensor_name);
 	free(c->events);
 	free(c->pcap);
 	free(c->socket);

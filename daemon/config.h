@@ -82,6 +82,9 @@ struct config {
 	bool alert_once_per_flow; /* [output] alerts = once_per_flow (else every) */
 	unsigned flow_timeout;    /* seconds a flow is quiet for an entry before it alerts again */
 	char *threshold_file;     /* Suricata threshold.config rules, NULL: none */
+	bool eve_extended;        /* [output] eve = extended: matches and blocked at the top too (Suricata's schema refuses them) */
+	char *sensor_name;        /* eve's host, NULL: none (default: the host name) */
+	unsigned filemode;        /* of the events and pcap files */
 	char *metrics_listen;     /* [metrics] listen: ADDRESS:PORT of the HTTP /metrics, NULL: none */
 	unsigned metrics_max_connections; /* [metrics] max_connections: open at once; more are answered 503 */
 	unsigned metrics_timeout; /* [metrics] timeout: seconds a connection may last, request and reply */

@@ -6,12 +6,17 @@
 
 #include "config_internal.h"
 
-int config_cluster_defaults(struct config *c)
+char *config_host_name(void)
 {
 	char host[256] = "bloomd";
 
 	gethostname(host, sizeof(host) - 1);
 	host[sizeof(host) - 1] = '\0';
+	return strdup(host);
+}
+
+int config_cluster_defaults(struct config *c)
+{
 	c->action.timeout = 3600;
 	c->action.rate = 100;
 	c->action.block = 1;
@@ -24,7 +29,7 @@ int config_cluster_defaults(struct config *c)
 	c->cluster.max_prefix6 = 32;
 	c->cluster.stream = strdup("bloomd:entries");
 	c->cluster.events_key = strdup("bloomd:events");
-	c->cluster.node = strdup(host);
+	c->cluster.node = config_host_name();
 	return c->cluster.stream && c->cluster.events_key && c->cluster.node && c->action.table ? 0 : -1;
 }
 

@@ -113,7 +113,9 @@ void config_lists_free(struct config *c);
 /* Whether a section header names [list NAME] (name checked when its keys are read). */
 bool config_list_section(const char *name, size_t len);
 
-/* config_cluster.c: [cluster]'s and [action]'s defaults, the whole, and freeing. */
+/* config_cluster.c: the host's name (a node's and a sensor's default), NULL without memory. */
+char *config_host_name(void);
+/* [cluster]'s and [action]'s defaults, the whole, and freeing. */
 int config_cluster_defaults(struct config *c);
 void config_cluster_validate(struct loader *ld);
 void config_cluster_free(struct config *c);

@@ -65,6 +65,20 @@ static int read_events(struct loader *ld, const struct config_key *k, void *base
 	return config_set_string(ld, &c->events, value, true);
 }
 
+/* An octal file mode such as 0640: who may read the events (a log shipper in bloomd's group, say). */
+static int read_filemode(struct loader *ld, const struct config_key *k, void *base, const char *value)
+{
+	char *end;
+	unsigned long mode = strtoul(value, &end, 8);
+
+	if (value[0] < '0' || value[0] > '7' || *end != '\0' || mode > 0777) {
+		config_problem(ld, "filemode: expected an octal mode from 0 to 0777 (0640), got '%s'", value);
+		return 0;
+	}
+	*(unsigned *)((char *)base + k->offset) = (unsigned)mode;
+	return 1;
+}
+
 /* ADDRESS:PORT, [IPV6]:PORT; the address is checked when the listener opens. */
 static bool listen_address(const char *value)
 {
@@ -125,6 +139,9 @@ static const struct config_key KEYS[] = {
 	{ "output", "pcap", KEY_PATH, FIELD(pcap) },
 	{ "output", "alerts", KEY_CHOICE, FIELD(alert_once_per_flow), NAMES("every", "once_per_flow") },
 	{ "output", "threshold_file", KEY_PATH, FIELD(threshold_file), .empty_none = true },
+	{ "output", "eve", KEY_CHOICE, FIELD(eve_extended), NAMES("strict", "extended") },
+	{ "output", "sensor_name", KEY_STRING, FIELD(sensor_name), .empty_none = true },
+	{ "output", "filemode", KEY_CUSTOM, FIELD(filemode), .parse = read_filemode },
 	{ "output", "flow_timeout", KEY_UINT, FIELD(flow_timeout), .min = 1, .max = 86400 },
 
 	{ "action", "set", KEY_STRING, FIELD(action.set4), .valid = config_nft_set,

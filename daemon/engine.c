@@ -103,7 +103,7 @@ void engine_report(struct engine *e, const struct capture_packet *p, const struc
 		.ts = p->ts, .index = p->index, .link = p->link, .frame = p->frame,
 		.caplen = p->caplen, .wirelen = p->wirelen, .view = v,
 		.filename = live ? NULL : source, .interface = live ? source : NULL, .verdict = verdict,
-		.labels = e->labels,
+		.labels = e->labels, .list_names = e->list_names,
 	};
 	if (e->block && live)
 		block_addresses(e, v, found, n, &ep);

@@ -28,6 +28,7 @@ struct engine {
 	unsigned block_side;       /* pair and sig matches: 1 source, 2 destination, 3 both */
 	event_label_cb label;      /* each hit's labels (the daemon's lists); NULL: the defaults */
 	void *label_ctx;
+	const char *const *list_names; /* by holder bit, for the lists an event names; NULL: none */
 	struct stats stats;
 	struct match_hit hits[MATCH_MAX_HITS];
 	struct match_found found[MATCH_MAX_HITS];  /* hits[i]'s entries */

@@ -36,12 +36,12 @@ struct event_shape {
 	json_t *obj;                        /* owns the values below */
 	json_t *ts, *flow_id, *cnt, *source, *src, *sport, *dst, *dport, *proto, *community, *direction, *vlan;
 	json_t *action, *sid, *rev, *signature, *category, *severity; /* of the alert object */
-	json_t *matches;
+	json_t *context, *matches;          /* alert.context, and its matches */
 };
 
 struct match_shape {
-	json_t *obj;                        /* owns kind, entry, list and offset */
-	json_t *kind, *entry, *list, *offset;
+	json_t *obj;                        /* owns kind, entry, list, lists and offset */
+	json_t *kind, *entry, *list, *lists, *offset;
 };
 
 struct events {
@@ -50,7 +50,9 @@ struct events {
 	FILE *json;
 	bool json_is_stdout;
 	char *pcap_path;
-	unsigned snaplen;
+	unsigned snaplen, filemode;
+	char *host;               /* eve's host, or NULL */
+	bool extended;            /* matches and blocked at the top too */
 	pcap_t *dead;             /* the handle pcap_dump needs: link type and snaplen */
 	pcap_dumper_t *dumper;
 	int dump_link;
@@ -68,44 +70,68 @@ struct events {
 /* An event line is rendered here and written once: json_dumpf writes token by token. */
 #define LINE_BYTES (64u << 10)
 
-struct events *events_open(const char *json_path, const char *pcap_path, unsigned snaplen,
-			   char *err, size_t errlen)
+/*
+ * The file's mode, whatever the umask, if it is a regular file bloomd owns
+ * (one made by root before the switch to bloomd's user is left as it is).
+ */
+static int set_mode(int fd, unsigned mode, const char *path, char *err, size_t errlen)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) == 0 && (!S_ISREG(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 07777) == mode))
+		return 0;
+	if (fchmod(fd, (mode_t)mode) == 0)
+		return 0;
+	error_set(err, errlen, "cannot set the mode of %s to %04o: %s", path, mode, strerror(errno));
+	return -1;
+}
+
+/*
+ * Never through a link: it may be opened as root in a directory bloomd's
+ * user owns. Not a FIFO either: opening one with no reader, or writing to a
+ * slow one, would stop the packet path.
+ */
+static FILE *open_events_file(const char *path, unsigned mode, char *err, size_t errlen)
+{
+	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, (mode_t)mode);
+	struct stat st;
+	FILE *f = NULL;
+	/* ENXIO: a FIFO with no reader */
+	bool refused = fd < 0 ? errno == ENXIO : fstat(fd, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISCHR(st.st_mode);
+
+	if (fd >= 0 && !refused && fcntl(fd, F_SETFL, O_APPEND) == 0) {
+		if (set_mode(fd, mode, path, err, errlen) < 0) {
+			close(fd);
+			return NULL;
+		}
+		f = fdopen(fd, "a");
+	}
+	if (f == NULL) {
+		error_set(err, errlen, "cannot open events file %s: %s", path,
+			  refused ? "not a regular file or a device (a FIFO would stop the packet path)" : strerror(errno));
+		if (fd >= 0)
+			close(fd);
+	}
+	return f;
+}
+
+struct events *events_open(const struct events_options *o, char *err, size_t errlen)
 {
 	struct events *ev = calloc(1, sizeof(*ev));
 
-	if (ev == NULL || (ev->text = malloc(ENTRY_TEXT_MAX)) == NULL ||
-	    (ev->line = malloc(LINE_BYTES)) == NULL) {
+	if (ev == NULL || (ev->text = malloc(ENTRY_TEXT_MAX)) == NULL || (ev->line = malloc(LINE_BYTES)) == NULL ||
+	    (o->host && (ev->host = strdup(o->host)) == NULL) ||
+	    (o->pcap_path && (ev->pcap_path = strdup(o->pcap_path)) == NULL)) {
 		error_set(err, errlen, "out of memory");
 		goto fail;
 	}
-	ev->snaplen = snaplen;
-	if (json_path && strcmp(json_path, "-") == 0) {
+	ev->snaplen = o->snaplen;
+	ev->filemode = o->filemode;
+	ev->extended = o->extended;
+	if (o->json_path && strcmp(o->json_path, "-") == 0) {
 		ev->json = stdout;
 		ev->json_is_stdout = true;
-	} else if (json_path) {
-		/*
-		 * Never through a link: it may be opened as root in a directory
-		 * bloomd's user owns. Not a FIFO either: opening one with no
-		 * reader, or writing to a slow one, would stop the packet path.
-		 */
-		int fd = open(json_path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0640);
-		struct stat st;
-		/* ENXIO: a FIFO with no reader */
-		bool refused = fd < 0 ? errno == ENXIO
-				      : fstat(fd, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISCHR(st.st_mode);
-		if (fd >= 0 && !refused && fcntl(fd, F_SETFL, O_APPEND) == 0)
-			ev->json = fdopen(fd, "a");
-		if (ev->json == NULL) {
-			error_set(err, errlen, "cannot open events file %s: %s", json_path,
-				  refused ? "not a regular file or a device (a FIFO would stop the packet path)"
-					  : strerror(errno));
-			if (fd >= 0)
-				close(fd);
-			goto fail;
-		}
-	}
-	if (pcap_path && (ev->pcap_path = strdup(pcap_path)) == NULL) {
-		error_set(err, errlen, "out of memory");
+	} else if (o->json_path && (ev->json = open_events_file(o->json_path, o->filemode, err, errlen)) == NULL) {
 		goto fail;
 	}
 	return ev;
@@ -131,7 +157,7 @@ static int open_dump(struct events *ev, int link, char *err, size_t errlen)
 		return -1;
 	}
 	ev->dump_link = link;
-	return 0;
+	return set_mode(fileno(pcap_dump_file(ev->dumper)), ev->filemode, ev->pcap_path, err, errlen);
 }
 
 static int dump_packet(struct events *ev, const struct event_packet *p, char *err, size_t errlen)
@@ -186,7 +212,7 @@ static const char *timestamp(const struct timespec *ts, char *buf, size_t len)
 
 	gmtime_r(&secs, &tm);
 	size_t n = strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(buf + n, len - n, ".%06ldZ", ts->tv_nsec / 1000);
+	snprintf(buf + n, len - n, ".%06ld+0000", ts->tv_nsec / 1000); /* Suricata's form: an offset, not Z */
 	return buf;
 }
 
@@ -210,6 +236,8 @@ static struct event_shape *shape_for(struct events *ev, unsigned bits)
 	json_object_set_new_nocheck(s->obj, "event_type", json_string("alert"));
 	s->cnt = slot(s->obj, "pcap_cnt", json_integer(0));
 	s->source = slot(s->obj, bits & SHAPE_LIVE ? "in_iface" : "pcap_filename", json_string(""));
+	if (ev->host)
+		json_object_set_new(s->obj, "host", json_string(ev->host));
 	if (bits & SHAPE_IP) {
 		s->src = slot(s->obj, "src_ip", json_string(""));
 		if (bits & SHAPE_PORTS)
@@ -232,7 +260,11 @@ static struct event_shape *shape_for(struct events *ev, unsigned bits)
 	s->signature = slot(alert, "signature", json_string(""));
 	s->category = slot(alert, "category", json_string(""));
 	s->severity = slot(alert, "severity", json_integer(0));
-	s->matches = slot(s->obj, "matches", json_array());
+	/* bloomd's own detail: where Suricata's schema allows it (what keywords such as dataset add) */
+	s->context = slot(alert, "context", json_object());
+	s->matches = slot(s->context, "matches", json_array());
+	if (ev->extended) /* and where bloomd 0.9 had it */
+		json_object_set_nocheck(s->obj, "matches", s->matches);
 	return s;
 }
 
@@ -246,11 +278,40 @@ static struct match_shape *match_for(struct events *ev, bool with_offset, size_t
 	m->kind = slot(m->obj, "kind", json_string(""));
 	m->entry = slot(m->obj, "entry", json_string(""));
 	m->list = slot(m->obj, "list", json_string(""));
+	m->lists = slot(m->obj, "lists", json_array());
 	if (with_offset)
 		m->offset = slot(m->obj, "offset", json_integer(0));
 	return m;
 }
 
+
+/* Every list holding an entry, by name, in the order of their holder bits. */
+static void name_lists(json_t *lists, uint32_t holders, const char *const *names)
+{
+	json_array_clear(lists);
+	for (unsigned b = 0; names && b < 32; b++)
+		if ((holders & (1u << b)) && names[b] && names[b][0])
+			json_array_append_new(lists, json_string(names[b]));
+}
+
+/* The addresses this packet put into blocking sets: rare, so a key of its own, not in the cached shape. */
+static void set_blocked(struct events *ev, struct event_shape *s, const struct event_packet *p)
+{
+	char buf[INET6_ADDRSTRLEN];
+
+	if (p->nblocked == 0) {
+		json_object_del(s->context, "blocked");
+		json_object_del(s->obj, "blocked");
+		return;
+	}
+	json_t *blocked = json_array();
+	for (size_t i = 0; i < p->nblocked; i++)
+		json_array_append_new(blocked, json_string(entry_format_addr(p->blocked[i], p->view->family, buf, sizeof(buf))));
+	json_object_set(s->context, "blocked", blocked);
+	if (ev->extended)
+		json_object_set(s->obj, "blocked", blocked);
+	json_decref(blocked);
+}
 
 /* The event's JSON object, owned by ev: valid until the next event. */
 static json_t *event_json(struct events *ev, const struct event_packet *p, const struct match_found *hits,
@@ -293,19 +354,13 @@ static json_t *event_json(struct events *ev, const struct event_packet *p, const
 		set_ascii(ms->kind, entry_kind_name(hits[i].kind));
 		set_ascii(ms->entry, entry_format_value(hits[i].kind, hits[i].key, hits[i].len, ev->text, ENTRY_TEXT_MAX));
 		set_name(ms->list, p->labels[i].list);
+		name_lists(ms->lists, hits[i].holders, p->list_names);
 		if (sig)
 			json_integer_set(ms->offset, hits[i].offset);
 		json_array_append(s->matches, ms->obj);
 	}
 	set_ascii(s->action, p->verdict != VERDICT_ACCEPT ? "blocked" : "allowed");
-	if (p->nblocked) { /* rare: a key of its own, not in the cached shape */
-		json_t *blocked = json_array();
-		for (size_t i = 0; i < p->nblocked; i++)
-			json_array_append_new(blocked, json_string(entry_format_addr(p->blocked[i], v->family, buf, sizeof(buf))));
-		json_object_set_new(s->obj, "blocked", blocked);
-	} else {
-		json_object_del(s->obj, "blocked");
-	}
+	set_blocked(ev, s, p);
 	const struct event_label *top = &p->labels[p->top];
 	json_integer_set(s->sid, top->sid);
 	json_integer_set(s->rev, top->rev);
@@ -470,5 +525,6 @@ void events_close(struct events *ev)
 	free(ev->pcap_path);
 	free(ev->text);
 	free(ev->line);
+	free(ev->host);
 	free(ev);
 }

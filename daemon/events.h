@@ -11,13 +11,18 @@
 
 struct events;
 
-/*
- * Open the outputs: events to json_path ("-" for stdout, NULL for none),
- * matched packets to pcap_path (NULL for none; opened at the first match,
- * with that packet's link type). NULL with a message on failure.
- */
-struct events *events_open(const char *json_path, const char *pcap_path, unsigned snaplen,
-			   char *err, size_t errlen);
+/* What the outputs are, and how events look. */
+struct events_options {
+	const char *json_path;    /* "-" for stdout, NULL for none */
+	const char *pcap_path;    /* NULL for none; opened at the first match, with its link type */
+	unsigned snaplen;
+	unsigned filemode;        /* the files' mode, whatever the umask */
+	const char *host;         /* eve's host (the sensor's name), NULL for none */
+	bool extended;            /* matches and blocked at the top too, not only in alert.context */
+};
+
+/* Open the outputs: NULL with a message on failure. */
+struct events *events_open(const struct events_options *o, char *err, size_t errlen);
 
 /*
  * Write one event for a packet with n confirmed hits (n > 0) and their

@@ -314,9 +314,13 @@ void lists_take(struct lists *ls, struct matcher *m, int i, uint64_t now, struct
 	struct list_state *l = &ls->slot[i];
 
 	BLOOMD_ASSERT(i > 0 && i < LISTS_SLOTS); /* the local list takes no versions */
-	r->removed = matcher_rehold(m, LISTS_STAGING, 1u << i, &r->added);
+	uint64_t added = 0;
+	r->removed += matcher_rehold(m, LISTS_STAGING, 1u << i, &added); /* after what slices did, if any */
+	r->added += added;
 	labels_move(ls->labels, LISTS_SLOTS, (unsigned)i);
 	l->version++;
+	if (l->rev == 0 || r->added || r->removed) /* a version the same as the last is not a new revision */
+		l->rev++;
 	l->loaded = (time_t)now;
 	l->last = *r;
 }

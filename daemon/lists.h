@@ -35,7 +35,8 @@ struct list_load {
 
 struct list_state {
 	char name[LIST_NAME_MAX];     /* "" for a free slot */
-	unsigned version;             /* versions taken (eve's rev) */
+	unsigned version;             /* versions taken */
+	unsigned rev;                 /* eve's rev: 1 at the first version, +1 each time a version changes the entries */
 	time_t loaded;                /* when the last version was taken (0: never) */
 	struct list_load last;
 	uint64_t refusals;            /* versions refused */

@@ -229,7 +229,8 @@ int service_start(struct service *s, struct event_base *base, const struct contr
 
 	s->base = base;
 	s->sources = json_array();
-	s->events = events_open(s->cfg->events, s->cfg->pcap, s->cfg->snaplen, err, sizeof(err));
+	struct events_options eo = service_events_options(s->cfg);
+	s->events = events_open(&eo, err, sizeof(err));
 	if (s->events == NULL || s->sources == NULL) {
 		log_error("%s", s->events ? "out of memory" : err);
 		return -1;

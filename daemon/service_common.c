@@ -27,6 +27,14 @@ struct match_config service_match_config(const struct config *cfg)
 	};
 }
 
+struct events_options service_events_options(const struct config *cfg)
+{
+	return (struct events_options){
+		.json_path = cfg->events, .pcap_path = cfg->pcap, .snaplen = cfg->snaplen, .filemode = cfg->filemode,
+		.host = cfg->sensor_name, .extended = cfg->eve_extended,
+	};
+}
+
 int service_alert_policy(struct service *s)
 {
 	if (!s->cfg->alert_once_per_flow) {

@@ -29,6 +29,7 @@ struct service {
 	struct engine engine;
 	struct flows *flows;       /* [output] alerts = once_per_flow, or NULL */
 	struct lists lists;        /* which list holds what, and their labels */
+	const char *list_names[LISTS_SLOTS]; /* lists.slot[i].name, for the events */
 	struct thresholds *thresholds; /* [output] threshold_file's rules, or NULL */
 	bool one_shot;             /* exit when the replay queue is empty */
 	int exit_code;
@@ -160,6 +161,8 @@ void service_cluster_publish_list(struct service *s, enum cluster_op_kind kind, 
 uint64_t service_now(void);
 /* The matcher's settings of a configuration. */
 struct match_config service_match_config(const struct config *cfg);
+/* The outputs' settings of a configuration (pointing into it). */
+struct events_options service_events_options(const struct config *cfg);
 /* The rules of cfg's threshold_file into *out (NULL: none); -1 after reporting its problems. */
 int service_thresholds_load(const struct config *cfg, struct thresholds **out, threshold_error_cb on_error,
 			    void *ctx);

@@ -244,7 +244,7 @@ static bool label_entry(void *ctx, enum entry_kind kind, const uint8_t *key, siz
 	if (l == NULL)
 		return false;
 	*out = (struct event_label){ .list = l->name, .signature = l->cfg->signature, .severity = labels.severity,
-				     .sid = l->cfg->sid, .rev = l->version ? l->version : 1};
+				     .sid = l->cfg->sid, .rev = l->rev ? l->rev : 1};
 	memcpy(out->category, labels.category, sizeof(out->category));
 	return true;
 }
@@ -253,6 +253,9 @@ void service_label_hits(struct service *s)
 {
 	s->engine.label = label_entry;
 	s->engine.label_ctx = s;
+	for (int i = 0; i < LISTS_SLOTS; i++) /* the slots' names stay where they are: point once */
+		s->list_names[i] = s->lists.slot[i].name;
+	s->engine.list_names = s->list_names;
 }
 
 /* ---- commands ---- */
@@ -373,9 +376,9 @@ json_t *service_lists_json(struct service *s)
 		if (l->name[0] == '\0' || l->cfg == NULL)
 			continue;
 		const struct list_config *lc = l->cfg;
-		json_t *o = json_pack("{s:s,s:s*,s:s,s:I,s:i,s:o,s:s*,s:i,s:s,s:I,s:s}", "name", l->name, "file",
+		json_t *o = json_pack("{s:s,s:s*,s:s,s:I,s:i,s:i,s:o,s:s*,s:i,s:s,s:I,s:s}", "name", l->name, "file",
 				      lc->file, "format", i == 0 ? "bloomctl" : feed_spec_name(&lc->format, format, sizeof(format)),
-				      "entries", (json_int_t)counts[i], "version", (int)l->version, "loaded",
+				      "entries", (json_int_t)counts[i], "version", (int)l->version, "rev", (int)(l->rev ? l->rev : 1), "loaded",
 				      l->loaded ? json_integer((json_int_t)l->loaded) : json_null(), "category",
 				      lc->category, "severity", (int)lc->severity, "action",
 				      config_list_action_name(lc->action), "sid", (json_int_t)lc->sid,

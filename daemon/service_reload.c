@@ -27,7 +27,8 @@ static void use_events(struct service *s, struct events *ev)
 
 int service_reopen(struct service *s, char *err, size_t errlen)
 {
-	struct events *ev = events_open(s->cfg->events, s->cfg->pcap, s->cfg->snaplen, err, errlen);
+	struct events_options eo = service_events_options(s->cfg);
+	struct events *ev = events_open(&eo, err, errlen);
 
 	if (ev == NULL)
 		return -1;
@@ -43,6 +44,14 @@ static void collect_problem(void *ctx, const char *message)
 static bool same_string(const char *a, const char *b)
 {
 	return (a == NULL && b == NULL) || (a && b && strcmp(a, b) == 0);
+}
+
+/* The outputs reopen when where they go or how events look changes. */
+static bool outputs_changed(const struct config *a, const struct config *b)
+{
+	return !same_string(a->events, b->events) || !same_string(a->pcap, b->pcap) ||
+	       !same_string(a->sensor_name, b->sensor_name) || a->eve_extended != b->eve_extended ||
+	       a->filemode != b->filemode;
 }
 
 static void restart_needed(void *ctx, const char *what)
@@ -66,13 +75,13 @@ static int reload(struct service *s, json_t **problems)
 	config_keep_running(old, fresh, restart_needed, restart);
 	/* Everything that can fail first; only then is anything of the running daemon changed. */
 	mc = service_match_config(fresh);
+	struct events_options eo = service_events_options(fresh);
 	struct events *ev = NULL;
 	struct thresholds *rules = NULL;
 	if (service_thresholds_load(fresh, &rules, collect_problem, found) < 0)
 		goto refuse;
 	if (matcher_check_config(&mc, err, sizeof(err)) < 0 ||
-	    ((!same_string(fresh->events, old->events) || !same_string(fresh->pcap, old->pcap)) &&
-	     (ev = events_open(fresh->events, fresh->pcap, fresh->snaplen, err, sizeof(err))) == NULL)) {
+	    (outputs_changed(fresh, old) && (ev = events_open(&eo, err, sizeof(err))) == NULL)) {
 		json_array_append_new(found, json_string(err));
 		thresholds_free(rules);
 		goto refuse;

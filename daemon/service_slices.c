@@ -213,9 +213,9 @@ static bool walk_slice(struct slicing *sl)
 		sl->phase = REMOVING;
 		return true;
 	}
+	sl->r.added = sl->added;
+	sl->r.removed = sl->removed;
 	lists_take(&s->lists, s->matcher, sl->list, service_now(), &sl->r);
-	sl->r.added += sl->added;
-	sl->r.removed += sl->removed;
 	s->lists.slot[sl->list].last = sl->r;
 	service_list_loaded(s, sl->list, "the cluster", &sl->bad, &sl->r);
 	finish(sl, 0, "");

@@ -179,7 +179,7 @@ payload=$(for i in $(seq 1 70); do printf 'payload-%02d' "$i"; done)
 printf 'link en10mb\npacket src=10.0.0.1 dst=10.0.0.2 payload="%s"\n' "$payload" > many.pkts
 "$BUILD/pcapgen" -o many.pcap many.pkts
 out=$("$BUILD/bloomd" -c many.conf -r many.pcap)
-is "$(head -n 1 <<<"$out" | jq '.matches | length')" 64 "an event reports 64 matches"
+is "$(head -n 1 <<<"$out" | jq '.alert.context.matches | length')" 64 "an event reports 64 matches"
 is "$(tail -n 1 <<<"$out" | jq .hits_dropped)" 6 "and the statistics count the 6 left out"
 # A file name that is not UTF-8 is still named, its odd bytes as '?', not left out or taken
 # from the file before it.

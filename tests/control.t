@@ -18,7 +18,7 @@ crash() { # kill -9, quietly (no job notice from the shell)
 	for _ in $(seq 250); do kill -0 "$pid" 2>/dev/null || break; sleep 0.02; done
 	pid=
 }
-events_of() { jq -c --arg f "$1" 'select(.pcap_filename == $f) | [.pcap_cnt, .matches]' events.json; }
+events_of() { jq -c --arg f "$1" 'select(.pcap_filename == $f) | [.pcap_cnt, .alert.context.matches]' events.json; }
 
 cat > bloomd.conf <<C
 [filter]

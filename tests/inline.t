@@ -61,10 +61,10 @@ is "$(grep -c hello recv.txt)" 4 "every unlisted datagram arrives (bloomd keeps 
 is "$(grep -c EVIL-PAYLOAD recv.txt)" 0 "no datagram of a dropping list does"
 is "$(grep -c WATCH-ME recv.txt)" 1 "one of an alerting list (action = alert) does"
 for _ in $(seq 50); do [ "$(grep -c alert events.json 2>/dev/null)" -ge 4 ] && break; sleep 0.05; done
-is "$(jq -r 'select(.matches[0].list == "evil") | .alert.action' events.json | sort | uniq -c | awk '{print $1 " " $2}')" "3 blocked" \
+is "$(jq -r 'select(.alert.context.matches[0].list == "evil") | .alert.action' events.json | sort | uniq -c | awk '{print $1 " " $2}')" "3 blocked" \
 	"their events say blocked"
-is "$(jq -r 'select(.matches[0].list == "watch") | .alert.action' events.json)" allowed "the alerting list's says allowed"
-is "$(jq -r 'select(.matches[0].list == "evil") | .in_iface' events.json | head -n 1)" nfqueue7 "and names the queue"
+is "$(jq -r 'select(.alert.context.matches[0].list == "watch") | .alert.action' events.json)" allowed "the alerting list's says allowed"
+is "$(jq -r 'select(.alert.context.matches[0].list == "evil") | .in_iface' events.json | head -n 1)" nfqueue7 "and names the queue"
 stats=$("$BUILD/bloomctl" -s ctl.sock --json stats)
 is "$(jq -c '[.stats.inline.packets, .stats.inline.dropped, .stats.inline.accepted, .stats.inline.verdict_errors]' <<<"$stats")" \
 	"[8,3,5,0]" "stats: packets judged, dropped, accepted; no verdict refused"
@@ -115,7 +115,7 @@ send "BOTH-LISTS 1"
 send "hello 5"
 for _ in $(seq 100); do grep -q "hello 5" recv.txt 2>/dev/null && break; sleep 0.05; done
 for _ in $(seq 50); do grep -q "BOTH-LISTS" events.json && break; sleep 0.05; done
-is "$(grep -c BOTH-LISTS recv.txt)/$(jq -r 'select(.alert.severity == 1) | "\(.alert.action) \(.matches[0].list)"' events.json)" \
+is "$(grep -c BOTH-LISTS recv.txt)/$(jq -r 'select(.alert.severity == 1) | "\(.alert.action) \(.alert.context.matches[0].list)"' events.json)" \
 	"0/blocked watch" "a packet matching a dropping list is dropped, though a more severe alerting list labels it"
 
 # bloomd killed: with bypass, the queue has no listener and packets pass (fail-open).
@@ -162,7 +162,7 @@ C
 	set=$(ip netns exec $b nft list set inet bloomdset blocked)
 	grep -q "10.77.0.1 timeout 2m" <<<"$set"; ok $? "a match puts its source into the nftables set, with its timeout"
 	is "$(grep -c 'hello blocked' recv.txt)" 0 "and the kernel drops what follows from it"
-	is "$(jq -r 'select(.blocked) | .blocked[0]' set-events.json | head -n 1)" 10.77.0.1 "the event says what was blocked"
+	is "$(jq -r 'select(.alert.context.blocked) | .alert.context.blocked[0]' set-events.json | head -n 1)" 10.77.0.1 "the event says what was blocked"
 	is "$("$BUILD/bloomctl" -s set.sock --json stats | jq -c '[.stats.set_action.added, .stats.set_action.errors]')" "[1,0]" \
 		"the address is added once, not once a packet"
 	sed 's/^set = .*/set = inet bloomdset nosuch/' set.conf > noset.conf

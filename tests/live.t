@@ -45,16 +45,16 @@ echo -n "yy bloomd-live-signature yy" > /dev/udp/127.0.0.2/$port  # the signatur
 for _ in $(seq 50); do [ "$(cat events.json 2>/dev/null | grep -c alert)" -ge 3 ] && break; sleep 0.1; done
 sleep 0.3
 
-sig=$(jq -c 'select(.matches[0].kind == "sig")' events.json | head -n 1)
+sig=$(jq -c 'select(.alert.context.matches[0].kind == "sig")' events.json | head -n 1)
 is "$(jq -r '.in_iface, .dest_ip, .dest_port, .proto' <<<"$sig" | tr '\n' ' ')" "lo 127.0.0.2 $port UDP " "the signature event"
-is "$(jq -r '.matches[0].offset' <<<"$sig")" 3 "at its offset"
-pair=$(jq -c 'select(.matches[0].kind == "pair")' events.json | head -n 1)
+is "$(jq -r '.alert.context.matches[0].offset' <<<"$sig")" 3 "at its offset"
+pair=$(jq -c 'select(.alert.context.matches[0].kind == "pair")' events.json | head -n 1)
 is "$(jq -r '.src_ip, .dest_ip, .dest_port, .proto' <<<"$pair" | tr '\n' ' ')" "127.0.0.1 127.0.0.3 $port TCP " "the pair event"
 ! grep -q 127.0.0.9 events.json; ok $? "no event for unlisted traffic"
 # Seconds between the first and the last signature event's timestamps.
 sig_gap() {
-	jq -r 'select(.matches[0].kind == "sig") | .timestamp' "$1" |
-		sed 's/.*T\(..\):\(..\):\([0-9.]*\)Z/\1 \2 \3/' |
+	jq -r 'select(.alert.context.matches[0].kind == "sig") | .timestamp' "$1" |
+		sed 's/.*T\(..\):\(..\):\([0-9.]*\)+0000/\1 \2 \3/' |
 		awk 'NR == 1 { first = $1 * 3600 + $2 * 60 + $3 } { last = $1 * 3600 + $2 * 60 + $3 } END { printf "%.4f", last - first }'
 }
 gap=$(sig_gap events.json)

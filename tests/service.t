@@ -199,7 +199,7 @@ C
 	send 10.99.0.1 "nothing to see"
 	for _ in $(seq 60); do [ "$(cat veth.json 2>/dev/null | grep -c alert)" -ge 2 ] && break; sleep 0.05; done
 	sleep 0.3
-	is "$(jq -r '[.src_ip, .matches[0].kind] | join(" ")' veth.json | sort | tr '\n' ',')" \
+	is "$(jq -r '[.src_ip, .alert.context.matches[0].kind] | join(" ")' veth.json | sort | tr '\n' ',')" \
 		"10.99.0.1 sig,10.99.0.3 pair," "across the veth pair: the signature and the pair match, nothing else"
 	kill -TERM "$pid"
 	wait "$pid"; ok $? "and bloomd stops cleanly in its namespace"

@@ -41,6 +41,6 @@ done <<<"$rows"
 printf 'addr 10.25.132.11\n' > "$tmp/zero.list"
 printf '[entries]\nfile = zero.list\n' > "$tmp/zero.conf"
 is "$("$BUILD/bloomd" -c "$tmp/zero.conf" -r "$pcaps/tcpdump__icmp-length-zero.pcapng" 2>/dev/null |
-	jq -r 'select(.event_type == "alert") | .matches[0].entry')" 10.25.132.11 \
+	jq -r 'select(.event_type == "alert") | .alert.context.matches[0].entry')" 10.25.132.11 \
 	"icmp-length-zero.pcapng: the listed source of a total length 0 header alerts"
 done_testing

@@ -8,6 +8,7 @@ case $BUILD in
 esac
 tap_n=0
 tap_failed=0
+tap_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 plan() { echo "1..$1"; }
 
@@ -49,4 +50,11 @@ below() { # below GOT LIMIT DESCRIPTION
 	[ $rc -eq 0 ] || echo "#   got $1, want below $2"
 }
 
-done_testing() { exit $((tap_failed > 0)); }
+# Every event a test wrote (the files under its $tmp) must pass Suricata's own eve schema.
+done_testing() {
+	if [ -n "${tmp:-}" ] && [ -d "$tmp" ] && ! python3 "$tap_dir/eve-check.py" "$tmp"; then
+		echo "# events in $tmp fail Suricata's eve schema"
+		tap_failed=$((tap_failed + 1))
+	fi
+	exit $((tap_failed > 0))
+}

@@ -183,7 +183,7 @@ sleep 0.3 # both sockets are in the group before the traffic
 for i in 1 2 3; do send "LIST-TWO $i"; send "fine $i"; done
 arrived "fine 3" 24 >/dev/null
 for _ in $(seq 50); do [ "$(wc -l < passive.json 2>/dev/null)" -ge 72 ] && break; sleep 0.05; done
-is "$(jq -r '.matches[0].list' passive.json | sort | uniq -c | awk '{print $1 " " $2}')" "72 evil" \
+is "$(jq -r '.alert.context.matches[0].list' passive.json | sort | uniq -c | awk '{print $1 " " $2}')" "72 evil" \
 	"every match is reported once"
 for _ in $(seq 20); do stats=$(C --json stats); [ "$(jq .stats.packets <<<"$stats")" -ge 144 ] && break; sleep 0.1; done
 is "$(jq -c '[.stats.packets, ([.stats.workers.packets[] | select(. > 0)] | length)]' <<<"$stats")" "[144,2]" \

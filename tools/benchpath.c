@@ -174,7 +174,8 @@ int bench_replay(int argc, char **argv)
 	if (parse_path_opts(argc, argv, &o) < 0 || m == NULL || mkdtemp(dir) == NULL)
 		return 2;
 	/* Events go to /dev/null, as the daemon writes them; --no-events leaves them out. */
-	ev = events_open(o.no_events ? NULL : "/dev/null", NULL, 65535, NULL, 0);
+	struct events_options eo = { .json_path = o.no_events ? NULL : "/dev/null", .snaplen = 65535, .filemode = 0640 };
+	ev = events_open(&eo, NULL, 0);
 	if (ev == NULL)
 		return 1;
 	snprintf(pcap, sizeof(pcap), "%s/traffic.pcap", dir);

@@ -56,7 +56,7 @@ C 3 replay "$tmp/demo.pcap" --wait
 for _ in $(seq 100); do [ "$(R llen bloomd:events)" -ge 2 ] && break; sleep 0.02; done
 echo
 echo "== its alerts, from Redis: LRANGE bloomd:events 0 -1"
-R lrange bloomd:events 0 -1 | jq -c '{timestamp, src_ip, dest_ip, alert: .alert.signature, matches}'
+R lrange bloomd:events 0 -1 | jq -c '{timestamp, src_ip, dest_ip, alert: .alert.signature, matches: .alert.context.matches}'
 echo
 echo "== the stream: XRANGE bloomd:entries - +"
 R xrange bloomd:entries - + | paste - - - - - - - - - | head
