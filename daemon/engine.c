@@ -58,12 +58,16 @@ static bool in_prefix(const uint8_t *key, const uint8_t *addr, size_t alen)
 	return rest == 0 || ((key[1 + whole] ^ addr[whole]) & (0xff << (8 - rest))) == 0;
 }
 
-static void block_one(struct engine *e, const uint8_t *addr, int family, struct event_packet *ep)
+/* addr into the blocking set, for the lists asking (counted for each, when the set takes it). */
+static void block_one(struct engine *e, const uint8_t *addr, int family, uint32_t asking, struct event_packet *ep)
 {
 	for (size_t i = 0; i < ep->nblocked; i++)
 		if (memcmp(ep->blocked[i], addr, family == 4 ? 4 : 16) == 0)
 			return;
-	if (e->block(e->block_ctx, addr, family) > 0 && ep->nblocked < 2)
+	if (e->block(e->block_ctx, addr, family) <= 0)
+		return;
+	stats_by_list(e->stats.blocked_by, asking);
+	if (ep->nblocked < 2)
 		ep->blocked[ep->nblocked++] = addr;
 }
 
@@ -76,7 +80,8 @@ static void block_addresses(struct engine *e, const struct packet_view *v, const
 	if (v->family == 0)
 		return;
 	for (size_t i = 0; i < n; i++) {
-		if (!(found[i].holders & (e->drop_holders | e->reject_holders)))
+		uint32_t asking = found[i].holders & (e->drop_holders | e->reject_holders);
+		if (!asking)
 			continue;
 		bool src = e->block_side & 1, dst = e->block_side & 2;
 		if (found[i].kind == ENTRY_ADDR) {
@@ -87,9 +92,9 @@ static void block_addresses(struct engine *e, const struct packet_view *v, const
 			dst = !src && in_prefix(found[i].key, v->dst, alen);
 		}
 		if (src)
-			block_one(e, v->src, v->family, ep);
+			block_one(e, v->src, v->family, asking, ep);
 		if (dst)
-			block_one(e, v->dst, v->family, ep);
+			block_one(e, v->dst, v->family, asking, ep);
 	}
 }
 
@@ -132,15 +137,14 @@ enum verdict engine_packet(struct engine *e, const struct capture_packet *p, con
 	size_t n = matcher_check_with(e->matcher, e->scratch, &v, e->hits, MATCH_MAX_HITS);
 	if (n == 0 || (n = matcher_found(e->matcher, e->hits, n, e->found)) == 0)
 		return VERDICT_ACCEPT;
-	uint32_t passing = engine_passing(e->pass_holders, e->found, n);
-	if (passing) {
-		stats_passed(&e->stats, passing);
+	uint32_t held = engine_held(e->found, n);
+	if (held & e->pass_holders) {
+		stats_passed(&e->stats, held & e->pass_holders);
 		return VERDICT_ACCEPT;
 	}
-	e->stats.matched_packets++;
 	/* The verdict comes before any alert is left out: suppressing an alert never lets a packet through. */
-	enum verdict verdict = e->inline_mode ? engine_verdict(e->drop_holders, e->reject_holders, e->found, n)
-					      : VERDICT_ACCEPT;
+	enum verdict verdict = e->inline_mode ? engine_verdict(e->drop_holders, e->reject_holders, held) : VERDICT_ACCEPT;
+	stats_matched(&e->stats, held, verdict == VERDICT_ACCEPT ? 0 : held & (e->drop_holders | e->reject_holders));
 	engine_report(e, p, &v, e->found, n, source, live, verdict);
 	return verdict;
 }

@@ -48,29 +48,25 @@ enum verdict engine_packet(struct engine *e, const struct capture_packet *p, con
  * drop_holders, else rejected if one is held by a list in reject_holders
  * (the quieter wins), else accepted.
  */
-static inline enum verdict engine_verdict(uint32_t drop_holders, uint32_t reject_holders,
-					  const struct match_found *found, size_t n)
+static inline enum verdict engine_verdict(uint32_t drop_holders, uint32_t reject_holders, uint32_t held)
 {
-	uint32_t held = 0;
-
-	for (size_t i = 0; i < n; i++)
-		held |= found[i].holders;
 	return held & drop_holders ? VERDICT_DROP : held & reject_holders ? VERDICT_REJECT : VERDICT_ACCEPT;
 }
 
 /*
- * The pass lists among the holders of a packet's hits: a packet with any is
- * exempt from every other list (no verdict but accept, no event, no set).
- * Pass entries live in the same filters as the rest, so a packet no entry
- * holds pays nothing for them: this runs only on confirmed hits.
+ * Every list holding one of a packet's hits (its found[]), as holder bits.
+ * A packet held by a pass list is exempt from every other list (no verdict
+ * but accept, no event, no set). Pass entries live in the same filters as
+ * the rest, so a packet no entry holds pays nothing for them: this runs
+ * only on confirmed hits.
  */
-static inline uint32_t engine_passing(uint32_t pass_holders, const struct match_found *found, size_t n)
+static inline uint32_t engine_held(const struct match_found *found, size_t n)
 {
 	uint32_t held = 0;
 
 	for (size_t i = 0; i < n; i++)
 		held |= found[i].holders;
-	return held & pass_holders;
+	return held;
 }
 
 /*

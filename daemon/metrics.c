@@ -156,6 +156,12 @@ static const struct metric_family FAMILIES[] = {
 	  "lists", "list", "refused" },
 	{ "list_passed_packets_total", C, "Packets each pass list exempted (0 for the other lists).", "lists", "list",
 	  "passed" },
+	{ "list_matches_total", C, "Packets that matched an entry each list holds (not exempted by a pass list).",
+	  "lists", "list", "matched" },
+	{ "list_dropped_total", C, "Packets dropped or rejected inline that matched each dropping or rejecting list.",
+	  "lists", "list", "dropped" },
+	{ "list_blocked_total", C, "Addresses each list's matches put into the [action] sets.", "lists", "list",
+	  "blocked" },
 };
 
 /* The capture's counters, labelled with its interface. */
@@ -166,6 +172,20 @@ static const struct metric CAPTURE[] = {
 	  "capture", "capture.dropped"),
 	M("capture_if_dropped_packets_total", C, "Packets the interface dropped.", "capture",
 	  "capture.if_dropped"),
+};
+
+/* The process's own, under the names every Prometheus client library gives them (no bloomd_). */
+static const struct metric PROCESS[] = {
+	M("process_start_time_seconds", G, "Start time of the process since the epoch, in seconds.", "process",
+	  "process.start_time_seconds"),
+	M("process_cpu_seconds_total", C, "User and system CPU time spent, in seconds.", "process",
+	  "process.cpu_seconds"),
+	M("process_resident_memory_bytes", G, "Resident memory size, in bytes.", "process",
+	  "process.resident_memory_bytes"),
+	M("process_virtual_memory_bytes", G, "Virtual memory size, in bytes.", "process",
+	  "process.virtual_memory_bytes"),
+	M("process_open_fds", G, "Open file descriptors.", "process", "process.open_fds"),
+	M("process_max_fds", G, "The most file descriptors the process may open.", "process", "process.max_fds"),
 };
 
 #undef C
@@ -234,6 +254,15 @@ static void write_family(FILE *f, json_t *st, const struct metric_family *fam)
 	}
 }
 
+static void write_process(FILE *f, const json_t *st)
+{
+	if (json_object_get(st, "process") == NULL)
+		return;
+	for (size_t i = 0; i < sizeof(PROCESS) / sizeof(PROCESS[0]); i++)
+		fprintf(f, "# HELP %s %s\n# TYPE %s %s\n%s %.17g\n", PROCESS[i].name, PROCESS[i].help, PROCESS[i].name,
+			PROCESS[i].type, PROCESS[i].name, number_at(st, PROCESS[i].path));
+}
+
 /* The parts that are not one value a metric: the capture's by interface, each worker's, the build. */
 static void write_labelled(FILE *f, const json_t *st)
 {
@@ -275,6 +304,7 @@ char *metrics_prometheus(json_t *st)
 	for (size_t i = 0; i < sizeof(FAMILIES) / sizeof(FAMILIES[0]); i++)
 		write_family(f, st, &FAMILIES[i]);
 	write_labelled(f, st);
+	write_process(f, st);
 	if (fclose(f) != 0) {
 		free(text);
 		return NULL;

@@ -400,10 +400,12 @@ json_t *service_lists_stats(const struct service *s, const struct stats *totals)
 		const struct list_state *l = &s->lists.slot[i];
 		if (l->name[0])
 			json_object_set_new(out, l->name,
-					    json_pack("{s:I,s:i,s:I,s:b,s:I,s:I}", "entries", (json_int_t)counts[i], "version",
-						      (int)l->version, "loaded", (json_int_t)l->loaded, "ok", !l->last.refused,
-						      "refused", (json_int_t)l->refusals, "passed",
-						      (json_int_t)totals->passed_by[i]));
+					    json_pack("{s:I,s:i,s:I,s:b,s:I,s:I,s:I,s:I,s:I}", "entries", (json_int_t)counts[i],
+						      "version", (int)l->version, "loaded", (json_int_t)l->loaded, "ok",
+						      !l->last.refused, "refused", (json_int_t)l->refusals, "passed",
+						      (json_int_t)totals->passed_by[i], "matched", (json_int_t)totals->matched_by[i],
+						      "dropped", (json_int_t)totals->dropped_by[i], "blocked",
+						      (json_int_t)totals->blocked_by[i]));
 	}
 	return out;
 }

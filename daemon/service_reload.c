@@ -1,11 +1,15 @@
 /* service_reload.c - the daemon's configuration reloaded, outputs reopened, statistics. */
 #include "service.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "error.h"
 #include "log.h"
@@ -154,6 +158,34 @@ static json_t *workers_json(const struct service *s, const struct workers_totals
 			 (json_int_t)t->handoff_lost);
 }
 
+/* The process's own figures, from the kernel: what Prometheus's process_* metrics say. */
+static json_t *process_json(time_t started)
+{
+	unsigned long long pages = 0, resident = 0;
+	unsigned long long page = (unsigned long long)sysconf(_SC_PAGESIZE);
+	FILE *statm = fopen("/proc/self/statm", "re");
+	DIR *fds = opendir("/proc/self/fd");
+	json_int_t open_fds = -1; /* less the directory's own descriptor, counted below */
+	struct rusage ru = { 0 };
+	struct rlimit rl = { 0 };
+
+	if (statm == NULL || fscanf(statm, "%llu %llu", &pages, &resident) != 2)
+		pages = resident = 0;
+	if (statm)
+		fclose(statm);
+	for (struct dirent *d; fds && (d = readdir(fds)) != NULL;)
+		open_fds += d->d_name[0] != '.';
+	if (fds)
+		closedir(fds);
+	getrusage(RUSAGE_SELF, &ru);
+	getrlimit(RLIMIT_NOFILE, &rl);
+	double cpu = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+	return json_pack("{s:I,s:f,s:I,s:I,s:I,s:I}", "start_time_seconds", (json_int_t)started, "cpu_seconds", cpu,
+			 "resident_memory_bytes", (json_int_t)(resident * page), "virtual_memory_bytes",
+			 (json_int_t)(pages * page), "open_fds", fds ? open_fds : 0, "max_fds",
+			 (json_int_t)(rl.rlim_cur == RLIM_INFINITY ? INT64_MAX : rl.rlim_cur));
+}
+
 json_t *service_stats(struct service *s)
 {
 	struct workers_totals t;
@@ -164,6 +196,7 @@ json_t *service_stats(struct service *s)
 	t.stats.pcap_skipped += events_pcap_skipped(s->events);
 	o = stats_json(&t.stats, s->matcher, t.counters, t.hits_dropped);
 	json_object_set_new(o, "uptime_seconds", json_integer((json_int_t)(time(NULL) - s->started)));
+	json_object_set_new(o, "process", process_json(s->started));
 	json_object_set_new(o, "ttl_entries", json_integer((json_int_t)ttl_count(s->ttl)));
 	json_object_set_new(o, "rebuild",
 			    json_pack("{s:b,s:I,s:o}", "running", s->rebuild != NULL, "count",

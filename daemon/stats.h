@@ -18,15 +18,32 @@ struct stats {
 	uint64_t alerts_thresholded;      /* events left out by threshold and suppress rules */
 	uint64_t passed;                  /* packets a pass list exempted (not counted as matched) */
 	uint64_t passed_by[32];           /* by the pass list's holder bit */
+	uint64_t matched_by[32];          /* packets matched, by the holder bit of each list holding a hit */
+	uint64_t dropped_by[32];          /* packets dropped or rejected, by each dropping or rejecting list */
+	uint64_t blocked_by[32];          /* addresses put into [action] sets, by each list that asked */
 };
 
 _Static_assert(MATCH_HOLDER_STAGING == 1u << 31, "passed_by has a counter for each holder bit");
 
+/* Each bit of holders counted once in by[]. */
+static inline void stats_by_list(uint64_t by[32], uint32_t holders)
+{
+	for (holders &= ~MATCH_HOLDER_STAGING; holders; holders &= holders - 1)
+		by[__builtin_ctz(holders)]++;
+}
+
 static inline void stats_passed(struct stats *s, uint32_t passing)
 {
 	s->passed++;
-	for (; passing; passing &= passing - 1)
-		s->passed_by[__builtin_ctz(passing)]++;
+	stats_by_list(s->passed_by, passing);
+}
+
+/* A matched packet whose hits' lists are held, judged dropped or rejected by the lists in dropping (0: accepted). */
+static inline void stats_matched(struct stats *s, uint32_t held, uint32_t dropping)
+{
+	s->matched_packets++;
+	stats_by_list(s->matched_by, held);
+	stats_by_list(s->dropped_by, dropping);
 }
 
 static inline void stats_count(struct stats *s, uint64_t wirelen, enum packet_status status)
@@ -48,8 +65,12 @@ static inline void stats_add(struct stats *to, const struct stats *from)
 	to->alerts_suppressed += from->alerts_suppressed;
 	to->alerts_thresholded += from->alerts_thresholded;
 	to->passed += from->passed;
-	for (int i = 0; i < 32; i++)
+	for (int i = 0; i < 32; i++) {
 		to->passed_by[i] += from->passed_by[i];
+		to->matched_by[i] += from->matched_by[i];
+		to->dropped_by[i] += from->dropped_by[i];
+		to->blocked_by[i] += from->blocked_by[i];
+	}
 }
 
 static inline void stats_add_counters(struct match_counters *to, const struct match_counters *from)

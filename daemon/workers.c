@@ -186,16 +186,18 @@ static enum verdict judge(struct worker *w, const struct capture_packet *p)
 	size_t n = matcher_check_with(w->m, w->scratch, &v, w->hits, MATCH_MAX_HITS);
 	if (n == 0 || (n = matcher_found(w->m, w->hits, n, w->found)) == 0)
 		return VERDICT_ACCEPT;
-	uint32_t passing = engine_passing(atomic_load_explicit(&w->pool->pass_holders, memory_order_relaxed), w->found, n);
-	if (passing) {
+	uint32_t held = engine_held(w->found, n), passing;
+	if ((passing = held & atomic_load_explicit(&w->pool->pass_holders, memory_order_relaxed)) != 0) {
 		stats_passed(&w->stats, passing);
 		return VERDICT_ACCEPT;
 	}
-	w->stats.matched_packets++;
 	enum verdict verdict = VERDICT_ACCEPT;
+	uint32_t dropping = atomic_load_explicit(&w->pool->drop_holders, memory_order_relaxed) |
+			    atomic_load_explicit(&w->pool->reject_holders, memory_order_relaxed);
 	if (w->pool->inline_mode)
 		verdict = engine_verdict(atomic_load_explicit(&w->pool->drop_holders, memory_order_relaxed),
-					 atomic_load_explicit(&w->pool->reject_holders, memory_order_relaxed), w->found, n);
+					 atomic_load_explicit(&w->pool->reject_holders, memory_order_relaxed), held);
+	stats_matched(&w->stats, held, verdict == VERDICT_ACCEPT ? 0 : held & dropping);
 	if (hand_off(w, p, verdict, n))
 		w->pushed = true;
 	else

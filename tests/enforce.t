@@ -7,7 +7,7 @@
 # window and sends no address twice.
 . "$(dirname "$0")/tap.sh"
 . "$(dirname "$0")/netns.sh"
-plan 26
+plan 27
 skip_all() { for i in $(seq 26); do echo "ok $i # SKIP $1"; done; exit 0; }
 [ "$(id -u)" -eq 0 ] || skip_all "needs root (network namespaces, netfilter)"
 command -v socat >/dev/null || skip_all "no socat"
@@ -138,6 +138,7 @@ send 3 "EVIL-PAYLOAD mine"
 in_set() { nftb list set inet bloomd blocked4 2>/dev/null | grep -q "$1 timeout"; }
 wait_for 'in_set 10.77.0.1'; ok $? "a match puts its source into bloomd's set"
 in_set 10.77.0.3; is $? 1 "a pass address never goes into the set"
+C metrics | grep -q '^bloomd_list_blocked_total{list="evil"} 1$'; ok $? "metrics: the address the list put into the set"
 send 1 "hello blocked"
 sleep 0.3
 is "$(arrived 'hello blocked')" 0 "and the kernel drops what follows from it"

@@ -5,7 +5,7 @@
 # say blocked or allowed; with bloomd killed, traffic keeps flowing (bypass).
 . "$(dirname "$0")/tap.sh"
 . "$(dirname "$0")/netns.sh"
-plan 21
+plan 22
 skip_all() { for i in $(seq 21); do echo "ok $i # SKIP $1"; done; exit 0; }
 [ "$(id -u)" -eq 0 ] || skip_all "needs root (network namespaces, netfilter queues)"
 command -v socat >/dev/null || skip_all "no socat"
@@ -69,7 +69,11 @@ stats=$("$BUILD/bloomctl" -s ctl.sock --json stats)
 is "$(jq -c '[.stats.inline.packets, .stats.inline.dropped, .stats.inline.accepted, .stats.inline.verdict_errors]' <<<"$stats")" \
 	"[8,3,5,0]" "stats: packets judged, dropped, accepted; no verdict refused"
 [ "$(jq .stats.inline.verdict_ns.p99 <<<"$stats")" -gt 0 ]; ok $? "and the verdict latency"
-"$BUILD/bloomctl" -s ctl.sock metrics | grep -q '^bloomd_inline_dropped_total 3$'; ok $? "metrics: inline drops"
+"$BUILD/bloomctl" -s ctl.sock metrics > metrics.txt
+grep -q '^bloomd_inline_dropped_total 3$' metrics.txt; ok $? "metrics: inline drops"
+is "$(grep -E '^bloomd_list_(matches|dropped)_total\{list="(evil|watch)"\}' metrics.txt | sort | tr '\n' ' ')" \
+	'bloomd_list_dropped_total{list="evil"} 3 bloomd_list_dropped_total{list="watch"} 0 bloomd_list_matches_total{list="evil"} 3 bloomd_list_matches_total{list="watch"} 1 ' \
+	"metrics: each list's matches and drops"
 
 # reject: the packet goes back to the hook marked, and the rule ahead of the queue rejects it.
 if [ $rule = nft ]; then

@@ -4,7 +4,7 @@
 # a restart, and del leaving what a feed still holds.
 . "$(dirname "$0")/tap.sh"
 . "$(dirname "$0")/daemon.sh"
-plan 63
+plan 66
 tmp=$(mktemp -d)
 chmod 755 "$tmp"
 pid=
@@ -106,6 +106,11 @@ if command -v promtool >/dev/null; then
 else
 	tap_n=$((tap_n + 1)); echo "ok $tap_n # SKIP no promtool (Debian's prometheus; tools/install-deps.sh ci)"
 fi
+grep -q '^# TYPE bloomd_list_matches_total counter$' metrics.txt; ok $? "each list's matches are a counter"
+start_time=$(awk '/^process_start_time_seconds / { print $2 }' metrics.txt)
+grep -qE '^process_resident_memory_bytes [1-9]' metrics.txt && grep -qE '^process_open_fds [1-9]' metrics.txt &&
+	[ "${start_time%.*}" -gt $(($(date +%s) - 120)) ]
+ok $? "and the process's own: process_start_time_seconds, process_resident_memory_bytes, process_open_fds"
 http_get /state | head -n 1 | grep -q " 404 "; ok $? "any other path is a 404"
 http_get /metrics POST | head -n 1 | grep -q " 405 "; ok $? "any other method a 405"
 
@@ -118,6 +123,9 @@ is "$alert" '{"action":"allowed","gid":1,"signature_id":2400001,"rev":1,"signatu
 	"the alert object is the list's"
 is "$(jq -r 'select(.pcap_cnt == 2) | "\(.alert.category) \(.alert.context.matches[0].list) \(.direction)"' events.json)" "malware iocs to_server" \
 	"each match names its list"
+is "$(http_get /metrics | grep -E '^bloomd_list_matches_total\{list="(spamhaus-drop|iocs|tor)"\}' | tr -d '\r' | sort | tr '\n' ' ')" \
+	'bloomd_list_matches_total{list="iocs"} 1 bloomd_list_matches_total{list="spamhaus-drop"} 1 bloomd_list_matches_total{list="tor"} 0 ' \
+	"and each list's matches rise with them"
 is "$(jq -r 'select(.pcap_cnt == 1) | "\(.host) \(.timestamp)"' events.json)" "$(hostname) 2026-01-01T00:00:00.000000+0000" \
 	"an event names its sensor (the host name) and its time as Suricata writes it"
 "$here/eve-check.py" events.json; ok $? "every event passes Suricata's own eve schema"
