@@ -131,6 +131,7 @@ struct config {
 	/* [log] */
 	enum log_level log_level;
 	enum log_target log_target;
+	enum log_format log_format;
 };
 
 /* Called once for each problem, with "FILE:LINE: message" (or "FILE: message"). */

@@ -16,7 +16,8 @@
 _Static_assert(offsetof(struct config, path) == 0 && offsetof(struct list_config, name) == 0,
 	       "offset 0 holds a pointer in both structs");
 /* KEY_CHOICE writes an int into an enum field, and KEY_UINT an unsigned into a uint32_t. */
-_Static_assert(sizeof(enum config_fsync) == sizeof(int) && sizeof(enum log_target) == sizeof(int),
+_Static_assert(sizeof(enum config_fsync) == sizeof(int) && sizeof(enum log_target) == sizeof(int) &&
+		       sizeof(enum log_format) == sizeof(int),
 	       "enums are int-sized");
 _Static_assert(sizeof(uint32_t) == sizeof(unsigned), "sid is read as an unsigned");
 
@@ -198,6 +199,7 @@ static const struct config_key KEYS[] = {
 
 	{ "log", "level", KEY_CUSTOM, FIELD(log_level), .parse = read_level },
 	{ "log", "target", KEY_CHOICE, FIELD(log_target), NAMES("stderr", "syslog") },
+	{ "log", "format", KEY_CHOICE, FIELD(log_format), NAMES("text", "json") },
 };
 
 #define NKEYS (sizeof(KEYS) / sizeof(KEYS[0]))

@@ -1,20 +1,25 @@
 /* log.c - the daemon's log: four levels, to stderr (journald adds the rest) or syslog. */
 #include "log.h"
 
+#include <jansson.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
+#include <time.h>
 
 static enum log_level max_level = LOG_LEVEL_INFO;
 static enum log_target target = LOG_TARGET_STDERR;
+static enum log_format format = LOG_FORMAT_TEXT;
 
 static const char *const LABELS[] = { "error", "warning", "info", "debug" };
 static const int PRIORITIES[] = { LOG_ERR, LOG_WARNING, LOG_INFO, LOG_DEBUG };
 
-void log_setup(enum log_level max, enum log_target to)
+void log_setup(enum log_level max, enum log_target to, enum log_format how)
 {
 	max_level = max;
+	format = how;
 	if (to == LOG_TARGET_SYSLOG && target != LOG_TARGET_SYSLOG)
 		openlog("bloomd", LOG_PID | LOG_NDELAY, LOG_DAEMON);
 	else if (to != LOG_TARGET_SYSLOG && target == LOG_TARGET_SYSLOG)
@@ -58,6 +63,37 @@ static void one_line(const char *in, char *out, size_t outlen)
 	out[o] = '\0';
 }
 
+/*
+ * The message as one eve record: {"timestamp", "log_level", "event_type":
+ * "engine", "engine": {"message", "module"}}, the shape of Suricata's engine
+ * log, which its schema takes. line is ASCII but for bytes from outside,
+ * which may not be UTF-8: those become '?'. NULL without memory.
+ */
+static char *json_line(enum log_level level, char *line)
+{
+	static const char *const EVE_LEVELS[] = { "Error", "Warning", "Info", "Debug" };
+	struct timespec now;
+	struct tm tm;
+	char stamp[64];
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	gmtime_r(&now.tv_sec, &tm);
+	size_t n = strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(stamp + n, sizeof(stamp) - n, ".%06ld+0000", now.tv_nsec / 1000);
+	json_t *message = json_string(line);
+	if (message == NULL) {
+		for (char *p = line; *p; p++)
+			if ((unsigned char)*p >= 0x80)
+				*p = '?';
+		message = json_string(line);
+	}
+	json_t *o = json_pack("{s:s,s:s,s:s,s:{s:o,s:s}}", "timestamp", stamp, "log_level", EVE_LEVELS[level],
+			      "event_type", "engine", "engine", "message", message, "module", "bloomd");
+	char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
+	json_decref(o);
+	return text;
+}
+
 static void emit(enum log_level level, const char *fmt, va_list ap)
 {
 	char text[1024], line[1024 * 2];
@@ -66,10 +102,16 @@ static void emit(enum log_level level, const char *fmt, va_list ap)
 		return;
 	vsnprintf(text, sizeof(text), fmt, ap);
 	one_line(text, line, sizeof(line));
-	if (target == LOG_TARGET_SYSLOG)
+	char *json = format == LOG_FORMAT_JSON ? json_line(level, line) : NULL;
+	if (json && target == LOG_TARGET_SYSLOG)
+		syslog(PRIORITIES[level], "%s", json);
+	else if (json)
+		fprintf(stderr, "%s\n", json);
+	else if (target == LOG_TARGET_SYSLOG)
 		syslog(PRIORITIES[level], "%s", line);
 	else
 		fprintf(stderr, "bloomd: %s: %s\n", LABELS[level], line);
+	free(json);
 }
 
 #define LOG_FN(name, level)                     \

@@ -7,9 +7,11 @@
 
 enum log_level { LOG_LEVEL_ERROR = 0, LOG_LEVEL_WARNING, LOG_LEVEL_INFO, LOG_LEVEL_DEBUG };
 enum log_target { LOG_TARGET_STDERR = 0, LOG_TARGET_SYSLOG };
+/* json: each message one object, as Suricata's engine log in eve (event_type engine). */
+enum log_format { LOG_FORMAT_TEXT = 0, LOG_FORMAT_JSON };
 
-/* Messages above max are dropped; syslog uses facility daemon. Default: info, stderr. */
-void log_setup(enum log_level max, enum log_target target);
+/* Messages above max are dropped; syslog uses facility daemon. Default: info, stderr, text. */
+void log_setup(enum log_level max, enum log_target target, enum log_format format);
 
 /* "error", "warning", "info", "debug" and back; -1 if unknown. */
 const char *log_level_name(enum log_level level);

@@ -316,7 +316,7 @@ int main(int argc, char **argv)
 	}
 	if ((cfg = config_load(o.config, report_problem, &problems)) == NULL)
 		goto out;
-	log_setup(cfg->log_level, cfg->log_target);
+	log_setup(cfg->log_level, cfg->log_target, cfg->log_format);
 	struct plan p = plan_of(&o, cfg);
 	bool use_socket = cfg->socket && (!p.one_shot || cfg->socket_set);
 	bool use_store = cfg->store_dir && (!p.one_shot || cfg->store_set);

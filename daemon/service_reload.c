@@ -97,7 +97,7 @@ static int reload(struct service *s, json_t **problems)
 	/* Before the old configuration goes: the lists point into it. Each list is taken or refused on its own. */
 	unsigned refused;
 	service_lists_load(s, fresh, false, &refused); /* -1 only when starting */
-	log_setup(fresh->log_level, fresh->log_target);
+	log_setup(fresh->log_level, fresh->log_target, fresh->log_format);
 	if (ev)
 		use_events(s, ev);
 	if ((fresh->alert_once_per_flow != old->alert_once_per_flow || fresh->flow_timeout != old->flow_timeout) &&

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bloomd's command line: -n, bad config and lists, missing files, statistics, the match pcap.
 . "$(dirname "$0")/tap.sh"
-plan 57
+plan 59
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -205,6 +205,12 @@ grep -q "rules.threshold:1: type: expected limit, threshold or both, got 'someti
 
 is "$("$BUILD/bloomd" --version)" "bloomd $(sed -n 's/^#define BLOOMD_VERSION "\(.*\)"/\1/p' "$root/daemon/version.h")" \
 	"--version says the version"
+
+# [log] format = json: each message one eve engine record (done_testing checks them against Suricata's schema).
+printf '[entries]\nfile = good.list\n[log]\nformat = json\n' > json.conf
+"$BUILD/bloomd" -c json.conf -r in.pcap > /dev/null 2> log.json; ok $? "bloomd runs with [log] format = json"
+is "$(jq -r 'select(.event_type == "engine" and .log_level == "Info") | .engine.message' log.json | grep -c "version 1 taken")" 1 \
+	"its log lines are JSON objects, the message in engine.message"
 
 # Events to a full disk (/dev/full): buffered lines that a flush could not write are counted, not lost silently.
 if [ -w /dev/full ]; then

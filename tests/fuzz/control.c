@@ -52,7 +52,7 @@ static int setup(void)
 	struct config *cfg = config_load(conf, ignore, NULL);
 	if (cfg == NULL || (base = event_base_new()) == NULL)
 		return -1;
-	log_setup(cfg->log_level, cfg->log_target);
+	log_setup(cfg->log_level, cfg->log_target, cfg->log_format);
 	struct control_options co = {
 		.path = sock, .max_clients = 4, .idle_timeout = 60, .line = commands_line,
 		.burst = commands_burst, .gone = commands_gone, .ctx = NULL,
