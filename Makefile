@@ -65,7 +65,7 @@ CORE_SRC  = daemon/error.c daemon/arena.c daemon/simd.c daemon/hash.c daemon/fil
 CORE_OBJ  = $(CORE_SRC:%.c=$(BUILD)/%.o)
 CORE_LIB  = $(BUILD)/libbloomcore.a
 
-DAEMON_SRC = daemon/entry.c daemon/feed.c daemon/packet.c daemon/communityid.c daemon/flows.c daemon/threshold.c daemon/labels.c daemon/match.c daemon/match_entries.c daemon/match_rebuild.c daemon/match_log.c daemon/config.c daemon/config_keys.c daemon/config_set.c daemon/config_lists.c daemon/config_cluster.c daemon/log.c \
+DAEMON_SRC = daemon/entry.c daemon/feed.c daemon/feed_address.c daemon/feed_json.c daemon/packet.c daemon/communityid.c daemon/flows.c daemon/threshold.c daemon/labels.c daemon/match.c daemon/match_entries.c daemon/match_rebuild.c daemon/match_log.c daemon/config.c daemon/config_keys.c daemon/config_set.c daemon/config_lists.c daemon/config_cluster.c daemon/log.c \
              daemon/events.c daemon/stats.c daemon/metrics.c daemon/capture.c daemon/engine.c daemon/persist.c daemon/journal.c daemon/ttl.c \
              daemon/control.c daemon/control_client.c daemon/rebuild.c daemon/service.c daemon/service_common.c daemon/service_entries.c daemon/service_publish.c daemon/service_state.c daemon/service_sources.c daemon/service_reload.c daemon/service_lists.c daemon/service_slices.c daemon/service_cluster.c daemon/lists.c daemon/commands.c daemon/commands_bulk.c daemon/commands_reply.c \
              daemon/privilege.c daemon/notify.c daemon/preflight.c daemon/metrics_http.c daemon/cluster.c daemon/cluster_state.c daemon/cluster_reply.c daemon/cluster_reader.c daemon/cluster_writer.c daemon/cluster_seen.c daemon/cluster_sign.c daemon/inline.c daemon/setaction.c daemon/workers.c daemon/statedir.c

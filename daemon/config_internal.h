@@ -107,6 +107,8 @@ int config_entries_file(struct loader *ld, const struct config_key *k, void *bas
 int config_list_action(struct loader *ld, const struct config_key *k, void *base, const char *value);
 int config_list_file(struct loader *ld, const struct config_key *k, void *base, const char *value);
 int config_list_format(struct loader *ld, const struct config_key *k, void *base, const char *value);
+/* [list NAME] set: the one set of an ipset save file the list takes. */
+int config_list_set(struct loader *ld, const struct config_key *k, void *base, const char *value);
 /* The lists as a whole (after the file is read): names unique, the local list first. */
 void config_lists_validate(struct loader *ld);
 void config_lists_free(struct config *c);

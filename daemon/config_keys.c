@@ -120,6 +120,7 @@ static const struct config_key KEYS[] = {
 
 	{ "list", "file", KEY_CUSTOM, LIST_FIELD(file), .parse = config_list_file },
 	{ "list", "format", KEY_CUSTOM, LIST_FIELD(format), .parse = config_list_format },
+	{ "list", "set", KEY_CUSTOM, LIST_FIELD(format.set), .parse = config_list_set },
 	{ "list", "category", KEY_STRING, LIST_FIELD(category) },
 	{ "list", "severity", KEY_UINT, LIST_FIELD(severity), .min = 1, .max = 255 },
 	{ "list", "sid", KEY_UINT, LIST_FIELD(sid), .min = 1, .max = 2147483647u },

@@ -120,10 +120,28 @@ int config_list_format(struct loader *ld, const struct config_key *k, void *base
 
 	if (feedless(ld, l, k->name))
 		return 0;
-	if (feed_spec_parse(value, &l->format, err, sizeof(err)) < 0) {
+	struct feed_spec spec;
+	if (feed_spec_parse(value, &spec, err, sizeof(err)) < 0) {
 		config_problem(ld, "format: %s", err);
 		return 0;
 	}
+	memcpy(spec.set, l->format.set, sizeof(spec.set)); /* set may come first */
+	l->format = spec;
+	return 1;
+}
+
+int config_list_set(struct loader *ld, const struct config_key *k, void *base, const char *value)
+{
+	struct list_config *l = base;
+
+	if (feedless(ld, l, k->name))
+		return 0;
+	if (value[0] == '\0' || strlen(value) >= sizeof(l->format.set) || strchr(value, ' ')) {
+		config_problem(ld, "set: expected an ipset set's name (at most %zu characters, no blanks), got '%s'",
+			       sizeof(l->format.set) - 1, value);
+		return 0;
+	}
+	snprintf(l->format.set, sizeof(l->format.set), "%s", value);
 	return 1;
 }
 
@@ -164,6 +182,11 @@ void config_lists_validate(struct loader *ld)
 		config_set_string(ld, &c->lists[0].category, "local", false);
 	for (size_t i = 0; i < c->nlists; i++) {
 		struct list_config *l = &c->lists[i];
+		char section[LIST_NAME_MAX + 8];
+		snprintf(section, sizeof(section), "list %s", l->name);
+		ld->line = config_key_line(ld, section, "set");
+		if (l->format.set[0] && l->format.format != FEED_IPSET)
+			config_problem(ld, "[list %s] set names a set of an ipset save file: give format = ipset", l->name);
 		/* Inline or with [action] sets, a list's matches are dropped unless it says alert. */
 		if (!l->action_given)
 			l->action = c->inline_mode || c->action.set4 || c->action.set6 ? LIST_ACTION_DROP : LIST_ACTION_ALERT;

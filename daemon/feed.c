@@ -1,5 +1,5 @@
 /* feed.c - entry lists in the formats feeds come in. */
-#include "feed.h"
+#include "feed_internal.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -10,12 +10,13 @@
 #include "error.h"
 
 #define LINE_MAX_BYTES (16 + 4 * ENTRY_MAX_SIG)
-#define TOKEN_MAX 128 /* an address, a network, a CSV field */
+#define TOKEN_MAX FEED_TOKEN_MAX
 
 static const char *const format_names[] = {
 	[FEED_BLOOMD] = "bloomd", [FEED_PLAIN] = "plain", [FEED_NETSET] = "netset",
 	[FEED_DROP] = "drop", [FEED_IPSET] = "ipset", [FEED_CSV] = "csv",
-	[FEED_SURICATA_DATASET] = "suricata-dataset",
+	[FEED_SURICATA_DATASET] = "suricata-dataset", [FEED_SPAMHAUS_JSON] = "spamhaus-json",
+	[FEED_ZEEK_INTEL] = "zeek-intel", [FEED_IPREP] = "iprep", [FEED_CROWDSEC_JSON] = "crowdsec-json",
 };
 
 int feed_spec_parse(const char *text, struct feed_spec *spec, char *err, size_t errlen)
@@ -45,7 +46,9 @@ int feed_spec_parse(const char *text, struct feed_spec *spec, char *err, size_t 
 			spec->format = (enum feed_format)i;
 			return 0;
 		}
-	error_set(err, errlen, "unknown format '%.40s' (bloomd, plain, netset, drop, ipset, csv:COLUMN or suricata-dataset)",
+	error_set(err, errlen,
+		  "unknown format '%.40s' (bloomd, plain, netset, drop, ipset, csv:COLUMN, suricata-dataset, spamhaus-json, "
+		  "zeek-intel, iprep or crowdsec-json)",
 		  text);
 	return -1;
 }
@@ -64,6 +67,8 @@ const char *feed_spec_name(const struct feed_spec *spec, char *buf, size_t len)
 void feed_reader_init(struct feed_reader *r, const struct feed_spec *spec, uint64_t now)
 {
 	*r = (struct feed_reader){ .spec = *spec, .now = now, .column = spec->column };
+	if (spec->format == FEED_ZEEK_INTEL) /* until a #fields line says otherwise */
+		*r = (struct feed_reader){ .spec = *spec, .now = now, .column = 1, .type_column = 2 };
 }
 
 /* ---- pieces of a line ---- */
@@ -100,27 +105,6 @@ static bool cut_comment(char *line, char c)
 	return *skip_blanks(line) != '\0';
 }
 
-/* An address ("addr") or a network ("net"; a whole-length one is its address). */
-static int parse_address(const char *text, struct entry *e, char *err, size_t errlen)
-{
-	char line[TOKEN_MAX + 8], why[128];
-
-	if (strlen(text) > TOKEN_MAX || *text == '\0') {
-		error_set(err, errlen, "not an address or a network");
-		return -1;
-	}
-	snprintf(line, sizeof(line), "%s %s", strchr(text, '/') ? "net" : "addr", text);
-	if (entry_parse(line, e, why, sizeof(why)) != 1) {
-		error_set(err, errlen, "not an address or a network");
-		return -1;
-	}
-	if (e->kind == ENTRY_NET && e->key[0] == 8 * (e->len - 1)) {
-		memmove(e->key, e->key + 1, --e->len);
-		e->kind = ENTRY_ADDR;
-	}
-	return 0;
-}
-
 /* A plain line: its first word is the address (a netset's or a dataset's, too). */
 static int plain_line(char *line, char comment, struct entry *e, char *err, size_t errlen)
 {
@@ -134,15 +118,19 @@ static int plain_line(char *line, char comment, struct entry *e, char *err, size
 		error_set(err, errlen, "more than an address on the line");
 		return -1;
 	}
-	return parse_address(word, e, err, errlen) < 0 ? -1 : 1;
+	return feed_address(word, e, err, errlen) < 0 ? -1 : 1;
 }
 
-/* Whether an add line's options (after its element) hold nomatch; a comment "..." may hold anything. */
-static bool ipset_nomatch(const char *p)
+/*
+ * An add line's options (after its element): nomatch, and timeout N (the
+ * seconds left when it was saved; 0: none). A comment "..." may hold anything.
+ */
+static bool ipset_options(const char *p, unsigned long *timeout)
 {
 	char word[TOKEN_MAX + 2];
-	bool quoted = false;
+	bool quoted = false, nomatch = false, timeout_next = false;
 
+	*timeout = 0;
 	while (*(p = skip_blanks(p))) {
 		p = next_word(p, word, sizeof(word));
 		size_t n = strlen(word);
@@ -150,14 +138,16 @@ static bool ipset_nomatch(const char *p)
 			quoted = !(n > 0 && word[n - 1] == '"');
 		else if (word[0] == '"')
 			quoted = !(n > 1 && word[n - 1] == '"');
-		else if (strcmp(word, "nomatch") == 0)
-			return true;
+		else if (timeout_next)
+			*timeout = strtoul(word, NULL, 10);
+		nomatch |= !quoted && word[0] != '"' && strcmp(word, "nomatch") == 0;
+		timeout_next = !quoted && strcmp(word, "timeout") == 0;
 	}
-	return false;
+	return nomatch;
 }
 
-/* "add SET ADDRESS [options]"; create lines (and a COMMIT) hold nothing. */
-static int ipset_line(char *line, struct entry *e, char *err, size_t errlen)
+/* "add SET ADDRESS [options]" (only set's, if named); create lines (and a COMMIT) hold nothing. */
+static int ipset_line(struct feed_reader *r, char *line, struct entry *e, uint64_t *expires, char *err, size_t errlen)
 {
 	char word[TOKEN_MAX + 2];
 	const char *p;
@@ -172,14 +162,19 @@ static int ipset_line(char *line, struct entry *e, char *err, size_t errlen)
 		return -1;
 	}
 	p = next_word(p, word, sizeof(word)); /* the set's name */
+	if (r->spec.set[0] && strcmp(word, r->spec.set) != 0)
+		return 0;
 	p = next_word(p, word, sizeof(word));
 	if (strchr(word, '-') || strchr(word, ',')) {
 		error_set(err, errlen, "a range or a compound element (%.60s): only addresses and networks", word);
 		return -1;
 	}
-	if (parse_address(word, e, err, errlen) < 0)
+	if (feed_address(word, e, err, errlen) < 0)
 		return -1;
-	return ipset_nomatch(p) ? FEED_EXCEPTION : 1;
+	unsigned long timeout;
+	bool nomatch = ipset_options(p, &timeout);
+	*expires = timeout ? r->now + timeout : 0;
+	return nomatch ? FEED_EXCEPTION : 1;
 }
 
 /* Field n (from 1) of a CSV line, quotes and "" undone; -1 if the line has fewer. */
@@ -256,7 +251,7 @@ static int csv_line(struct feed_reader *r, char *line, struct entry *e, char *er
 		return -1;
 	}
 	trim(field);
-	if (parse_address(field, e, err, errlen) == 0)
+	if (feed_address(field, e, err, errlen) == 0)
 		return 1;
 	/* A numbered column's first line may be a header: a name, not an address. */
 	if (!r->header_seen && r->line == 1 && !isdigit((unsigned char)field[0]) && !strchr(field, ':')) {
@@ -265,6 +260,97 @@ static int csv_line(struct feed_reader *r, char *line, struct entry *e, char *er
 	}
 	error_set(err, errlen, "column %u is not an address or a network", r->column);
 	return -1;
+}
+
+static int dataset_line(char *line, struct entry *e, char *err, size_t errlen)
+{
+	char *comma = strchr(line, ',');
+
+	if (comma) /* datarep: address,reputation */
+		*comma = '\0';
+	int rc = plain_line(line, '#', e, err, errlen);
+	if (rc > 0) /* Suricata reads ::ffff:a.b.c.d as a.b.c.d */
+		feed_unmap_v4(e);
+	return rc;
+}
+
+/* Field n (from 1) of a line split at sep, into out; -1 if there are fewer. */
+static int split_field(const char *line, char sep, unsigned n, char *out, size_t len)
+{
+	for (unsigned i = 1; i < n; i++)
+		if ((line = strchr(line, sep)) == NULL)
+			return -1;
+		else
+			line++;
+	size_t k = strcspn(line, (char[]){ sep, '\r', '\n', '\0' });
+	snprintf(out, len, "%.*s", (int)k, line);
+	return 0;
+}
+
+/* "#fields indicator indicator_type meta.source ...": where the two columns are. */
+static int zeek_fields(struct feed_reader *r, const char *line, char *err, size_t errlen)
+{
+	char name[TOKEN_MAX + 2];
+
+	r->column = r->type_column = 0;
+	for (unsigned i = 2; split_field(line, '\t', i, name, sizeof(name)) == 0; i++) {
+		if (strcmp(name, "indicator") == 0)
+			r->column = i - 1;
+		else if (strcmp(name, "indicator_type") == 0)
+			r->type_column = i - 1;
+	}
+	if (r->column && r->type_column)
+		return 0;
+	error_set(err, errlen, "#fields names no indicator and indicator_type");
+	return -1;
+}
+
+/* A Zeek intel line: its indicator, if its type is Intel::ADDR or Intel::SUBNET. */
+static int zeek_intel_line(struct feed_reader *r, const char *line, struct entry *e, char *err, size_t errlen)
+{
+	char value[TOKEN_MAX + 2], type[TOKEN_MAX + 2];
+
+	if (strncmp(line, "#fields\t", 8) == 0)
+		return zeek_fields(r, line, err, errlen) < 0 ? -1 : 0;
+	if (line[0] == '#' || *skip_blanks(line) == '\0')
+		return 0;
+	if (r->column == 0 || split_field(line, '\t', r->column, value, sizeof(value)) < 0 ||
+	    split_field(line, '\t', r->type_column, type, sizeof(type)) < 0) {
+		error_set(err, errlen, "fewer tab-separated fields than #fields names");
+		return -1;
+	}
+	if (strcmp(type, "Intel::ADDR") != 0 && strcmp(type, "Intel::SUBNET") != 0)
+		return 0; /* a domain, a URL, a hash: not bloomd's */
+	return feed_address(value, e, err, errlen) < 0 ? -1 : 1;
+}
+
+/* Suricata's iprep: "address,category,score"; the category is the entry's label. */
+static int iprep_line(char *line, struct entry *e, struct entry_labels *labels, char *err, size_t errlen)
+{
+	char addr[TOKEN_MAX + 2], category[TOKEN_MAX + 2], score[TOKEN_MAX + 2];
+	char *end;
+
+	if (!cut_comment(line, '#'))
+		return 0;
+	if (split_field(line, ',', 1, addr, sizeof(addr)) < 0 || split_field(line, ',', 2, category, sizeof(category)) < 0 ||
+	    split_field(line, ',', 3, score, sizeof(score)) < 0) {
+		error_set(err, errlen, "expected address,category,score");
+		return -1;
+	}
+	trim(addr);
+	trim(category);
+	trim(score);
+	char *end_score;
+	unsigned long n = strtoul(category, &end, 10), s = strtoul(score, &end_score, 10);
+	if (!isdigit((unsigned char)category[0]) || *end || n > 60 || !isdigit((unsigned char)score[0]) || *end_score ||
+	    s > 127) {
+		error_set(err, errlen, "expected a category from 0 to 60 and a score from 0 to 127");
+		return -1;
+	}
+	if (feed_address(addr, e, err, errlen) < 0)
+		return -1;
+	snprintf(labels->category, sizeof(labels->category), "iprep-%lu", n);
+	return s > 0;
 }
 
 int feed_line(struct feed_reader *r, const char *text, struct entry *e, uint64_t *expires,
@@ -290,15 +376,20 @@ int feed_line(struct feed_reader *r, const char *text, struct entry *e, uint64_t
 	case FEED_DROP:
 		return plain_line(line, ';', e, err, errlen);
 	case FEED_IPSET:
-		return ipset_line(line, e, err, errlen);
+		return ipset_line(r, line, e, expires, err, errlen);
 	case FEED_CSV:
 		return csv_line(r, line, e, err, errlen);
-	case FEED_SURICATA_DATASET: {
-		char *comma = strchr(line, ',');
-		if (comma) /* datarep: address,reputation */
-			*comma = '\0';
-		return plain_line(line, '#', e, err, errlen);
-	}
+	case FEED_SURICATA_DATASET:
+		return dataset_line(line, e, err, errlen);
+	case FEED_SPAMHAUS_JSON:
+		return feed_spamhaus_json_line(line, e, err, errlen);
+	case FEED_ZEEK_INTEL:
+		return zeek_intel_line(r, line, e, err, errlen);
+	case FEED_IPREP:
+		return iprep_line(line, e, labels, err, errlen);
+	case FEED_CROWDSEC_JSON:
+		error_set(err, errlen, "crowdsec-json is read as a whole document, not by line");
+		return -1;
 	case FEED_BLOOMD:
 		break;
 	}
@@ -328,6 +419,10 @@ int feed_read(FILE *f, const struct feed_spec *spec, uint64_t now, feed_entry_cb
 	ssize_t got;
 
 	*counts = (struct feed_counts){ 0 };
+	if (spec->format == FEED_CROWDSEC_JSON) {
+		free(e);
+		return feed_crowdsec_read(f, now, on_entry, on_bad, ctx, counts, err, errlen);
+	}
 	if (e == NULL) {
 		error_set(err, errlen, "out of memory");
 		return -1;

@@ -17,10 +17,21 @@
  *   plain, netset     an address or a network (CIDR); '#' comments (FireHOL's .netset)
  *   drop              Spamhaus DROP: "192.0.2.0/24 ; SBL123", ';' comments
  *   ipset             `ipset save` output: "add SET 192.0.2.1 [options]"; create lines skipped;
- *                     with the option nomatch, an exception inside the list (as the kernel has it)
+ *                     with the option nomatch, an exception inside the list (as the kernel has it);
+ *                     timeout N expires it N seconds on; with set, only that set's lines
  *   csv:N, csv:NAME   one column of a CSV file, by number (from 1) or by the header's name
  *   suricata-dataset  a Suricata dataset of type ip, ipv4 or ipv6: an address a line,
- *                     or "address,reputation" (datarep)
+ *                     or "address,reputation" (datarep); ::ffff:a.b.c.d is IPv4, as Suricata reads it
+ *   spamhaus-json     Spamhaus's DROP in JSON (drop_v4.json, drop_v6.json): an object a line
+ *                     with "cidr"; the closing {"type":"metadata"} holds nothing
+ *   zeek-intel        a Zeek intel file: tab-separated, columns named by its #fields line;
+ *                     Intel::ADDR and Intel::SUBNET indicators (other types hold nothing)
+ *   iprep             Suricata's IP reputation: "address,category,score"; the category
+ *                     becomes the entry's category label, a score of 0 holds nothing
+ *   crowdsec-json     CrowdSec's decisions (cscli decisions list -o json, or the LAPI's
+ *                     stream): one JSON document; Ip and Range ban decisions, their duration
+ *                     an expiry (run out: nothing), their scenario the category label
+ *                     (read whole, not by line)
  *
  * An address alone is an addr entry, a network a net entry (a /32 or /128
  * network is its address). A UTF-8 byte order mark opening a file is
@@ -35,6 +46,10 @@ enum feed_format {
 	FEED_IPSET,
 	FEED_CSV,
 	FEED_SURICATA_DATASET,
+	FEED_SPAMHAUS_JSON,
+	FEED_ZEEK_INTEL,
+	FEED_IPREP,
+	FEED_CROWDSEC_JSON,
 };
 
 #define FEED_COLUMN_NAME 64
@@ -43,6 +58,7 @@ struct feed_spec {
 	enum feed_format format;
 	unsigned column;                  /* csv: 1-based, or 0 with column_name */
 	char column_name[FEED_COLUMN_NAME];
+	char set[FEED_COLUMN_NAME];       /* ipset: only this set's lines ("": every set's) */
 };
 
 /* "plain", "csv:3", "csv:ip", ...: 0, or -1 with a message. */
@@ -55,7 +71,8 @@ struct feed_reader {
 	struct feed_spec spec;
 	uint64_t now;                     /* for ttl= */
 	unsigned line;                    /* lines read so far */
-	unsigned column;                  /* csv: the column found, once known */
+	unsigned column;                  /* csv: the column found, once known; zeek-intel: the indicator's */
+	unsigned type_column;             /* zeek-intel: the indicator_type's */
 	int header_seen;
 };
 

@@ -87,6 +87,8 @@ struct staging {
 	feed_bad_cb on_bad;    /* the caller's, with its ctx */
 	void *ctx;
 	uint64_t lines_before;  /* read by earlier parts of the version */
+	uint64_t now;           /* what a feed's time to live is measured against */
+	uint64_t expired;       /* entries left out: their time had passed when the version was read */
 };
 
 static void stage_bad(void *ctx, unsigned line, const char *text, const char *why)
@@ -120,9 +122,14 @@ static int stage_entry(void *ctx, const struct entry *e, uint64_t expires, const
 {
 	struct staging *st = ctx;
 
-	if (expires) {
-		error_set(err, errlen, "expires= and ttl= are for bloomctl add and load: a list's entries stay while it holds them");
-		return -1;
+	/*
+	 * A list's entries stay while it holds them: a feed's time to live (an
+	 * ipset timeout, a CrowdSec duration, expires=) only leaves out what has
+	 * run out by the time the version is read; the next version drops the rest.
+	 */
+	if (expires && expires <= st->now) {
+		st->expired++;
+		return 0;
 	}
 	if (exception && (e->kind == ENTRY_ADDR || e->kind == ENTRY_NET)) {
 		if (note_exception(st->ls, e) == 0)
@@ -145,13 +152,14 @@ static int stage_entry(void *ctx, const struct entry *e, uint64_t expires, const
 int lists_stage_more(struct lists *ls, struct matcher *m, FILE *f, const struct feed_spec *spec, uint64_t now,
 		     feed_bad_cb on_bad, void *ctx, struct list_load *r)
 {
-	struct staging st = { .ls = ls, .m = m, .labels = ls->labels, .on_bad = on_bad, .ctx = ctx, .lines_before = r->lines };
+	struct staging st = { .ls = ls, .m = m, .labels = ls->labels, .on_bad = on_bad, .ctx = ctx, .lines_before = r->lines,
+			      .now = now };
 	struct feed_counts n;
 	char err[256];
 
 	int rc = feed_read(f, spec, now, stage_entry, stage_bad, &st, &n, err, sizeof(err));
 	r->lines += n.lines;
-	r->entries += n.entries;
+	r->entries += n.entries - st.expired;
 	r->bad += n.bad;
 	if (rc < 0)
 		error_set(r->error, sizeof(r->error), "%s", err);

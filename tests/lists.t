@@ -4,7 +4,7 @@
 # a restart, and del leaving what a feed still holds.
 . "$(dirname "$0")/tap.sh"
 . "$(dirname "$0")/daemon.sh"
-plan 66
+plan 67
 tmp=$(mktemp -d)
 chmod 755 "$tmp"
 pid=
@@ -241,5 +241,15 @@ C query addr 2001:db8::20 >/dev/null; is $? 0 "a feed whose file is gone starts 
 C query addr 192.0.2.99 >/dev/null; is $? 0 "the local list survives a restart"
 C query addr 192.0.2.10 >/dev/null; is $? 0 "a flushed feed is read again from its file at start"
 is "$(labelled_alerts)" "command-and-control/1 /3 " "entries keep their own labels across a restart"
+
+# CrowdSec's decisions as cscli prints them: a ban is an entry; one whose duration has run out is not.
+cat > cs.json <<'J'
+[{"id":7,"decisions":[{"duration":"3h59m51s","origin":"crowdsec","scenario":"crowdsecurity/ssh-bf","scope":"Ip","type":"ban","value":"192.0.2.120"},
+ {"duration":"-2m1s","scope":"Ip","type":"ban","value":"192.0.2.121"},{"duration":"4h","scope":"Country","type":"ban","value":"XX"}]}]
+J
+printf '[list crowdsec]\nfile = cs.json\nformat = crowdsec-json\n' >> bloomd.conf
+C reload >/dev/null
+is "$(C query addr 192.0.2.120 >/dev/null; echo $?)/$(C query addr 192.0.2.121 >/dev/null; echo $?)" 0/1 \
+	"a reload takes a crowdsec-json list: its ban is an entry, a run-out one is not"
 stop
 done_testing

@@ -7,6 +7,8 @@
 #include "feed.h"
 #include "test.h"
 
+static uint64_t first_expires; /* of the last read's first entry that expires */
+
 struct collected {
 	unsigned entries, bad;
 	char text[4096], last_bad[512], last_why[256];
@@ -24,6 +26,8 @@ static int collect_entry(void *ctx, const struct entry *e, uint64_t expires, con
 		return -1;
 	}
 	c->entries++;
+	if (expires && first_expires == 0)
+		first_expires = expires;
 	snprintf(c->text + strlen(c->text), sizeof(c->text) - strlen(c->text), "%s %s%s", entry_kind_name(e->kind),
 		 entry_format_value(e->kind, e->key, e->len, value, sizeof(value)), expires ? " (expires)" : "");
 	if (exception)
@@ -45,8 +49,8 @@ static void collect_bad(void *ctx, unsigned line, const char *text, const char *
 	snprintf(c->last_why, sizeof(c->last_why), "%s", why);
 }
 
-/* Read text as format; returns what was collected. */
-static struct collected *read_as(const char *format, const char *text, size_t len)
+/* Read text as format (only the ipset set named, if set); returns what was collected. */
+static struct collected *read_set(const char *format, const char *set, const char *text, size_t len)
 {
 	static struct collected c;
 	struct feed_spec spec;
@@ -59,13 +63,20 @@ static struct collected *read_as(const char *format, const char *text, size_t le
 	memcpy(copy, text, n_bytes);
 	f = fmemopen(copy, n_bytes, "r");
 	memset(&c, 0, sizeof(c));
+	first_expires = 0;
 	assert_int_equal(feed_spec_parse(format, &spec, err, sizeof(err)), 0);
+	snprintf(spec.set, sizeof(spec.set), "%s", set);
 	assert_int_equal(feed_read(f, &spec, 1000, collect_entry, collect_bad, &c, &n, err, sizeof(err)), 0);
 	assert_int_equal(n.entries, c.entries);
 	assert_int_equal(n.bad, c.bad);
 	fclose(f);
 	free(copy);
 	return &c;
+}
+
+static struct collected *read_as(const char *format, const char *text, size_t len)
+{
+	return read_set(format, "", text, len);
 }
 
 static void native_lines_and_bad_ones(void **state)
@@ -119,9 +130,111 @@ static void ipset_save(void **state)
 	struct collected *c = read_as("ipset", saved, 0);
 
 	(void)state;
-	assert_string_equal(c->text, "net 192.0.2.0/24;addr 198.51.100.7;");
+	assert_string_equal(c->text, "net 192.0.2.0/24;addr 198.51.100.7 (expires);");
+	assert_int_equal(first_expires, 1000 + 3600); /* the timeout left when it was saved: a TTL */
 	assert_int_equal(c->bad, 3);
 	assert_non_null(strstr(c->last_why, "not an ipset add"));
+}
+
+/* An ipset save of several sets: set = NAME takes only that one's lines (timeout 0: never expires). */
+static void ipset_one_set(void **state)
+{
+	static const char saved[] = "create allow hash:ip family inet\nadd allow 10.0.0.1\n"
+				    "create block hash:net family inet timeout 600\nadd block 192.0.2.0/24 timeout 0\n"
+				    "add block 198.51.100.9 timeout 599\nadd allow 10.0.0.2\n";
+	struct collected *c = read_set("ipset", "block", saved, 0);
+
+	(void)state;
+	assert_string_equal(c->text, "net 192.0.2.0/24;addr 198.51.100.9 (expires);");
+	c = read_as("ipset", saved, 0);
+	assert_int_equal(c->entries, 4);
+}
+
+/* Spamhaus's drop_v4.json: an object a line, the metadata line last; an error page is a bad line. */
+static void spamhaus_json(void **state)
+{
+	static const char drop[] =
+		"{\"cidr\":\"1.10.16.0/20\",\"sblid\":\"SBL256894\",\"rir\":\"apnic\"}\n"
+		"{\"cidr\":\"2001:db8::/32\",\"sblid\":\"SBL1\",\"rir\":\"ripencc\"}\r\n"
+		"<html>503</html>\n{\"sblid\":\"SBL2\"}\n"
+		"{\"type\":\"metadata\",\"timestamp\":1764000000,\"size\":123,\"records\":2,"
+		"\"copyright\":\"(c) 2026 The Spamhaus Project SLU\",\"terms\":\"https://www.spamhaus.org/drop/terms/\"}\n";
+	struct collected *c = read_as("spamhaus-json", drop, 0);
+
+	(void)state;
+	assert_string_equal(c->text, "net 1.10.16.0/20;net 2001:db8::/32;");
+	assert_int_equal(c->bad, 2);
+	assert_int_equal(c->last_line, 4);
+}
+
+/* Zeek intel: columns by the #fields line, in any order; only address and subnet indicators. */
+static void zeek_intel(void **state)
+{
+	static const char intel[] = "#separator \\x09\n#fields\tindicator\tindicator_type\tmeta.source\tmeta.desc\n"
+				    "192.0.2.1\tIntel::ADDR\tfeed-a\tC2 host\n198.51.100.0/24\tIntel::SUBNET\tfeed-a\t-\n"
+				    "evil.example\tIntel::DOMAIN\tfeed-b\t-\n2001:db8::1\tIntel::ADDR\tfeed-a\t-\n"
+				    "not-an-ip\tIntel::ADDR\tx\t-\nlonely\n";
+	struct collected *c = read_as("zeek-intel", intel, 0);
+
+	(void)state;
+	assert_string_equal(c->text, "addr 192.0.2.1;net 198.51.100.0/24;addr 2001:db8::1;");
+	assert_int_equal(c->bad, 2);
+	c = read_as("zeek-intel", "#fields\tmeta.source\tindicator_type\tindicator\nx\tIntel::ADDR\t192.0.2.5\n", 0);
+	assert_string_equal(c->text, "addr 192.0.2.5;");
+	c = read_as("zeek-intel", "#fields\tsomething\n", 0);
+	assert_non_null(strstr(c->last_why, "#fields names no indicator"));
+}
+
+/* Suricata's iprep: address,category,score; the category a label, score 0 nothing. */
+static void iprep(void **state)
+{
+	struct collected *c = read_as("iprep", "192.0.2.1,1,100\n198.51.100.0/24,6,50\n192.0.2.9,2,0\n# x\n"
+						"192.0.2.10,61,5\n192.0.2.11,1\n",
+				      0);
+
+	(void)state;
+	assert_string_equal(c->text, "addr 192.0.2.1 [iprep-1 0];net 198.51.100.0/24 [iprep-6 0];");
+	assert_int_equal(c->bad, 2);
+}
+
+/* CrowdSec: cscli's alerts with their decisions, the LAPI stream's "new", a bare array; durations as TTLs. */
+static void crowdsec_json(void **state)
+{
+	static const char cscli[] =
+		"[{\"id\":1,\"scenario\":\"crowdsecurity/ssh-bf\",\"decisions\":["
+		"{\"duration\":\"3h59m51.123456789s\",\"id\":10,\"origin\":\"crowdsec\",\"scenario\":\"crowdsecurity/ssh-bf\","
+		"\"scope\":\"Ip\",\"type\":\"ban\",\"value\":\"192.0.2.1\"},"
+		"{\"duration\":\"1h\",\"scope\":\"Range\",\"type\":\"ban\",\"value\":\"198.51.100.0/24\",\"scenario\":\"crowdsecurity/http probing\"},"
+		"{\"duration\":\"4h\",\"scope\":\"Country\",\"type\":\"ban\",\"value\":\"XX\"},"
+		"{\"duration\":\"4h\",\"scope\":\"Ip\",\"type\":\"captcha\",\"value\":\"192.0.2.7\"},"
+		"{\"duration\":\"-5m2s\",\"scope\":\"Ip\",\"type\":\"ban\",\"value\":\"192.0.2.8\"},"
+		"{\"duration\":\"forever\",\"scope\":\"Ip\",\"type\":\"ban\",\"value\":\"192.0.2.9\"}]}]";
+	struct collected *c = read_as("crowdsec-json", cscli, 0);
+
+	(void)state;
+	assert_string_equal(c->text, "addr 192.0.2.1 (expires) [crowdsecurity/ssh-bf 0];"
+				     "net 198.51.100.0/24 (expires) [crowdsecurity/http_probing 0];");
+	assert_int_equal(first_expires, 1000 + 3 * 3600 + 59 * 60 + 52); /* rounded up */
+	assert_int_equal(c->bad, 1);
+	assert_string_equal(c->last_bad, "192.0.2.9"); /* a run-out decision holds nothing; a bad duration is bad */
+	c = read_as("crowdsec-json", "{\"new\":[{\"duration\":\"500ms\",\"scope\":\"ip\",\"type\":\"ban\","
+				     "\"value\":\"2001:db8::1\"}],\"deleted\":null}",
+		    0);
+	assert_string_equal(c->text, "addr 2001:db8::1 (expires);");
+	assert_int_equal(read_as("crowdsec-json", "null", 0)->entries, 0); /* no decisions at all */
+	c = read_as("crowdsec-json", "[{\"decisions\": [", 0);
+	assert_int_equal(c->bad, 1); /* a truncated download: one bad line, so max_bad refuses it */
+}
+
+/* ::ffff:a.b.c.d in a Suricata dataset is IPv4, as Suricata reads it; elsewhere it stays IPv6. */
+static void mapped_addresses(void **state)
+{
+	struct collected *c = read_as("suricata-dataset", "::ffff:192.0.2.1\n::ffff:198.51.100.0/120\n2001:db8::1\n", 0);
+
+	(void)state;
+	assert_string_equal(c->text, "addr 192.0.2.1;net 198.51.100.0/24;addr 2001:db8::1;");
+	c = read_as("plain", "::ffff:192.0.2.1\n", 0);
+	assert_string_equal(c->text, "addr ::ffff:192.0.2.1;");
 }
 
 /* A UTF-8 byte order mark opening a file is skipped: the first entry is read, a first comment stays one. */
@@ -147,7 +260,7 @@ static void ipset_nomatch(void **state)
 
 	(void)state;
 	assert_string_equal(c->text, "net 198.51.100.64/26;addr 198.51.100.70 (exception);"
-				     "net 203.0.113.0/28 (exception);addr 192.0.2.9;");
+				     "net 203.0.113.0/28 (expires) (exception);addr 192.0.2.9;");
 	assert_int_equal(c->bad, 0);
 }
 
@@ -198,7 +311,9 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(native_lines_and_bad_ones), cmocka_unit_test(plain_and_netset),
 	cmocka_unit_test(spamhaus_drop),             cmocka_unit_test(ipset_save), cmocka_unit_test(ipset_nomatch), cmocka_unit_test(byte_order_mark),
 	cmocka_unit_test(csv_columns),               cmocka_unit_test(suricata_dataset),
-	cmocka_unit_test(formats_are_named),
+	cmocka_unit_test(formats_are_named),         cmocka_unit_test(ipset_one_set), cmocka_unit_test(spamhaus_json),
+	cmocka_unit_test(zeek_intel),                cmocka_unit_test(iprep), cmocka_unit_test(crowdsec_json),
+	cmocka_unit_test(mapped_addresses),
 };
 
 TEST_MAIN("feed", tests)

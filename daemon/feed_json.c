@@ -1,0 +1,155 @@
+/* feed_json.c - the feeds published as JSON: Spamhaus's DROP (an object a line) and CrowdSec's decisions (one document). */
+#include "feed_internal.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "error.h"
+
+/* Spamhaus's DROP in JSON: {"cidr":"1.10.16.0/20","sblid":"SBL256894","rir":"apnic"} a line. */
+int feed_spamhaus_json_line(const char *line, struct entry *e, char *err, size_t errlen)
+{
+	json_error_t why;
+	json_t *o;
+
+	if (line[strspn(line, " \t\r\n")] == '\0')
+		return 0;
+	if ((o = json_loads(line, JSON_DISABLE_EOF_CHECK, &why)) == NULL || !json_is_object(o)) {
+		error_set(err, errlen, "not a JSON object%s%s", o ? "" : ": ", o ? "" : why.text);
+		json_decref(o);
+		return -1;
+	}
+	const char *cidr = json_string_value(json_object_get(o, "cidr"));
+	int rc = cidr ? (feed_address(cidr, e, err, errlen) < 0 ? -1 : 1) : 0;
+	if (cidr == NULL && json_object_get(o, "type") == NULL) { /* the metadata line has a type, and no cidr */
+		error_set(err, errlen, "an object with no \"cidr\"");
+		rc = -1;
+	}
+	json_decref(o);
+	return rc;
+}
+
+/* Go's duration ("3h59m51.5s", "500ms", "-5m2s" for one past) in seconds, into *out; -1 if it is not one. */
+static int go_duration(const char *p, double *out)
+{
+	static const struct {
+		const char *unit;
+		double seconds;
+	} UNITS[] = { { "h", 3600 }, { "ms", 1e-3 }, { "m", 60 }, { "s", 1 }, { "us", 1e-6 }, { "\u00b5s", 1e-6 }, { "ns", 1e-9 } };
+	double total = 0, sign = *p == '-' ? -1 : 1;
+
+	p += *p == '-';
+	if (*p == '\0')
+		return -1;
+	while (*p) {
+		char *end;
+		size_t u = 0;
+		double v = isdigit((unsigned char)*p) ? strtod(p, &end) : -1;
+		if (v < 0)
+			return -1;
+		while (u < sizeof(UNITS) / sizeof(UNITS[0]) && strncmp(end, UNITS[u].unit, strlen(UNITS[u].unit)) != 0)
+			u++;
+		if (u == sizeof(UNITS) / sizeof(UNITS[0]))
+			return -1;
+		total += v * UNITS[u].seconds;
+		p = end + strlen(UNITS[u].unit);
+	}
+	*out = sign * total;
+	return isfinite(total) && total < 1e12 ? 0 : -1;
+}
+
+/* One CrowdSec decision: an Ip or Range ban (others hold nothing), its duration a TTL, its scenario the category. */
+static int crowdsec_decision(const json_t *d, uint64_t now, struct entry *e, uint64_t *expires,
+			     struct entry_labels *labels, char *err, size_t errlen)
+{
+	const char *scope = json_string_value(json_object_get(d, "scope"));
+	const char *value = json_string_value(json_object_get(d, "value"));
+	const char *type = json_string_value(json_object_get(d, "type"));
+	const char *duration = json_string_value(json_object_get(d, "duration"));
+	const char *scenario = json_string_value(json_object_get(d, "scenario"));
+
+	*expires = 0;
+	*labels = (struct entry_labels){ 0 };
+	if (scope == NULL || value == NULL) {
+		error_set(err, errlen, "a decision with no scope or value");
+		return -1;
+	}
+	if ((strcasecmp(scope, "ip") != 0 && strcasecmp(scope, "range") != 0) || (type && strcmp(type, "ban") != 0))
+		return 0; /* a country, an AS; a captcha: not an address to block */
+	if (feed_address(value, e, err, errlen) < 0)
+		return -1;
+	double seconds = 0;
+	if (duration && go_duration(duration, &seconds) < 0) {
+		error_set(err, errlen, "duration '%.40s' is not Go's (3h59m51s)", duration);
+		return -1;
+	}
+	if (duration && seconds <= 0)
+		return 0; /* it has run out */
+	*expires = duration ? now + (uint64_t)ceil(seconds) : 0;
+	for (size_t i = 0; scenario && scenario[i] && i + 1 < sizeof(labels->category); i++) /* as labels allow */
+		labels->category[i] = isalnum((unsigned char)scenario[i]) || strchr("._-:/", scenario[i]) ? scenario[i] : '_';
+	return 1;
+}
+
+/* The decisions in a CrowdSec document: cscli's alerts (each with "decisions"), the LAPI stream's "new", or bare ones. */
+static json_t *crowdsec_decisions(json_t *doc)
+{
+	json_t *out = json_array(), *v, *list = json_is_object(doc) ? json_object_get(doc, "new") : doc;
+	size_t i;
+
+	json_array_foreach(list, i, v) {
+		json_t *d = json_object_get(v, "decisions");
+		if (json_is_array(d))
+			json_array_extend(out, d);
+		else
+			json_array_append(out, v);
+	}
+	return out;
+}
+
+/* A CrowdSec document, read whole: each decision counts as a line. */
+int feed_crowdsec_read(FILE *f, uint64_t now, feed_entry_cb on_entry, feed_bad_cb on_bad, void *ctx,
+			 struct feed_counts *counts, char *err, size_t errlen)
+{
+	json_error_t why;
+	json_t *doc = json_loadf(f, JSON_DECODE_ANY, &why), *decisions, *d;
+	struct entry e;
+	char text[FEED_TOKEN_MAX + 2], problem[256];
+	size_t i;
+
+	if (doc == NULL && ferror(f)) {
+		error_set(err, errlen, "read error: %s", strerror(errno));
+		return -1;
+	}
+	if (doc == NULL) { /* one bad "line": the version is refused whole (max_bad) */
+		counts->lines = counts->bad = 1;
+		snprintf(text, sizeof(text), "%s", why.source);
+		error_printable(text);
+		on_bad(ctx, (unsigned)why.line, text, why.text);
+		return 0;
+	}
+	decisions = crowdsec_decisions(doc);
+	json_array_foreach(decisions, i, d) {
+		uint64_t expires;
+		struct entry_labels labels;
+		int rc = crowdsec_decision(d, now, &e, &expires, &labels, problem, sizeof(problem));
+		if (rc > 0 && on_entry(ctx, &e, expires, labels.category[0] ? &labels : NULL, false, problem, sizeof(problem)))
+			rc = -1;
+		counts->lines++;
+		counts->entries += rc > 0;
+		if (rc < 0) {
+			counts->bad++;
+			snprintf(text, sizeof(text), "%s", json_string_value(json_object_get(d, "value")) ?: "(decision)");
+			error_printable(text);
+			on_bad(ctx, (unsigned)i + 1, text, problem);
+		}
+	}
+	json_decref(decisions);
+	json_decref(doc);
+	return 0;
+}
