@@ -141,6 +141,22 @@ static void warn_unsupported_link(const struct capture *cap)
 			    capture_name(cap), capture_link_name(cap), capture_link(cap));
 }
 
+/*
+ * One-shot: exit once nothing is left to replay, checked from the loop. An
+ * exit asked for at once, when the first of several files cannot be opened
+ * before the loop runs, could end it before the next file (queued right
+ * after) was done: its packets counted, its source and its events not.
+ */
+static void exit_if_idle_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct service *s = arg;
+
+	(void)fd;
+	(void)what;
+	if (s->current == NULL && s->queue == NULL)
+		event_base_loopexit(s->base, NULL);
+}
+
 /* Replay the queue in order; a file that cannot be opened is an error, the rest still run. */
 static void start_next_file(struct service *s)
 {
@@ -167,7 +183,7 @@ static void start_next_file(struct service *s)
 		finish_item(s, 0, err);
 	}
 	if (s->current == NULL && s->one_shot)
-		event_base_loopexit(s->base, NULL);
+		event_base_once(s->base, -1, EV_TIMEOUT, exit_if_idle_cb, s, NULL);
 }
 
 static int queue_item(struct service *s, const char *path, int fd, uint64_t waiter, char *err,
