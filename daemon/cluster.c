@@ -130,6 +130,10 @@ static void measure_lag(struct cluster *c)
 
 /* ---- the whole ---- */
 
+/* The add-to-apply delay histogram's bounds, in seconds: 1 ms to 5 minutes. */
+static const double DELAY_BOUNDS[] = { 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 60, 300 };
+_Static_assert(sizeof(DELAY_BOUNDS) / sizeof(DELAY_BOUNDS[0]) <= STATS_BOUNDS_MAX, "the histogram holds them");
+
 struct cluster *cluster_open(struct event_base *base, const struct cluster_config *cfg,
 			     const struct statedir *state, bool sync_always, const struct cluster_callbacks *cb,
 			     char *err, size_t errlen)
@@ -142,6 +146,7 @@ struct cluster *cluster_open(struct event_base *base, const struct cluster_confi
 	}
 	c->dir = state;
 	c->next_seq = 1;
+	c->delay_seconds = (struct stats_histogram){ .bounds = DELAY_BOUNDS, .nbounds = sizeof(DELAY_BOUNDS) / sizeof(DELAY_BOUNDS[0]) };
 	if ((c->seen = seen_new()) == NULL ||
 	    getrandom(&c->incarnation, sizeof(c->incarnation), 0) != (ssize_t)sizeof(c->incarnation)) {
 		error_set(err, errlen, "out of memory (or no randomness) for the cluster");
@@ -260,7 +265,7 @@ json_t *cluster_status(const struct cluster *c)
 
 	if (c->lag_entries && cluster_id_cmp(c->last_id_seen, c->cursor) > 0)
 		lag_seconds = (double)(cluster_parse_id(c->last_id_seen).ms - cluster_parse_id(c->cursor).ms) / 1000;
-	return json_pack("{s:s,s:s,s:s,s:b,s:b,s:s,s:s,s:I,s:b,s:f,s:o,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:b,s:o,s:o,s:{s:I,s:I,s:I},s:s*,s:o}",
+	json_t *o = json_pack("{s:s,s:s,s:s,s:b,s:b,s:s,s:s,s:I,s:b,s:f,s:o,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:b,s:o,s:o,s:{s:I,s:I,s:I},s:s*,s:o}",
 			 "node", c->cfg->node, "redis", c->cfg->redis, "stream", c->cfg->stream, "reader_connected",
 			 c->reader.up, "writer_connected", c->writer.up, "state",
 			 c->resyncing || (c->state == READER_STALE && strncmp(c->errors[ERROR_READER], "desync", 6) == 0) ? "desync"
@@ -275,4 +280,8 @@ json_t *cluster_status(const struct cluster *c)
 			 c->applying.on ? json_string(c->applying.id) : json_null(),
 			 "events", "sent", (json_int_t)c->events_sent, "pending", (json_int_t)c->events_pending,
 			 "failed", (json_int_t)c->events_failed, "error", cluster_newest_error(c), "errors", errors_json(c));
+	if (o)
+		json_object_set_new(o, "delay_seconds", stats_histogram_json(&c->delay_seconds));
+	return o;
 }
+

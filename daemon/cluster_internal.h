@@ -21,6 +21,7 @@
 #include "cluster_sign.h"
 #include "log.h"
 #include "statedir.h"
+#include "stats.h"
 
 #define READ_COUNT 1000          /* entries an XREAD returns at most */
 #define TEXT_OF(x) #x
@@ -107,6 +108,7 @@ struct cluster {
 	/* How long other nodes' changes took to be applied here: from their XADD (the ID's time) on. */
 	uint32_t delay_ms[DELAYS];
 	uint64_t ndelays;
+	struct stats_histogram delay_seconds; /* the same, every change since start */
 };
 
 /* cluster_state.c */

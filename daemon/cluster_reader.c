@@ -84,6 +84,7 @@ static void note_delay(struct cluster *c, const char *id)
 	clock_gettime(CLOCK_REALTIME, &now);
 	uint64_t ms = (uint64_t)now.tv_sec * 1000 + (uint64_t)now.tv_nsec / 1000000, at = cluster_parse_id(id).ms;
 	c->delay_ms[c->ndelays++ % DELAYS] = ms > at ? (uint32_t)(ms - at) : 0;
+	stats_observe(&c->delay_seconds, ms > at ? (double)(ms - at) / 1000 : 0);
 }
 
 /* apply_entry's answers besides 0: try again later, or the daemon applies it in slices (reading waits). */

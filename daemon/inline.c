@@ -72,9 +72,16 @@ static uint64_t ns_between(const struct timespec *a, const struct timespec *b)
 	return (uint64_t)(b->tv_sec - a->tv_sec) * 1000000000u + (uint64_t)b->tv_nsec - (uint64_t)a->tv_nsec;
 }
 
+/* The verdict latency histogram's bounds, in seconds: 1 µs to 100 ms. */
+static const double VERDICT_BOUNDS[] = { 1e-6, 2e-6, 5e-6, 1e-5, 2e-5, 5e-5, 1e-4, 2e-4, 5e-4, 1e-3, 1e-2, 1e-1 };
+_Static_assert(sizeof(VERDICT_BOUNDS) / sizeof(VERDICT_BOUNDS[0]) <= STATS_BOUNDS_MAX, "the histogram holds them");
+
 static void note_latency(struct inline_queue *q, const struct timespec *read, const struct timespec *done)
 {
-	q->latency_ns[q->nlatency++ % LATENCIES] = (uint32_t)ns_between(read, done);
+	uint64_t ns = ns_between(read, done);
+
+	q->latency_ns[q->nlatency++ % LATENCIES] = (uint32_t)ns;
+	stats_observe(&q->st.verdict_seconds, (double)ns / 1e9);
 }
 
 /* The accepts waiting, one batch verdict a queue ("every packet up to this ID"). */
@@ -189,6 +196,9 @@ struct inline_queue *inline_open(struct event_base *base, const struct inline_op
 				 inline_batch_cb batch, void *ctx, char *err, size_t errlen)
 {
 	struct inline_queue *q = calloc(1, sizeof(*q));
+	if (q)
+		q->st.verdict_seconds = (struct stats_histogram){ .bounds = VERDICT_BOUNDS,
+								  .nbounds = sizeof(VERDICT_BOUNDS) / sizeof(VERDICT_BOUNDS[0]) };
 
 	if (q == NULL || (q->buf = malloc(o->snaplen + 4096)) == NULL) {
 		error_set(err, errlen, "out of memory");

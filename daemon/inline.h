@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "capture.h"
+#include "stats.h"
 
 /*
  * The queues first..last are bound on one netlink socket (libnetfilter_queue),
@@ -58,6 +59,7 @@ struct inline_stats {
 	uint64_t queue_dropped;    /* the kernel's: the queue was full */
 	uint64_t user_dropped;     /* the kernel's: the netlink socket was full */
 	uint32_t verdict_ns_p50, verdict_ns_p99; /* from reading a packet to its verdict, the last 1024 */
+	struct stats_histogram verdict_seconds;  /* the same, every packet since start */
 };
 
 void inline_stats(const struct inline_queue *q, struct inline_stats *out);

@@ -188,6 +188,15 @@ static const struct metric PROCESS[] = {
 	M("process_max_fds", G, "The most file descriptors the process may open.", "process", "process.max_fds"),
 };
 
+/* Histograms: at path, what stats_histogram_json makes (le, cumulative, count, sum). */
+static const struct metric HISTOGRAMS[] = {
+	M("inline_verdict_seconds", "histogram", "From reading a packet off a netfilter queue to its verdict.", "inline",
+	  "inline.verdict_seconds"),
+	M("cluster_apply_delay_seconds", "histogram",
+	  "From a change's XADD by another node to its being applied here (the clocks' skew included).", "cluster",
+	  "cluster.delay_seconds"),
+};
+
 #undef C
 #undef G
 #undef M
@@ -263,6 +272,23 @@ static void write_process(FILE *f, const json_t *st)
 			PROCESS[i].type, PROCESS[i].name, number_at(st, PROCESS[i].path));
 }
 
+static void write_histogram(FILE *f, const json_t *st, const struct metric *m)
+{
+	const json_t *h = value_at(st, m->path), *bounds = json_object_get(h, "le");
+	const json_t *cumulative = json_object_get(h, "cumulative"), *bound;
+	size_t i;
+
+	BLOOMD_ASSERT(json_is_array(bounds) && json_is_array(cumulative));
+	head(f, m->name, m->type, m->help);
+	json_array_foreach(bounds, i, bound)
+		fprintf(f, "bloomd_%s_bucket{le=\"%g\"} %.17g\n", m->name, json_number_value(bound),
+			json_number_value(json_array_get(cumulative, i)));
+	double count = json_number_value(json_object_get(h, "count"));
+	fprintf(f, "bloomd_%s_bucket{le=\"+Inf\"} %.17g\n", m->name, count);
+	fprintf(f, "bloomd_%s_sum %.17g\nbloomd_%s_count %.17g\n", m->name, json_number_value(json_object_get(h, "sum")),
+		m->name, count);
+}
+
 /* The parts that are not one value a metric: the capture's by interface, each worker's, the build. */
 static void write_labelled(FILE *f, const json_t *st)
 {
@@ -303,6 +329,9 @@ char *metrics_prometheus(json_t *st)
 	}
 	for (size_t i = 0; i < sizeof(FAMILIES) / sizeof(FAMILIES[0]); i++)
 		write_family(f, st, &FAMILIES[i]);
+	for (size_t i = 0; i < sizeof(HISTOGRAMS) / sizeof(HISTOGRAMS[0]); i++)
+		if (json_object_get(st, HISTOGRAMS[i].section))
+			write_histogram(f, st, &HISTOGRAMS[i]);
 	write_labelled(f, st);
 	write_process(f, st);
 	if (fclose(f) != 0) {

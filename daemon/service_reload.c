@@ -235,6 +235,7 @@ json_t *service_stats(struct service *s)
 							   "queue_dropped", (json_int_t)is->queue_dropped, "user_dropped",
 							   (json_int_t)is->user_dropped, "verdict_ns", "p50",
 							   (json_int_t)is->verdict_ns_p50, "p99", (json_int_t)is->verdict_ns_p99));
+		json_object_set_new(json_object_get(o, "inline"), "verdict_seconds", stats_histogram_json(&is->verdict_seconds));
 	}
 	if (s->set_action) {
 		struct set_action_stats as;

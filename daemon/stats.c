@@ -61,6 +61,20 @@ static int cmp_u32(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+json_t *stats_histogram_json(const struct stats_histogram *h)
+{
+	json_t *le = json_array(), *cumulative = json_array();
+	uint64_t below = 0;
+
+	for (size_t i = 0; i < h->nbounds; i++) {
+		below += h->in[i];
+		json_array_append_new(le, json_real(h->bounds[i]));
+		json_array_append_new(cumulative, json_integer((json_int_t)below));
+	}
+	return json_pack("{s:o,s:o,s:I,s:f}", "le", le, "cumulative", cumulative, "count", (json_int_t)h->count, "sum",
+			 h->sum);
+}
+
 void stats_percentiles(const uint32_t *ring, size_t cap, uint64_t count, uint32_t *p50, uint32_t *p99)
 {
 	size_t n = count < cap ? (size_t)count : cap;

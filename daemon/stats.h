@@ -93,6 +93,45 @@ json_t *stats_json(const struct stats *s, const struct matcher *m, const struct 
 
 
 /*
+ * A Prometheus histogram: how many values fell at or below each bound (and
+ * above them all), their sum and count. bounds (ascending, at most
+ * STATS_BOUNDS_MAX, in seconds) is the caller's, the same for every
+ * histogram that is merged into another.
+ */
+#define STATS_BOUNDS_MAX 16
+struct stats_histogram {
+	const double *bounds;
+	size_t nbounds;
+	uint64_t in[STATS_BOUNDS_MAX + 1]; /* in[i]: above bound i - 1, at or below bound i; the last: above all */
+	uint64_t count;
+	double sum;
+};
+
+static inline void stats_observe(struct stats_histogram *h, double value)
+{
+	size_t i = 0;
+
+	while (i < h->nbounds && value > h->bounds[i])
+		i++;
+	h->in[i]++;
+	h->count++;
+	h->sum += value;
+}
+
+static inline void stats_histogram_add(struct stats_histogram *to, const struct stats_histogram *from)
+{
+	if (to->bounds == NULL)
+		*to = (struct stats_histogram){ .bounds = from->bounds, .nbounds = from->nbounds };
+	for (size_t i = 0; i <= from->nbounds; i++)
+		to->in[i] += from->in[i];
+	to->count += from->count;
+	to->sum += from->sum;
+}
+
+/* {"le": [bounds...], "cumulative": [counts at or below each...], "count", "sum"}. */
+json_t *stats_histogram_json(const struct stats_histogram *h);
+
+/*
  * The p50 and p99 of the last samples kept in a ring of cap (count: how many
  * were ever put there); both 0 while there are none.
  */

@@ -508,6 +508,7 @@ static void add_counters(struct workers_totals *t, const struct workers_totals *
 	q->lost += w->queues.lost;
 	q->queue_dropped += w->queues.queue_dropped;
 	q->user_dropped += w->queues.user_dropped;
+	stats_histogram_add(&q->verdict_seconds, &w->queues.verdict_seconds);
 	if (w->queues.verdict_ns_p50 > q->verdict_ns_p50)
 		q->verdict_ns_p50 = w->queues.verdict_ns_p50;
 	if (w->queues.verdict_ns_p99 > q->verdict_ns_p99)

@@ -6,7 +6,7 @@
 . "$(dirname "$0")/tap.sh"
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/cluster.sh"
-plan 33
+plan 34
 # Wait (up to 20 s) until every running node lists the same local entries, count of them.
 converge() {
 	local want=$1 a b c
@@ -144,6 +144,13 @@ done
 is "$(R hget bloomd:entries:snapshot id)" "$want" "snapshot_every: an up-to-date node publishes one by itself"
 C 3 metrics | grep -q '^bloomd_cluster_lag_entries 0$'; ok $? "metrics export the lag"
 is "$(C 2 --json cluster status | jq '.cluster.delay_ms.p99 < 5000')" true "and the delay from a change's XADD to here"
+C 2 metrics > delay.txt
+applied=$(C 2 --json cluster status | jq .cluster.applied)
+grep -q '^# TYPE bloomd_cluster_apply_delay_seconds histogram$' delay.txt &&
+	grep -qE '^bloomd_cluster_apply_delay_seconds_count [1-9][0-9]*$' delay.txt &&
+	[ "$(awk '/^bloomd_cluster_apply_delay_seconds_bucket\{le="5"\}/ { print $2 }' delay.txt)" = \
+	  "$(awk '/^bloomd_cluster_apply_delay_seconds_count/ { print $2 }' delay.txt)" ]
+ok $? "metrics: that delay as a histogram, every change under 5 s ($applied applied)"
 
 # make demo-cluster's script: its alert comes out of Redis.
 out=$("$here/../tools/demo-cluster.sh" "$BUILD" 2>&1)

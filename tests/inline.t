@@ -5,7 +5,7 @@
 # say blocked or allowed; with bloomd killed, traffic keeps flowing (bypass).
 . "$(dirname "$0")/tap.sh"
 . "$(dirname "$0")/netns.sh"
-plan 22
+plan 24
 skip_all() { for i in $(seq 21); do echo "ok $i # SKIP $1"; done; exit 0; }
 [ "$(id -u)" -eq 0 ] || skip_all "needs root (network namespaces, netfilter queues)"
 command -v socat >/dev/null || skip_all "no socat"
@@ -74,6 +74,16 @@ grep -q '^bloomd_inline_dropped_total 3$' metrics.txt; ok $? "metrics: inline dr
 is "$(grep -E '^bloomd_list_(matches|dropped)_total\{list="(evil|watch)"\}' metrics.txt | sort | tr '\n' ' ')" \
 	'bloomd_list_dropped_total{list="evil"} 3 bloomd_list_dropped_total{list="watch"} 0 bloomd_list_matches_total{list="evil"} 3 bloomd_list_matches_total{list="watch"} 1 ' \
 	"metrics: each list's matches and drops"
+grep -q '^# TYPE bloomd_inline_verdict_seconds histogram$' metrics.txt &&
+	grep -q '^bloomd_inline_verdict_seconds_bucket{le="+Inf"} 8$' metrics.txt && grep -q '^bloomd_inline_verdict_seconds_count 8$' metrics.txt &&
+	[ "$(awk '/^bloomd_inline_verdict_seconds_bucket\{le="0.1"\}/ { print $2 }' metrics.txt)" = 8 ]
+ok $? "metrics: the verdict latency as a histogram of the 8 packets judged"
+if command -v promtool >/dev/null; then
+	promtool check metrics < metrics.txt > promtool.out 2>&1; ok $? "promtool check metrics finds nothing to say of an inline scrape"
+	sed 's/^/#   /' promtool.out
+else
+	tap_n=$((tap_n + 1)); echo "ok $tap_n # SKIP no promtool (Debian's prometheus; tools/install-deps.sh ci)"
+fi
 
 # reject: the packet goes back to the hook marked, and the rule ahead of the queue rejects it.
 if [ $rule = nft ]; then
