@@ -157,27 +157,30 @@ static int open_dump(struct events *ev, int link, char *err, size_t errlen)
 		return -1;
 	}
 	ev->dump_link = link;
-	return set_mode(fileno(pcap_dump_file(ev->dumper)), ev->filemode, ev->pcap_path, err, errlen);
+	return 0;
 }
 
 static int dump_packet(struct events *ev, const struct event_packet *p, char *err, size_t errlen)
 {
 	struct pcap_pkthdr hdr;
+	bool opened = ev->dumper == NULL;
 
 	if (ev->pcap_path == NULL)
 		return 0;
-	if (ev->dumper == NULL && open_dump(ev, p->link, err, errlen) < 0)
+	if (opened && open_dump(ev, p->link, err, errlen) < 0)
 		return -1;
+	/* A mode that cannot be set is said once, and the packets still go in. */
+	int rc = opened ? set_mode(fileno(pcap_dump_file(ev->dumper)), ev->filemode, ev->pcap_path, err, errlen) : 0;
 	if (p->link != ev->dump_link) {
 		ev->pcap_skipped++;
-		return 0;
+		return rc;
 	}
 	hdr.ts.tv_sec = p->ts.tv_sec;
 	hdr.ts.tv_usec = p->ts.tv_nsec; /* the dumper was opened for nanoseconds */
 	hdr.caplen = (bpf_u_int32)p->caplen;
 	hdr.len = (bpf_u_int32)p->wirelen;
 	pcap_dump((u_char *)ev->dumper, &hdr, p->frame);
-	return 0;
+	return rc;
 }
 
 /* Text bloomd wrote itself (addresses, numbers, names, hex): ASCII, so jansson need not check it. */
