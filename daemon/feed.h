@@ -30,7 +30,7 @@
  *                     becomes the entry's category label, a score of 0 holds nothing
  *   crowdsec-json     CrowdSec's decisions (cscli decisions list -o json, or the LAPI's
  *                     stream): one JSON document; Ip and Range ban decisions, their duration
- *                     an expiry (run out: nothing), their scenario the category label
+ *                     their time to live (run out: nothing), their scenario the category label
  *                     (read whole, not by line)
  *
  * An address alone is an addr entry, a network a net entry (a /32 or /128

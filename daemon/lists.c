@@ -20,6 +20,10 @@ int lists_init(struct lists *ls)
 
 void lists_free(struct lists *ls)
 {
+	for (int i = 0; i <= LISTS_SLOTS; i++) {
+		ttl_free(ls->expiry[i]);
+		ls->expiry[i] = NULL;
+	}
 	labels_free(ls->labels);
 	ls->labels = NULL;
 	free(ls->exceptions);
@@ -64,7 +68,7 @@ int lists_configure(struct lists *ls, struct matcher *m, const struct config *cf
 	}
 	for (int i = 1; i < LISTS_SLOTS; i++)
 		if (ls->slot[i].name[0] && !kept[i]) { /* gone from the configuration */
-			lists_flush(ls, m, i); /* its labels too */
+			lists_flush(ls, m, i); /* its labels and times to live too */
 			memset(&ls->slot[i], 0, sizeof(ls->slot[i]));
 		}
 	for (size_t j = 0; j < cfg->nlists; j++) {
@@ -122,14 +126,16 @@ static int stage_entry(void *ctx, const struct entry *e, uint64_t expires, const
 {
 	struct staging *st = ctx;
 
-	/*
-	 * A list's entries stay while it holds them: a feed's time to live (an
-	 * ipset timeout, a CrowdSec duration, expires=) only leaves out what has
-	 * run out by the time the version is read; the next version drops the rest.
-	 */
+	/* A feed's time to live (an ipset timeout, a CrowdSec duration, expires=): run out, it holds nothing. */
 	if (expires && expires <= st->now) {
 		st->expired++;
 		return 0;
+	}
+	struct ttl **staged = &st->ls->expiry[LISTS_SLOTS];
+	if (expires && !exception && ((*staged == NULL && (*staged = ttl_new()) == NULL) || ttl_set(*staged, e, expires) < 0)) {
+		st->failed = true; /* the entry would stay past its time */
+		snprintf(st->error, sizeof(st->error), "out of memory for the entries' times to live");
+		return -1;
 	}
 	if (exception && (e->kind == ENTRY_ADDR || e->kind == ENTRY_NET)) {
 		if (note_exception(st->ls, e) == 0)
@@ -326,6 +332,9 @@ void lists_take(struct lists *ls, struct matcher *m, int i, uint64_t now, struct
 	r->removed += matcher_rehold(m, LISTS_STAGING, 1u << i, &added); /* after what slices did, if any */
 	r->added += added;
 	labels_move(ls->labels, LISTS_SLOTS, (unsigned)i);
+	ttl_free(ls->expiry[i]); /* the new version's times to live, none but its own */
+	ls->expiry[i] = ls->expiry[LISTS_SLOTS];
+	ls->expiry[LISTS_SLOTS] = NULL;
 	l->version++;
 	if (l->rev == 0 || r->added || r->removed) /* a version the same as the last is not a new revision */
 		l->rev++;
@@ -338,6 +347,8 @@ void lists_unstage(struct lists *ls, struct matcher *m, int i, struct list_load 
 	matcher_rehold(m, 0, LISTS_STAGING, NULL); /* the staged version goes whole */
 	ls->nexceptions = 0;                       /* with its exceptions, if it was cut short */
 	labels_move(ls->labels, -1, LISTS_SLOTS);
+	ttl_free(ls->expiry[LISTS_SLOTS]);
+	ls->expiry[LISTS_SLOTS] = NULL;
 	if (why != r->error)
 		error_set(r->error, sizeof(r->error), "%s", why);
 	r->refused = true;
@@ -349,7 +360,28 @@ uint64_t lists_flush(struct lists *ls, struct matcher *m, int i)
 {
 	BLOOMD_ASSERT(i >= 0 && i < LISTS_SLOTS);
 	labels_move(ls->labels, -1, (unsigned)i);
+	ttl_free(ls->expiry[i]);
+	ls->expiry[i] = NULL;
 	return matcher_rehold(m, 0, 1u << i, NULL);
+}
+
+uint64_t lists_expiry(const struct lists *ls, unsigned slot, const struct entry *e)
+{
+	BLOOMD_ASSERT(slot <= LISTS_SLOTS);
+	return ls->expiry[slot] ? ttl_get(ls->expiry[slot], e) : 0;
+}
+
+uint64_t lists_expire(struct lists *ls, struct matcher *m, uint64_t now)
+{
+	struct entry e;
+	uint64_t released = 0;
+	uint32_t left;
+
+	for (int i = 1; i < LISTS_SLOTS; i++)
+		while (ls->expiry[i] && ttl_pop_expired(ls->expiry[i], now, &e) == 1)
+			if (!(matcher_holders(m, &e) & LISTS_STAGING)) /* the version on its way decides, when it is taken */
+				released += matcher_release(m, &e, 1u << i, &left) == 0;
+	return released;
 }
 
 const struct list_state *lists_labelling(const struct lists *ls, uint32_t holders, enum entry_kind kind,

@@ -11,6 +11,7 @@
 #include "feed.h"
 #include "labels.h"
 #include "match.h"
+#include "ttl.h"
 
 /*
  * Each list holds its entries under a holder bit of its own (match.h): bit
@@ -54,11 +55,22 @@ struct lists {
 	struct labels *labels;               /* the labels entries carry inline, by list */
 	struct list_exception *exceptions;   /* the staged version's, applied when it is done */
 	size_t nexceptions, exceptions_cap;
+	struct ttl *expiry[LISTS_SLOTS + 1]; /* by slot, the entries with a time to live; [LISTS_SLOTS]: the staged */
 };
 
 /* -1 without memory. */
 int lists_init(struct lists *ls);
 void lists_free(struct lists *ls);
+
+/* When list slot (LISTS_SLOTS: the version staged) lets entry e go; 0: never. */
+uint64_t lists_expiry(const struct lists *ls, unsigned slot, const struct entry *e);
+
+/*
+ * The lists' entries whose time to live (a feed's ipset timeout, CrowdSec
+ * duration, expires=) has run out by now are released from the list that
+ * gave it, unless a version being staged holds them too. How many.
+ */
+uint64_t lists_expire(struct lists *ls, struct matcher *m, uint64_t now);
 
 /*
  * Follow cfg's lists: a new one gets a slot, one no longer there is flushed

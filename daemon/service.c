@@ -29,6 +29,8 @@ static void expire_entries(struct service *s)
 		matcher_release(s->matcher, &e, MATCH_HOLDER_DEFAULT, &left);
 		service_journal_op(s, PERSIST_DEL, &e, 0, NULL, 0);
 	}
+	/* A list's run out too; its kept version says when (expires=), so a restart does not bring them back. */
+	lists_expire(&s->lists, s->matcher, now);
 }
 
 #define PROBLEM_REPORT_SECONDS 60

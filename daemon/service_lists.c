@@ -40,6 +40,9 @@ static int save_line(void *ctx, const struct entry *e, unsigned group, uint32_t 
 		if (own.severity)
 			fprintf(sl->f, " severity=%u", own.severity);
 	}
+	uint64_t expires = lists_expiry(&sl->s->lists, sl->label_slot, e);
+	if (expires)
+		fprintf(sl->f, " expires=%llu", (unsigned long long)expires);
 	return fputc('\n', sl->f) == EOF ? -1 : 0;
 }
 

@@ -4,7 +4,7 @@
 # a restart, and del leaving what a feed still holds.
 . "$(dirname "$0")/tap.sh"
 . "$(dirname "$0")/daemon.sh"
-plan 67
+plan 69
 tmp=$(mktemp -d)
 chmod 755 "$tmp"
 pid=
@@ -245,11 +245,16 @@ is "$(labelled_alerts)" "command-and-control/1 /3 " "entries keep their own labe
 # CrowdSec's decisions as cscli prints them: a ban is an entry; one whose duration has run out is not.
 cat > cs.json <<'J'
 [{"id":7,"decisions":[{"duration":"3h59m51s","origin":"crowdsec","scenario":"crowdsecurity/ssh-bf","scope":"Ip","type":"ban","value":"192.0.2.120"},
- {"duration":"-2m1s","scope":"Ip","type":"ban","value":"192.0.2.121"},{"duration":"4h","scope":"Country","type":"ban","value":"XX"}]}]
+ {"duration":"-2m1s","scope":"Ip","type":"ban","value":"192.0.2.121"},{"duration":"4h","scope":"Country","type":"ban","value":"XX"},
+ {"duration":"2s","scope":"Ip","type":"ban","value":"192.0.2.122"}]}]
 J
 printf '[list crowdsec]\nfile = cs.json\nformat = crowdsec-json\n' >> bloomd.conf
 C reload >/dev/null
 is "$(C query addr 192.0.2.120 >/dev/null; echo $?)/$(C query addr 192.0.2.121 >/dev/null; echo $?)" 0/1 \
 	"a reload takes a crowdsec-json list: its ban is an entry, a run-out one is not"
+grep -q '^addr 192.0.2.122 category=crowdsecurity_ssh-bf expires=\|^addr 192.0.2.122 expires=' state/lists/crowdsec; ok $? "its kept version says when each ban ends"
+for _ in $(seq 60); do C query addr 192.0.2.122 >/dev/null || break; sleep 0.1; done
+is "$(C query addr 192.0.2.122 >/dev/null; echo $?)/$(C query addr 192.0.2.120 >/dev/null; echo $?)" 1/0 \
+	"a ban leaves the list when its duration ends, the others stay"
 stop
 done_testing
