@@ -10,7 +10,6 @@
 #include "error.h"
 
 #define LINE_MAX_BYTES (16 + 4 * ENTRY_MAX_SIG)
-#define TOKEN_MAX FEED_TOKEN_MAX
 
 static const char *const format_names[] = {
 	[FEED_BLOOMD] = "bloomd", [FEED_PLAIN] = "plain", [FEED_NETSET] = "netset",
@@ -108,7 +107,7 @@ static bool cut_comment(char *line, char c)
 /* A plain line: its first word is the address (a netset's or a dataset's, too). */
 static int plain_line(char *line, char comment, struct entry *e, char *err, size_t errlen)
 {
-	char word[TOKEN_MAX + 2];
+	char word[FEED_TOKEN_MAX + 2];
 	const char *rest;
 
 	if (!cut_comment(line, comment))
@@ -127,7 +126,7 @@ static int plain_line(char *line, char comment, struct entry *e, char *err, size
  */
 static bool ipset_options(const char *p, unsigned long *timeout)
 {
-	char word[TOKEN_MAX + 2];
+	char word[FEED_TOKEN_MAX + 2];
 	bool quoted = false, nomatch = false, timeout_next = false;
 
 	*timeout = 0;
@@ -149,7 +148,7 @@ static bool ipset_options(const char *p, unsigned long *timeout)
 /* "add SET ADDRESS [options]" (only set's, if named); create lines (and a COMMIT) hold nothing. */
 static int ipset_line(struct feed_reader *r, char *line, struct entry *e, uint64_t *expires, char *err, size_t errlen)
 {
-	char word[TOKEN_MAX + 2];
+	char word[FEED_TOKEN_MAX + 2];
 	const char *p;
 
 	if (!cut_comment(line, '#'))
@@ -222,7 +221,7 @@ static void trim(char *s)
 /* The column named in the header line; 0 if it is not there. */
 static unsigned csv_find_column(const char *line, const char *name)
 {
-	char field[TOKEN_MAX + 2];
+	char field[FEED_TOKEN_MAX + 2];
 
 	for (unsigned i = 1; i <= 1000 && csv_field(line, i, field, sizeof(field)) == 0; i++) {
 		trim(field);
@@ -234,7 +233,7 @@ static unsigned csv_find_column(const char *line, const char *name)
 
 static int csv_line(struct feed_reader *r, char *line, struct entry *e, char *err, size_t errlen)
 {
-	char field[TOKEN_MAX + 2];
+	char field[FEED_TOKEN_MAX + 2];
 
 	if (*skip_blanks(line) == '\0' || *skip_blanks(line) == '#')
 		return 0;
@@ -290,7 +289,7 @@ static int split_field(const char *line, char sep, unsigned n, char *out, size_t
 /* "#fields indicator indicator_type meta.source ...": where the two columns are. */
 static int zeek_fields(struct feed_reader *r, const char *line, char *err, size_t errlen)
 {
-	char name[TOKEN_MAX + 2];
+	char name[FEED_TOKEN_MAX + 2];
 
 	r->column = r->type_column = 0;
 	for (unsigned i = 2; split_field(line, '\t', i, name, sizeof(name)) == 0; i++) {
@@ -308,7 +307,7 @@ static int zeek_fields(struct feed_reader *r, const char *line, char *err, size_
 /* A Zeek intel line: its indicator, if its type is Intel::ADDR or Intel::SUBNET. */
 static int zeek_intel_line(struct feed_reader *r, const char *line, struct entry *e, char *err, size_t errlen)
 {
-	char value[TOKEN_MAX + 2], type[TOKEN_MAX + 2];
+	char value[FEED_TOKEN_MAX + 2], type[FEED_TOKEN_MAX + 2];
 
 	if (strncmp(line, "#fields\t", 8) == 0)
 		return zeek_fields(r, line, err, errlen) < 0 ? -1 : 0;
@@ -327,7 +326,7 @@ static int zeek_intel_line(struct feed_reader *r, const char *line, struct entry
 /* Suricata's iprep: "address,category,score"; the category is the entry's label. */
 static int iprep_line(char *line, struct entry *e, struct entry_labels *labels, char *err, size_t errlen)
 {
-	char addr[TOKEN_MAX + 2], category[TOKEN_MAX + 2], score[TOKEN_MAX + 2];
+	char addr[FEED_TOKEN_MAX + 2], category[FEED_TOKEN_MAX + 2], score[FEED_TOKEN_MAX + 2];
 	char *end;
 
 	if (!cut_comment(line, '#'))

@@ -8,7 +8,6 @@
 . "$(dirname "$0")/tap.sh"
 . "$(dirname "$0")/netns.sh"
 plan 27
-skip_all() { for i in $(seq 26); do echo "ok $i # SKIP $1"; done; exit 0; }
 [ "$(id -u)" -eq 0 ] || skip_all "needs root (network namespaces, netfilter)"
 command -v socat >/dev/null || skip_all "no socat"
 tmp=$(mktemp -d)

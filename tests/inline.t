@@ -6,7 +6,6 @@
 . "$(dirname "$0")/tap.sh"
 . "$(dirname "$0")/netns.sh"
 plan 24
-skip_all() { for i in $(seq 21); do echo "ok $i # SKIP $1"; done; exit 0; }
 [ "$(id -u)" -eq 0 ] || skip_all "needs root (network namespaces, netfilter queues)"
 command -v socat >/dev/null || skip_all "no socat"
 tmp=$(mktemp -d)

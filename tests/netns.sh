@@ -1,5 +1,5 @@
 # netns.sh - two network namespaces joined by a veth pair, and a netfilter queue rule in the
-# second; source it after tap.sh, with skip_all defined. Names are $a and $b, the ends
+# second; source it after tap.sh (its skip_all), after plan. Names are $a and $b, the ends
 # veth-a$$ and veth-b$$ (up, without addresses).
 netns_pair() { # a b
 	a=$1 b=$2

@@ -7,7 +7,6 @@
 . "$(dirname "$0")/tap.sh"
 . "$(dirname "$0")/netns.sh"
 plan 25
-skip_all() { for i in $(seq 25); do echo "ok $i # SKIP $1"; done; exit 0; }
 [ "$(id -u)" -eq 0 ] || skip_all "needs root (network namespaces, netfilter queues)"
 command -v socat >/dev/null || skip_all "no socat"
 command -v python3 >/dev/null || skip_all "no python3"
