@@ -34,14 +34,15 @@ endif
 PKGS        = libxxhash jansson
 DAEMON_PKGS = libpcap libevent_core hiredis libnetfilter_queue libnftables liburcu-qsbr inih libsystemd libcap nettle
 TEST_PKGS   = cmocka
+FETCH_PKGS  = libcurl libcap
 BENCH_PKGS  = libhs libbloom  # libbloom has no pkg-config file: its header is looked for
 PKG_DEBS    = libxxhash:libxxhash-dev jansson:libjansson-dev libpcap:libpcap-dev \
               libevent_core:libevent-dev hiredis:libhiredis-dev libnetfilter_queue:libnetfilter-queue-dev libnftables:libnftables-dev liburcu-qsbr:liburcu-dev inih:libinih-dev libsystemd:libsystemd-dev \
-              libcap:libcap-dev nettle:nettle-dev cmocka:libcmocka-dev libhs:libhyperscan-dev libbloom:libbloom-dev
+              libcap:libcap-dev libcurl:libcurl4-openssl-dev nettle:nettle-dev cmocka:libcmocka-dev libhs:libhyperscan-dev libbloom:libbloom-dev
 
 # Read once a make; `make demo` and `make check` install first and then build in a
 # sub-make, which reads them again.
-MISSING_PKGS := $(shell for p in $(PKGS) $(DAEMON_PKGS) $(TEST_PKGS) libhs; do \
+MISSING_PKGS := $(shell for p in $(PKGS) $(DAEMON_PKGS) $(FETCH_PKGS) $(TEST_PKGS) libhs; do \
                   pkg-config --exists $$p 2>/dev/null || echo $$p; done; \
                   echo '\#include <bloom.h>' | $(CC) -E - >/dev/null 2>&1 || echo libbloom)
 pkg_flags = $(shell pkg-config $(1) $(filter-out $(MISSING_PKGS),$(2)) 2>/dev/null)
@@ -50,10 +51,11 @@ deb_of    = $(patsubst $(1):%,%,$(filter $(1):%,$(PKG_DEBS)))
 # compile or link without them.
 need = $(if $(filter $(1),$(MISSING_PKGS)),$(error missing $(foreach p,$(filter $(1),$(MISSING_PKGS)),$(p) ($(call deb_of,$(p)))): run 'make deps' (tools/install-deps.sh) first))
 
-PKG_CFLAGS  := $(call pkg_flags,--cflags,$(PKGS) $(DAEMON_PKGS) $(TEST_PKGS) $(BENCH_PKGS))
+PKG_CFLAGS  := $(call pkg_flags,--cflags,$(PKGS) $(DAEMON_PKGS) $(FETCH_PKGS) $(TEST_PKGS) $(BENCH_PKGS))
 PKG_LIBS    := $(call pkg_flags,--libs,$(PKGS))
 DAEMON_LIBS := $(call pkg_flags,--libs,$(DAEMON_PKGS))
 TEST_LIBS   := $(call pkg_flags,--libs,$(TEST_PKGS))
+FETCH_LIBS  := $(call pkg_flags,--libs,$(FETCH_PKGS))
 BENCH_LIBS  := $(call pkg_flags,--libs,libhs) -lbloom
 
 ALL_CFLAGS = -std=c11 $(WARN) $(CFLAGS) $(ARCH_CFLAGS) $(SANFLAGS) -D_GNU_SOURCE -Idaemon -Itools \
@@ -67,13 +69,13 @@ CORE_LIB  = $(BUILD)/libbloomcore.a
 
 DAEMON_SRC = daemon/entry.c daemon/feed.c daemon/feed_address.c daemon/feed_json.c daemon/packet.c daemon/communityid.c daemon/flows.c daemon/threshold.c daemon/labels.c daemon/match.c daemon/match_entries.c daemon/match_rebuild.c daemon/match_log.c daemon/config.c daemon/config_keys.c daemon/config_set.c daemon/config_lists.c daemon/config_cluster.c daemon/log.c \
              daemon/events.c daemon/stats.c daemon/metrics.c daemon/capture.c daemon/engine.c daemon/persist.c daemon/journal.c daemon/ttl.c \
-             daemon/control.c daemon/control_client.c daemon/rebuild.c daemon/service.c daemon/service_common.c daemon/service_entries.c daemon/service_publish.c daemon/service_state.c daemon/service_sources.c daemon/service_reload.c daemon/service_lists.c daemon/service_slices.c daemon/service_cluster.c daemon/lists.c daemon/commands.c daemon/commands_bulk.c daemon/commands_reply.c \
-             daemon/privilege.c daemon/notify.c daemon/preflight.c daemon/metrics_http.c daemon/cluster.c daemon/cluster_state.c daemon/cluster_reply.c daemon/cluster_reader.c daemon/cluster_writer.c daemon/cluster_seen.c daemon/cluster_sign.c daemon/inline.c daemon/setaction.c daemon/workers.c daemon/statedir.c
+             daemon/control.c daemon/control_client.c daemon/rebuild.c daemon/service.c daemon/service_common.c daemon/service_entries.c daemon/service_publish.c daemon/service_state.c daemon/service_sources.c daemon/service_fetch.c daemon/service_reload.c daemon/service_lists.c daemon/service_slices.c daemon/service_cluster.c daemon/lists.c daemon/commands.c daemon/commands_bulk.c daemon/commands_reply.c \
+             daemon/privilege.c daemon/notify.c daemon/preflight.c daemon/metrics_http.c daemon/cluster.c daemon/cluster_state.c daemon/cluster_reply.c daemon/cluster_reader.c daemon/cluster_writer.c daemon/cluster_seen.c daemon/cluster_sign.c daemon/inline.c daemon/setaction.c daemon/workers.c daemon/statedir.c daemon/fetch.c
 DAEMON_OBJ = $(DAEMON_SRC:%.c=$(BUILD)/%.o)
 DAEMON_LIB = $(BUILD)/libbloomd.a
 
 TOOL_COMMON = $(BUILD)/tools/cli.o $(BUILD)/tools/ctlconn.o
-TOOLS     = $(BUILD)/bloomd $(BUILD)/bloomsim $(BUILD)/bloomctl $(BUILD)/pcapgen
+TOOLS     = $(BUILD)/bloomd $(BUILD)/bloomd-fetch $(BUILD)/bloomsim $(BUILD)/bloomctl $(BUILD)/pcapgen
 
 UNIT_TESTS = $(patsubst tests/unit/%.c,$(BUILD)/tests/%.t,$(wildcard tests/unit/*.c))
 SCRIPT_TESTS = $(filter-out tests/fuzz.t,$(wildcard tests/*.t))
@@ -107,6 +109,10 @@ $(BUILD)/bloomsim: $(BUILD)/tools/bloomsim.o $(TOOL_COMMON) $(CORE_LIB)
 
 $(BUILD)/bloomctl: $(BUILD)/tools/bloomctl.o $(TOOL_COMMON) $(CORE_LIB)
 	$(CC) $(ALL_CFLAGS) $^ -o $@ $(LDLIBS)
+
+$(BUILD)/tools/bloomd-fetch.o: NEEDS += $(FETCH_PKGS)
+$(BUILD)/bloomd-fetch: $(BUILD)/tools/bloomd-fetch.o $(TOOL_COMMON) $(CORE_LIB)
+	$(CC) $(ALL_CFLAGS) $^ -o $@ $(LDLIBS) $(FETCH_LIBS)
 
 BENCH_OBJ = $(BUILD)/tools/bloombench.o $(BUILD)/tools/bench.o $(BUILD)/tools/benchfilter.o \
             $(BUILD)/tools/benchpath.o $(BUILD)/tools/benchctl.o $(BUILD)/tools/benchsimilar.o
@@ -207,9 +213,9 @@ install: all
 		$(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(SYSCONFDIR)/bloomd $(DESTDIR)$(SYSTEMDUNITDIR) \
 		$(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(TMPFILESDIR) $(DESTDIR)$(SYSCONFDIR)/logrotate.d \
 		$(DESTDIR)$(DOCDIR)
-	install -m 755 $(BUILD)/bloomd $(DESTDIR)$(SBINDIR)/bloomd
+	install -m 755 $(BUILD)/bloomd $(BUILD)/bloomd-fetch $(DESTDIR)$(SBINDIR)/
 	install -m 755 $(BUILD)/bloomctl $(BUILD)/bloomsim $(BUILD)/pcapgen $(DESTDIR)$(BINDIR)/
-	install -m 644 man/bloomd.8 man/bloomctl.8 $(DESTDIR)$(MANDIR)/man8/
+	install -m 644 man/bloomd.8 man/bloomctl.8 man/bloomd-fetch.8 $(DESTDIR)$(MANDIR)/man8/
 	install -m 644 man/bloomd.conf.5 $(DESTDIR)$(MANDIR)/man5/bloomd.conf.5
 	sed -e 's|/usr/sbin/bloomd|$(SBINDIR)/bloomd|g' -e 's|/etc/bloomd/|$(SYSCONFDIR)/bloomd/|g' \
 		systemd/bloomd.service > $(DESTDIR)$(SYSTEMDUNITDIR)/bloomd.service
@@ -217,20 +223,20 @@ install: all
 	install -m 644 systemd/bloomd.sysusers $(DESTDIR)$(SYSUSERSDIR)/bloomd.conf
 	install -m 644 systemd/bloomd.tmpfiles $(DESTDIR)$(TMPFILESDIR)/bloomd.conf
 	install -m 644 systemd/bloomd.logrotate $(DESTDIR)$(SYSCONFDIR)/logrotate.d/bloomd
-	install -m 644 systemd/bloomd-metrics.conf systemd/bloomd-cluster.conf systemd/bloomd-inline.conf \
+	install -m 644 systemd/bloomd-metrics.conf systemd/bloomd-cluster.conf systemd/bloomd-inline.conf systemd/bloomd-fetch.conf \
 		$(DESTDIR)$(DOCDIR)/
 	test -e $(DESTDIR)$(SYSCONFDIR)/bloomd/bloomd.conf || \
 		install -m 644 conf/bloomd.conf $(DESTDIR)$(SYSCONFDIR)/bloomd/bloomd.conf
 
 # Removes what install put there, except the configuration, which may have been edited.
 uninstall:
-	rm -f $(DESTDIR)$(SBINDIR)/bloomd $(DESTDIR)$(BINDIR)/bloomctl $(DESTDIR)$(BINDIR)/bloomsim \
+	rm -f $(DESTDIR)$(SBINDIR)/bloomd $(DESTDIR)$(SBINDIR)/bloomd-fetch $(DESTDIR)$(BINDIR)/bloomctl $(DESTDIR)$(BINDIR)/bloomsim \
 		$(DESTDIR)$(BINDIR)/pcapgen $(DESTDIR)$(MANDIR)/man8/bloomd.8 \
-		$(DESTDIR)$(MANDIR)/man8/bloomctl.8 $(DESTDIR)$(MANDIR)/man5/bloomd.conf.5 \
+		$(DESTDIR)$(MANDIR)/man8/bloomctl.8 $(DESTDIR)$(MANDIR)/man8/bloomd-fetch.8 $(DESTDIR)$(MANDIR)/man5/bloomd.conf.5 \
 		$(DESTDIR)$(SYSTEMDUNITDIR)/bloomd.service $(DESTDIR)$(SYSUSERSDIR)/bloomd.conf \
 		$(DESTDIR)$(TMPFILESDIR)/bloomd.conf $(DESTDIR)$(SYSCONFDIR)/logrotate.d/bloomd \
 		$(DESTDIR)$(DOCDIR)/bloomd-metrics.conf $(DESTDIR)$(DOCDIR)/bloomd-cluster.conf \
-		$(DESTDIR)$(DOCDIR)/bloomd-inline.conf
+		$(DESTDIR)$(DOCDIR)/bloomd-inline.conf $(DESTDIR)$(DOCDIR)/bloomd-fetch.conf
 
 clean:
 	rm -rf build build-asan build-tsan build-fuzz build-aarch64 build-debug

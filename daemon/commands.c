@@ -284,6 +284,16 @@ static int cmd_replace(struct command *c)
 		close(fd);
 		fd = -1;
 	}
+	if (fd < 0) { /* a list with a url is fetched now; the reply comes when it is done */
+		uint64_t waiter = control_hold(c->cl);
+		int fetching = service_list_fetch(c->s, name, waiter, err, sizeof(err));
+		if (fetching != 1)
+			control_release(c->cl);
+		if (fetching < 0)
+			return command_fail(c, "replace: %s", err);
+		if (fetching == 1)
+			return command_reply_later(c);
+	}
 	int rc = service_list_replace(c->s, name, fd, &result, err, sizeof(err));
 	if (rc < 0)
 		command_fail(c, "replace: %s", err);

@@ -37,6 +37,13 @@ struct list_config {
 	double max_bad;           /* a version with a larger fraction of bad lines is refused */
 	unsigned min_entries;     /* a version from a feed with fewer entries is refused */
 	double max_removed;       /* and one removing a larger fraction of the list's entries; 1: no limit */
+	char *categories;         /* iprep: the categories file whose names are the labels; NULL: iprep-N */
+	char (*category_names)[ENTRY_CATEGORY_MAX]; /* read from it: [N] is category N's, format points here */
+	char *url;                /* NULL: none; else fetched every refresh seconds by bloomd-fetch */
+	unsigned refresh;         /* seconds between fetches */
+	unsigned fetch_timeout;   /* seconds a fetch may take, connecting included */
+	uint64_t max_size;        /* bytes a fetched version may have */
+	char *ca_file;            /* NULL: the system's certificate authorities */
 	unsigned line;            /* where it is defined */
 };
 

@@ -34,6 +34,7 @@ enum key_type {
 	KEY_INT,      /* int, min to max */
 	KEY_NUMBER,   /* double, min to max; word: stores word_is */
 	KEY_SIZE,     /* uint64_t bytes (4MiB, 512KiB, 65536), min to max */
+	KEY_SECONDS,  /* unsigned seconds (90, 90s, 15m, 1h, 1d, 1h30m), min to max */
 	KEY_BOOL,     /* yes|no|true|false|on|off|1|0 */
 	KEY_MARK,     /* uint32_t packet mark, 1 to 0xffffffff, decimal or 0x hex */
 	KEY_CHOICE,   /* one of names: its index plus min, in a bool or an int-sized enum */
@@ -95,6 +96,9 @@ int config_set_mark(struct loader *ld, const char *key, const char *value, uint3
 /* A number from min to max; expect, if not NULL, says what it must be in a problem. */
 int config_set_number(struct loader *ld, const char *key, const char *value, double min, double max,
 		      const char *expect, double *out);
+/* A time such as 90, 90s, 15m, 1h, 1d or 1h30m, from min to max seconds. */
+int config_set_seconds(struct loader *ld, const char *key, const char *value, unsigned min, unsigned max,
+		       unsigned *out);
 /* A size such as 4MiB, 512KiB or 65536, from min to max bytes. */
 int config_set_size(struct loader *ld, const char *key, const char *value, uint64_t min, uint64_t max,
 		    uint64_t *out);
@@ -109,6 +113,10 @@ int config_list_file(struct loader *ld, const struct config_key *k, void *base, 
 int config_list_format(struct loader *ld, const struct config_key *k, void *base, const char *value);
 /* [list NAME] set: the one set of an ipset save file the list takes. */
 int config_list_set(struct loader *ld, const struct config_key *k, void *base, const char *value);
+/* [list NAME] url: http:// or https:// only. */
+int config_list_url(struct loader *ld, const struct config_key *k, void *base, const char *value);
+/* [list NAME] categories: Suricata's iprep categories file, read now (its names become labels). */
+int config_list_categories(struct loader *ld, const struct config_key *k, void *base, const char *value);
 /* The lists as a whole (after the file is read): names unique, the local list first. */
 void config_lists_validate(struct loader *ld);
 void config_lists_free(struct config *c);

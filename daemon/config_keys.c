@@ -130,6 +130,12 @@ static const struct config_key KEYS[] = {
 	{ "list", "min_entries", KEY_UINT, LIST_FIELD(min_entries), .min = 0, .max = 1000000000 },
 	{ "list", "max_removed", KEY_NUMBER, LIST_FIELD(max_removed), .min = 0, .max = 1,
 	  .expect = "a fraction from 0 to 1", .word = "off", .word_is = 1 },
+	{ "list", "categories", KEY_CUSTOM, LIST_FIELD(categories), .parse = config_list_categories },
+	{ "list", "url", KEY_CUSTOM, LIST_FIELD(url), .parse = config_list_url },
+	{ "list", "refresh", KEY_SECONDS, LIST_FIELD(refresh), .min = 1, .max = 30 * 86400 },
+	{ "list", "fetch_timeout", KEY_SECONDS, LIST_FIELD(fetch_timeout), .min = 1, .max = 3600 },
+	{ "list", "max_size", KEY_SIZE, LIST_FIELD(max_size), .min = 1024, .max = 1ULL << 32 },
+	{ "list", "ca_file", KEY_PATH, LIST_FIELD(ca_file), .empty_none = true },
 
 	{ "entries", "file", KEY_CUSTOM, .parse = config_entries_file, .many = true },
 
@@ -287,6 +293,8 @@ static int read_value(struct loader *ld, const struct config_key *k, void *base,
 		return config_set_number(ld, k->name, value, k->min, k->max, k->expect, field);
 	case KEY_SIZE:
 		return config_set_size(ld, k->name, value, (uint64_t)k->min, (uint64_t)k->max, field);
+	case KEY_SECONDS:
+		return config_set_seconds(ld, k->name, value, (unsigned)k->min, (unsigned)k->max, field);
 	case KEY_BOOL:
 		return config_set_bool(ld, k->name, value, field);
 	case KEY_MARK:
@@ -370,6 +378,7 @@ static bool field_fits(const struct config_key *k)
 {
 	switch (k->type) {
 	case KEY_UINT:
+	case KEY_SECONDS:
 		return k->size == sizeof(unsigned);
 	case KEY_INT:
 		return k->size == sizeof(int);

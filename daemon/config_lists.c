@@ -1,5 +1,7 @@
 /* config_lists.c - the [list NAME] sections and [entries] file: named entry lists and their labels. */
 #include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -7,6 +9,9 @@
 
 #define DEFAULT_SEVERITY 2
 #define DEFAULT_MAX_BAD 0.1
+#define DEFAULT_REFRESH 3600
+#define DEFAULT_FETCH_TIMEOUT 60
+#define DEFAULT_MAX_SIZE (64ULL << 20)
 
 bool config_list_section(const char *name, size_t len)
 {
@@ -57,7 +62,8 @@ struct list_config *config_list_named(struct loader *ld, const char *name)
 	c->lists = grown;
 	struct list_config *l = &c->lists[c->nlists];
 	*l = (struct list_config){ .name = strdup(name), .severity = DEFAULT_SEVERITY,
-				   .max_bad = DEFAULT_MAX_BAD, .min_entries = 1, .max_removed = 1, .sid = default_sid(name), .line = ld->line };
+				   .max_bad = DEFAULT_MAX_BAD, .min_entries = 1, .max_removed = 1, .sid = default_sid(name), .line = ld->line,
+				   .refresh = DEFAULT_REFRESH, .fetch_timeout = DEFAULT_FETCH_TIMEOUT, .max_size = DEFAULT_MAX_SIZE };
 	if (l->name == NULL) {
 		config_problem(ld, "out of memory");
 		return NULL;
@@ -145,6 +151,73 @@ int config_list_set(struct loader *ld, const struct config_key *k, void *base, c
 	return 1;
 }
 
+int config_list_url(struct loader *ld, const struct config_key *k, void *base, const char *value)
+{
+	struct list_config *l = base;
+
+	if (feedless(ld, l, k->name))
+		return 0;
+	if (strncmp(value, "https://", 8) != 0 && strncmp(value, "http://", 7) != 0) {
+		config_problem(ld, "url: expected an http:// or https:// URL, got '%.200s'", value);
+		return 0;
+	}
+	return config_set_string(ld, &l->url, value, false);
+}
+
+/* One line of an iprep categories file, "id,short name,description", into names. */
+static int category_line(char *line, char (*names)[ENTRY_CATEGORY_MAX], char *err, size_t errlen)
+{
+	line += strspn(line, " \t");
+	if (*line == '\0' || *line == '#')
+		return 0;
+	char *id = strtok(line, ","), *name = strtok(NULL, ","), *end;
+	unsigned long n = isdigit((unsigned char)*id) ? strtoul(id, &end, 10) : 0;
+	if (n < 1 || n > FEED_IPREP_CATEGORIES || *end) {
+		snprintf(err, errlen, "expected a category id from 1 to %d, got '%.20s'", FEED_IPREP_CATEGORIES, id);
+		return -1;
+	}
+	if (name == NULL || !entry_category_valid(name)) {
+		snprintf(err, errlen, "category %lu: expected a short name of letters, digits and . _ - : / (at most %d)", n,
+			 ENTRY_CATEGORY_MAX - 1);
+		return -1;
+	}
+	snprintf(names[n], ENTRY_CATEGORY_MAX, "%s", name);
+	return 0;
+}
+
+int config_list_categories(struct loader *ld, const struct config_key *k, void *base, const char *value)
+{
+	struct list_config *l = base;
+	char line[512], err[160];
+	unsigned at = 0;
+
+	if (feedless(ld, l, k->name) || !config_set_string(ld, &l->categories, value, true))
+		return 0;
+	FILE *f = fopen(l->categories, "re");
+	char (*names)[ENTRY_CATEGORY_MAX] = calloc(FEED_IPREP_CATEGORIES + 1, sizeof(*names));
+	if (f == NULL || names == NULL) {
+		config_problem(ld, "categories: cannot read %s: %s", l->categories, strerror(errno));
+		goto fail;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		at++;
+		line[strcspn(line, "\r\n")] = '\0';
+		if (category_line(line, names, err, sizeof(err)) < 0) {
+			config_problem(ld, "categories: %s:%u: %s", l->categories, at, err);
+			goto fail;
+		}
+	}
+	fclose(f);
+	free(l->category_names);
+	l->category_names = names;
+	return 1;
+fail:
+	if (f)
+		fclose(f);
+	free(names);
+	return 0;
+}
+
 int config_entries_file(struct loader *ld, const struct config_key *k, void *base, const char *value)
 {
 	const char *slash = strrchr(value, '/'), *name = slash ? slash + 1 : value;
@@ -159,6 +232,23 @@ int config_entries_file(struct loader *ld, const struct config_key *k, void *bas
 		}
 	struct list_config *l = config_list_named(ld, name);
 	return l ? config_set_string(ld, &l->file, value, true) : 0;
+}
+
+/* A list fetched from a URL reads no file; the fetch keys and categories go with what they are for. */
+static void list_fetch_validate(struct loader *ld, struct list_config *l, const char *section)
+{
+	static const char *const fetch_keys[] = { "refresh", "fetch_timeout", "max_size", "ca_file" };
+
+	ld->line = config_key_line(ld, section, "categories");
+	if (l->categories && l->format.format != FEED_IPREP)
+		config_problem(ld, "[list %s] categories names iprep's categories: give format = iprep", l->name);
+	l->format.category_names = (const char(*)[ENTRY_CATEGORY_MAX])l->category_names;
+	ld->line = config_key_line(ld, section, "url");
+	if (l->url && l->file)
+		config_problem(ld, "[list %s] has a file and a url: it is read from one of them", l->name);
+	for (size_t i = 0; l->url == NULL && i < sizeof(fetch_keys) / sizeof(fetch_keys[0]); i++)
+		if ((ld->line = config_key_line(ld, section, fetch_keys[i])) != 0)
+			config_problem(ld, "[list %s] %s is for a list fetched from a url: give url", l->name, fetch_keys[i]);
 }
 
 void config_lists_validate(struct loader *ld)
@@ -187,6 +277,7 @@ void config_lists_validate(struct loader *ld)
 		ld->line = config_key_line(ld, section, "set");
 		if (l->format.set[0] && l->format.format != FEED_IPSET)
 			config_problem(ld, "[list %s] set names a set of an ipset save file: give format = ipset", l->name);
+		list_fetch_validate(ld, l, section);
 		/* Inline or with [action] sets, a list's matches are dropped unless it says alert. */
 		if (!l->action_given)
 			l->action = c->inline_mode || c->action.set4 || c->action.set6 ? LIST_ACTION_DROP : LIST_ACTION_ALERT;
@@ -208,6 +299,10 @@ void config_lists_free(struct config *c)
 		free(c->lists[i].file);
 		free(c->lists[i].category);
 		free(c->lists[i].signature);
+		free(c->lists[i].categories);
+		free(c->lists[i].category_names);
+		free(c->lists[i].url);
+		free(c->lists[i].ca_file);
 	}
 	free(c->lists);
 }

@@ -276,6 +276,18 @@ int entry_parse(const char *text, struct entry *e, char *err, size_t errlen)
 	return rc;
 }
 
+bool entry_category_valid(const char *category)
+{
+	size_t n = strlen(category);
+
+	if (n == 0 || n >= ENTRY_CATEGORY_MAX)
+		return false;
+	for (const char *q = category; *q; q++)
+		if (!isalnum((unsigned char)*q) && !strchr("._-:/", *q))
+			return false;
+	return true;
+}
+
 /* One option word after an entry: expires=, ttl= or (with labels) category=, severity=. -1 if it is none. */
 static int parse_option(const char *word, uint64_t now, uint64_t *expires, struct entry_labels *labels)
 {
@@ -284,13 +296,9 @@ static int parse_option(const char *word, uint64_t now, uint64_t *expires, struc
 
 	if (labels && strncmp(word, "category=", 9) == 0) {
 		const char *c = word + 9;
-		size_t n = strlen(c);
-		if (n == 0 || n >= sizeof(labels->category))
+		if (!entry_category_valid(c))
 			return -1;
-		for (const char *q = c; *q; q++)
-			if (!isalnum((unsigned char)*q) && !strchr("._-:/", *q))
-				return -1;
-		memcpy(labels->category, c, n + 1);
+		memcpy(labels->category, c, strlen(c) + 1);
 		return 0;
 	}
 	if (labels && strncmp(word, "severity=", 9) == 0) {

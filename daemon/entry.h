@@ -2,6 +2,7 @@
 #ifndef BLOOMD_ENTRY_H
 #define BLOOMD_ENTRY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -59,6 +60,9 @@ struct entry_labels {
 	char category[ENTRY_CATEGORY_MAX]; /* letters, digits and . _ - : / */
 	unsigned severity;                 /* 1 (highest) to 255 */
 };
+
+/* Whether a category label is one: 1 to 63 letters, digits and . _ - : / */
+bool entry_category_valid(const char *category);
 
 /* entry_parse_expiry, with labels after the entry too (in any order with expires= or ttl=). */
 int entry_parse_labelled(const char *text, struct entry *e, uint64_t now, uint64_t *expires,

@@ -323,8 +323,9 @@ static int zeek_intel_line(struct feed_reader *r, const char *line, struct entry
 	return feed_address(value, e, err, errlen) < 0 ? -1 : 1;
 }
 
-/* Suricata's iprep: "address,category,score"; the category is the entry's label. */
-static int iprep_line(char *line, struct entry *e, struct entry_labels *labels, char *err, size_t errlen)
+/* Suricata's iprep: "address,category,score"; the category (its name if the list has them) is the entry's label. */
+static int iprep_line(const struct feed_spec *spec, char *line, struct entry *e, struct entry_labels *labels,
+		      char *err, size_t errlen)
 {
 	char addr[FEED_TOKEN_MAX + 2], category[FEED_TOKEN_MAX + 2], score[FEED_TOKEN_MAX + 2];
 	char *end;
@@ -341,14 +342,17 @@ static int iprep_line(char *line, struct entry *e, struct entry_labels *labels, 
 	trim(score);
 	char *end_score;
 	unsigned long n = strtoul(category, &end, 10), s = strtoul(score, &end_score, 10);
-	if (!isdigit((unsigned char)category[0]) || *end || n > 60 || !isdigit((unsigned char)score[0]) || *end_score ||
+	if (!isdigit((unsigned char)category[0]) || *end || n > FEED_IPREP_CATEGORIES || !isdigit((unsigned char)score[0]) || *end_score ||
 	    s > 127) {
 		error_set(err, errlen, "expected a category from 0 to 60 and a score from 0 to 127");
 		return -1;
 	}
 	if (feed_address(addr, e, err, errlen) < 0)
 		return -1;
-	snprintf(labels->category, sizeof(labels->category), "iprep-%lu", n);
+	if (spec->category_names && spec->category_names[n][0])
+		memcpy(labels->category, spec->category_names[n], sizeof(labels->category));
+	else
+		snprintf(labels->category, sizeof(labels->category), "iprep-%lu", n);
 	return s > 0;
 }
 
@@ -385,7 +389,7 @@ int feed_line(struct feed_reader *r, const char *text, struct entry *e, uint64_t
 	case FEED_ZEEK_INTEL:
 		return zeek_intel_line(r, line, e, err, errlen);
 	case FEED_IPREP:
-		return iprep_line(line, e, labels, err, errlen);
+		return iprep_line(&r->spec, line, e, labels, err, errlen);
 	case FEED_CROWDSEC_JSON:
 		error_set(err, errlen, "crowdsec-json is read as a whole document, not by line");
 		return -1;

@@ -59,6 +59,8 @@ struct feed_spec {
 	unsigned column;                  /* csv: 1-based, or 0 with column_name */
 	char column_name[FEED_COLUMN_NAME];
 	char set[FEED_COLUMN_NAME];       /* ipset: only this set's lines ("": every set's) */
+	/* iprep: category N's short name at [N] ("": iprep-N), NULL for none; the caller owns it */
+	const char (*category_names)[ENTRY_CATEGORY_MAX];
 };
 
 /* "plain", "csv:3", "csv:ip", ...: 0, or -1 with a message. */
@@ -84,6 +86,9 @@ void feed_reader_init(struct feed_reader *r, const struct feed_spec *spec, uint6
  * an exception (ipset's nomatch), 0 for a line that holds no entry, -1 with
  * a message.
  */
+/* The highest category number Suricata's iprep takes. */
+#define FEED_IPREP_CATEGORIES 60
+
 #define FEED_EXCEPTION 2
 int feed_line(struct feed_reader *r, const char *line, struct entry *e, uint64_t *expires,
 	      struct entry_labels *labels, char *err, size_t errlen);

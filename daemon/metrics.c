@@ -162,6 +162,16 @@ static const struct metric_family FAMILIES[] = {
 	  "lists", "list", "dropped" },
 	{ "list_blocked_total", C, "Addresses each list's matches put into the [action] sets.", "lists", "list",
 	  "blocked" },
+	{ "list_fetch_new_total", C, "New versions each list with a url fetched and took.", "fetches", "list", "new" },
+	{ "list_fetch_not_modified_total", C, "Fetches each list's server answered 304 Not Modified.", "fetches", "list",
+	  "not_modified" },
+	{ "list_fetch_failed_total", C, "Fetches that failed (no answer, not 200 or 304, too large, timed out).",
+	  "fetches", "list", "failed" },
+	{ "list_fetch_refused_total", C, "Fetched versions each list refused (its guards).", "fetches", "list",
+	  "refused" },
+	{ "list_fetch_last_success_timestamp_seconds", G,
+	  "When each list's server last answered with a version taken or 304 (0: never).", "fetches", "list",
+	  "answered" },
 };
 
 /* The capture's counters, labelled with its interface. */

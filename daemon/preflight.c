@@ -1,6 +1,8 @@
 /* preflight.c - what a start needs from the system: made where it can be, checked by -n. */
 #include "preflight.h"
 
+#include "fetch.h"
+
 #include <errno.h>
 #include <grp.h>
 #include <net/if.h>
@@ -128,6 +130,22 @@ static void check_socket(struct checking *c, const struct config *cfg)
 			cfg->group, cfg->group);
 }
 
+/* A list with a url needs bloomd-fetch beside bloomd, and its ca_file readable. */
+static void check_fetches(struct checking *c, const struct config *cfg)
+{
+	char path[4096], err[512];
+	bool checked = false;
+
+	for (size_t i = 0; i < cfg->nlists; i++) {
+		const struct list_config *l = &cfg->lists[i];
+		if (l->url && !checked && fetch_program(path, sizeof(path), err, sizeof(err)) < 0)
+			problem(c, "[list %s] url: %s", l->name, err);
+		checked |= l->url != NULL;
+		if (l->ca_file && access(l->ca_file, R_OK) < 0)
+			problem(c, "[list %s] ca_file %s: %s", l->name, l->ca_file, strerror(errno));
+	}
+}
+
 unsigned preflight_check(const struct config *cfg, const struct preflight_plan *plan,
 			 preflight_problem_cb on_problem, void *ctx)
 {
@@ -152,6 +170,7 @@ unsigned preflight_check(const struct config *cfg, const struct preflight_plan *
 	for (size_t i = 0; i < plan->nfiles; i++)
 		if (access(plan->files[i], R_OK) < 0)
 			problem(&c, "cannot read %s: %s", plan->files[i], strerror(errno));
+	check_fetches(&c, cfg);
 	if (plan->interface && if_nametoindex(plan->interface) == 0)
 		problem(&c, "interface %s: %s", plan->interface, strerror(errno));
 	if (capture_check_bpf(cfg->bpf, cfg->snaplen, err, sizeof(err)) < 0)

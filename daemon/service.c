@@ -268,7 +268,7 @@ int service_start(struct service *s, struct event_base *base, const struct contr
 	s->housekeeping = event_new(base, -1, EV_PERSIST, housekeeping_cb, s);
 	if (s->housekeeping == NULL || event_add(s->housekeeping, &second) < 0)
 		return -1;
-	return 0;
+	return service_fetch_configure(s, true);
 }
 
 void service_stop(struct service *s)
@@ -277,6 +277,7 @@ void service_stop(struct service *s)
 
 	rebuild_cancel(s->rebuild);
 	s->rebuild = NULL;
+	service_fetch_stop(s); /* before the control socket: a replace waiting for a fetch is answered */
 	control_close(s->control);
 	s->control = NULL;
 	service_slices_cancel(s); /* its entry is applied again at the next start */

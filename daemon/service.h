@@ -170,9 +170,15 @@ bool service_is_live(const struct service *s);
  */
 int service_list_replace(struct service *s, const char *name, int fd, json_t **result, char *err,
 			 size_t errlen);
+/*
+ * A list with a url: fetch it now (bloomd-fetch); waiter gets the reply
+ * (fetch, load) when it is done. 1 if started, 0 if the list has no url
+ * (replace it as any other), -1 with a message.
+ */
+int service_list_fetch(struct service *s, const char *name, uint64_t waiter, char *err, size_t errlen);
 /* Empty list name; *removed: the entries that left it. */
 int service_list_flush(struct service *s, const char *name, uint64_t *removed, char *err, size_t errlen);
-/* Every list: source, format, labels, entries, last load. */
+/* Every list: source, format, labels, entries, last load; a list with a url, its fetches. */
 json_t *service_lists_json(struct service *s);
 /* List name's holder bit, or 0 if there is no such list. */
 uint32_t service_list_holder(const struct service *s, const char *name);

@@ -79,6 +79,7 @@ struct service {
 	struct cluster *cluster;   /* [cluster] redis, or NULL */
 	bool applying_cluster;     /* a change from the stream: not published again */
 	struct slicing *slicing;   /* a version from the stream being taken in slices, or NULL */
+	struct service_fetches *fetches; /* the lists with a url, or NULL when none has had one */
 	struct event *housekeeping;
 	time_t problems_reported;  /* the last warning about malformed or dropped packets */
 	uint64_t problems_seen[PACKET_STATUS_COUNT], drops_seen, event_errors_seen, unruled_seen;
@@ -91,6 +92,7 @@ struct service {
  *   service_reload.c  reload, reopen, statistics
  *   service_state.c   loading, snapshots, rebuilds
  *   service_sources.c the replay queue, live capture, the workers and their copy
+ *   service_fetch.c   the lists with a url fetched every refresh
  *   service_cluster.c the stream followed, events to Redis, status
  *   service_lists.c   lists loaded, replaced, flushed, kept; alert labels
  *   service_slices.c  a version from the stream taken a slice at a time
@@ -109,6 +111,15 @@ json_t *service_rebuild_json(const struct rebuild_result *r);
 /* service_sources.c: send reply to the control client waiting as waiter (if it still is), and free it. */
 void service_reply_to(struct service *s, uint64_t waiter, json_t *reply);
 
+/*
+ * service_fetch.c: the lists with a url fetched as the configuration says
+ * (starting: from the validators kept; -1 logged when bloomd-fetch is not
+ * there or without memory); their counts (stats' "fetches"); stopped.
+ */
+int service_fetch_configure(struct service *s, bool starting);
+json_t *service_fetches_stats(const struct service *s);
+void service_fetch_stop(struct service *s);
+
 /* service_cluster.c: follow the stream ([cluster] redis; -1 after logging); events to Redis. */
 int service_cluster_start(struct service *s);
 void service_cluster_events(struct service *s, struct events *ev);
@@ -123,6 +134,15 @@ void service_cluster_events(struct service *s, struct events *ev);
 int service_lists_load(struct service *s, const struct config *cfg, bool starting, unsigned *refused);
 /* Keep again the lists whose versions could not be kept (housekeeping); changes are accepted once all are. */
 void service_lists_keep_again(struct service *s);
+/*
+ * List i's new version read from f (called source), as its file's would be:
+ * guarded, kept, taken. 0 if taken, -1 if refused (logged).
+ */
+int service_list_take(struct service *s, int i, FILE *f, const char *source);
+/* What list i's last load found (replace's "load"). */
+json_t *service_list_load_json(const struct service *s, int i);
+/* service_lists_json's own part: the lists without their fetches. */
+json_t *service_lists_own_json(struct service *s);
 /* Per list: entries, version, when and whether its last version was taken (stats). */
 json_t *service_lists_stats(const struct service *s, const struct stats *totals);
 /*

@@ -275,6 +275,11 @@ static int list_named(struct service *s, const char *name, char *err, size_t err
 	return i > 0 ? i : -1;
 }
 
+int service_list_take(struct service *s, int i, FILE *f, const char *source)
+{
+	return load_from(s, i, f, source, &s->lists.slot[i].cfg->format, FROM_FEED);
+}
+
 static json_t *load_json(const struct list_load *r)
 {
 	json_t *o = json_pack("{s:b,s:I,s:I,s:I,s:I,s:I}", "taken", !r->refused, "lines", (json_int_t)r->lines,
@@ -286,6 +291,11 @@ static json_t *load_json(const struct list_load *r)
 	return o;
 }
 
+json_t *service_list_load_json(const struct service *s, int i)
+{
+	return load_json(&s->lists.slot[i].last);
+}
+
 int service_list_replace(struct service *s, const char *name, int fd, json_t **result, char *err,
 			 size_t errlen)
 {
@@ -295,10 +305,11 @@ int service_list_replace(struct service *s, const char *name, int fd, json_t **r
 	FILE *f;
 
 	*result = NULL;
-	if (i < 0 || (fd >= 0 && lc->file)) {
+	if (i < 0 || (fd >= 0 && (lc->file || lc->url))) {
 		if (i >= 0)
-			error_set(err, errlen, "list %s reads %s: write the new version there and run replace %s without a file",
-				  name, lc->file, name);
+			error_set(err, errlen, "list %s reads %s: %s and run replace %s without a file", name,
+				  lc->file ? lc->file : lc->url, lc->file ? "write the new version there" : "publish it there",
+				  name);
 		goto refuse;
 	}
 	if (fd < 0) {
@@ -320,7 +331,7 @@ int service_list_replace(struct service *s, const char *name, int fd, json_t **r
 			service_cluster_publish_list(s, CLUSTER_REPLACE, name, text, len);
 		free(text);
 	}
-	*result = load_json(&s->lists.slot[i].last);
+	*result = service_list_load_json(s, i);
 	if (rc < 0)
 		error_set(err, errlen, "list %s keeps its previous version: %s", name, s->lists.slot[i].last.error);
 	return rc;
@@ -347,7 +358,7 @@ int service_list_flush(struct service *s, const char *name, uint64_t *removed, c
 	s->lists.slot[i].loaded = (time_t)service_now();
 	s->lists.slot[i].last = (struct list_load){ .removed = *removed };
 	log_info("list %s flushed: %llu entries left it", name, (unsigned long long)*removed);
-	if (s->lists.slot[i].cfg->file == NULL)
+	if (s->lists.slot[i].cfg->file == NULL && s->lists.slot[i].cfg->url == NULL)
 		service_cluster_publish_list(s, CLUSTER_FLUSH, name, NULL, 0);
 	return 0;
 }
@@ -358,8 +369,8 @@ int service_list_from_cluster(struct service *s, const char *name, const char *d
 	int i = lists_find(&s->lists, name);
 	uint64_t removed;
 
-	if (i <= 0 || s->lists.slot[i].cfg->file) {
-		error_set(err, errlen, "no list without a file is named '%.64s' here", name);
+	if (i <= 0 || s->lists.slot[i].cfg->file || s->lists.slot[i].cfg->url) {
+		error_set(err, errlen, "no list without a file or url is named '%.64s' here", name);
 		return -1;
 	}
 	if (data == NULL)
@@ -367,7 +378,7 @@ int service_list_from_cluster(struct service *s, const char *name, const char *d
 	return service_slices_start(s, i, data, len, err, errlen);
 }
 
-json_t *service_lists_json(struct service *s)
+json_t *service_lists_own_json(struct service *s)
 {
 	uint64_t counts[LISTS_SLOTS];
 	json_t *out = json_array();
@@ -379,8 +390,8 @@ json_t *service_lists_json(struct service *s)
 		if (l->name[0] == '\0' || l->cfg == NULL)
 			continue;
 		const struct list_config *lc = l->cfg;
-		json_t *o = json_pack("{s:s,s:s*,s:s,s:I,s:i,s:i,s:o,s:s*,s:i,s:s,s:I,s:s}", "name", l->name, "file",
-				      lc->file, "format", i == 0 ? "bloomctl" : feed_spec_name(&lc->format, format, sizeof(format)),
+		json_t *o = json_pack("{s:s,s:s*,s:s*,s:s,s:I,s:i,s:i,s:o,s:s*,s:i,s:s,s:I,s:s}", "name", l->name, "file",
+				      lc->file, "url", lc->url, "format", i == 0 ? "bloomctl" : feed_spec_name(&lc->format, format, sizeof(format)),
 				      "entries", (json_int_t)counts[i], "version", (int)l->version, "rev", (int)(l->rev ? l->rev : 1), "loaded",
 				      l->loaded ? json_integer((json_int_t)l->loaded) : json_null(), "category",
 				      lc->category, "severity", (int)lc->severity, "action",

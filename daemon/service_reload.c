@@ -97,6 +97,7 @@ static int reload(struct service *s, json_t **problems)
 	/* Before the old configuration goes: the lists point into it. Each list is taken or refused on its own. */
 	unsigned refused;
 	service_lists_load(s, fresh, false, &refused); /* -1 only when starting */
+	service_fetch_configure(s, false); /* logged */
 	log_setup(fresh->log_level, fresh->log_target, fresh->log_format);
 	if (ev)
 		use_events(s, ev);
@@ -259,6 +260,8 @@ json_t *service_stats(struct service *s)
 				    json_pack("{s:o,s:b}", "time", s->last_save ? json_integer((json_int_t)s->last_save) : json_null(),
 					      "ok", s->last_save_ok));
 	json_object_set_new(o, "lists", service_lists_stats(s, &t.stats));
+	if (s->fetches)
+		json_object_set_new(o, "fetches", service_fetches_stats(s));
 	if (s->cluster)
 		json_object_set_new(o, "cluster", service_cluster_status(s));
 	if (s->cfg->events_redis)

@@ -305,11 +305,20 @@ int statedir_give(struct statedir *d, uid_t uid, gid_t gid, char *err, size_t er
 	if (give_entries(d->fd, uid, gid, d->path, err, errlen) < 0)
 		return -1;
 	d->dir_owner = uid;
-	int lists = parent_of(d, "lists/x", false, &leaf);
-	if (lists < 0)
-		return errno == ENOENT ? 0 : (error_set(err, errlen, "%s: %s", statedir_name(d, "lists", where, sizeof(where)),
-						       statedir_strerror(errno)), -1);
-	int rc = give_entries(lists, uid, gid, statedir_name(d, "lists", where, sizeof(where)), err, errlen);
-	close_parent(d, lists);
-	return rc;
+	static const char *const subdirs[][2] = { { "lists", "lists/x" }, { "fetch", "fetch/x" } };
+	for (size_t i = 0; i < sizeof(subdirs) / sizeof(subdirs[0]); i++) {
+		int sub = parent_of(d, subdirs[i][1], false, &leaf);
+		if (sub < 0 && errno == ENOENT)
+			continue;
+		if (sub < 0) {
+			error_set(err, errlen, "%s: %s", statedir_name(d, subdirs[i][0], where, sizeof(where)),
+				  statedir_strerror(errno));
+			return -1;
+		}
+		int rc = give_entries(sub, uid, gid, statedir_name(d, subdirs[i][0], where, sizeof(where)), err, errlen);
+		close_parent(d, sub);
+		if (rc < 0)
+			return -1;
+	}
+	return 0;
 }

@@ -12,11 +12,11 @@ sysusersdir=$(pkg-config --variable=sysusersdir systemd 2>/dev/null || true)
 tmpfilesdir=$(pkg-config --variable=tmpfilesdir systemd 2>/dev/null || true)
 sysusersdir=${sysusersdir:-/usr/lib/sysusers.d}
 tmpfilesdir=${tmpfilesdir:-/usr/lib/tmpfiles.d}
-files=(usr/sbin/bloomd usr/bin/bloomctl usr/bin/bloomsim usr/bin/pcapgen
-       usr/share/man/man8/bloomd.8 usr/share/man/man8/bloomctl.8 usr/share/man/man5/bloomd.conf.5
+files=(usr/sbin/bloomd usr/sbin/bloomd-fetch usr/bin/bloomctl usr/bin/bloomsim usr/bin/pcapgen
+       usr/share/man/man8/bloomd.8 usr/share/man/man8/bloomctl.8 usr/share/man/man8/bloomd-fetch.8 usr/share/man/man5/bloomd.conf.5
        etc/bloomd/bloomd.conf "${unitdir#/}/bloomd.service" "${sysusersdir#/}/bloomd.conf"
        "${tmpfilesdir#/}/bloomd.conf" etc/logrotate.d/bloomd usr/share/doc/bloomd/bloomd-metrics.conf
-       usr/share/doc/bloomd/bloomd-cluster.conf usr/share/doc/bloomd/bloomd-inline.conf)
+       usr/share/doc/bloomd/bloomd-cluster.conf usr/share/doc/bloomd/bloomd-inline.conf usr/share/doc/bloomd/bloomd-fetch.conf)
 inst() { make -s -C "$root" BUILD="$BUILD" PREFIX=/usr SYSCONFDIR=/etc DESTDIR="$dest" "$@" >/dev/null; }
 
 inst install; ok $? "make install"
@@ -26,7 +26,7 @@ ok $missing "every file installed"
 "$dest/usr/sbin/bloomd" -n -c "$dest/etc/bloomd/bloomd.conf" >/dev/null; ok $? "the installed bloomd accepts the installed config"
 grep -q "^ExecStart=/usr/sbin/bloomd -c /etc/bloomd/bloomd.conf$" "$dest$unitdir/bloomd.service"
 ok $? "the unit names the installed paths"
-for page in bloomd.8 bloomctl.8; do man -l "$dest/usr/share/man/man8/$page" 2>&1 >/dev/null; done | grep -q . && rc=1 || rc=0
+for page in bloomd.8 bloomctl.8 bloomd-fetch.8; do man -l "$dest/usr/share/man/man8/$page" 2>&1 >/dev/null; done | grep -q . && rc=1 || rc=0
 [ "$(man -l "$dest/usr/share/man/man5/bloomd.conf.5" 2>&1 >/dev/null)" = "" ] && [ $rc -eq 0 ]
 ok $? "man -l renders each installed page without a warning"
 echo "# edited" >> "$dest/etc/bloomd/bloomd.conf"

@@ -4,7 +4,7 @@
 # two network namespaces joined by a veth pair.
 . "$(dirname "$0")/tap.sh"
 root=$(cd "$(dirname "$0")/.." && pwd)
-plan 28
+plan 29
 tmp=$(mktemp -d)
 chmod 755 "$tmp"
 pids=()
@@ -40,8 +40,13 @@ if command -v systemd-analyze >/dev/null; then
 	grep -q "may allocate Internet sockets" <<<"$out" && grep -q "allow list with only localhost" <<<"$out" &&
 		grep -q "CapabilityBoundingSet=~CAP_NET_ADMIN.*has network configuration" <<<"$out"
 	ok $? "the metrics, cluster and inline drop-ins verify; IP to localhost only; CAP_NET_ADMIN added"
+	cp "$root/systemd/bloomd-fetch.conf" units/bloomd.service.d/fetch.conf
+	out=$(cd units && SYSTEMD_UNIT_PATH=$PWD: systemd-analyze verify --man=no bloomd.service 2>&1 &&
+		SYSTEMD_UNIT_PATH=$PWD: systemd-analyze security --offline=true bloomd.service 2>&1)
+	grep -q "may allocate Internet sockets" <<<"$out" && ! grep -q "allow list with only localhost" <<<"$out"
+	ok $? "the fetch drop-in verifies and opens IP to the feeds' servers"
 else
-	skip 3 "no systemd-analyze"
+	skip 4 "no systemd-analyze"
 fi
 if command -v systemd-sysusers >/dev/null; then
 	out=$(systemd-sysusers --dry-run "$root/systemd/bloomd.sysusers" 2>&1)

@@ -1,4 +1,5 @@
 /* Unit tests for config.c: defaults, every key, and every problem reported with its line. */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -140,6 +141,62 @@ static void list_sections(void **state)
 	assert_true(any_problem_has(&p, ":11: listen: expected ADDRESS:PORT"));
 	assert_true(any_problem_has(&p, ":12: max_connections"));
 	assert_true(any_problem_has(&p, ":13: timeout"));
+}
+
+/* A list fetched from a url: its keys, times with units, iprep's categories file, and what is refused. */
+static void list_fetch_keys(void **state)
+{
+	char cats[] = "/tmp/bloomd-categories-XXXXXX", text[1024];
+	int fd = mkstemp(cats);
+	struct problems p;
+
+	(void)state;
+	assert_true(fd >= 0);
+	dprintf(fd, "# id,short name,description\n1,BadHosts,Known bad hosts\n2,Google,Known google host\n");
+	close(fd);
+	snprintf(text, sizeof(text),
+		 "[list rep]\nurl = https://feeds.example.net/reputation.list\nformat = iprep\ncategories = %s\n"
+		 "refresh = 1h30m\nfetch_timeout = 2m\nmax_size = 1MiB\nca_file = /etc/ssl/certs/feeds.pem\n"
+		 "[list plain]\nurl = http://192.0.2.1/drop.txt\n",
+		 cats);
+	struct config *c = load(text, &p);
+	assert_int_equal(p.n, 0);
+	const struct list_config *l = config_list(c, "rep");
+	assert_string_equal(l->url, "https://feeds.example.net/reputation.list");
+	assert_int_equal(l->refresh, 5400);
+	assert_int_equal(l->fetch_timeout, 120);
+	assert_int_equal(l->max_size, 1 << 20);
+	assert_string_equal(l->ca_file, "/etc/ssl/certs/feeds.pem");
+	assert_string_equal(l->format.category_names[1], "BadHosts");
+	assert_string_equal(l->format.category_names[2], "Google");
+	assert_string_equal(l->format.category_names[3], "");
+	l = config_list(c, "plain");
+	assert_int_equal(l->refresh, 3600);
+	assert_int_equal(l->fetch_timeout, 60);
+	assert_int_equal(l->max_size, 64 << 20);
+	assert_null(l->ca_file);
+	config_free(c);
+
+	fd = open(cats, O_WRONLY | O_TRUNC);
+	dprintf(fd, "1,BadHosts,Known bad hosts\n61,TooHigh,Out of range\n");
+	close(fd);
+	snprintf(text, sizeof(text),
+		 "[list a]\nurl = ftp://feeds.example.net/x\n[list b]\nfile = /x\nurl = http://192.0.2.1/x\n"
+		 "[list c]\nrefresh = 1h\n[list d]\nurl = http://192.0.2.1/x\nrefresh = 5x\n"
+		 "[list e]\nformat = iprep\ncategories = %s\n[list f]\nformat = drop\ncategories = /dev/null\n"
+		 "[list g]\nurl = http://192.0.2.1/x\nrefresh = 0s\nfetch_timeout = 1h1s\n",
+		 cats);
+	c = load(text, &p);
+	unlink(cats);
+	assert_null(c);
+	assert_true(any_problem_has(&p, ":2: url: expected an http:// or https:// URL, got 'ftp://"));
+	assert_true(any_problem_has(&p, ":5: [list b] has a file and a url"));
+	assert_true(any_problem_has(&p, ":7: [list c] refresh is for a list fetched from a url"));
+	assert_true(any_problem_has(&p, ":10: refresh: expected a time from 1s to 2592000s"));
+	assert_true(any_problem_has(&p, ":2: expected a category id from 1 to 60, got '61'"));
+	assert_true(any_problem_has(&p, ":16: [list f] categories names iprep's categories: give format = iprep"));
+	assert_true(any_problem_has(&p, ":19: refresh: expected a time"));
+	assert_true(any_problem_has(&p, ":20: fetch_timeout: expected a time from 1s to 3600s"));
 }
 
 /* [cluster] and events = redis: the settings, and what is refused. */
@@ -607,7 +664,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(every_key),		  cmocka_unit_test(defaults),
 	cmocka_unit_test(every_problem_with_its_line), cmocka_unit_test(conflicting_options),
 	cmocka_unit_test(missing_file), cmocka_unit_test(control_and_store_keys),
-	cmocka_unit_test(whole_lines_and_one_value_a_key), cmocka_unit_test(list_sections),
+	cmocka_unit_test(whole_lines_and_one_value_a_key), cmocka_unit_test(list_sections), cmocka_unit_test(list_fetch_keys),
 	cmocka_unit_test(cluster_section),   cmocka_unit_test(inline_mode), cmocka_unit_test(pass_guards_and_manage),
 };
 

@@ -50,6 +50,8 @@ static void collect_bad(void *ctx, unsigned line, const char *text, const char *
 }
 
 /* Read text as format (only the ipset set named, if set); returns what was collected. */
+static const char (*category_names)[ENTRY_CATEGORY_MAX]; /* iprep's, for the next read */
+
 static struct collected *read_set(const char *format, const char *set, const char *text, size_t len)
 {
 	static struct collected c;
@@ -66,6 +68,7 @@ static struct collected *read_set(const char *format, const char *set, const cha
 	first_expires = 0;
 	assert_int_equal(feed_spec_parse(format, &spec, err, sizeof(err)), 0);
 	snprintf(spec.set, sizeof(spec.set), "%s", set);
+	spec.category_names = category_names;
 	assert_int_equal(feed_read(f, &spec, 1000, collect_entry, collect_bad, &c, &n, err, sizeof(err)), 0);
 	assert_int_equal(n.entries, c.entries);
 	assert_int_equal(n.bad, c.bad);
@@ -195,6 +198,13 @@ static void iprep(void **state)
 	(void)state;
 	assert_string_equal(c->text, "addr 192.0.2.1 [iprep-1 0];net 198.51.100.0/24 [iprep-6 0];");
 	assert_int_equal(c->bad, 2);
+
+	/* With the categories file's short names: a named category is its name, the others stay iprep-N. */
+	static char names[FEED_IPREP_CATEGORIES + 1][ENTRY_CATEGORY_MAX] = { [1] = "BadHosts" };
+	category_names = (const char(*)[ENTRY_CATEGORY_MAX])names;
+	c = read_as("iprep", "192.0.2.1,1,100\n198.51.100.0/24,6,50\n", 0);
+	category_names = NULL;
+	assert_string_equal(c->text, "addr 192.0.2.1 [BadHosts 0];net 198.51.100.0/24 [iprep-6 0];");
 }
 
 /* CrowdSec: cscli's alerts with their decisions, the LAPI stream's "new", a bare array; durations as TTLs. */
