@@ -12,7 +12,7 @@ build=(make gcc libc6-dev pkg-config jq libxxhash-dev libjansson-dev libpcap-dev
        libinih-dev libsystemd-dev libcap-dev libcurl4-openssl-dev nettle-dev libhiredis-dev libnetfilter-queue-dev libnftables-dev liburcu-dev)
 # systemd-analyze checks the unit, whose ExecReload needs /bin/kill (procps).
 test=("${build[@]}" perl iproute2 groff-base man-db socat libcmocka-dev clang libclang-rt-dev
-      systemd procps logrotate python3-jsonschema redis-server iptables nftables)
+      systemd procps logrotate python3-jsonschema redis-server iptables nftables openssl)
 bench=("${build[@]}" libbloom-dev redis-server bc iproute2 nftables iptables)
 cluster=("${build[@]}" redis-server)
 # Hyperscan is built for amd64 only.
