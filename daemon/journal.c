@@ -34,7 +34,7 @@ int journal_prepare(struct journal *j, uint64_t gen, char *err, size_t errlen)
 
 	statedir_name(j->d, JOURNAL_TMP, tmp, sizeof(tmp));
 	memcpy(h, JOURNAL_MAGIC, MAGIC_LEN);
-	persist_put_le(h + MAGIC_LEN, PERSIST_VERSION, 4);
+	persist_put_le(h + MAGIC_LEN, JOURNAL_VERSION, 4);
 	persist_put_le(h + MAGIC_LEN + 4, gen, 8);
 	persist_put_le(h + MAGIC_LEN + 12, XXH3_64bits(h, MAGIC_LEN + 12), 8);
 	if (j->next_fd >= 0)
@@ -164,7 +164,7 @@ static int journal_header(const struct buf *b, uint64_t gen, const char *path, c
 		return -1;
 	}
 	uint64_t version = persist_get_le(b->p + MAGIC_LEN, 4), jgen = persist_get_le(b->p + MAGIC_LEN + 4, 8);
-	if (version != PERSIST_VERSION) {
+	if (version != JOURNAL_VERSION) {
 		error_set(err, errlen, "%s: journal format version %llu is not supported", path,
 			  (unsigned long long)version);
 		return -1;

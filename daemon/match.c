@@ -65,6 +65,7 @@ void matcher_free(struct matcher *m)
 	sigscan_free(m->scan);
 	free(m->heads);
 	free(m->words);
+	free(m->hot);
 	free(m->sigs);
 	arena_free(&m->sig_arena);
 	free(m);
@@ -96,6 +97,7 @@ struct matcher *matcher_clone(const struct matcher *m)
 	c->words = array_dup(m->words, m->window_cap * sizeof(*m->words), &failed);
 	c->sigs = array_dup(m->sigs, m->sigs_cap * sizeof(*m->sigs), &failed);
 	c->scan = sigscan_clone(m->scan);
+	failed |= match_hot_copy(c, m) < 0;
 	c->own = (struct match_scratch){ 0 };
 	c->sig_arena = (struct arena){ 0 };
 	if (failed || c->scan == NULL || keyed_filter_copy(&c->addr, &m->addr) < 0 ||
@@ -200,7 +202,11 @@ static size_t check_addresses(const struct matcher *m, struct match_scratch *sc,
 	return n;
 }
 
-/* A window the filter accepted: find it exactly, then every signature that starts with it. */
+/*
+ * A window the filter accepted: find it exactly, then every signature
+ * indexed by it, each checked where it would start (its window's offset in
+ * it before at).
+ */
 static size_t confirm_window(const struct matcher *m, struct match_scratch *sc, const uint8_t *payload, size_t len, size_t at,
 			     struct hash128 h, struct match_hit *hits, size_t n, size_t max)
 {
@@ -211,13 +217,37 @@ static size_t confirm_window(const struct matcher *m, struct match_scratch *sc, 
 		return n;
 	for (uint32_t id = m->heads[index]; id != NO_SIG; id = m->sigs[id].next) {
 		const struct sig_entry *s = &m->sigs[id];
-		if (at + s->len <= len && memcmp(m->sig_arena.bytes + s->offset, payload + at, s->len) == 0) {
+		size_t start = at - s->window;
+		if (s->window <= at && start + s->len <= len &&
+		    memcmp(m->sig_arena.bytes + s->offset, payload + start, s->len) == 0) {
 			matched = true;
-			n = add_hit(sc, hits, n, max, ENTRY_SIG, id, (uint32_t)at);
+			n = add_hit(sc, hits, n, max, ENTRY_SIG, id, (uint32_t)start);
 		}
 	}
 	sc->counters[ENTRY_SIG].confirmed += matched;
 	return n;
+}
+
+/* Whether hit a goes after hit b: later start, or the same start and shorter. */
+static bool starts_after(const struct matcher *m, const struct match_hit *a, const struct match_hit *b)
+{
+	return a->offset > b->offset || (a->offset == b->offset && m->sigs[a->id].len < m->sigs[b->id].len);
+}
+
+/*
+ * Signatures are found where their windows are, not where they start:
+ * reported in the order they start, the longest first at one start. A few
+ * hits at most: insertion sort.
+ */
+static void sort_by_start(const struct matcher *m, struct match_hit *hits, size_t n)
+{
+	for (size_t i = 1; i < n; i++) {
+		struct match_hit h = hits[i];
+		size_t j = i;
+		for (; j > 0 && starts_after(m, &hits[j - 1], &h); j--)
+			hits[j] = hits[j - 1];
+		hits[j] = h;
+	}
 }
 
 /* Level 1 picks the candidate positions; the signature filter and then the store confirm. */
@@ -225,7 +255,7 @@ static size_t check_signatures(const struct matcher *m, struct match_scratch *sc
 			       struct match_hit *hits, size_t n, size_t max)
 {
 	const struct filter *f = counting_filter(m->sig.counting);
-	size_t positions = len - m->cfg.window + 1;
+	size_t positions = len - m->cfg.window + 1, first = n;
 	uint32_t candidates[SIG_CHUNK];
 
 	for (size_t from = 0; from < positions;) {
@@ -241,6 +271,7 @@ static size_t check_signatures(const struct matcher *m, struct match_scratch *sc
 		}
 	}
 	sc->counters[ENTRY_SIG].probes += positions;
+	sort_by_start(m, hits + first, n - first);
 	return n;
 }
 
@@ -389,7 +420,7 @@ bool matcher_params(const struct matcher *m, int sig, struct filter_params *p)
 	return true;
 }
 
-int matcher_foreach(const struct matcher *m, enum entry_kind only, match_entry_cb cb, void *ctx)
+int matcher_foreach_placed(const struct matcher *m, enum entry_kind only, match_placed_cb cb, void *ctx)
 {
 	struct entry e;
 	int rc = 0;
@@ -404,7 +435,7 @@ int matcher_foreach(const struct matcher *m, enum entry_kind only, match_entry_c
 		e.kind = kind;
 		e.len = (uint16_t)len;
 		memcpy(e.key, key, len);
-		rc = cb(ctx, &e, store_groups(m->addr.store)[i], store_holders(m->addr.store, i));
+		rc = cb(ctx, &e, store_groups(m->addr.store)[i], 0, store_holders(m->addr.store, i));
 	}
 	if (only && only != ENTRY_SIG)
 		return rc;
@@ -413,9 +444,29 @@ int matcher_foreach(const struct matcher *m, enum entry_kind only, match_entry_c
 		for (uint32_t id = m->heads[w]; id != NO_SIG && rc == 0; id = m->sigs[id].next) {
 			e.len = m->sigs[id].len;
 			memcpy(e.key, m->sig_arena.bytes + m->sigs[id].offset, e.len);
-			rc = cb(ctx, &e, store_groups(m->sig.store)[w], m->sigs[id].holders);
+			rc = cb(ctx, &e, store_groups(m->sig.store)[w], m->sigs[id].window, m->sigs[id].holders);
 		}
 	return rc;
+}
+
+struct unplaced {
+	match_entry_cb cb;
+	void *ctx;
+};
+
+static int unplaced_cb(void *ctx, const struct entry *e, unsigned group, unsigned window, uint32_t holders)
+{
+	const struct unplaced *u = ctx;
+
+	(void)window;
+	return u->cb(u->ctx, e, group, holders);
+}
+
+int matcher_foreach(const struct matcher *m, enum entry_kind only, match_entry_cb cb, void *ctx)
+{
+	struct unplaced u = { cb, ctx };
+
+	return matcher_foreach_placed(m, only, unplaced_cb, &u);
 }
 
 /* Entry i of the address store, if of kind only (or any). */

@@ -135,9 +135,12 @@ bool matcher_lookup(const struct matcher *m, const struct entry *e, bool *filter
 
 /*
  * Before matcher_build_restored: add an entry whose group (in a filter of the
- * same secret) is known, as saved in a snapshot. Returns as matcher_add.
+ * same secret) is known, as saved in a snapshot, and for a signature the
+ * offset of the window it was indexed by (MATCH_WINDOW_ANY: choose one, as
+ * matcher_add does). Returns as matcher_add.
  */
-int matcher_add_restored(struct matcher *m, const struct entry *e, unsigned group, char *err,
+#define MATCH_WINDOW_ANY 0xffffu
+int matcher_add_restored(struct matcher *m, const struct entry *e, unsigned group, unsigned window, char *err,
 			 size_t errlen);
 
 /* Size both filters for the entries stored and fill them (offline rounds). */
@@ -223,6 +226,12 @@ int matcher_set_simd(struct matcher *m, enum simd_level level);
 
 /* Shape and state of the address (sig = 0) or signature (sig = 1) filter. */
 void matcher_filter_info(const struct matcher *m, int sig, struct match_filter_info *info);
+/*
+ * The most signatures one window indexes: what a packet position whose
+ * window is that one is checked against (each signature takes the window
+ * of its own the fewest others share). Walks every signature.
+ */
+size_t matcher_sig_window_max(const struct matcher *m);
 
 /* Whether matcher_reconfigure would take cfg: 0, or -1 with a message (nothing changes). */
 int matcher_check_config(const struct match_config *cfg, char *err, size_t errlen);
@@ -254,6 +263,9 @@ bool matcher_params(const struct matcher *m, int sig, struct filter_params *p);
  */
 typedef int (*match_entry_cb)(void *ctx, const struct entry *e, unsigned group, uint32_t holders);
 int matcher_foreach(const struct matcher *m, enum entry_kind only, match_entry_cb cb, void *ctx);
+/* The same, with each signature's window offset (0 for addresses): what a snapshot keeps. */
+typedef int (*match_placed_cb)(void *ctx, const struct entry *e, unsigned group, unsigned window, uint32_t holders);
+int matcher_foreach_placed(const struct matcher *m, enum entry_kind only, match_placed_cb cb, void *ctx);
 
 /*
  * The entries that cover an address (4 or 16 bytes): its addr entry and the

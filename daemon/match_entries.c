@@ -8,56 +8,6 @@
 #include "error.h"
 #include "match_internal.h"
 
-/* Note a change for the rebuild in progress; if it cannot be noted, that rebuild is void. */
-static void log_op(struct keyed_filter *kf, struct store_op op)
-{
-	if (kf->nlog == kf->log_cap) {
-		size_t cap = kf->log_cap ? 2 * kf->log_cap : 1024;
-		struct store_op *log = realloc(kf->log, cap * sizeof(*log));
-		if (log == NULL) {
-			kf->log_lost = true;
-			return;
-		}
-		kf->log = log;
-		kf->log_cap = cap;
-	}
-	kf->log[kf->nlog++] = op;
-}
-
-/*
- * A key just stored at index: once built it goes straight into the filter
- * (and into the log of a rebuild in progress); before that it waits for
- * matcher_build, its group meaningful only when restored.
- */
-static int filter_in(struct matcher *m, struct keyed_filter *kf, size_t index, uint64_t word,
-		     bool restored, char *err, size_t errlen)
-{
-	if (!m->built) {
-		kf->groups_valid = kf->groups_valid && restored;
-		return 0;
-	}
-	if (kf->counting == NULL &&
-	    match_counting_for(m, kf, (uint64_t)ceil(1024 * match_bits_per_key(&m->cfg, kf == &m->sig)), err, errlen) < 0)
-		return -1;
-	struct hash128 h = store_hashes(kf->store)[index];
-	store_groups(kf->store)[index] = (uint8_t)counting_insert(kf->counting, h);
-	kf->changes++;
-	if (m->rebuilding)
-		log_op(kf, (struct store_op){ .add = true, .hash = h, .word = word });
-	return 0;
-}
-
-/* A key about to leave index: out of its filter, and into the log of a rebuild in progress. */
-static void filter_out(struct matcher *m, struct keyed_filter *kf, size_t index)
-{
-	if (kf->counting)
-		counting_remove(kf->counting, store_hashes(kf->store)[index],
-				store_groups(kf->store)[index]);
-	kf->changes++;
-	if (m->rebuilding)
-		log_op(kf, (struct store_op){ .add = false, .index = (uint32_t)index });
-}
-
 /* The prefix lengths in use, longest first: one net probe per side and length. */
 static void net_lengths_refresh(struct matcher *m, int v6)
 {
@@ -92,7 +42,7 @@ static int add_address(struct matcher *m, const struct entry *e, int group, uint
 		store_set_holders(m->addr.store, (size_t)index, store_holders(m->addr.store, (size_t)index) | holders);
 		return 1;
 	}
-	if (filter_in(m, &m->addr, (size_t)index, 0, group >= 0, err, errlen) < 0) {
+	if (match_filter_in(m, &m->addr, (size_t)index, 0, group >= 0, err, errlen) < 0) {
 		store_remove(m->addr.store, (size_t)index);
 		errno = ENOMEM;
 		return -1;
@@ -132,70 +82,50 @@ static void drop_sig(struct matcher *m, uint32_t id)
 	m->free_sigs = id;
 }
 
-static int add_signature(struct matcher *m, const struct entry *e, int group, uint32_t holders,
+static int add_signature(struct matcher *m, const struct entry *e, int group, unsigned window, uint32_t holders,
 			 char *err, size_t errlen)
 {
-	unsigned w = m->cfg.window;
-	struct hash128 h;
-	ssize_t index;
+	struct sig_windows keys;
+	struct sig_place p;
 	uint32_t id;
 
-	if (e->len < w) {
+	if (e->len < m->cfg.window) {
 		errno = EINVAL;
 		error_set(err, errlen, "signature of %u bytes is shorter than the window (%u bytes)",
-			  e->len, w);
+			  e->len, m->cfg.window);
 		return -1;
 	}
-	uint64_t word = sigscan_word(m->scan, e->key);
-	h = sigscan_hash(m->scan, word);
-	index = store_find(m->sig.store, h, 0, e->key, w);
-	if (index >= 0) {
-		/* Walk by index: new_sig may move m->sigs, so no pointer into it survives. */
-		uint32_t last = NO_SIG;
-		for (uint32_t at = m->heads[index]; at != NO_SIG; last = at, at = m->sigs[at].next) {
-			struct sig_entry *s = &m->sigs[at];
-			if (s->len == e->len && memcmp(m->sig_arena.bytes + s->offset, e->key, e->len) == 0) {
-				s->holders |= holders;
-				return 1;
-			}
-		}
-		if ((id = new_sig(m, e)) == NO_SIG)
-			goto nomem;
-		if (last == NO_SIG)
-			m->heads[index] = id;
-		else
-			m->sigs[last].next = id;
-	} else {
-		const struct array_spec per_window[] = {
-			{ (void **)&m->heads, sizeof(*m->heads) },
-			{ (void **)&m->words, sizeof(*m->words) },
-		};
-		if ((id = new_sig(m, e)) == NO_SIG)
-			goto nomem;
-		if (arrays_grow(per_window, 2, &m->window_cap, store_count(m->sig.store) + 1) < 0 ||
-		    (index = store_add(m->sig.store, h, 0, e->key, w, (uint8_t)(group < 0 ? 0 : group))) < 0) {
-			drop_sig(m, id);
-			goto nomem;
-		}
-		m->heads[index] = id;
-		m->words[index] = word;
-		if (filter_in(m, &m->sig, (size_t)index, word, group >= 0, err, errlen) < 0) {
-			/* Not in the filter: out of the store too (the last window: nothing moves). */
-			store_remove(m->sig.store, (size_t)index);
-			drop_sig(m, id);
-			errno = ENOMEM;
-			return -1;
-		}
-		if (m->built)
-			sigscan_add(m->scan, word);
+	if (window != MATCH_WINDOW_ANY && (window + m->cfg.window > e->len || window >= MATCH_WINDOW_CANDIDATES)) {
+		errno = EINVAL;
+		error_set(err, errlen, "a window at offset %u does not fit a signature of %u bytes (or is past %u)", window,
+			  e->len, MATCH_WINDOW_CANDIDATES - 1);
+		return -1;
 	}
+	match_place_signature(m, e, &p, &keys);
+	if (p.id != NO_SIG) {
+		m->sigs[p.id].holders |= holders;
+		return 1;
+	}
+	if (window != MATCH_WINDOW_ANY && window != p.window)
+		match_place_at(m, e, window, &p);
+	if ((id = new_sig(m, e)) == NO_SIG) {
+		errno = ENOMEM;
+		error_set(err, errlen, "out of memory adding a signature");
+		return -1;
+	}
+	m->sigs[id].window = (uint16_t)p.window;
+	if (p.index < 0 && match_new_window(m, e, &p, id, group, err, errlen) < 0) {
+		drop_sig(m, id);
+		errno = ENOMEM;
+		return -1;
+	}
+	if (p.prev != NO_SIG) /* last in its window's chain (a new window's first: new_window put it there) */
+		m->sigs[p.prev].next = id;
 	m->sigs[id].holders = holders;
 	m->kind_entries[ENTRY_SIG]++;
+	if (group < 0) /* a snapshot's signatures stay where they were */
+		match_spread(m, e, id, &keys);
 	return 0;
-nomem:
-	errno = ENOMEM;
-	error_set(err, errlen, "out of memory adding a signature");
-	return -1;
 }
 
 _Static_assert(sizeof(struct store_item) == 16, "an entry's holders fit in its store item's padding");
@@ -204,7 +134,7 @@ _Static_assert(ENTRY_MAX_KEY <= STORE_MAX_BYTES, "every entry's key fits the sto
 int matcher_hold(struct matcher *m, const struct entry *e, uint32_t holders, char *err, size_t errlen)
 {
 	BLOOMD_ASSERT(holders != 0); /* an entry no one holds is no entry */
-	int rc = e->kind == ENTRY_SIG ? add_signature(m, e, -1, holders, err, errlen)
+	int rc = e->kind == ENTRY_SIG ? add_signature(m, e, -1, MATCH_WINDOW_ANY, holders, err, errlen)
 				       : add_address(m, e, -1, holders, err, errlen);
 
 	m->changes++;
@@ -220,7 +150,7 @@ int matcher_add(struct matcher *m, const struct entry *e, char *err, size_t errl
 	return matcher_hold(m, e, MATCH_HOLDER_DEFAULT, err, errlen);
 }
 
-int matcher_add_restored(struct matcher *m, const struct entry *e, unsigned group, char *err,
+int matcher_add_restored(struct matcher *m, const struct entry *e, unsigned group, unsigned window, char *err,
 			 size_t errlen)
 {
 	if (m->built || group >= FILTER_MAX_CHOICES) {
@@ -231,7 +161,7 @@ int matcher_add_restored(struct matcher *m, const struct entry *e, unsigned grou
 	m->changes++;
 	match_log_reshaped(m);
 	if (e->kind == ENTRY_SIG)
-		return add_signature(m, e, (int)group, MATCH_HOLDER_DEFAULT, err, errlen);
+		return add_signature(m, e, (int)group, window, MATCH_HOLDER_DEFAULT, err, errlen);
 	return add_address(m, e, (int)group, MATCH_HOLDER_DEFAULT, err, errlen);
 }
 
@@ -250,7 +180,7 @@ static int remove_address(struct matcher *m, const struct entry *e)
 
 	if (at < 0)
 		return 1;
-	filter_out(m, &m->addr, (size_t)at);
+	match_filter_out(m, &m->addr, (size_t)at);
 	store_remove(m->addr.store, (size_t)at);
 	m->kind_entries[e->kind]--;
 	if (e->kind == ENTRY_NET)
@@ -271,31 +201,19 @@ static void sig_arena_compact(struct matcher *m)
 	arena_compact_end(&m->sig_arena, &c);
 }
 
-/* The last signature of a window takes the window with it (its prefilter bits stay). */
-static void remove_window(struct matcher *m, size_t index)
-{
-	size_t last = store_count(m->sig.store) - 1;
-
-	filter_out(m, &m->sig, index);
-	store_remove(m->sig.store, index);
-	m->heads[index] = m->heads[last]; /* the store moved its last window to index too */
-	m->words[index] = m->words[last];
-}
-
 /* Signature e's id (and its window's index, and the id before it in the window), or NO_SIG. */
 static uint32_t find_signature(const struct matcher *m, const struct entry *e, ssize_t *window,
 			       uint32_t *prev)
 {
+	struct sig_place p;
+
 	*prev = NO_SIG;
 	if (e->len < m->cfg.window)
 		return NO_SIG;
-	struct hash128 h = sigscan_hash(m->scan, sigscan_word(m->scan, e->key));
-	*window = store_find(m->sig.store, h, 0, e->key, m->cfg.window);
-	for (uint32_t id = *window < 0 ? NO_SIG : m->heads[*window]; id != NO_SIG; *prev = id, id = m->sigs[id].next)
-		if (m->sigs[id].len == e->len &&
-		    memcmp(m->sig_arena.bytes + m->sigs[id].offset, e->key, e->len) == 0)
-			return id;
-	return NO_SIG;
+	match_place_signature(m, e, &p, NULL);
+	*window = p.index;
+	*prev = p.prev;
+	return p.id;
 }
 
 static int remove_signature(struct matcher *m, const struct entry *e)
@@ -312,7 +230,7 @@ static int remove_signature(struct matcher *m, const struct entry *e)
 	drop_sig(m, id);
 	m->kind_entries[ENTRY_SIG]--;
 	if (m->heads[index] == NO_SIG)
-		remove_window(m, (size_t)index);
+		match_remove_window(m, (size_t)index);
 	if (arena_wants_compact(&m->sig_arena))
 		sig_arena_compact(m);
 	return 0;
@@ -336,12 +254,11 @@ bool matcher_lookup(const struct matcher *m, const struct entry *e, bool *filter
 	}
 	if (e->len < m->cfg.window)
 		return false;
-	struct hash128 h = sigscan_hash(m->scan, sigscan_word(m->scan, e->key));
+	struct sig_place p;
+	match_place_signature(m, e, &p, NULL); /* its window, or the one it would take */
 	if (m->sig.counting)
-		*filter_says = filter_query(counting_filter(m->sig.counting), h);
-	ssize_t window;
-	uint32_t prev;
-	return find_signature(m, e, &window, &prev) != NO_SIG;
+		*filter_says = filter_query(counting_filter(m->sig.counting), p.h);
+	return p.id != NO_SIG;
 }
 
 /* ---- holders ---- */

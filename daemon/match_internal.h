@@ -65,6 +65,7 @@ struct keyed_filter {
 struct sig_entry {
 	uint64_t offset;           /* into sig_arena */
 	uint16_t len;
+	uint16_t window;           /* where in it the window it is indexed by starts */
 	uint32_t next;             /* next signature with the same window, or NO_SIG */
 	uint32_t holders;          /* who holds it (match.h) */
 };
@@ -80,7 +81,7 @@ struct matcher {
 	uint8_t net_lens[2][129];   /* the lengths in use, longest first */
 	unsigned n_net_lens[2];
 
-	struct keyed_filter sig;   /* the windows: the first W bytes of each signature */
+	struct keyed_filter sig;   /* the windows: W bytes of each signature (match_windows.c says which) */
 	struct sigscan *scan;      /* window hashing and the per-byte prefilter */
 	uint32_t *heads;           /* per window (store index): first signature id */
 	uint64_t *words;           /* per window (store index): its word, for rebuilding the prefilter */
@@ -89,6 +90,8 @@ struct matcher {
 	size_t nsigs, sigs_cap;
 	uint32_t free_sigs;        /* removed ids, chained through next; reused first */
 	struct arena sig_arena;    /* the signatures' bytes */
+	uint64_t *hot;             /* windows two signatures contain (match_windows.c), by word; 0: empty */
+	size_t hot_cap, hot_n;
 
 	uint64_t changes;          /* matcher_changes */
 	struct match_log *log;     /* where its changes are recorded (matcher_record), or NULL */
@@ -144,6 +147,55 @@ void match_use_simd(struct counting *c, enum simd_level level);
 /* An empty counting store for a filter that had none (its first key after the build). */
 int match_counting_for(const struct matcher *m, struct keyed_filter *kf, uint64_t bits,
 		       char *err, size_t errlen);
+
+/*
+ * Where a signature stands among the windows: the offset of the window it
+ * is (or would be) indexed by, that window's index (-1: none yet) and the
+ * id before it there; its own id if it is stored, else NO_SIG (prev: the
+ * chain's last).
+ */
+struct sig_place {
+	unsigned window;
+	ssize_t index;
+	uint32_t id, prev;
+	uint64_t word;
+	struct hash128 h;
+};
+
+/* The windows a signature may be indexed by: the first MATCH_WINDOW_CANDIDATES offsets. */
+#define MATCH_WINDOW_CANDIDATES 64
+struct sig_windows {
+	unsigned n;
+	uint64_t word[MATCH_WINDOW_CANDIDATES];
+	struct hash128 h[MATCH_WINDOW_CANDIDATES];
+};
+
+/* match_windows.c: e found in whichever window holds it, else the window it should take; keys (or NULL): its windows. */
+void match_place_signature(const struct matcher *m, const struct entry *e, struct sig_place *out,
+			   struct sig_windows *keys);
+/* p set to e's window at offset window (a snapshot's). */
+void match_place_at(const struct matcher *m, const struct entry *e, unsigned window, struct sig_place *p);
+/* The index of the window of these W bytes (hash h), or -1. */
+ssize_t match_find_window(const struct matcher *m, const uint8_t *bytes, struct hash128 h);
+/* After signature self (e) was added: the others indexed by a window it also contains move off it. */
+void match_spread(struct matcher *m, const struct entry *e, uint32_t self, const struct sig_windows *keys);
+/* dst's hot windows a copy of src's; -1 without memory. */
+int match_hot_copy(struct matcher *dst, const struct matcher *src);
+/* match_windows.c: a new window at p, indexed by id (heads); -1 (nothing changed) without memory. */
+int match_new_window(struct matcher *m, const struct entry *e, struct sig_place *p, uint32_t id, int group,
+		     char *err, size_t errlen);
+/* The window at index gone (the store's last moves there, and its heads and word). */
+void match_remove_window(struct matcher *m, size_t index);
+
+/*
+ * match_keys.c: the key just stored at index into its filter once built
+ * (and a rebuild's log; before the build it waits, its group meaningful
+ * only when restored); -1 without memory. And the key about to leave index
+ * out of it.
+ */
+int match_filter_in(struct matcher *m, struct keyed_filter *kf, size_t index, uint64_t word, bool restored,
+		    char *err, size_t errlen);
+void match_filter_out(struct matcher *m, struct keyed_filter *kf, size_t index);
 
 /* One change: what its call was given. Records lie end to end in the log's arena. */
 struct change {

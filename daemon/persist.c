@@ -194,7 +194,7 @@ fail:
 	return NULL;
 }
 
-int snapshot_put(struct snapshot_writer *w, const struct entry *e, unsigned group,
+int snapshot_put(struct snapshot_writer *w, const struct entry *e, unsigned group, unsigned window,
 		 uint64_t expiry)
 {
 	uint8_t record[ENTRY_FIXED + ENTRY_MAX_KEY];
@@ -203,6 +203,7 @@ int snapshot_put(struct snapshot_writer *w, const struct entry *e, unsigned grou
 	record[1] = (uint8_t)group;
 	persist_put_le(record + 2, e->len, 2);
 	persist_put_le(record + 4, expiry, 8);
+	persist_put_le(record + ENTRY_FIXED_V1, window, 2);
 	memcpy(record + ENTRY_FIXED, e->key, e->len);
 	writer_out(w, record, ENTRY_FIXED + e->len);
 	w->entries++;
@@ -298,11 +299,12 @@ static int header_decode(const struct buf *b, struct persist_header *h, const ch
 			  b->len < SNAPSHOT_HEADER + 8 ? "too short" : "bad magic");
 		return -1;
 	}
-	if ((version = persist_get_le(p, 4)) != PERSIST_VERSION) {
-		error_set(err, errlen, "%s: snapshot format version %llu is not supported (this bloomd reads version %d)",
+	if ((version = persist_get_le(p, 4)) != PERSIST_VERSION && version != 1) {
+		error_set(err, errlen, "%s: snapshot format version %llu is not supported (this bloomd reads versions 1 to %d)",
 			  path, (unsigned long long)version, PERSIST_VERSION);
 		return -1;
 	}
+	h->version = (unsigned)version;
 	if (!snapshot_sum_ok(b)) {
 		error_set(err, errlen, "%s: checksum mismatch: the snapshot is corrupt", path);
 		return -1;
@@ -330,22 +332,23 @@ static int header_decode(const struct buf *b, struct persist_header *h, const ch
 static int entries_decode(const struct buf *b, const struct persist_header *h, persist_entry_cb cb,
 			  void *ctx, const char *path, char *err, size_t errlen)
 {
-	size_t at = SNAPSHOT_HEADER, end = b->len - 8;
+	size_t at = SNAPSHOT_HEADER, end = b->len - 8, fixed = h->version == 1 ? ENTRY_FIXED_V1 : ENTRY_FIXED;
 	static struct entry e; /* large; one at a time */
 
 	for (uint64_t i = 0; i < h->entries; i++) {
-		if (end - at < ENTRY_FIXED)
+		if (end - at < fixed)
 			goto bad;
 		const uint8_t *p = b->p + at;
 		e.kind = p[0];
 		e.len = (uint16_t)persist_get_le(p + 2, 2);
-		if (end - at - ENTRY_FIXED < e.len || p[1] >= FILTER_MAX_CHOICES ||
-		    !persist_entry_valid(p[0], p + ENTRY_FIXED, e.len))
+		unsigned window = fixed == ENTRY_FIXED ? (unsigned)persist_get_le(p + ENTRY_FIXED_V1, 2) : PERSIST_WINDOW_UNKNOWN;
+		if (end - at - fixed < e.len || p[1] >= FILTER_MAX_CHOICES || !persist_entry_valid(p[0], p + fixed, e.len) ||
+		    (window != PERSIST_WINDOW_UNKNOWN && (p[0] == ENTRY_SIG ? window + h->window > e.len : window != 0)))
 			goto bad;
-		memcpy(e.key, p + ENTRY_FIXED, e.len);
-		if (cb(ctx, &e, p[1], persist_get_le(p + 4, 8)) < 0)
+		memcpy(e.key, p + fixed, e.len);
+		if (cb(ctx, &e, p[1], window, persist_get_le(p + 4, 8)) < 0)
 			return -1;
-		at += ENTRY_FIXED + e.len;
+		at += fixed + e.len;
 	}
 	if (at == end)
 		return 0;

@@ -18,7 +18,8 @@
  *   snapshot   "BLOOMDSN", format version, generation, signature window and
  *              hash algorithm, then per filter (addresses, signatures) its
  *              parameters and hash secret; the entries, each with the group
- *              it is counted in and its expiry; an XXH3-64 checksum of all
+ *              it is counted in, its expiry and (a signature) its window's
+ *              offset; an XXH3-64 checksum of all
  *              that. Written to snapshot.tmp, fsync, renamed, directory
  *              fsync'd: a crash leaves the old snapshot or the new one.
  *   journal    "BLOOMDJN", format version, the generation of the snapshot it
@@ -37,7 +38,12 @@
  * All integers little-endian. Nothing here prints; errors come back in err.
  */
 
-#define PERSIST_VERSION 1
+/*
+ * The snapshot's format: 2 since each signature carries the offset of the
+ * window it is indexed by (1, read still, did not); the journal's is 1.
+ */
+#define PERSIST_VERSION 2
+#define JOURNAL_VERSION 1
 
 struct persist_filter {
 	bool present;               /* the filter existed (had keys) when saved */
@@ -46,6 +52,7 @@ struct persist_filter {
 };
 
 struct persist_header {
+	unsigned version;                /* read: the snapshot's format (written: PERSIST_VERSION) */
 	uint64_t generation;
 	unsigned window;
 	enum hash_algo algo;
@@ -65,15 +72,17 @@ struct snapshot_writer;
 /* Start snapshot.tmp in d with header h (h->entries is filled in at commit). */
 struct snapshot_writer *snapshot_begin(const struct statedir *d, const struct persist_header *h, char *err,
 				       size_t errlen);
-/* One entry, counted in group, expiring at expiry (Unix seconds; 0: never). */
-int snapshot_put(struct snapshot_writer *w, const struct entry *e, unsigned group,
+/* One entry, counted in group, expiring at expiry (Unix seconds; 0: never), a signature indexed by its window at offset window. */
+int snapshot_put(struct snapshot_writer *w, const struct entry *e, unsigned group, unsigned window,
 		 uint64_t expiry);
 /* Checksum, fsync, rename over dir/snapshot, fsync dir. Frees w either way. */
 int snapshot_commit(struct snapshot_writer *w, char *err, size_t errlen);
 /* Drop an unfinished snapshot (removes the temporary file). */
 void snapshot_abort(struct snapshot_writer *w);
 
-typedef int (*persist_entry_cb)(void *ctx, const struct entry *e, unsigned group,
+/* window: as saved, or MATCH_WINDOW_ANY's value (0xffff) from a version 1 snapshot, which did not say. */
+#define PERSIST_WINDOW_UNKNOWN 0xffffu
+typedef int (*persist_entry_cb)(void *ctx, const struct entry *e, unsigned group, unsigned window,
 				uint64_t expiry);
 
 /*

@@ -18,7 +18,8 @@
 #define JOURNAL_HEADER (MAGIC_LEN + 4 + 8 + 8)
 #define RECORD_FIXED (1 + 1 + 2 + 8)   /* op, kind, key length, expiry */
 #define RECORD_MAX_BODY (RECORD_FIXED + ENTRY_MAX_KEY)
-#define ENTRY_FIXED (1 + 1 + 2 + 8)    /* kind, group, key length, expiry */
+#define ENTRY_FIXED_V1 (1 + 1 + 2 + 8) /* kind, group, key length, expiry */
+#define ENTRY_FIXED (ENTRY_FIXED_V1 + 2) /* and the signature's window offset */
 
 void persist_put_le(uint8_t *p, uint64_t v, int n);
 uint64_t persist_get_le(const uint8_t *p, int n);

@@ -37,7 +37,9 @@ static int make_matcher(struct service *s, const struct hash_key *keys)
 	return s->matcher && s->engine.scratch ? 0 : -1;
 }
 
-static int restore_entry(void *ctx, const struct entry *e, unsigned group, uint64_t expiry)
+_Static_assert(PERSIST_WINDOW_UNKNOWN == MATCH_WINDOW_ANY, "a snapshot that does not say lets the matcher choose");
+
+static int restore_entry(void *ctx, const struct entry *e, unsigned group, unsigned window, uint64_t expiry)
 {
 	struct loading *ld = ctx;
 	struct service *s = ld->s;
@@ -50,7 +52,7 @@ static int restore_entry(void *ctx, const struct entry *e, unsigned group, uint6
 	}
 	if (expiry && expiry <= ld->now)
 		return 0; /* expired while bloomd was down */
-	if (matcher_add_restored(s->matcher, e, group, err, sizeof(err)) < 0 ||
+	if (matcher_add_restored(s->matcher, e, group, window, err, sizeof(err)) < 0 ||
 	    ttl_set(s->ttl, e, expiry) < 0) {
 		log_error("snapshot: %s", err);
 		return -1;
@@ -180,13 +182,13 @@ struct saving {
 };
 
 /* The snapshot holds the local list; the other lists come from their files (or lists/ beside it). */
-static int save_entry(void *ctx, const struct entry *e, unsigned group, uint32_t holders)
+static int save_entry(void *ctx, const struct entry *e, unsigned group, unsigned window, uint32_t holders)
 {
 	struct saving *sv = ctx;
 
 	if (!(holders & MATCH_HOLDER_DEFAULT))
 		return 0;
-	return snapshot_put(sv->w, e, group, ttl_get(sv->ttl, e));
+	return snapshot_put(sv->w, e, group, window, ttl_get(sv->ttl, e));
 }
 
 static int save_state(struct service *s, char *err, size_t errlen)
@@ -211,7 +213,7 @@ static int save_state(struct service *s, char *err, size_t errlen)
 	sv.w = snapshot_begin(&s->state, &h, err, errlen);
 	if (sv.w == NULL)
 		return -1;
-	if (matcher_foreach(s->matcher, 0, save_entry, &sv) != 0) {
+	if (matcher_foreach_placed(s->matcher, 0, save_entry, &sv) != 0) {
 		error_set(err, errlen, "%s/snapshot.tmp: write error", s->cfg->store_dir);
 		snapshot_abort(sv.w);
 		return -1;

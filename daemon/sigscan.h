@@ -10,7 +10,8 @@
 #include "simd.h"
 
 /*
- * A signature is found by its first W bytes, its window. Every payload
+ * A signature is found by W of its bytes, its window (match_windows.c says
+ * which). Every payload
  * position starts a window, so the per-position cost is what matters:
  *
  *   word  the W bytes folded into 64 bits: for W <= 8 they are the word

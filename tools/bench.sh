@@ -15,6 +15,8 @@ echo "== the packet path against a bare pcap_dispatch loop (100,000 addr and pai
 echo
 echo "== signature scanning against Hyperscan (its 1,000,000-signature compile takes a minute)"
 "$build/bloombench" signatures --sizes 1000,100000,1000000 --megabytes 16 --runs 3
+echo "-- the worst case of a window of the first bytes: every signature starting \"GET /wp-\", and every payload"
+"$build/bloombench" signatures --sizes 1000,100000 --megabytes 16 --runs 3 --shared-prefix
 
 echo
 echo "== entries that look alike against random ones (100,000 each)"

@@ -27,6 +27,7 @@ struct path_opts {
 	unsigned runs;
 	char sizes[128];
 	bool json, no_events;
+	bool shared_prefix;        /* signatures: every one starts "GET /wp-", and so does every payload */
 };
 
 static int parse_path_opts(int argc, char **argv, struct path_opts *o)
@@ -35,7 +36,8 @@ static int parse_path_opts(int argc, char **argv, struct path_opts *o)
 		{ "packets", required_argument, NULL, 'p' }, { "entries", required_argument, NULL, 'e' },
 		{ "runs", required_argument, NULL, 'r' },    { "sizes", required_argument, NULL, 's' },
 		{ "megabytes", required_argument, NULL, 'm' }, { "json", no_argument, NULL, 'j' },
-		{ "no-events", no_argument, NULL, 'E' },	 { NULL, 0, NULL, 0 },
+		{ "no-events", no_argument, NULL, 'E' },	 { "shared-prefix", no_argument, NULL, 'P' },
+		{ NULL, 0, NULL, 0 },
 	};
 	int c, rc = 0;
 
@@ -48,6 +50,7 @@ static int parse_path_opts(int argc, char **argv, struct path_opts *o)
 		case 's': snprintf(o->sizes, sizeof(o->sizes), "%s", optarg); break;
 		case 'j': o->json = true; break;
 		case 'E': o->no_events = true; break;
+		case 'P': o->shared_prefix = true; break;
 		default: return -1;
 		}
 	}
@@ -239,8 +242,15 @@ struct sig_set {
 #define PAYLOAD 1400
 #define SIG_STRIDE 32
 
-/* n random signatures of 8 to 32 bytes; payloads of random bytes with one planted in every 8th. */
-static int make_sig_set(struct sig_set *s, uint64_t n, uint64_t megabytes)
+#define SHARED_PREFIX "GET /wp-"
+
+/*
+ * n random signatures of 8 to 32 bytes; payloads of random bytes with one
+ * planted in every 8th. shared: the worst case of a window of their first
+ * bytes, every signature (16 to 32 bytes) starting with SHARED_PREFIX and
+ * every payload that prefix over and over.
+ */
+static int make_sig_set(struct sig_set *s, uint64_t n, uint64_t megabytes, bool shared)
 {
 	struct rng r;
 
@@ -254,10 +264,13 @@ static int make_sig_set(struct sig_set *s, uint64_t n, uint64_t megabytes)
 		return -1;
 	for (uint64_t i = 0; i < n * SIG_STRIDE; i++)
 		s->bytes[i] = (uint8_t)rng_next(&r);
-	for (uint64_t i = 0; i < n; i++)
-		s->len[i] = (uint8_t)(8 + rng_below(&r, 25));
+	for (uint64_t i = 0; i < n; i++) {
+		s->len[i] = (uint8_t)(shared ? 16 + rng_below(&r, 17) : 8 + rng_below(&r, 25));
+		if (shared)
+			memcpy(s->bytes + i * SIG_STRIDE, SHARED_PREFIX, 8);
+	}
 	for (size_t i = 0; i < s->npayloads * PAYLOAD; i++)
-		s->data[i] = (uint8_t)rng_next(&r);
+		s->data[i] = shared ? (uint8_t)SHARED_PREFIX[i % 8] : (uint8_t)rng_next(&r);
 	for (size_t p = 0; p < s->npayloads; p += 8) {
 		uint64_t id = rng_below(&r, n);
 		memcpy(s->data + p * PAYLOAD + rng_below(&r, PAYLOAD - 32), s->bytes + id * SIG_STRIDE, s->len[id]);
@@ -394,18 +407,22 @@ int bench_signatures(int argc, char **argv)
 
 	if (parse_path_opts(argc, argv, &o) < 0)
 		return 2;
-	if (!o.json)
+	if (!o.json && o.shared_prefix)
+		printf("signatures, shared prefix: 16-32 byte signatures all starting \"" SHARED_PREFIX "\", %llu MiB of 1400-byte\n"
+		       "payloads of that prefix repeated (one signature planted in every 8th), median of %u runs; ",
+		       (unsigned long long)o.megabytes, o.runs);
+	else if (!o.json)
 		printf("signatures: random 8-32 byte signatures, %llu MiB of 1400-byte random payloads "
-		       "(one signature planted in every 8th), median of %u runs; memory: bloomd's over\n"
-		       "Hyperscan's (database + scratch), all of it and the filters a scan reads\n"
-		       "%10s %7s %12s %10s %8s %10s %10s %8s %8s %8s %8s %10s\n", (unsigned long long)o.megabytes,
-		       o.runs, "sigs", "kernel", "bloomd_MB/s", "hs_MB/s", "speed", "bloomd_MB", "filter_MB", "hs_MB",
-		       "memory", "filters", "build_s", "hs_build_s");
+		       "(one signature planted in every 8th), median of %u runs; ", (unsigned long long)o.megabytes, o.runs);
+	if (!o.json)
+		printf("memory: bloomd's over\nHyperscan's (database + scratch), all of it and the filters a scan reads\n"
+		       "%10s %7s %12s %10s %8s %10s %10s %8s %8s %8s %8s %10s\n", "sigs", "kernel", "bloomd_MB/s", "hs_MB/s",
+		       "speed", "bloomd_MB", "filter_MB", "hs_MB", "memory", "filters", "build_s", "hs_build_s");
 	for (char *tok = strtok_r(o.sizes, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		struct sig_set s = { 0 };
 		struct scan_result b = { 0 }, h = { 0 };
 		uint64_t n = strtoull(tok, NULL, 10);
-		if (n == 0 || make_sig_set(&s, n, o.megabytes) < 0 || bloomd_signatures(&s, o.runs, &b) < 0 ||
+		if (n == 0 || make_sig_set(&s, n, o.megabytes, o.shared_prefix) < 0 || bloomd_signatures(&s, o.runs, &b) < 0 ||
 		    hyperscan_signatures(&s, o.runs, &h) < 0) {
 			free_sig_set(&s);
 			return 1;
@@ -414,7 +431,7 @@ int bench_signatures(int argc, char **argv)
 			fprintf(stderr, BENCH_PROG ": signatures %llu: bloomd found %llu matches, hyperscan %llu\n",
 				(unsigned long long)n, (unsigned long long)b.matches, (unsigned long long)h.matches);
 		char name[32];
-		snprintf(name, sizeof(name), "sig-%llu", (unsigned long long)n);
+		snprintf(name, sizeof(name), "%s-%llu", o.shared_prefix ? "sig-shared" : "sig", (unsigned long long)n);
 		for (int level = SIMD_LEVELS - 1; level >= 0; level--) {
 			if (!simd_cpu_has((enum simd_level)level))
 				continue;

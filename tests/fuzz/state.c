@@ -15,10 +15,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static char dir[64];
 static struct statedir sd;
 
-static int take_entry(void *ctx, const struct entry *e, unsigned group, uint64_t expiry)
+static int take_entry(void *ctx, const struct entry *e, unsigned group, unsigned window, uint64_t expiry)
 {
 	(void)ctx;
 	(void)group;
+	(void)window;
 	(void)expiry;
 	return e->len > 0 ? 0 : -1;
 }

@@ -299,16 +299,17 @@ static void rebuilds_lose_nothing(void **state)
 
 struct saved {
 	struct entry e[400];
-	unsigned group[400];
+	unsigned group[400], window[400];
 	size_t n;
 };
 
-static int save_entry(void *ctx, const struct entry *e, unsigned group, uint32_t holders)
+static int save_entry(void *ctx, const struct entry *e, unsigned group, unsigned window, uint32_t holders)
 {
 	struct saved *sv = ctx;
 
 	assert_int_equal(holders, MATCH_HOLDER_DEFAULT);
 	sv->e[sv->n] = *e;
+	sv->window[sv->n] = window;
 	sv->group[sv->n++] = group;
 	return 0;
 }
@@ -333,22 +334,23 @@ static void restore_keeps_groups(void **state)
 	}
 	assert_int_equal(matcher_build(m, NULL, 0), 0);
 	before.n = 0;
-	assert_int_equal(matcher_foreach(m, 0, save_entry, &before), 0);
+	assert_int_equal(matcher_foreach_placed(m, 0, save_entry, &before), 0);
 	matcher_keys(m, keys);
 	assert_true(matcher_params(m, 0, &params[0]) && matcher_params(m, 1, &params[1]));
 	cfg.keys = keys;
 	copy = matcher_new(&cfg, NULL, 0);
 	for (size_t i = 0; i < before.n; i++)
-		assert_int_equal(matcher_add_restored(copy, &before.e[i], before.group[i], NULL, 0), 0);
+		assert_int_equal(matcher_add_restored(copy, &before.e[i], before.group[i], before.window[i], NULL, 0), 0);
 	assert_int_equal(matcher_build_restored(copy, params, NULL, 0), 0);
 	after.n = 0;
-	matcher_foreach(copy, 0, save_entry, &after);
+	matcher_foreach_placed(copy, 0, save_entry, &after);
 	assert_int_equal(after.n, before.n);
 	for (size_t i = 0; i < before.n; i++) {
 		assert_int_equal(after.e[i].kind, before.e[i].kind);
 		assert_int_equal(after.e[i].len, before.e[i].len);
 		assert_memory_equal(after.e[i].key, before.e[i].key, before.e[i].len);
 		assert_int_equal(after.group[i], before.group[i]);
+		assert_int_equal(after.window[i], before.window[i]);
 		assert_true(matcher_lookup(copy, &before.e[i], &says) && says);
 	}
 	struct match_filter_info a, b;
@@ -359,7 +361,7 @@ static void restore_keeps_groups(void **state)
 	}
 	/* Only kind sig, on request. */
 	after.n = 0;
-	matcher_foreach(copy, ENTRY_SIG, save_entry, &after);
+	matcher_foreach_placed(copy, ENTRY_SIG, save_entry, &after);
 	for (size_t i = 0; i < after.n; i++)
 		assert_int_equal(after.e[i].kind, ENTRY_SIG);
 	assert_int_equal(after.n, matcher_entries(copy, ENTRY_SIG));
@@ -474,6 +476,62 @@ static void many_signatures_share_a_window(void **state)
 		memcpy(payload, e.key, sizeof(payload));
 		struct packet_view v = { .payload = payload, .payload_len = sizeof(payload) };
 		assert_int_equal(matcher_check(m, &v, hits, MATCH_MAX_HITS), 1);
+	}
+	matcher_free(m);
+}
+
+/*
+ * Signatures that share their first window ("GET /wp-" and then their own
+ * bytes) each take a window of their own, so a packet of that prefix
+ * repeated checks each position against a few at most; each is still found
+ * wherever it stands, at its own start.
+ */
+static void shared_prefixes_spread_over_windows(void **state)
+{
+	struct match_config cfg = { .layout = FILTER_BLOCKED, .choices = 2, .bits_per_entry = 16, .window = 8 };
+	struct matcher *m = matcher_new(&cfg, NULL, 0);
+	static struct match_hit hits[MATCH_MAX_HITS];
+	static uint8_t payload[1400];
+	static struct entry sigs[3000];
+	struct rng r;
+
+	(void)state;
+	rng_seed(&r, 29);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		sigs[i] = (struct entry){ .kind = ENTRY_SIG, .len = 20 };
+		memcpy(sigs[i].key, "GET /wp-", 8);
+		for (int b = 8; b < 20; b++)
+			sigs[i].key[b] = (uint8_t)('a' + rng_below(&r, 26));
+		assert_int_equal(matcher_add(m, &sigs[i], NULL, 0), 0);
+	}
+	assert_int_equal(matcher_build(m, NULL, 0), 0);
+	assert_true(matcher_sig_window_max(m) <= 2);
+	for (size_t i = 0; i < sizeof(payload); i++)
+		payload[i] = (uint8_t)"GET /wp-"[i % 8];
+	struct packet_view v = { .payload = payload, .payload_len = sizeof(payload) };
+	uint64_t positives = matcher_counters(m, ENTRY_SIG)->positives;
+	assert_int_equal(matcher_check(m, &v, hits, MATCH_MAX_HITS), 0);
+	/* The shared prefix indexes no signature: its 174 places in the packet reach no confirmation. */
+	assert_true(matcher_counters(m, ENTRY_SIG)->positives - positives <= 2);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i += 97) {
+		static const size_t at[] = { 0, 8, 333, sizeof(payload) - 20 };
+		for (size_t k = 0; k < sizeof(at) / sizeof(at[0]); k++) {
+			uint8_t saved[20];
+			memcpy(saved, payload + at[k], 20);
+			memcpy(payload + at[k], sigs[i].key, 20);
+			assert_int_equal(matcher_check(m, &v, hits, MATCH_MAX_HITS), 1);
+			assert_int_equal(hits[0].offset, at[k]);
+			v.payload_len = at[k] + 19; /* cut one byte short: not there */
+			assert_int_equal(matcher_check(m, &v, hits, MATCH_MAX_HITS), 0);
+			v.payload_len = sizeof(payload);
+			memcpy(payload + at[k], saved, 20);
+		}
+		assert_int_equal(matcher_add(m, &sigs[i], NULL, 0), 1); /* found in whichever window it took */
+		bool says;
+		assert_true(matcher_lookup(m, &sigs[i], &says) && says);
+		assert_int_equal(matcher_remove(m, &sigs[i]), 0);
+		assert_false(matcher_lookup(m, &sigs[i], &says));
+		assert_int_equal(matcher_add(m, &sigs[i], NULL, 0), 0);
 	}
 	matcher_free(m);
 }
@@ -743,6 +801,7 @@ static const struct CMUnitTest tests[] = {
 	SIMD_UNIT_TESTS(rebuilds_lose_nothing),
 	cmocka_unit_test(restore_keeps_groups),
 	cmocka_unit_test(many_signatures_share_a_window),
+	cmocka_unit_test(shared_prefixes_spread_over_windows),
 	cmocka_unit_test(removal_clears_the_filters),
 	cmocka_unit_test(short_signature_refused),
 	cmocka_unit_test(rebuild_wanted_on_growth),

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "persist.h"
+#include "persist_io.h"
 #include "test.h"
 
 #define JOURNAL_FIRST_RECORD (8 + 4 + 8 + 8) /* after the header: magic, version, generation, checksum */
@@ -44,9 +45,16 @@ struct seen {
 	unsigned n, adds, dels;
 	uint64_t expiry_sum;
 	unsigned groups;
+	bool version_1;          /* the snapshot says no window */
 };
 
-static int count_entry(void *ctx, const struct entry *e, unsigned group, uint64_t expiry)
+/* The window offset entry i is saved with: a signature's 0 to 2 (its windows of 8 fit), an address's 0. */
+static unsigned window_of(unsigned i)
+{
+	return i % 2 ? i % 3 : 0;
+}
+
+static int count_entry(void *ctx, const struct entry *e, unsigned group, unsigned window, uint64_t expiry)
 {
 	struct seen *s = ctx;
 	struct entry want;
@@ -54,6 +62,7 @@ static int count_entry(void *ctx, const struct entry *e, unsigned group, uint64_
 	entry_of(s->n, &want);
 	assert_int_equal(e->kind, want.kind);
 	assert_memory_equal(e->key, want.key, want.len);
+	assert_int_equal(window, s->version_1 ? PERSIST_WINDOW_UNKNOWN : window_of(s->n));
 	s->n++;
 	s->groups += group;
 	s->expiry_sum += expiry;
@@ -72,7 +81,7 @@ static void write_snapshot(unsigned n, uint64_t gen)
 	assert_non_null(w);
 	for (unsigned i = 0; i < n; i++) {
 		entry_of(i, &e);
-		assert_int_equal(snapshot_put(w, &e, i % 2, i), 0);
+		assert_int_equal(snapshot_put(w, &e, i % 2, window_of(i), i), 0);
 	}
 	assert_int_equal(snapshot_commit(w, NULL, 0), 0);
 }
@@ -95,6 +104,45 @@ static void snapshot_round_trip(void **state)
 	assert_true(h.filter[0].present && !h.filter[1].present);
 	assert_int_equal(h.filter[0].params.hashes, 7);
 	assert_int_equal(h.filter[0].key.secret[100], 0xab);
+}
+
+/* A snapshot of format 1 (before signatures said their window) still reads, each window unknown. */
+static void version_1_snapshot_reads(void **state)
+{
+	char p[256];
+	struct persist_header h;
+	struct seen s = { .version_1 = true };
+	struct stat st;
+
+	(void)state;
+	clean();
+	write_snapshot(10, 3);
+	path(p, "snapshot");
+	assert_int_equal(stat(p, &st), 0);
+	uint8_t *v2 = malloc((size_t)st.st_size), *v1 = malloc((size_t)st.st_size);
+	FILE *f = fopen(p, "rb");
+	assert_int_equal(fread(v2, 1, (size_t)st.st_size, f), (size_t)st.st_size);
+	fclose(f);
+	/* The header with version 1, then each record without its two window bytes. */
+	size_t at = SNAPSHOT_HEADER, out = SNAPSHOT_HEADER;
+	memcpy(v1, v2, SNAPSHOT_HEADER);
+	persist_put_le(v1 + MAGIC_LEN, 1, 4);
+	for (unsigned i = 0; i < 10; i++) {
+		size_t len = persist_get_le(v2 + at + 2, 2);
+		memcpy(v1 + out, v2 + at, ENTRY_FIXED_V1);
+		memcpy(v1 + out + ENTRY_FIXED_V1, v2 + at + ENTRY_FIXED, len);
+		at += ENTRY_FIXED + len;
+		out += ENTRY_FIXED_V1 + len;
+	}
+	persist_put_le(v1 + out, persist_snapshot_checksum(v1, out + 8), 8);
+	f = fopen(p, "wb");
+	assert_int_equal(fwrite(v1, 1, out + 8, f), out + 8);
+	fclose(f);
+	assert_int_equal(snapshot_read(&sd, &h, count_entry, &s, NULL, 0), 0);
+	assert_int_equal(h.version, 1);
+	assert_int_equal(s.n, 10);
+	free(v1);
+	free(v2);
 }
 
 /* Flip one byte anywhere: refused, and the file is left as it was. */
@@ -250,6 +298,7 @@ static void journal_corruption_and_generations(void **state)
 
 static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(snapshot_round_trip),
+	cmocka_unit_test(version_1_snapshot_reads),
 	cmocka_unit_test(corrupt_snapshot_refused),
 	cmocka_unit_test(journal_replays_and_drops_a_torn_tail),
 	cmocka_unit_test(journal_corruption_and_generations),
