@@ -12,6 +12,8 @@ double bench_median(double *v, unsigned n);
 /* bloombench filter: lookups and inserts against libbloom; bloombench hash: XXH3 against SipHash. */
 int bench_filter_cmd(int argc, char **argv);
 int bench_hash(int argc, char **argv);
+/* benchbest.c: bloomd's blocked filter against Boost.Bloom and RocksDB's FastLocalBloom. */
+int bench_peers(int argc, char **argv);
 
 /* bloombench replay: bloomd's packet path against a bare pcap_dispatch loop. */
 int bench_replay(int argc, char **argv);

@@ -6,6 +6,9 @@ build=${1:-build}
 echo "== filter lookups and inserts against libbloom (1,000,000 entries, 16 bits/entry)"
 "$build/bloombench" filter --entries 1000000 --bits-per-entry 16 --runs 5
 echo
+echo "== filter lookups against the fastest peers: Boost.Bloom and RocksDB's FastLocalBloom (1M and 10M keys, 16 bits/key)"
+"$build/bloombench" peers --sizes 1000000,10000000 --bits-per-key 16 --runs 3
+echo
 echo "== keyed hashing"
 "$build/bloombench" hash
 echo

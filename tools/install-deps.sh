@@ -13,7 +13,8 @@ build=(make gcc libc6-dev pkg-config jq libxxhash-dev libjansson-dev libpcap-dev
 # systemd-analyze checks the unit, whose ExecReload needs /bin/kill (procps).
 test=("${build[@]}" perl iproute2 groff-base man-db socat libcmocka-dev clang libclang-rt-dev
       systemd procps logrotate python3-jsonschema redis-server iptables nftables openssl)
-bench=("${build[@]}" libbloom-dev redis-server bc iproute2 nftables iptables)
+# g++ and Boost 1.81 build the filter peers (Boost.Bloom, vendored in third_party/, needs the rest of Boost).
+bench=("${build[@]}" libbloom-dev redis-server bc iproute2 nftables iptables g++ libboost1.81-dev)
 cluster=("${build[@]}" redis-server)
 # Hyperscan is built for amd64 only.
 [ "$(dpkg --print-architecture)" = amd64 ] && bench+=(libhyperscan-dev)
