@@ -5,7 +5,7 @@ usage: feed-server.py DIR PORTFILE LOG [CERT KEY]
 
 Serves DIR/NAME at /NAME with an ETag (the content's hash) and a
 Last-Modified (the file's mtime), answering 304 to a matching
-If-None-Match or a not-older If-Modified-Since. Special paths:
+If-None-Match (or, without one, a not-older If-Modified-Since). Special paths:
   /status/N        answers HTTP N with an HTML page (a 503 as a CDN gives it)
   /truncated/NAME  says the whole length of NAME, sends half and closes
   /huge            an endless body of addresses (chunked, no length)
@@ -69,8 +69,9 @@ class Feed(http.server.BaseHTTPRequestHandler):
         body, mtime = self.file(name)
         etag = '"%s"' % hashlib.sha256(body).hexdigest()[:16]
         modified = email.utils.formatdate(mtime, usegmt=True)
-        since = self.headers.get("If-Modified-Since")
-        fresh = self.headers.get("If-None-Match") == etag or (
+        match, since = self.headers.get("If-None-Match"), self.headers.get("If-Modified-Since")
+        # As RFC 9110 says: If-None-Match, when sent, decides; If-Modified-Since only without it.
+        fresh = match == etag if match else bool(
             since and email.utils.parsedate_to_datetime(since).timestamp() >= int(mtime))
         self.send_response(304 if fresh else 200)
         self.send_header("ETag", etag)

@@ -11,9 +11,6 @@ pids=()
 trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; ip netns del bloomd-a 2>/dev/null; ip netns del bloomd-b 2>/dev/null; rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 1
 is_root() { [ "$(id -u)" -eq 0 ]; }
-skip() { # skip N REASON
-	for _ in $(seq "$1"); do tap_n=$((tap_n + 1)); echo "ok $tap_n # SKIP $2"; done
-}
 wait_for() { # wait_for FILE PATTERN: up to 5 s
 	for _ in $(seq 100); do grep -q "$2" "$1" 2>/dev/null && return 0; sleep 0.05; done
 	return 1

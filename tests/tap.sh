@@ -18,6 +18,10 @@ skip_all() {
 	exit 0
 }
 
+skip() { # skip N REASON: the next N tests cannot run here
+	for _ in $(seq "$1"); do tap_n=$((tap_n + 1)); echo "ok $tap_n # SKIP $2"; done
+}
+
 ok() { # ok CONDITION-EXIT-STATUS DESCRIPTION
 	tap_n=$((tap_n + 1))
 	if [ "$1" -eq 0 ]; then
