@@ -1,6 +1,8 @@
 /* filter.c - the query-side bit filter: two layouts, c choices, union and fold. */
 #include "filter.h"
 
+#include "hash_inline.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -229,7 +231,7 @@ bool filter_query(const struct filter *f, struct hash128 h)
 
 bool filter_query_bytes(const struct filter *f, const void *data, size_t len)
 {
-	return filter_query(f, hash_bytes(&f->key, data, len));
+	return filter_query(f, hash_inline_domain(&f->key, 0, data, len));
 }
 
 void filter_query_batch(const struct filter *f, const struct hash128 *h, size_t n, bool *out)

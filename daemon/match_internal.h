@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "hash_inline.h"
 #include "arena.h"
 #include "counting.h"
 #include "match.h"
@@ -114,7 +115,7 @@ static inline struct hash128 pair_hash(struct hash128 src, struct hash128 dst)
 
 static inline struct hash128 one_addr_hash(const struct matcher *m, const uint8_t *addr, size_t len)
 {
-	return hash_bytes_domain(&m->addr.key, ENTRY_ADDR, addr, len);
+	return hash_inline_domain(&m->addr.key, ENTRY_ADDR, addr, len);
 }
 
 /* An address entry's hash; the kind selects the hash's domain. */
@@ -123,7 +124,7 @@ static inline struct hash128 addr_hash(const struct matcher *m, unsigned kind, c
 {
 	if (kind == ENTRY_PAIR)
 		return pair_hash(one_addr_hash(m, key, len / 2), one_addr_hash(m, key + len / 2, len / 2));
-	return hash_bytes_domain(&m->addr.key, kind, key, len);
+	return hash_inline_domain(&m->addr.key, kind, key, len);
 }
 
 /* match_entries.c */

@@ -12,7 +12,7 @@
 #include "cli.h"
 #include "counting.h"
 #include "filter.h"
-#include "hash.h"
+#include "hash_inline.h"
 #include "rng.h"
 #include "simd.h"
 #include "sizing.h"
@@ -84,7 +84,7 @@ static int run_bloomd(unsigned c, const struct peer_keys *k, uint64_t seed, stru
 	for (size_t i = 0; i < k->n; i += BATCH) {
 		size_t m = k->n - i < BATCH ? k->n - i : BATCH;
 		for (size_t j = 0; j < m; j++)
-			h[j] = hash_bytes(&f->key, &k->strangers[i + j], 8);
+			h[j] = hash_inline_domain(&f->key, 0, &k->strangers[i + j], 8); /* as the packet path hashes */
 		filter_query_batch(f, h, m, hit);
 		for (size_t j = 0; j < m; j++)
 			fp += hit[j];

@@ -13,7 +13,7 @@
 #include "cli.h"
 #include "counting.h"
 #include "filter.h"
-#include "hash.h"
+#include "hash_inline.h"
 #include "rng.h"
 #include "sizing.h"
 
@@ -91,7 +91,7 @@ static uint64_t lookup_batched(const struct filter *f, const uint8_t *keys, uint
 	for (uint64_t i = 0; i < n; i += 16) {
 		size_t len = n - i < 16 ? (size_t)(n - i) : 16;
 		for (size_t j = 0; j < len; j++)
-			h[j] = hash_bytes(&f->key, keys + (i + j) * KEY_BYTES, KEY_BYTES);
+			h[j] = hash_inline_domain(&f->key, 0, keys + (i + j) * KEY_BYTES, KEY_BYTES); /* as the packet path */
 		filter_query_batch(f, h, len, hit);
 		for (size_t j = 0; j < len; j++)
 			hits += hit[j];
