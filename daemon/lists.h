@@ -38,6 +38,8 @@ struct list_state {
 	char name[LIST_NAME_MAX];     /* "" for a free slot */
 	unsigned version;             /* versions taken */
 	unsigned rev;                 /* eve's rev: 1 at the first version, +1 each time a version changes the entries */
+	uint64_t digest;              /* of the entries the list holds, once known (service_revs.c) */
+	bool digest_known;            /* since start: else the revision kept in the state directory is read */
 	time_t loaded;                /* when the last version was taken (0: never) */
 	struct list_load last;
 	uint64_t refusals;            /* versions refused */

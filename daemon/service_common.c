@@ -224,6 +224,8 @@ void service_list_loaded(struct service *s, int i, const char *source, const str
 
 	if (b->logged > BAD_LINES_LOGGED)
 		log_warning("list %s: %s: %u more bad lines, not shown", l->name, source, b->logged - BAD_LINES_LOGGED);
+	if (!r->refused)
+		service_list_revised(s, i);
 	if (r->refused)
 		log_error("list %s: %s: refused, the list keeps its previous version (%llu entries read, %llu bad lines): %s",
 			  l->name, source, (unsigned long long)r->entries, (unsigned long long)r->bad, r->error);

@@ -99,6 +99,7 @@ struct service {
  *   service_entries.c the local list's adds and deletes, journaled
  *   service_publish.c local changes to the stream
  *   service_common.c  the clock, the configuration's views, the accessors, lines logged
+ *   service_revs.c    each list's revision kept across restarts
  * Below, what each gives the ones above it.
  */
 
@@ -175,6 +176,13 @@ void service_cluster_publish(struct service *s, enum cluster_op_kind kind, const
 			     uint64_t expires);
 void service_cluster_publish_list(struct service *s, enum cluster_op_kind kind, const char *name,
 				  const char *data, size_t len);
+
+/*
+ * service_revs.c: after list i took a version, its revision is what the
+ * state directory kept when the entries are the same as they were before a
+ * restart (the next one when not), and is kept for the next start.
+ */
+void service_list_revised(struct service *s, int i);
 
 /* service_common.c */
 /* Unix seconds now. */

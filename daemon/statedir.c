@@ -305,7 +305,7 @@ int statedir_give(struct statedir *d, uid_t uid, gid_t gid, char *err, size_t er
 	if (give_entries(d->fd, uid, gid, d->path, err, errlen) < 0)
 		return -1;
 	d->dir_owner = uid;
-	static const char *const subdirs[][2] = { { "lists", "lists/x" }, { "fetch", "fetch/x" } };
+	static const char *const subdirs[][2] = { { "lists", "lists/x" }, { "fetch", "fetch/x" }, { "revs", "revs/x" } };
 	for (size_t i = 0; i < sizeof(subdirs) / sizeof(subdirs[0]); i++) {
 		int sub = parent_of(d, subdirs[i][1], false, &leaf);
 		if (sub < 0 && errno == ENOENT)

@@ -4,7 +4,7 @@
 
 /*
  * Every reader and writer of the state directory (the snapshot, the
- * journal, lists/, fetch/, the cluster's cursor and outbox) goes through here, so
+ * journal, lists/, fetch/, revs/, the cluster's cursor and outbox) goes through here, so
  * none of them opens a state path by name:
  *
  *   - the directory is opened once, at start, and every file is reached
@@ -51,7 +51,7 @@ int statedir_open(struct statedir *d, const char *path, char *err, size_t errlen
 void statedir_close(struct statedir *d);
 
 /*
- * Give the directory, its files and lists/ and fetch/ with their files to uid:gid,
+ * Give the directory, its files and lists/, fetch/ and revs/ with their files to uid:gid,
  * never through a link; files made from now on while still root are given
  * too. -1 with a message naming the path that could not be given.
  */

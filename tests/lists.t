@@ -4,7 +4,7 @@
 # a restart, and del leaving what a feed still holds.
 . "$(dirname "$0")/tap.sh"
 . "$(dirname "$0")/daemon.sh"
-plan 69
+plan 70
 tmp=$(mktemp -d)
 chmod 755 "$tmp"
 pid=
@@ -239,6 +239,7 @@ start; ok $? "bloomd starts with a list's file missing"
 C query addr 192.0.2.52 >/dev/null; is $? 0 "a pushed list survives a restart"
 C query addr 2001:db8::20 >/dev/null; is $? 0 "a feed whose file is gone starts from its kept version"
 C query addr 192.0.2.99 >/dev/null; is $? 0 "the local list survives a restart"
+is "$(rev)" "$((before + 2))" "a list's rev survives a restart when its entries are the same"
 C query addr 192.0.2.10 >/dev/null; is $? 0 "a flushed feed is read again from its file at start"
 is "$(labelled_alerts)" "command-and-control/1 /3 " "entries keep their own labels across a restart"
 

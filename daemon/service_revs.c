@@ -1,0 +1,90 @@
+/* service_revs.c - each list's revision (eve's alert.rev) kept across restarts, changed only by a change of entries. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include "log.h"
+#include "service_internal.h"
+
+/*
+ * A list's revision rises when a version changes its entries, within a run
+ * (lists_take) and across restarts: STATE/revs/NAME keeps the revision and
+ * a digest of the entries it was given for, and the first version taken
+ * after a start keeps that revision if its entries are the same, else
+ * takes the next. The digest is a sum of each entry's hash, so the order
+ * entries come in does not matter. The file is small and rewritten whole;
+ * one lost in a crash only starts the list's revision again at 1.
+ */
+
+struct digesting {
+	uint32_t holder;
+	uint64_t sum;
+};
+
+static int digest_entry(void *ctx, const struct entry *e, unsigned group, uint32_t holders)
+{
+	struct digesting *d = ctx;
+
+	(void)group;
+	if (holders & d->holder)
+		d->sum += XXH3_64bits_withSeed(e->key, e->len, (uint64_t)e->kind + 1);
+	return 0;
+}
+
+static uint64_t entries_digest(struct service *s, int i)
+{
+	struct digesting d = { .holder = 1u << i };
+
+	matcher_foreach(s->matcher, 0, digest_entry, &d);
+	return d.sum;
+}
+
+static void rev_path(const struct list_state *l, char *rel, size_t len, bool tmp)
+{
+	snprintf(rel, len, "revs/%s%s", l->name, tmp ? ".tmp" : "");
+}
+
+/* The revision and digest kept for list l: 0, or -1 if there are none (or they do not read). */
+static int read_rev(struct service *s, const struct list_state *l, unsigned *rev, uint64_t *digest)
+{
+	char rel[LIST_NAME_MAX + 16], text[64];
+	int fd = (rev_path(l, rel, sizeof(rel), false), statedir_open_file(&s->state, rel, O_RDONLY));
+	ssize_t n = fd >= 0 ? read(fd, text, sizeof(text) - 1) : -1;
+
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return -1;
+	text[n] = '\0';
+	return sscanf(text, "%u %" SCNx64, rev, digest) == 2 && *rev > 0 ? 0 : -1;
+}
+
+static void keep_rev(struct service *s, const struct list_state *l)
+{
+	char rel[LIST_NAME_MAX + 16], tmp[LIST_NAME_MAX + 16], text[64];
+	int len = snprintf(text, sizeof(text), "%u %016" PRIx64 "\n", l->rev, l->digest);
+	int fd = (rev_path(l, tmp, sizeof(tmp), true), statedir_create(&s->state, tmp, 0));
+
+	rev_path(l, rel, sizeof(rel), false);
+	if (fd < 0 || write(fd, text, (size_t)len) != len || close(fd) < 0 || statedir_rename(&s->state, tmp, rel) < 0)
+		log_warning("list %s: cannot keep its revision in the state directory: %s", l->name, strerror(errno));
+}
+
+void service_list_revised(struct service *s, int i)
+{
+	struct list_state *l = &s->lists.slot[i];
+	uint64_t digest = entries_digest(s, i);
+	unsigned kept;
+	uint64_t kept_digest;
+
+	if (!l->digest_known && s->state.fd >= 0 && read_rev(s, l, &kept, &kept_digest) == 0)
+		l->rev = kept_digest == digest ? kept : kept + 1; /* the first version since the start */
+	l->digest = digest;
+	l->digest_known = true;
+	if (s->state.fd >= 0)
+		keep_rev(s, l);
+}
