@@ -170,10 +170,10 @@ static int category_line(char *line, char (*names)[ENTRY_CATEGORY_MAX], char *er
 	line += strspn(line, " \t");
 	if (*line == '\0' || *line == '#')
 		return 0;
-	char *id = strtok(line, ","), *name = strtok(NULL, ","), *end;
-	unsigned long n = isdigit((unsigned char)*id) ? strtoul(id, &end, 10) : 0;
+	char *id = strtok(line, ","), *name = strtok(NULL, ","), *end = NULL;
+	unsigned long n = id && isdigit((unsigned char)*id) ? strtoul(id, &end, 10) : 0;
 	if (n < 1 || n > FEED_IPREP_CATEGORIES || *end) {
-		snprintf(err, errlen, "expected a category id from 1 to %d, got '%.20s'", FEED_IPREP_CATEGORIES, id);
+		snprintf(err, errlen, "expected a category id from 1 to %d, got '%.20s'", FEED_IPREP_CATEGORIES, id ? id : "");
 		return -1;
 	}
 	if (name == NULL || !entry_category_valid(name)) {

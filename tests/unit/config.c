@@ -177,6 +177,13 @@ static void list_fetch_keys(void **state)
 	assert_null(l->ca_file);
 	config_free(c);
 
+	/* A line of commas alone: no id at all, said as such (it once read a null pointer). */
+	fd = open(cats, O_WRONLY | O_TRUNC);
+	dprintf(fd, "# id,short name,description\n,,,\n");
+	close(fd);
+	snprintf(text, sizeof(text), "[list e]\nformat = iprep\ncategories = %s\n", cats);
+	assert_null(load(text, &p));
+	assert_true(any_problem_has(&p, ":2: expected a category id from 1 to 60, got ''"));
 	fd = open(cats, O_WRONLY | O_TRUNC);
 	dprintf(fd, "1,BadHosts,Known bad hosts\n61,TooHigh,Out of range\n");
 	close(fd);
