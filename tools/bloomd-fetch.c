@@ -303,7 +303,7 @@ static int parse(int argc, char **argv, struct request *rq)
 				return -1;
 			break;
 		case 'S':
-			if (cli_unsigned(PROG, "--status-fd", optarg, 1, 1023, &fd) < 0)
+			if (cli_unsigned(PROG, "--status-fd", optarg, 2, 1023, &fd) < 0)
 				return -1;
 			rq->status_fd = (int)fd;
 			break;
