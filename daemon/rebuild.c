@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,10 +89,15 @@ static void *worker(void *arg)
 
 static int start_thread(struct rebuild *r, enum rebuild_stage stage, char *err, size_t errlen)
 {
+	sigset_t all, before;
 	int rc;
 
 	r->stage = stage;
+	/* Signals are the loop's, as for the workers: the rebuild thread starts with every one blocked. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &before);
 	rc = pthread_create(&r->thread, NULL, worker, r);
+	pthread_sigmask(SIG_SETMASK, &before, NULL);
 	if (rc != 0) {
 		error_set(err, errlen, "cannot start the rebuild thread: %s", strerror(rc));
 		return -1;
