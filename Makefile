@@ -117,11 +117,11 @@ $(BUILD)/bloomd-fetch: $(BUILD)/tools/bloomd-fetch.o $(TOOL_COMMON) $(CORE_LIB)
 BENCH_OBJ = $(BUILD)/tools/bloombench.o $(BUILD)/tools/bench.o $(BUILD)/tools/benchfilter.o \
             $(BUILD)/tools/benchpath.o $(BUILD)/tools/benchctl.o $(BUILD)/tools/benchsimilar.o \
             $(BUILD)/tools/benchbest.o
-# The filter peers (C++, vendored headers under third_party/): built twice, at the baseline and
-# with AVX2, the CPU's best chosen at run time. Only bloombench links them.
-PEER_OBJ  = $(BUILD)/tools/benchpeers.o $(BUILD)/tools/benchpeers_avx2.o
+# The filter peers (C++, vendored headers under third_party/), at the baseline like the rest:
+# a second copy built with -mavx2 would share its inline template code with this one by name,
+# and the linker keeps either (AVX2 code in the baseline path). Only bloombench links them.
+PEER_OBJ  = $(BUILD)/tools/benchpeers.o
 CXX      ?= g++
-PEER_AVX2_FLAGS = $(if $(filter x86_64,$(shell uname -m)),-mavx2 -mbmi2)
 PEER_CXXFLAGS = -std=c++17 -O2 -g -Wall -Wextra -Werror $(SANFLAGS) -isystem third_party/boost-bloom/include \
                 -isystem third_party/rocksdb/shim -isystem third_party/rocksdb -Itools $(PKG_CFLAGS) -MMD -MP
 need_boost = @echo '\#include <boost/config.hpp>' | $(CXX) -E -x c++ - >/dev/null 2>&1 || \
@@ -130,10 +130,6 @@ $(BUILD)/tools/benchpeers.o: tools/benchpeers.cc
 	$(need_boost)
 	@mkdir -p $(dir $@)
 	$(CXX) $(PEER_CXXFLAGS) -c $< -o $@
-$(BUILD)/tools/benchpeers_avx2.o: tools/benchpeers.cc
-	$(need_boost)
-	@mkdir -p $(dir $@)
-	$(CXX) $(PEER_CXXFLAGS) $(PEER_AVX2_FLAGS) -DPEER_AVX2 -c $< -o $@
 $(BENCH_OBJ): NEEDS += $(BENCH_PKGS)
 $(BUILD)/udpflood: $(BUILD)/tools/udpflood.o
 	$(CC) $(ALL_CFLAGS) $^ -o $@

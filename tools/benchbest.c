@@ -14,7 +14,6 @@
 #include "filter.h"
 #include "hash_inline.h"
 #include "rng.h"
-#include "simd.h"
 #include "sizing.h"
 
 #define BATCH 16 /* the packet path's probe batch */
@@ -113,9 +112,7 @@ out:
 static int run_one(struct contender *c, const struct peer_keys *k, unsigned r)
 {
 	struct peer_run run;
-	int rc = c->choices ? run_bloomd(c->choices, k, 100 + r, &run)
-		 : simd_cpu_has(SIMD_AVX2) ? bench_peer_run_avx2(c->peer, k, &run)
-					    : bench_peer_run_baseline(c->peer, k, &run);
+	int rc = c->choices ? run_bloomd(c->choices, k, 100 + r, &run) : bench_peer_run(c->peer, k, &run);
 
 	if (rc < 0) {
 		fprintf(stderr, BENCH_PROG ": %s: failed (out of memory, or a member missed)\n", c->name);
@@ -195,9 +192,9 @@ int bench_peers(int argc, char **argv)
 		printf("peers: bloomd's blocked filter against Boost.Bloom and RocksDB's FastLocalBloom on the same random\n"
 		       "64-bit keys, %.0f bits/key, unsuccessful lookups, runs interleaved, medians of %u [min-max];\n"
 		       "batched: %d keys at a time (bloomd's batch kernel; Boost's bulk may_contain; RocksDB's\n"
-		       "prefetch-then-probe); single: one key a call, through the single-key call. Peers built %s.\n"
+		       "prefetch-then-probe); single: one key a call. Peers built at the baseline, as bloomd is.\n"
 		       "%9s %-27s %3s %10s %22s %7s %22s %7s %10s\n",
-		       o.bits_per_key, o.runs, BATCH, simd_cpu_has(SIMD_AVX2) ? "with AVX2" : "at the baseline",
+		       o.bits_per_key, o.runs, BATCH,
 		       "entries", "impl", "k", "fpr", "batched_ns", "/boost", "single_ns", "/boost", "bytes");
 	for (char *tok = strtok_r(o.sizes, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		struct contender cs[] = {

@@ -1,7 +1,6 @@
 // benchpeers.cc - the peers of bloomd's filter lookups, built for make bench only: Boost.Bloom's
-// fast_multiblock32<8> and fast_multiblock64<K>, and RocksDB's FastLocalBloom. Compiled twice,
-// at the baseline and with AVX2 (PEER_AVX2), so the CPU's best is chosen at run time as bloomd's
-// kernels are.
+// fast_multiblock32<8> and fast_multiblock64<K>, and RocksDB's FastLocalBloom, at the baseline
+// (x86-64: Boost's SSE2 code, RocksDB's scalar probes).
 #include <boost/bloom.hpp>
 #include <chrono>
 #include <cmath>
@@ -14,12 +13,6 @@
 #include <xxhash.h>
 
 #include "benchpeers.h"
-
-#ifdef PEER_AVX2
-#define PEER_RUN bench_peer_run_avx2
-#else
-#define PEER_RUN bench_peer_run_baseline
-#endif
 
 namespace {
 
@@ -117,7 +110,7 @@ int run_rocksdb(const peer_keys *k, peer_run *out)
 
 } // namespace
 
-extern "C" int PEER_RUN(enum peer_kind kind, const struct peer_keys *k, struct peer_run *out)
+extern "C" int bench_peer_run(enum peer_kind kind, const struct peer_keys *k, struct peer_run *out)
 {
 	namespace bb = boost::bloom;
 	*out = peer_run{};

@@ -30,9 +30,8 @@ struct peer_run {
 	unsigned hashes;
 };
 
-/* 0, or -1 (no memory, or a member missed); the AVX2 build only where the CPU has AVX2. */
-int bench_peer_run_baseline(enum peer_kind kind, const struct peer_keys *k, struct peer_run *out);
-int bench_peer_run_avx2(enum peer_kind kind, const struct peer_keys *k, struct peer_run *out);
+/* 0, or -1 (no memory, or a member missed). */
+int bench_peer_run(enum peer_kind kind, const struct peer_keys *k, struct peer_run *out);
 
 #ifdef __cplusplus
 }
