@@ -32,13 +32,13 @@ endif
 
 # Libraries, as pkg-config names them, and the Debian package that ships each.
 PKGS        = libxxhash jansson
-DAEMON_PKGS = libpcap libevent_core hiredis libnetfilter_queue libnftables liburcu-qsbr inih libsystemd libcap nettle
+DAEMON_PKGS = libpcap libevent_core hiredis libnetfilter_queue libnftables liburcu-qsbr inih libsystemd libcap nettle libbpf
 TEST_PKGS   = cmocka
 FETCH_PKGS  = libcurl libcap
 BENCH_PKGS  = libhs libbloom  # libbloom has no pkg-config file: its header is looked for
 PKG_DEBS    = libxxhash:libxxhash-dev jansson:libjansson-dev libpcap:libpcap-dev \
               libevent_core:libevent-dev hiredis:libhiredis-dev libnetfilter_queue:libnetfilter-queue-dev libnftables:libnftables-dev liburcu-qsbr:liburcu-dev inih:libinih-dev libsystemd:libsystemd-dev \
-              libcap:libcap-dev libcurl:libcurl4-openssl-dev nettle:nettle-dev cmocka:libcmocka-dev libhs:libhyperscan-dev libbloom:libbloom-dev
+              libcap:libcap-dev libbpf:libbpf-dev libcurl:libcurl4-openssl-dev nettle:nettle-dev cmocka:libcmocka-dev libhs:libhyperscan-dev libbloom:libbloom-dev
 
 # Read once a make; `make demo` and `make check` install first and then build in a
 # sub-make, which reads them again.
@@ -58,7 +58,7 @@ TEST_LIBS   := $(call pkg_flags,--libs,$(TEST_PKGS))
 FETCH_LIBS  := $(call pkg_flags,--libs,$(FETCH_PKGS))
 BENCH_LIBS  := $(call pkg_flags,--libs,libhs) -lbloom
 
-ALL_CFLAGS = -std=c11 $(WARN) $(CFLAGS) $(ARCH_CFLAGS) $(SANFLAGS) -D_GNU_SOURCE -Idaemon -Itools \
+ALL_CFLAGS = -std=c11 $(WARN) $(CFLAGS) $(ARCH_CFLAGS) $(SANFLAGS) -D_GNU_SOURCE -Idaemon -Itools -I$(BUILD)/bpf \
              $(PKG_CFLAGS) -MMD -MP
 LDLIBS     = $(PKG_LIBS) -lm -pthread
 
@@ -70,7 +70,8 @@ CORE_LIB  = $(BUILD)/libbloomcore.a
 DAEMON_SRC = daemon/entry.c daemon/feed.c daemon/feed_address.c daemon/feed_json.c daemon/packet.c daemon/communityid.c daemon/flows.c daemon/threshold.c daemon/labels.c daemon/match.c daemon/match_entries.c daemon/match_windows.c daemon/match_keys.c daemon/match_rebuild.c daemon/match_log.c daemon/config.c daemon/config_keys.c daemon/config_set.c daemon/config_lists.c daemon/config_cluster.c daemon/log.c \
              daemon/events.c daemon/stats.c daemon/metrics.c daemon/capture.c daemon/engine.c daemon/persist.c daemon/journal.c daemon/ttl.c \
              daemon/control.c daemon/control_client.c daemon/rebuild.c daemon/service.c daemon/service_common.c daemon/service_revs.c daemon/service_entries.c daemon/service_publish.c daemon/service_state.c daemon/service_sources.c daemon/service_fetch.c daemon/service_reload.c daemon/service_lists.c daemon/service_slices.c daemon/service_cluster.c daemon/lists.c daemon/commands.c daemon/commands_bulk.c daemon/commands_reply.c \
-             daemon/privilege.c daemon/notify.c daemon/preflight.c daemon/metrics_http.c daemon/cluster.c daemon/cluster_state.c daemon/cluster_reply.c daemon/cluster_reader.c daemon/cluster_writer.c daemon/cluster_seen.c daemon/cluster_sign.c daemon/inline.c daemon/setaction.c daemon/workers.c daemon/statedir.c daemon/fetch.c
+             daemon/privilege.c daemon/notify.c daemon/preflight.c daemon/metrics_http.c daemon/cluster.c daemon/cluster_state.c daemon/cluster_reply.c daemon/cluster_reader.c daemon/cluster_writer.c daemon/cluster_seen.c daemon/cluster_sign.c daemon/inline.c daemon/setaction.c daemon/workers.c daemon/statedir.c daemon/fetch.c \
+             daemon/xdpset.c daemon/xdp.c daemon/service_xdp.c
 DAEMON_OBJ = $(DAEMON_SRC:%.c=$(BUILD)/%.o)
 DAEMON_LIB = $(BUILD)/libbloomd.a
 
@@ -93,6 +94,20 @@ $(BUILD)/%.o: %.c
 $(CORE_LIB): $(CORE_OBJ)
 	rm -f $@
 	ar rcs $@ $^
+
+# The XDP program: compiled to BPF by clang, and built into bloomd as a libbpf skeleton
+# (bpftool), so nothing is installed beside it. The kernel's headers come from linux-libc-dev.
+BPF_CLANG  ?= clang
+BPF_CFLAGS  = -O2 -g -Wall -Werror -target bpf -Idaemon -I/usr/include/$(shell $(CC) -print-multiarch 2>/dev/null)
+$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c daemon/xdp_layout.h
+	@command -v $(BPF_CLANG) >/dev/null || { echo "missing clang (compiles the XDP program): run 'make deps' first" >&2; exit 1; }
+	@mkdir -p $(dir $@)
+	$(BPF_CLANG) $(BPF_CFLAGS) -c $< -o $@
+$(BUILD)/bpf/%.skel.h: $(BUILD)/bpf/%.bpf.o
+	@command -v bpftool >/dev/null || PATH=$$PATH:/usr/sbin command -v bpftool >/dev/null || \
+		{ echo "missing bpftool (makes the XDP program's skeleton): run 'make deps' first" >&2; exit 1; }
+	PATH=$$PATH:/usr/sbin bpftool gen skeleton $< name $* > $@.tmp && mv $@.tmp $@
+$(BUILD)/daemon/xdp.o: $(BUILD)/bpf/xdp_drop.skel.h
 
 $(DAEMON_LIB): $(DAEMON_OBJ)
 	rm -f $@
@@ -237,7 +252,7 @@ install: all
 	install -m 644 systemd/bloomd.sysusers $(DESTDIR)$(SYSUSERSDIR)/bloomd.conf
 	install -m 644 systemd/bloomd.tmpfiles $(DESTDIR)$(TMPFILESDIR)/bloomd.conf
 	install -m 644 systemd/bloomd.logrotate $(DESTDIR)$(SYSCONFDIR)/logrotate.d/bloomd
-	install -m 644 systemd/bloomd-metrics.conf systemd/bloomd-cluster.conf systemd/bloomd-inline.conf systemd/bloomd-fetch.conf \
+	install -m 644 systemd/bloomd-metrics.conf systemd/bloomd-cluster.conf systemd/bloomd-inline.conf systemd/bloomd-fetch.conf systemd/bloomd-xdp.conf \
 		$(DESTDIR)$(DOCDIR)/
 	test -e $(DESTDIR)$(SYSCONFDIR)/bloomd/bloomd.conf || \
 		install -m 644 conf/bloomd.conf $(DESTDIR)$(SYSCONFDIR)/bloomd/bloomd.conf
@@ -250,7 +265,7 @@ uninstall:
 		$(DESTDIR)$(SYSTEMDUNITDIR)/bloomd.service $(DESTDIR)$(SYSUSERSDIR)/bloomd.conf \
 		$(DESTDIR)$(TMPFILESDIR)/bloomd.conf $(DESTDIR)$(SYSCONFDIR)/logrotate.d/bloomd \
 		$(DESTDIR)$(DOCDIR)/bloomd-metrics.conf $(DESTDIR)$(DOCDIR)/bloomd-cluster.conf \
-		$(DESTDIR)$(DOCDIR)/bloomd-inline.conf $(DESTDIR)$(DOCDIR)/bloomd-fetch.conf
+		$(DESTDIR)$(DOCDIR)/bloomd-inline.conf $(DESTDIR)$(DOCDIR)/bloomd-fetch.conf $(DESTDIR)$(DOCDIR)/bloomd-xdp.conf
 
 clean:
 	rm -rf build build-asan build-tsan build-fuzz build-aarch64 build-debug

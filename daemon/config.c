@@ -44,6 +44,7 @@ struct config *config_defaults(void)
 	c->snaplen = 262144;
 	c->fail_open = true;
 	c->workers = 1;
+	c->xdp_events_rate = 1000;
 	c->reject_mark = CONFIG_REJECT_MARK;
 	c->promisc = true;
 	c->bits_per_entry = 16;
@@ -225,6 +226,11 @@ static void validate(struct loader *ld)
 
 	not_both(ld, "filter", "memory", "bits_per_entry");
 	not_both(ld, "capture", "interface", "file");
+	c->inline_mode = c->mode == CAPTURE_INLINE;
+	c->xdp_mode = c->mode == CAPTURE_XDP;
+	ld->line = config_key_line(ld, "capture", "mode");
+	if (c->xdp_mode && c->interface == NULL)
+		config_problem(ld, "[capture] mode = xdp needs [capture] interface: the one its program is attached to");
 	ld->line = config_key_line(ld, "capture", "interface");
 	if (c->inline_mode && ld->line)
 		config_problem(ld, "[capture] mode = inline takes its packets from netfilter queues (queue), not an interface");

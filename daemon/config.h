@@ -59,7 +59,11 @@ struct config {
 	unsigned snaplen;
 	bool promisc;
 	uint64_t buffer_size;     /* bytes; 0: libpcap's default */
+	enum capture_mode { CAPTURE_PASSIVE, CAPTURE_INLINE, CAPTURE_XDP } mode;
 	bool inline_mode;         /* mode = inline: packets from netfilter queues, judged */
+	bool xdp_mode;            /* mode = xdp: addresses dropped at interface's driver, the rest captured */
+	enum xdp_attach { XDP_ATTACH_AUTO, XDP_ATTACH_NATIVE, XDP_ATTACH_GENERIC } xdp_attach; /* xdp_mode = */
+	unsigned xdp_events_rate; /* events of XDP drops a second at most */
 	struct config_queues {
 		unsigned first, last;
 	} queue;                  /* queue = N or N-M */

@@ -99,7 +99,9 @@ static const struct config_key KEYS[] = {
 	{ "capture", "promisc", KEY_BOOL, FIELD(promisc), RESTART },
 	/* libpcap takes an int */
 	{ "capture", "buffer_size", KEY_SIZE, FIELD(buffer_size), .min = 0, .max = INT32_MAX, RESTART },
-	{ "capture", "mode", KEY_CHOICE, FIELD(inline_mode), NAMES("passive", "inline"), RESTART },
+	{ "capture", "mode", KEY_CHOICE, FIELD(mode), NAMES("passive", "inline", "xdp"), RESTART },
+	{ "capture", "xdp_mode", KEY_CHOICE, FIELD(xdp_attach), NAMES("auto", "native", "generic"), RESTART },
+	{ "capture", "xdp_events_rate", KEY_UINT, FIELD(xdp_events_rate), .min = 0, .max = 1000000, RESTART },
 	{ "capture", "queue", KEY_CUSTOM, FIELD(queue), .parse = read_queues, RESTART },
 	{ "capture", "fail_open", KEY_BOOL, FIELD(fail_open), RESTART },
 	{ "capture", "queue_maxlen", KEY_UINT, FIELD(queue_maxlen), .min = 0, .max = 1u << 24, RESTART },

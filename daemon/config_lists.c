@@ -280,7 +280,7 @@ void config_lists_validate(struct loader *ld)
 		list_fetch_validate(ld, l, section);
 		/* Inline or with [action] sets, a list's matches are dropped unless it says alert. */
 		if (!l->action_given)
-			l->action = c->inline_mode || c->action.set4 || c->action.set6 ? LIST_ACTION_DROP : LIST_ACTION_ALERT;
+			l->action = c->inline_mode || c->xdp_mode || c->action.set4 || c->action.set6 ? LIST_ACTION_DROP : LIST_ACTION_ALERT;
 		if (l->signature == NULL) {
 			char msg[LIST_NAME_MAX + 16];
 			snprintf(msg, sizeof(msg), "bloomd list %s", l->name);

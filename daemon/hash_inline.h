@@ -22,4 +22,18 @@ static inline struct hash128 hash_inline_domain(const struct hash_key *key, unsi
 	return (struct hash128){ .lo = x.low64, .hi = x.high64 };
 }
 
+/*
+ * A pair's hash is made from its two addresses' hashes, which a packet needs
+ * for its addr probes anyway; the mix is asymmetric, so (a, b) and (b, a)
+ * hash apart. The XDP program (bpf/xdp_drop.bpf.c) computes the same.
+ */
+static inline struct hash128 hash_pair(struct hash128 src, struct hash128 dst)
+{
+	struct hash128 h = {
+		.lo = src.lo ^ dst.hi * 0x9e3779b97f4a7c15ULL,
+		.hi = dst.lo ^ src.hi * 0xc2b2ae3d27d4eb4fULL,
+	};
+	return h;
+}
+
 #endif

@@ -142,6 +142,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 struct plan {
 	bool one_shot;
 	bool inline_mode;          /* judge packets from netfilter queues */
+	bool xdp_mode;             /* drop at interface's driver, capture behind it */
 	const char *interface;
 	char **files;
 	size_t nfiles;
@@ -162,6 +163,7 @@ static struct plan plan_of(const struct options *o, const struct config *cfg)
 	if (!p.one_shot)
 		p.interface = o->interface ? o->interface : cfg->interface;
 	p.inline_mode = !p.one_shot && !o->interface && cfg->inline_mode;
+	p.xdp_mode = !p.one_shot && p.interface && cfg->xdp_mode;
 	return p;
 }
 
@@ -173,19 +175,21 @@ static int drop_privileges(struct service *s, const struct config *cfg)
 	struct privilege_file own[] = { { cfg->socket, cfg->group != NULL } };
 	struct passwd *pw = cfg->user && geteuid() == 0 ? getpwnam(cfg->user) : NULL;
 	bool net_admin = cfg->inline_mode || cfg->action.set4 || cfg->action.set6;
+	unsigned keep = (net_admin ? PRIVILEGE_NET_ADMIN : 0) | (cfg->xdp_mode ? PRIVILEGE_NET_ADMIN | PRIVILEGE_BPF : 0);
 
 	/* Everything the state holds, lists/ and the cluster's files included (a missing user is privilege_drop's to say). */
 	if (pw && service_give_state(s, pw->pw_uid, pw->pw_gid, err, sizeof(err)) < 0) {
 		log_error("%s", err);
 		return -1;
 	}
-	if (privilege_drop(cfg->user, own, 1, net_admin, err, sizeof(err)) < 0) {
+	if (privilege_drop(cfg->user, own, 1, keep, err, sizeof(err)) < 0) {
 		log_error("%s", err);
 		return -1;
 	}
 	if (cfg->user)
 		log_info("running as %s, with %s", cfg->user,
-			 net_admin ? "CAP_NET_ADMIN alone (verdicts, nftables sets)" : "no capabilities");
+			 keep & PRIVILEGE_BPF ? "CAP_NET_ADMIN, CAP_BPF and CAP_PERFMON alone (a larger XDP program swapped in)"
+			 : net_admin ? "CAP_NET_ADMIN alone (verdicts, nftables sets)" : "no capabilities");
 	return 0;
 }
 
@@ -193,7 +197,9 @@ static void say_ready(const struct service *s, const struct plan *p)
 {
 	char status[256];
 
-	if (p->interface)
+	if (p->xdp_mode)
+		snprintf(status, sizeof(status), "dropping at the driver of %s (XDP), capturing behind it", p->interface);
+	else if (p->interface)
 		snprintf(status, sizeof(status), "capturing on %s", p->interface);
 	else if (p->inline_mode)
 		snprintf(status, sizeof(status), "judging packets from netfilter queues %u-%u",
@@ -243,7 +249,9 @@ static int run(struct service *s, const struct plan *p)
 			log_error("%s", err);
 			service_fail(s);
 		}
-	if (p->interface && service_capture_live(s, p->interface) < 0)
+	if (p->xdp_mode && service_capture_xdp(s, p->interface) < 0)
+		service_fail(s);
+	else if (!p->xdp_mode && p->interface && service_capture_live(s, p->interface) < 0)
 		service_fail(s);
 	else if (p->inline_mode && service_capture_inline(s) < 0)
 		service_fail(s);
@@ -324,7 +332,7 @@ int main(int argc, char **argv)
 		goto out;
 	if (o.check_only) {
 		struct preflight_plan pp = { .interface = p.interface, .files = p.files, .nfiles = p.nfiles,
-					     .socket = use_socket, .store = use_store };
+					     .socket = use_socket, .store = use_store, .xdp = p.xdp_mode };
 		if (preflight_check(cfg, &pp, report_problem, &problems) > 0)
 			goto out;
 		printf("bloomd: %s: configuration ok, %llu entries in %zu lists", o.config,

@@ -178,7 +178,7 @@ static size_t check_addresses(const struct matcher *m, struct match_scratch *sc,
 		}
 		/* Source and destination are adjacent in both IP headers: the pair key is already there. */
 		if (m->kind_entries[ENTRY_PAIR] && v->dst == v->src + alen)
-			probes = put_probe(sc, probes, ENTRY_PAIR, v->src, 2 * alen, pair_hash(hs, hd));
+			probes = put_probe(sc, probes, ENTRY_PAIR, v->src, 2 * alen, hash_pair(hs, hd));
 	}
 	for (unsigned i = 0; i < m->n_net_lens[v6]; i++) {
 		probes = put_net_probe(m, sc, probes, v->src, alen, m->net_lens[v6][i]);

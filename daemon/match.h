@@ -91,6 +91,16 @@ void matcher_record(struct matcher *m, struct match_log *log);
 /* 0, or -1 with a message (whole, or out of memory): copy is then of no use and must be made again. */
 int matcher_replay(struct matcher *copy, const struct match_log *log, char *err, size_t errlen);
 
+/*
+ * For a view of some entries kept outside the matcher (the XDP set), which
+ * asks the matcher what each is now: cb for each entry a hold, release or
+ * remove in log named, in order. Returns 0; or 1, having called cb for
+ * some or none, when the log holds a rehold or is whole: any entry may have
+ * changed, and the view must look at all of them again.
+ */
+typedef void (*match_log_entry_cb)(void *ctx, enum entry_kind kind, const uint8_t *key, size_t len);
+int match_log_entries(const struct match_log *log, match_log_entry_cb cb, void *ctx);
+
 
 /*
  * Add an entry held by holders (not 0), or add holders to it. Returns 0 if

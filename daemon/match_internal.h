@@ -99,20 +99,6 @@ struct matcher {
 	struct match_scratch own;  /* matcher_check's */
 };
 
-/*
- * A pair's hash is made from its two addresses' hashes, which a packet needs
- * for its addr probes anyway; the mix is asymmetric, so (a, b) and (b, a)
- * hash apart.
- */
-static inline struct hash128 pair_hash(struct hash128 src, struct hash128 dst)
-{
-	struct hash128 h = {
-		.lo = src.lo ^ dst.hi * 0x9e3779b97f4a7c15ULL,
-		.hi = dst.lo ^ src.hi * 0xc2b2ae3d27d4eb4fULL,
-	};
-	return h;
-}
-
 static inline struct hash128 one_addr_hash(const struct matcher *m, const uint8_t *addr, size_t len)
 {
 	return hash_inline_domain(&m->addr.key, ENTRY_ADDR, addr, len);
@@ -123,7 +109,7 @@ static inline struct hash128 addr_hash(const struct matcher *m, unsigned kind, c
 				size_t len)
 {
 	if (kind == ENTRY_PAIR)
-		return pair_hash(one_addr_hash(m, key, len / 2), one_addr_hash(m, key + len / 2, len / 2));
+		return hash_pair(one_addr_hash(m, key, len / 2), one_addr_hash(m, key + len / 2, len / 2));
 	return hash_inline_domain(&m->addr.key, kind, key, len);
 }
 

@@ -90,3 +90,20 @@ bool match_log_whole(const struct match_log *log)
 {
 	return log->whole;
 }
+
+int match_log_entries(const struct match_log *log, match_log_entry_cb cb, void *ctx)
+{
+	struct change c;
+	const uint8_t *key;
+	size_t at = 0;
+
+	if (log->whole)
+		return 1;
+	while (match_log_next(log, &at, &c, &key)) {
+		if (c.op == CHANGE_REHOLD)
+			return 1;
+		if (c.op != CHANGE_SIMD)
+			cb(ctx, (enum entry_kind)c.kind, key, c.len);
+	}
+	return 0;
+}

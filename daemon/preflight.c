@@ -16,6 +16,7 @@
 
 #include "capture.h"
 #include "error.h"
+#include "xdp.h"
 #include "setaction.h"
 
 #define PATH_BYTES 4096
@@ -146,6 +147,19 @@ static void check_fetches(struct checking *c, const struct config *cfg)
 	}
 }
 
+/* The XDP program loaded (not attached) and let go: the kernel's BPF and the capabilities to use it. */
+static void check_xdp(struct checking *c, const struct config *cfg, const char *interface)
+{
+	struct xdp_options o = { .interface = interface, .choices = cfg->choices, .bits_per_entry = cfg->bits_per_entry,
+				 .capacity = 64 };
+	char err[512];
+	struct xdp *x = if_nametoindex(interface) ? xdp_open(NULL, &o, NULL, NULL, err, sizeof(err)) : NULL;
+
+	if (x == NULL && if_nametoindex(interface))
+		problem(c, "[capture] mode = xdp: %s", err);
+	xdp_close(x);
+}
+
 unsigned preflight_check(const struct config *cfg, const struct preflight_plan *plan,
 			 preflight_problem_cb on_problem, void *ctx)
 {
@@ -175,6 +189,8 @@ unsigned preflight_check(const struct config *cfg, const struct preflight_plan *
 		problem(&c, "interface %s: %s", plan->interface, strerror(errno));
 	if (capture_check_bpf(cfg->bpf, cfg->snaplen, err, sizeof(err)) < 0)
 		problem(&c, "[capture] bpf: %s", err);
+	if (plan->xdp)
+		check_xdp(&c, cfg, plan->interface);
 	if (plan->nfiles == 0 && !cfg->action.manage && (cfg->action.set4 || cfg->action.set6)) { /* the sets must be there (replays block nothing) */
 		struct set_action_options o = { .set4 = cfg->action.set4, .set6 = cfg->action.set6,
 						.timeout = cfg->action.timeout, .rate = cfg->action.rate };

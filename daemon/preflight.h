@@ -22,6 +22,7 @@ struct preflight_plan {
 	size_t nfiles;
 	bool socket;               /* the control socket */
 	bool store;                /* the state directory */
+	bool xdp;                  /* mode = xdp on interface */
 };
 
 typedef void (*preflight_problem_cb)(void *ctx, const char *message);
@@ -31,7 +32,9 @@ typedef void (*preflight_problem_cb)(void *ctx, const char *message);
  * and plan would need: the state directory and the socket's directory exist
  * or can be made, the socket path fits, the user and group exist, the output
  * files can be written, the replay files read, the interface exists, the
- * BPF filter compiles, and the nftables sets of [action] exist. Each problem is reported through on_problem, naming
+ * BPF filter compiles, the nftables sets of [action] exist, and for mode =
+ * xdp that the kernel takes the XDP program (BPF, and the capabilities to
+ * load it; attaching is left to the start). Each problem is reported through on_problem, naming
  * the key and the path; returns their number.
  */
 unsigned preflight_check(const struct config *cfg, const struct preflight_plan *plan,

@@ -38,35 +38,43 @@ static int switch_user(const char *user, const struct privilege_file *own, size_
 	return 0;
 }
 
-/* Every capability given up, but CAP_NET_ADMIN with keep_net_admin (permitted and effective). */
-static int drop_capabilities(bool keep_net_admin, char *err, size_t errlen)
+/* Every capability given up but those keep names (permitted and effective). */
+static int drop_capabilities(unsigned keep, char *err, size_t errlen)
 {
+	static const cap_value_t KEEPABLE[] = { CAP_NET_ADMIN, CAP_BPF, CAP_PERFMON };
+	cap_value_t kept[3];
+	int n = 0, rc = -1;
 	cap_t caps = cap_init();
-	cap_value_t admin = CAP_NET_ADMIN;
-	int rc = -1;
 
-	if (caps && (!keep_net_admin || (cap_set_flag(caps, CAP_PERMITTED, 1, &admin, CAP_SET) == 0 &&
-					 cap_set_flag(caps, CAP_EFFECTIVE, 1, &admin, CAP_SET) == 0)))
+	if (keep & PRIVILEGE_NET_ADMIN)
+		kept[n++] = KEEPABLE[0];
+	if (keep & PRIVILEGE_BPF) {
+		kept[n++] = KEEPABLE[1];
+		kept[n++] = KEEPABLE[2];
+	}
+	if (caps && (n == 0 || (cap_set_flag(caps, CAP_PERMITTED, n, kept, CAP_SET) == 0 &&
+				cap_set_flag(caps, CAP_EFFECTIVE, n, kept, CAP_SET) == 0)))
 		rc = cap_set_proc(caps);
 	cap_free(caps);
 	if (rc < 0 || prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 ||
 	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
-		error_set(err, errlen, keep_net_admin ? "cannot keep only CAP_NET_ADMIN (inline mode needs it for its verdicts): %s"
-						      : "cannot drop capabilities: %s", strerror(errno));
+		error_set(err, errlen, keep & PRIVILEGE_BPF ? "cannot keep only CAP_NET_ADMIN, CAP_BPF and CAP_PERFMON (mode = xdp loads its programs with them): %s"
+			  : keep ? "cannot keep only CAP_NET_ADMIN (inline mode needs it for its verdicts): %s"
+				 : "cannot drop capabilities: %s", strerror(errno));
 		return -1;
 	}
 	return 0;
 }
 
-int privilege_drop(const char *user, const struct privilege_file *own, size_t nown, bool keep_net_admin,
+int privilege_drop(const char *user, const struct privilege_file *own, size_t nown, unsigned keep,
 		   char *err, size_t errlen)
 {
 	/* Across the user switch, the permitted set survives only so; the effective one is set again below. */
-	if (keep_net_admin && prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0) {
+	if (keep && prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0) {
 		error_set(err, errlen, "cannot keep capabilities across the user switch: %s", strerror(errno));
 		return -1;
 	}
 	if (user && geteuid() == 0 && switch_user(user, own, nown, err, errlen) < 0)
 		return -1;
-	return drop_capabilities(keep_net_admin, err, errlen);
+	return drop_capabilities(keep, err, errlen);
 }

@@ -12,8 +12,10 @@
  * unless keep_group: the socket keeps [control] group), then switch to
  * user and its groups. Then, whoever bloomd runs as, give up every
  * capability (effective, permitted, inheritable, ambient) and the means to
- * regain any (no_new_privs); with keep_net_admin, all but CAP_NET_ADMIN,
- * which the kernel checks on every verdict sent to a netfilter queue.
+ * regain any (no_new_privs), but those keep names: PRIVILEGE_NET_ADMIN, which
+ * the kernel checks on every verdict sent to a netfilter queue and on
+ * nftables; PRIVILEGE_BPF (CAP_BPF, CAP_PERFMON), with which mode = xdp
+ * loads a larger program later and swaps it in.
  * Returns 0, or -1 with a message: a process that was to switch users and
  * could not must not go on as root.
  */
@@ -22,7 +24,10 @@ struct privilege_file {
 	bool keep_group;
 };
 
-int privilege_drop(const char *user, const struct privilege_file *own, size_t nown, bool keep_net_admin,
+#define PRIVILEGE_NET_ADMIN 1u
+#define PRIVILEGE_BPF 2u
+
+int privilege_drop(const char *user, const struct privilege_file *own, size_t nown, unsigned keep,
 		   char *err, size_t errlen);
 
 #endif

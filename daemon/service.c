@@ -291,6 +291,7 @@ void service_stop(struct service *s)
 	s->journal = NULL;
 	statedir_close(&s->state);
 	service_stop_workers(s); /* first: the matches left in their rings are reported */
+	service_stop_xdp(s);
 	capture_free(s->replaying);
 	capture_free(s->live);
 	inline_close(s->inline_queue);

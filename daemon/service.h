@@ -101,6 +101,12 @@ int service_replay_fd(struct service *s, int fd, const char *name, uint64_t wait
 int service_capture_live(struct service *s, const char *interface);
 /* Start judging packets from [capture] queue (mode = inline). -1 after logging. */
 int service_capture_inline(struct service *s);
+/*
+ * mode = xdp: load the XDP program with the dropping and pass lists'
+ * address entries, attach it to interface, and capture there what it
+ * passes. -1 after logging.
+ */
+int service_capture_xdp(struct service *s, const char *interface);
 
 /*
  * With [capture] workers: give them a copy of the entries as they are now,

@@ -49,9 +49,12 @@ struct service {
 	char queue_name[32];       /* "nfqueue0", for events' in_iface; with workers, passive: the interface */
 	struct workers *workers;   /* [capture] workers > 1, or NULL */
 	struct matcher *replica;   /* the copy the workers read, when they are not reading matcher */
-	struct match_log *changes; /* matcher's changes since replica was in step */
+	struct match_log *changes; /* matcher's changes since replica (and the XDP set) were in step */
 	uint64_t published;        /* matcher_changes when it was */
 	struct event *publisher;   /* changes without a client waiting reach the workers within PUBLISH_MS */
+	struct xdp *xdp;           /* [capture] mode = xdp, or NULL */
+	bool xdp_stale;            /* the lists' actions changed: every entry looked at again */
+	struct log_limit xdp_errors_logged;
 	struct log_limit publish_errors_logged;
 	struct log_limit events_lost_logged;
 
@@ -100,6 +103,7 @@ struct service {
  *   service_publish.c local changes to the stream
  *   service_common.c  the clock, the configuration's views, the accessors, lines logged
  *   service_revs.c    each list's revision kept across restarts
+ *   service_xdp.c     mode = xdp: the XDP set kept equal to the dropping and pass lists
  * Below, what each gives the ones above it.
  */
 
@@ -111,6 +115,20 @@ json_t *service_rebuild_json(const struct rebuild_result *r);
 
 /* service_sources.c: send reply to the control client waiting as waiter (if it still is), and free it. */
 void service_reply_to(struct service *s, uint64_t waiter, json_t *reply);
+/* service_sources.c: record the matcher's changes (for the workers' copy, the XDP set) and publish them every PUBLISH_MS; -1 logged. */
+int service_record_changes(struct service *s);
+
+/*
+ * service_xdp.c: the changes recorded since the last publish made to the
+ * XDP set (every entry again when the log cannot say which, or the lists'
+ * actions changed); the program detached and freed; its statistics.
+ */
+void service_xdp_sync(struct service *s);
+/* The program loaded and filled (-1 logged); then attached, once the changes are recorded. */
+int service_xdp_open(struct service *s, const char *interface);
+int service_xdp_attach(struct service *s);
+void service_stop_xdp(struct service *s);
+json_t *service_xdp_stats(const struct service *s);
 
 /*
  * service_fetch.c: the lists with a url fetched as the configuration says

@@ -222,6 +222,7 @@ int service_lists_load(struct service *s, const struct config *cfg, bool startin
 	s->engine.drop_holders = lists_acting(&s->lists, LIST_ACTION_DROP);
 	s->engine.reject_holders = lists_acting(&s->lists, LIST_ACTION_REJECT);
 	s->engine.pass_holders = lists_acting(&s->lists, LIST_ACTION_PASS);
+	s->xdp_stale = s->xdp != NULL;
 	if (s->workers)
 		workers_set_verdicts(s->workers, s->engine.drop_holders, s->engine.reject_holders,
 				     s->engine.pass_holders);

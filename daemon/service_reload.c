@@ -238,6 +238,8 @@ json_t *service_stats(struct service *s)
 							   (json_int_t)is->verdict_ns_p50, "p99", (json_int_t)is->verdict_ns_p99));
 		json_object_set_new(json_object_get(o, "inline"), "verdict_seconds", stats_histogram_json(&is->verdict_seconds));
 	}
+	if (s->xdp)
+		json_object_set_new(o, "xdp", service_xdp_stats(s));
 	if (s->set_action) {
 		struct set_action_stats as;
 		set_action_stats(s->set_action, &as);

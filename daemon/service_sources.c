@@ -270,12 +270,11 @@ static void lose_workers(struct service *s, const char *why)
 	event_base_loopbreak(s->base);
 }
 
-void service_publish(struct service *s)
+/* The workers' copy brought in step with the matcher's changes since it last was. */
+static void publish_to_workers(struct service *s)
 {
 	char err[256];
 
-	if (s->workers == NULL || matcher_changes(s->matcher) == s->published)
-		return;
 	/* Nothing changes the loop's matcher while the workers read it, and the copy meanwhile catches up. */
 	workers_read(s->workers, s->matcher);
 	if (matcher_replay(s->replica, s->changes, err, sizeof(err)) < 0) {
@@ -285,8 +284,19 @@ void service_publish(struct service *s)
 			return;
 		}
 	}
-	match_log_clear(s->changes);
 	workers_read(s->workers, s->replica);
+}
+
+void service_publish(struct service *s)
+{
+	if (s->changes == NULL || (matcher_changes(s->matcher) == s->published && !s->xdp_stale))
+		return;
+	if (s->xdp)
+		service_xdp_sync(s);
+	if (s->workers)
+		publish_to_workers(s);
+	if (s->changes) /* the workers may have been lost */
+		match_log_clear(s->changes);
 	s->published = matcher_changes(s->matcher);
 }
 
@@ -297,19 +307,36 @@ static void publish_cb(evutil_socket_t fd, short what, void *arg)
 	service_publish(arg);
 }
 
-static int start_workers(struct service *s, const struct workers_options *o)
+int service_record_changes(struct service *s)
 {
 	struct timeval every = { 0, PUBLISH_MS * 1000 };
-	char err[512];
 
-	s->replica = matcher_clone(s->matcher);
-	s->changes = match_log_new();
-	if (s->replica == NULL || s->changes == NULL) {
-		log_error("workers: out of memory copying the filters");
+	if (s->changes)
+		return 0;
+	if ((s->changes = match_log_new()) == NULL) {
+		log_error("out of memory for the log of changes");
 		return -1;
 	}
 	matcher_record(s->matcher, s->changes);
 	s->published = matcher_changes(s->matcher);
+	s->publisher = event_new(s->base, -1, EV_PERSIST, publish_cb, s);
+	if (s->publisher == NULL || event_add(s->publisher, &every) < 0) {
+		log_error("cannot start the publishing timer");
+		return -1;
+	}
+	return 0;
+}
+
+static int start_workers(struct service *s, const struct workers_options *o)
+{
+	char err[512];
+
+	service_publish(s); /* the XDP set, if any, in step before the copy is made */
+	s->replica = matcher_clone(s->matcher);
+	if (s->replica == NULL || service_record_changes(s) < 0) {
+		log_error("workers: out of memory copying the filters");
+		return -1;
+	}
 	struct workers_callbacks cb = { on_worker_match, on_worker_batch, on_worker_failed, s };
 	s->workers = workers_start(s->base, o, s->replica, &cb, err, sizeof(err));
 	if (s->workers == NULL) {
@@ -317,11 +344,6 @@ static int start_workers(struct service *s, const struct workers_options *o)
 		return -1;
 	}
 	workers_set_verdicts(s->workers, s->engine.drop_holders, s->engine.reject_holders, s->engine.pass_holders);
-	s->publisher = event_new(s->base, -1, EV_PERSIST, publish_cb, s);
-	if (s->publisher == NULL || event_add(s->publisher, &every) < 0) {
-		log_error("workers: cannot start the publishing timer");
-		return -1;
-	}
 	return 0;
 }
 
@@ -340,6 +362,10 @@ void service_stop_workers(struct service *s)
 {
 	workers_stop(s->workers);
 	s->workers = NULL;
+	matcher_free(s->replica);
+	s->replica = NULL;
+	if (s->xdp)
+		return; /* its set still follows the changes */
 	if (s->publisher)
 		event_free(s->publisher);
 	s->publisher = NULL;
@@ -347,8 +373,6 @@ void service_stop_workers(struct service *s)
 		matcher_record(s->matcher, NULL);
 	match_log_free(s->changes);
 	s->changes = NULL;
-	matcher_free(s->replica);
-	s->replica = NULL;
 }
 
 int service_capture_live(struct service *s, const char *interface)
@@ -376,6 +400,15 @@ int service_capture_live(struct service *s, const char *interface)
 	warn_unsupported_link(s->live);
 	log_info("capturing on %s (%s)", interface, capture_link_name(s->live));
 	return 0;
+}
+
+/* ---- xdp: listed addresses dropped in the driver, the rest captured ---- */
+
+int service_capture_xdp(struct service *s, const char *interface)
+{
+	if (service_xdp_open(s, interface) < 0 || service_record_changes(s) < 0 || service_xdp_attach(s) < 0)
+		return -1;
+	return service_capture_live(s, interface);
 }
 
 /* ---- inline: packets from netfilter queues ---- */

@@ -4,7 +4,7 @@
 # two network namespaces joined by a veth pair.
 . "$(dirname "$0")/tap.sh"
 root=$(cd "$(dirname "$0")/.." && pwd)
-plan 29
+plan 30
 tmp=$(mktemp -d)
 chmod 755 "$tmp"
 pids=()
@@ -42,8 +42,15 @@ if command -v systemd-analyze >/dev/null; then
 		SYSTEMD_UNIT_PATH=$PWD: systemd-analyze security --offline=true bloomd.service 2>&1)
 	grep -q "may allocate Internet sockets" <<<"$out" && ! grep -q "allow list with only localhost" <<<"$out"
 	ok $? "the fetch drop-in verifies and opens IP to the feeds' servers"
+	rm units/bloomd.service.d/*.conf
+	cp "$root/systemd/bloomd-xdp.conf" units/bloomd.service.d/xdp.conf
+	out=$(cd units && SYSTEMD_UNIT_PATH=$PWD: systemd-analyze verify --man=no bloomd.service 2>&1 &&
+		SYSTEMD_UNIT_PATH=$PWD: systemd-analyze security --offline=true bloomd.service 2>&1)
+	grep -q "CapabilityBoundingSet=~CAP_BPF" <<<"$out" && grep -q "CapabilityBoundingSet=~CAP_NET_ADMIN.*has network configuration" <<<"$out" &&
+		! grep -q "may allocate Internet sockets" <<<"$out"
+	ok $? "the xdp drop-in verifies: CAP_BPF and CAP_NET_ADMIN added, still no IP sockets"
 else
-	skip 4 "no systemd-analyze"
+	skip 5 "no systemd-analyze"
 fi
 if command -v systemd-sysusers >/dev/null; then
 	out=$(systemd-sysusers --dry-run "$root/systemd/bloomd.sysusers" 2>&1)

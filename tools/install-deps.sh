@@ -9,7 +9,9 @@
 set -euo pipefail
 
 build=(make gcc libc6-dev pkg-config jq libxxhash-dev libjansson-dev libpcap-dev libevent-dev
-       libinih-dev libsystemd-dev libcap-dev libcurl4-openssl-dev nettle-dev libhiredis-dev libnetfilter-queue-dev libnftables-dev liburcu-dev)
+       libinih-dev libsystemd-dev libcap-dev libcurl4-openssl-dev nettle-dev libhiredis-dev libnetfilter-queue-dev libnftables-dev liburcu-dev
+       libbpf-dev bpftool clang linux-libc-dev)
+# clang compiles the XDP program to BPF, bpftool makes its skeleton (libbpf).
 # systemd-analyze checks the unit, whose ExecReload needs /bin/kill (procps).
 test=("${build[@]}" perl iproute2 groff-base man-db socat libcmocka-dev clang libclang-rt-dev
       systemd procps logrotate python3-jsonschema redis-server iptables nftables openssl)

@@ -236,6 +236,34 @@ static void cluster_section(void **state)
 	assert_true(any_problem_has(&p, "[output] events = redis needs [cluster] redis"));
 }
 
+/* XDP mode: its interface, attach mode and event rate; lists drop unless they say alert. */
+static void xdp_mode(void **state)
+{
+	struct problems p;
+	struct config *c = load("[capture]\nmode = xdp\ninterface = eth1\nxdp_mode = generic\nxdp_events_rate = 50\n"
+				"[list a]\nfile = /dev/null\n", &p);
+
+	(void)state;
+	assert_int_equal(p.n, 0);
+	assert_true(c->xdp_mode);
+	assert_false(c->inline_mode);
+	assert_int_equal(c->xdp_attach, XDP_ATTACH_GENERIC);
+	assert_int_equal(c->xdp_events_rate, 50);
+	assert_int_equal(config_list(c, "a")->action, LIST_ACTION_DROP);
+	config_free(c);
+	c = load("[capture]\nmode = xdp\n", &p);
+	assert_null(c);
+	assert_true(any_problem_has(&p, ":2: [capture] mode = xdp needs [capture] interface"));
+	c = load("[capture]\ninterface = eth1\nmode = xdp\nxdp_mode = fast\nxdp_events_rate = -1\n", &p);
+	assert_null(c);
+	assert_true(any_problem_has(&p, ":4: xdp_mode:"));
+	assert_true(any_problem_has(&p, ":5: xdp_events_rate:"));
+	c = load("[capture]\ninterface = eth1\n", &p);
+	assert_int_equal(c->xdp_events_rate, 1000);
+	assert_int_equal(c->xdp_attach, XDP_ATTACH_AUTO);
+	config_free(c);
+}
+
 /* Inline mode: its queues, and lists that drop unless they say alert. */
 static void inline_mode(void **state)
 {
@@ -272,7 +300,7 @@ static void inline_mode(void **state)
 	assert_true(any_problem_has(&p, ":2: set: expected FAMILY TABLE SET"));
 	assert_true(any_problem_has(&p, ":3: block: expected src, dst or both"));
 	assert_null(load("[capture]\nmode = tap\nqueue = 5-2\ninterface = eth0\nmode = inline\n", &p));
-	assert_true(any_problem_has(&p, ":2: mode: expected passive or inline, got 'tap'"));
+	assert_true(any_problem_has(&p, ":2: mode: expected passive, inline or xdp, got 'tap'"));
 	assert_true(any_problem_has(&p, ":3: queue: expected a queue number or a range N-M"));
 	/* reject, its mark, and workers against the queues */
 	c = load("[capture]\nmode = inline\nqueue = 0-1\nworkers = 2\nreject_mark = 0x2a\n[list r]\nfile = /dev/null\n"
@@ -672,7 +700,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(every_problem_with_its_line), cmocka_unit_test(conflicting_options),
 	cmocka_unit_test(missing_file), cmocka_unit_test(control_and_store_keys),
 	cmocka_unit_test(whole_lines_and_one_value_a_key), cmocka_unit_test(list_sections), cmocka_unit_test(list_fetch_keys),
-	cmocka_unit_test(cluster_section),   cmocka_unit_test(inline_mode), cmocka_unit_test(pass_guards_and_manage),
+	cmocka_unit_test(cluster_section),   cmocka_unit_test(inline_mode), cmocka_unit_test(xdp_mode), cmocka_unit_test(pass_guards_and_manage),
 };
 
 TEST_MAIN("config", tests)

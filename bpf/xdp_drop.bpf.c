@@ -1,0 +1,476 @@
+// SPDX-License-Identifier: GPL-2.0
+/* xdp_drop.bpf.c - bloomd at the driver: a packet's addresses through the daemon's filter, confirmed exactly. */
+
+/*
+ * Per packet: the source and destination addresses, their pair and, for
+ * each prefix length the table's nets have, the two networks; each key is
+ * hashed as the daemon hashes it (XXH3-128 under the key's domain of the
+ * secret), tested against the blocked filter, and only a key the filter
+ * passes is looked up in the exact table. A key held by a pass list exempts
+ * the packet; else one held by a dropping list drops it. Everything else,
+ * non-IP frames included, goes on to the stack untouched.
+ */
+
+#include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <bpf/bpf_helpers.h>
+
+#include "xdp_layout.h"
+
+/* entry.h's kinds: each is a domain of the secret. */
+#define KIND_ADDR 1
+#define KIND_NET 2
+#define KIND_PAIR 3
+
+#define PRIME32_2 0x85EBCA77U
+#define PRIME64_1 0x9E3779B185EBCA87ULL
+#define PRIME64_2 0xC2B2AE3D27D4EB4FULL
+#define PRIME64_4 0x85EBCA77C2B2AE63ULL
+
+const volatile struct xdp_params params;
+struct xdp_live live;
+__u64 rate_second, rate_count;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct xdp_block);
+	__uint(max_entries, 1);    /* set at load */
+} filter SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct xdp_slot);
+	__uint(max_entries, 1);    /* set at load */
+} table SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(max_entries, XDP_COUNTERS);
+} counters SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 18);
+} events SEC(".maps");
+
+struct h128 {
+	__u64 lo, hi;
+};
+
+/* ---- XXH3-128, the paths of 4 to 8, 9 to 16 and 17 to 32 bytes (xxhash.h, seed 0) ---- */
+
+static __always_inline struct h128 mult64to128(__u64 a, __u64 b)
+{
+	__u64 lo_lo = (a & 0xffffffff) * (b & 0xffffffff);
+	__u64 hi_lo = (a >> 32) * (b & 0xffffffff);
+	__u64 lo_hi = (a & 0xffffffff) * (b >> 32);
+	__u64 hi_hi = (a >> 32) * (b >> 32);
+	__u64 cross = (lo_lo >> 32) + (hi_lo & 0xffffffff) + lo_hi;
+	struct h128 r = { (cross << 32) | (lo_lo & 0xffffffff), (hi_lo >> 32) + (cross >> 32) + hi_hi };
+	return r;
+}
+
+static __always_inline __u64 fold64(__u64 a, __u64 b)
+{
+	struct h128 p = mult64to128(a, b);
+	return p.lo ^ p.hi;
+}
+
+static __always_inline __u64 avalanche(__u64 h)
+{
+	h ^= h >> 37;
+	h *= 0x165667919E3779F9ULL;
+	return h ^ (h >> 32);
+}
+
+static __always_inline __u64 swap64(__u64 x)
+{
+	return __builtin_bswap64(x);
+}
+
+/* The secret's word i of domain d (the daemon keys domain d with the secret from byte 8d). */
+static __always_inline __u64 sec(unsigned d, unsigned i)
+{
+	return params.secret[d + i];
+}
+
+static __always_inline __u64 read64(const __u8 *p)
+{
+	__u64 v;
+	__builtin_memcpy(&v, p, 8);
+	return v;
+}
+
+static __always_inline __u32 read32(const __u8 *p)
+{
+	__u32 v;
+	__builtin_memcpy(&v, p, 4);
+	return v;
+}
+
+static __always_inline struct h128 xxh_4to8(const __u8 *in, __u32 len, unsigned d)
+{
+	__u64 input64 = read32(in) + ((__u64)read32(in + len - 4) << 32);
+	__u64 keyed = input64 ^ (sec(d, 2) ^ sec(d, 3));
+	struct h128 m = mult64to128(keyed, PRIME64_1 + ((__u64)len << 2));
+
+	m.hi += m.lo << 1;
+	m.lo ^= m.hi >> 3;
+	m.lo ^= m.lo >> 35;
+	m.lo *= 0x9FB21C651E98DF25ULL;
+	m.lo ^= m.lo >> 28;
+	m.hi = avalanche(m.hi);
+	return m;
+}
+
+static __always_inline struct h128 xxh_9to16(const __u8 *in, __u32 len, unsigned d)
+{
+	__u64 bitflipl = sec(d, 4) ^ sec(d, 5), bitfliph = sec(d, 6) ^ sec(d, 7);
+	__u64 input_lo = read64(in), input_hi = read64(in + len - 8);
+	struct h128 m = mult64to128(input_lo ^ input_hi ^ bitflipl, PRIME64_1);
+
+	m.lo += (__u64)(len - 1) << 54;
+	input_hi ^= bitfliph;
+	m.hi += input_hi + (input_hi & 0xffffffff) * (PRIME32_2 - 1);
+	m.lo ^= swap64(m.hi);
+	struct h128 h = mult64to128(m.lo, PRIME64_2);
+	h.hi += m.hi * PRIME64_2;
+	h.lo = avalanche(h.lo);
+	h.hi = avalanche(h.hi);
+	return h;
+}
+
+static __always_inline __u64 mix16(const __u8 *in, unsigned d, unsigned i)
+{
+	return fold64(read64(in) ^ sec(d, i), read64(in + 8) ^ sec(d, i + 1));
+}
+
+static __always_inline struct h128 xxh_17to32(const __u8 *in, __u32 len, unsigned d)
+{
+	struct h128 acc = { len * PRIME64_1, 0 };
+	const __u8 *in2 = in + len - 16;
+
+	acc.lo += mix16(in, d, 0);
+	acc.lo ^= read64(in2) + read64(in2 + 8);
+	acc.hi += mix16(in2, d, 2);
+	acc.hi ^= read64(in) + read64(in + 8);
+	struct h128 h = { acc.lo + acc.hi, acc.lo * PRIME64_1 + acc.hi * PRIME64_4 + len * PRIME64_2 };
+	h.lo = avalanche(h.lo);
+	h.hi = 0 - avalanche(h.hi);
+	return h;
+}
+
+/* A key of 4, 5, 16 or 17 bytes (an address, a net key) under domain d. */
+static __always_inline struct h128 key_hash(const __u8 *in, __u32 len, unsigned d)
+{
+	if (len <= 8)
+		return xxh_4to8(in, len, d);
+	if (len <= 16)
+		return xxh_9to16(in, len, d);
+	return xxh_17to32(in, len, d);
+}
+
+/* match_internal.h's pair_hash: from the two addresses' hashes. */
+static __always_inline struct h128 pair_hash(struct h128 s, struct h128 d)
+{
+	struct h128 h = { s.lo ^ d.hi * 0x9e3779b97f4a7c15ULL, d.lo ^ s.hi * 0xc2b2ae3d27d4eb4fULL };
+	return h;
+}
+
+/* ---- the blocked filter (block.h) ---- */
+
+static __always_inline __u64 mulhi(__u64 a, __u64 b)
+{
+	return mult64to128(a, b).hi;
+}
+
+static const __u64 GROUP_MUL[XDP_MAX_CHOICES][2] = {
+	{ 1, 1 },
+	{ 0x9e3779b97f4a7c15ULL, 0xd6e8feb86659fd93ULL },
+	{ 0xc2b2ae3d27d4eb4fULL, 0x165667b19e3779f9ULL },
+};
+
+static __always_inline int group_covers(struct h128 h, unsigned g)
+{
+	__u64 x = h.lo * GROUP_MUL[g][0];
+	__u32 y32 = (h.hi * GROUP_MUL[g][1]) >> 32;
+	__u64 b = mulhi(x, params.nblocks << params.folds);
+
+	if (params.folds)
+		b %= params.nblocks;
+	__u32 index = (__u32)b;
+	struct xdp_block *block = bpf_map_lookup_elem(&filter, &index);
+	if (!block)
+		return 0;
+	for (unsigned i = 0; i < XDP_MAX_HASHES; i++) {
+		if (i >= params.hashes)
+			break;
+		__u32 pos = (__u32)(y32 * params.salts[i]) >> 23;
+		if (!((block->w[(pos >> 6) & 7] >> (pos & 63)) & 1))
+			return 0;
+	}
+	return 1;
+}
+
+static __always_inline int filter_says(struct h128 h)
+{
+	for (unsigned g = 0; g < XDP_MAX_CHOICES; g++) {
+		if (g >= params.choices)
+			break;
+		if (group_covers(h, g))
+			return 1;
+	}
+	return 0;
+}
+
+/* ---- the exact table ---- */
+
+struct key {
+	__u64 w[XDP_KEY_MAX / 8];
+	__u8 kind, len;
+};
+
+/* The action of the table's entry for k (hash h), or 0. */
+static __always_inline int table_action(const struct key *k, struct h128 h)
+{
+	for (__u32 p = 0; p < XDP_TABLE_PROBES; p++) {
+		__u32 index = (__u32)(h.hi + p * ((h.lo >> 32) | 1)) & params.table_mask;
+		struct xdp_slot *s = bpf_map_lookup_elem(&table, &index);
+		if (!s)
+			return 0;
+		__u8 state = *(volatile __u8 *)&s->state;
+		if (state == XDP_SLOT_EMPTY)
+			return 0;
+		if (state == XDP_SLOT_FULL && s->tag == h.lo && s->kind == k->kind && s->len == k->len &&
+		    s->key[0] == k->w[0] && s->key[1] == k->w[1] && s->key[2] == k->w[2] && s->key[3] == k->w[3])
+			return s->action;
+	}
+	return 0;
+}
+
+/* What the packet's keys say so far: the actions seen, and the first dropping key. */
+struct verdict {
+	int actions;
+	struct key drop_key;
+};
+
+static __always_inline void check_key(struct verdict *v, const struct key *k, struct h128 h)
+{
+	if (!filter_says(h))
+		return;
+	int action = table_action(k, h);
+	if ((action & XDP_ACTION_DROP) && !(v->actions & XDP_ACTION_DROP))
+		v->drop_key = *k;
+	v->actions |= action;
+}
+
+/* ---- the packet ---- */
+
+struct packet {
+	__u8 addr[2][16];          /* source, destination */
+	__u32 alen;                /* 4 or 16 */
+	struct verdict *v;
+};
+
+static __always_inline void net_key(struct key *k, const __u8 *addr, __u32 alen, __u32 plen)
+{
+	__u64 w[2] = { 0, 0 };
+
+	__builtin_memcpy(w, addr, 16);
+	for (int i = 0; i < 2; i++) {
+		__u32 bits = plen > 64u * i ? plen - 64u * i : 0;
+		__u64 keep = bits >= 64 ? ~0ULL : bits ? ~0ULL << (64 - bits) : 0;
+		w[i] &= swap64(keep);
+	}
+	if (alen == 4)
+		w[0] &= 0xffffffff;  /* the daemon's key holds the address's bytes only */
+	__u8 *b = (__u8 *)k->w;
+	k->w[0] = k->w[1] = k->w[2] = k->w[3] = 0;
+	b[0] = (__u8)plen;
+	__builtin_memcpy(b + 1, w, 16);
+	if (alen == 4)
+		k->w[0] &= 0xffffffffffULL;
+	else
+		k->w[2] &= 0xff;
+	k->kind = KIND_NET;
+	k->len = 1 + alen;
+}
+
+struct net_walk {
+	struct packet *p;
+	int v6;
+};
+
+static long check_net_len(__u32 i, void *arg)
+{
+	struct net_walk *walk = arg;
+	struct packet *p = walk->p;
+	struct key k;
+
+	if (i >= XDP_NET_LENS)
+		return 1;
+	__u32 plen = live.net_lens[walk->v6 & 1][i];
+	for (int side = 0; side < 2; side++) {
+		net_key(&k, p->addr[side], p->alen, plen);
+		check_key(p->v, &k, key_hash((const __u8 *)k.w, k.len, KIND_NET));
+	}
+	return 0;
+}
+
+static __always_inline void count(enum xdp_counter c)
+{
+	__u32 index = c;
+	__u64 *n = bpf_map_lookup_elem(&counters, &index);
+
+	if (n)
+		*n += 1;
+}
+
+/* At most live.events_rate events in any second, across the CPUs. */
+static __always_inline int event_allowed(__u64 now)
+{
+	__u64 second = now / 1000000000ULL;
+
+	if (second != rate_second) {
+		rate_second = second;
+		rate_count = 0;
+	}
+	return __sync_fetch_and_add(&rate_count, 1) < live.events_rate;
+}
+
+static __always_inline void send_event(struct xdp_md *ctx, const struct verdict *v)
+{
+	__u64 now = bpf_ktime_get_ns();
+
+	if (!event_allowed(now)) {
+		count(XDP_EVENTS_SUPPRESSED);
+		return;
+	}
+	struct xdp_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		count(XDP_EVENTS_SUPPRESSED);
+		return;
+	}
+	__u32 wirelen = ctx->data_end - ctx->data, caplen = wirelen < XDP_EVENT_FRAME ? wirelen : XDP_EVENT_FRAME;
+	barrier_var(caplen);
+	caplen = ((caplen - 1) & (XDP_EVENT_FRAME - 1)) + 1; /* 1..128, as the verifier wants it shown */
+	e->ts_ns = now;
+	e->wirelen = wirelen;
+	e->kind = v->drop_key.kind;
+	e->len = v->drop_key.len;
+	__builtin_memcpy(e->key, v->drop_key.w, sizeof(e->key));
+	if (bpf_xdp_load_bytes(ctx, 0, e->frame, caplen) < 0)
+		caplen = 0;
+	e->caplen = caplen;
+	bpf_ringbuf_submit(e, 0);
+}
+
+/* Ethernet, up to two VLAN tags, then IPv4 or IPv6: the addresses into p; 0 if not IP. */
+static __always_inline int parse(struct xdp_md *ctx, struct packet *p)
+{
+	void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
+	struct ethhdr *eth = data;
+	__u64 off = sizeof(*eth);
+
+	if ((void *)(eth + 1) > end)
+		return 0;
+	__u16 proto = eth->h_proto;
+	for (int i = 0; i < 2; i++) {
+		if (proto != __builtin_bswap16(ETH_P_8021Q) && proto != __builtin_bswap16(ETH_P_8021AD))
+			break;
+		__u16 *tag = data + off;
+		if ((void *)(tag + 2) > end)
+			return 0;
+		proto = tag[1];
+		off += 4;
+	}
+	if (proto == __builtin_bswap16(ETH_P_IP)) {
+		struct iphdr *ip = data + off;
+		if ((void *)(ip + 1) > end)
+			return 0;
+		p->alen = 4;
+		__builtin_memcpy(p->addr[0], &ip->saddr, 4);
+		__builtin_memcpy(p->addr[1], &ip->daddr, 4);
+		return 1;
+	}
+	if (proto == __builtin_bswap16(ETH_P_IPV6)) {
+		struct ipv6hdr *ip6 = data + off;
+		if ((void *)(ip6 + 1) > end)
+			return 0;
+		p->alen = 16;
+		__builtin_memcpy(p->addr[0], &ip6->saddr, 16);
+		__builtin_memcpy(p->addr[1], &ip6->daddr, 16);
+		return 1;
+	}
+	return 0;
+}
+
+static __always_inline void addr_key(struct key *k, const __u8 *addr, __u32 alen)
+{
+	k->w[0] = k->w[1] = k->w[2] = k->w[3] = 0;
+	__builtin_memcpy(k->w, addr, 16);
+	if (alen == 4)
+		k->w[0] &= 0xffffffff, k->w[1] = 0;
+	k->kind = KIND_ADDR;
+	k->len = alen;
+}
+
+SEC("xdp")
+int bloomd_xdp(struct xdp_md *ctx)
+{
+	struct verdict v = { 0 };
+	struct packet p = { .v = &v };
+	struct key k;
+
+	if (!parse(ctx, &p)) {
+		count(XDP_PASSED);
+		return XDP_PASS;
+	}
+	addr_key(&k, p.addr[0], p.alen);
+	struct h128 hs = key_hash((const __u8 *)k.w, p.alen, KIND_ADDR);
+	if (params.probe_only)
+		return filter_says(hs) ? XDP_DROP : XDP_PASS;
+	check_key(&v, &k, hs);
+	addr_key(&k, p.addr[1], p.alen);
+	struct h128 hd = key_hash((const __u8 *)k.w, p.alen, KIND_ADDR);
+	check_key(&v, &k, hd);
+	__builtin_memcpy(k.w, p.addr[0], 16);
+	__builtin_memcpy((__u8 *)k.w + 16, p.addr[1], 16);
+	if (p.alen == 4) {
+		k.w[0] = (k.w[0] & 0xffffffff) | (k.w[2] << 32);
+		k.w[1] = k.w[2] = k.w[3] = 0;
+	}
+	k.kind = KIND_PAIR;
+	k.len = 2 * p.alen;
+	check_key(&v, &k, pair_hash(hs, hd));
+
+	struct net_walk walk = { &p, p.alen == 16 };
+	__u32 lens = live.n_net_lens[walk.v6];
+	if (lens > XDP_NET_LENS)
+		lens = XDP_NET_LENS;
+	if (lens)
+		bpf_loop(lens, check_net_len, &walk, 0);
+
+	if (v.actions & XDP_ACTION_PASS) {
+		count(XDP_EXEMPTED);
+		count(XDP_PASSED);
+		return XDP_PASS;
+	}
+	if (v.actions & XDP_ACTION_DROP) {
+		count(XDP_DROPPED);
+		send_event(ctx, &v);
+		return XDP_DROP;
+	}
+	count(XDP_PASSED);
+	return XDP_PASS;
+}
+
+char LICENSE[] SEC("license") = "GPL";

@@ -1,0 +1,221 @@
+/* service_xdp.c - mode = xdp: the XDP set kept equal to the dropping and pass lists, its events and counters. */
+#include "service.h"
+
+#include <pcap/dlt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "log.h"
+#include "packet.h"
+#include "service_internal.h"
+#include "xdp.h"
+
+/*
+ * The set holds each address, net and pair entry that a pass list holds
+ * (action pass: the packet is exempt from every list) or else a dropping or
+ * rejecting list holds (drop: XDP cannot answer with a reset, so a reject
+ * is a drop there). The matcher stays the truth; the set follows it, one
+ * entry at a time from the log of changes, or whole after a rehold or a
+ * reload. Signatures stay with the capture behind the program.
+ */
+
+static unsigned action_of(const struct service *s, uint32_t holders)
+{
+	holders &= ~MATCH_HOLDER_STAGING;
+	if (holders & s->engine.pass_holders)
+		return XDP_ACTION_PASS;
+	if (holders & (s->engine.drop_holders | s->engine.reject_holders))
+		return XDP_ACTION_DROP;
+	return 0;
+}
+
+static void put_or_remove(struct service *s, enum entry_kind kind, const uint8_t *key, size_t len, uint32_t holders)
+{
+	unsigned action = action_of(s, holders);
+	char err[256];
+
+	if (kind == ENTRY_SIG)
+		return;
+	if (action == 0)
+		(void)xdp_remove(s->xdp, kind, key, len);
+	else if (xdp_put(s->xdp, kind, key, len, action, err, sizeof(err)) < 0)
+		log_limited(&s->xdp_errors_logged, 60, LOG_LEVEL_ERROR, "%s: dropped by the capture's alerts only", err);
+}
+
+static uint32_t holders_of(const struct service *s, enum entry_kind kind, const uint8_t *key, size_t len)
+{
+	struct entry e = { .kind = kind, .len = (uint16_t)len };
+
+	memcpy(e.key, key, len);
+	return matcher_holders(s->matcher, &e);
+}
+
+static void sync_entry(void *ctx, enum entry_kind kind, const uint8_t *key, size_t len)
+{
+	struct service *s = ctx;
+
+	if (kind != ENTRY_SIG)
+		put_or_remove(s, kind, key, len, holders_of(s, kind, key, len));
+}
+
+static int put_held(void *ctx, const struct entry *e, unsigned group, uint32_t holders)
+{
+	(void)group;
+	put_or_remove(ctx, e->kind, e->key, e->len, holders);
+	return 0;
+}
+
+/* Keys the set holds that the matcher no longer gives an action: gathered, then removed (a removal may swap sets). */
+struct stale {
+	const struct service *s;
+	struct stale_key {
+		uint8_t kind, len, key[XDP_KEY_MAX];
+	} *keys;
+	size_t n, cap;
+};
+
+static int gather_stale(void *ctx, enum entry_kind kind, const uint8_t *key, size_t len, unsigned action)
+{
+	struct stale *st = ctx;
+
+	(void)action;
+	if (action_of(st->s, holders_of(st->s, kind, key, len)) != 0)
+		return 0;
+	if (st->n == st->cap) {
+		size_t cap = st->cap ? 2 * st->cap : 64;
+		struct stale_key *keys = realloc(st->keys, cap * sizeof(*keys));
+		if (keys == NULL)
+			return -1;
+		st->keys = keys;
+		st->cap = cap;
+	}
+	st->keys[st->n] = (struct stale_key){ .kind = (uint8_t)kind, .len = (uint8_t)len };
+	memcpy(st->keys[st->n++].key, key, len);
+	return 0;
+}
+
+/* Every entry looked at again: the matcher's put in with their actions now, the set's without one removed. */
+static void resync(struct service *s)
+{
+	struct stale st = { .s = s };
+
+	matcher_foreach(s->matcher, 0, put_held, s);
+	if (xdp_foreach(s->xdp, gather_stale, &st) < 0)
+		log_limited(&s->xdp_errors_logged, 60, LOG_LEVEL_ERROR, "XDP: out of memory looking for entries to remove");
+	for (size_t i = 0; i < st.n; i++)
+		xdp_remove(s->xdp, st.keys[i].kind, st.keys[i].key, st.keys[i].len);
+	free(st.keys);
+	s->xdp_stale = false;
+}
+
+void service_xdp_sync(struct service *s)
+{
+	if (s->xdp_stale || match_log_entries(s->changes, sync_entry, s) != 0)
+		resync(s);
+}
+
+/* A drop the program reported: an alert as inline's, with the frame's first bytes. */
+static void on_xdp_event(void *ctx, const struct xdp_event *e)
+{
+	struct service *s = ctx;
+	struct timespec mono, real;
+
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	clock_gettime(CLOCK_REALTIME, &real);
+	int64_t ago = (int64_t)mono.tv_sec * 1000000000 + mono.tv_nsec - (int64_t)e->ts_ns;
+	int64_t at = (int64_t)real.tv_sec * 1000000000 + real.tv_nsec - (ago > 0 ? ago : 0);
+	struct capture_packet p = {
+		.link = DLT_EN10MB, .frame = e->frame, .caplen = e->caplen, .wirelen = e->wirelen,
+		.ts = { .tv_sec = at / 1000000000, .tv_nsec = at % 1000000000 }, .index = 0,
+	};
+	struct packet_view v;
+	const uint8_t *key = (const uint8_t *)e->key;
+	struct match_found found = {
+		.kind = e->kind, .key = key, .len = e->len,
+		.holders = holders_of(s, e->kind, key, e->len) & ~MATCH_HOLDER_STAGING,
+	};
+
+	packet_parse(p.link, p.frame, p.caplen, p.wirelen, &v);
+	engine_report(&s->engine, &p, &v, &found, 1, s->queue_name, true, VERDICT_DROP);
+	events_flush(s->events);
+}
+
+/* Entries the first program is sized for: twice the dropping and pass lists' addresses, so it grows late. */
+struct acting {
+	const struct service *s;
+	uint64_t n;
+};
+
+static int count_acting(void *ctx, const struct entry *e, unsigned group, uint32_t holders)
+{
+	struct acting *a = ctx;
+
+	(void)group;
+	a->n += e->kind != ENTRY_SIG && action_of(a->s, holders) != 0;
+	return 0;
+}
+
+int service_xdp_open(struct service *s, const char *interface)
+{
+	const struct config *c = s->cfg;
+	struct xdp_options o = { .interface = interface, .attach = c->xdp_attach, .events_rate = c->xdp_events_rate,
+				 .choices = c->choices, .bits_per_entry = c->bits_per_entry };
+	struct acting acting = { s, 0 };
+	char err[512];
+
+	matcher_foreach(s->matcher, 0, count_acting, &acting);
+	o.capacity = 2 * acting.n;
+	snprintf(s->queue_name, sizeof(s->queue_name), "%s", interface);
+	if ((s->xdp = xdp_open(s->base, &o, on_xdp_event, s, err, sizeof(err))) == NULL) {
+		log_error("%s", err);
+		return -1;
+	}
+	resync(s);
+	return 0;
+}
+
+int service_xdp_attach(struct service *s)
+{
+	char err[512], warn[512];
+	struct xdp_counts n;
+
+	if (xdp_attach(s->xdp, warn, sizeof(warn), err, sizeof(err)) < 0) {
+		log_error("%s", err);
+		return -1;
+	}
+	if (warn[0])
+		log_warning("%s", warn);
+	xdp_counts(s->xdp, &n);
+	log_info("XDP on %s (%s): %llu address entries of dropping and pass lists dropped or exempted at the driver; "
+		 "the rest captured behind it", s->queue_name, xdp_attach_name(s->xdp), (unsigned long long)n.entries);
+	return 0;
+}
+
+void service_stop_xdp(struct service *s)
+{
+	if (s->xdp == NULL)
+		return;
+	xdp_close(s->xdp); /* the link closed: the kernel detaches the program */
+	s->xdp = NULL;
+	if (s->publisher)
+		event_free(s->publisher);
+	s->publisher = NULL;
+	if (s->matcher)
+		matcher_record(s->matcher, NULL);
+	match_log_free(s->changes);
+	s->changes = NULL;
+}
+
+json_t *service_xdp_stats(const struct service *s)
+{
+	struct xdp_counts n;
+
+	xdp_counts(s->xdp, &n);
+	return json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "interface", s->queue_name, "mode",
+			 xdp_attach_name(s->xdp), "passed", (json_int_t)n.passed, "dropped", (json_int_t)n.dropped,
+			 "exempted", (json_int_t)n.exempted, "events_suppressed", (json_int_t)n.events_suppressed,
+			 "entries", (json_int_t)n.entries, "capacity", (json_int_t)n.capacity, "generations",
+			 (json_int_t)n.generations, "filter_bytes", (json_int_t)n.filter_bytes, "table_bytes",
+			 (json_int_t)n.table_bytes);
+}

@@ -1,0 +1,347 @@
+/* xdp.c - the XDP program on an interface: loaded, filled, attached through a link, swapped, and its events. */
+#include "xdp.h"
+
+#include <errno.h>
+#include <event2/event.h>
+#include <linux/if_link.h>
+#include <net/if.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "error.h"
+#include "xdpset.h"
+
+/* bpftool's generated skeleton casts its embedded object's const away. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wcast-qual"
+#include "xdp_drop.skel.h"
+#pragma GCC diagnostic pop
+
+/* A program with its maps, sized for a number of entries. */
+struct generation {
+	struct xdp_drop *skel;
+	struct xdpset *set;
+	struct xdpset_shape shape;
+	void *words, *slots;       /* the maps, mmapped */
+	size_t words_len, slots_len;
+};
+
+struct xdp {
+	struct xdp_options o;
+	unsigned ifindex;
+	int events_fd, counters_fd; /* outlive generations */
+	struct ring_buffer *ring;
+	struct event *ring_event;
+	xdp_event_cb cb;
+	void *ctx;
+	struct generation *gen;
+	int link_fd;               /* -1: not attached */
+	bool native;
+	uint64_t generations;
+};
+
+static size_t page_round(size_t n)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	return (n + page - 1) / page * page;
+}
+
+static void generation_free(struct generation *g)
+{
+	if (g == NULL)
+		return;
+	xdpset_free(g->set);
+	if (g->words)
+		munmap(g->words, g->words_len);
+	if (g->slots)
+		munmap(g->slots, g->slots_len);
+	xdp_drop__destroy(g->skel);
+	free(g);
+}
+
+static void *map_memory(struct bpf_map *map, size_t len)
+{
+	void *mem = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(map), 0);
+	return mem == MAP_FAILED ? NULL : mem;
+}
+
+/* The program loaded with maps for capacity entries and a fresh secret, its set empty. */
+static struct generation *generation_new(struct xdp *x, uint64_t capacity, char *err, size_t errlen)
+{
+	struct generation *g = calloc(1, sizeof(*g));
+	struct hash_key key;
+	int rc;
+
+	if (g == NULL || xdpset_shape_for(capacity, x->o.choices, x->o.bits_per_entry, &g->shape, err, errlen) < 0)
+		goto fail;
+	if (hash_key_random(&key, HASH_XXH3) < 0 || (g->skel = xdp_drop__open()) == NULL) {
+		error_set(err, errlen, "XDP: cannot open the program: %s", strerror(errno));
+		goto fail;
+	}
+	xdpset_params(&g->shape, &key, &g->skel->rodata->params);
+	g->skel->rodata->params.probe_only = x->o.probe_only;
+	uint64_t nblocks = g->shape.params.bits / FILTER_BLOCK_BITS;
+	if (bpf_map__set_max_entries(g->skel->maps.filter, (uint32_t)nblocks) < 0 ||
+	    bpf_map__set_max_entries(g->skel->maps.table, (uint32_t)g->shape.slots) < 0 ||
+	    bpf_map__reuse_fd(g->skel->maps.events, x->events_fd) < 0 ||
+	    bpf_map__reuse_fd(g->skel->maps.counters, x->counters_fd) < 0) {
+		error_set(err, errlen, "XDP: cannot size the program's maps");
+		goto fail;
+	}
+	if ((rc = xdp_drop__load(g->skel)) < 0) {
+		error_set(err, errlen, "XDP: the kernel refused the program: %s (CAP_BPF, CAP_NET_ADMIN and CAP_PERFMON needed)",
+			  strerror(-rc));
+		goto fail;
+	}
+	g->words_len = page_round(nblocks * sizeof(struct xdp_block));
+	g->slots_len = page_round(g->shape.slots * sizeof(struct xdp_slot));
+	g->words = map_memory(g->skel->maps.filter, g->words_len);
+	g->slots = map_memory(g->skel->maps.table, g->slots_len);
+	if (g->words == NULL || g->slots == NULL) {
+		error_set(err, errlen, "XDP: cannot map the filter and table: %s", strerror(errno));
+		goto fail;
+	}
+	struct xdpset_memory mem = { g->words, g->slots, &g->skel->bss->live };
+	if ((g->set = xdpset_new(&g->shape, &key, &mem, err, errlen)) == NULL)
+		goto fail;
+	g->skel->bss->live.events_rate = x->o.events_rate;
+	x->generations++;
+	return g;
+fail:
+	generation_free(g);
+	return NULL;
+}
+
+static int ring_event(void *ctx, void *data, size_t len)
+{
+	struct xdp *x = ctx;
+
+	if (len >= sizeof(struct xdp_event))
+		x->cb(x->ctx, data);
+	return 0;
+}
+
+static void on_ring(evutil_socket_t fd, short what, void *arg)
+{
+	struct xdp *x = arg;
+
+	(void)fd;
+	(void)what;
+	ring_buffer__consume(x->ring);
+}
+
+static int shared_maps(struct xdp *x, char *err, size_t errlen)
+{
+	x->events_fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "bloomd_events", 0, 0, 1u << 18, NULL);
+	x->counters_fd = bpf_map_create(BPF_MAP_TYPE_PERCPU_ARRAY, "bloomd_counts", sizeof(uint32_t), sizeof(uint64_t),
+					XDP_COUNTERS, NULL);
+	if (x->events_fd < 0 || x->counters_fd < 0) {
+		error_set(err, errlen, "XDP: cannot make BPF maps: %s (CAP_BPF needed, and a kernel with BPF)",
+			  strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static int open_events(struct xdp *x, struct event_base *base, char *err, size_t errlen)
+{
+	if (base == NULL)
+		return 0;
+	x->ring = ring_buffer__new(x->events_fd, ring_event, x, NULL);
+	if (x->ring == NULL ||
+	    (x->ring_event = event_new(base, ring_buffer__epoll_fd(x->ring), EV_READ | EV_PERSIST, on_ring, x)) == NULL ||
+	    event_add(x->ring_event, NULL) < 0) {
+		error_set(err, errlen, "XDP: cannot read the event ring: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+struct xdp *xdp_open(struct event_base *base, const struct xdp_options *o, xdp_event_cb cb, void *ctx, char *err,
+		     size_t errlen)
+{
+	struct xdp *x = calloc(1, sizeof(*x));
+
+	if (x == NULL) {
+		error_set(err, errlen, "out of memory");
+		return NULL;
+	}
+	x->o = *o;
+	x->cb = cb;
+	x->ctx = ctx;
+	x->link_fd = x->events_fd = x->counters_fd = -1;
+	if (o->interface && (x->ifindex = if_nametoindex(o->interface)) == 0) {
+		error_set(err, errlen, "XDP: no interface %s: %s", o->interface, strerror(errno));
+		goto fail;
+	}
+	libbpf_set_print(NULL); /* its messages would go to stderr; the errors it returns say enough */
+	if (shared_maps(x, err, errlen) < 0 || open_events(x, base, err, errlen) < 0 ||
+	    (x->gen = generation_new(x, o->capacity, err, errlen)) == NULL)
+		goto fail;
+	return x;
+fail:
+	xdp_close(x);
+	return NULL;
+}
+
+void xdp_close(struct xdp *x)
+{
+	if (x == NULL)
+		return;
+	if (x->link_fd >= 0)
+		close(x->link_fd); /* the kernel detaches the program */
+	if (x->ring_event)
+		event_free(x->ring_event);
+	ring_buffer__free(x->ring);
+	generation_free(x->gen);
+	if (x->events_fd >= 0)
+		close(x->events_fd);
+	if (x->counters_fd >= 0)
+		close(x->counters_fd);
+	free(x);
+}
+
+static int link_to(struct xdp *x, unsigned flags)
+{
+	LIBBPF_OPTS(bpf_link_create_opts, opts, .flags = flags);
+
+	x->link_fd = bpf_link_create(bpf_program__fd(x->gen->skel->progs.bloomd_xdp), (int)x->ifindex, BPF_XDP, &opts);
+	return x->link_fd;
+}
+
+int xdp_attach(struct xdp *x, char *warn, size_t warnlen, char *err, size_t errlen)
+{
+	error_set(warn, warnlen, "%s", "");
+	if (x->o.attach != XDP_ATTACH_GENERIC && link_to(x, XDP_FLAGS_DRV_MODE) >= 0) {
+		x->native = true;
+		return 0;
+	}
+	int native_errno = errno;
+	if (x->o.attach == XDP_ATTACH_NATIVE) {
+		error_set(err, errlen, "XDP: cannot attach in native mode to %s: %s", x->o.interface, strerror(native_errno));
+		return -1;
+	}
+	if (link_to(x, XDP_FLAGS_SKB_MODE) < 0) {
+		error_set(err, errlen, "XDP: cannot attach to %s: %s", x->o.interface, strerror(errno));
+		return -1;
+	}
+	if (x->o.attach == XDP_ATTACH_AUTO)
+		error_set(warn, warnlen, "XDP: %s takes no native program (%s): attached in generic mode, which drops later and costs more",
+			  x->o.interface, strerror(native_errno));
+	return 0;
+}
+
+const char *xdp_attach_name(const struct xdp *x)
+{
+	return x->link_fd < 0 ? "detached" : x->native ? "native" : "generic";
+}
+
+static int copy_entry(void *ctx, enum entry_kind kind, const uint8_t *key, size_t len, unsigned action)
+{
+	return xdpset_put(ctx, kind, key, len, action) != 0;
+}
+
+/* A new generation for twice the entries held now (at least its capacity), filled and swapped in. */
+static int grow(struct xdp *x, char *err, size_t errlen)
+{
+	uint64_t capacity = 2 * xdpset_count(x->gen->set);
+
+	if (capacity < x->gen->shape.capacity)
+		capacity = x->gen->shape.capacity;
+	for (int attempt = 0; attempt < 4; attempt++, capacity *= 2) {
+		struct generation *g = generation_new(x, capacity, err, errlen);
+		if (g == NULL)
+			return -1;
+		if (xdpset_foreach(x->gen->set, copy_entry, g->set) != 0) {
+			generation_free(g); /* a probe run full: larger still */
+			continue;
+		}
+		if (x->link_fd >= 0 && bpf_link_update(x->link_fd, bpf_program__fd(g->skel->progs.bloomd_xdp), NULL) < 0) {
+			error_set(err, errlen, "XDP: cannot swap in the larger program: %s", strerror(errno));
+			generation_free(g);
+			return -1;
+		}
+		generation_free(x->gen);
+		x->gen = g;
+		return 0;
+	}
+	error_set(err, errlen, "XDP: the table keeps running full");
+	return -1;
+}
+
+int xdp_put(struct xdp *x, enum entry_kind kind, const uint8_t *key, size_t len, unsigned action, char *err,
+	    size_t errlen)
+{
+	int rc = xdpset_put(x->gen->set, kind, key, len, action);
+
+	if (rc == 1) {
+		if (grow(x, err, errlen) < 0)
+			return -1;
+		rc = xdpset_put(x->gen->set, kind, key, len, action);
+	}
+	if (rc != 0) {
+		error_set(err, errlen, "XDP: cannot hold a %s entry of %zu bytes", entry_kind_name(kind), len);
+		return -1;
+	}
+	if (xdpset_due(x->gen->set))
+		return grow(x, err, errlen);
+	return 0;
+}
+
+bool xdp_remove(struct xdp *x, enum entry_kind kind, const uint8_t *key, size_t len)
+{
+	bool removed = xdpset_remove(x->gen->set, kind, key, len);
+
+	if (removed && xdpset_due(x->gen->set))
+		(void)grow(x, NULL, 0); /* removed slots cleared; on failure the old one goes on */
+	return removed;
+}
+
+unsigned xdp_action(const struct xdp *x, enum entry_kind kind, const uint8_t *key, size_t len)
+{
+	return xdpset_action(x->gen->set, kind, key, len);
+}
+
+int xdp_foreach(const struct xdp *x, xdp_entry_cb cb, void *ctx)
+{
+	return xdpset_foreach(x->gen->set, cb, ctx);
+}
+
+void xdp_counts(const struct xdp *x, struct xdp_counts *out)
+{
+	int ncpus = libbpf_num_possible_cpus();
+	uint64_t *values = ncpus > 0 ? calloc((size_t)ncpus, sizeof(uint64_t)) : NULL;
+	uint64_t sums[XDP_COUNTERS] = { 0 };
+
+	for (uint32_t c = 0; values && c < XDP_COUNTERS; c++)
+		if (bpf_map_lookup_elem(x->counters_fd, &c, values) == 0)
+			for (int i = 0; i < ncpus; i++)
+				sums[c] += values[i];
+	free(values);
+	*out = (struct xdp_counts){
+		.passed = sums[XDP_PASSED], .dropped = sums[XDP_DROPPED], .exempted = sums[XDP_EXEMPTED],
+		.events_suppressed = sums[XDP_EVENTS_SUPPRESSED], .entries = xdpset_count(x->gen->set),
+		.capacity = x->gen->shape.capacity, .generations = x->generations,
+		.filter_bytes = x->gen->shape.params.bits / 8, .table_bytes = x->gen->shape.slots * sizeof(struct xdp_slot),
+	};
+}
+
+int xdp_program_fd(const struct xdp *x)
+{
+	return bpf_program__fd(x->gen->skel->progs.bloomd_xdp);
+}
+
+const struct filter *xdp_filter(const struct xdp *x)
+{
+	return xdpset_filter(x->gen->set);
+}
+
+struct hash128 xdp_hash(const struct xdp *x, enum entry_kind kind, const uint8_t *key, size_t len)
+{
+	return xdpset_hash(x->gen->set, kind, key, len);
+}

@@ -1,0 +1,80 @@
+/* xdp.h - the XDP program on an interface: loaded, filled, attached through a link, swapped, and its events. */
+#ifndef BLOOMD_XDP_H
+#define BLOOMD_XDP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "entry.h"
+#include "xdp_layout.h"
+
+/*
+ * bpf/xdp_drop.bpf.c, built into bloomd as a libbpf skeleton. One
+ * "generation" is the program with its filter and table maps, sized for a
+ * number of entries (xdpset.h keeps them); the ring buffer of events and the
+ * per-CPU counters outlive generations. A set that fills up is replaced by a
+ * larger generation, filled before bpf_link_update swaps it in: the old one
+ * drops every listed key until the swap, the new one from it on.
+ *
+ * The program is attached through a BPF link that only this process holds:
+ * when bloomd exits, however it exits, the kernel detaches it and traffic
+ * flows (fail-open, as inline's bypass).
+ */
+
+struct event_base;
+struct xdp;
+
+struct xdp_options {
+	const char *interface;
+	enum xdp_attach attach;
+	unsigned events_rate;      /* events a second at most */
+	unsigned choices;          /* of the filter: the daemon's [filter] choices */
+	double bits_per_entry;
+	uint64_t capacity;         /* entries the first generation is sized for */
+	bool probe_only;           /* tests: drop on the filter's word for the source address alone */
+};
+
+/* A dropped packet's event, as the program sent it. */
+typedef void (*xdp_event_cb)(void *ctx, const struct xdp_event *e);
+
+/*
+ * Load a first generation (not attached yet: fill it, then xdp_attach).
+ * base NULL: no events read (tests). NULL with a message: no BPF, no
+ * permission, no such interface.
+ */
+struct xdp *xdp_open(struct event_base *base, const struct xdp_options *o, xdp_event_cb cb, void *ctx, char *err,
+		     size_t errlen);
+void xdp_close(struct xdp *x);
+
+/*
+ * Attach to the interface: native (in the driver) or generic; auto tries
+ * native and, failing, takes generic with the reason in warn (else warn is
+ * ""). -1 with a message.
+ */
+int xdp_attach(struct xdp *x, char *warn, size_t warnlen, char *err, size_t errlen);
+/* "native" or "generic" once attached, else "detached". */
+const char *xdp_attach_name(const struct xdp *x);
+
+/* As xdpset_put, growing into a new generation when the set is full or due; -1 with a message. */
+int xdp_put(struct xdp *x, enum entry_kind kind, const uint8_t *key, size_t len, unsigned action, char *err,
+	    size_t errlen);
+bool xdp_remove(struct xdp *x, enum entry_kind kind, const uint8_t *key, size_t len);
+unsigned xdp_action(const struct xdp *x, enum entry_kind kind, const uint8_t *key, size_t len);
+typedef int (*xdp_entry_cb)(void *ctx, enum entry_kind kind, const uint8_t *key, size_t len, unsigned action);
+int xdp_foreach(const struct xdp *x, xdp_entry_cb cb, void *ctx);
+
+struct xdp_counts {
+	uint64_t passed, dropped, exempted, events_suppressed;
+	uint64_t entries, capacity, generations;
+	size_t filter_bytes, table_bytes;
+};
+void xdp_counts(const struct xdp *x, struct xdp_counts *out);
+
+/* Tests and the benchmark: the program's fd now, and the key's hash as it computes it. */
+int xdp_program_fd(const struct xdp *x);
+const struct filter *xdp_filter(const struct xdp *x);
+struct hash128 xdp_hash(const struct xdp *x, enum entry_kind kind, const uint8_t *key, size_t len);
+
+#endif

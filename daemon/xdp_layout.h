@@ -1,0 +1,78 @@
+/* xdp_layout.h - what the XDP program and the daemon share: its parameters, the exact table, events, counters. */
+#ifndef BLOOMD_XDP_LAYOUT_H
+#define BLOOMD_XDP_LAYOUT_H
+
+/*
+ * Included by bpf/xdp_drop.bpf.c (clang -target bpf) and by the daemon, so
+ * only fixed-size types. The program's filter is the daemon's blocked filter
+ * (filter.h, block.h) word for word: blocks of eight 64-bit words in an
+ * mmap-able array the daemon writes; a key's hash is XXH3-128 keyed by the
+ * filter's secret, as hash.h computes it.
+ *
+ * Behind the filter, the exact table: slots of one cache line, probe p of
+ * a key at (hash.hi + p * (hash.lo >> 32 | 1)) & mask for p <
+ * XDP_TABLE_PROBES (double hashing: linear probing's clusters would outgrow
+ * a bounded probe at half load), never moved; a removed slot becomes GONE,
+ * passed over, until the next generation. Each holds a whole key, so a drop
+ * is never decided by the filter alone.
+ */
+
+#include <linux/types.h>
+
+#define XDP_KEY_MAX 32         /* an IPv6 pair */
+#define XDP_TABLE_PROBES 16
+#define XDP_MAX_HASHES 32      /* FILTER_MAX_HASHES */
+#define XDP_MAX_CHOICES 3      /* FILTER_MAX_CHOICES */
+#define XDP_NET_LENS 129       /* prefix lengths 0..128 */
+#define XDP_EVENT_FRAME 128    /* bytes of a dropped frame its event carries */
+
+enum xdp_slot_state { XDP_SLOT_EMPTY = 0, XDP_SLOT_FULL = 1, XDP_SLOT_GONE = 2 };
+
+/* What a key held in the table does to a packet: a pass entry exempts it from every drop. */
+enum xdp_entry_action { XDP_ACTION_DROP = 1, XDP_ACTION_PASS = 2 };
+
+struct xdp_slot {
+	__u64 tag;                 /* the key's hash.lo */
+	__u8 state;                /* enum xdp_slot_state, written last on add and first on remove */
+	__u8 kind;                 /* enum entry_kind */
+	__u8 len;
+	__u8 action;               /* enum xdp_entry_action */
+	__u8 group;                /* the filter group the key is counted in (the daemon's) */
+	__u8 pad[3];
+	__u64 key[XDP_KEY_MAX / 8]; /* zero past len */
+	__u8 spare[16];
+};
+
+struct xdp_block {
+	__u64 w[8];
+};
+
+/* Fixed for one loaded program (.rodata): a new size or secret is a new program, swapped in. */
+struct xdp_params {
+	__u64 nblocks;             /* of the filter as it is (folded) */
+	__u32 folds, hashes, choices;
+	__u32 table_mask;          /* slots - 1, a power of two */
+	__u32 probe_only;          /* tests: drop when the filter alone says yes for the source address */
+	__u32 salts[XDP_MAX_HASHES];
+	__u64 secret[24];          /* the filter's 192-byte XXH3 secret */
+};
+
+/* Changed while the program runs (.bss): the prefix lengths the table's nets have, per family. */
+struct xdp_live {
+	__u32 n_net_lens[2];       /* [0] IPv4, [1] IPv6 */
+	__u8 net_lens[2][XDP_NET_LENS];
+	__u32 events_rate;         /* events a second at most */
+};
+
+enum xdp_counter { XDP_PASSED, XDP_DROPPED, XDP_EXEMPTED, XDP_EVENTS_SUPPRESSED, XDP_COUNTERS };
+
+/* One dropped packet, through the ring buffer. */
+struct xdp_event {
+	__u64 ts_ns;               /* CLOCK_MONOTONIC */
+	__u32 wirelen, caplen;     /* caplen: of frame */
+	__u8 kind, len, pad[6];    /* the entry that dropped it */
+	__u64 key[XDP_KEY_MAX / 8];
+	__u8 frame[XDP_EVENT_FRAME];
+};
+
+#endif

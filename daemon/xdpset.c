@@ -1,0 +1,281 @@
+/* xdpset.c - the entries the XDP program decides on: a blocked filter and an exact table, in its layout. */
+#include "xdpset.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "block.h"
+#include "counting.h"
+#include "error.h"
+#include "hash_inline.h"
+#include "sizing.h"
+
+/* The program knows the kinds by number (bpf/xdp_drop.bpf.c). */
+_Static_assert(ENTRY_ADDR == 1 && ENTRY_NET == 2 && ENTRY_PAIR == 3, "kinds as the XDP program numbers them");
+_Static_assert(sizeof(struct xdp_slot) == 64, "a slot is a cache line");
+_Static_assert(sizeof(struct xdp_block) * 8 == FILTER_BLOCK_BITS, "a block is the filter's");
+
+struct xdpset {
+	struct xdpset_shape shape;
+	struct hash_key key;
+	struct counting *counting;  /* the filter's counters, and its bits as the program's copy should be */
+	struct xdpset_memory mem;
+	uint64_t count, gone;
+	uint32_t net_count[2][XDP_NET_LENS];
+};
+
+int xdpset_shape_for(uint64_t capacity, unsigned choices, double bits_per_entry, struct xdpset_shape *out,
+		     char *err, size_t errlen)
+{
+	struct sizing_choice best;
+
+	if (capacity < 64)
+		capacity = 64;
+	if (sizing_best(FILTER_BLOCKED, choices, bits_per_entry, 1, &best, err, errlen) < 0)
+		return -1;
+	out->capacity = capacity;
+	out->params = (struct filter_params){
+		.layout = FILTER_BLOCKED, .choices = choices, .hashes = best.hashes,
+		.bits = sizing_round_bits(FILTER_BLOCKED, (uint64_t)((double)capacity * bits_per_entry + 0.5)),
+	};
+	for (out->slots = 64; out->slots < 2 * capacity; out->slots *= 2)
+		;
+	if (out->slots > UINT32_MAX || out->params.bits / FILTER_BLOCK_BITS > UINT32_MAX) {
+		error_set(err, errlen, "%llu entries are more than an XDP map holds", (unsigned long long)capacity);
+		return -1;
+	}
+	return 0;
+}
+
+struct xdpset *xdpset_new(const struct xdpset_shape *shape, const struct hash_key *key, const struct xdpset_memory *mem,
+			  char *err, size_t errlen)
+{
+	struct xdpset *s = calloc(1, sizeof(*s));
+
+	if (s == NULL) {
+		error_set(err, errlen, "out of memory for the XDP set");
+		return NULL;
+	}
+	if (key->algo != HASH_XXH3) {
+		error_set(err, errlen, "the XDP program hashes with XXH3 only");
+		free(s);
+		return NULL;
+	}
+	s->shape = *shape;
+	s->key = *key;
+	s->mem = *mem;
+	s->counting = counting_new(&shape->params, key, 0x5eed, err, errlen);
+	if (s->counting == NULL) {
+		free(s);
+		return NULL;
+	}
+	memset(mem->words, 0, shape->params.bits / 8);
+	memset(mem->slots, 0, shape->slots * sizeof(struct xdp_slot));
+	memset(mem->live, 0, sizeof(*mem->live));
+	return s;
+}
+
+void xdpset_free(struct xdpset *s)
+{
+	if (s == NULL)
+		return;
+	counting_free(s->counting);
+	free(s);
+}
+
+struct hash128 xdpset_hash(const struct xdpset *s, enum entry_kind kind, const uint8_t *key, size_t len)
+{
+	if (kind == ENTRY_PAIR)
+		return hash_pair(hash_inline_domain(&s->key, ENTRY_ADDR, key, len / 2),
+				 hash_inline_domain(&s->key, ENTRY_ADDR, key + len / 2, len / 2));
+	return hash_inline_domain(&s->key, kind, key, len);
+}
+
+static bool slot_holds(const struct xdp_slot *slot, struct hash128 h, enum entry_kind kind, const uint8_t *key,
+		       size_t len)
+{
+	return slot->state == XDP_SLOT_FULL && slot->tag == h.lo && slot->kind == kind && slot->len == len &&
+	       memcmp(slot->key, key, len) == 0;
+}
+
+static struct xdp_slot *slot_at(const struct xdpset *s, struct hash128 h, unsigned probe)
+{
+	return &s->mem.slots[(h.hi + probe * ((h.lo >> 32) | 1)) & (s->shape.slots - 1)];
+}
+
+/* The slot holding the key, or NULL; *free_slot (if not NULL): the first empty or removed one on its way. */
+static struct xdp_slot *find(const struct xdpset *s, struct hash128 h, enum entry_kind kind, const uint8_t *key,
+			     size_t len, struct xdp_slot **free_slot)
+{
+	if (free_slot)
+		*free_slot = NULL;
+	for (unsigned p = 0; p < XDP_TABLE_PROBES; p++) {
+		struct xdp_slot *slot = slot_at(s, h, p);
+		if (slot->state != XDP_SLOT_FULL && free_slot && *free_slot == NULL)
+			*free_slot = slot;
+		if (slot->state == XDP_SLOT_EMPTY)
+			return NULL;
+		if (slot_holds(slot, h, kind, key, len))
+			return slot;
+	}
+	return NULL;
+}
+
+/* The program's copy of the block group g of h lies in, brought equal to the counters'. */
+static void write_block(struct xdpset *s, struct hash128 h, unsigned g)
+{
+	uint64_t b = filter_group_block(&s->shape.params, h, g);
+	const uint64_t *src = counting_filter(s->counting)->words + b * FILTER_BLOCK_WORDS;
+	uint64_t *dst = s->mem.words + b * FILTER_BLOCK_WORDS;
+
+	for (unsigned i = 0; i < FILTER_BLOCK_WORDS; i++)
+		__atomic_store_n(&dst[i], src[i], __ATOMIC_RELAXED);
+}
+
+static int net_family(size_t len)
+{
+	return len == 1 + 16;
+}
+
+/* A net's prefix length, counted; the first of its length is published after its slot and bits. */
+static void net_length_in(struct xdpset *s, const uint8_t *key, size_t len)
+{
+	int f = net_family(len);
+	struct xdp_live *live = s->mem.live;
+
+	if (s->net_count[f][key[0]]++ > 0)
+		return;
+	uint32_t n = live->n_net_lens[f];
+	live->net_lens[f][n] = key[0];
+	__atomic_store_n(&live->n_net_lens[f], n + 1, __ATOMIC_RELEASE);
+}
+
+/* The last of a length gone: the last length in use moves into its place (a reader that counted it still finds it). */
+static void net_length_out(struct xdpset *s, const uint8_t *key, size_t len)
+{
+	int f = net_family(len);
+	struct xdp_live *live = s->mem.live;
+
+	if (--s->net_count[f][key[0]] > 0)
+		return;
+	uint32_t n = live->n_net_lens[f];
+	for (uint32_t i = 0; i < n; i++)
+		if (live->net_lens[f][i] == key[0]) {
+			live->net_lens[f][i] = live->net_lens[f][n - 1];
+			break;
+		}
+	__atomic_store_n(&live->n_net_lens[f], n - 1, __ATOMIC_RELEASE);
+}
+
+static bool key_fits(enum entry_kind kind, size_t len)
+{
+	switch (kind) {
+	case ENTRY_ADDR:
+		return len == 4 || len == 16;
+	case ENTRY_NET:
+		return len == 5 || len == 17;
+	case ENTRY_PAIR:
+		return len == 8 || len == 32;
+	default:
+		return false;
+	}
+}
+
+int xdpset_put(struct xdpset *s, enum entry_kind kind, const uint8_t *key, size_t len, unsigned action)
+{
+	struct xdp_slot *free_slot;
+
+	if (!key_fits(kind, len))
+		return -1;
+	struct hash128 h = xdpset_hash(s, kind, key, len);
+	struct xdp_slot *slot = find(s, h, kind, key, len, &free_slot);
+	if (slot) {
+		__atomic_store_n(&slot->action, (uint8_t)action, __ATOMIC_RELEASE);
+		return 0;
+	}
+	if (free_slot == NULL)
+		return 1;
+	unsigned g = counting_choose(s->counting, h);
+	if (free_slot->state == XDP_SLOT_GONE)
+		s->gone--;
+	free_slot->tag = h.lo;
+	free_slot->kind = (uint8_t)kind;
+	free_slot->len = (uint8_t)len;
+	free_slot->action = (uint8_t)action;
+	free_slot->group = (uint8_t)g;
+	memset(free_slot->key, 0, sizeof(free_slot->key));
+	memcpy(free_slot->key, key, len);
+	__atomic_store_n(&free_slot->state, XDP_SLOT_FULL, __ATOMIC_RELEASE);
+	counting_add(s->counting, h, g);
+	write_block(s, h, g);
+	if (kind == ENTRY_NET)
+		net_length_in(s, key, len);
+	s->count++;
+	return 0;
+}
+
+bool xdpset_remove(struct xdpset *s, enum entry_kind kind, const uint8_t *key, size_t len)
+{
+	if (!key_fits(kind, len))
+		return false;
+	struct hash128 h = xdpset_hash(s, kind, key, len);
+	struct xdp_slot *slot = find(s, h, kind, key, len, NULL);
+	if (slot == NULL)
+		return false;
+	__atomic_store_n(&slot->state, XDP_SLOT_GONE, __ATOMIC_RELEASE);
+	(void)counting_remove(s->counting, h, slot->group); /* counted when put: cannot fail */
+	write_block(s, h, slot->group);
+	if (kind == ENTRY_NET)
+		net_length_out(s, key, len);
+	s->count--;
+	s->gone++;
+	return true;
+}
+
+unsigned xdpset_action(const struct xdpset *s, enum entry_kind kind, const uint8_t *key, size_t len)
+{
+	if (!key_fits(kind, len))
+		return 0;
+	const struct xdp_slot *slot = find(s, xdpset_hash(s, kind, key, len), kind, key, len, NULL);
+	return slot ? slot->action : 0;
+}
+
+int xdpset_foreach(const struct xdpset *s, xdpset_cb cb, void *ctx)
+{
+	for (uint64_t i = 0; i < s->shape.slots; i++) {
+		const struct xdp_slot *slot = &s->mem.slots[i];
+		int r;
+		if (slot->state == XDP_SLOT_FULL &&
+		    (r = cb(ctx, slot->kind, (const uint8_t *)slot->key, slot->len, slot->action)) != 0)
+			return r;
+	}
+	return 0;
+}
+
+uint64_t xdpset_count(const struct xdpset *s)
+{
+	return s->count;
+}
+
+bool xdpset_due(const struct xdpset *s)
+{
+	return s->count > s->shape.capacity || s->gone > s->shape.slots / 4;
+}
+
+const struct filter *xdpset_filter(const struct xdpset *s)
+{
+	return counting_filter(s->counting);
+}
+
+void xdpset_params(const struct xdpset_shape *shape, const struct hash_key *key, struct xdp_params *out)
+{
+	const struct filter_params *p = &shape->params;
+
+	memset(out, 0, sizeof(*out));
+	out->nblocks = p->bits / FILTER_BLOCK_BITS;
+	out->hashes = p->hashes;
+	out->choices = p->choices;
+	out->table_mask = (uint32_t)(shape->slots - 1);
+	memcpy(out->salts, BLOCK_SALT32, sizeof(out->salts));
+	memcpy(out->secret, key->secret, sizeof(out->secret));
+}

@@ -1,0 +1,78 @@
+/* xdpset.h - the entries the XDP program decides on: a blocked filter and an exact table, in its layout. */
+#ifndef BLOOMD_XDPSET_H
+#define BLOOMD_XDPSET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "entry.h"
+#include "filter.h"
+#include "hash.h"
+#include "xdp_layout.h"
+
+/*
+ * The address, net and pair entries of the dropping and the pass lists, kept
+ * where the program reads them (the maps the daemon mmaps; plain memory in
+ * tests): the filter's words, the table's slots and the prefix lengths in
+ * use. A counting store behind the filter lets a removal clear bits no other
+ * key needs; each change writes the blocks it touched. Order, for a program
+ * reading meanwhile: an add writes the slot, then the bits, then a new
+ * prefix length; a removal empties the slot before it clears bits, so a key
+ * is never in the table without its bits.
+ *
+ * Its size is fixed: a set that fills up (xdpset_put says so) is replaced by
+ * a larger one, made in memory of its own and swapped in whole.
+ */
+
+struct xdpset;
+
+/* Where the program's state lies: words (nblocks * 8), slots, live; all zeroed by xdpset_new. */
+struct xdpset_memory {
+	uint64_t *words;
+	struct xdp_slot *slots;
+	struct xdp_live *live;
+};
+
+/* The shape of a set for capacity entries: its filter and its table's slots (a power of two). */
+struct xdpset_shape {
+	struct filter_params params;
+	uint64_t slots;
+	uint64_t capacity;
+};
+int xdpset_shape_for(uint64_t capacity, unsigned choices, double bits_per_entry, struct xdpset_shape *out,
+		     char *err, size_t errlen);
+
+struct xdpset *xdpset_new(const struct xdpset_shape *shape, const struct hash_key *key, const struct xdpset_memory *mem,
+			  char *err, size_t errlen);
+void xdpset_free(struct xdpset *s);
+
+/*
+ * Hold kind/key with action (enum xdp_entry_action), or change its action.
+ * Returns 0, or 1 when the set has no room for it (nothing changed): a larger
+ * set is needed. Keys of other kinds than addr, net and pair are refused (-1).
+ */
+int xdpset_put(struct xdpset *s, enum entry_kind kind, const uint8_t *key, size_t len, unsigned action);
+/* Let go of kind/key; false if it was not held. */
+bool xdpset_remove(struct xdpset *s, enum entry_kind kind, const uint8_t *key, size_t len);
+/* The action a key is held with, or 0. */
+unsigned xdpset_action(const struct xdpset *s, enum entry_kind kind, const uint8_t *key, size_t len);
+
+/* Call cb for each entry held (stops at a non-zero result, which it returns). */
+typedef int (*xdpset_cb)(void *ctx, enum entry_kind kind, const uint8_t *key, size_t len, unsigned action);
+int xdpset_foreach(const struct xdpset *s, xdpset_cb cb, void *ctx);
+
+uint64_t xdpset_count(const struct xdpset *s);
+/*
+ * Whether a new set is due: it holds more than it was sized for (its
+ * false-positive rate rises past them), or a quarter of its slots are
+ * removed ones (lookups walk past them).
+ */
+bool xdpset_due(const struct xdpset *s);
+const struct filter *xdpset_filter(const struct xdpset *s);
+/* The key's hash as the program computes it. */
+struct hash128 xdpset_hash(const struct xdpset *s, enum entry_kind kind, const uint8_t *key, size_t len);
+/* The program's parameters for a set of this shape and key (.rodata). */
+void xdpset_params(const struct xdpset_shape *shape, const struct hash_key *key, struct xdp_params *out);
+
+#endif

@@ -1,0 +1,172 @@
+#!/usr/bin/env bash
+# mode = xdp across two network namespaces joined by a veth pair: bloomd's XDP program on the
+# receiving end (native, then generic) drops a listed address, net and pair, IPv4 and IPv6,
+# lets a pass address inside a dropping net through, and sends an event for each drop; the
+# capture behind it still alerts on a signature; an add is in force when acknowledged, a delete
+# too; entries added under traffic grow the program into a larger one, swapped in with no
+# listed packet passing (bloomd runs as nobody by then, with CAP_BPF, CAP_PERFMON and
+# CAP_NET_ADMIN alone); a rebuild likewise; kill -9 detaches it and traffic flows.
+. "$(dirname "$0")/tap.sh"
+. "$(dirname "$0")/netns.sh"
+plan 24
+[ "$(id -u)" -eq 0 ] || skip_all "needs root (network namespaces, BPF)"
+command -v socat >/dev/null || skip_all "no socat"
+tmp=$(mktemp -d)
+chmod 755 "$tmp"
+a=bloomd-xa$$ b=bloomd-xb$$
+pid=
+trap '[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null; pkill -P $$ socat 2>/dev/null; ip netns del $a 2>/dev/null; ip netns del $b 2>/dev/null; rm -rf "$tmp"' EXIT
+cd "$tmp" || exit 1
+netns_pair $a $b
+for host in 1 3 4 5 8; do ip -n $a addr add 10.77.0.$host/24 dev veth-a$$; done
+ip -n $b addr add 10.77.0.2/24 dev veth-b$$
+for host in 1 3; do ip -n $a addr add fd77::$host/64 dev veth-a$$ nodad; done
+ip -n $b addr add fd77::2/64 dev veth-b$$ nodad
+ip -n $a link set lo up
+ip -n $b link set lo up
+# No neighbour solicitation from a listed IPv6 source (it would be dropped too, and counted).
+ip -n $a neigh replace fd77::2 lladdr "$(ip -n $b -br link show veth-b$$ | awk '{ print $3 }')" dev veth-a$$ nud permanent
+C() { "$BUILD/bloomctl" -s "$tmp/ctl.sock" "$@"; }
+up() { # the bloomd of CONF in $b, until it answers
+	ip netns exec $b "$BUILD/bloomd" -c "$1" 2>>err &
+	pid=$!
+	for _ in $(seq 200); do C version >/dev/null 2>&1 && return 0; kill -0 $pid 2>/dev/null || return 1; sleep 0.05; done
+	return 1
+}
+send() { # send FROM TEXT (FROM: the host part, or an IPv6 address)
+	case $1 in
+	*:*) ip netns exec $a socat -u - "UDP6-SENDTO:[fd77::2]:9999,bind=[$1]" <<<"$2" ;;
+	*) ip netns exec $a socat -u - "UDP-SENDTO:10.77.0.2:9999,bind=10.77.0.$1" <<<"$2" ;;
+	esac
+}
+arrived() { grep -c "$1" recv.txt 2>/dev/null; }
+wait_for() { for _ in $(seq 100); do eval "$1" && return 0; sleep 0.05; done; return 1; }
+stat() { C --json stats | jq -r ".stats.xdp.$1"; }
+
+cat > bad.list <<L
+addr 10.77.0.3
+net 10.77.0.4/30
+pair 10.77.0.8 10.77.0.2
+addr fd77::3
+L
+printf 'addr 10.77.0.5\n' > mine.list
+printf 'sig "EVIL-PAYLOAD"\n' > evil.list
+conf() { # conf XDP_MODE
+	cat > bloomd.conf <<C
+[capture]
+mode = xdp
+interface = veth-b$$
+xdp_mode = $1
+[list bad]
+file = $tmp/bad.list
+[list mine]
+file = $tmp/mine.list
+action = pass
+[list evil]
+file = $tmp/evil.list
+action = alert
+[signatures]
+window = 4
+[control]
+socket = $tmp/ctl.sock
+[store]
+dir =
+[output]
+events = $tmp/events.json
+[service]
+user = nobody
+C
+}
+conf native
+out=$(ip netns exec $b "$BUILD/bloomd" -n -c bloomd.conf 2>&1); rc=$?
+ok $rc "bloomd -n: the kernel takes the program"
+[ $rc -ne 0 ] && sed 's/^/# /' <<<"$out"
+out=$(ip netns exec $b setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --bounding-set=-all \
+	"$BUILD/bloomd" -n -c bloomd.conf 2>&1)
+grep -q 'mode = xdp: XDP: cannot make BPF maps: Operation not permitted (CAP_BPF needed' <<<"$out"
+ok $? "bloomd -n without CAP_BPF names what is missing"
+sed 's/veth-b[0-9]*/no-such-if0/' bloomd.conf > noif.conf
+out=$(ip netns exec $b "$BUILD/bloomd" -n -c noif.conf 2>&1)
+grep -q 'interface no-such-if0: No such device' <<<"$out"
+ok $? "bloomd -n: a missing interface is named"
+ip netns exec $b socat -u UDP6-RECV:9999 OPEN:recv.txt,creat,append & # IPv4 too (dual stack)
+for _ in $(seq 100); do ip netns exec $b ss -Hlun 'sport = :9999' | grep -q . && break; sleep 0.05; done
+# Only a kernel without BPF, or no right to use it, is a reason to skip; any other failure fails.
+if ! up bloomd.conf && grep -q 'XDP: cannot make BPF maps\|XDP: the kernel refused' err; then
+	skip_all "no XDP here: $(grep -o 'XDP: .*' err | head -1)"
+fi
+C version >/dev/null 2>&1; rc=$?
+ok $rc "bloomd attaches its XDP program to veth-b in native mode"
+[ $rc -ne 0 ] && sed 's/^/# /' err
+is "$(stat mode)" native "stats say native"
+ip -n $b link show veth-b$$ | grep -q 'prog/xdp'; ok $? "the interface shows the program"
+
+send 1 "from-clean 1"
+send 3 "from-listed 1"
+send 4 "from-net 1"
+send 5 "from-pass 1"
+send 8 "from-pair 1"
+send fd77::3 "from-listed6 1"
+send fd77::1 "from-six 1"
+send 1 "from-clean EVIL-PAYLOAD"
+wait_for '[ "$(arrived from-clean)" -ge 2 ] && [ "$(arrived from-pass)" -ge 1 ] && [ "$(arrived from-six)" -ge 1 ]'
+is "$(arrived from-clean)/$(arrived from-pass)/$(arrived from-six)" 2/1/1 "unlisted and pass traffic is delivered, IPv4 and IPv6"
+is "$(arrived from-listed)/$(arrived from-net)/$(arrived from-pair)/$(arrived from-listed6)" 0/0/0/0 \
+	"the listed address, net, pair and IPv6 address are dropped at the driver"
+is "$(stat dropped)/$(stat exempted)" 4/1 "four drops and one exemption counted"
+wait_for '[ "$(jq -s "map(select(.alert.action == \"blocked\")) | length" events.json)" -ge 4 ]'
+is "$(jq -r 'select(.alert.action == "blocked") | .src_ip' events.json | sort | tr '\n' ' ')" \
+	"10.77.0.3 10.77.0.4 10.77.0.8 fd77::3 " "an event for each drop, with its source"
+is "$(jq -r 'select(.alert.action == "blocked" and .src_ip == "10.77.0.4") | .alert.metadata.list[0] // .alert.signature' events.json | head -1 | grep -c bad)" 1 \
+	"a drop's event names its list"
+wait_for 'grep -q EVIL events.json'
+is "$(jq -r 'select(.alert.action == "allowed") | .src_ip' events.json | sort -u | tr '\n' ' ')" "10.77.0.1 " \
+	"the capture behind the program alerts on a signature"
+
+C add "addr 10.77.0.1" >/dev/null
+send 1 "from-added 1"
+sleep 0.3
+is "$(arrived from-added)" 0 "an address added is dropped as soon as the add is acknowledged"
+C del "addr 10.77.0.1" >/dev/null
+send 1 "from-deleted 1"
+wait_for '[ "$(arrived from-deleted)" -ge 1 ]'
+is "$(arrived from-deleted)" 1 "and delivered again once its delete is"
+
+# Entries added under traffic from a listed source: the program grows, swapped in whole.
+gens=$(stat generations)
+( for i in $(seq 400); do send 3 "under-growth $i"; done ) &
+sender=$!
+for i in $(seq 0 3); do for j in $(seq 1 250); do echo "addr 10.88.$i.$j"; done; done > many.list
+C load many.list >/dev/null
+wait $sender
+below "$gens" "$(stat generations)" "a thousand adds outgrow the program: a larger one is swapped in"
+is "$(stat entries)" 1005 "it holds every entry"
+is "$(arrived under-growth)" 0 "no listed packet passed while it was swapped"
+( for i in $(seq 300); do send 3 "under-rebuild $i"; done ) &
+sender=$!
+C rebuild --wait >/dev/null
+wait $sender
+is "$(arrived under-rebuild)" 0 "none during a rebuild of the daemon's filters either"
+
+# kill -9: the link dies with the process, the kernel detaches the program, traffic flows.
+kill -9 $pid
+wait $pid 2>/dev/null
+pid=
+for _ in $(seq 100); do ip -n $b link show veth-b$$ | grep -q 'prog/xdp' || break; sleep 0.05; done
+ip -n $b link show veth-b$$ | grep -q 'prog/xdp'; is $? 1 "after kill -9 the program is gone from the interface"
+send 3 "after-kill 1"
+wait_for '[ "$(arrived after-kill)" -ge 1 ]'
+is "$(arrived after-kill)" 1 "and the listed address gets through (fail-open)"
+
+conf generic
+up bloomd.conf; ok $? "bloomd starts in generic mode"
+is "$(stat mode)" generic "stats say generic"
+send 3 "generic-listed 1"
+send 1 "generic-clean 1"
+wait_for '[ "$(arrived generic-clean)" -ge 1 ]'
+is "$(arrived generic-listed)/$(arrived generic-clean)" 0/1 "generic mode drops the listed address and passes the rest"
+C --json metrics | grep -q '^bloomd_xdp_dropped_total [1-9]' || C metrics | grep -q '^bloomd_xdp_dropped_total [1-9]'
+ok $? "the metrics count XDP drops"
+kill $pid && wait $pid
+pid=
+done_testing
