@@ -108,6 +108,7 @@ $(BUILD)/bpf/%.skel.h: $(BUILD)/bpf/%.bpf.o
 		{ echo "missing bpftool (makes the XDP program's skeleton): run 'make deps' first" >&2; exit 1; }
 	PATH=$$PATH:/usr/sbin bpftool gen skeleton $< name $* > $@.tmp && mv $@.tmp $@
 $(BUILD)/daemon/xdp.o: $(BUILD)/bpf/xdp_drop.skel.h
+$(BUILD)/tools/benchxdp.o: $(BUILD)/bpf/xdp_bench.skel.h
 
 $(DAEMON_LIB): $(DAEMON_OBJ)
 	rm -f $@
@@ -131,7 +132,7 @@ $(BUILD)/bloomd-fetch: $(BUILD)/tools/bloomd-fetch.o $(TOOL_COMMON) $(CORE_LIB)
 
 BENCH_OBJ = $(BUILD)/tools/bloombench.o $(BUILD)/tools/bench.o $(BUILD)/tools/benchfilter.o \
             $(BUILD)/tools/benchpath.o $(BUILD)/tools/benchctl.o $(BUILD)/tools/benchsimilar.o \
-            $(BUILD)/tools/benchbest.o
+            $(BUILD)/tools/benchbest.o $(BUILD)/tools/benchxdp.o
 # The filter peers (C++, vendored headers under third_party/), at the baseline like the rest:
 # a second copy built with -mavx2 would share its inline template code with this one by name,
 # and the linker keeps either (AVX2 code in the baseline path). Only bloombench links them.

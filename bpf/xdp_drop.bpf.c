@@ -272,6 +272,12 @@ static __always_inline void check_key(struct verdict *v, const struct key *k, st
 	v->actions |= action;
 }
 
+/* A dropping key found and no pass entry held: the other keys cannot change the verdict. */
+static __always_inline int decided(const struct verdict *v)
+{
+	return (v->actions & XDP_ACTION_DROP) && !live.pass_count;
+}
+
 /* ---- the packet ---- */
 
 struct packet {
@@ -321,6 +327,8 @@ static long check_net_len(__u32 i, void *arg)
 	for (int side = 0; side < 2; side++) {
 		net_key(&k, p->addr[side], p->alen, plen);
 		check_key(p->v, &k, key_hash((const __u8 *)k.w, k.len, KIND_NET));
+		if (decided(p->v))
+			return 1;
 	}
 	return 0;
 }
@@ -423,37 +431,55 @@ static __always_inline void addr_key(struct key *k, const __u8 *addr, __u32 alen
 	k->len = alen;
 }
 
+/* The addr keys of both ends and their pair (whose hash is made from theirs). */
+static __always_inline void check_addresses(struct packet *p, struct verdict *v)
+{
+	struct key k;
+
+	addr_key(&k, p->addr[0], p->alen);
+	struct h128 hs = key_hash((const __u8 *)k.w, p->alen, KIND_ADDR);
+	if (params.probe_only) {
+		v->actions = filter_says(hs);
+		return;
+	}
+	if (live.kind_count[KIND_ADDR])
+		check_key(v, &k, hs);
+	if (decided(v))
+		return;
+	addr_key(&k, p->addr[1], p->alen);
+	struct h128 hd = key_hash((const __u8 *)k.w, p->alen, KIND_ADDR);
+	if (live.kind_count[KIND_ADDR])
+		check_key(v, &k, hd);
+	if (!live.kind_count[KIND_PAIR] || decided(v))
+		return;
+	__builtin_memcpy(k.w, p->addr[0], 16);
+	__builtin_memcpy((__u8 *)k.w + 16, p->addr[1], 16);
+	if (p->alen == 4) {
+		k.w[0] = (k.w[0] & 0xffffffff) | (k.w[2] << 32);
+		k.w[1] = k.w[2] = k.w[3] = 0;
+	}
+	k.kind = KIND_PAIR;
+	k.len = 2 * p->alen;
+	check_key(v, &k, pair_hash(hs, hd));
+}
+
 SEC("xdp")
 int bloomd_xdp(struct xdp_md *ctx)
 {
 	struct verdict v = { 0 };
 	struct packet p = { .v = &v };
-	struct key k;
 
 	if (!parse(ctx, &p)) {
 		count(XDP_PASSED);
 		return XDP_PASS;
 	}
-	addr_key(&k, p.addr[0], p.alen);
-	struct h128 hs = key_hash((const __u8 *)k.w, p.alen, KIND_ADDR);
+	if (params.probe_only || live.kind_count[KIND_ADDR] || live.kind_count[KIND_PAIR])
+		check_addresses(&p, &v);
 	if (params.probe_only)
-		return filter_says(hs) ? XDP_DROP : XDP_PASS;
-	check_key(&v, &k, hs);
-	addr_key(&k, p.addr[1], p.alen);
-	struct h128 hd = key_hash((const __u8 *)k.w, p.alen, KIND_ADDR);
-	check_key(&v, &k, hd);
-	__builtin_memcpy(k.w, p.addr[0], 16);
-	__builtin_memcpy((__u8 *)k.w + 16, p.addr[1], 16);
-	if (p.alen == 4) {
-		k.w[0] = (k.w[0] & 0xffffffff) | (k.w[2] << 32);
-		k.w[1] = k.w[2] = k.w[3] = 0;
-	}
-	k.kind = KIND_PAIR;
-	k.len = 2 * p.alen;
-	check_key(&v, &k, pair_hash(hs, hd));
+		return v.actions ? XDP_DROP : XDP_PASS;
 
 	struct net_walk walk = { &p, p.alen == 16 };
-	__u32 lens = live.n_net_lens[walk.v6];
+	__u32 lens = live.kind_count[KIND_NET] && !decided(&v) ? live.n_net_lens[walk.v6] : 0;
 	if (lens > XDP_NET_LENS)
 		lens = XDP_NET_LENS;
 	if (lens)

@@ -59,6 +59,8 @@ struct xdp_params {
 
 /* Changed while the program runs (.bss): the prefix lengths the table's nets have, per family. */
 struct xdp_live {
+	__u32 kind_count[4];       /* entries held, by kind (addr 1, net 2, pair 3): a kind with none is not probed */
+	__u32 pass_count;          /* pass entries held: with none, the first dropping key decides */
 	__u32 n_net_lens[2];       /* [0] IPv4, [1] IPv6 */
 	__u8 net_lens[2][XDP_NET_LENS];
 	__u32 events_rate;         /* events a second at most */

@@ -167,6 +167,12 @@ static void net_length_out(struct xdpset *s, const uint8_t *key, size_t len)
 	__atomic_store_n(&live->n_net_lens[f], n - 1, __ATOMIC_RELEASE);
 }
 
+/* Pass entries held; a pass entry counts before it is in force, and after it is gone. */
+static void pass_count_change(struct xdpset *s, int by)
+{
+	__atomic_store_n(&s->mem.live->pass_count, s->mem.live->pass_count + (uint32_t)by, __ATOMIC_RELEASE);
+}
+
 static bool key_fits(enum entry_kind kind, size_t len)
 {
 	switch (kind) {
@@ -190,6 +196,8 @@ int xdpset_put(struct xdpset *s, enum entry_kind kind, const uint8_t *key, size_
 	struct hash128 h = xdpset_hash(s, kind, key, len);
 	struct xdp_slot *slot = find(s, h, kind, key, len, &free_slot);
 	if (slot) {
+		if (slot->action != action)
+			pass_count_change(s, action == XDP_ACTION_PASS ? 1 : -1);
 		__atomic_store_n(&slot->action, (uint8_t)action, __ATOMIC_RELEASE);
 		return 0;
 	}
@@ -210,6 +218,9 @@ int xdpset_put(struct xdpset *s, enum entry_kind kind, const uint8_t *key, size_
 	write_block(s, h, g);
 	if (kind == ENTRY_NET)
 		net_length_in(s, key, len);
+	__atomic_store_n(&s->mem.live->kind_count[kind], s->mem.live->kind_count[kind] + 1, __ATOMIC_RELEASE);
+	if (action == XDP_ACTION_PASS)
+		pass_count_change(s, 1);
 	s->count++;
 	return 0;
 }
@@ -223,10 +234,13 @@ bool xdpset_remove(struct xdpset *s, enum entry_kind kind, const uint8_t *key, s
 	if (slot == NULL)
 		return false;
 	__atomic_store_n(&slot->state, XDP_SLOT_GONE, __ATOMIC_RELEASE);
+	if (slot->action == XDP_ACTION_PASS)
+		pass_count_change(s, -1);
 	(void)counting_remove(s->counting, h, slot->group); /* counted when put: cannot fail */
 	write_block(s, h, slot->group);
 	if (kind == ENTRY_NET)
 		net_length_out(s, key, len);
+	__atomic_store_n(&s->mem.live->kind_count[kind], s->mem.live->kind_count[kind] - 1, __ATOMIC_RELEASE);
 	s->count--;
 	s->gone++;
 	return true;

@@ -27,6 +27,9 @@ struct matcher;
 /* A matcher as the daemon makes it by default, with signature windows of window bytes. */
 struct matcher *bench_matcher(unsigned window);
 
+/* benchxdp.c: bloomd's XDP program against a BPF hash map, an LPM trie and the bloom-filter map. */
+int bench_xdp(int argc, char **argv);
+
 /* bloombench control: bulk load through the control socket, and a rebuild under load. */
 int bench_control(int argc, char **argv);
 

@@ -38,3 +38,9 @@ BENCH_CLUSTER_SIGNED=1 "$(dirname "$0")/bench-cluster.sh" "$build"
 echo
 echo "== inline and workers: a flood through netfilter queues, against the kernel alone, and captured passively (as root)"
 "$(dirname "$0")/bench-inline.sh" "$build"
+
+echo
+echo "== XDP: bloomd's program per packet against a BPF hash map, an LPM trie and the kernel's bloom-filter map (as root)"
+"$build/bloombench" xdp --sizes 100000,1000000 --runs 5
+echo "-- end to end: a flood of listed sources dropped by XDP, by an nftables set, and inline"
+"$(dirname "$0")/bench-xdp.sh" "$build"
