@@ -68,8 +68,10 @@ struct config *config_defaults(void)
 	c->filemode = 0640;
 	c->socket = strdup("/run/bloomd/control.sock");
 	c->store_dir = strdup("/var/lib/bloomd");
+	c->xdp_pin_dir = strdup("/sys/fs/bpf/bloomd");
 	c->sensor_name = config_host_name();
-	if (c->events == NULL || c->sensor_name == NULL || c->socket == NULL || c->store_dir == NULL || lists_default(c) < 0 ||
+	if (c->events == NULL || c->sensor_name == NULL || c->socket == NULL || c->store_dir == NULL ||
+	    c->xdp_pin_dir == NULL || lists_default(c) < 0 ||
 	    config_cluster_defaults(c) < 0) {
 		config_free(c);
 		return NULL;
@@ -95,6 +97,7 @@ void config_free(struct config *c)
 	free(c->events);
 	free(c->pcap);
 	free(c->socket);
+	free(c->xdp_pin_dir);
 	free(c->group);
 	free(c->store_dir);
 	free(c->user);

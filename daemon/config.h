@@ -64,6 +64,8 @@ struct config {
 	bool xdp_mode;            /* mode = xdp: addresses dropped at interface's driver, the rest captured */
 	enum xdp_attach { XDP_ATTACH_AUTO, XDP_ATTACH_NATIVE, XDP_ATTACH_GENERIC } xdp_attach; /* xdp_mode = */
 	unsigned xdp_events_rate; /* events of XDP drops a second at most */
+	bool xdp_pin;             /* the program's link pinned: it stays, dropping, while bloomd is down */
+	char *xdp_pin_dir;        /* where (a bpf file system); the link is xdp_pin_dir/INTERFACE */
 	struct config_queues {
 		unsigned first, last;
 	} queue;                  /* queue = N or N-M */

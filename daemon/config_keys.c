@@ -102,6 +102,8 @@ static const struct config_key KEYS[] = {
 	{ "capture", "mode", KEY_CHOICE, FIELD(mode), NAMES("passive", "inline", "xdp"), RESTART },
 	{ "capture", "xdp_mode", KEY_CHOICE, FIELD(xdp_attach), NAMES("auto", "native", "generic"), RESTART },
 	{ "capture", "xdp_events_rate", KEY_UINT, FIELD(xdp_events_rate), .min = 0, .max = 1000000, RESTART },
+	{ "capture", "xdp_pin", KEY_BOOL, FIELD(xdp_pin), RESTART },
+	{ "capture", "xdp_pin_dir", KEY_PATH, FIELD(xdp_pin_dir), RESTART },
 	{ "capture", "queue", KEY_CUSTOM, FIELD(queue), .parse = read_queues, RESTART },
 	{ "capture", "fail_open", KEY_BOOL, FIELD(fail_open), RESTART },
 	{ "capture", "queue_maxlen", KEY_UINT, FIELD(queue_maxlen), .min = 0, .max = 1u << 24, RESTART },

@@ -54,6 +54,7 @@ struct service {
 	struct event *publisher;   /* changes without a client waiting reach the workers within PUBLISH_MS */
 	struct xdp *xdp;           /* [capture] mode = xdp, or NULL */
 	bool xdp_stale;            /* the lists' actions changed: every entry looked at again */
+	char xdp_pin_path[512];    /* [capture] xdp_pin_dir/interface */
 	struct log_limit xdp_errors_logged;
 	struct log_limit publish_errors_logged;
 	struct log_limit events_lost_logged;

@@ -164,6 +164,9 @@ int service_xdp_open(struct service *s, const char *interface)
 	struct acting acting = { s, 0 };
 	char err[512];
 
+	snprintf(s->xdp_pin_path, sizeof(s->xdp_pin_path), "%s/%s", c->xdp_pin_dir, interface);
+	o.pin_path = s->xdp_pin_path;
+	o.pin = c->xdp_pin;
 	matcher_foreach(s->matcher, 0, count_acting, &acting);
 	o.capacity = 2 * acting.n;
 	snprintf(s->queue_name, sizeof(s->queue_name), "%s", interface);
@@ -187,8 +190,12 @@ int service_xdp_attach(struct service *s)
 	if (warn[0])
 		log_warning("%s", warn);
 	xdp_counts(s->xdp, &n);
-	log_info("XDP on %s (%s): %llu address entries of dropping and pass lists dropped or exempted at the driver; "
-		 "the rest captured behind it", s->queue_name, xdp_attach_name(s->xdp), (unsigned long long)n.entries);
+	log_info("XDP on %s (%s%s): %llu address entries of dropping and pass lists dropped or exempted at the driver; "
+		 "the rest captured behind it", s->queue_name, xdp_attach_name(s->xdp),
+		 xdp_adopted(s->xdp) ? ", taken over from the link pinned there" : "", (unsigned long long)n.entries);
+	if (s->cfg->xdp_pin)
+		log_info("XDP: pinned at %s: the program stays attached, dropping, while bloomd is down (fail-closed; "
+			 "rm %s to let traffic through)", s->xdp_pin_path, s->xdp_pin_path);
 	return 0;
 }
 
@@ -212,8 +219,8 @@ json_t *service_xdp_stats(const struct service *s)
 	struct xdp_counts n;
 
 	xdp_counts(s->xdp, &n);
-	return json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "interface", s->queue_name, "mode",
-			 xdp_attach_name(s->xdp), "passed", (json_int_t)n.passed, "dropped", (json_int_t)n.dropped,
+	return json_pack("{s:s,s:s,s:b,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "interface", s->queue_name, "mode",
+			 xdp_attach_name(s->xdp), "pinned", s->cfg->xdp_pin, "passed", (json_int_t)n.passed, "dropped", (json_int_t)n.dropped,
 			 "exempted", (json_int_t)n.exempted, "events_suppressed", (json_int_t)n.events_suppressed,
 			 "entries", (json_int_t)n.entries, "capacity", (json_int_t)n.capacity, "generations",
 			 (json_int_t)n.generations, "filter_bytes", (json_int_t)n.filter_bytes, "table_bytes",

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -42,6 +43,7 @@ struct xdp {
 	struct generation *gen;
 	int link_fd;               /* -1: not attached */
 	bool native;
+	bool adopted;              /* the link was a pinned one, taken over */
 	uint64_t generations;
 };
 
@@ -194,7 +196,7 @@ void xdp_close(struct xdp *x)
 	if (x == NULL)
 		return;
 	if (x->link_fd >= 0)
-		close(x->link_fd); /* the kernel detaches the program */
+		close(x->link_fd); /* the kernel detaches the program, unless the link is pinned */
 	if (x->ring_event)
 		event_free(x->ring_event);
 	ring_buffer__free(x->ring);
@@ -214,13 +216,39 @@ static int link_to(struct xdp *x, unsigned flags)
 	return x->link_fd;
 }
 
-int xdp_attach(struct xdp *x, char *warn, size_t warnlen, char *err, size_t errlen)
+/* The link pinned at pin_path, its program replaced by ours: 1; 0: none there; -1 with a message. */
+static int adopt_pinned(struct xdp *x, char *err, size_t errlen)
 {
-	error_set(warn, warnlen, "%s", "");
-	if (x->o.attach != XDP_ATTACH_GENERIC && link_to(x, XDP_FLAGS_DRV_MODE) >= 0) {
-		x->native = true;
-		return 0;
+	struct bpf_link_info info = { 0 };
+	uint32_t len = sizeof(info);
+	int fd = x->o.pin_path ? bpf_obj_get(x->o.pin_path) : -1;
+
+	if (fd < 0)
+		return 0; /* nothing pinned (or no bpffs there): a new link */
+	if (bpf_obj_get_info_by_fd(fd, &info, &len) < 0 || info.type != BPF_LINK_TYPE_XDP ||
+	    info.xdp.ifindex != x->ifindex) {
+		error_set(err, errlen, "XDP: %s is not an XDP link on %s: remove it, or give xdp_pin_dir another place",
+			  x->o.pin_path, x->o.interface);
+		close(fd);
+		return -1;
 	}
+	if (bpf_link_update(fd, bpf_program__fd(x->gen->skel->progs.bloomd_xdp), NULL) < 0) {
+		error_set(err, errlen, "XDP: cannot take over the program pinned at %s: %s", x->o.pin_path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	x->link_fd = fd;
+	if (!x->o.pin && unlink(x->o.pin_path) < 0) {
+		error_set(err, errlen, "XDP: cannot unpin %s (xdp_pin = no): %s", x->o.pin_path, strerror(errno));
+		return -1;
+	}
+	return 1;
+}
+
+static int attach_new(struct xdp *x, char *warn, size_t warnlen, char *err, size_t errlen)
+{
+	if (x->o.attach != XDP_ATTACH_GENERIC && link_to(x, XDP_FLAGS_DRV_MODE) >= 0)
+		return 0;
 	int native_errno = errno;
 	if (x->o.attach == XDP_ATTACH_NATIVE) {
 		error_set(err, errlen, "XDP: cannot attach in native mode to %s: %s", x->o.interface, strerror(native_errno));
@@ -234,6 +262,44 @@ int xdp_attach(struct xdp *x, char *warn, size_t warnlen, char *err, size_t errl
 		error_set(warn, warnlen, "XDP: %s takes no native program (%s): attached in generic mode, which drops later and costs more",
 			  x->o.interface, strerror(native_errno));
 	return 0;
+}
+
+/* The link pinned at pin_path (its directory made first): it, and the program, outlive bloomd. */
+static int pin_link(struct xdp *x, char *err, size_t errlen)
+{
+	char dir[512];
+	const char *slash = strrchr(x->o.pin_path, '/');
+
+	if (slash && slash > x->o.pin_path) {
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - x->o.pin_path), x->o.pin_path);
+		(void)mkdir(dir, 0700); /* bpffs makes directories; a failure shows in the pin */
+	}
+	if (bpf_obj_pin(x->link_fd, x->o.pin_path) < 0) {
+		error_set(err, errlen, "XDP: cannot pin the program at %s (xdp_pin = yes; is a bpf file system mounted there?): %s",
+			  x->o.pin_path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+int xdp_attach(struct xdp *x, char *warn, size_t warnlen, char *err, size_t errlen)
+{
+	LIBBPF_OPTS(bpf_xdp_query_opts, q);
+	int adopted = adopt_pinned(x, err, errlen);
+
+	error_set(warn, warnlen, "%s", "");
+	if (adopted < 0 || (adopted == 0 && attach_new(x, warn, warnlen, err, errlen) < 0))
+		return -1;
+	if (adopted == 0 && x->o.pin && pin_link(x, err, errlen) < 0)
+		return -1;
+	x->adopted = adopted == 1;
+	x->native = bpf_xdp_query((int)x->ifindex, 0, &q) == 0 && q.attach_mode == XDP_ATTACHED_DRV;
+	return 0;
+}
+
+bool xdp_adopted(const struct xdp *x)
+{
+	return x->adopted;
 }
 
 const char *xdp_attach_name(const struct xdp *x)

@@ -34,6 +34,8 @@ struct xdp_options {
 	double bits_per_entry;
 	uint64_t capacity;         /* entries the first generation is sized for */
 	bool probe_only;           /* tests: drop on the filter's word for the source address alone */
+	const char *pin_path;      /* where a pinned link is (bpffs), or NULL: never look */
+	bool pin;                  /* pin the link there: the program outlives bloomd */
 };
 
 /* A dropped packet's event, as the program sent it. */
@@ -51,10 +53,16 @@ void xdp_close(struct xdp *x);
 /*
  * Attach to the interface: native (in the driver) or generic; auto tries
  * native and, failing, takes generic with the reason in warn (else warn is
- * ""). -1 with a message.
+ * ""). A link pinned at pin_path (a bloomd before this one, with pin) is
+ * taken over instead, its program replaced by this one in one step, so the
+ * listed addresses stay dropped across the restart; without pin it is then
+ * unpinned, and goes with this process. With pin a new link is pinned
+ * there. -1 with a message.
  */
 int xdp_attach(struct xdp *x, char *warn, size_t warnlen, char *err, size_t errlen);
-/* "native" or "generic" once attached, else "detached". */
+/* Whether xdp_attach took over a pinned link. */
+bool xdp_adopted(const struct xdp *x);
+/* "native" or "generic" once attached (as the kernel says), else "detached". */
 const char *xdp_attach_name(const struct xdp *x);
 
 /* As xdpset_put, growing into a new generation when the set is full or due; -1 with a message. */

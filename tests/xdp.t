@@ -5,10 +5,11 @@
 # capture behind it still alerts on a signature; an add is in force when acknowledged, a delete
 # too; entries added under traffic grow the program into a larger one, swapped in with no
 # listed packet passing (bloomd runs as nobody by then, with CAP_BPF, CAP_PERFMON and
-# CAP_NET_ADMIN alone); a rebuild likewise; kill -9 detaches it and traffic flows.
+# CAP_NET_ADMIN alone); a rebuild likewise; kill -9 detaches it and traffic flows; with
+# xdp_pin it stays, dropping, and the next bloomd takes it over.
 . "$(dirname "$0")/tap.sh"
 . "$(dirname "$0")/netns.sh"
-plan 24
+plan 30
 [ "$(id -u)" -eq 0 ] || skip_all "needs root (network namespaces, BPF)"
 command -v socat >/dev/null || skip_all "no socat"
 tmp=$(mktemp -d)
@@ -51,12 +52,13 @@ addr fd77::3
 L
 printf 'addr 10.77.0.5\n' > mine.list
 printf 'sig "EVIL-PAYLOAD"\n' > evil.list
-conf() { # conf XDP_MODE
+conf() { # conf XDP_MODE [MORE [capture] LINES]
 	cat > bloomd.conf <<C
 [capture]
 mode = xdp
 interface = veth-b$$
 xdp_mode = $1
+${2:-}
 [list bad]
 file = $tmp/bad.list
 [list mine]
@@ -157,6 +159,38 @@ ip -n $b link show veth-b$$ | grep -q 'prog/xdp'; is $? 1 "after kill -9 the pro
 send 3 "after-kill 1"
 wait_for '[ "$(arrived after-kill)" -ge 1 ]'
 is "$(arrived after-kill)" 1 "and the listed address gets through (fail-open)"
+
+# xdp_pin, on a bpf file system of the test's own: the program outlives bloomd (fail-closed).
+mkdir bpffs
+if mount -t bpf bpf "$tmp/bpffs" 2>/dev/null; then
+	trap '[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null; pkill -P $$ socat 2>/dev/null; ip netns del $a 2>/dev/null; ip netns del $b 2>/dev/null; umount "$tmp/bpffs" 2>/dev/null; rm -rf "$tmp"' EXIT
+	conf native "$(printf 'xdp_pin = yes\nxdp_pin_dir = %s/bpffs/bloomd' "$tmp")"
+	up bloomd.conf && [ -e bpffs/bloomd/veth-b$$ ] && [ "$(C --json stats | jq .stats.xdp.pinned)" = true ]
+	ok $? "xdp_pin = yes: the program's link is pinned in the bpf file system"
+	kill -9 $pid; wait $pid 2>/dev/null; pid=
+	sleep 0.2
+	send 3 "pinned-listed 1"
+	send 1 "pinned-clean 1"
+	wait_for '[ "$(arrived pinned-clean)" -ge 1 ]'
+	ip -n $b link show veth-b$$ | grep -q 'prog/xdp' && [ "$(arrived pinned-listed)/$(arrived pinned-clean)" = 0/1 ]
+	ok $? "after kill -9 the pinned program stays and still drops the listed address (fail-closed)"
+	up bloomd.conf && grep -q 'taken over from the link pinned there' err
+	ok $? "a new bloomd takes the pinned link over"
+	C add "addr 10.77.0.1" >/dev/null
+	send 1 "pinned-added 1"
+	sleep 0.3
+	is "$(arrived pinned-added)" 0 "its program is the one in force: an add is dropped at once"
+	C del "addr 10.77.0.1" >/dev/null
+	conf native "$(printf 'xdp_pin = no\nxdp_pin_dir = %s/bpffs/bloomd' "$tmp")"
+	kill $pid; wait $pid 2>/dev/null; pid=
+	up bloomd.conf && [ ! -e bpffs/bloomd/veth-b$$ ]
+	ok $? "xdp_pin = no: the pinned link is taken over and unpinned"
+	kill -9 $pid; wait $pid 2>/dev/null; pid=
+	for _ in $(seq 100); do ip -n $b link show veth-b$$ | grep -q 'prog/xdp' || break; sleep 0.05; done
+	ip -n $b link show veth-b$$ | grep -q 'prog/xdp'; is $? 1 "and goes with bloomd again"
+else
+	skip 6 "cannot mount a bpf file system here"
+fi
 
 conf generic
 up bloomd.conf; ok $? "bloomd starts in generic mode"
