@@ -99,7 +99,7 @@ $(CORE_LIB): $(CORE_OBJ)
 # (bpftool), so nothing is installed beside it. The kernel's headers come from linux-libc-dev.
 BPF_CLANG  ?= clang
 BPF_CFLAGS  = -O2 -g -Wall -Werror -target bpf -Idaemon -I/usr/include/$(shell $(CC) -print-multiarch 2>/dev/null)
-$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c daemon/xdp_layout.h
+$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c bpf/xdp_parse.h daemon/xdp_layout.h
 	@command -v $(BPF_CLANG) >/dev/null || { echo "missing clang (compiles the XDP program): run 'make deps' first" >&2; exit 1; }
 	@mkdir -p $(dir $@)
 	$(BPF_CLANG) $(BPF_CFLAGS) -c $< -o $@

@@ -12,10 +12,9 @@
  */
 
 #include <linux/bpf.h>
-#include <linux/if_ether.h>
-#include <linux/ip.h>
-#include <linux/ipv6.h>
 #include <bpf/bpf_helpers.h>
+
+#include "xdp_parse.h"
 
 struct addr16 {
 	__u8 b[16];
@@ -116,50 +115,26 @@ int bench_front(struct xdp_md *ctx)
 	return XDP_ABORTED;
 }
 
+/* The frame's two addresses, as bloomd's program reads them (xdp_parse.h). */
 struct ends {
 	int v6;
 	__u32 s4, d4;
 	struct addr16 s6, d6;
 };
 
-/* As bloomd's program parses: Ethernet, VLAN tags, IPv4 or IPv6. */
 static __always_inline int parse(struct xdp_md *ctx, struct ends *e)
 {
-	void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
-	struct ethhdr *eth = data;
-	__u64 off = sizeof(*eth);
+	__u8 addr[2][16] = {};
+	__u32 alen = 0;
 
-	if ((void *)(eth + 1) > end)
+	if (!xdp_parse_addresses(ctx, addr, &alen))
 		return 0;
-	__u16 proto = eth->h_proto;
-	for (int i = 0; i < 2; i++) {
-		if (proto != __builtin_bswap16(ETH_P_8021Q) && proto != __builtin_bswap16(ETH_P_8021AD))
-			break;
-		__u16 *tag = data + off;
-		if ((void *)(tag + 2) > end)
-			return 0;
-		proto = tag[1];
-		off += 4;
-	}
-	if (proto == __builtin_bswap16(ETH_P_IP)) {
-		struct iphdr *ip = data + off;
-		if ((void *)(ip + 1) > end)
-			return 0;
-		e->v6 = 0;
-		e->s4 = ip->saddr;
-		e->d4 = ip->daddr;
-		return 1;
-	}
-	if (proto == __builtin_bswap16(ETH_P_IPV6)) {
-		struct ipv6hdr *ip6 = data + off;
-		if ((void *)(ip6 + 1) > end)
-			return 0;
-		e->v6 = 1;
-		__builtin_memcpy(&e->s6, &ip6->saddr, 16);
-		__builtin_memcpy(&e->d6, &ip6->daddr, 16);
-		return 1;
-	}
-	return 0;
+	e->v6 = alen == 16;
+	__builtin_memcpy(&e->s4, addr[0], 4);
+	__builtin_memcpy(&e->d4, addr[1], 4);
+	__builtin_memcpy(&e->s6, addr[0], 16);
+	__builtin_memcpy(&e->d6, addr[1], 16);
+	return 1;
 }
 
 SEC("xdp")

@@ -12,12 +12,10 @@
  */
 
 #include <linux/bpf.h>
-#include <linux/if_ether.h>
-#include <linux/ip.h>
-#include <linux/ipv6.h>
 #include <bpf/bpf_helpers.h>
 
 #include "xdp_layout.h"
+#include "xdp_parse.h"
 
 /* entry.h's kinds: each is a domain of the secret. */
 #define KIND_ADDR 1
@@ -381,46 +379,6 @@ static __always_inline void send_event(struct xdp_md *ctx, const struct verdict 
 	bpf_ringbuf_submit(e, 0);
 }
 
-/* Ethernet, up to two VLAN tags, then IPv4 or IPv6: the addresses into p; 0 if not IP. */
-static __always_inline int parse(struct xdp_md *ctx, struct packet *p)
-{
-	void *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;
-	struct ethhdr *eth = data;
-	__u64 off = sizeof(*eth);
-
-	if ((void *)(eth + 1) > end)
-		return 0;
-	__u16 proto = eth->h_proto;
-	for (int i = 0; i < 2; i++) {
-		if (proto != __builtin_bswap16(ETH_P_8021Q) && proto != __builtin_bswap16(ETH_P_8021AD))
-			break;
-		__u16 *tag = data + off;
-		if ((void *)(tag + 2) > end)
-			return 0;
-		proto = tag[1];
-		off += 4;
-	}
-	if (proto == __builtin_bswap16(ETH_P_IP)) {
-		struct iphdr *ip = data + off;
-		if ((void *)(ip + 1) > end)
-			return 0;
-		p->alen = 4;
-		__builtin_memcpy(p->addr[0], &ip->saddr, 4);
-		__builtin_memcpy(p->addr[1], &ip->daddr, 4);
-		return 1;
-	}
-	if (proto == __builtin_bswap16(ETH_P_IPV6)) {
-		struct ipv6hdr *ip6 = data + off;
-		if ((void *)(ip6 + 1) > end)
-			return 0;
-		p->alen = 16;
-		__builtin_memcpy(p->addr[0], &ip6->saddr, 16);
-		__builtin_memcpy(p->addr[1], &ip6->daddr, 16);
-		return 1;
-	}
-	return 0;
-}
-
 static __always_inline void addr_key(struct key *k, const __u8 *addr, __u32 alen)
 {
 	k->w[0] = k->w[1] = k->w[2] = k->w[3] = 0;
@@ -469,7 +427,7 @@ int bloomd_xdp(struct xdp_md *ctx)
 	struct verdict v = { 0 };
 	struct packet p = { .v = &v };
 
-	if (!parse(ctx, &p)) {
+	if (!xdp_parse_addresses(ctx, p.addr, &p.alen)) {
 		count(XDP_PASSED);
 		return XDP_PASS;
 	}

@@ -122,12 +122,13 @@ int service_record_changes(struct service *s);
 /*
  * service_xdp.c: the changes recorded since the last publish made to the
  * XDP set (every entry again when the log cannot say which, or the lists'
- * actions changed); the program detached and freed; its statistics.
+ * actions changed); its statistics.
  */
 void service_xdp_sync(struct service *s);
 /* The program loaded and filled (-1 logged); then attached, once the changes are recorded. */
 int service_xdp_open(struct service *s, const char *interface);
 int service_xdp_attach(struct service *s);
+/* service_sources.c: the XDP program detached (unless pinned) and freed. */
 void service_stop_xdp(struct service *s);
 json_t *service_xdp_stats(const struct service *s);
 

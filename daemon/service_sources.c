@@ -13,6 +13,7 @@
 #include "packet.h"
 #include "service_internal.h"
 #include "stats.h"
+#include "xdp.h"
 
 /* ---- sources ---- */
 
@@ -358,14 +359,11 @@ int service_run_workers(struct service *s)
 	return 0;
 }
 
-void service_stop_workers(struct service *s)
+/* No more changes recorded: once neither the workers' copy nor the XDP set follows them. */
+static void stop_recording(struct service *s)
 {
-	workers_stop(s->workers);
-	s->workers = NULL;
-	matcher_free(s->replica);
-	s->replica = NULL;
-	if (s->xdp)
-		return; /* its set still follows the changes */
+	if (s->workers || s->xdp)
+		return;
 	if (s->publisher)
 		event_free(s->publisher);
 	s->publisher = NULL;
@@ -373,6 +371,22 @@ void service_stop_workers(struct service *s)
 		matcher_record(s->matcher, NULL);
 	match_log_free(s->changes);
 	s->changes = NULL;
+}
+
+void service_stop_workers(struct service *s)
+{
+	workers_stop(s->workers);
+	s->workers = NULL;
+	matcher_free(s->replica);
+	s->replica = NULL;
+	stop_recording(s);
+}
+
+void service_stop_xdp(struct service *s)
+{
+	xdp_close(s->xdp); /* the link closed: the kernel detaches the program (unless it is pinned) */
+	s->xdp = NULL;
+	stop_recording(s);
 }
 
 int service_capture_live(struct service *s, const char *interface)

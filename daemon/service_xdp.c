@@ -199,21 +199,6 @@ int service_xdp_attach(struct service *s)
 	return 0;
 }
 
-void service_stop_xdp(struct service *s)
-{
-	if (s->xdp == NULL)
-		return;
-	xdp_close(s->xdp); /* the link closed: the kernel detaches the program */
-	s->xdp = NULL;
-	if (s->publisher)
-		event_free(s->publisher);
-	s->publisher = NULL;
-	if (s->matcher)
-		matcher_record(s->matcher, NULL);
-	match_log_free(s->changes);
-	s->changes = NULL;
-}
-
 json_t *service_xdp_stats(const struct service *s)
 {
 	struct xdp_counts n;

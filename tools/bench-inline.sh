@@ -16,24 +16,8 @@ set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
 runs=${BENCH_INLINE_RUNS:-3}
 seconds=${BENCH_INLINE_SECONDS:-3}
-[ "$(id -u)" -eq 0 ] || { echo "bench-inline: skipped: needs root (network namespaces, queues)"; exit 0; }
-tmp=$(mktemp -d)
-a=bbench-a$$ b=bbench-b$$
-pid=
-cleanup() {
-	[ -n "$pid" ] && kill "$pid" 2>/dev/null || true
-	ip netns del $a 2>/dev/null || true
-	ip netns del $b 2>/dev/null || true
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-ip netns add $a && ip netns add $b
-ip link add va$$ netns $a type veth peer name vb$$ netns $b
-sources=()
-for i in $(seq 10 17); do ip -n $a addr add 10.78.0.$i/24 dev va$$; sources+=(10.78.0.$i); done
-ip -n $b addr add 10.78.0.2/24 dev vb$$
-ip -n $a link set va$$ up && ip -n $b link set vb$$ up
-B() { ip netns exec $b "$@"; }
+NAME=bench-inline NET=10.78.0
+. "$(dirname "$0")/bench-netns.sh"
 
 # Datagrams that reached UDP in b: delivered, or to no port (nothing listens).
 reached() { B awk '/^Udp: [0-9]/ { print $2 + $3 }' /proc/net/snmp; }

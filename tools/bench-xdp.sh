@@ -13,26 +13,10 @@ set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
 runs=${BENCH_XDP_RUNS:-3}
 seconds=${BENCH_XDP_SECONDS:-3}
-[ "$(id -u)" -eq 0 ] || { echo "bench-xdp: skipped: needs root (network namespaces, BPF)"; exit 0; }
-tmp=$(mktemp -d)
-a=bxdp-a$$ b=bxdp-b$$
-pid=
-cleanup() {
-	[ -n "$pid" ] && kill "$pid" 2>/dev/null || true
-	ip netns del $a 2>/dev/null || true
-	ip netns del $b 2>/dev/null || true
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-ip netns add $a && ip netns add $b
-ip link add va$$ netns $a type veth peer name vb$$ netns $b
-sources=()
-for i in $(seq 10 17); do ip -n $a addr add 10.79.0.$i/24 dev va$$; sources+=(10.79.0.$i); done
-ip -n $b addr add 10.79.0.2/24 dev vb$$
-ip -n $a link set va$$ up && ip -n $b link set vb$$ up
+NAME=bench-xdp NET=10.79.0
+. "$(dirname "$0")/bench-netns.sh"
 # No ARP from the listed sources: b's address is known to a beforehand.
 ip -n $a neigh replace 10.79.0.2 lladdr "$(ip -n $b -br link show vb$$ | awk '{ print $3 }')" dev va$$ nud permanent
-B() { ip netns exec $b "$@"; }
 addresses() {
 	awk 'BEGIN { for (i = 0; i < 100000; i++) printf "%d.%d.%d.%d\n", 100 + int(i / 65536), int(i / 256) % 256, i % 256, 7 }'
 	printf '%s\n' "${sources[@]}"
