@@ -1,6 +1,7 @@
 /* benchxdp.c - bloomd's XDP program against BPF peers, per packet through BPF_PROG_TEST_RUN. */
 #include <errno.h>
 #include <getopt.h>
+#include <glob.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,7 +28,8 @@
  * into the source address and tail-calls the program under test), the
  * median of --runs such runs with their spread. Every program looks up the
  * source and the destination address; bloomd's also holds its entries'
- * table (the confirmation), the peers' only the keys.
+ * table (the confirmation), the peers' only the keys; xdp-filter is
+ * xdp-tools' own program, its maps raised from 10,000 to the size.
  */
 
 #define BLOOM_HASHES 7             /* the kernel map's, for about 1% at 10 bits a key */
@@ -153,9 +155,68 @@ static int fill(struct xdp_bench *skel, struct xdp *x, const struct bench_keys *
 	return 0;
 }
 
-static const char *const PROGRAMS[] = { "bloomd", "hash map", "LPM trie", "bloom map", "parse floor" };
+/*
+ * xdp-filter (xdp-tools) as Debian ships it: its allow-mode IP program, whose
+ * per-CPU hash maps of addresses (10,000 as shipped) are raised to n and
+ * not pinned. NULL (the reason in err) where xdp-tools is not installed.
+ */
+#define XDPFILT_FLAG_SRC 1 /* xdp-filter's MAP_FLAG_SRC and MAP_FLAG_DST */
+#define XDPFILT_FLAG_DST 2
 
-static int program_fd(const struct xdp_bench *skel, const struct xdp *x, unsigned p)
+static struct bpf_object *xdp_filter_load(uint64_t n, char *err, size_t errlen)
+{
+	glob_t g;
+	struct bpf_object *obj = NULL;
+	struct bpf_map *map;
+
+	if (glob("/usr/lib/*/bpf/xdpfilt_alw_ip.o", 0, NULL, &g) != 0 &&
+	    glob("/usr/lib/bpf/xdpfilt_alw_ip.o", 0, NULL, &g) != 0) {
+		snprintf(err, errlen, "no xdpfilt_alw_ip.o (xdp-tools)");
+		return NULL;
+	}
+	obj = bpf_object__open_file(g.gl_pathv[0], NULL);
+	globfree(&g);
+	if (obj == NULL) {
+		snprintf(err, errlen, "cannot open xdp-filter's program: %s", strerror(errno));
+		return NULL;
+	}
+	bpf_object__for_each_map(map, obj) {
+		bpf_map__set_pin_path(map, NULL);
+		if (strcmp(bpf_map__name(map), "filter_ipv4") == 0 || strcmp(bpf_map__name(map), "filter_ipv6") == 0)
+			bpf_map__set_max_entries(map, (uint32_t)n);
+	}
+	int rc = bpf_object__load(obj);
+	if (rc < 0) {
+		snprintf(err, errlen, "the kernel refused xdp-filter's program: %s", strerror(-rc));
+		bpf_object__close(obj);
+		return NULL;
+	}
+	return obj;
+}
+
+/* Its map of family holding the keys, for source and destination alike. */
+static int xdp_filter_fill(struct bpf_object *obj, const struct bench_keys *k, int family, char *err, size_t errlen)
+{
+	int ncpus = libbpf_num_possible_cpus();
+	uint64_t *flags = calloc((size_t)(ncpus > 0 ? ncpus : 1), sizeof(uint64_t));
+	int fd = bpf_object__find_map_fd_by_name(obj, family == 4 ? "filter_ipv4" : "filter_ipv6");
+
+	for (int c = 0; flags && c < ncpus; c++)
+		flags[c] = XDPFILT_FLAG_SRC | XDPFILT_FLAG_DST;
+	for (uint64_t i = 0; flags && fd >= 0 && i < k->n; i++)
+		if (bpf_map_update_elem(fd, k->present[i], flags, BPF_ANY) < 0) {
+			snprintf(err, errlen, "cannot fill xdp-filter's map: %s", strerror(errno));
+			free(flags);
+			return -1;
+		}
+	free(flags);
+	return fd >= 0 ? 0 : -1;
+}
+
+static const char *const PROGRAMS[] = { "bloomd", "hash map", "LPM trie", "bloom map", "xdp-filter", "parse floor" };
+#define NPROGRAMS 6
+
+static int program_fd(const struct xdp_bench *skel, const struct xdp *x, struct bpf_object *xdp_filter, unsigned p)
 {
 	switch (p) {
 	case 0:
@@ -166,6 +227,8 @@ static int program_fd(const struct xdp_bench *skel, const struct xdp *x, unsigne
 		return bpf_program__fd(skel->progs.peer_lpm);
 	case 3:
 		return bpf_program__fd(skel->progs.peer_bloom);
+	case 4:
+		return xdp_filter ? bpf_program__fd(bpf_object__next_program(xdp_filter, NULL)) : -1;
 	default:
 		return bpf_program__fd(skel->progs.peer_floor);
 	}
@@ -178,6 +241,7 @@ static int bench_size(uint64_t n, int family, const struct xdp_opts *o, char *er
 	struct xdp_options xo = { .events_rate = 0, .choices = 2, .bits_per_entry = 16, .capacity = n };
 	struct xdp *x = NULL;
 	struct bench_run br = { .family = family };
+	struct bpf_object *xdp_filter = NULL;
 	int rc = -1;
 
 	rng_seed(&r, 0xbe7c4 + n + (uint64_t)family);
@@ -195,17 +259,30 @@ static int bench_size(uint64_t n, int family, const struct xdp_opts *o, char *er
 		snprintf(err, errlen, "cannot map the keys: %s", strerror(errno));
 		goto out;
 	}
-	double absent[5][3], present[5][3];
-	for (unsigned p = 0; p < 5; p++) {
-		measure(&br, program_fd(br.skel, x, p), (const uint8_t(*)[16])k.absent, n, o, &absent[p][0], &absent[p][1], &absent[p][2]);
-		measure(&br, program_fd(br.skel, x, p), (const uint8_t(*)[16])k.present, n, o, &present[p][0], &present[p][1], &present[p][2]);
+	char why[256] = "";
+	xdp_filter = xdp_filter_load(n, why, sizeof(why));
+	if (xdp_filter && xdp_filter_fill(xdp_filter, &k, family, why, sizeof(why)) < 0) {
+		bpf_object__close(xdp_filter);
+		xdp_filter = NULL;
 	}
-	for (unsigned p = 0; p < 5; p++)
-		printf("%-12s IPv%d %8llu  %7.1f [%5.1f-%5.1f]  %5.2fx  %7.1f [%5.1f-%5.1f]  %5.2fx\n", PROGRAMS[p], family,
+	double absent[NPROGRAMS][3], present[NPROGRAMS][3];
+	for (unsigned p = 0; p < NPROGRAMS; p++) {
+		int fd = program_fd(br.skel, x, xdp_filter, p);
+		if (fd < 0)
+			continue;
+		measure(&br, fd, (const uint8_t(*)[16])k.absent, n, o, &absent[p][0], &absent[p][1], &absent[p][2]);
+		measure(&br, fd, (const uint8_t(*)[16])k.present, n, o, &present[p][0], &present[p][1], &present[p][2]);
+	}
+	for (unsigned p = 0; p < NPROGRAMS; p++)
+		if (program_fd(br.skel, x, xdp_filter, p) < 0)
+			printf("%-12s IPv%d %8llu  skipped: %s\n", PROGRAMS[p], family, (unsigned long long)n, why);
+		else
+			printf("%-12s IPv%d %8llu  %7.1f [%5.1f-%5.1f]  %5.2fx  %7.1f [%5.1f-%5.1f]  %5.2fx\n", PROGRAMS[p], family,
 		       (unsigned long long)n, absent[p][0], absent[p][1], absent[p][2], absent[p][0] / absent[1][0],
 		       present[p][0], present[p][1], present[p][2], present[p][0] / present[1][0]);
 	rc = 0;
 out:
+	bpf_object__close(xdp_filter);
 	if (br.keys)
 		munmap(br.keys, br.keys_len);
 	xdp_bench__destroy(br.skel);

@@ -8,15 +8,16 @@
 # Installs only what is missing; needs root (or sudo) when something is.
 set -euo pipefail
 
+# clang compiles the XDP program to BPF, bpftool makes its skeleton (libbpf).
 build=(make gcc libc6-dev pkg-config jq libxxhash-dev libjansson-dev libpcap-dev libevent-dev
        libinih-dev libsystemd-dev libcap-dev libcurl4-openssl-dev nettle-dev libhiredis-dev libnetfilter-queue-dev libnftables-dev liburcu-dev
        libbpf-dev bpftool clang linux-libc-dev)
-# clang compiles the XDP program to BPF, bpftool makes its skeleton (libbpf).
 # systemd-analyze checks the unit, whose ExecReload needs /bin/kill (procps).
 test=("${build[@]}" perl iproute2 groff-base man-db socat libcmocka-dev clang libclang-rt-dev
       systemd procps logrotate python3-jsonschema redis-server iptables nftables openssl)
-# g++ and Boost 1.81 build the filter peers (Boost.Bloom, vendored in third_party/, needs the rest of Boost).
-bench=("${build[@]}" libbloom-dev redis-server bc iproute2 nftables iptables g++ libboost1.81-dev)
+# g++ and Boost 1.81 build the filter peers (Boost.Bloom, vendored in third_party/, needs the rest of Boost);
+# xdp-tools ships xdp-filter, a peer of the XDP program.
+bench=("${build[@]}" libbloom-dev redis-server bc iproute2 nftables iptables g++ libboost1.81-dev xdp-tools)
 cluster=("${build[@]}" redis-server)
 # Hyperscan is built for amd64 only.
 [ "$(dpkg --print-architecture)" = amd64 ] && bench+=(libhyperscan-dev)
