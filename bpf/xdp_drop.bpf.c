@@ -43,9 +43,17 @@ struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_MMAPABLE);
 	__type(key, __u32);
-	__type(value, struct xdp_slot);
+	__type(value, struct xdp_bucket);
 	__uint(max_entries, 1);    /* set at load */
 } table SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct xdp_long_key);
+	__uint(max_entries, 1);    /* set at load */
+} long_keys SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -236,20 +244,43 @@ struct key {
 	__u8 kind, len;
 };
 
-/* The action of the table's entry for k (hash h), or 0. */
-static __always_inline int table_action(const struct key *k, struct h128 h)
+/* Whether slot s holds k (hash h): the whole key compared, in the slot or in the long keys. */
+static __always_inline int slot_holds(const struct xdp_slot *s, const struct key *k, struct h128 h)
 {
+	if (*(volatile __u8 *)&s->state != XDP_SLOT_FULL || s->tag != (__u32)(h.lo >> 32) || s->kind != k->kind ||
+	    s->len != k->len)
+		return 0;
+	if (k->len <= XDP_KEY_INLINE)
+		return s->key == k->w[0];
+	__u32 index = (__u32)s->key;
+	struct xdp_long_key *lk = bpf_map_lookup_elem(&long_keys, &index);
+	return lk && lk->w[0] == k->w[0] && lk->w[1] == k->w[1] && lk->w[2] == k->w[2] && lk->w[3] == k->w[3];
+}
+
+/*
+ * The action of the table's entry for k (hash lo, hi), or 0: xdpset_bucket's
+ * probes, slot by slot. A global function: the verifier checks it once, not
+ * once for every kind of key that calls it.
+ */
+__noinline int table_action(const struct key *k, __u64 lo, __u64 hi)
+{
+	struct h128 h = { lo, hi };
+
+	if (!k)
+		return 0;
 	for (__u32 p = 0; p < XDP_TABLE_PROBES; p++) {
-		__u32 index = (__u32)(h.hi + p * ((h.lo >> 32) | 1)) & params.table_mask;
-		struct xdp_slot *s = bpf_map_lookup_elem(&table, &index);
-		if (!s)
+		__u32 x = (__u32)(h.hi >> 32) + p * ((__u32)h.lo | 1);
+		__u32 index = (__u32)(((__u64)x * params.nbuckets) >> 32);
+		struct xdp_bucket *b = bpf_map_lookup_elem(&table, &index);
+		if (!b)
 			return 0;
-		__u8 state = *(volatile __u8 *)&s->state;
-		if (state == XDP_SLOT_EMPTY)
-			return 0;
-		if (state == XDP_SLOT_FULL && s->tag == h.lo && s->kind == k->kind && s->len == k->len &&
-		    s->key[0] == k->w[0] && s->key[1] == k->w[1] && s->key[2] == k->w[2] && s->key[3] == k->w[3])
-			return s->action;
+		for (int i = 0; i < XDP_BUCKET_SLOTS; i++) {
+			struct xdp_slot *s = &b->slot[i];
+			if (*(volatile __u8 *)&s->state == XDP_SLOT_EMPTY)
+				return 0;
+			if (slot_holds(s, k, h))
+				return XDP_SLOT_ACTION(s->flags);
+		}
 	}
 	return 0;
 }
@@ -264,7 +295,7 @@ static __always_inline void check_key(struct verdict *v, const struct key *k, st
 {
 	if (!filter_says(h))
 		return;
-	int action = table_action(k, h);
+	int action = table_action(k, h.lo, h.hi);
 	if ((action & XDP_ACTION_DROP) && !(v->actions & XDP_ACTION_DROP))
 		v->drop_key = *k;
 	v->actions |= action;
@@ -306,29 +337,6 @@ static __always_inline void net_key(struct key *k, const __u8 *addr, __u32 alen,
 		k->w[2] &= 0xff;
 	k->kind = KIND_NET;
 	k->len = 1 + alen;
-}
-
-struct net_walk {
-	struct packet *p;
-	int v6;
-};
-
-static long check_net_len(__u32 i, void *arg)
-{
-	struct net_walk *walk = arg;
-	struct packet *p = walk->p;
-	struct key k;
-
-	if (i >= XDP_NET_LENS)
-		return 1;
-	__u32 plen = live.net_lens[walk->v6 & 1][i];
-	for (int side = 0; side < 2; side++) {
-		net_key(&k, p->addr[side], p->alen, plen);
-		check_key(p->v, &k, key_hash((const __u8 *)k.w, k.len, KIND_NET));
-		if (decided(p->v))
-			return 1;
-	}
-	return 0;
 }
 
 static __always_inline void count(enum xdp_counter c)
@@ -389,36 +397,61 @@ static __always_inline void addr_key(struct key *k, const __u8 *addr, __u32 alen
 	k->len = alen;
 }
 
-/* The addr keys of both ends and their pair (whose hash is made from theirs). */
-static __always_inline void check_addresses(struct packet *p, struct verdict *v)
+/* The pair key: source then destination, whole words, zero past them. */
+static __always_inline void pair_key(struct key *k, const struct packet *p)
+{
+	__builtin_memcpy(k->w, p->addr[0], 16);
+	__builtin_memcpy((__u8 *)k->w + 16, p->addr[1], 16);
+	if (p->alen == 4) {
+		k->w[0] = (k->w[0] & 0xffffffff) | (k->w[2] << 32);
+		k->w[1] = k->w[2] = k->w[3] = 0;
+	}
+	k->kind = KIND_PAIR;
+	k->len = 2 * p->alen;
+}
+
+/* The addr keys of both ends and their pair (its hash made from theirs), hashes hs and hd. */
+static __always_inline void check_addresses(struct packet *p, struct h128 hs, struct h128 hd)
 {
 	struct key k;
 
-	addr_key(&k, p->addr[0], p->alen);
-	struct h128 hs = key_hash((const __u8 *)k.w, p->alen, KIND_ADDR);
-	if (params.probe_only) {
-		v->actions = filter_says(hs);
-		return;
+	if (live.kind_count[KIND_ADDR]) {
+		addr_key(&k, p->addr[0], p->alen);
+		check_key(p->v, &k, hs);
+		if (decided(p->v))
+			return;
+		addr_key(&k, p->addr[1], p->alen);
+		check_key(p->v, &k, hd);
 	}
-	if (live.kind_count[KIND_ADDR])
-		check_key(v, &k, hs);
-	if (decided(v))
-		return;
-	addr_key(&k, p->addr[1], p->alen);
-	struct h128 hd = key_hash((const __u8 *)k.w, p->alen, KIND_ADDR);
-	if (live.kind_count[KIND_ADDR])
-		check_key(v, &k, hd);
-	if (!live.kind_count[KIND_PAIR] || decided(v))
-		return;
-	__builtin_memcpy(k.w, p->addr[0], 16);
-	__builtin_memcpy((__u8 *)k.w + 16, p->addr[1], 16);
-	if (p->alen == 4) {
-		k.w[0] = (k.w[0] & 0xffffffff) | (k.w[2] << 32);
-		k.w[1] = k.w[2] = k.w[3] = 0;
+	if (live.kind_count[KIND_PAIR] && !decided(p->v)) {
+		pair_key(&k, p);
+		check_key(p->v, &k, pair_hash(hs, hd));
 	}
-	k.kind = KIND_PAIR;
-	k.len = 2 * p->alen;
-	check_key(v, &k, pair_hash(hs, hd));
+}
+
+/* Prefix length j in use: both ends' networks (a bpf_loop callback: one copy for every length). */
+struct net_walk {
+	struct packet *p;
+	__u32 v6;
+};
+
+static long check_net_len(__u32 j, void *arg)
+{
+	struct net_walk *walk = arg;
+	struct packet *p = walk->p;
+	struct key k;
+
+	if (j >= XDP_NET_LENS)
+		return 1;
+	asm volatile("%[j] &= 0xff" : [j] "+r"(j)); /* bounded in the register that indexes, as the verifier must see */
+	__u32 plen = walk->v6 ? live.net_lens[1][j] : live.net_lens[0][j];
+	net_key(&k, p->addr[0], p->alen, plen);
+	check_key(p->v, &k, key_hash((const __u8 *)k.w, k.len, KIND_NET));
+	if (decided(p->v))
+		return 1;
+	net_key(&k, p->addr[1], p->alen, plen);
+	check_key(p->v, &k, key_hash((const __u8 *)k.w, k.len, KIND_NET));
+	return decided(p->v);
 }
 
 SEC("xdp")
@@ -426,16 +459,20 @@ int bloomd_xdp(struct xdp_md *ctx)
 {
 	struct verdict v = { 0 };
 	struct packet p = { .v = &v };
+	struct key k;
 
 	if (!xdp_parse_addresses(ctx, p.addr, &p.alen)) {
 		count(XDP_PASSED);
 		return XDP_PASS;
 	}
-	if (params.probe_only || live.kind_count[KIND_ADDR] || live.kind_count[KIND_PAIR])
-		check_addresses(&p, &v);
-	if (params.probe_only)
-		return v.actions ? XDP_DROP : XDP_PASS;
-
+	if (params.probe_only || live.kind_count[KIND_ADDR] || live.kind_count[KIND_PAIR]) {
+		addr_key(&k, p.addr[0], p.alen);
+		struct h128 hs = key_hash((const __u8 *)k.w, p.alen, KIND_ADDR);
+		if (params.probe_only)
+			return filter_says(hs) ? XDP_DROP : XDP_PASS;
+		addr_key(&k, p.addr[1], p.alen);
+		check_addresses(&p, hs, key_hash((const __u8 *)k.w, p.alen, KIND_ADDR));
+	}
 	struct net_walk walk = { &p, p.alen == 16 };
 	__u32 lens = live.kind_count[KIND_NET] && !decided(&v) ? live.n_net_lens[walk.v6] : 0;
 	if (lens > XDP_NET_LENS)

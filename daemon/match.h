@@ -94,12 +94,13 @@ int matcher_replay(struct matcher *copy, const struct match_log *log, char *err,
 /*
  * For a view of some entries kept outside the matcher (the XDP set), which
  * asks the matcher what each is now: cb for each entry a hold, release or
- * remove in log named, in order. Returns 0; or 1, having called cb for
- * some or none, when the log holds a rehold or is whole: any entry may have
- * changed, and the view must look at all of them again.
+ * remove in log named, in order, and in *reheld the holders its reholds
+ * moved from and to (an entry held by one of them may have changed without
+ * being named). Returns 0; or 1, without calling cb, when the log is whole:
+ * any entry may have changed, and the view must look at all of them again.
  */
 typedef void (*match_log_entry_cb)(void *ctx, enum entry_kind kind, const uint8_t *key, size_t len);
-int match_log_entries(const struct match_log *log, match_log_entry_cb cb, void *ctx);
+int match_log_entries(const struct match_log *log, match_log_entry_cb cb, void *ctx, uint32_t *reheld);
 
 
 /*

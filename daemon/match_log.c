@@ -91,18 +91,19 @@ bool match_log_whole(const struct match_log *log)
 	return log->whole;
 }
 
-int match_log_entries(const struct match_log *log, match_log_entry_cb cb, void *ctx)
+int match_log_entries(const struct match_log *log, match_log_entry_cb cb, void *ctx, uint32_t *reheld)
 {
 	struct change c;
 	const uint8_t *key;
 	size_t at = 0;
 
+	*reheld = 0;
 	if (log->whole)
 		return 1;
 	while (match_log_next(log, &at, &c, &key)) {
 		if (c.op == CHANGE_REHOLD)
-			return 1;
-		if (c.op != CHANGE_SIMD)
+			*reheld |= c.a | c.b;
+		else if (c.op != CHANGE_SIMD)
 			cb(ctx, (enum entry_kind)c.kind, key, c.len);
 	}
 	return 0;

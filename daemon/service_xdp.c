@@ -45,8 +45,10 @@ static void put_or_remove(struct service *s, enum entry_kind kind, const uint8_t
 
 static uint32_t holders_of(const struct service *s, enum entry_kind kind, const uint8_t *key, size_t len)
 {
-	struct entry e = { .kind = kind, .len = (uint16_t)len };
+	struct entry e; /* not zeroed: 2 KiB a call, a million calls a resync */
 
+	e.kind = kind;
+	e.len = (uint16_t)len;
 	memcpy(e.key, key, len);
 	return matcher_holders(s->matcher, &e);
 }
@@ -109,9 +111,16 @@ static void resync(struct service *s)
 	s->xdp_stale = false;
 }
 
+/*
+ * A rehold (a list's new version swapped in, a flush) names no entry: every
+ * one is looked at again, but only when it moved a list whose entries the
+ * set holds (an alert-only list's new version costs the set nothing).
+ */
 void service_xdp_sync(struct service *s)
 {
-	if (s->xdp_stale || match_log_entries(s->changes, sync_entry, s) != 0)
+	uint32_t reheld = 0, acting = s->engine.drop_holders | s->engine.reject_holders | s->engine.pass_holders;
+
+	if (s->xdp_stale || match_log_entries(s->changes, sync_entry, s, &reheld) != 0 || (reheld & acting))
 		resync(s);
 }
 
@@ -141,18 +150,20 @@ static void on_xdp_event(void *ctx, const struct xdp_event *e)
 	events_flush(s->events);
 }
 
-/* Entries the first program is sized for: twice the dropping and pass lists' addresses, so it grows late. */
+/* Entries the first program is sized for: half as many again as the dropping and pass lists' addresses. */
 struct acting {
 	const struct service *s;
-	uint64_t n;
+	uint64_t n, n_long;        /* and of them, keys longer than XDP_KEY_INLINE */
 };
 
 static int count_acting(void *ctx, const struct entry *e, unsigned group, uint32_t holders)
 {
 	struct acting *a = ctx;
+	bool acts = e->kind != ENTRY_SIG && action_of(a->s, holders) != 0;
 
 	(void)group;
-	a->n += e->kind != ENTRY_SIG && action_of(a->s, holders) != 0;
+	a->n += acts;
+	a->n_long += acts && e->len > XDP_KEY_INLINE;
 	return 0;
 }
 
@@ -161,14 +172,15 @@ int service_xdp_open(struct service *s, const char *interface)
 	const struct config *c = s->cfg;
 	struct xdp_options o = { .interface = interface, .attach = c->xdp_attach, .events_rate = c->xdp_events_rate,
 				 .choices = c->choices, .bits_per_entry = c->bits_per_entry };
-	struct acting acting = { s, 0 };
+	struct acting acting = { s, 0, 0 };
 	char err[512];
 
 	snprintf(s->xdp_pin_path, sizeof(s->xdp_pin_path), "%s/%s", c->xdp_pin_dir, interface);
 	o.pin_path = s->xdp_pin_path;
 	o.pin = c->xdp_pin;
 	matcher_foreach(s->matcher, 0, count_acting, &acting);
-	o.capacity = 2 * acting.n;
+	o.capacity = acting.n + acting.n / 2; /* room to grow by half before a larger program is swapped in */
+	o.long_capacity = acting.n_long + acting.n_long / 2;
 	snprintf(s->queue_name, sizeof(s->queue_name), "%s", interface);
 	if ((s->xdp = xdp_open(s->base, &o, on_xdp_event, s, err, sizeof(err))) == NULL) {
 		log_error("%s", err);

@@ -28,8 +28,8 @@ struct generation {
 	struct xdp_drop *skel;
 	struct xdpset *set;
 	struct xdpset_shape shape;
-	void *words, *slots;       /* the maps, mmapped */
-	size_t words_len, slots_len;
+	void *words, *buckets, *long_keys; /* the maps, mmapped */
+	size_t words_len, buckets_len, long_keys_len;
 };
 
 struct xdp {
@@ -60,8 +60,10 @@ static void generation_free(struct generation *g)
 	xdpset_free(g->set);
 	if (g->words)
 		munmap(g->words, g->words_len);
-	if (g->slots)
-		munmap(g->slots, g->slots_len);
+	if (g->buckets)
+		munmap(g->buckets, g->buckets_len);
+	if (g->long_keys)
+		munmap(g->long_keys, g->long_keys_len);
 	xdp_drop__destroy(g->skel);
 	free(g);
 }
@@ -72,14 +74,16 @@ static void *map_memory(struct bpf_map *map, size_t len)
 	return mem == MAP_FAILED ? NULL : mem;
 }
 
-/* The program loaded with maps for capacity entries and a fresh secret, its set empty. */
-static struct generation *generation_new(struct xdp *x, uint64_t capacity, char *err, size_t errlen)
+/* The program loaded with maps for capacity entries (long_capacity of them IPv6) and a fresh secret, its set empty. */
+static struct generation *generation_new(struct xdp *x, uint64_t capacity, uint64_t long_capacity, char *err,
+					 size_t errlen)
 {
 	struct generation *g = calloc(1, sizeof(*g));
 	struct hash_key key;
 	int rc;
 
-	if (g == NULL || xdpset_shape_for(capacity, x->o.choices, x->o.bits_per_entry, &g->shape, err, errlen) < 0)
+	if (g == NULL ||
+	    xdpset_shape_for(capacity, long_capacity, x->o.choices, x->o.bits_per_entry, &g->shape, err, errlen) < 0)
 		goto fail;
 	if (hash_key_random(&key, HASH_XXH3) < 0 || (g->skel = xdp_drop__open()) == NULL) {
 		error_set(err, errlen, "XDP: cannot open the program: %s", strerror(errno));
@@ -89,7 +93,8 @@ static struct generation *generation_new(struct xdp *x, uint64_t capacity, char 
 	g->skel->rodata->params.probe_only = x->o.probe_only;
 	uint64_t nblocks = g->shape.params.bits / FILTER_BLOCK_BITS;
 	if (bpf_map__set_max_entries(g->skel->maps.filter, (uint32_t)nblocks) < 0 ||
-	    bpf_map__set_max_entries(g->skel->maps.table, (uint32_t)g->shape.slots) < 0 ||
+	    bpf_map__set_max_entries(g->skel->maps.table, g->shape.nbuckets) < 0 ||
+	    bpf_map__set_max_entries(g->skel->maps.long_keys, (uint32_t)g->shape.long_capacity) < 0 ||
 	    bpf_map__reuse_fd(g->skel->maps.events, x->events_fd) < 0 ||
 	    bpf_map__reuse_fd(g->skel->maps.counters, x->counters_fd) < 0) {
 		error_set(err, errlen, "XDP: cannot size the program's maps");
@@ -101,14 +106,16 @@ static struct generation *generation_new(struct xdp *x, uint64_t capacity, char 
 		goto fail;
 	}
 	g->words_len = page_round(nblocks * sizeof(struct xdp_block));
-	g->slots_len = page_round(g->shape.slots * sizeof(struct xdp_slot));
+	g->buckets_len = page_round((size_t)g->shape.nbuckets * sizeof(struct xdp_bucket));
+	g->long_keys_len = page_round(g->shape.long_capacity * sizeof(struct xdp_long_key));
 	g->words = map_memory(g->skel->maps.filter, g->words_len);
-	g->slots = map_memory(g->skel->maps.table, g->slots_len);
-	if (g->words == NULL || g->slots == NULL) {
+	g->buckets = map_memory(g->skel->maps.table, g->buckets_len);
+	g->long_keys = map_memory(g->skel->maps.long_keys, g->long_keys_len);
+	if (g->words == NULL || g->buckets == NULL || g->long_keys == NULL) {
 		error_set(err, errlen, "XDP: cannot map the filter and table: %s", strerror(errno));
 		goto fail;
 	}
-	struct xdpset_memory mem = { g->words, g->slots, &g->skel->bss->live };
+	struct xdpset_memory mem = { g->words, g->buckets, g->long_keys, &g->skel->bss->live };
 	if ((g->set = xdpset_new(&g->shape, &key, &mem, err, errlen)) == NULL)
 		goto fail;
 	g->skel->bss->live.events_rate = x->o.events_rate;
@@ -183,7 +190,7 @@ struct xdp *xdp_open(struct event_base *base, const struct xdp_options *o, xdp_e
 	}
 	libbpf_set_print(NULL); /* its messages would go to stderr; the errors it returns say enough */
 	if (shared_maps(x, err, errlen) < 0 || open_events(x, base, err, errlen) < 0 ||
-	    (x->gen = generation_new(x, o->capacity, err, errlen)) == NULL)
+	    (x->gen = generation_new(x, o->capacity, o->long_capacity, err, errlen)) == NULL)
 		goto fail;
 	return x;
 fail:
@@ -315,12 +322,14 @@ static int copy_entry(void *ctx, enum entry_kind kind, const uint8_t *key, size_
 /* A new generation for twice the entries held now (at least its capacity), filled and swapped in. */
 static int grow(struct xdp *x, char *err, size_t errlen)
 {
-	uint64_t capacity = 2 * xdpset_count(x->gen->set);
+	uint64_t capacity = 2 * xdpset_count(x->gen->set), long_capacity = 2 * xdpset_long_count(x->gen->set);
 
 	if (capacity < x->gen->shape.capacity)
 		capacity = x->gen->shape.capacity;
-	for (int attempt = 0; attempt < 4; attempt++, capacity *= 2) {
-		struct generation *g = generation_new(x, capacity, err, errlen);
+	if (long_capacity < x->gen->shape.long_capacity)
+		long_capacity = x->gen->shape.long_capacity;
+	for (int attempt = 0; attempt < 4; attempt++, capacity *= 2, long_capacity *= 2) {
+		struct generation *g = generation_new(x, capacity, long_capacity, err, errlen);
 		if (g == NULL)
 			return -1;
 		if (xdpset_foreach(x->gen->set, copy_entry, g->set) != 0) {
@@ -393,7 +402,9 @@ void xdp_counts(const struct xdp *x, struct xdp_counts *out)
 		.passed = sums[XDP_PASSED], .dropped = sums[XDP_DROPPED], .exempted = sums[XDP_EXEMPTED],
 		.events_suppressed = sums[XDP_EVENTS_SUPPRESSED], .entries = xdpset_count(x->gen->set),
 		.capacity = x->gen->shape.capacity, .generations = x->generations,
-		.filter_bytes = x->gen->shape.params.bits / 8, .table_bytes = x->gen->shape.slots * sizeof(struct xdp_slot),
+		.filter_bytes = x->gen->shape.params.bits / 8,
+		.table_bytes = (size_t)x->gen->shape.nbuckets * sizeof(struct xdp_bucket) +
+			       x->gen->shape.long_capacity * sizeof(struct xdp_long_key),
 	};
 }
 

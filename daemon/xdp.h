@@ -33,6 +33,7 @@ struct xdp_options {
 	unsigned choices;          /* of the filter: the daemon's [filter] choices */
 	double bits_per_entry;
 	uint64_t capacity;         /* entries the first generation is sized for */
+	uint64_t long_capacity;    /* of them with keys longer than XDP_KEY_INLINE (IPv6) */
 	bool probe_only;           /* tests: drop on the filter's word for the source address alone */
 	const char *pin_path;      /* where a pinned link is (bpffs), or NULL: never look */
 	bool pin;                  /* pin the link there: the program outlives bloomd */

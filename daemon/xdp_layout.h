@@ -9,18 +9,23 @@
  * mmap-able array the daemon writes; a key's hash is XXH3-128 keyed by the
  * filter's secret, as hash.h computes it.
  *
- * Behind the filter, the exact table: slots of one cache line, probe p of
- * a key at (hash.hi + p * (hash.lo >> 32 | 1)) & mask for p <
- * XDP_TABLE_PROBES (double hashing: linear probing's clusters would outgrow
- * a bounded probe at half load), never moved; a removed slot becomes GONE,
- * passed over, until the next generation. Each holds a whole key, so a drop
- * is never decided by the filter alone.
+ * Behind the filter, the exact table: buckets of one cache line, four
+ * 16-byte slots each. Probe p of a key looks at bucket
+ * ((hash.hi >> 32) + p * (hash.lo | 1)) (32 bits) reduced to nbuckets by
+ * multiply-shift, for p < XDP_TABLE_PROBES (double hashing over buckets);
+ * a slot is never moved, and a removed one becomes GONE, passed over, until
+ * the next generation. A key of at most 8 bytes (an IPv4 address, net or
+ * pair) sits in its slot; a longer one (IPv6) in the long keys, by index.
+ * Either way the whole key is compared: a drop is never decided by the
+ * filter alone.
  */
 
 #include <linux/types.h>
 
 #define XDP_KEY_MAX 32         /* an IPv6 pair */
-#define XDP_TABLE_PROBES 16
+#define XDP_KEY_INLINE 8       /* keys up to this long sit in their slot */
+#define XDP_BUCKET_SLOTS 4
+#define XDP_TABLE_PROBES 16    /* buckets looked at, at most */
 #define XDP_MAX_HASHES 32      /* FILTER_MAX_HASHES */
 #define XDP_MAX_CHOICES 3      /* FILTER_MAX_CHOICES */
 #define XDP_NET_LENS 129       /* prefix lengths 0..128 */
@@ -32,15 +37,23 @@ enum xdp_slot_state { XDP_SLOT_EMPTY = 0, XDP_SLOT_FULL = 1, XDP_SLOT_GONE = 2 }
 enum xdp_entry_action { XDP_ACTION_DROP = 1, XDP_ACTION_PASS = 2 };
 
 struct xdp_slot {
-	__u64 tag;                 /* the key's hash.lo */
+	__u32 tag;                 /* the key's hash.lo >> 32 */
 	__u8 state;                /* enum xdp_slot_state, written last on add and first on remove */
 	__u8 kind;                 /* enum entry_kind */
 	__u8 len;
-	__u8 action;               /* enum xdp_entry_action */
-	__u8 group;                /* the filter group the key is counted in (the daemon's) */
-	__u8 pad[3];
-	__u64 key[XDP_KEY_MAX / 8]; /* zero past len */
-	__u8 spare[16];
+	__u8 flags;                /* the action (enum xdp_entry_action) | the filter group << 4 (the daemon's) */
+	__u64 key;                 /* len <= XDP_KEY_INLINE: the key, zero past len; else its long key's index */
+};
+
+#define XDP_SLOT_ACTION(flags) ((flags) & 0xf)
+#define XDP_SLOT_GROUP(flags) ((flags) >> 4)
+
+struct xdp_bucket {
+	struct xdp_slot slot[XDP_BUCKET_SLOTS];
+};
+
+struct xdp_long_key {
+	__u64 w[XDP_KEY_MAX / 8];  /* zero past len */
 };
 
 struct xdp_block {
@@ -51,7 +64,7 @@ struct xdp_block {
 struct xdp_params {
 	__u64 nblocks;             /* of the filter as it is (folded) */
 	__u32 folds, hashes, choices;
-	__u32 table_mask;          /* slots - 1, a power of two */
+	__u32 nbuckets;            /* of the table */
 	__u32 probe_only;          /* tests: drop when the filter alone says yes for the source address */
 	__u32 salts[XDP_MAX_HASHES];
 	__u64 secret[24];          /* the filter's 192-byte XXH3 secret */
@@ -62,7 +75,7 @@ struct xdp_live {
 	__u32 kind_count[4];       /* entries held, by kind (addr 1, net 2, pair 3): a kind with none is not probed */
 	__u32 pass_count;          /* pass entries held: with none, the first dropping key decides */
 	__u32 n_net_lens[2];       /* [0] IPv4, [1] IPv6 */
-	__u8 net_lens[2][XDP_NET_LENS];
+	__u8 net_lens[2][256];     /* XDP_NET_LENS used; a byte's worth, so that an index masked to 8 bits is in bounds */
 	__u32 events_rate;         /* events a second at most */
 };
 

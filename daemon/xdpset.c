@@ -12,7 +12,7 @@
 
 /* The program knows the kinds by number (bpf/xdp_drop.bpf.c). */
 _Static_assert(ENTRY_ADDR == 1 && ENTRY_NET == 2 && ENTRY_PAIR == 3, "kinds as the XDP program numbers them");
-_Static_assert(sizeof(struct xdp_slot) == 64, "a slot is a cache line");
+_Static_assert(sizeof(struct xdp_bucket) == 64, "a bucket is a cache line");
 _Static_assert(sizeof(struct xdp_block) * 8 == FILTER_BLOCK_BITS, "a block is the filter's");
 
 struct xdpset {
@@ -21,29 +21,33 @@ struct xdpset {
 	struct counting *counting;  /* the filter's counters, and its bits as the program's copy should be */
 	struct xdpset_memory mem;
 	uint64_t count, gone;
+	uint32_t *free_long;        /* long key indices free, a stack */
+	uint64_t nfree_long;
 	uint32_t net_count[2][XDP_NET_LENS];
 };
 
-int xdpset_shape_for(uint64_t capacity, unsigned choices, double bits_per_entry, struct xdpset_shape *out,
-		     char *err, size_t errlen)
+int xdpset_shape_for(uint64_t capacity, uint64_t long_capacity, unsigned choices, double bits_per_entry,
+		     struct xdpset_shape *out, char *err, size_t errlen)
 {
 	struct sizing_choice best;
+	uint64_t slots;
 
-	if (capacity < 64)
-		capacity = 64;
+	capacity = capacity < 64 ? 64 : capacity;
+	long_capacity = long_capacity < 16 ? 16 : long_capacity > capacity ? capacity : long_capacity;
 	if (sizing_best(FILTER_BLOCKED, choices, bits_per_entry, 1, &best, err, errlen) < 0)
 		return -1;
 	out->capacity = capacity;
+	out->long_capacity = long_capacity;
 	out->params = (struct filter_params){
 		.layout = FILTER_BLOCKED, .choices = choices, .hashes = best.hashes,
 		.bits = sizing_round_bits(FILTER_BLOCKED, (uint64_t)((double)capacity * bits_per_entry + 0.5)),
 	};
-	for (out->slots = 64; out->slots < 2 * capacity; out->slots *= 2)
-		;
-	if (out->slots > UINT32_MAX || out->params.bits / FILTER_BLOCK_BITS > UINT32_MAX) {
+	slots = capacity + capacity / 2; /* at most two thirds full */
+	if (slots / XDP_BUCKET_SLOTS + 1 > UINT32_MAX || out->params.bits / FILTER_BLOCK_BITS > UINT32_MAX) {
 		error_set(err, errlen, "%llu entries are more than an XDP map holds", (unsigned long long)capacity);
 		return -1;
 	}
+	out->nbuckets = (uint32_t)(slots / XDP_BUCKET_SLOTS + 1);
 	return 0;
 }
 
@@ -65,12 +69,19 @@ struct xdpset *xdpset_new(const struct xdpset_shape *shape, const struct hash_ke
 	s->key = *key;
 	s->mem = *mem;
 	s->counting = counting_new(&shape->params, key, 0x5eed, err, errlen);
-	if (s->counting == NULL) {
-		free(s);
+	s->free_long = malloc(shape->long_capacity * sizeof(*s->free_long));
+	if (s->counting == NULL || s->free_long == NULL) {
+		if (s->counting)
+			error_set(err, errlen, "out of memory for the XDP set");
+		xdpset_free(s);
 		return NULL;
 	}
+	for (uint64_t i = 0; i < shape->long_capacity; i++)
+		s->free_long[i] = (uint32_t)(shape->long_capacity - 1 - i); /* index 0 handed out first */
+	s->nfree_long = shape->long_capacity;
 	memset(mem->words, 0, shape->params.bits / 8);
-	memset(mem->slots, 0, shape->slots * sizeof(struct xdp_slot));
+	memset(mem->buckets, 0, (size_t)shape->nbuckets * sizeof(struct xdp_bucket));
+	memset(mem->long_keys, 0, shape->long_capacity * sizeof(struct xdp_long_key));
 	memset(mem->live, 0, sizeof(*mem->live));
 	return s;
 }
@@ -80,6 +91,7 @@ void xdpset_free(struct xdpset *s)
 	if (s == NULL)
 		return;
 	counting_free(s->counting);
+	free(s->free_long);
 	free(s);
 }
 
@@ -91,32 +103,45 @@ struct hash128 xdpset_hash(const struct xdpset *s, enum entry_kind kind, const u
 	return hash_inline_domain(&s->key, kind, key, len);
 }
 
-static bool slot_holds(const struct xdp_slot *slot, struct hash128 h, enum entry_kind kind, const uint8_t *key,
-		       size_t len)
+/* The key's bytes as its slot and long key hold them: zero past len, whole words. */
+static void key_words(const uint8_t *key, size_t len, uint64_t w[XDP_KEY_MAX / 8])
 {
-	return slot->state == XDP_SLOT_FULL && slot->tag == h.lo && slot->kind == kind && slot->len == len &&
-	       memcmp(slot->key, key, len) == 0;
+	memset(w, 0, XDP_KEY_MAX);
+	memcpy(w, key, len);
 }
 
-static struct xdp_slot *slot_at(const struct xdpset *s, struct hash128 h, unsigned probe)
+static uint32_t slot_tag(struct hash128 h)
 {
-	return &s->mem.slots[(h.hi + probe * ((h.lo >> 32) | 1)) & (s->shape.slots - 1)];
+	return (uint32_t)(h.lo >> 32);
+}
+
+static bool slot_holds(const struct xdpset *s, const struct xdp_slot *slot, struct hash128 h, enum entry_kind kind,
+		       const uint64_t w[XDP_KEY_MAX / 8], size_t len)
+{
+	if (slot->state != XDP_SLOT_FULL || slot->tag != slot_tag(h) || slot->kind != kind || slot->len != len)
+		return false;
+	if (len <= XDP_KEY_INLINE)
+		return slot->key == w[0];
+	return memcmp(s->mem.long_keys[slot->key].w, w, XDP_KEY_MAX) == 0;
 }
 
 /* The slot holding the key, or NULL; *free_slot (if not NULL): the first empty or removed one on its way. */
-static struct xdp_slot *find(const struct xdpset *s, struct hash128 h, enum entry_kind kind, const uint8_t *key,
+static struct xdp_slot *find(const struct xdpset *s, struct hash128 h, enum entry_kind kind, const uint64_t w[],
 			     size_t len, struct xdp_slot **free_slot)
 {
 	if (free_slot)
 		*free_slot = NULL;
 	for (unsigned p = 0; p < XDP_TABLE_PROBES; p++) {
-		struct xdp_slot *slot = slot_at(s, h, p);
-		if (slot->state != XDP_SLOT_FULL && free_slot && *free_slot == NULL)
-			*free_slot = slot;
-		if (slot->state == XDP_SLOT_EMPTY)
-			return NULL;
-		if (slot_holds(slot, h, kind, key, len))
-			return slot;
+		struct xdp_bucket *b = &s->mem.buckets[xdpset_bucket(h, p, s->shape.nbuckets)];
+		for (unsigned i = 0; i < XDP_BUCKET_SLOTS; i++) {
+			struct xdp_slot *slot = &b->slot[i];
+			if (slot->state != XDP_SLOT_FULL && free_slot && *free_slot == NULL)
+				*free_slot = slot;
+			if (slot->state == XDP_SLOT_EMPTY)
+				return NULL;
+			if (slot_holds(s, slot, h, kind, w, len))
+				return slot;
+		}
 	}
 	return NULL;
 }
@@ -190,29 +215,35 @@ static bool key_fits(enum entry_kind kind, size_t len)
 int xdpset_put(struct xdpset *s, enum entry_kind kind, const uint8_t *key, size_t len, unsigned action)
 {
 	struct xdp_slot *free_slot;
+	uint64_t w[XDP_KEY_MAX / 8];
 
 	if (!key_fits(kind, len))
 		return -1;
+	key_words(key, len, w);
 	struct hash128 h = xdpset_hash(s, kind, key, len);
-	struct xdp_slot *slot = find(s, h, kind, key, len, &free_slot);
+	struct xdp_slot *slot = find(s, h, kind, w, len, &free_slot);
 	if (slot) {
-		if (slot->action != action)
+		if (XDP_SLOT_ACTION(slot->flags) != action)
 			pass_count_change(s, action == XDP_ACTION_PASS ? 1 : -1);
-		__atomic_store_n(&slot->action, (uint8_t)action, __ATOMIC_RELEASE);
+		__atomic_store_n(&slot->flags, (uint8_t)((slot->flags & 0xf0) | action), __ATOMIC_RELEASE);
 		return 0;
 	}
-	if (free_slot == NULL)
+	if (free_slot == NULL || (len > XDP_KEY_INLINE && s->nfree_long == 0))
 		return 1;
 	unsigned g = counting_choose(s->counting, h);
 	if (free_slot->state == XDP_SLOT_GONE)
 		s->gone--;
-	free_slot->tag = h.lo;
+	if (len > XDP_KEY_INLINE) {
+		uint32_t index = s->free_long[--s->nfree_long];
+		memcpy(s->mem.long_keys[index].w, w, XDP_KEY_MAX);
+		free_slot->key = index;
+	} else {
+		free_slot->key = w[0];
+	}
+	free_slot->tag = slot_tag(h);
 	free_slot->kind = (uint8_t)kind;
 	free_slot->len = (uint8_t)len;
-	free_slot->action = (uint8_t)action;
-	free_slot->group = (uint8_t)g;
-	memset(free_slot->key, 0, sizeof(free_slot->key));
-	memcpy(free_slot->key, key, len);
+	free_slot->flags = (uint8_t)(action | g << 4);
 	__atomic_store_n(&free_slot->state, XDP_SLOT_FULL, __ATOMIC_RELEASE);
 	counting_add(s->counting, h, g);
 	write_block(s, h, g);
@@ -227,17 +258,22 @@ int xdpset_put(struct xdpset *s, enum entry_kind kind, const uint8_t *key, size_
 
 bool xdpset_remove(struct xdpset *s, enum entry_kind kind, const uint8_t *key, size_t len)
 {
+	uint64_t w[XDP_KEY_MAX / 8];
+
 	if (!key_fits(kind, len))
 		return false;
+	key_words(key, len, w);
 	struct hash128 h = xdpset_hash(s, kind, key, len);
-	struct xdp_slot *slot = find(s, h, kind, key, len, NULL);
+	struct xdp_slot *slot = find(s, h, kind, w, len, NULL);
 	if (slot == NULL)
 		return false;
 	__atomic_store_n(&slot->state, XDP_SLOT_GONE, __ATOMIC_RELEASE);
-	if (slot->action == XDP_ACTION_PASS)
+	if (XDP_SLOT_ACTION(slot->flags) == XDP_ACTION_PASS)
 		pass_count_change(s, -1);
-	(void)counting_remove(s->counting, h, slot->group); /* counted when put: cannot fail */
-	write_block(s, h, slot->group);
+	(void)counting_remove(s->counting, h, XDP_SLOT_GROUP(slot->flags)); /* counted when put: cannot fail */
+	write_block(s, h, XDP_SLOT_GROUP(slot->flags));
+	if (len > XDP_KEY_INLINE)
+		s->free_long[s->nfree_long++] = (uint32_t)slot->key;
 	if (kind == ENTRY_NET)
 		net_length_out(s, key, len);
 	__atomic_store_n(&s->mem.live->kind_count[kind], s->mem.live->kind_count[kind] - 1, __ATOMIC_RELEASE);
@@ -248,21 +284,27 @@ bool xdpset_remove(struct xdpset *s, enum entry_kind kind, const uint8_t *key, s
 
 unsigned xdpset_action(const struct xdpset *s, enum entry_kind kind, const uint8_t *key, size_t len)
 {
+	uint64_t w[XDP_KEY_MAX / 8];
+
 	if (!key_fits(kind, len))
 		return 0;
-	const struct xdp_slot *slot = find(s, xdpset_hash(s, kind, key, len), kind, key, len, NULL);
-	return slot ? slot->action : 0;
+	key_words(key, len, w);
+	const struct xdp_slot *slot = find(s, xdpset_hash(s, kind, key, len), kind, w, len, NULL);
+	return slot ? XDP_SLOT_ACTION(slot->flags) : 0;
 }
 
 int xdpset_foreach(const struct xdpset *s, xdpset_cb cb, void *ctx)
 {
-	for (uint64_t i = 0; i < s->shape.slots; i++) {
-		const struct xdp_slot *slot = &s->mem.slots[i];
-		int r;
-		if (slot->state == XDP_SLOT_FULL &&
-		    (r = cb(ctx, slot->kind, (const uint8_t *)slot->key, slot->len, slot->action)) != 0)
-			return r;
-	}
+	for (uint32_t b = 0; b < s->shape.nbuckets; b++)
+		for (unsigned i = 0; i < XDP_BUCKET_SLOTS; i++) {
+			const struct xdp_slot *slot = &s->mem.buckets[b].slot[i];
+			const void *key = slot->len > XDP_KEY_INLINE ? (const void *)s->mem.long_keys[slot->key].w
+								     : (const void *)&slot->key;
+			int r;
+			if (slot->state == XDP_SLOT_FULL &&
+			    (r = cb(ctx, slot->kind, key, slot->len, XDP_SLOT_ACTION(slot->flags))) != 0)
+				return r;
+		}
 	return 0;
 }
 
@@ -271,9 +313,14 @@ uint64_t xdpset_count(const struct xdpset *s)
 	return s->count;
 }
 
+uint64_t xdpset_long_count(const struct xdpset *s)
+{
+	return s->shape.long_capacity - s->nfree_long;
+}
+
 bool xdpset_due(const struct xdpset *s)
 {
-	return s->count > s->shape.capacity || s->gone > s->shape.slots / 4;
+	return s->count > s->shape.capacity || s->gone > (uint64_t)s->shape.nbuckets * XDP_BUCKET_SLOTS / 4;
 }
 
 const struct filter *xdpset_filter(const struct xdpset *s)
@@ -289,7 +336,7 @@ void xdpset_params(const struct xdpset_shape *shape, const struct hash_key *key,
 	out->nblocks = p->bits / FILTER_BLOCK_BITS;
 	out->hashes = p->hashes;
 	out->choices = p->choices;
-	out->table_mask = (uint32_t)(shape->slots - 1);
+	out->nbuckets = shape->nbuckets;
 	memcpy(out->salts, BLOCK_SALT32, sizeof(out->salts));
 	memcpy(out->secret, key->secret, sizeof(out->secret));
 }

@@ -238,7 +238,8 @@ static int bench_size(uint64_t n, int family, const struct xdp_opts *o, char *er
 {
 	struct rng r;
 	struct bench_keys k = { .n = n, .present = malloc(n * 16), .absent = malloc(n * 16) };
-	struct xdp_options xo = { .events_rate = 0, .choices = 2, .bits_per_entry = 16, .capacity = n };
+	struct xdp_options xo = { .events_rate = 0, .choices = 2, .bits_per_entry = 16, .capacity = n,
+				  .long_capacity = family == 6 ? n : 0 };
 	struct xdp *x = NULL;
 	struct bench_run br = { .family = family };
 	struct bpf_object *xdp_filter = NULL;

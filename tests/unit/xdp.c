@@ -28,10 +28,11 @@ static void plain_new(struct plain *p, uint64_t capacity)
 	struct hash_key key;
 	char err[256];
 
-	assert_int_equal(xdpset_shape_for(capacity, 2, 16, &p->shape, err, sizeof(err)), 0);
+	assert_int_equal(xdpset_shape_for(capacity, capacity / 4, 2, 16, &p->shape, err, sizeof(err)), 0);
 	hash_key_from_seed(&key, HASH_XXH3, 7);
 	p->mem.words = calloc(p->shape.params.bits / 64, 8);
-	p->mem.slots = calloc(p->shape.slots, sizeof(struct xdp_slot));
+	p->mem.buckets = calloc(p->shape.nbuckets, sizeof(struct xdp_bucket));
+	p->mem.long_keys = calloc(p->shape.long_capacity, sizeof(struct xdp_long_key));
 	p->mem.live = &p->live;
 	p->set = xdpset_new(&p->shape, &key, &p->mem, err, sizeof(err));
 	assert_non_null(p->set);
@@ -41,7 +42,8 @@ static void plain_free(struct plain *p)
 {
 	xdpset_free(p->set);
 	free(p->mem.words);
-	free(p->mem.slots);
+	free(p->mem.buckets);
+	free(p->mem.long_keys);
 }
 
 static void addr4(uint8_t a[4], uint32_t v)
@@ -82,7 +84,7 @@ static void set_holds_and_lets_go(void **state)
 	/* Every bit the removed keys set is clear again, in the program's copy too. */
 	for (uint64_t w = 0; w < p.shape.params.bits / 64; w++)
 		assert_int_equal(p.mem.words[w], 0);
-	assert_true(xdpset_due(p.set)); /* 1000 removed slots of 2048 */
+	assert_true(xdpset_due(p.set)); /* 1000 removed slots of 1504 */
 
 	/* Prefix lengths appear with their first net and go with their last. */
 	assert_int_equal(xdpset_put(p.set, ENTRY_NET, net, 5, XDP_ACTION_DROP), 0);
@@ -96,21 +98,49 @@ static void set_holds_and_lets_go(void **state)
 	plain_free(&p);
 }
 
-static void set_says_when_full(void **state)
+static int collect(void *ctx, enum entry_kind kind, const uint8_t *key, size_t len, unsigned action)
+{
+	uint8_t *seen = ctx;
+
+	assert_int_equal(kind, ENTRY_ADDR);
+	assert_int_equal(len, 16);
+	assert_int_equal(action, XDP_ACTION_DROP);
+	seen[key[15]]++;
+	return 0;
+}
+
+/* IPv6 keys live apart (long keys, by index): held, walked, let go, their places used again; and the set says when it is full. */
+static void set_long_keys_and_full(void **state)
 {
 	struct plain p;
-	uint8_t a[4];
-	int full = 0;
+	uint8_t a6[16] = { 0x20, 0x01, 0x0d, 0xb8 }, a[4], seen[256] = { 0 };
+	int rc = 0;
 
 	(void)state;
-	plain_new(&p, 64); /* 128 slots */
-	for (uint32_t i = 0; i < 128 && !full; i++) {
-		addr4(a, 0x0a000000 + i);
-		int rc = xdpset_put(p.set, ENTRY_ADDR, a, 4, XDP_ACTION_DROP);
-		assert_true(rc == 0 || rc == 1);
-		full = rc == 1;
+	plain_new(&p, 64); /* 100 slots, 16 long keys */
+	assert_int_equal(p.shape.long_capacity, 16);
+	for (unsigned i = 0; i < 16; i++) {
+		a6[15] = (uint8_t)i;
+		assert_int_equal(xdpset_put(p.set, ENTRY_ADDR, a6, 16, XDP_ACTION_DROP), 0);
 	}
-	assert_true(full || xdpset_count(p.set) == 128);
+	a6[15] = 16;
+	assert_int_equal(xdpset_put(p.set, ENTRY_ADDR, a6, 16, XDP_ACTION_DROP), 1); /* no long key left */
+	assert_int_equal(xdpset_long_count(p.set), 16);
+	assert_int_equal(xdpset_foreach(p.set, collect, seen), 0);
+	for (unsigned i = 0; i < 16; i++)
+		assert_int_equal(seen[i], 1);
+	a6[15] = 3;
+	assert_true(xdpset_remove(p.set, ENTRY_ADDR, a6, 16));
+	a6[15] = 16;
+	assert_int_equal(xdpset_put(p.set, ENTRY_ADDR, a6, 16, XDP_ACTION_DROP), 0); /* 3's long key again */
+	assert_int_equal(xdpset_action(p.set, ENTRY_ADDR, a6, 16), XDP_ACTION_DROP);
+	a6[15] = 3;
+	assert_int_equal(xdpset_action(p.set, ENTRY_ADDR, a6, 16), 0);
+	for (uint32_t i = 0; i < 100 && rc == 0; i++) {
+		addr4(a, 0x0a000000 + i);
+		rc = xdpset_put(p.set, ENTRY_ADDR, a, 4, XDP_ACTION_DROP);
+	}
+	assert_int_equal(rc, 1); /* 100 slots, 16 taken by IPv6 keys and one removed */
 	plain_free(&p);
 }
 
@@ -293,7 +323,7 @@ static void program_grows(void **state)
 
 static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(set_holds_and_lets_go),
-	cmocka_unit_test(set_says_when_full),
+	cmocka_unit_test(set_long_keys_and_full),
 	cmocka_unit_test(program_filter_bit_exact),
 	cmocka_unit_test(program_verdicts),
 	cmocka_unit_test(program_grows),
