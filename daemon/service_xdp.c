@@ -61,10 +61,14 @@ static void sync_entry(void *ctx, enum entry_kind kind, const uint8_t *key, size
 		put_or_remove(s, kind, key, len, holders_of(s, kind, key, len));
 }
 
+/* An entry with an action put in (those without are the sweep's, or gather_stale's, to remove). */
 static int put_held(void *ctx, const struct entry *e, unsigned group, uint32_t holders)
 {
+	struct service *s = ctx;
+
 	(void)group;
-	put_or_remove(ctx, e->kind, e->key, e->len, holders);
+	if (action_of(s, holders) != 0)
+		put_or_remove(s, e->kind, e->key, e->len, holders);
 	return 0;
 }
 
@@ -97,17 +101,24 @@ static int gather_stale(void *ctx, enum entry_kind kind, const uint8_t *key, siz
 	return 0;
 }
 
-/* Every entry looked at again: the matcher's put in with their actions now, the set's without one removed. */
+/*
+ * Every entry looked at again: the matcher's put in with their actions now,
+ * the set's that were not removed by the sweep (or, when the set grew
+ * meanwhile, those the matcher gives no action, found one by one).
+ */
 static void resync(struct service *s)
 {
 	struct stale st = { .s = s };
+	bool swept = xdp_sweep_begin(s->xdp) == 0;
 
 	matcher_foreach(s->matcher, 0, put_held, s);
-	if (xdp_foreach(s->xdp, gather_stale, &st) < 0)
-		log_limited(&s->xdp_errors_logged, 60, LOG_LEVEL_ERROR, "XDP: out of memory looking for entries to remove");
-	for (size_t i = 0; i < st.n; i++)
-		xdp_remove(s->xdp, st.keys[i].kind, st.keys[i].key, st.keys[i].len);
-	free(st.keys);
+	if (!swept || xdp_sweep_end(s->xdp) < 0) {
+		if (xdp_foreach(s->xdp, gather_stale, &st) < 0)
+			log_limited(&s->xdp_errors_logged, 60, LOG_LEVEL_ERROR, "XDP: out of memory looking for entries to remove");
+		for (size_t i = 0; i < st.n; i++)
+			xdp_remove(s->xdp, st.keys[i].kind, st.keys[i].key, st.keys[i].len);
+		free(st.keys);
+	}
 	s->xdp_stale = false;
 }
 

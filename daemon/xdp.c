@@ -44,6 +44,7 @@ struct xdp {
 	int link_fd;               /* -1: not attached */
 	bool native;
 	bool adopted;              /* the link was a pinned one, taken over */
+	const struct generation *sweeping; /* the generation a sweep began on */
 	uint64_t generations;
 };
 
@@ -375,6 +376,23 @@ bool xdp_remove(struct xdp *x, enum entry_kind kind, const uint8_t *key, size_t 
 	if (removed && xdpset_due(x->gen->set))
 		(void)grow(x, NULL, 0); /* removed slots cleared; on failure the old one goes on */
 	return removed;
+}
+
+int xdp_sweep_begin(struct xdp *x)
+{
+	x->sweeping = xdpset_sweep_begin(x->gen->set) == 0 ? x->gen : NULL;
+	return x->sweeping ? 0 : -1;
+}
+
+int xdp_sweep_end(struct xdp *x)
+{
+	bool same = x->sweeping == x->gen;
+
+	x->sweeping = NULL;
+	if (!same)
+		return -1; /* a new set: it has no marks */
+	(void)xdpset_sweep_end(x->gen->set);
+	return xdpset_due(x->gen->set) ? grow(x, NULL, 0) : 0;
 }
 
 unsigned xdp_action(const struct xdp *x, enum entry_kind kind, const uint8_t *key, size_t len)

@@ -71,6 +71,13 @@ int xdp_put(struct xdp *x, enum entry_kind kind, const uint8_t *key, size_t len,
 	    size_t errlen);
 bool xdp_remove(struct xdp *x, enum entry_kind kind, const uint8_t *key, size_t len);
 unsigned xdp_action(const struct xdp *x, enum entry_kind kind, const uint8_t *key, size_t len);
+/*
+ * xdpset's sweep, across a growth: end is -1 when the program grew (or
+ * begin found no memory) meanwhile, and nothing was removed; the caller then
+ * finds what to remove itself.
+ */
+int xdp_sweep_begin(struct xdp *x);
+int xdp_sweep_end(struct xdp *x);
 typedef int (*xdp_entry_cb)(void *ctx, enum entry_kind kind, const uint8_t *key, size_t len, unsigned action);
 int xdp_foreach(const struct xdp *x, xdp_entry_cb cb, void *ctx);
 

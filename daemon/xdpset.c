@@ -23,6 +23,7 @@ struct xdpset {
 	uint64_t count, gone;
 	uint32_t *free_long;        /* long key indices free, a stack */
 	uint64_t nfree_long;
+	uint8_t *kept;              /* while a sweep runs: by slot, put since it began */
 	uint32_t net_count[2][XDP_NET_LENS];
 };
 
@@ -92,6 +93,7 @@ void xdpset_free(struct xdpset *s)
 		return;
 	counting_free(s->counting);
 	free(s->free_long);
+	free(s->kept);
 	free(s);
 }
 
@@ -222,6 +224,8 @@ int xdpset_put(struct xdpset *s, enum entry_kind kind, const uint8_t *key, size_
 	key_words(key, len, w);
 	struct hash128 h = xdpset_hash(s, kind, key, len);
 	struct xdp_slot *slot = find(s, h, kind, w, len, &free_slot);
+	if (s->kept && (slot || free_slot))
+		s->kept[(slot ? slot : free_slot) - &s->mem.buckets[0].slot[0]] = 1;
 	if (slot) {
 		if (XDP_SLOT_ACTION(slot->flags) != action)
 			pass_count_change(s, action == XDP_ACTION_PASS ? 1 : -1);
@@ -256,17 +260,20 @@ int xdpset_put(struct xdpset *s, enum entry_kind kind, const uint8_t *key, size_
 	return 0;
 }
 
-bool xdpset_remove(struct xdpset *s, enum entry_kind kind, const uint8_t *key, size_t len)
+/* The key in slot, as it was put. */
+static const uint8_t *slot_key(const struct xdpset *s, const struct xdp_slot *slot)
 {
-	uint64_t w[XDP_KEY_MAX / 8];
+	return slot->len > XDP_KEY_INLINE ? (const uint8_t *)s->mem.long_keys[slot->key].w : (const uint8_t *)&slot->key;
+}
 
-	if (!key_fits(kind, len))
-		return false;
-	key_words(key, len, w);
-	struct hash128 h = xdpset_hash(s, kind, key, len);
-	struct xdp_slot *slot = find(s, h, kind, w, len, NULL);
-	if (slot == NULL)
-		return false;
+/* The entry in slot (hash h) let go: emptied before its bits are cleared and its long key freed. */
+static void remove_slot(struct xdpset *s, struct xdp_slot *slot, struct hash128 h)
+{
+	enum entry_kind kind = slot->kind;
+	size_t len = slot->len;
+	uint8_t key[XDP_KEY_MAX];
+
+	memcpy(key, slot_key(s, slot), len);
 	__atomic_store_n(&slot->state, XDP_SLOT_GONE, __ATOMIC_RELEASE);
 	if (XDP_SLOT_ACTION(slot->flags) == XDP_ACTION_PASS)
 		pass_count_change(s, -1);
@@ -279,7 +286,43 @@ bool xdpset_remove(struct xdpset *s, enum entry_kind kind, const uint8_t *key, s
 	__atomic_store_n(&s->mem.live->kind_count[kind], s->mem.live->kind_count[kind] - 1, __ATOMIC_RELEASE);
 	s->count--;
 	s->gone++;
+}
+
+bool xdpset_remove(struct xdpset *s, enum entry_kind kind, const uint8_t *key, size_t len)
+{
+	uint64_t w[XDP_KEY_MAX / 8];
+
+	if (!key_fits(kind, len))
+		return false;
+	key_words(key, len, w);
+	struct hash128 h = xdpset_hash(s, kind, key, len);
+	struct xdp_slot *slot = find(s, h, kind, w, len, NULL);
+	if (slot == NULL)
+		return false;
+	remove_slot(s, slot, h);
 	return true;
+}
+
+int xdpset_sweep_begin(struct xdpset *s)
+{
+	free(s->kept);
+	s->kept = calloc((size_t)s->shape.nbuckets * XDP_BUCKET_SLOTS, 1);
+	return s->kept ? 0 : -1;
+}
+
+uint64_t xdpset_sweep_end(struct xdpset *s)
+{
+	uint64_t removed = 0;
+	struct xdp_slot *slots = &s->mem.buckets[0].slot[0];
+
+	for (uint64_t i = 0; s->kept && i < (uint64_t)s->shape.nbuckets * XDP_BUCKET_SLOTS; i++)
+		if (slots[i].state == XDP_SLOT_FULL && !s->kept[i]) {
+			remove_slot(s, &slots[i], xdpset_hash(s, slots[i].kind, slot_key(s, &slots[i]), slots[i].len));
+			removed++;
+		}
+	free(s->kept);
+	s->kept = NULL;
+	return removed;
 }
 
 unsigned xdpset_action(const struct xdpset *s, enum entry_kind kind, const uint8_t *key, size_t len)
@@ -298,11 +341,9 @@ int xdpset_foreach(const struct xdpset *s, xdpset_cb cb, void *ctx)
 	for (uint32_t b = 0; b < s->shape.nbuckets; b++)
 		for (unsigned i = 0; i < XDP_BUCKET_SLOTS; i++) {
 			const struct xdp_slot *slot = &s->mem.buckets[b].slot[i];
-			const void *key = slot->len > XDP_KEY_INLINE ? (const void *)s->mem.long_keys[slot->key].w
-								     : (const void *)&slot->key;
 			int r;
 			if (slot->state == XDP_SLOT_FULL &&
-			    (r = cb(ctx, slot->kind, key, slot->len, XDP_SLOT_ACTION(slot->flags))) != 0)
+			    (r = cb(ctx, slot->kind, slot_key(s, slot), slot->len, XDP_SLOT_ACTION(slot->flags))) != 0)
 				return r;
 		}
 	return 0;

@@ -68,6 +68,14 @@ unsigned xdpset_action(const struct xdpset *s, enum entry_kind kind, const uint8
 typedef int (*xdpset_cb)(void *ctx, enum entry_kind kind, const uint8_t *key, size_t len, unsigned action);
 int xdpset_foreach(const struct xdpset *s, xdpset_cb cb, void *ctx);
 
+/*
+ * A sweep: after xdpset_sweep_begin, every entry xdpset_put is kept, and
+ * xdpset_sweep_end removes all the others (returning how many). Begin is -1
+ * without memory for the marks (no sweep).
+ */
+int xdpset_sweep_begin(struct xdpset *s);
+uint64_t xdpset_sweep_end(struct xdpset *s);
+
 /* Entries held, and of them those with long keys. */
 uint64_t xdpset_count(const struct xdpset *s);
 uint64_t xdpset_long_count(const struct xdpset *s);

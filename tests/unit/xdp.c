@@ -98,6 +98,43 @@ static void set_holds_and_lets_go(void **state)
 	plain_free(&p);
 }
 
+/* A sweep keeps what was put since it began, and removes the rest, bits and all. */
+static void set_sweep(void **state)
+{
+	struct plain p;
+	uint8_t a[4], a6[16] = { 0x20, 0x01, 0x0d, 0xb8 };
+
+	(void)state;
+	plain_new(&p, 1000);
+	for (uint32_t i = 0; i < 600; i++) {
+		addr4(a, 0xc0000200 + i);
+		assert_int_equal(xdpset_put(p.set, ENTRY_ADDR, a, 4, XDP_ACTION_DROP), 0);
+	}
+	for (unsigned i = 0; i < 100; i++) {
+		a6[15] = (uint8_t)i;
+		assert_int_equal(xdpset_put(p.set, ENTRY_ADDR, a6, 16, XDP_ACTION_DROP), 0);
+	}
+	assert_int_equal(xdpset_sweep_begin(p.set), 0);
+	for (uint32_t i = 300; i < 700; i++) { /* half kept, a hundred new */
+		addr4(a, 0xc0000200 + i);
+		assert_int_equal(xdpset_put(p.set, ENTRY_ADDR, a, 4, XDP_ACTION_DROP), 0);
+	}
+	for (unsigned i = 50; i < 100; i++) {
+		a6[15] = (uint8_t)i;
+		assert_int_equal(xdpset_put(p.set, ENTRY_ADDR, a6, 16, XDP_ACTION_DROP), 0);
+	}
+	assert_int_equal(xdpset_sweep_end(p.set), 300 + 50);
+	assert_int_equal(xdpset_count(p.set), 400 + 50);
+	assert_int_equal(xdpset_long_count(p.set), 50);
+	for (uint32_t i = 0; i < 700; i++) {
+		addr4(a, 0xc0000200 + i);
+		assert_int_equal(xdpset_action(p.set, ENTRY_ADDR, a, 4), i >= 300 ? XDP_ACTION_DROP : 0);
+	}
+	/* The program's words are the counters' filter still: the removed keys' bits went with them. */
+	assert_memory_equal(p.mem.words, xdpset_filter(p.set)->words, p.shape.params.bits / 8);
+	plain_free(&p);
+}
+
 static int collect(void *ctx, enum entry_kind kind, const uint8_t *key, size_t len, unsigned action)
 {
 	uint8_t *seen = ctx;
@@ -324,6 +361,7 @@ static void program_grows(void **state)
 static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(set_holds_and_lets_go),
 	cmocka_unit_test(set_long_keys_and_full),
+	cmocka_unit_test(set_sweep),
 	cmocka_unit_test(program_filter_bit_exact),
 	cmocka_unit_test(program_verdicts),
 	cmocka_unit_test(program_grows),
