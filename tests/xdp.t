@@ -9,7 +9,7 @@
 # xdp_pin it stays, dropping, and the next bloomd takes it over.
 . "$(dirname "$0")/tap.sh"
 . "$(dirname "$0")/netns.sh"
-plan 32
+plan 33
 [ "$(id -u)" -eq 0 ] || skip_all "needs root (network namespaces, BPF)"
 command -v socat >/dev/null || skip_all "no socat"
 tmp=$(mktemp -d)
@@ -133,6 +133,14 @@ C del "addr 10.77.0.1" >/dev/null
 send 1 "from-deleted 1"
 wait_for '[ "$(arrived from-deleted)" -ge 1 ]'
 is "$(arrived from-deleted)" 1 "and delivered again once its delete is"
+
+# An entry that expires leaves the program with no command to publish it (the loop's timer does).
+C add "addr 10.77.0.1" --ttl 1 >/dev/null
+send 1 "ttl-before 1"
+wait_for '[ "$(C --json stats | jq .stats.xdp.entries)" = 5 ]'
+send 1 "ttl-after 1"
+wait_for '[ "$(arrived ttl-after)" -ge 1 ]'
+is "$(arrived ttl-before)/$(arrived ttl-after)" 0/1 "an entry whose time ran out leaves the program"
 
 # A list's new version (a rehold: no entry named) and a reload that makes it alert-only.
 cp bad.list bad.list.orig
