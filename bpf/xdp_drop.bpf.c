@@ -348,13 +348,17 @@ static __always_inline void count(enum xdp_counter c)
 		*n += 1;
 }
 
-/* At most live.events_rate events in any second, across the CPUs. */
+/*
+ * At most live.events_rate events in any window of 2^30 ns (1.07 s: a
+ * shift, where a second would be a division on every drop), across the
+ * CPUs: so never more than events_rate in a second.
+ */
 static __always_inline int event_allowed(__u64 now)
 {
-	__u64 second = now / 1000000000ULL;
+	__u64 window = now >> 30;
 
-	if (second != rate_second) {
-		rate_second = second;
+	if (window != rate_second) {
+		rate_second = window;
 		rate_count = 0;
 	}
 	return __sync_fetch_and_add(&rate_count, 1) < live.events_rate;
@@ -362,9 +366,9 @@ static __always_inline int event_allowed(__u64 now)
 
 static __always_inline void send_event(struct xdp_md *ctx, const struct verdict *v)
 {
-	__u64 now = bpf_ktime_get_ns();
+	__u64 now = live.events_rate ? bpf_ktime_get_ns() : 0;
 
-	if (!event_allowed(now)) {
+	if (!live.events_rate || !event_allowed(now)) {
 		count(XDP_EVENTS_SUPPRESSED);
 		return;
 	}
@@ -411,7 +415,7 @@ static __always_inline void pair_key(struct key *k, const struct packet *p)
 }
 
 /* The addr keys of both ends and their pair (its hash made from theirs), hashes hs and hd. */
-static __always_inline void check_addresses(struct packet *p, struct h128 hs, struct h128 hd)
+static __always_inline void check_addresses(struct packet *p, struct h128 hs)
 {
 	struct key k;
 
@@ -419,10 +423,12 @@ static __always_inline void check_addresses(struct packet *p, struct h128 hs, st
 		addr_key(&k, p->addr[0], p->alen);
 		check_key(p->v, &k, hs);
 		if (decided(p->v))
-			return;
-		addr_key(&k, p->addr[1], p->alen);
-		check_key(p->v, &k, hd);
+			return; /* the destination's hash not even made */
 	}
+	addr_key(&k, p->addr[1], p->alen);
+	struct h128 hd = key_hash((const __u8 *)k.w, p->alen, KIND_ADDR);
+	if (live.kind_count[KIND_ADDR])
+		check_key(p->v, &k, hd);
 	if (live.kind_count[KIND_PAIR] && !decided(p->v)) {
 		pair_key(&k, p);
 		check_key(p->v, &k, pair_hash(hs, hd));
@@ -470,8 +476,7 @@ int bloomd_xdp(struct xdp_md *ctx)
 		struct h128 hs = key_hash((const __u8 *)k.w, p.alen, KIND_ADDR);
 		if (params.probe_only)
 			return filter_says(hs) ? XDP_DROP : XDP_PASS;
-		addr_key(&k, p.addr[1], p.alen);
-		check_addresses(&p, hs, key_hash((const __u8 *)k.w, p.alen, KIND_ADDR));
+		check_addresses(&p, hs);
 	}
 	struct net_walk walk = { &p, p.alen == 16 };
 	__u32 lens = live.kind_count[KIND_NET] && !decided(&v) ? live.n_net_lens[walk.v6] : 0;
