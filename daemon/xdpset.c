@@ -248,14 +248,14 @@ int xdpset_put(struct xdpset *s, enum entry_kind kind, const uint8_t *key, size_
 	free_slot->kind = (uint8_t)kind;
 	free_slot->len = (uint8_t)len;
 	free_slot->flags = (uint8_t)(action | g << 4);
+	if (action == XDP_ACTION_PASS) /* counted before the program can find it: no key after a drop is skipped */
+		pass_count_change(s, 1);
 	__atomic_store_n(&free_slot->state, XDP_SLOT_FULL, __ATOMIC_RELEASE);
 	counting_add(s->counting, h, g);
 	write_block(s, h, g);
 	if (kind == ENTRY_NET)
 		net_length_in(s, key, len);
 	__atomic_store_n(&s->mem.live->kind_count[kind], s->mem.live->kind_count[kind] + 1, __ATOMIC_RELEASE);
-	if (action == XDP_ACTION_PASS)
-		pass_count_change(s, 1);
 	s->count++;
 	return 0;
 }
