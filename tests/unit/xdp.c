@@ -183,9 +183,9 @@ static void set_long_keys_and_full(void **state)
 
 /* ---- the program ---- */
 
-static struct xdp *open_program(bool probe_only, uint64_t capacity)
+static struct xdp *open_choices(bool probe_only, uint64_t capacity, unsigned choices)
 {
-	struct xdp_options o = { .events_rate = 0, .choices = 2, .bits_per_entry = 16, .capacity = capacity,
+	struct xdp_options o = { .events_rate = 0, .choices = choices, .bits_per_entry = 16, .capacity = capacity,
 				 .probe_only = probe_only };
 	char err[512];
 	struct xdp *x = xdp_open(NULL, &o, NULL, NULL, err, sizeof(err));
@@ -197,6 +197,11 @@ static struct xdp *open_program(bool probe_only, uint64_t capacity)
 	if (x == NULL)
 		fail_msg("%s", err);
 	return x;
+}
+
+static struct xdp *open_program(bool probe_only, uint64_t capacity)
+{
+	return open_choices(probe_only, capacity, 2);
 }
 
 /* An Ethernet frame (tags VLAN tags) with an IPv4 or IPv6 header and 8 bytes of UDP. */
@@ -230,21 +235,22 @@ static unsigned run(const struct xdp *x, const uint8_t *buf, size_t len)
 }
 
 /*
- * The program's filter against filter_query, on a million source addresses
- * (IPv4 and IPv6): a hundred thousand held, the rest random. Any difference
- * in hashing, block choice or probe positions shows as a differing answer.
+ * The program's filter against filter_query, on n source addresses (IPv4
+ * and IPv6) with c choices: a tenth of the keys held, the rest random. Any
+ * difference in hashing, block choice or probe positions shows as a
+ * differing answer.
  */
-static void program_filter_bit_exact(void **state)
+static void filter_bit_exact(unsigned c, uint64_t n)
 {
-	struct xdp *x = open_program(true, 100000);
+	struct xdp *x = open_choices(true, n / 10, c);
 	struct rng r;
 	uint8_t buf[128], src[16], dst[16] = { 10, 0, 0, 1 };
 	char err[256];
-	uint64_t positives = 0, n = 1000000;
+	uint64_t positives = 0;
+	uint32_t held = (uint32_t)(n / 10);
 
-	(void)state;
-	rng_seed(&r, 42);
-	for (uint32_t i = 0; i < 100000; i++) {
+	rng_seed(&r, 42 + c);
+	for (uint32_t i = 0; i < held; i++) {
 		addr4(src, 0xac100000 + i * 7);
 		assert_int_equal(xdp_put(x, ENTRY_ADDR, src, 4, XDP_ACTION_DROP, err, sizeof(err)), 0);
 	}
@@ -253,7 +259,7 @@ static void program_filter_bit_exact(void **state)
 		int family = i % 4 == 3 ? 6 : 4;
 		size_t alen = family == 4 ? 4 : 16;
 		if (family == 4 && i % 10 == 0)
-			addr4(src, 0xac100000 + (uint32_t)rng_below(&r, 100000) * 7);
+			addr4(src, 0xac100000 + (uint32_t)rng_below(&r, held) * 7);
 		else
 			for (size_t b = 0; b < alen; b += 8) {
 				uint64_t w = rng_next(&r);
@@ -263,12 +269,22 @@ static void program_filter_bit_exact(void **state)
 		positives += says;
 		unsigned verdict = run(x, buf, frame(buf, family, src, dst, 0));
 		if (verdict != (says ? XDP_DROP : XDP_PASS))
-			fail_msg("key %llu: the program says %u, filter_query %d", (unsigned long long)i, verdict, says);
+			fail_msg("c = %u, key %llu: the program says %u, filter_query %d", c, (unsigned long long)i, verdict,
+				 says);
 	}
-	print_message("# %llu of %llu keys passed the filter, in the program as in filter_query\n",
+	print_message("# c = %u: %llu of %llu keys passed the filter, in the program as in filter_query\n", c,
 		      (unsigned long long)positives, (unsigned long long)n);
-	assert_true(positives >= n / 40); /* the held tenth of the IPv4 quarter... */
+	assert_true(positives >= n / 40); /* the held keys among the IPv4 three quarters */
 	xdp_close(x);
+}
+
+/* A million keys with the default two choices; a fifth as many with one and with three. */
+static void program_filter_bit_exact(void **state)
+{
+	(void)state;
+	filter_bit_exact(2, 1000000);
+	filter_bit_exact(1, 200000);
+	filter_bit_exact(3, 200000);
 }
 
 /* What the whole program does with listed, exempted and unlisted packets. */
