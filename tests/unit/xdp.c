@@ -338,13 +338,26 @@ static void program_verdicts(void **state)
 	assert_int_equal(run(x, buf, 14), XDP_PASS);
 	frame(buf, 4, c, b, 0);
 	assert_int_equal(run(x, buf, 30), XDP_PASS); /* the IPv4 header cut short */
+	frame(buf, 4, a, c, 2);
+	assert_int_equal(run(x, buf, 16), XDP_PASS); /* a VLAN tag cut short */
+	frame(buf, 6, b6, a6, 0);
+	assert_int_equal(run(x, buf, 14 + 39), XDP_PASS); /* the IPv6 header a byte short */
+	frame(buf + 4, 6, b6, a6, 0);               /* the frame moved on by a tag's four bytes... */
+	buf[12] = 0x88, buf[13] = 0xa8, buf[14] = 0, buf[15] = 7; /* ...an 802.1ad (QinQ) outer tag in front */
+	assert_int_equal(run(x, buf, 4 + 14 + 48), XDP_DROP); /* read past, as 802.1Q is */
+	memset(buf, 0, sizeof(buf));
+	for (int t = 0; t < 3; t++)
+		buf[12 + 4 * t] = 0x81, buf[13 + 4 * t] = 0x00;
+	buf[24] = 0x08, buf[26] = 0x45;
+	memcpy(buf + 26 + 12, in_net, 4);
+	assert_int_equal(run(x, buf, 26 + 28), XDP_PASS); /* a third tag: not parsed (a listed net behind it), passed */
 
 	struct xdp_counts n;
 	xdp_counts(x, &n);
-	assert_int_equal(n.dropped, 8);
+	assert_int_equal(n.dropped, 9);
 	assert_int_equal(n.exempted, 1);
-	assert_int_equal(n.passed, 8);
-	assert_int_equal(n.events_suppressed, 8); /* events_rate 0 */
+	assert_int_equal(n.passed, 11);
+	assert_int_equal(n.events_suppressed, 9); /* events_rate 0 */
 	xdp_close(x);
 }
 
