@@ -291,7 +291,7 @@ static void program_filter_bit_exact(void **state)
 static void program_verdicts(void **state)
 {
 	struct xdp *x = open_program(false, 64);
-	uint8_t buf[128], a[4], b[4], c[4], net[5] = { 20, 198, 51, 96, 0 }, pair[8];
+	uint8_t buf[128 + 4], a[4], b[4], c[4], net[5] = { 20, 198, 51, 96, 0 }, pair[8];
 	uint8_t a6[16] = { 0x20, 0x01, 0x0d, 0xb8, [15] = 1 }, b6[16] = { 0x20, 0x01, 0x0d, 0xb8, 0x0f, [15] = 9 };
 	uint8_t net6[17] = { 36, 0x20, 0x01, 0x0d, 0xb8, 0xf0 };
 	char err[256];
@@ -342,7 +342,7 @@ static void program_verdicts(void **state)
 	assert_int_equal(run(x, buf, 16), XDP_PASS); /* a VLAN tag cut short */
 	frame(buf, 6, b6, a6, 0);
 	assert_int_equal(run(x, buf, 14 + 39), XDP_PASS); /* the IPv6 header a byte short */
-	frame(buf + 4, 6, b6, a6, 0);               /* the frame moved on by a tag's four bytes... */
+	frame(buf + 4, 6, b6, a6, 0);               /* the frame moved on by a tag's four bytes (buf has room)... */
 	buf[12] = 0x88, buf[13] = 0xa8, buf[14] = 0, buf[15] = 7; /* ...an 802.1ad (QinQ) outer tag in front */
 	assert_int_equal(run(x, buf, 4 + 14 + 48), XDP_DROP); /* read past, as 802.1Q is */
 	memset(buf, 0, sizeof(buf));
