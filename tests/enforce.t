@@ -199,8 +199,11 @@ added_ms=$(grep -oE '10\.78\.[0-9]+\.[0-9]+ timeout 10m expires [0-9msh]+' <<<"$
 	print 600000 - ms }' | sort -n)
 is "$(wc -l <<<"$added_ms")/$(jq .stats.set_action.added <<<"$stats")" 2000/2000 \
 	"every source went into the set, each once (added = elements)"
-busiest=$(awk '{ t[NR] = $1 } END { j = 1; for (i = 1; i <= NR; i++) { while (t[i] - t[j] >= 990) j++; if (i - j + 1 > m) m = i - j + 1 } print m }' <<<"$added_ms")
-[ "$busiest" -le 400 ]; ok $? "at most rate (400) additions in any one-second window ($busiest)"
+# The kernel's times are when each batch was committed, not when bloomd counted the addition:
+# under load a batch lands late, and two seconds' worth can look up to ~100 ms closer. A
+# window of 900 ms allows for that; a limiter that did not hold would put 2,000 in one.
+busiest=$(awk '{ t[NR] = $1 } END { j = 1; for (i = 1; i <= NR; i++) { while (t[i] - t[j] >= 900) j++; if (i - j + 1 > m) m = i - j + 1 } print m }' <<<"$added_ms")
+[ "$busiest" -le 400 ]; ok $? "at most rate (400) additions in any one-second window, less 100 ms of commit delay ($busiest)"
 [ "$(jq .stats.set_action.repeated <<<"$stats")" -gt 0 ] && [ "$(jq .stats.set_action.rate_limited <<<"$stats")" -gt 0 ]
 ok $? "sources matching again were not sent again; those over the rate waited"
 down
