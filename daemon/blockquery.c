@@ -3,56 +3,135 @@
 
 #include "block.h"
 
-#define BATCH 16
+/*
+ * How many keys ahead of the one being tested a batch locates and fetches
+ * blocks: enough to cover the latency of where the filter lives, no more.
+ * Measured on Zen 5: signature scans with a 2.4 MB filter ran at 610 MB/s
+ * 8 ahead, 536 at 16, 510 at 32 (more lines in flight than the core
+ * tracks); lookups in a 20 MB filter took 6.4 ns 32 ahead, 9.8 at 16.
+ */
+#define AHEAD_NEAR 8
+#define AHEAD_FAR 32
+#define FAR_BYTES (8u << 20)
+
+/* The filter's loop-invariant shape, read once a call. */
+struct shape {
+	const uint64_t *words;
+	uint64_t nblocks; /* unfolded: the range a block index is reduced to */
+	unsigned choices, hashes, folds;
+};
+
+static inline struct shape shape_of(const struct filter *f)
+{
+	const struct filter_params *p = &f->params;
+
+	return (struct shape){ f->words, (p->bits << p->folds) / FILTER_BLOCK_BITS, p->choices, p->hashes,
+			       p->folds };
+}
 
 /*
- * The two drivers every kernel shares, made for one kernel by this macro
- * (its level, target attribute, per-query set-up and block test): one key,
- * and a batch of keys whose blocks are all fetched before any is tested.
+ * The blocks of h's c groups, and their y32. c is a constant where the
+ * drivers below are specialised (1 or 2 choices, never folded: the filters
+ * the daemon builds), so the group loop unrolls and group 0's multiplies by 1
+ * vanish; the general case also reduces modulo the folded size.
+ */
+__attribute__((always_inline)) static inline void locate(const struct shape *s, struct hash128 h, unsigned c,
+							 bool folded, const uint64_t **block, uint32_t *y32)
+{
+	for (unsigned g = 0; g < c; g++) {
+		uint64_t x, y;
+		block_group_words(h, g, &x, &y);
+		uint64_t b = block_range_reduce(x, s->nblocks);
+		if (folded)
+			b %= s->nblocks >> s->folds;
+		y32[g] = block_y32(y);
+		block[g] = s->words + b * FILTER_BLOCK_WORDS;
+		__builtin_prefetch(block[g]);
+	}
+}
+
+/*
+ * The two drivers every kernel shares, made for one kernel by this macro (its
+ * level, target attribute, per-query set-up and block test): one key, and a
+ * batch in which the blocks of key i + ahead are located and fetched while
+ * key i is tested, so a batch keeps that many keys' lines in flight
+ * throughout, not only at its start.
+ * Each is specialised for c = 1 and c = 2 without folds.
  */
 #define BLOCKQUERY_DRIVERS(NAME, LEVEL, TARGET, TEST, TEST_FOR, COVERS)                               \
-	TARGET static bool one_##NAME(const struct filter *f, struct hash128 h)                \
-	{                                                                                      \
-		const uint64_t *block[FILTER_MAX_CHOICES];                                     \
-		uint32_t y32[FILTER_MAX_CHOICES];                                              \
-		unsigned c = f->params.choices;                                                \
-		const TEST t = TEST_FOR(f->params.hashes);                                     \
-		bool covered = false;                                                          \
-                                                                                               \
-		for (unsigned g = 0; g < c; g++) {                                             \
-			block[g] = block_of_group(f, h, g, &y32[g]);                           \
-			__builtin_prefetch(block[g]);                                          \
-		}                                                                              \
-		for (unsigned g = 0; g < c; g++)                                               \
-			covered |= COVERS(block[g], y32[g], &t);                               \
-		return covered;                                                                \
-	}                                                                                      \
-                                                                                               \
-	TARGET static void batch_##NAME(const struct filter *f, const struct hash128 *h,        \
-					size_t n, bool *out)                                   \
-	{                                                                                      \
-		const uint64_t *block[BATCH][FILTER_MAX_CHOICES];                              \
-		uint32_t y32[BATCH][FILTER_MAX_CHOICES];                                       \
-		unsigned c = f->params.choices;                                                \
-		const TEST t = TEST_FOR(f->params.hashes);                                     \
-                                                                                               \
-		for (size_t done = 0; done < n; done += BATCH) {                               \
-			size_t len = n - done < BATCH ? n - done : BATCH;                      \
-			for (size_t i = 0; i < len; i++)                                       \
-				for (unsigned g = 0; g < c; g++) {                             \
-					block[i][g] = block_of_group(f, h[done + i], g, &y32[i][g]); \
-					__builtin_prefetch(block[i][g]);                       \
-				}                                                              \
-			for (size_t i = 0; i < len; i++) {                                     \
-				bool covered = false;                                          \
-				for (unsigned g = 0; g < c; g++)                               \
-					covered |= COVERS(block[i][g], y32[i][g], &t);         \
-				out[done + i] = covered;                                       \
-			}                                                                      \
-		}                                                                              \
-	}                                                                                      \
-                                                                                               \
-	static const struct blockquery KERNEL_##NAME = { LEVEL, one_##NAME, batch_##NAME };
+	TARGET __attribute__((always_inline)) static inline bool one_##NAME##_for(                            \
+		const struct shape *s, struct hash128 h, unsigned c, bool folded)                             \
+	{                                                                                                     \
+		const uint64_t *block[FILTER_MAX_CHOICES];                                                    \
+		uint32_t y32[FILTER_MAX_CHOICES];                                                             \
+		const TEST t = TEST_FOR(s->hashes);                                                           \
+		bool covered = false;                                                                         \
+                                                                                                              \
+		locate(s, h, c, folded, block, y32);                                                          \
+		for (unsigned g = 0; g < c; g++)                                                              \
+			covered |= COVERS(block[g], y32[g], &t);                                              \
+		return covered;                                                                               \
+	}                                                                                                     \
+                                                                                                              \
+	TARGET static bool one_##NAME(const struct filter *f, struct hash128 h)                               \
+	{                                                                                                     \
+		const struct shape s = shape_of(f);                                                           \
+		return one_##NAME##_for(&s, h, s.choices, true);                                              \
+	}                                                                                                     \
+                                                                                                              \
+	TARGET static bool one1_##NAME(const struct filter *f, struct hash128 h)                              \
+	{                                                                                                     \
+		const struct shape s = shape_of(f);                                                           \
+		return one_##NAME##_for(&s, h, 1, false);                                                     \
+	}                                                                                                     \
+                                                                                                              \
+	TARGET static bool one2_##NAME(const struct filter *f, struct hash128 h)                              \
+	{                                                                                                     \
+		const struct shape s = shape_of(f);                                                           \
+		return one_##NAME##_for(&s, h, 2, false);                                                     \
+	}                                                                                                     \
+                                                                                                              \
+	TARGET __attribute__((always_inline)) static inline void batch_##NAME##_for(                          \
+		const struct shape *s, const struct hash128 *h, size_t n, bool *out, unsigned c, bool folded, \
+		size_t ahead)                                                                                 \
+	{                                                                                                     \
+		const uint64_t *block[AHEAD_FAR][FILTER_MAX_CHOICES];                                         \
+		uint32_t y32[AHEAD_FAR][FILTER_MAX_CHOICES];                                                  \
+		const TEST t = TEST_FOR(s->hashes);                                                           \
+		size_t lead = n < ahead ? n : ahead;                                                          \
+                                                                                                              \
+		for (size_t i = 0; i < lead; i++)                                                             \
+			locate(s, h[i], c, folded, block[i], y32[i]);                                         \
+		for (size_t i = 0; i < n; i++) {                                                              \
+			size_t slot = i % ahead;                                                              \
+			bool covered = false;                                                                 \
+			for (unsigned g = 0; g < c; g++)                                                      \
+				covered |= COVERS(block[slot][g], y32[slot][g], &t);                          \
+			out[i] = covered;                                                                     \
+			if (i + ahead < n)                                                                    \
+				locate(s, h[i + ahead], c, folded, block[slot], y32[slot]);                   \
+		}                                                                                             \
+	}                                                                                                     \
+                                                                                                              \
+	TARGET static void batch_##NAME(const struct filter *f, const struct hash128 *h, size_t n, bool *out) \
+	{                                                                                                     \
+		const struct shape s = shape_of(f);                                                           \
+		bool far = s.nblocks * 64 >> s.folds > FAR_BYTES;                                            \
+                                                                                                              \
+		if (s.folds == 0 && s.choices == 2 && far)                                                    \
+			batch_##NAME##_for(&s, h, n, out, 2, false, AHEAD_FAR);                               \
+		else if (s.folds == 0 && s.choices == 2)                                                      \
+			batch_##NAME##_for(&s, h, n, out, 2, false, AHEAD_NEAR);                              \
+		else if (s.folds == 0 && s.choices == 1 && far)                                               \
+			batch_##NAME##_for(&s, h, n, out, 1, false, AHEAD_FAR);                               \
+		else if (s.folds == 0 && s.choices == 1)                                                      \
+			batch_##NAME##_for(&s, h, n, out, 1, false, AHEAD_NEAR);                              \
+		else                                                                                          \
+			batch_##NAME##_for(&s, h, n, out, s.choices, true, AHEAD_NEAR);                       \
+	}                                                                                                     \
+                                                                                                              \
+	static const struct blockquery KERNEL_##NAME = { LEVEL, { one_##NAME, one1_##NAME, one2_##NAME },   \
+							 batch_##NAME };
 
 /* ---- scalar ---- */
 
@@ -177,14 +256,17 @@ AVX512 __attribute__((always_inline)) static inline struct test_avx512 test_avx5
 	return t;
 }
 
-/* As missing8 with 16 lanes: the block is one register, so one permute fetches every word. */
+/*
+ * As missing8 with 16 lanes: the block is one register, so one permute fetches
+ * every word, and a rotate (which takes its count modulo 32) brings the bit down.
+ */
 AVX512 __attribute__((always_inline)) static inline __mmask16
 missing16(__m512i blk, __m512i yv, __m512i salt, __mmask16 lanes)
 {
-	const __m512i low5 = _mm512_set1_epi32(31), one = _mm512_set1_epi32(1);
-	__m512i pos = _mm512_srli_epi32(_mm512_mullo_epi32(yv, salt), 23);
-	__m512i word = _mm512_permutexvar_epi32(_mm512_srli_epi32(pos, 5), blk);
-	__m512i bit = _mm512_srlv_epi32(word, _mm512_and_si512(pos, low5));
+	const __m512i one = _mm512_set1_epi32(1);
+	__m512i product = _mm512_mullo_epi32(yv, salt); /* position: its top 9 bits */
+	__m512i word = _mm512_permutexvar_epi32(_mm512_srli_epi32(product, 28), blk);
+	__m512i bit = _mm512_rorv_epi32(word, _mm512_srli_epi32(product, 23)); /* rotates by pos % 32 */
 
 	return _mm512_mask_testn_epi32_mask(lanes, bit, one);
 }

@@ -24,8 +24,13 @@
  */
 struct blockquery {
 	enum simd_level level;
-	bool (*one)(const struct filter *f, struct hash128 h);
-	/* out[i] for h[i], i < n, in batches whose blocks are fetched together */
+	/*
+	 * one[c] for filters of c = 1 or 2 choices never folded (the daemon's),
+	 * one[0] for any: each a function of its own, so the common shapes pay
+	 * for no loop or branch on the shape, and no frame for one.
+	 */
+	bool (*one[3])(const struct filter *f, struct hash128 h);
+	/* out[i] for h[i], i < n: blocks fetched some keys ahead of those tested */
 	void (*batch)(const struct filter *f, const struct hash128 *h, size_t n, bool *out);
 };
 

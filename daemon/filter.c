@@ -221,8 +221,10 @@ bool filter_group_covers(const struct filter *f, struct hash128 h, unsigned g)
 
 bool filter_query(const struct filter *f, struct hash128 h)
 {
-	if (f->params.layout == FILTER_BLOCKED)
-		return f->kernel->one(f, h);
+	const struct filter_params *p = &f->params;
+
+	if (p->layout == FILTER_BLOCKED)
+		return f->kernel->one[p->folds == 0 && p->choices <= 2 ? p->choices : 0](f, h);
 	for (unsigned g = 0; g < f->params.choices; g++)
 		if (filter_group_covers(f, h, g))
 			return true;

@@ -29,7 +29,8 @@ for t in "${tests[@]}"; do
 	[ $rc -eq 0 ] && [ -n "$planned" ] && [ $((passed + skipped)) -eq "$planned" ] && [ "$passed" -gt 0 ]
 	ok $? "aarch64 $t.t under qemu: $passed passed, $skipped skipped (x86 levels) of ${planned:-?}"
 	[ $rc -eq 0 ] || grep -v '^ok ' <<<"$got" | sed 's/^/#   /'
-	[ "$t" = filter ] && neon=$(grep -c '^ok [0-9]* - kernel_matches_reference \[neon\]' <<<"$got")
+	[ "$t" = filter ] &&
+		neon=$(grep -c '^ok [0-9]* - \(kernel_matches_reference\|long_batches_match_reference\) \[neon\]' <<<"$got")
 done
-[ "${neon:-0}" -eq 1 ]; ok $? "the NEON block test ran and matched the reference"
+[ "${neon:-0}" -eq 2 ]; ok $? "the NEON block tests (short and long batches) ran and matched the reference"
 done_testing

@@ -1,5 +1,6 @@
 /* Unit tests for filter.c: parameters, queries, union, fold, fill. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "filter.h"
@@ -295,6 +296,56 @@ static void kernel_matches_reference(void **state)
 	}
 }
 
+/* out[i] for a batch of n keys, against the reference and the one-key query. */
+static void expect_reference_long(const struct filter *f, struct rng *r, size_t n)
+{
+	struct hash128 *h = malloc(n * sizeof(*h));
+	bool *out = malloc(n);
+
+	assert_non_null(h);
+	assert_non_null(out);
+	for (size_t i = 0; i < n; i++)
+		h[i] = key_hash(rng_next(r));
+	filter_query_batch(f, h, n, out);
+	for (size_t i = 0; i < n; i++) {
+		bool want = reference_query(f, h[i]);
+		if (out[i] != want || filter_query(f, h[i]) != want)
+			fail_msg("%llu bits c=%u folds=%u batch of %zu, key %zu: reference %d, batch %d",
+				 (unsigned long long)f->params.bits, f->params.choices, f->params.folds, n, i,
+				 want, out[i]);
+	}
+	free(h);
+	free(out);
+}
+
+/*
+ * Batches longer than the kernels' lookahead, on a filter small enough for the
+ * near lookahead and one large enough for the far one (tens of MiB are fetched
+ * further ahead), both 7/8 full so that both answers are common; then folded.
+ */
+static void long_batches_match_reference(void **state)
+{
+	enum simd_level level = test_simd_level(state);
+	static const uint64_t sizes[] = { 16 * 512, (9ULL << 20) * 8 };
+	static const size_t lengths[] = { 7, 8, 9, 31, 32, 33, 1000 };
+	struct rng r;
+
+	rng_seed(&r, 7);
+	for (unsigned s = 0; s < 2; s++)
+		for (unsigned c = 1; c <= 3; c++) {
+			struct filter *f = make(FILTER_BLOCKED, sizes[s], c, 5);
+			assert_int_equal(filter_set_simd(f, level), 0);
+			for (uint64_t w = 0; w < f->nwords; w++)
+				f->words[w] = rng_next(&r) | rng_next(&r) | rng_next(&r);
+			for (unsigned folded = 0; folded < 2; folded++) {
+				for (size_t i = 0; i < sizeof(lengths) / sizeof(lengths[0]); i++)
+					expect_reference_long(f, &r, lengths[i]);
+				filter_fold(f, NULL, 0);
+			}
+			filter_free(f);
+		}
+}
+
 /* A level the CPU lacks is refused, and the filter keeps its kernel. */
 static void missing_level_is_refused(void **state)
 {
@@ -343,6 +394,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(tiny_predicted_fpr_is_not_zero),
 	cmocka_unit_test(predicted_fpr_matches_measured),
 	SIMD_UNIT_TESTS(kernel_matches_reference),
+	SIMD_UNIT_TESTS(long_batches_match_reference),
 	cmocka_unit_test(missing_level_is_refused),
 	cmocka_unit_test(clone_and_equal),
 };
