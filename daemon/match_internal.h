@@ -101,7 +101,12 @@ struct matcher {
 
 static inline struct hash128 one_addr_hash(const struct matcher *m, const uint8_t *addr, size_t len)
 {
-	return hash_inline_domain(&m->addr.key, ENTRY_ADDR, addr, len);
+	return hash_inline_either(&m->addr.key, ENTRY_ADDR, addr, len, 4, 16);
+}
+
+static inline struct hash128 net_hash(const struct matcher *m, const uint8_t *key, size_t len)
+{
+	return hash_inline_either(&m->addr.key, ENTRY_NET, key, len, 5, 17);
 }
 
 /* An address entry's hash; the kind selects the hash's domain. */
@@ -110,6 +115,8 @@ static inline struct hash128 addr_hash(const struct matcher *m, unsigned kind, c
 {
 	if (kind == ENTRY_PAIR)
 		return hash_pair(one_addr_hash(m, key, len / 2), one_addr_hash(m, key + len / 2, len / 2));
+	if (kind == ENTRY_NET)
+		return net_hash(m, key, len);
 	return hash_inline_domain(&m->addr.key, kind, key, len);
 }
 
