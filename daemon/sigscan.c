@@ -309,7 +309,7 @@ static const uint8_t WINDOW_BYTES[64] = {
 };
 
 struct avx512_consts {
-	__m512i idx, s1, m1, keep, one, low6;
+	__m512i idx, s1, m1, keep, one;
 	__m128i index_shift;  /* 64 - index_bits: with no index bits, every index is 0 */
 	__mmask16 need;
 	const uint64_t *words;
@@ -329,11 +329,12 @@ AVX512_TARGET static inline __mmask8 pass8(const struct avx512_consts *k, const 
 	for (int i = 0; i < 8; i++)
 		loaded[i] = k->words[index[i]];
 	__m512i words = _mm512_load_si512((const void *)loaded);
-	__m512i mask = _mm512_or_si512(
-		_mm512_or_si512(_mm512_sllv_epi64(k->one, _mm512_and_si512(_mm512_srli_epi64(h, 38), k->low6)),
-				_mm512_sllv_epi64(k->one, _mm512_and_si512(_mm512_srli_epi64(h, 32), k->low6))),
-		_mm512_or_si512(_mm512_sllv_epi64(k->one, _mm512_and_si512(_mm512_srli_epi64(h, 26), k->low6)),
-				_mm512_sllv_epi64(k->one, _mm512_and_si512(_mm512_srli_epi64(h, 20), k->low6))));
+	/* 1 << (n % 64) is 1 rotated by n: a rotate takes its count modulo 64, so no mask. */
+	__m512i bit0 = _mm512_rolv_epi64(k->one, _mm512_srli_epi64(h, 38));
+	__m512i bit1 = _mm512_rolv_epi64(k->one, _mm512_srli_epi64(h, 32));
+	__m512i bit2 = _mm512_rolv_epi64(k->one, _mm512_srli_epi64(h, 26));
+	__m512i bit3 = _mm512_rolv_epi64(k->one, _mm512_srli_epi64(h, 20));
+	__m512i mask = _mm512_or_si512(_mm512_ternarylogic_epi64(bit0, bit1, bit2, 0xfe), bit3);
 	return _mm512_cmpeq_epi64_mask(_mm512_and_si512(words, mask), mask);
 }
 
@@ -372,7 +373,6 @@ AVX512_TARGET static size_t scan_avx512(const struct sigscan *s, const uint8_t *
 		.m1 = _mm512_set1_epi64((long long)s->m1),
 		.keep = _mm512_set1_epi64((long long)short_keep(s->window)),
 		.one = _mm512_set1_epi64(1),
-		.low6 = _mm512_set1_epi64(63),
 		.index_shift = _mm_cvtsi32_si128((int)(64 - s->index_bits)),
 		/* Lanes 0..7 read bytes 0 .. 7 + W - 1: only those are loaded. */
 		.need = (__mmask16)((1u << (7 + s->window)) - 1),
