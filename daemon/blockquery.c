@@ -14,6 +14,9 @@
 #define AHEAD_FAR 32
 #define FAR_BYTES (8u << 20)
 
+/* A loop over the groups: unrolled where c is a constant, so its arrays stay in registers. */
+#define UNROLLED _Pragma("GCC unroll 3")
+
 /* The filter's loop-invariant shape, read once a call. */
 struct shape {
 	const uint64_t *words;
@@ -38,7 +41,7 @@ static inline struct shape shape_of(const struct filter *f)
 __attribute__((always_inline)) static inline void locate(const struct shape *s, struct hash128 h, unsigned c,
 							 bool folded, const uint64_t **block, uint32_t *y32)
 {
-	for (unsigned g = 0; g < c; g++) {
+	UNROLLED for (unsigned g = 0; g < c; g++) {
 		uint64_t x, y;
 		block_group_words(h, g, &x, &y);
 		uint64_t b = block_range_reduce(x, s->nblocks);
@@ -62,13 +65,13 @@ __attribute__((always_inline)) static inline void locate(const struct shape *s, 
 	TARGET __attribute__((always_inline)) static inline bool one_##NAME##_for(                            \
 		const struct shape *s, struct hash128 h, unsigned c, bool folded)                             \
 	{                                                                                                     \
-		const uint64_t *block[FILTER_MAX_CHOICES];                                                    \
-		uint32_t y32[FILTER_MAX_CHOICES];                                                             \
+		const uint64_t *block[FILTER_MAX_CHOICES] = { 0 }; /* c of them are: the compiler */         \
+		uint32_t y32[FILTER_MAX_CHOICES] = { 0 };          /* cannot tell, once unrolled */          \
 		const TEST t = TEST_FOR(s->hashes);                                                           \
 		bool covered = false;                                                                         \
                                                                                                               \
 		locate(s, h, c, folded, block, y32);                                                          \
-		for (unsigned g = 0; g < c; g++)                                                              \
+		UNROLLED for (unsigned g = 0; g < c; g++)                                                     \
 			covered |= COVERS(block[g], y32[g], &t);                                              \
 		return covered;                                                                               \
 	}                                                                                                     \
@@ -105,7 +108,7 @@ __attribute__((always_inline)) static inline void locate(const struct shape *s, 
 		for (size_t i = 0; i < n; i++) {                                                              \
 			size_t slot = i % ahead;                                                              \
 			bool covered = false;                                                                 \
-			for (unsigned g = 0; g < c; g++)                                                      \
+			UNROLLED for (unsigned g = 0; g < c; g++)                                             \
 				covered |= COVERS(block[slot][g], y32[slot][g], &t);                          \
 			out[i] = covered;                                                                     \
 			if (i + ahead < n)                                                                    \

@@ -219,16 +219,22 @@ bool filter_group_covers(const struct filter *f, struct hash128 h, unsigned g)
 	return true;
 }
 
+__attribute__((noinline)) static bool query_classic(const struct filter *f, struct hash128 h)
+{
+	for (unsigned g = 0; g < f->params.choices; g++)
+		if (filter_group_covers(f, h, g))
+			return true;
+	return false;
+}
+
+/* Blocked: straight to the kernel's function for the shape (a tail call, no frame). */
 bool filter_query(const struct filter *f, struct hash128 h)
 {
 	const struct filter_params *p = &f->params;
 
 	if (p->layout == FILTER_BLOCKED)
 		return f->kernel->one[p->folds == 0 && p->choices <= 2 ? p->choices : 0](f, h);
-	for (unsigned g = 0; g < f->params.choices; g++)
-		if (filter_group_covers(f, h, g))
-			return true;
-	return false;
+	return query_classic(f, h);
 }
 
 bool filter_query_bytes(const struct filter *f, const void *data, size_t len)
