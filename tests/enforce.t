@@ -23,18 +23,7 @@ ip -n $a link set lo up
 ip -n $b link set lo up
 queue_rule 9999 9
 C() { "$BUILD/bloomctl" -s "$tmp/ctl.sock" "$@"; }
-up() { # the bloomd of CONF in $b, until it answers
-	ip netns exec $b "$BUILD/bloomd" -c "$1" 2>>err &
-	pid=$!
-	for _ in $(seq 200); do C version >/dev/null 2>&1 && return 0; sleep 0.05; done
-	return 1
-}
 down() { kill -CONT "$pid" 2>/dev/null; kill "$pid" && wait "$pid"; pid=; }
-send() { # send FROM TEXT
-	ip netns exec $a socat -u - "UDP-SENDTO:10.77.0.2:9999,bind=10.77.0.$1" <<<"$2"
-}
-arrived() { grep -c "$1" recv.txt 2>/dev/null; }
-wait_for() { for _ in $(seq 100); do eval "$1" && return 0; sleep 0.05; done; return 1; }
 
 # firehol_level1 holds the operator's own /24; 10.77.0.3 is theirs, an exception.
 printf '10.77.0.0/24\n' > level1.netset
@@ -63,13 +52,13 @@ dir =
 events = $tmp/events.json
 C
 udp_receiver 9999
-up inline.conf; ok $? "bloomd judges queue 9 with a pass list"
-send 1 "from-listed 1"
-send 3 "from-mine 1"
-send 3 "from-mine EVIL-PAYLOAD"
-send 3 "from-mine 2"
-wait_for '[ "$(arrived from-mine)" -ge 3 ]'
-is "$(arrived from-mine)/$(arrived from-listed)" 3/0 \
+bloomd_up inline.conf; ok $? "bloomd judges queue 9 with a pass list"
+send_from 1 "from-listed 1"
+send_from 3 "from-mine 1"
+send_from 3 "from-mine EVIL-PAYLOAD"
+send_from 3 "from-mine 2"
+wait_for '[ "$(received from-mine)" -ge 3 ]'
+is "$(received from-mine)/$(received from-listed)" 3/0 \
 	"the pass address arrives (a listed signature too); the rest of the listed net does not"
 wait_for '[ -s events.json ]'
 sleep 0.2
@@ -90,8 +79,8 @@ for i in range(40000):
 PY
 kill -CONT "$pid"
 sleep 0.5
-send 3 "after-stop"
-wait_for '[ "$(arrived after-stop)" -ge 1 ]'
+send_from 3 "after-stop"
+wait_for '[ "$(received after-stop)" -ge 1 ]'
 sleep 0.3
 stats=$(C --json stats)
 unjudged=$(jq .stats.inline.unjudged <<<"$stats")
@@ -129,18 +118,18 @@ dir =
 events = $tmp/set-events.json
 C
 nftb() { ip netns exec $b nft "$@"; }
-up manage.conf; ok $? "bloomd starts with manage = yes"
+bloomd_up manage.conf; ok $? "bloomd starts with manage = yes"
 nftb list table inet bloomd | grep -q "set blocked4" && nftb list chain inet bloomd prerouting | grep -q "ip saddr @blocked4 drop"
 ok $? "it made table inet bloomd, its sets and the drop rules"
-send 1 "EVIL-PAYLOAD set"
-send 3 "EVIL-PAYLOAD mine"
+send_from 1 "EVIL-PAYLOAD set"
+send_from 3 "EVIL-PAYLOAD mine"
 in_set() { nftb list set inet bloomd blocked4 2>/dev/null | grep -q "$1 timeout"; }
 wait_for 'in_set 10.77.0.1'; ok $? "a match puts its source into bloomd's set"
 in_set 10.77.0.3; is $? 1 "a pass address never goes into the set"
 C metrics | grep -q '^bloomd_list_blocked_total{list="evil"} 1$'; ok $? "metrics: the address the list put into the set"
-send 1 "hello blocked"
+send_from 1 "hello blocked"
 sleep 0.3
-is "$(arrived 'hello blocked')" 0 "and the kernel drops what follows from it"
+is "$(received 'hello blocked')" 0 "and the kernel drops what follows from it"
 C blocked | grep -qE "^10\.77\.0\.1 (29[0-9]|300)s left$"; ok $? "blocked lists it with the time it has left"
 nftb flush ruleset
 t0=$(date +%s%N)
@@ -157,8 +146,8 @@ in_set 10.77.0.1; ok $? "an address deleted by hand is put back (bloomctl unbloc
 [ "$(C --json stats | jq .stats.set_action.restored)" -ge 3 ]; ok $? "stats count the restores"
 C unblock 10.77.0.1 >/dev/null; ok $? "unblock lifts it"
 in_set 10.77.0.1; is $? 1 "it is out of the set"
-send 1 "hello lifted"
-wait_for '[ "$(arrived "hello lifted")" -ge 1 ]'; ok $? "and its traffic flows again"
+send_from 1 "hello lifted"
+wait_for '[ "$(received "hello lifted")" -ge 1 ]'; ok $? "and its traffic flows again"
 is "$(C --json blocked | jq .count)" 0 "blocked lists nothing"
 down
 nftb list table inet bloomd >/dev/null 2>&1; is $? 1 "at stop, bloomd's table goes"
@@ -166,7 +155,7 @@ nftb list table inet bloomd >/dev/null 2>&1; is $? 1 "at stop, bloomd's table go
 # 2,000 sources at once: at most rate additions in any one-second window, none sent twice.
 printf '10.78.0.0/16\n' > burst.netset
 sed -e "s|^file = $tmp/evil.list|file = $tmp/burst.netset\nformat = netset|" -e 's/^timeout = 300/timeout = 600\nrate = 400/' manage.conf > burst.conf
-up burst.conf
+bloomd_up burst.conf
 ip netns exec $a python3 - <<'PY'
 import socket, struct, time
 s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_RAW)

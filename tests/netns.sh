@@ -1,6 +1,6 @@
-# netns.sh - two network namespaces joined by a veth pair, and a netfilter queue rule in the
-# second; source it after tap.sh (its skip_all), after plan. Names are $a and $b, the ends
-# veth-a$$ and veth-b$$ (up, without addresses).
+# netns.sh - two network namespaces joined by a veth pair, a netfilter queue rule in the
+# second, and the helpers a test of bloomd there shares; source it after tap.sh (its
+# skip_all), after plan. Names are $a and $b, the ends veth-a$$ and veth-b$$ (up, without addresses).
 netns_pair() { # a b
 	a=$1 b=$2
 	ip netns add $a 2>/dev/null && ip netns add $b || skip_all "cannot make network namespaces here"
@@ -36,3 +36,28 @@ udp_receiver() { # port
 	ip netns exec $b socat -u "UDP-RECV:$1" OPEN:recv.txt,creat,append &
 	for _ in $(seq 100); do ip netns exec $b ss -Hlun "sport = :$1" | grep -q . && break; sleep 0.05; done
 }
+
+# For a test of bloomd in $b that defines C (bloomctl on its control socket):
+# bloomd with CONF there, until it answers (its standard error appended to ./err); 1 if it
+# exits or does not answer in 10 s. pid is its process.
+bloomd_up() { # conf
+	ip netns exec $b "$BUILD/bloomd" -c "$1" 2>>err &
+	pid=$!
+	for _ in $(seq 200); do C version >/dev/null 2>&1 && return 0; kill -0 $pid 2>/dev/null || return 1; sleep 0.05; done
+	return 1
+}
+
+# One datagram TEXT from $a to port 9999 of 10.77.0.2 (or fd77::2), sent from 10.77.0.FROM
+# (or from FROM, an IPv6 address).
+send_from() { # from text
+	case $1 in
+	*:*) ip netns exec $a socat -u - "UDP6-SENDTO:[fd77::2]:9999,bind=[$1]" <<<"$2" ;;
+	*) ip netns exec $a socat -u - "UDP-SENDTO:10.77.0.2:9999,bind=10.77.0.$1" <<<"$2" ;;
+	esac
+}
+
+# How many lines of recv.txt (udp_receiver's) hold TEXT.
+received() { grep -c "$1" recv.txt 2>/dev/null; }
+
+# Until the shell condition COND holds (0), or 5 s have passed (1).
+wait_for() { for _ in $(seq 100); do eval "$1" && return 0; sleep 0.05; done; return 1; }

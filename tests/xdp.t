@@ -28,20 +28,6 @@ ip -n $b link set lo up
 # No neighbour solicitation from a listed IPv6 source (it would be dropped too, and counted).
 ip -n $a neigh replace fd77::2 lladdr "$(ip -n $b -br link show veth-b$$ | awk '{ print $3 }')" dev veth-a$$ nud permanent
 C() { "$BUILD/bloomctl" -s "$tmp/ctl.sock" "$@"; }
-up() { # the bloomd of CONF in $b, until it answers
-	ip netns exec $b "$BUILD/bloomd" -c "$1" 2>>err &
-	pid=$!
-	for _ in $(seq 200); do C version >/dev/null 2>&1 && return 0; kill -0 $pid 2>/dev/null || return 1; sleep 0.05; done
-	return 1
-}
-send() { # send FROM TEXT (FROM: the host part, or an IPv6 address)
-	case $1 in
-	*:*) ip netns exec $a socat -u - "UDP6-SENDTO:[fd77::2]:9999,bind=[$1]" <<<"$2" ;;
-	*) ip netns exec $a socat -u - "UDP-SENDTO:10.77.0.2:9999,bind=10.77.0.$1" <<<"$2" ;;
-	esac
-}
-arrived() { grep -c "$1" recv.txt 2>/dev/null; }
-wait_for() { for _ in $(seq 100); do eval "$1" && return 0; sleep 0.05; done; return 1; }
 stat() { C --json stats | jq -r ".stats.xdp.$1"; }
 
 cat > bad.list <<L
@@ -94,7 +80,7 @@ ok $? "bloomd -n: a missing interface is named"
 ip netns exec $b socat -u UDP6-RECV:9999 OPEN:recv.txt,creat,append & # IPv4 too (dual stack)
 for _ in $(seq 100); do ip netns exec $b ss -Hlun 'sport = :9999' | grep -q . && break; sleep 0.05; done
 # Only a kernel without BPF, or no right to use it, is a reason to skip; any other failure fails.
-if ! up bloomd.conf && grep -q 'XDP: cannot make BPF maps\|XDP: the kernel refused' err; then
+if ! bloomd_up bloomd.conf && grep -q 'XDP: cannot make BPF maps\|XDP: the kernel refused' err; then
 	skip_all "no XDP here: $(grep -o 'XDP: .*' err | head -1)"
 fi
 C version >/dev/null 2>&1; rc=$?
@@ -103,17 +89,17 @@ ok $rc "bloomd attaches its XDP program to veth-b in native mode"
 is "$(stat mode)" native "stats say native"
 ip -n $b link show veth-b$$ | grep -q 'prog/xdp'; ok $? "the interface shows the program"
 
-send 1 "from-clean 1"
-send 3 "from-listed 1"
-send 4 "from-net 1"
-send 5 "from-pass 1"
-send 8 "from-pair 1"
-send fd77::3 "from-listed6 1"
-send fd77::1 "from-six 1"
-send 1 "from-clean EVIL-PAYLOAD"
-wait_for '[ "$(arrived from-clean)" -ge 2 ] && [ "$(arrived from-pass)" -ge 1 ] && [ "$(arrived from-six)" -ge 1 ]'
-is "$(arrived from-clean)/$(arrived from-pass)/$(arrived from-six)" 2/1/1 "unlisted and pass traffic is delivered, IPv4 and IPv6"
-is "$(arrived from-listed)/$(arrived from-net)/$(arrived from-pair)/$(arrived from-listed6)" 0/0/0/0 \
+send_from 1 "from-clean 1"
+send_from 3 "from-listed 1"
+send_from 4 "from-net 1"
+send_from 5 "from-pass 1"
+send_from 8 "from-pair 1"
+send_from fd77::3 "from-listed6 1"
+send_from fd77::1 "from-six 1"
+send_from 1 "from-clean EVIL-PAYLOAD"
+wait_for '[ "$(received from-clean)" -ge 2 ] && [ "$(received from-pass)" -ge 1 ] && [ "$(received from-six)" -ge 1 ]'
+is "$(received from-clean)/$(received from-pass)/$(received from-six)" 2/1/1 "unlisted and pass traffic is delivered, IPv4 and IPv6"
+is "$(received from-listed)/$(received from-net)/$(received from-pair)/$(received from-listed6)" 0/0/0/0 \
 	"the listed address, net, pair and IPv6 address are dropped at the driver"
 is "$(stat dropped)/$(stat exempted)" 4/1 "four drops and one exemption counted"
 wait_for '[ "$(jq -s "map(select(.alert.action == \"blocked\")) | length" events.json)" -ge 4 ]'
@@ -126,36 +112,36 @@ is "$(jq -r 'select(.alert.action == "allowed") | .src_ip' events.json | sort -u
 	"the capture behind the program alerts on a signature"
 
 C add "addr 10.77.0.1" >/dev/null
-send 1 "from-added 1"
+send_from 1 "from-added 1"
 sleep 0.3
-is "$(arrived from-added)" 0 "an address added is dropped as soon as the add is acknowledged"
+is "$(received from-added)" 0 "an address added is dropped as soon as the add is acknowledged"
 C del "addr 10.77.0.1" >/dev/null
-send 1 "from-deleted 1"
-wait_for '[ "$(arrived from-deleted)" -ge 1 ]'
-is "$(arrived from-deleted)" 1 "and delivered again once its delete is"
+send_from 1 "from-deleted 1"
+wait_for '[ "$(received from-deleted)" -ge 1 ]'
+is "$(received from-deleted)" 1 "and delivered again once its delete is"
 
 # An entry that expires leaves the program with no command to publish it (the loop's timer does).
 C add "addr 10.77.0.1" --ttl 1 >/dev/null
-send 1 "ttl-before 1"
+send_from 1 "ttl-before 1"
 wait_for '[ "$(C --json stats | jq .stats.xdp.entries)" = 5 ]'
-send 1 "ttl-after 1"
-wait_for '[ "$(arrived ttl-after)" -ge 1 ]'
-is "$(arrived ttl-before)/$(arrived ttl-after)" 0/1 "an entry whose time ran out leaves the program"
+send_from 1 "ttl-after 1"
+wait_for '[ "$(received ttl-after)" -ge 1 ]'
+is "$(received ttl-before)/$(received ttl-after)" 0/1 "an entry whose time ran out leaves the program"
 
 # A list's new version (a rehold: no entry named) and a reload that makes it alert-only.
 cp bad.list bad.list.orig
 sed -i 's/^addr 10.77.0.3$/addr 10.77.0.9/' bad.list
 C replace bad >/dev/null
-send 3 "replaced-old 1"
-send 9 "replaced-new 1"
-wait_for '[ "$(arrived replaced-old)" -ge 1 ]'
+send_from 3 "replaced-old 1"
+send_from 9 "replaced-new 1"
+wait_for '[ "$(received replaced-old)" -ge 1 ]'
 sleep 0.2
-is "$(arrived replaced-old)/$(arrived replaced-new)" 1/0 "a list's new version is in force in the program when acknowledged"
+is "$(received replaced-old)/$(received replaced-new)" 1/0 "a list's new version is in force in the program when acknowledged"
 sed -i 's/^file = \(.*\)bad.list$/file = \1bad.list\naction = alert/' bloomd.conf
 C reload >/dev/null
-send 9 "reloaded 1"
-wait_for '[ "$(arrived reloaded)" -ge 1 ]'
-is "$(arrived reloaded)" 1 "a reload that makes the list alert-only takes its entries out of the program"
+send_from 9 "reloaded 1"
+wait_for '[ "$(received reloaded)" -ge 1 ]'
+is "$(received reloaded)" 1 "a reload that makes the list alert-only takes its entries out of the program"
 cp bad.list.orig bad.list
 conf native
 C reload >/dev/null
@@ -163,19 +149,19 @@ C replace bad >/dev/null
 
 # Entries added under traffic from a listed source: the program grows, swapped in whole.
 gens=$(stat generations)
-( for i in $(seq 400); do send 3 "under-growth $i"; done ) &
+( for i in $(seq 400); do send_from 3 "under-growth $i"; done ) &
 sender=$!
 for i in $(seq 0 3); do for j in $(seq 1 250); do echo "addr 10.88.$i.$j"; done; done > many.list
 C load many.list >/dev/null
 wait $sender
 below "$gens" "$(stat generations)" "a thousand adds outgrow the program: a larger one is swapped in"
 is "$(stat entries)" 1005 "it holds every entry"
-is "$(arrived under-growth)" 0 "no listed packet passed while it was swapped"
-( for i in $(seq 300); do send 3 "under-rebuild $i"; done ) &
+is "$(received under-growth)" 0 "no listed packet passed while it was swapped"
+( for i in $(seq 300); do send_from 3 "under-rebuild $i"; done ) &
 sender=$!
 C rebuild --wait >/dev/null
 wait $sender
-is "$(arrived under-rebuild)" 0 "none during a rebuild of the daemon's filters either"
+is "$(received under-rebuild)" 0 "none during a rebuild of the daemon's filters either"
 
 # kill -9: the link dies with the process, the kernel detaches the program, traffic flows.
 kill -9 $pid
@@ -183,34 +169,34 @@ wait $pid 2>/dev/null
 pid=
 for _ in $(seq 100); do ip -n $b link show veth-b$$ | grep -q 'prog/xdp' || break; sleep 0.05; done
 ip -n $b link show veth-b$$ | grep -q 'prog/xdp'; is $? 1 "after kill -9 the program is gone from the interface"
-send 3 "after-kill 1"
-wait_for '[ "$(arrived after-kill)" -ge 1 ]'
-is "$(arrived after-kill)" 1 "and the listed address gets through (fail-open)"
+send_from 3 "after-kill 1"
+wait_for '[ "$(received after-kill)" -ge 1 ]'
+is "$(received after-kill)" 1 "and the listed address gets through (fail-open)"
 
 # xdp_pin, on a bpf file system of the test's own: the program outlives bloomd (fail-closed).
 mkdir bpffs
 if mount -t bpf bpf "$tmp/bpffs" 2>/dev/null; then
 	trap '[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null; pkill -P $$ socat 2>/dev/null; ip netns del $a 2>/dev/null; ip netns del $b 2>/dev/null; umount "$tmp/bpffs" 2>/dev/null; rm -rf "$tmp"' EXIT
 	conf native "$(printf 'xdp_pin = yes\nxdp_pin_dir = %s/bpffs/bloomd' "$tmp")"
-	up bloomd.conf && [ -e bpffs/bloomd/veth-b$$ ] && [ "$(C --json stats | jq .stats.xdp.pinned)" = true ]
+	bloomd_up bloomd.conf && [ -e bpffs/bloomd/veth-b$$ ] && [ "$(C --json stats | jq .stats.xdp.pinned)" = true ]
 	ok $? "xdp_pin = yes: the program's link is pinned in the bpf file system"
 	kill -9 $pid; wait $pid 2>/dev/null; pid=
 	sleep 0.2
-	send 3 "pinned-listed 1"
-	send 1 "pinned-clean 1"
-	wait_for '[ "$(arrived pinned-clean)" -ge 1 ]'
-	ip -n $b link show veth-b$$ | grep -q 'prog/xdp' && [ "$(arrived pinned-listed)/$(arrived pinned-clean)" = 0/1 ]
+	send_from 3 "pinned-listed 1"
+	send_from 1 "pinned-clean 1"
+	wait_for '[ "$(received pinned-clean)" -ge 1 ]'
+	ip -n $b link show veth-b$$ | grep -q 'prog/xdp' && [ "$(received pinned-listed)/$(received pinned-clean)" = 0/1 ]
 	ok $? "after kill -9 the pinned program stays and still drops the listed address (fail-closed)"
-	up bloomd.conf && grep -q 'taken over from the link pinned there' err
+	bloomd_up bloomd.conf && grep -q 'taken over from the link pinned there' err
 	ok $? "a new bloomd takes the pinned link over"
 	C add "addr 10.77.0.1" >/dev/null
-	send 1 "pinned-added 1"
+	send_from 1 "pinned-added 1"
 	sleep 0.3
-	is "$(arrived pinned-added)" 0 "its program is the one in force: an add is dropped at once"
+	is "$(received pinned-added)" 0 "its program is the one in force: an add is dropped at once"
 	C del "addr 10.77.0.1" >/dev/null
 	conf native "$(printf 'xdp_pin = no\nxdp_pin_dir = %s/bpffs/bloomd' "$tmp")"
 	kill $pid; wait $pid 2>/dev/null; pid=
-	up bloomd.conf && [ ! -e bpffs/bloomd/veth-b$$ ]
+	bloomd_up bloomd.conf && [ ! -e bpffs/bloomd/veth-b$$ ]
 	ok $? "xdp_pin = no: the pinned link is taken over and unpinned"
 	kill -9 $pid; wait $pid 2>/dev/null; pid=
 	for _ in $(seq 100); do ip -n $b link show veth-b$$ | grep -q 'prog/xdp' || break; sleep 0.05; done
@@ -220,12 +206,12 @@ else
 fi
 
 conf generic
-up bloomd.conf; ok $? "bloomd starts in generic mode"
+bloomd_up bloomd.conf; ok $? "bloomd starts in generic mode"
 is "$(stat mode)" generic "stats say generic"
-send 3 "generic-listed 1"
-send 1 "generic-clean 1"
-wait_for '[ "$(arrived generic-clean)" -ge 1 ]'
-is "$(arrived generic-listed)/$(arrived generic-clean)" 0/1 "generic mode drops the listed address and passes the rest"
+send_from 3 "generic-listed 1"
+send_from 1 "generic-clean 1"
+wait_for '[ "$(received generic-clean)" -ge 1 ]'
+is "$(received generic-listed)/$(received generic-clean)" 0/1 "generic mode drops the listed address and passes the rest"
 C --json metrics | grep -q '^bloomd_xdp_dropped_total [1-9]' || C metrics | grep -q '^bloomd_xdp_dropped_total [1-9]'
 ok $? "the metrics count XDP drops"
 kill $pid && wait $pid
