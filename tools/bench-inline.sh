@@ -29,8 +29,6 @@ flood() { # one run: packets/s reaching UDP in b
 	after=$(reached)
 	echo $(( (after - before) / seconds ))
 }
-median() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
-addresses() { awk 'BEGIN { for (i = 0; i < 100000; i++) printf "%d.%d.%d.%d\n", 100 + int(i / 65536), int(i / 256) % 256, i % 256, 7 }'; }
 
 measure() { local r out=(); for r in $(seq "$runs"); do out+=("$(flood)"); done; printf '%s\n' "${out[@]}" | median; }
 
@@ -59,17 +57,6 @@ fi
 addresses | sed 's/^/addr /' > "$tmp/entries.list"
 # A pass list of 10,000 addresses none of the flood's: what exceptions cost packets they do not touch.
 awk 'BEGIN { for (i = 0; i < 10000; i++) printf "192.168.%d.%d\n", int(i / 250), i % 250 + 1 }' > "$tmp/pass.list"
-# Start bloomd with these [capture] lines (and the pass list, with $PASS set); wait for its socket.
-start() {
-	printf '[capture]\n%s\n[list bench]\nfile = %s/entries.list\n[control]\nsocket = %s/ctl.sock\n[store]\ndir =\n[output]\nevents =\n[log]\nlevel = warning\n' \
-		"$1" "$tmp" "$tmp" > "$tmp/bloomd.conf"
-	[ -z "${PASS:-}" ] || printf '[list allow]\nfile = %s/pass.list\nformat = plain\naction = pass\n' "$tmp" >> "$tmp/bloomd.conf"
-	ip netns exec $b "$build/bloomd" -c "$tmp/bloomd.conf" 2>"$tmp/err" &  # not through B: $! is bloomd itself
-	pid=$!
-	for _ in $(seq 200); do "$build/bloomctl" -s "$tmp/ctl.sock" version >/dev/null 2>&1 && break; sleep 0.05; done
-}
-stop() { kill "$pid"; wait "$pid" 2>/dev/null || true; pid=; }
-stats() { "$build/bloomctl" -s "$tmp/ctl.sock" --json stats; }
 # Nanoseconds bloomd's threads have run, all of them.
 cpu_ns() { cat /proc/"$pid"/task/*/schedstat | awk '{ ns += $1 } END { printf "%.0f\n", ns }'; }
 # Packets bloomd checks per second of its CPU time, over what ran between two readings.

@@ -17,17 +17,14 @@ NAME=bench-xdp NET=10.79.0
 . "$(dirname "$0")/bench-netns.sh"
 # No ARP from the listed sources: b's address is known to a beforehand.
 ip -n $a neigh replace 10.79.0.2 lladdr "$(ip -n $b -br link show vb$$ | awk '{ print $3 }')" dev va$$ nud permanent
-addresses() {
-	awk 'BEGIN { for (i = 0; i < 100000; i++) printf "%d.%d.%d.%d\n", 100 + int(i / 65536), int(i / 256) % 256, i % 256, 7 }'
-	printf '%s\n' "${sources[@]}"
-}
+# The 100,000 and the flood's own 8: every frame is a listed source's.
+listed() { addresses; printf '%s\n' "${sources[@]}"; }
 # Receiving CPU so far: softirq and irq time (USER_HZ = 100), and bloomd's threads if it runs.
 busy_ns() {
 	local own=0
 	[ -n "$pid" ] && own=$(cat /proc/"$pid"/task/*/schedstat | awk '{ ns += $1 } END { printf "%.0f", ns }')
 	awk -v own="$own" '/^cpu / { printf "%.0f\n", ($7 + $8) * 10000000 + own }' /proc/stat
 }
-median() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 # One run: frames dropped per CPU-second; $1 reads the drops counted so far.
 flood() {
 	local d0 c0 d1 c1
@@ -43,7 +40,7 @@ measure() { local r out=(); for r in $(seq "$runs"); do out+=("$(flood "$1")"); 
 
 B nft add table netdev bench
 B nft add set netdev bench s '{ type ipv4_addr; }'
-addresses | awk 'BEGIN { printf "add element netdev bench s { " } { printf "%s%s", (NR > 1 ? ", " : ""), $1 } END { print " }" }' > "$tmp/elements.nft"
+listed | awk 'BEGIN { printf "add element netdev bench s { " } { printf "%s%s", (NR > 1 ? ", " : ""), $1 } END { print " }" }' > "$tmp/elements.nft"
 B nft -f "$tmp/elements.nft"
 B nft add chain netdev bench ingress "{ type filter hook ingress device vb$$ priority 0; }"
 B nft add rule netdev bench ingress ip saddr @s counter drop
@@ -51,17 +48,7 @@ nft_drops() { B nft list chain netdev bench ingress | awk '/counter packets/ { f
 nftset=$(measure nft_drops)
 B nft delete table netdev bench
 
-addresses | sed 's/^/addr /' > "$tmp/entries.list"
-start() {
-	printf '[capture]\n%s\n[list bench]\nfile = %s/entries.list\n[control]\nsocket = %s/ctl.sock\n[store]\ndir =\n[output]\nevents =\n[log]\nlevel = warning\n' \
-		"$1" "$tmp" "$tmp" > "$tmp/bloomd.conf"
-	ip netns exec $b "$build/bloomd" -c "$tmp/bloomd.conf" 2>"$tmp/err" &
-	pid=$!
-	for _ in $(seq 200); do "$build/bloomctl" -s "$tmp/ctl.sock" version >/dev/null 2>&1 && return 0; sleep 0.05; done
-	echo "bench-xdp: skipped: bloomd did not start: $(head -c 300 "$tmp/err")"; exit 0
-}
-stop() { kill "$pid"; wait "$pid" 2>/dev/null || true; pid=; }
-stats() { "$build/bloomctl" -s "$tmp/ctl.sock" --json stats; }
+listed | sed 's/^/addr /' > "$tmp/entries.list"
 xdp_drops() { stats | jq .stats.xdp.dropped; }
 inline_drops() { stats | jq .stats.inline.dropped; }
 
