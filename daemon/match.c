@@ -161,7 +161,7 @@ static size_t put_net_probe(const struct matcher *m, struct match_scratch *sc, s
 	uint8_t *k = sc->net_key[n];
 
 	net_key_of(addr, alen, plen, k);
-	return put_probe(sc, n, ENTRY_NET, k, 1 + alen, net_hash(m, k, 1 + alen));
+	return put_probe(sc, n, ENTRY_NET, k, 1 + alen, addr_hash(m, ENTRY_NET, k, 1 + alen));
 }
 
 static size_t check_addresses(const struct matcher *m, struct match_scratch *sc, const struct packet_view *v,
@@ -171,7 +171,7 @@ static size_t check_addresses(const struct matcher *m, struct match_scratch *sc,
 	int v6 = v->family == 6;
 
 	if (m->kind_entries[ENTRY_ADDR] || m->kind_entries[ENTRY_PAIR]) {
-		struct hash128 hs = one_addr_hash(m, v->src, alen), hd = one_addr_hash(m, v->dst, alen);
+		struct hash128 hs = addr_hash(m, ENTRY_ADDR, v->src, alen), hd = addr_hash(m, ENTRY_ADDR, v->dst, alen);
 		if (m->kind_entries[ENTRY_ADDR]) {
 			probes = put_probe(sc, probes, ENTRY_ADDR, v->src, alen, hs);
 			probes = put_probe(sc, probes, ENTRY_ADDR, v->dst, alen, hd);

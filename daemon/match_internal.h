@@ -14,9 +14,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "hash_inline.h"
 #include "arena.h"
 #include "counting.h"
+#include "entry_hash.h"
 #include "match.h"
 #include "sigscan.h"
 #include "store.h"
@@ -99,25 +99,10 @@ struct matcher {
 	struct match_scratch own;  /* matcher_check's */
 };
 
-static inline struct hash128 one_addr_hash(const struct matcher *m, const uint8_t *addr, size_t len)
+/* An address entry's hash in the address filter; the kind selects the hash's domain. */
+static inline struct hash128 addr_hash(const struct matcher *m, enum entry_kind kind, const uint8_t *key, size_t len)
 {
-	return hash_inline_either(&m->addr.key, ENTRY_ADDR, addr, len, 4, 16);
-}
-
-static inline struct hash128 net_hash(const struct matcher *m, const uint8_t *key, size_t len)
-{
-	return hash_inline_either(&m->addr.key, ENTRY_NET, key, len, 5, 17);
-}
-
-/* An address entry's hash; the kind selects the hash's domain. */
-static inline struct hash128 addr_hash(const struct matcher *m, unsigned kind, const uint8_t *key,
-				size_t len)
-{
-	if (kind == ENTRY_PAIR)
-		return hash_pair(one_addr_hash(m, key, len / 2), one_addr_hash(m, key + len / 2, len / 2));
-	if (kind == ENTRY_NET)
-		return net_hash(m, key, len);
-	return hash_inline_domain(&m->addr.key, kind, key, len);
+	return entry_hash(&m->addr.key, kind, key, len);
 }
 
 /* match_entries.c */

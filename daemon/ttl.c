@@ -94,7 +94,7 @@ static void heap_fix(struct ttl *t, size_t at)
 
 /* ---- entries ---- */
 
-static struct hash128 entry_hash(const struct ttl *t, const struct entry *e)
+static struct hash128 item_hash(const struct ttl *t, const struct entry *e)
 {
 	return hash_bytes_domain(&t->key, e->kind, e->key, e->len);
 }
@@ -129,7 +129,7 @@ static int grow(struct ttl *t)
 
 int ttl_set(struct ttl *t, const struct entry *e, uint64_t expiry)
 {
-	struct hash128 h = entry_hash(t, e);
+	struct hash128 h = item_hash(t, e);
 	ssize_t i = store_find(t->entries, h, (uint8_t)e->kind, e->key, e->len);
 
 	if (i >= 0) {
@@ -158,7 +158,7 @@ uint64_t ttl_get(const struct ttl *t, const struct entry *e)
 {
 	if (store_count(t->entries) == 0)
 		return 0; /* no hashing for each entry of a snapshot when nothing expires */
-	ssize_t i = store_find(t->entries, entry_hash(t, e), (uint8_t)e->kind, e->key, e->len);
+	ssize_t i = store_find(t->entries, item_hash(t, e), (uint8_t)e->kind, e->key, e->len);
 
 	return i >= 0 ? t->expiry[i] : 0;
 }

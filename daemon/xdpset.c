@@ -7,7 +7,7 @@
 #include "block.h"
 #include "counting.h"
 #include "error.h"
-#include "hash_inline.h"
+#include "entry_hash.h"
 #include "sizing.h"
 
 /* The program knows the kinds by number (bpf/xdp_drop.bpf.c). */
@@ -99,10 +99,7 @@ void xdpset_free(struct xdpset *s)
 
 struct hash128 xdpset_hash(const struct xdpset *s, enum entry_kind kind, const uint8_t *key, size_t len)
 {
-	if (kind == ENTRY_PAIR)
-		return hash_pair(hash_inline_domain(&s->key, ENTRY_ADDR, key, len / 2),
-				 hash_inline_domain(&s->key, ENTRY_ADDR, key + len / 2, len / 2));
-	return hash_inline_domain(&s->key, kind, key, len);
+	return entry_hash(&s->key, kind, key, len);
 }
 
 /* The key's bytes as its slot and long key hold them: zero past len, whole words. */
