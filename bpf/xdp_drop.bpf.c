@@ -64,7 +64,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 1 << 18);
+	__uint(max_entries, XDP_EVENTS_BYTES);
 } events SEC(".maps");
 
 struct h128 {

@@ -147,7 +147,7 @@ static void on_ring(evutil_socket_t fd, short what, void *arg)
 
 static int shared_maps(struct xdp *x, char *err, size_t errlen)
 {
-	x->events_fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "bloomd_events", 0, 0, 1u << 18, NULL);
+	x->events_fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "bloomd_events", 0, 0, XDP_EVENTS_BYTES, NULL);
 	x->counters_fd = bpf_map_create(BPF_MAP_TYPE_PERCPU_ARRAY, "bloomd_counts", sizeof(uint32_t), sizeof(uint64_t),
 					XDP_COUNTERS, NULL);
 	if (x->events_fd < 0 || x->counters_fd < 0) {

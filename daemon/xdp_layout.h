@@ -81,6 +81,9 @@ struct xdp_live {
 
 enum xdp_counter { XDP_PASSED, XDP_DROPPED, XDP_EXEMPTED, XDP_EVENTS_SUPPRESSED, XDP_COUNTERS };
 
+/* The event ring's bytes: bloomd makes it, once, and each program it loads reuses it. */
+#define XDP_EVENTS_BYTES (1u << 18)
+
 /* One dropped packet, through the ring buffer. */
 struct xdp_event {
 	__u64 ts_ns;               /* CLOCK_MONOTONIC */
