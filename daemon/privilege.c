@@ -41,16 +41,15 @@ static int switch_user(const char *user, const struct privilege_file *own, size_
 /* Every capability given up but those keep names (permitted and effective). */
 static int drop_capabilities(unsigned keep, char *err, size_t errlen)
 {
-	static const cap_value_t KEEPABLE[] = { CAP_NET_ADMIN, CAP_BPF, CAP_PERFMON };
 	cap_value_t kept[3];
 	int n = 0, rc = -1;
 	cap_t caps = cap_init();
 
 	if (keep & PRIVILEGE_NET_ADMIN)
-		kept[n++] = KEEPABLE[0];
+		kept[n++] = CAP_NET_ADMIN;
 	if (keep & PRIVILEGE_BPF) {
-		kept[n++] = KEEPABLE[1];
-		kept[n++] = KEEPABLE[2];
+		kept[n++] = CAP_BPF;
+		kept[n++] = CAP_PERFMON;
 	}
 	if (caps && (n == 0 || (cap_set_flag(caps, CAP_PERMITTED, n, kept, CAP_SET) == 0 &&
 				cap_set_flag(caps, CAP_EFFECTIVE, n, kept, CAP_SET) == 0)))
