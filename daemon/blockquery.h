@@ -30,7 +30,7 @@ struct blockquery {
 	 * for no loop or branch on the shape, and no frame for one.
 	 */
 	bool (*one[3])(const struct filter *f, struct hash128 h);
-	/* out[i] for h[i], i < n: blocks fetched some keys ahead of those tested */
+	/* out[i] for h[i], i < n: blocks fetched some keys ahead of those tested, a few keys one by one */
 	void (*batch)(const struct filter *f, const struct hash128 *h, size_t n, bool *out);
 };
 

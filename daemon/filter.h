@@ -79,9 +79,10 @@ bool filter_query(const struct filter *f, struct hash128 h);
 bool filter_query_bytes(const struct filter *f, const void *data, size_t len);
 
 /*
- * out[i] = filter_query(f, h[i]) for i < n, with the cache lines of a batch
- * of keys fetched together, so their memory latencies overlap: the form the
- * per-packet path uses for its several probes.
+ * out[i] = filter_query(f, h[i]) for i < n, with the cache lines of keys
+ * further on fetched while a key is tested (a few keys are queried one by
+ * one, which the CPU overlaps), so their memory latencies overlap: the form
+ * the per-packet path uses for its several probes.
  */
 void filter_query_batch(const struct filter *f, const struct hash128 *h, size_t n, bool *out);
 
