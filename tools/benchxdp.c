@@ -135,15 +135,14 @@ static int fill(struct xdp_bench *skel, struct xdp *x, const struct bench_keys *
 {
 	size_t alen = family == 4 ? 4 : 16;
 	uint32_t one = 1;
-	struct { uint32_t plen; uint8_t a[16]; } lpm;
+	struct { uint32_t plen; uint8_t a[16]; } lpm = { .plen = (uint32_t)alen * 8 };
+	int hash_fd = bpf_map__fd(family == 4 ? skel->maps.hash4 : skel->maps.hash6);
+	int lpm_fd = bpf_map__fd(family == 4 ? skel->maps.lpm4 : skel->maps.lpm6);
+	int bloom_fd = bpf_map__fd(family == 4 ? skel->maps.bloom4 : skel->maps.bloom6);
 
 	for (uint64_t i = 0; i < k->n; i++) {
 		const uint8_t *key = k->present[i];
-		lpm.plen = (uint32_t)alen * 8;
 		memcpy(lpm.a, key, 16);
-		int hash_fd = bpf_map__fd(family == 4 ? skel->maps.hash4 : skel->maps.hash6);
-		int lpm_fd = bpf_map__fd(family == 4 ? skel->maps.lpm4 : skel->maps.lpm6);
-		int bloom_fd = bpf_map__fd(family == 4 ? skel->maps.bloom4 : skel->maps.bloom6);
 		if (bpf_map_update_elem(hash_fd, key, &one, BPF_ANY) < 0 || bpf_map_update_elem(lpm_fd, &lpm, &one, BPF_ANY) < 0 ||
 		    bpf_map_update_elem(bloom_fd, NULL, key, BPF_ANY) < 0) {
 			snprintf(err, errlen, "cannot fill the peers' maps: %s", strerror(errno));
