@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "arena.h"
 #include "log.h"
 #include "packet.h"
 #include "service_internal.h"
@@ -88,14 +89,8 @@ static int gather_stale(void *ctx, enum entry_kind kind, const uint8_t *key, siz
 	(void)action;
 	if (action_of(st->s, holders_of(st->s, kind, key, len)) != 0)
 		return 0;
-	if (st->n == st->cap) {
-		size_t cap = st->cap ? 2 * st->cap : 64;
-		struct stale_key *keys = realloc(st->keys, cap * sizeof(*keys));
-		if (keys == NULL)
-			return -1;
-		st->keys = keys;
-		st->cap = cap;
-	}
+	if (array_grow((void **)&st->keys, &st->cap, st->n + 1, sizeof(*st->keys)) < 0)
+		return -1;
 	st->keys[st->n] = (struct stale_key){ .kind = (uint8_t)kind, .len = (uint8_t)len };
 	memcpy(st->keys[st->n++].key, key, len);
 	return 0;
