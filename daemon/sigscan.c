@@ -9,14 +9,19 @@
 #include "rng.h"
 #include "simd.h"
 
-#define MAX_INDEX_BITS 17 /* level 1 at most 2^17 words (1 MiB, about an L2); positions use bits 20..43 */
+#define MAX_INDEX_BITS 18 /* level 1 at most 2^18 32-bit words (1 MiB, about an L2) */
+
+/* Level 1's keyed constants (level1_value, level1_index, level1_mask); the multipliers are odd. */
+struct level1_keys {
+	uint32_t salt, fold_mul, index_mul, bits_mul;
+};
 
 struct sigscan {
 	unsigned window;
-	uint64_t s1, m1;       /* level 1 */
+	struct level1_keys l1;
 	uint64_t s2, m2, s3, m3; /* level 2 and the window store */
 	uint64_t piece_mul[8]; /* folding windows longer than 8 bytes */
-	uint64_t *words;
+	uint32_t *words;
 	unsigned index_bits;
 	enum simd_level level; /* of the scan kernel: scalar, avx2 or avx512 */
 };
@@ -40,14 +45,17 @@ struct sigscan *sigscan_new(unsigned window, const struct hash_key *key, char *e
 	s->window = window;
 	/* Draw the constants from the secret; multipliers odd, so they are bijections. */
 	memcpy(&seed, key->secret + 64, sizeof(seed));
-	s->s1 = rng_splitmix64(&seed);
-	s->m1 = rng_splitmix64(&seed) | 1;
+	uint64_t salt = rng_splitmix64(&seed), mul = rng_splitmix64(&seed);
 	s->s2 = rng_splitmix64(&seed);
 	s->m2 = rng_splitmix64(&seed) | 1;
 	s->s3 = rng_splitmix64(&seed);
 	s->m3 = rng_splitmix64(&seed) | 1;
 	for (int i = 0; i < 8; i++)
 		s->piece_mul[i] = rng_splitmix64(&seed) | 1;
+	/* Level 1's, drawn last: the constants before it (the window store's hash) stay what they were. */
+	uint64_t more = rng_splitmix64(&seed);
+	s->l1 = (struct level1_keys){ (uint32_t)salt, (uint32_t)mul | 1, (uint32_t)(mul >> 32) | 1,
+				      (uint32_t)more | 1 };
 	s->level = scan_level(window, simd_best());
 	return s;
 }
@@ -111,10 +119,10 @@ int sigscan_reserve(struct sigscan *s, uint64_t windows)
 {
 	unsigned bits = 0;
 
-	/* Words for 16 to 32 bits a window (about 0.5% pass): the next power of two. */
-	while (bits < MAX_INDEX_BITS && (64ULL << bits) < windows * 16)
+	/* Words for 16 to 32 bits a window (0.2% to 0.8% of strangers pass): the next power of two. */
+	while (bits < MAX_INDEX_BITS && (32ULL << bits) < windows * 16)
 		bits++;
-	uint64_t *words = calloc(1ULL << bits, sizeof(*words));
+	uint32_t *words = calloc(1ULL << bits, sizeof(*words));
 	if (words == NULL)
 		return -1;
 	free(s->words);
@@ -124,42 +132,82 @@ int sigscan_reserve(struct sigscan *s, uint64_t windows)
 }
 
 /*
- * A multiply carries each bit only upwards, so the mask bits (20..43) would
- * see only a window's first 44 bits: windows sharing a prefix ("GET ...")
- * would share most of their mask, and traffic with that prefix would pass
- * six times as often. Folding the upper half onto the lower first lets
- * every byte reach them, for a shift and an xor.
+ * Level 1 works on 32-bit lanes, so a vector tests 16 positions (AVX-512)
+ * or 8 (AVX2) with one multiply each. A window's 64-bit word becomes one
+ * 32-bit value by a keyed multiply of its low half xored with its high half:
+ * an xor of the halves alone would be the same for every window whose halves
+ * are equal ("abababab", runs of one byte), whatever the key, so traffic of
+ * them would pass wherever one such window was added. Of that value, one
+ * multiply's top bits pick the word, another's (of the value folded onto
+ * itself, so that every bit reaches every field) the 4 bits in it: a
+ * multiply carries bits only upwards, and unfolded, windows sharing their
+ * first bytes ("GET ...") would share their bits.
  */
-static inline uint64_t level1_hash(const struct sigscan *s, uint64_t word)
+static inline uint32_t level1_value(const struct level1_keys *k, uint64_t word)
 {
-	uint64_t x = word ^ s->s1;
-
-	return (x ^ (x >> 32)) * s->m1;
+	return ((uint32_t)word ^ k->salt) * k->fold_mul ^ (uint32_t)(word >> 32);
 }
 
-static inline uint64_t level1_index(const struct sigscan *s, uint64_t h)
+/* The word's index: the top index_bits of a product (none: shifted by 32, in 64 bits, it is 0). */
+static inline uint32_t level1_index(const struct level1_keys *k, unsigned index_bits, uint32_t v)
 {
-	return s->index_bits ? h >> (64 - s->index_bits) : 0;
+	return (uint32_t)((uint64_t)(uint32_t)(v * k->index_mul) >> (32 - index_bits));
 }
 
-static inline uint64_t level1_mask(uint64_t h)
+/*
+ * The bits of the two 5-bit fields of a 10-bit number: a one-at-a-time scan
+ * makes a window's four bits with two loads from this table where shifts
+ * would take twelve instructions (the vector kernels rotate 1 instead).
+ */
+#define FIELDS(i) (1u << ((i) >> 5) | 1u << ((i) & 31))
+#define FIELDS4(i) FIELDS(i), FIELDS((i) + 1), FIELDS((i) + 2), FIELDS((i) + 3)
+#define FIELDS16(i) FIELDS4(i), FIELDS4((i) + 4), FIELDS4((i) + 8), FIELDS4((i) + 12)
+#define FIELDS64(i) FIELDS16(i), FIELDS16((i) + 16), FIELDS16((i) + 32), FIELDS16((i) + 48)
+#define FIELDS256(i) FIELDS64(i), FIELDS64((i) + 64), FIELDS64((i) + 128), FIELDS64((i) + 192)
+static const uint32_t FIELD_BITS[1024] = { FIELDS256(0), FIELDS256(256), FIELDS256(512), FIELDS256(768) };
+
+/* Bits 27..31, 22..26, 17..21 and 12..16 of the product are the four bits' positions. */
+static inline uint32_t level1_mask(const struct level1_keys *k, uint32_t v)
 {
-	return 1ULL << ((h >> 38) & 63) | 1ULL << ((h >> 32) & 63) | 1ULL << ((h >> 26) & 63) |
-	       1ULL << ((h >> 20) & 63);
+	uint32_t b = (v ^ v >> 16) * k->bits_mul;
+
+	return FIELD_BITS[b >> 22] | FIELD_BITS[b >> 12 & 1023];
 }
 
 void sigscan_add(struct sigscan *s, uint64_t word)
 {
-	uint64_t h = level1_hash(s, word);
+	uint32_t v = level1_value(&s->l1, word);
 
-	s->words[level1_index(s, h)] |= level1_mask(h);
+	s->words[level1_index(&s->l1, s->index_bits, v)] |= level1_mask(&s->l1, v);
+}
+
+/*
+ * Level 1 as a scan reads it, copied into a local: the 32-bit positions the
+ * scan writes cannot alias a local, so its keys stay in registers.
+ */
+struct level1 {
+	struct level1_keys keys;
+	unsigned index_bits;
+	const uint32_t *words;
+};
+
+static inline struct level1 level1_of(const struct sigscan *s)
+{
+	return (struct level1){ s->l1, s->index_bits, s->words };
+}
+
+static inline bool passes(const struct level1 *l, uint64_t word)
+{
+	uint32_t v = level1_value(&l->keys, word), mask = level1_mask(&l->keys, v);
+
+	return (l->words[level1_index(&l->keys, l->index_bits, v)] & mask) == mask;
 }
 
 bool sigscan_passes(const struct sigscan *s, uint64_t word)
 {
-	uint64_t h = level1_hash(s, word), mask = level1_mask(h);
+	const struct level1 l = level1_of(s);
 
-	return (s->words[level1_index(s, h)] & mask) == mask;
+	return passes(&l, word);
 }
 
 /* Windows of W <= 8 bytes: the 8 bytes at p (which must all be readable), cut to W. */
@@ -182,21 +230,20 @@ static inline uint64_t short_keep(unsigned window)
 static size_t scan_scalar(const struct sigscan *s, const uint8_t *p, size_t from, size_t to,
 			  size_t len, uint32_t *out)
 {
+	const struct level1 l = level1_of(s);
 	size_t n = 0, at = from;
 
 	if (s->window <= 8) {
 		uint64_t keep = short_keep(s->window);
 		size_t whole = len >= 8 ? len - 7 : 0; /* positions with 8 readable bytes */
 		for (; at < to && at < whole; at++) {
-			uint64_t h = level1_hash(s, short_word(p + at, keep)), mask = level1_mask(h);
 			out[n] = (uint32_t)at;
-			n += (s->words[level1_index(s, h)] & mask) == mask;
+			n += passes(&l, short_word(p + at, keep));
 		}
 	}
 	for (; at < to; at++) {
-		uint64_t h = level1_hash(s, sigscan_word(s, p + at)), mask = level1_mask(h);
 		out[n] = (uint32_t)at;
-		n += (s->words[level1_index(s, h)] & mask) == mask;
+		n += passes(&l, sigscan_word(s, p + at));
 	}
 	return n;
 }
@@ -208,12 +255,19 @@ static size_t scan_scalar(const struct sigscan *s, const uint8_t *p, size_t from
 #define AVX2_TARGET __attribute__((target("avx2,bmi2,popcnt")))
 #define AVX512_TARGET __attribute__((target("avx2,bmi2,popcnt,avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi")))
 
-/* ---- AVX2: four positions a vector, two vectors a pass ---- */
+/* ---- AVX2: eight positions a pass ---- */
 
-/* Within each 128-bit half: the windows at 0 and 1 (low half), 2 and 3 (high half). */
-static const uint8_t WINDOW_PAIRS[32] = {
-	0, 1, 2, 3, 4, 5, 6, 7, 1, 2, 3, 4, 5, 6, 7, 8,
-	2, 3, 4, 5, 6, 7, 8, 9, 3, 4, 5, 6, 7, 8, 9, 10,
+/*
+ * The low and the high 4 bytes of the windows at 0..3 (low 128-bit half) and
+ * 4..7 (high half), from the 16 bytes at a position loaded into both halves.
+ */
+static const uint8_t WINDOW_LO8[32] = {
+	0, 1, 2, 3, 1, 2, 3, 4, 2, 3, 4, 5, 3, 4, 5, 6,
+	4, 5, 6, 7, 5, 6, 7, 8, 6, 7, 8, 9, 7, 8, 9, 10,
+};
+static const uint8_t WINDOW_HI8[32] = {
+	4, 5, 6, 7, 5, 6, 7, 8, 6, 7, 8, 9, 7, 8, 9, 10,
+	8, 9, 10, 11, 9, 10, 11, 12, 10, 11, 12, 13, 11, 12, 13, 14,
 };
 
 /* For each 4-bit pass mask, the lanes that passed, in order (the rest don't care). */
@@ -225,41 +279,31 @@ static const uint32_t COMPRESS4[16][4] = {
 };
 
 struct avx2_consts {
-	__m256i idx, s1, m1_lo, m1_hi, keep, one, low6;
-	__m128i index_shift;
-	const uint64_t *words;
+	__m256i idx_lo, idx_hi, keep_lo, keep_hi, salt, fold_mul, index_mul, bits_mul, one, low5;
+	__m128i index_shift; /* 32 - index_bits: with no index bits, every index is 0 */
+	const uint32_t *words;
 };
 
-/* a * b mod 2^64 in each 64-bit lane, b given as its 32-bit halves (AVX2 has no 64-bit multiply). */
-AVX2_TARGET static inline __m256i mul64(__m256i a, __m256i b_lo, __m256i b_hi)
+AVX2_TARGET static inline __m256i one_bit(const struct avx2_consts *k, __m256i b, int shift)
 {
-	__m256i cross = _mm256_add_epi64(_mm256_mul_epu32(_mm256_srli_epi64(a, 32), b_lo),
-					 _mm256_mul_epu32(a, b_hi));
-	return _mm256_add_epi64(_mm256_mul_epu32(a, b_lo), _mm256_slli_epi64(cross, 32));
+	return _mm256_sllv_epi32(k->one, _mm256_and_si256(_mm256_srli_epi32(b, shift), k->low5));
 }
 
-AVX2_TARGET static inline __m256i one_bit(const struct avx2_consts *k, __m256i h, int shift)
-{
-	return _mm256_sllv_epi64(k->one, _mm256_and_si256(_mm256_srli_epi64(h, shift), k->low6));
-}
-
-/* Which of the 4 windows starting at p pass level 1 (bit j: the window at p + j). */
-AVX2_TARGET static inline unsigned pass4(const struct avx2_consts *k, const uint8_t *p)
+/* Which of the 8 windows starting at p pass level 1 (bit j: the window at p + j); reads 16 bytes. */
+AVX2_TARGET static inline unsigned pass8_avx2(const struct avx2_consts *k, const uint8_t *p)
 {
 	__m256i bytes = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)p));
-	__m256i word = _mm256_and_si256(_mm256_shuffle_epi8(bytes, k->idx), k->keep);
-	__m256i x = _mm256_xor_si256(word, k->s1);
-	__m256i h = mul64(_mm256_xor_si256(x, _mm256_srli_epi64(x, 32)), k->m1_lo, k->m1_hi); /* level1_hash */
-	uint64_t index[4] __attribute__((aligned(32)));
-
-	/* Four scalar loads: AVX2's gather is slower than them (as AVX-512's is, below). */
-	_mm256_store_si256((__m256i *)index, _mm256_srl_epi64(h, k->index_shift));
-	__m256i words = _mm256_setr_epi64x((long long)k->words[index[0]], (long long)k->words[index[1]],
-					   (long long)k->words[index[2]], (long long)k->words[index[3]]);
-	__m256i mask = _mm256_or_si256(_mm256_or_si256(one_bit(k, h, 38), one_bit(k, h, 32)),
-				       _mm256_or_si256(one_bit(k, h, 26), one_bit(k, h, 20)));
-	__m256i hit = _mm256_cmpeq_epi64(_mm256_and_si256(words, mask), mask);
-	return (unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(hit));
+	__m256i lo = _mm256_and_si256(_mm256_shuffle_epi8(bytes, k->idx_lo), k->keep_lo);
+	__m256i hi = _mm256_and_si256(_mm256_shuffle_epi8(bytes, k->idx_hi), k->keep_hi);
+	__m256i v = _mm256_xor_si256(_mm256_mullo_epi32(_mm256_xor_si256(lo, k->salt), k->fold_mul), hi); /* level1_value */
+	__m256i index = _mm256_srl_epi32(_mm256_mullo_epi32(v, k->index_mul), k->index_shift);
+	__m256i b = _mm256_mullo_epi32(_mm256_xor_si256(v, _mm256_srli_epi32(v, 16)), k->bits_mul);
+	__m256i words = _mm256_i32gather_epi32((const int *)k->words, index, 4);
+	__m256i mask = _mm256_or_si256(_mm256_or_si256(_mm256_sllv_epi32(k->one, _mm256_srli_epi32(b, 27)),
+						       one_bit(k, b, 22)),
+				       _mm256_or_si256(one_bit(k, b, 17), one_bit(k, b, 12)));
+	__m256i hit = _mm256_cmpeq_epi32(_mm256_and_si256(words, mask), mask);
+	return (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(hit));
 }
 
 AVX2_TARGET static inline size_t emit4(unsigned pass, size_t at, uint32_t *out, size_t n)
@@ -272,70 +316,82 @@ AVX2_TARGET static inline size_t emit4(unsigned pass, size_t at, uint32_t *out, 
 
 /*
  * Positions [from, to), 8 a pass; windows of W <= 8 bytes. Each pass loads 16
- * bytes at at and at + 4: the caller leaves the last positions (those with
- * fewer than 16 readable bytes) to the scalar scan. Every lane of an emit is
- * stored; out has room, as n is at most the positions scanned before at.
+ * bytes at at: the caller leaves the last positions (those with fewer than 16
+ * readable bytes) to the scalar scan. Every lane of an emit is stored; out
+ * has room, as n is at most the positions scanned before at.
  */
 AVX2_TARGET static size_t scan_avx2(const struct sigscan *s, const uint8_t *p, size_t from,
 				    size_t to, uint32_t *out)
 {
+	uint64_t keep = short_keep(s->window);
 	struct avx2_consts k = {
-		.idx = _mm256_loadu_si256((const __m256i *)WINDOW_PAIRS),
-		.s1 = _mm256_set1_epi64x((long long)s->s1),
-		.m1_lo = _mm256_set1_epi64x((long long)(s->m1 & 0xffffffff)),
-		.m1_hi = _mm256_set1_epi64x((long long)(s->m1 >> 32)),
-		.keep = _mm256_set1_epi64x((long long)short_keep(s->window)),
-		.one = _mm256_set1_epi64x(1),
-		.low6 = _mm256_set1_epi64x(63),
-		.index_shift = _mm_cvtsi32_si128((int)(64 - s->index_bits)),
+		.idx_lo = _mm256_loadu_si256((const __m256i *)WINDOW_LO8),
+		.idx_hi = _mm256_loadu_si256((const __m256i *)WINDOW_HI8),
+		.keep_lo = _mm256_set1_epi32((int)(uint32_t)keep),
+		.keep_hi = _mm256_set1_epi32((int)(uint32_t)(keep >> 32)),
+		.salt = _mm256_set1_epi32((int)s->l1.salt),
+		.fold_mul = _mm256_set1_epi32((int)s->l1.fold_mul),
+		.index_mul = _mm256_set1_epi32((int)s->l1.index_mul),
+		.bits_mul = _mm256_set1_epi32((int)s->l1.bits_mul),
+		.one = _mm256_set1_epi32(1),
+		.low5 = _mm256_set1_epi32(31),
+		.index_shift = _mm_cvtsi32_si128((int)(32 - s->index_bits)),
 		.words = s->words,
 	};
 	size_t n = 0, at = from;
 
 	for (; at + 8 <= to; at += 8) {
-		n = emit4(pass4(&k, p + at), at, out, n);
-		n = emit4(pass4(&k, p + at + 4), at + 4, out, n);
+		unsigned pass = pass8_avx2(&k, p + at);
+		n = emit4(pass & 15, at, out, n);
+		n = emit4(pass >> 4, at + 4, out, n);
 	}
 	return n;
 }
 
-/* ---- AVX-512 (VBMI): eight positions a vector, two vectors a pass ---- */
+/* ---- AVX-512 (VBMI): sixteen positions a pass ---- */
 
-/* Byte i of lane j is byte j + i of the input: lane j holds the window at position j. */
-static const uint8_t WINDOW_BYTES[64] = {
-	0, 1, 2, 3, 4, 5, 6, 7,   1, 2, 3, 4, 5, 6, 7, 8,   2, 3, 4, 5, 6, 7, 8, 9,
-	3, 4, 5, 6, 7, 8, 9, 10,  4, 5, 6, 7, 8, 9, 10, 11, 5, 6, 7, 8, 9, 10, 11, 12,
-	6, 7, 8, 9, 10, 11, 12, 13, 7, 8, 9, 10, 11, 12, 13, 14,
+/* Lane j: the low, and the high, 4 bytes of the window at position j. */
+static const uint8_t WINDOW_LO16[64] = {
+	0, 1, 2, 3,   1, 2, 3, 4,   2, 3, 4, 5,   3, 4, 5, 6,   4, 5, 6, 7,   5, 6, 7, 8,
+	6, 7, 8, 9,   7, 8, 9, 10,  8, 9, 10, 11, 9, 10, 11, 12, 10, 11, 12, 13, 11, 12, 13, 14,
+	12, 13, 14, 15, 13, 14, 15, 16, 14, 15, 16, 17, 15, 16, 17, 18,
+};
+static const uint8_t WINDOW_HI16[64] = {
+	4, 5, 6, 7,   5, 6, 7, 8,   6, 7, 8, 9,   7, 8, 9, 10,  8, 9, 10, 11, 9, 10, 11, 12,
+	10, 11, 12, 13, 11, 12, 13, 14, 12, 13, 14, 15, 13, 14, 15, 16, 14, 15, 16, 17, 15, 16, 17, 18,
+	16, 17, 18, 19, 17, 18, 19, 20, 18, 19, 20, 21, 19, 20, 21, 22,
 };
 
 struct avx512_consts {
-	__m512i idx, s1, m1, keep, one;
-	__m128i index_shift;  /* 64 - index_bits: with no index bits, every index is 0 */
-	__mmask16 need;
-	const uint64_t *words;
+	__m512i idx_lo, idx_hi, keep_lo, keep_hi, salt, fold_mul, index_mul, bits_mul, one;
+	__m128i index_shift; /* 32 - index_bits: with no index bits, every index is 0 */
+	unsigned window;
+	const uint32_t *words;
 };
 
-/* Which of the 8 windows starting at p pass level 1. */
-AVX512_TARGET static inline __mmask8 pass8(const struct avx512_consts *k, const uint8_t *p)
+/*
+ * Which of the windows at p .. p + 15 pass level 1, of the lanes live (the
+ * first r): only the bytes those read are loaded, only their words gathered.
+ * 1 << (n % 32) is 1 rotated by n: a rotate takes its count modulo 32.
+ */
+AVX512_TARGET static inline __mmask16 pass16(const struct avx512_consts *k, const uint8_t *p, unsigned r)
 {
-	__m512i bytes = _mm512_castsi128_si512(_mm_maskz_loadu_epi8(k->need, p));
-	__m512i word = _mm512_and_si512(_mm512_permutexvar_epi8(k->idx, bytes), k->keep);
-	__m512i x = _mm512_xor_si512(word, k->s1);
-	__m512i h = _mm512_mullo_epi64(_mm512_xor_si512(x, _mm512_srli_epi64(x, 32)), k->m1); /* level1_hash */
-	uint64_t index[8] __attribute__((aligned(64))), loaded[8] __attribute__((aligned(64)));
+	__mmask16 live = (__mmask16)((1u << r) - 1);
+	__m512i bytes = _mm512_zextsi256_si512(_mm256_maskz_loadu_epi8((__mmask32)((1u << (r - 1 + k->window)) - 1), p));
+	/* level1_value, with ternary logic for (a & b) ^ c (0x6a): the halves cut to W, the salt, the xor */
+	__m512i lo = _mm512_ternarylogic_epi32(_mm512_permutexvar_epi8(k->idx_lo, bytes), k->keep_lo, k->salt, 0x6a);
+	__m512i v = _mm512_ternarylogic_epi32(_mm512_permutexvar_epi8(k->idx_hi, bytes), k->keep_hi,
+					      _mm512_mullo_epi32(lo, k->fold_mul), 0x6a);
+	__m512i index = _mm512_srl_epi32(_mm512_mullo_epi32(v, k->index_mul), k->index_shift);
+	__m512i b = _mm512_mullo_epi32(_mm512_xor_si512(v, _mm512_srli_epi32(v, 16)), k->bits_mul);
+	__m512i words = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), live, index, k->words, 4);
+	__m512i bit0 = _mm512_rolv_epi32(k->one, _mm512_srli_epi32(b, 27));
+	__m512i bit1 = _mm512_rolv_epi32(k->one, _mm512_srli_epi32(b, 22));
+	__m512i bit2 = _mm512_rolv_epi32(k->one, _mm512_srli_epi32(b, 17));
+	__m512i bit3 = _mm512_rolv_epi32(k->one, _mm512_srli_epi32(b, 12));
+	__m512i mask = _mm512_or_si512(_mm512_ternarylogic_epi32(bit0, bit1, bit2, 0xfe), bit3);
 
-	/* Eight scalar loads beat a gather here: 5% at 256 KiB of level 1, 15% at 1 MiB (Zen). */
-	_mm512_store_si512((void *)index, _mm512_srl_epi64(h, k->index_shift));
-	for (int i = 0; i < 8; i++)
-		loaded[i] = k->words[index[i]];
-	__m512i words = _mm512_load_si512((const void *)loaded);
-	/* 1 << (n % 64) is 1 rotated by n: a rotate takes its count modulo 64, so no mask. */
-	__m512i bit0 = _mm512_rolv_epi64(k->one, _mm512_srli_epi64(h, 38));
-	__m512i bit1 = _mm512_rolv_epi64(k->one, _mm512_srli_epi64(h, 32));
-	__m512i bit2 = _mm512_rolv_epi64(k->one, _mm512_srli_epi64(h, 26));
-	__m512i bit3 = _mm512_rolv_epi64(k->one, _mm512_srli_epi64(h, 20));
-	__m512i mask = _mm512_or_si512(_mm512_ternarylogic_epi64(bit0, bit1, bit2, 0xfe), bit3);
-	return _mm512_cmpeq_epi64_mask(_mm512_and_si512(words, mask), mask);
+	return _mm512_mask_cmpeq_epi32_mask(live, _mm512_and_si512(words, mask), mask);
 }
 
 /*
@@ -353,39 +409,37 @@ AVX512_TARGET static inline size_t emit16(__mmask16 pass, size_t at, uint32_t *o
 	return n + (size_t)__builtin_popcount(pass);
 }
 
-/* The same for the last 8 positions, storing 8 lanes. */
-AVX512_TARGET static inline size_t emit8(__mmask8 pass, size_t at, uint32_t *out, size_t n)
-{
-	const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-	__m256i positions = _mm256_add_epi32(iota, _mm256_set1_epi32((int)at));
-
-	_mm256_storeu_si256((void *)(out + n), _mm256_maskz_compress_epi32(pass, positions));
-	return n + (size_t)__builtin_popcount(pass);
-}
-
-/* Positions [from, to), two groups of eight a pass; windows of W <= 8 bytes. */
+/* Positions [from, to), sixteen a pass, the last pass as many as are left; windows of W <= 8 bytes. */
 AVX512_TARGET static size_t scan_avx512(const struct sigscan *s, const uint8_t *p, size_t from,
 					size_t to, uint32_t *out)
 {
+	uint64_t keep = short_keep(s->window);
 	struct avx512_consts k = {
-		.idx = _mm512_loadu_si512((const void *)WINDOW_BYTES),
-		.s1 = _mm512_set1_epi64((long long)s->s1),
-		.m1 = _mm512_set1_epi64((long long)s->m1),
-		.keep = _mm512_set1_epi64((long long)short_keep(s->window)),
-		.one = _mm512_set1_epi64(1),
-		.index_shift = _mm_cvtsi32_si128((int)(64 - s->index_bits)),
-		/* Lanes 0..7 read bytes 0 .. 7 + W - 1: only those are loaded. */
-		.need = (__mmask16)((1u << (7 + s->window)) - 1),
+		.idx_lo = _mm512_loadu_si512((const void *)WINDOW_LO16),
+		.idx_hi = _mm512_loadu_si512((const void *)WINDOW_HI16),
+		.keep_lo = _mm512_set1_epi32((int)(uint32_t)keep),
+		.keep_hi = _mm512_set1_epi32((int)(uint32_t)(keep >> 32)),
+		.salt = _mm512_set1_epi32((int)s->l1.salt),
+		.fold_mul = _mm512_set1_epi32((int)s->l1.fold_mul),
+		.index_mul = _mm512_set1_epi32((int)s->l1.index_mul),
+		.bits_mul = _mm512_set1_epi32((int)s->l1.bits_mul),
+		.one = _mm512_set1_epi32(1),
+		.index_shift = _mm_cvtsi32_si128((int)(32 - s->index_bits)),
+		.window = s->window,
 		.words = s->words,
 	};
 	size_t n = 0, at = from;
 
-	for (; at + 16 <= to; at += 16) {
-		__mmask8 a = pass8(&k, p + at), b = pass8(&k, p + at + 8);
-		n = emit16((__mmask16)(a | (unsigned)b << 8), at, out, n);
+	for (; at + 16 <= to; at += 16)
+		n = emit16(pass16(&k, p + at, 16), at, out, n);
+	if (at < to) {
+		/* Fewer than 16 left: only the passing lanes are stored, as out may end before the sixteenth. */
+		__mmask16 pass = pass16(&k, p + at, (unsigned)(to - at));
+		__m512i positions = _mm512_add_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+						     _mm512_set1_epi32((int)at));
+		_mm512_mask_compressstoreu_epi32(out + n, pass, positions);
+		n += (size_t)__builtin_popcount(pass);
 	}
-	if (at + 8 <= to)
-		n = emit8(pass8(&k, p + at), at, out, n);
 	return n;
 }
 #endif
@@ -413,12 +467,11 @@ size_t sigscan_candidates(const struct sigscan *s, const uint8_t *p, size_t posi
 
 #ifdef HAVE_X86_SCAN
 	if (s->level == SIMD_AVX512) {
-		size_t whole = from + (to - from) / 8 * 8;
-		n = scan_avx512(s, p, from, whole, out);
-		from = whole;
+		n = scan_avx512(s, p, from, to, out);
+		from = to;
 	} else if (s->level == SIMD_AVX2) {
-		/* Each pass reads 16 bytes from at + 4: stop where fewer remain. */
-		size_t safe = len >= 20 ? len - 19 : 0, end = to < safe ? to : safe;
+		/* A pass at at reads 16 bytes from it: at + 8 <= len - 8. */
+		size_t safe = len >= 8 ? len - 8 : 0, end = to < safe ? to : safe;
 		if (end > from) {
 			size_t whole = from + (end - from) / 8 * 8;
 			n = scan_avx2(s, p, from, whole, out);
@@ -433,7 +486,7 @@ size_t sigscan_candidates(const struct sigscan *s, const uint8_t *p, size_t posi
 
 size_t sigscan_bytes(const struct sigscan *s)
 {
-	return sizeof(*s) + (s->words ? (sizeof(uint64_t) << s->index_bits) : 0);
+	return sizeof(*s) + (s->words ? (sizeof(*s->words) << s->index_bits) : 0);
 }
 
 enum simd_level sigscan_simd(const struct sigscan *s)

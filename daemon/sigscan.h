@@ -18,11 +18,14 @@
  *         (one unaligned load), longer windows add their 8-byte pieces
  *         multiplied by odd constants. No rolling state, so positions are
  *         independent and can be done eight at a time.
- *   level 1  a Bloom filter of one 64-bit word per key: h = (word ^ s1) * m1
- *         picks the word by its top bits and 4 bits inside it by bits
- *         20..43. One load and one compare a position; with AVX-512 (VBMI),
- *         two groups of eight positions a pass with a byte permute, a multiply and eight loads;
- *         with AVX2, two groups of four with a byte shuffle, three 32-bit multiplies and four loads.
+ *   level 1  a Bloom filter of one 32-bit word per key: the word becomes a
+ *         keyed 32-bit value (its low half, salted, times an odd constant,
+ *         xored with its high half); one multiply of the value picks the
+ *         word by its top bits, another the 4 bits in it. One load and one
+ *         compare a position; as every step is on 32 bits, a vector takes
+ *         16 positions a pass with AVX-512 (VBMI: two byte permutes build
+ *         the halves, three multiplies, one gather), 8 with AVX2 (byte
+ *         shuffles, the same multiplies, a gather).
  *   level 2  the positions that pass are checked against the signature
  *         filter (the two-choice filter) under an independent keyed hash,
  *         sigscan_hash, which the window store also uses.

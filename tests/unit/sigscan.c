@@ -153,8 +153,45 @@ static void similar_windows_keep_level1_sharp(void **state)
 			 100 * rate[1], 100 * rate[0]);
 }
 
+/*
+ * Windows whose two halves are equal ("abcdabcd", a run of one byte). Were
+ * the halves only xored into level 1's 32-bit value, all of them would get
+ * the same value whatever the key, and once one such signature window was
+ * added, traffic of them would pass at every position.
+ */
+static void equal_halves_pass_as_rarely_as_others(void **state)
+{
+	struct hash_key key;
+	struct rng r;
+	int passed = 0, n = 200000;
+
+	(void)state;
+	hash_key_from_seed(&key, HASH_XXH3, 4);
+	struct sigscan *s = sigscan_new(8, &key, NULL, 0);
+	assert_non_null(s);
+	assert_int_equal(sigscan_reserve(s, 100000), 0);
+	rng_seed(&r, 11);
+	for (uint32_t i = 0; i < 100000; i++) {
+		uint64_t x = rng_next(&r);
+		sigscan_add(s, sigscan_word(s, (const uint8_t *)&x));
+	}
+	sigscan_add(s, sigscan_word(s, (const uint8_t *)"abcdabcd"));
+	double random = pass_rate(s, &r, NULL, n);
+	for (int k = 0; k < n; k++) {
+		uint8_t w[8];
+		uint32_t half = (uint32_t)rng_next(&r);
+		memcpy(w, &half, 4);
+		memcpy(w + 4, &half, 4);
+		passed += sigscan_passes(s, sigscan_word(s, w));
+	}
+	if ((double)passed / n > 2 * random + 0.001)
+		fail_msg("windows of equal halves pass %.3f%%, random ones %.3f%%", 100.0 * passed / n, 100 * random);
+	sigscan_free(s);
+}
+
 static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(similar_windows_keep_level1_sharp),
+	cmocka_unit_test(equal_halves_pass_as_rarely_as_others),
 	SIMD_UNIT_TESTS(scan_is_the_scalar_scan),
 };
 
