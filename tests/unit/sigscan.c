@@ -16,8 +16,8 @@ static int cmp_u32(const void *a, const void *b)
 }
 
 /*
- * Enough windows that a few percent of random positions pass, so groups of
- * eight with several passing lanes are common; payloads of every length up to
+ * Enough windows that a few percent of random positions pass, so passes
+ * with several passing lanes are common; payloads of every length up to
  * a few thousand bytes, scanned from random starts in random steps.
  */
 /* The scan kernel a level runs: AVX-512's needs VBMI besides; there is no NEON one. */
@@ -36,7 +36,7 @@ static void scan_window(enum simd_level level, unsigned window, uint64_t windows
 {
 	struct hash_key key;
 	struct rng r;
-	static uint32_t got[PAYLOAD_MAX], want[PAYLOAD_MAX];
+	static uint32_t want[PAYLOAD_MAX];
 
 	rng_seed(&r, seed);
 	for (size_t i = 0; i < sizeof(key.secret); i++)
@@ -57,9 +57,14 @@ static void scan_window(enum simd_level level, unsigned window, uint64_t windows
 	for (int trial = 0; trial < 300; trial++) {
 		size_t len = window + rng_below(&r, PAYLOAD_MAX - window);
 		size_t positions = len - window + 1, from = rng_below(&r, positions), n = 0, nwant = 0;
-		/* exactly len bytes on the heap: a read past them is an error under ASan */
+		/*
+		 * exactly len bytes on the heap, and room for exactly one position
+		 * each: a read or a write past them is an error under ASan
+		 */
 		uint8_t *payload = malloc(len);
+		uint32_t *got = malloc((positions - from) * sizeof(*got));
 		assert_non_null(payload);
+		assert_non_null(got);
 		for (size_t i = 0; i < len; i++)
 			payload[i] = (uint8_t)rng_next(&r);
 		/* a window that was added, at a random place: it must pass */
@@ -78,6 +83,7 @@ static void scan_window(enum simd_level level, unsigned window, uint64_t windows
 		passed += n;
 		scanned += positions - from;
 		free(payload);
+		free(got);
 	}
 	/* the sizes above are meant to pass some, not all */
 	assert_true(passed > scanned / 1000 && passed < scanned / 4);
@@ -98,6 +104,47 @@ static void scan_is_the_scalar_scan(void **state)
 		scan_window(level, window, many[window] / 100 + 1, 100 + window);
 	}
 	scan_window(level, 13, 100000, 13); /* longer windows: one at a time either way */
+}
+
+/*
+ * Every window of one byte added: every position passes, so the scan writes
+ * exactly as many positions as it is given room for (a kernel that stores
+ * whole vectors past the last one is caught by ASan).
+ */
+static void all_passing_fill_out_exactly(void **state)
+{
+	enum simd_level level = test_simd_level(state);
+	struct hash_key key;
+	struct rng r;
+
+	hash_key_from_seed(&key, HASH_XXH3, 5);
+	rng_seed(&r, 5);
+	struct sigscan *s = sigscan_new(1, &key, NULL, 0);
+	assert_non_null(s);
+	assert_int_equal(sigscan_reserve(s, 256), 0);
+	for (unsigned b = 0; b < 256; b++)
+		sigscan_add(s, sigscan_word(s, &(uint8_t){ (uint8_t)b }));
+	sigscan_set_simd(s, level);
+	for (size_t len = 1; len < 100; len++) {
+		uint8_t *payload = malloc(len);
+		uint32_t *got = malloc(len * sizeof(*got));
+		size_t n = 0;
+		assert_non_null(payload);
+		assert_non_null(got);
+		for (size_t i = 0; i < len; i++)
+			payload[i] = (uint8_t)rng_next(&r);
+		for (size_t next = 0; next < len;) {
+			size_t step = 1 + rng_below(&r, 40), before = next;
+			size_t found = sigscan_candidates(s, payload, len, next, got + n, step, &next);
+			assert_int_equal(found, next - before);
+			n += found;
+		}
+		for (size_t i = 0; i < len; i++)
+			assert_int_equal(got[i], i);
+		free(payload);
+		free(got);
+	}
+	sigscan_free(s);
 }
 
 /* The fraction of n windows passing level 1: random, or with prefix as their first 4 bytes. */
@@ -193,6 +240,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(similar_windows_keep_level1_sharp),
 	cmocka_unit_test(equal_halves_pass_as_rarely_as_others),
 	SIMD_UNIT_TESTS(scan_is_the_scalar_scan),
+	SIMD_UNIT_TESTS(all_passing_fill_out_exactly),
 };
 
 TEST_MAIN("sigscan", tests)
