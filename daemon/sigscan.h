@@ -25,7 +25,7 @@
  *         compare a position; as every step is on 32 bits, a vector takes
  *         16 positions a pass with AVX-512 (VBMI: two byte permutes build
  *         the halves, three multiplies, one gather), 8 with AVX2 (byte
- *         shuffles, the same multiplies, a gather).
+ *         shuffles, the same multiplies, eight scalar loads).
  *   level 2  the positions that pass are checked against the signature
  *         filter (the two-choice filter) under an independent keyed hash,
  *         sigscan_hash, which the window store also uses.
