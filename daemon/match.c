@@ -139,7 +139,6 @@ static size_t put_probe(struct match_scratch *sc, size_t n, enum entry_kind kind
 	return n + 1;
 }
 
-/* A net key, prefix length then network address, built with whole-word stores. */
 /* A net entry's key for the plen-bit prefix of addr: prefix length, network (whole words). */
 static void net_key_of(const uint8_t *addr, size_t alen, unsigned plen, uint8_t k[24])
 {
