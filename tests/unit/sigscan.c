@@ -15,11 +15,6 @@ static int cmp_u32(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/*
- * Enough windows that a few percent of random positions pass, so passes
- * with several passing lanes are common; payloads of every length up to
- * a few thousand bytes, scanned from random starts in random steps.
- */
 /* The scan kernel a level runs: AVX-512's needs VBMI besides; there is no NEON one. */
 static enum simd_level scan_kernel(enum simd_level level)
 {
@@ -30,7 +25,10 @@ static enum simd_level scan_kernel(enum simd_level level)
 
 /*
  * Each level's scan against the reference: every position tested alone
- * (sigscan_passes of the window folded byte by byte).
+ * (sigscan_passes of the window folded byte by byte). Enough windows that a
+ * few percent of random positions pass, so passes with several passing
+ * lanes are common; payloads of every length up to a few thousand bytes,
+ * scanned from random starts in random steps.
  */
 static void scan_window(enum simd_level level, unsigned window, uint64_t windows, uint64_t seed)
 {
