@@ -11,18 +11,22 @@
 
 #define MAX_INDEX_BITS 18 /* level 1 at most 2^18 32-bit words (1 MiB, about an L2) */
 
-/* Level 1's keyed constants (level1_value, level1_index, level1_mask); the multipliers are odd. */
-struct level1_keys {
+/*
+ * Level 1: its keyed constants (level1_value, level1_index, level1_mask; the
+ * multipliers odd) and its 2^index_bits words. A scan copies it into a local,
+ * which the 32-bit positions it writes cannot alias, so it stays in registers.
+ */
+struct level1 {
 	uint32_t salt, fold_mul, index_mul, bits_mul;
+	unsigned index_bits;
+	uint32_t *words;
 };
 
 struct sigscan {
 	unsigned window;
-	struct level1_keys l1;
+	struct level1 l1;
 	uint64_t s2, m2, s3, m3; /* level 2 and the window store */
 	uint64_t piece_mul[8]; /* folding windows longer than 8 bytes */
-	uint32_t *words;
-	unsigned index_bits;
 	enum simd_level level; /* of the scan kernel: scalar, avx2 or avx512 */
 };
 
@@ -54,8 +58,8 @@ struct sigscan *sigscan_new(unsigned window, const struct hash_key *key, char *e
 		s->piece_mul[i] = rng_splitmix64(&seed) | 1;
 	/* Level 1's, drawn last: the constants before it (the window store's hash) stay what they were. */
 	uint64_t more = rng_splitmix64(&seed);
-	s->l1 = (struct level1_keys){ (uint32_t)salt, (uint32_t)mul | 1, (uint32_t)(mul >> 32) | 1,
-				      (uint32_t)more | 1 };
+	s->l1 = (struct level1){ .salt = (uint32_t)salt, .fold_mul = (uint32_t)mul | 1,
+				 .index_mul = (uint32_t)(mul >> 32) | 1, .bits_mul = (uint32_t)more | 1 };
 	s->level = scan_level(window, simd_best());
 	return s;
 }
@@ -64,7 +68,7 @@ void sigscan_free(struct sigscan *s)
 {
 	if (s == NULL)
 		return;
-	free(s->words);
+	free(s->l1.words);
 	free(s);
 }
 
@@ -76,7 +80,7 @@ struct sigscan *sigscan_clone(const struct sigscan *s)
 	if (copy == NULL)
 		return NULL;
 	*copy = *s;
-	copy->words = array_dup(s->words, (sizeof(*s->words)) << s->index_bits, &failed);
+	copy->l1.words = array_dup(s->l1.words, (sizeof(*s->l1.words)) << s->l1.index_bits, &failed);
 	if (failed) {
 		free(copy);
 		return NULL;
@@ -125,15 +129,15 @@ int sigscan_reserve(struct sigscan *s, uint64_t windows)
 	uint32_t *words = calloc(1ULL << bits, sizeof(*words));
 	if (words == NULL)
 		return -1;
-	free(s->words);
-	s->words = words;
-	s->index_bits = bits;
+	free(s->l1.words);
+	s->l1.words = words;
+	s->l1.index_bits = bits;
 	return 0;
 }
 
 /*
  * Level 1 works on 32-bit lanes, so a vector tests 16 positions (AVX-512)
- * or 8 (AVX2) with one multiply each. A window's 64-bit word becomes one
+ * or 8 (AVX2) a pass. A window's 64-bit word becomes one
  * 32-bit value by a keyed multiply of its low half xored with its high half:
  * an xor of the halves alone would be the same for every window whose halves
  * are equal ("abababab", runs of one byte), whatever the key, so traffic of
@@ -143,15 +147,15 @@ int sigscan_reserve(struct sigscan *s, uint64_t windows)
  * multiply carries bits only upwards, and unfolded, windows sharing their
  * first bytes ("GET ...") would share their bits.
  */
-static inline uint32_t level1_value(const struct level1_keys *k, uint64_t word)
+static inline uint32_t level1_value(const struct level1 *k, uint64_t word)
 {
 	return ((uint32_t)word ^ k->salt) * k->fold_mul ^ (uint32_t)(word >> 32);
 }
 
 /* The word's index: the top index_bits of a product (none: shifted by 32, in 64 bits, it is 0). */
-static inline uint32_t level1_index(const struct level1_keys *k, unsigned index_bits, uint32_t v)
+static inline uint32_t level1_index(const struct level1 *k, uint32_t v)
 {
-	return (uint32_t)((uint64_t)(uint32_t)(v * k->index_mul) >> (32 - index_bits));
+	return (uint32_t)((uint64_t)(uint32_t)(v * k->index_mul) >> (32 - k->index_bits));
 }
 
 /*
@@ -167,7 +171,7 @@ static inline uint32_t level1_index(const struct level1_keys *k, unsigned index_
 static const uint32_t FIELD_BITS[1024] = { FIELDS256(0), FIELDS256(256), FIELDS256(512), FIELDS256(768) };
 
 /* Bits 27..31, 22..26, 17..21 and 12..16 of the product are the four bits' positions. */
-static inline uint32_t level1_mask(const struct level1_keys *k, uint32_t v)
+static inline uint32_t level1_mask(const struct level1 *k, uint32_t v)
 {
 	uint32_t b = (v ^ v >> 16) * k->bits_mul;
 
@@ -178,36 +182,19 @@ void sigscan_add(struct sigscan *s, uint64_t word)
 {
 	uint32_t v = level1_value(&s->l1, word);
 
-	s->words[level1_index(&s->l1, s->index_bits, v)] |= level1_mask(&s->l1, v);
-}
-
-/*
- * Level 1 as a scan reads it, copied into a local: the 32-bit positions the
- * scan writes cannot alias a local, so its keys stay in registers.
- */
-struct level1 {
-	struct level1_keys keys;
-	unsigned index_bits;
-	const uint32_t *words;
-};
-
-static inline struct level1 level1_of(const struct sigscan *s)
-{
-	return (struct level1){ s->l1, s->index_bits, s->words };
+	s->l1.words[level1_index(&s->l1, v)] |= level1_mask(&s->l1, v);
 }
 
 static inline bool passes(const struct level1 *l, uint64_t word)
 {
-	uint32_t v = level1_value(&l->keys, word), mask = level1_mask(&l->keys, v);
+	uint32_t v = level1_value(l, word), mask = level1_mask(l, v);
 
-	return (l->words[level1_index(&l->keys, l->index_bits, v)] & mask) == mask;
+	return (l->words[level1_index(l, v)] & mask) == mask;
 }
 
 bool sigscan_passes(const struct sigscan *s, uint64_t word)
 {
-	const struct level1 l = level1_of(s);
-
-	return passes(&l, word);
+	return passes(&s->l1, word);
 }
 
 /* Windows of W <= 8 bytes: the 8 bytes at p (which must all be readable), cut to W. */
@@ -225,12 +212,12 @@ static inline uint64_t short_keep(unsigned window)
  * One position at a time. Windows of W <= 8 bytes are read as one 8-byte
  * load while 8 bytes remain (the last 7 - W positions fall back to a W-byte
  * copy); passing positions are appended without a branch on the result.
- * len_after is the number of bytes from p + to - 1 on, at least W.
+ * len is the payload's, at least W.
  */
 static size_t scan_scalar(const struct sigscan *s, const uint8_t *p, size_t from, size_t to,
 			  size_t len, uint32_t *out)
 {
-	const struct level1 l = level1_of(s);
+	const struct level1 l = s->l1;
 	size_t n = 0, at = from;
 
 	if (s->window <= 8) {
@@ -341,8 +328,8 @@ AVX2_TARGET static size_t scan_avx2(const struct sigscan *s, const uint8_t *p, s
 		.bits_mul = _mm256_set1_epi32((int)s->l1.bits_mul),
 		.one = _mm256_set1_epi32(1),
 		.low5 = _mm256_set1_epi32(31),
-		.index_shift = _mm_cvtsi32_si128((int)(32 - s->index_bits)),
-		.words = s->words,
+		.index_shift = _mm_cvtsi32_si128((int)(32 - s->l1.index_bits)),
+		.words = s->l1.words,
 	};
 	size_t n = 0, at = from;
 
@@ -408,12 +395,23 @@ pass16(const struct avx512_consts *k, const uint8_t *p, unsigned r)
  * many for a predicted loop. All 16 lanes are stored; out has room for them,
  * as n is at most the number of positions scanned before at.
  */
-AVX512_TARGET static inline size_t emit16(__mmask16 pass, size_t at, uint32_t *out, size_t n)
+AVX512_TARGET static inline __m512i positions16(size_t at)
 {
 	const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-	__m512i positions = _mm512_add_epi32(iota, _mm512_set1_epi32((int)at));
 
-	_mm512_storeu_si512((void *)(out + n), _mm512_maskz_compress_epi32(pass, positions));
+	return _mm512_add_epi32(iota, _mm512_set1_epi32((int)at));
+}
+
+AVX512_TARGET static inline size_t emit16(__mmask16 pass, size_t at, uint32_t *out, size_t n)
+{
+	_mm512_storeu_si512((void *)(out + n), _mm512_maskz_compress_epi32(pass, positions16(at)));
+	return n + (size_t)__builtin_popcount(pass);
+}
+
+/* The same for a last pass of fewer than 16: only the passing lanes are stored, as out may end before the 16th. */
+AVX512_TARGET static inline size_t emit_last(__mmask16 pass, size_t at, uint32_t *out, size_t n)
+{
+	_mm512_mask_compressstoreu_epi32(out + n, pass, positions16(at));
 	return n + (size_t)__builtin_popcount(pass);
 }
 
@@ -432,22 +430,16 @@ AVX512_TARGET static size_t scan_avx512(const struct sigscan *s, const uint8_t *
 		.index_mul = _mm512_set1_epi32((int)s->l1.index_mul),
 		.bits_mul = _mm512_set1_epi32((int)s->l1.bits_mul),
 		.one = _mm512_set1_epi32(1),
-		.index_shift = _mm_cvtsi32_si128((int)(32 - s->index_bits)),
+		.index_shift = _mm_cvtsi32_si128((int)(32 - s->l1.index_bits)),
 		.window = s->window,
-		.words = s->words,
+		.words = s->l1.words,
 	};
 	size_t n = 0, at = from;
 
 	for (; at + 16 <= to; at += 16)
 		n = emit16(pass16(&k, p + at, 16), at, out, n);
-	if (at < to) {
-		/* Fewer than 16 left: only the passing lanes are stored, as out may end before the sixteenth. */
-		__mmask16 pass = pass16(&k, p + at, (unsigned)(to - at));
-		__m512i positions = _mm512_add_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
-						     _mm512_set1_epi32((int)at));
-		_mm512_mask_compressstoreu_epi32(out + n, pass, positions);
-		n += (size_t)__builtin_popcount(pass);
-	}
+	if (at < to)
+		n = emit_last(pass16(&k, p + at, (unsigned)(to - at)), at, out, n);
 	return n;
 }
 #endif
@@ -494,7 +486,7 @@ size_t sigscan_candidates(const struct sigscan *s, const uint8_t *p, size_t posi
 
 size_t sigscan_bytes(const struct sigscan *s)
 {
-	return sizeof(*s) + (s->words ? (sizeof(*s->words) << s->index_bits) : 0);
+	return sizeof(*s) + (s->l1.words ? (sizeof(*s->l1.words) << s->l1.index_bits) : 0);
 }
 
 enum simd_level sigscan_simd(const struct sigscan *s)
