@@ -18,9 +18,13 @@
 #define ELEMENTS_CHECKED_EVERY 10  /* checks: the set's addresses, against the table's */
 #define ELEMENTS_A_STATEMENT 4096
 
-/* An address in the set: until is when its element runs out (CLOCK_MONOTONIC ns); 0: a free slot. */
+/*
+ * An address in the set: until is when its element runs out (CLOCK_MONOTONIC ns); 0: a free slot.
+ * listed: the element check that last found it in the kernel's set.
+ */
 struct blocked {
 	uint64_t until;
+	uint32_t listed;
 	uint8_t family;
 	uint8_t addr[16];
 };
@@ -36,7 +40,7 @@ struct set_action {
 	struct hash_key secret;
 	struct blocked *slots;     /* open addressing, linear probing; at most half full */
 	size_t nslots, count;
-	unsigned checks;
+	unsigned checks;           /* set_action_check's calls; an element check's stamp */
 	struct set_action_stats st;
 };
 
@@ -289,31 +293,90 @@ static bool table_whole(const json_t *listing)
 	return sets == 2 && chains == 2 && rules == 6;
 }
 
-/* The elements the set of family holds, or -1. */
-static long elements_in(struct set_action *a, int family, char *err, size_t errlen)
+/* Whether one terse listing of bloomd's table shows it whole (a listing that fails shows nothing). */
+static bool table_there(struct set_action *a)
 {
-	json_t *listing;
-	long n = (long)json_array_size(set_elements(a, family, &listing, err, errlen));
+	char cmd[200], ignored[300];
+
+	snprintf(cmd, sizeof(cmd), "list table inet %s", a->table);
+	json_t *listing = run_json(a, cmd, true, ignored, sizeof(ignored));
+	bool whole = listing && table_whole(listing);
+	json_decref(listing);
+	return whole;
+}
+
+/* Mark the remembered addresses of family that the kernel's set lists (listed = stamp); -1 if it cannot be listed. */
+static int mark_listed(struct set_action *a, int family, uint32_t stamp, char *err, size_t errlen)
+{
+	uint8_t addr[16];
+	size_t i;
+	json_t *listing, *elem;
+	json_t *elems = set_elements(a, family, &listing, err, errlen);
 
 	if (listing == NULL)
 		return -1;
+	json_array_foreach(elems, i, elem) {
+		const char *val = json_string_value(json_object_get(json_object_get(elem, "elem"), "val"));
+		if (val && inet_pton(family == 4 ? AF_INET : AF_INET6, val, addr) == 1) {
+			struct blocked *b = &a->slots[slot_of(a, addr, family)];
+			if (b->until)
+				b->listed = stamp;
+		}
+	}
 	json_decref(listing);
-	return n;
+	return 0;
 }
 
-/* Whether the sets hold fewer addresses than bloomd remembers with over two seconds left. */
-static bool elements_missing(struct set_action *a, char *err, size_t errlen)
+/* Mark (listed = stamp) the remembered addresses that one listing of each set shows; the number of the others. */
+static long count_unlisted(struct set_action *a, uint32_t stamp, uint64_t soon, char *err, size_t errlen)
 {
-	uint64_t soon = now_ns() + 2 * NS;
-	long want[2] = { 0, 0 };
+	long unlisted = 0;
 
+	for (int family = 4; family <= 6; family += 2)
+		if (a->set[family == 6] && mark_listed(a, family, stamp, err, errlen) < 0)
+			return -1;
 	for (size_t i = 0; i < a->nslots; i++)
-		if (a->slots[i].until > soon)
-			want[a->slots[i].family == 6]++;
-	for (int k = 0; k < 2; k++)
-		if (want[k] && elements_in(a, k ? 6 : 4, err, errlen) < want[k])
-			return true;
-	return false;
+		unlisted += a->slots[i].until > soon && a->slots[i].listed != stamp;
+	return unlisted;
+}
+
+/*
+ * Put back, each with the time it has left, the addresses bloomd remembers
+ * with over two seconds left that the kernel's sets have lost; the others
+ * are left as they are (their timeout too). One listing of a set that grows
+ * can miss elements that are there (the kernel resizes its hash table
+ * between the messages of a dump), so an address counts as lost only when
+ * a second listing lacks it too. The number put back, or -1.
+ */
+static long put_back_missing(struct set_action *a, char *err, size_t errlen)
+{
+	uint64_t now = now_ns(), soon = now + 2 * NS;
+	uint32_t stamp = a->checks;
+	char *cmd = NULL;
+	size_t len;
+	long missing = count_unlisted(a, stamp, soon, err, errlen);
+
+	if (missing > 0)
+		missing = count_unlisted(a, stamp, soon, err, errlen);
+	if (missing <= 0)
+		return missing;
+	FILE *f = open_memstream(&cmd, &len);
+	if (f == NULL) {
+		error_set(err, errlen, "[action]: out of memory");
+		return -1;
+	}
+	for (size_t i = 0; i < a->nslots; i++) {
+		const struct blocked *b = &a->slots[i];
+		if (b->until <= soon || b->listed == stamp)
+			continue;
+		char text[INET6_ADDRSTRLEN];
+		inet_ntop(b->family == 4 ? AF_INET : AF_INET6, b->addr, text, sizeof(text));
+		fprintf(f, "add element %s { %s timeout %llums }\n", a->set[b->family == 6], text,
+			(unsigned long long)((b->until - now + 999999) / 1000000));
+	}
+	int rc = fclose(f) == 0 ? run(a, cmd, err, errlen) : (error_set(err, errlen, "[action]: out of memory"), -1);
+	free(cmd);
+	return rc < 0 ? -1 : missing;
 }
 
 /* ---- the interface ---- */
@@ -438,21 +501,21 @@ int set_action_unblock(struct set_action *a, const uint8_t *addr, int family, ch
 
 int set_action_check(struct set_action *a, char *err, size_t errlen)
 {
-	char cmd[200], ignored[300];
-
 	sweep(a, now_ns());
 	if (a->table == NULL)
 		return 0;
-	snprintf(cmd, sizeof(cmd), "list table inet %s", a->table);
-	json_t *listing = run_json(a, cmd, true, ignored, sizeof(ignored));
-	bool whole = listing && table_whole(listing);
-	json_decref(listing);
-	if (whole && a->checks++ % ELEMENTS_CHECKED_EVERY != 0)
+	/* Looked at twice before it is made again: a listing taken while the sets fill can come back short. */
+	if (!table_there(a) && !table_there(a)) {
+		if (make_table(a, err, errlen) < 0)
+			return -1;
+		a->st.restored++;
+		return 1;
+	}
+	if (++a->checks % ELEMENTS_CHECKED_EVERY != 1)
 		return 0;
-	if (whole && !elements_missing(a, ignored, sizeof(ignored)))
-		return 0;
-	if (make_table(a, err, errlen) < 0)
-		return -1;
+	long put_back = put_back_missing(a, err, errlen);
+	if (put_back <= 0)
+		return put_back < 0 ? -1 : 0;
 	a->st.restored++;
 	return 1;
 }

@@ -53,10 +53,13 @@ int set_action_block(struct set_action *a, const uint8_t *addr, int family, char
 int set_action_unblock(struct set_action *a, const uint8_t *addr, int family, char *err, size_t errlen);
 
 /*
- * manage: whether the table, its sets and chains are there, and (every tenth
- * call) whether the set holds every address it should; puts back what is
- * missing. 1 if something was put back, 0 if all was there, -1 (err) if it
- * could not be. Without manage, only forgets the addresses whose time ran out.
+ * manage: whether the table, its sets and chains are there (the table made
+ * again if not), and (every tenth call) whether the sets hold every address
+ * they should, by address: only the missing ones go back, each with the time
+ * it has left, and the others keep their elements as they are. What looks
+ * gone is looked at a second time before anything is put back. 1 if
+ * something was put back, 0 if all was there, -1 (err) if it could not be.
+ * Without manage, only forgets the addresses whose time ran out.
  */
 int set_action_check(struct set_action *a, char *err, size_t errlen);
 

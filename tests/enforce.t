@@ -4,10 +4,10 @@
 # gives no event; fail-open packets while bloomd is stopped are counted; with [action]
 # manage = yes bloomd makes its own table, puts it back within 5 s of a flush or a deletion,
 # lists and lifts blocks; a burst from 2,000 sources keeps to the rate in every one-second
-# window and sends no address twice.
+# window and sends no address twice; an element deleted by hand from them goes back alone.
 . "$(dirname "$0")/tap.sh"
 . "$(dirname "$0")/netns.sh"
-plan 27
+plan 28
 [ "$(id -u)" -eq 0 ] || skip_all "needs root (network namespaces, netfilter)"
 command -v socat >/dev/null || skip_all "no socat"
 tmp=$(mktemp -d)
@@ -195,6 +195,13 @@ busiest=$(awk '{ t[NR] = $1 } END { j = 1; for (i = 1; i <= NR; i++) { while (t[
 [ "$busiest" -le 400 ]; ok $? "at most rate (400) additions in any one-second window, less 100 ms of commit delay ($busiest)"
 [ "$(jq .stats.set_action.repeated <<<"$stats")" -gt 0 ] && [ "$(jq .stats.set_action.rate_limited <<<"$stats")" -gt 0 ]
 ok $? "sources matching again were not sent again; those over the rate waited"
+# One element deleted by hand from the 2,000: it alone goes back, with its time left; the
+# element check leaves the others' timeouts as they were.
+nftb delete element inet bloomd blocked4 '{ 10.78.0.1 }'
+for _ in $(seq 150); do nftb list set inet bloomd blocked4 | grep -q '10\.78\.0\.1 timeout' && break; sleep 0.1; done
+listing=$(nftb list set inet bloomd blocked4)
+is "$(grep -oE '10\.78\.0\.1 timeout [0-9ms]+' <<<"$listing" | grep -vc 'timeout 10m$')/$(grep -oE '10\.78\.[0-9]+\.[0-9]+ timeout 10m ' <<<"$listing" | wc -l)" \
+	1/1999 "an element deleted by hand is put back with its time left, the 1,999 others untouched"
 down
 [ $tap_failed -eq 0 ] || { sed "s/^/# err: /" err | tail -30; }
 done_testing
