@@ -102,11 +102,11 @@ static void on_lag_range(redisAsyncContext *ac, void *r, void *priv)
 	c->lag_asked = false;
 	if (reply == NULL || c->closing || reply->type == REDIS_REPLY_ERROR)
 		return;
-	for (size_t i = 0; reply->type == REDIS_REPLY_ARRAY && i < reply->elements; i++)
-		if (!cluster_entry_shaped(reply->element[i]))
-			reply = NULL;
-	if (reply == NULL || reply->type != REDIS_REPLY_ARRAY) {
-		cluster_bad_reply(&c->writer, "XRANGE", r);
+	bool shaped = reply->type == REDIS_REPLY_ARRAY;
+	for (size_t i = 0; shaped && i < reply->elements; i++)
+		shaped = cluster_entry_shaped(reply->element[i]);
+	if (!shaped) {
+		cluster_bad_reply(&c->writer, "XRANGE", reply);
 		return;
 	}
 	c->lag_entries = reply->elements > LAG_CAP ? LAG_CAP : reply->elements;

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # The cluster under faults: replies of every wrong shape from a fake server (no crash, under
-# the sanitizers too), alerts Redis does not take (a wrong-typed key, a connection lost with
+# the sanitizers too), at random and then each reply type to each command in turn, alerts Redis does not take (a wrong-typed key, a connection lost with
 # them in flight) going to the fallback file, stream text that would forge log lines, a
 # stream deleted and made anew behind a node's cursor (desync, then in step again), and a
 # node whose state disk is full keeping its place before the entry it could not apply.
 . "$(dirname "$0")/tap.sh"
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/cluster.sh"
-plan 39
+plan 49
 alerts() { # alerts N FILE: a capture of N packets from listed 192.0.2.77
 	{ echo "link en10mb"; for i in $(seq "$1"); do echo "packet src=192.0.2.77 dst=10.0.0.$i proto=udp sport=5000 dport=53"; done; } |
 		"$BUILD/pcapgen" -o "$2" -
@@ -33,6 +33,47 @@ grep -q "unexpected shape" n1/err; ok $? "and said what was wrong: $(grep -m1 -o
 ! grep -qE "runtime error|AddressSanitizer|LeakSanitizer" n1/err; ok $? "with no sanitizer report"
 wait "$fake"
 stop 1; ok $? "and stops cleanly (connections made: $(cat fake.out))"
+rm -rf n1
+
+# ---- every reply type to every command, in turn: each callback meets each ----
+# First with changes and alerts to send (XADD), then with nothing in the outbox, so that the
+# writer lives long enough to ask for the lag (XRANGE) and to write snapshots (HSET).
+every() { # every REPORT COMMAND: it was sent every kind of reply
+	[ "$(awk -v c="$2" '$1 == c { print $2 }' "$1")" = "$(awk '$1 == "kinds" { print $2 }' "$1")" ]
+}
+fake_node() { # fake_node SECONDS REPORT: with a password, so that each connection starts with AUTH
+	node_conf 1
+	sed -i -e "s|unix:$tmp/redis.sock|unix:$tmp/fake.sock|" -e 's|^\[cluster\]$|[cluster]\npassword = secret|' n1/bloomd.conf
+	python3 "$here/fake-redis.py" "$tmp/fake.sock" 1 "$1" "$2" > fake.out &
+	fake=$!
+	for _ in $(seq 100); do [ -S fake.sock ] && break; sleep 0.05; done
+	start 1
+}
+fake_node 16 kinds-a.txt
+for round in $(seq 30); do
+	C 1 add addr "10.0.1.$round" >/dev/null 2>&1
+	C 1 replay a.pcap --wait >/dev/null 2>&1
+	sleep 0.5
+done
+kill -0 "${pid[1]}"; ok $? "alive after each command was answered with each reply type, changes and alerts sent"
+wait "$fake"
+stop 1
+rm -rf n1
+fake_node 30 kinds-b.txt
+for _ in $(seq 110); do
+	C 1 cluster snapshot >/dev/null 2>&1
+	sleep 0.25
+done
+kill -0 "${pid[1]}"; ok $? "alive after each reply type to the lag's XRANGE and the snapshot's HSET"
+wait "$fake"
+for cmd in XADD XREAD XINFO; do
+	every kinds-a.txt $cmd; ok $? "$cmd was sent each reply type ($(awk -v c=$cmd '$1 == c { print $2 }' kinds-a.txt))"
+done
+for cmd in XRANGE HSET AUTH; do
+	every kinds-b.txt $cmd; ok $? "$cmd was sent each reply type ($(awk -v c=$cmd '$1 == c { print $2 }' kinds-b.txt))"
+done
+! grep -qE "runtime error|AddressSanitizer|LeakSanitizer" n1/err; ok $? "with no sanitizer report"
+stop 1; ok $? "and stops cleanly"
 rm -rf n1
 
 # ---- alerts Redis does not take go to the fallback file ----

@@ -1,9 +1,13 @@
 #!/usr/bin/env python3
-"""fake-redis.py SOCKET SEED SECONDS: a server on a Unix socket that speaks RESP but answers
-every command with a reply of a random shape (seeded): errors, integers, nils, strings, and
-arrays nested a few deep, some shaped almost like what XREAD, XRANGE, XINFO or HGETALL give,
-with a wrong type somewhere inside. bloomd's cluster code must take each as an error on that
-connection, never crash. It stops by itself after SECONDS."""
+"""fake-redis.py SOCKET SEED SECONDS [REPORT]: a server on a Unix socket that speaks RESP but
+answers every command with a reply of a random shape (seeded): errors, integers, nils,
+strings, and arrays nested a few deep, some shaped almost like what XREAD, XRANGE, XINFO or
+HGETALL give, with a wrong type somewhere inside. bloomd's cluster code must take each as an
+error on that connection, never crash. It stops by itself after SECONDS.
+
+With REPORT, each command name is answered in turn with each reply of EVERY_KIND instead,
+so every callback meets every type, and REPORT gets the number of kinds, then a line a command: its
+name and how many of the kinds it was sent."""
 import os
 import random
 import socket
@@ -12,6 +16,7 @@ import threading
 import time
 
 path, seed, seconds = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+report = sys.argv[4] if len(sys.argv) > 4 else None
 
 
 def bulk(b):
@@ -89,23 +94,57 @@ class Incoming:
 
 
 def commands(conn):
-    """One yield a command (an array of bulk strings, whose contents are skipped)."""
+    """One yield a command: its name (the first bulk string, upper case; the rest is skipped)."""
     incoming = Incoming(conn)
     try:
         while True:
             head = incoming.line()
             if head.startswith(b"*"):
-                for _ in range(int(head[1:])):
-                    incoming.skip(int(incoming.line()[1:]) + 2)
-                yield
+                name = b""
+                for i in range(int(head[1:])):
+                    n = int(incoming.line()[1:])
+                    if i == 0:
+                        while len(incoming.buf) < n + 2:
+                            incoming.more()
+                        name = incoming.buf[:n].upper()
+                    incoming.skip(n + 2)
+                yield name.decode(errors="replace")
     except Closed:
         return
 
 
+GOOD_ENTRY = array([bulk(b"1-1"), array([bulk(b"op"), bulk(b"add")])])
+EVERY_KIND = [
+    b":42\r\n",                                   # integer
+    b"$-1\r\n",                                   # nil
+    b"*-1\r\n",                                   # nil array
+    b"*0\r\n",                                    # empty array
+    b"-ERR fake\r\n",                             # error
+    b"+OK\r\n",                                   # status
+    array([b":7\r\n"]),                           # an array of an integer
+    array([b"$-1\r\n"]),                          # an array of a nil
+    array([GOOD_ENTRY, b"*0\r\n"]),               # an entry, then an empty array
+    array([GOOD_ENTRY, b":7\r\n"]),               # an entry, then an integer
+    array([array([array([b"*-1\r\n"])])]),       # nested arrays round a nil
+    bulk(b"x" * (1 << 20)),                       # a huge bulk string
+]
+sent = {}  # command name: kinds sent
+lock = threading.Lock()
+
+
+def reply_to(name, rng):
+    if report is None:
+        return almost(rng) if rng.random() < 0.6 else anything(rng)
+    with lock:
+        n = sent.get(name, 0)
+        sent[name] = n + 1
+    return EVERY_KIND[n % len(EVERY_KIND)]
+
+
 def serve(conn, rng):
     try:
-        for _ in commands(conn):
-            conn.sendall(almost(rng) if rng.random() < 0.6 else anything(rng))
+        for name in commands(conn):
+            conn.sendall(reply_to(name, rng))
     except OSError:
         pass
     finally:
@@ -129,3 +168,8 @@ while time.time() < end:
     threading.Thread(target=serve, args=(conn, random.Random(seed * 1000 + n)), daemon=True).start()
 server.close()
 print(n)
+if report:
+    with open(report, "w") as f:
+        f.write("kinds %d\n" % len(EVERY_KIND))
+        for name, n in sorted(sent.items()):
+            f.write("%s %d\n" % (name, min(n, len(EVERY_KIND))))
