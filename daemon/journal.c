@@ -203,13 +203,16 @@ struct journal *journal_open(const struct statedir *d, uint64_t gen, journal_rec
 	if (b.p && (stale = journal_header(&b, gen, j->path, err, errlen)) < 0)
 		goto fail;
 	if (stale) {
-		if (journal_create(j, gen, err, errlen) < 0)
+		if (journal_create(j, gen, err, errlen) < 0) {
+			how->read_only = errno == EROFS;
 			goto fail;
+		}
 	} else {
 		if (journal_replay(&b, &valid, cb, ctx, j, err, errlen) < 0)
 			goto fail;
 		j->fd = statedir_open_file(d, JOURNAL_FILE, O_WRONLY | O_APPEND);
 		if (j->fd < 0 || (valid < b.len && (ftruncate(j->fd, (off_t)valid) < 0 || fsync(j->fd) < 0))) {
+			how->read_only = errno == EROFS;
 			error_set(err, errlen, "%s: %s", j->path, statedir_strerror(errno));
 			goto fail;
 		}

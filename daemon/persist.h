@@ -107,6 +107,7 @@ typedef int (*journal_record_cb)(void *ctx, enum persist_op op, const struct ent
 struct journal_recovery {
 	bool missing;          /* no journal although gen > 0: the changes since the snapshot, if any, are gone */
 	size_t torn_bytes;     /* the bytes of a torn last record (a crash while writing it), cut off */
+	bool read_only;        /* refused because the file system is read-only (EROFS): the journal is as it was */
 };
 
 /*

@@ -122,6 +122,11 @@ static int load_state(struct service *s, struct loading *ld)
 	}
 	s->generation = h.generation;
 	s->journal = journal_open(&s->state, s->generation, replay_record, ld, &how, err, sizeof(err));
+	if (s->journal == NULL && how.read_only) {
+		log_error("%s: the journal is intact and left as it is, but bloomd must write beside it: remount the file system holding %s read-write",
+			  err, dir);
+		return -1;
+	}
 	if (s->journal == NULL) {
 		log_error("%s; it is left as it is: restore it from a backup, or move it away to start from the snapshot without the changes made since",
 			  err);

@@ -261,7 +261,39 @@ const char *statedir_strerror(int e)
 
 /* ---- the hand-over to [service] user ---- */
 
-/* Each entry of the directory at dirfd given to uid:gid, never through a link (what a link is stays). */
+/*
+ * Whether the entry st describes is one bloomd made and may hand over: a
+ * directory, or a file with no other name (a hard link to someone else's
+ * file, planted by the service user, would be given away with it), made by
+ * root or by bloomd, or the user's already.
+ */
+static bool ours_to_give(const struct stat *st, uid_t uid)
+{
+	bool made_here = st->st_uid == 0 || st->st_uid == geteuid() || st->st_uid == uid;
+
+	return made_here && (S_ISDIR(st->st_mode) || (S_ISREG(st->st_mode) && st->st_nlink == 1));
+}
+
+/* name in dirfd given to uid:gid if ours_to_give says so; checked and given through one descriptor, never a link. */
+static int give_entry(int dirfd, const char *name, uid_t uid, gid_t gid)
+{
+	struct stat st;
+	int fd = openat(dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	int rc = 0;
+
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -1;
+	if (fstat(fd, &st) < 0)
+		rc = -1;
+	else if (ours_to_give(&st, uid) && (st.st_uid != uid || st.st_gid != gid))
+		rc = fchownat(fd, "", uid, gid, AT_EMPTY_PATH);
+	int e = errno;
+	close(fd);
+	errno = e;
+	return rc;
+}
+
+/* Each entry of the directory at dirfd that bloomd made given to uid:gid; the others are left as they are. */
 static int give_entries(int dirfd, uid_t uid, gid_t gid, const char *where, char *err, size_t errlen)
 {
 	int copy = dup(dirfd);
@@ -278,7 +310,7 @@ static int give_entries(int dirfd, uid_t uid, gid_t gid, const char *where, char
 	while (rc == 0 && (de = readdir(dir)) != NULL) {
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
 			continue;
-		if (fchownat(dirfd, de->d_name, uid, gid, AT_SYMLINK_NOFOLLOW) < 0 && errno != ENOENT) {
+		if (give_entry(dirfd, de->d_name, uid, gid) < 0) {
 			error_set(err, errlen, "%s/%s: cannot give it to uid %u: %s", where, de->d_name, (unsigned)uid,
 				  strerror(errno));
 			rc = -1;

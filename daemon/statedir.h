@@ -19,10 +19,13 @@
  *   - new files are made afresh (whatever was at the name is unlinked, the
  *     name created O_EXCL), mode 0600; sub-directories 0700.
  *
- * A root start with [service] user hands the directory and everything in it
- * to that user before the switch (statedir_give), and anything made after
- * the hand-over while still root is given too, so nothing is left that the
- * service user cannot replace.
+ * A root start with [service] user hands the directory and what bloomd made
+ * in it to that user before the switch (statedir_give), and anything made
+ * after the hand-over while still root is given too, so nothing is left that
+ * the service user cannot replace. Only what bloomd made is given: a
+ * directory, or a file with one name only, of root's, bloomd's or that
+ * user's; a hard link to another user's file (which the service user could
+ * have planted) keeps its owner.
  *
  * Paths here are relative: "journal" or "lists/NAME" (one sub-directory at
  * most, no "." or ".." component). Errors come back as -1 with errno

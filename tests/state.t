@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # The state directory keeps what bloomd acknowledges, and only bloomd decides where it writes:
 # a list version refused on a full disk (not acknowledged, then lost), a root start with
-# [service] user handing lists/ over, links anywhere below the directory never followed,
-# a damaged kept version refusing the start as a damaged snapshot does, and a FIFO at any
-# state path refused at once instead of hanging the start.
+# [service] user handing lists/ over (never a file hard-linked in), links anywhere below the
+# directory never followed, a damaged kept version refusing the start as a damaged snapshot
+# does, a read-only file system named at start (the journal kept), and a FIFO at any state
+# path refused at once instead of hanging the start.
 . "$(dirname "$0")/tap.sh"
 . "$(dirname "$0")/daemon.sh"
 on_small_disk 8m
 chmod 755 "$tmp"
-plan 39
+plan 44
 cd "$tmp" || exit 1
 sock=$tmp/ctl.sock
 
@@ -62,13 +63,18 @@ user = nobody"
 	C replace pushed v20.txt >/dev/null; ok $? "replace as nobody is taken"
 	is "$(stat -c %U "$tmp/ustate/lists" "$tmp/ustate/lists/pushed" | sort -u)" nobody "lists/ and its files belong to nobody"
 	stop
+	# A hard link the service user could plant: the file it names is someone else's, and stays so.
+	echo "theirs" > theirs; chown 4242:4242 theirs
+	ln theirs ustate/planted; ln theirs ustate/lists/planted
+	echo "root's" > roots; ln roots ustate/lists/planted-root
 	start; is "$(entries)" 20 "after a restart the version is there"
+	is "$(stat -c %u theirs)/$(stat -c %U roots)" 4242/root "a root start gives away no file hard-linked into the state directory"
 	C replace pushed v5.txt >/dev/null; ok $? "and a second one is taken"
 	stop
 	start; is "$(entries)" 5 "and kept"
 	stop
 else
-	for _ in $(seq 7); do tap_n=$((tap_n + 1)); echo "ok $tap_n # SKIP no user nobody"; done
+	for _ in $(seq 8); do tap_n=$((tap_n + 1)); echo "ok $tap_n # SKIP no user nobody"; done
 fi
 
 # ---- links below the state directory are never followed ----
@@ -109,6 +115,20 @@ cmp -s damaged dstate/lists/pushed; ok $? "the copy is left as it is (not trimme
 mv dstate/lists/pushed moved-away
 start; ok $? "moved away, bloomd starts"
 is "$(entries)" 0 "and the list starts without it"
+stop
+
+# ---- a state directory on a read-only file system: the start says so, and keeps the journal ----
+config "$tmp/disk/rstate"
+start; C add addr 192.0.2.9 >/dev/null; stop
+cp disk/rstate/journal journal.before
+mount -o remount,ro "$tmp/disk"
+: > err
+start; ok $((! $?)) "on a read-only file system, bloomd does not start"
+grep -q "remount the file system holding $tmp/disk/rstate read-write" err && ! grep -q "move it away" err
+ok $? "naming the file system, not advising that the journal be moved: $(head -c 200 err)"
+mount -o remount,rw "$tmp/disk"
+cmp -s journal.before disk/rstate/journal; ok $? "the journal is as it was"
+start; is "$(C list --list local)" "addr 192.0.2.9" "read-write again, it starts with the change the journal holds"
 stop
 
 # ---- a FIFO at any state path is refused at once, named ----
