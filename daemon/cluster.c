@@ -18,6 +18,16 @@
 
 /* ---- connections ---- */
 
+/* Bytes arrived on k's socket (hiredis reads them): it is not cut off. */
+static void heard_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct conn *k = arg;
+
+	(void)fd;
+	(void)what;
+	k->heard_at = time(NULL);
+}
+
 static void on_connect(const redisAsyncContext *ac, int status)
 {
 	struct conn *k = ac->data;
@@ -28,6 +38,12 @@ static void on_connect(const redisAsyncContext *ac, int status)
 		return;
 	}
 	k->up = true;
+	k->heard_at = time(NULL);
+	k->heard = event_new(k->c->base, ac->c.fd, EV_READ | EV_PERSIST, heard_cb, k);
+	if (k->heard)
+		event_add(k->heard, NULL);
+	if (k == &k->c->reader)
+		k->c->timed_out = false;
 	if (k == &k->c->writer) {
 		k->c->out.sent = k->c->out.head; /* what was in flight on a lost connection goes again */
 		cluster_writer_flush(k->c);
@@ -44,8 +60,11 @@ static void on_disconnect(const redisAsyncContext *ac, int status)
 		cluster_set_error(k->c, k->slot, "%s connection lost: %s", k->name, ac->errstr);
 	k->ac = NULL;
 	k->up = false;
+	if (k->heard) /* before hiredis closes the socket */
+		event_free(k->heard);
+	k->heard = NULL;
 	if (k == &k->c->reader)
-		k->c->state = READER_IDLE;
+		k->c->state = k->c->timed_out ? READER_STALE : READER_IDLE;
 	else
 		k->c->events_pending = 0; /* their replies will not come */
 }
@@ -80,8 +99,11 @@ static void connect_one(struct cluster *c, struct conn *k)
 		redisAsyncFree(ac);
 		return;
 	}
+	if (strncmp(where, "unix:", 5) != 0)
+		redisEnableKeepAlive(&ac->c); /* a peer gone without a word is found even while nothing is asked */
 	ac->data = k;
 	k->ac = ac;
+	k->heard_at = time(NULL);
 	redisLibeventAttach(ac, c->base);
 	redisAsyncSetConnectCallback(ac, on_connect);
 	redisAsyncSetDisconnectCallback(ac, on_disconnect);
@@ -89,6 +111,39 @@ static void connect_one(struct cluster *c, struct conn *k)
 		const char *argv[] = { "AUTH", c->cfg->password };
 		redisAsyncCommandArgv(ac, on_auth, k, 2, argv, NULL);
 	}
+}
+
+/*
+ * A connection that has not connected, or has waited for a reply without
+ * hearing a byte, for longer than limit seconds is dropped (its callbacks get
+ * no reply) and made again at once: a partition drops packets without a
+ * word, and TCP alone would wait for many minutes. The reader, dropped so,
+ * is stale until it follows the stream again.
+ */
+static void drop_if_silent(struct cluster *c, struct conn *k, unsigned limit)
+{
+	time_t now = time(NULL);
+
+	if (k->ac == NULL)
+		return;
+	if (k->up && k->ac->replies.head == NULL) { /* nothing asked: nothing to wait for */
+		k->heard_at = now;
+		return;
+	}
+	if (now - k->heard_at <= (time_t)limit)
+		return;
+	cluster_set_error(c, k->slot, "%s: %s in %u s (a partition, or Redis stalled): the connection is dropped and made again",
+			  k->name, k->up ? "no reply" : "not connected", limit);
+	if (k == &c->reader) {
+		c->timed_out = true;
+		c->state = READER_STALE;
+		c->stale_since = now;
+	}
+	redisAsyncContext *ac = k->ac;
+	bool was_up = k->up;
+	redisAsyncFree(ac); /* on_disconnect runs if it was connected */
+	if (!was_up)
+		k->ac = NULL;
 }
 
 /* ---- lag ---- */
@@ -190,6 +245,9 @@ struct cluster *cluster_open(struct event_base *base, const struct cluster_confi
 
 void cluster_tick(struct cluster *c)
 {
+	/* The reader's XREAD blocks READ_BLOCK_MS when there is nothing new: that long on top. */
+	drop_if_silent(c, &c->reader, c->cfg->timeout + (unsigned)atoi(READ_BLOCK_MS) / 1000);
+	drop_if_silent(c, &c->writer, c->cfg->timeout);
 	if (c->reader.ac == NULL)
 		connect_one(c, &c->reader);
 	if (c->writer.ac == NULL)

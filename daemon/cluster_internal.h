@@ -48,6 +48,8 @@ struct conn {
 	bool up;                   /* connected (and authenticated, if asked) */
 	const char *name;
 	enum error_slot slot;      /* where its problems are said */
+	struct event *heard;       /* while up: notes each time bytes arrive (heard_at) */
+	time_t heard_at;           /* since when it has waited without hearing anything (or was last idle) */
 };
 
 /* The outbox: changes journaled here, not yet acknowledged by the stream. */
@@ -105,6 +107,7 @@ struct cluster {
 	uint64_t error_seq[ERROR_SLOTS]; /* when each was set, to say the newest */
 	uint64_t errors_set;
 	bool closing;
+	bool timed_out;            /* the reader was dropped for silence: stale until it follows again */
 	/* How long other nodes' changes took to be applied here: from their XADD (the ID's time) on. */
 	uint32_t delay_ms[DELAYS];
 	uint64_t ndelays;

@@ -115,6 +115,7 @@ struct config {
 		char *key_file;       /* the shared secret changes are signed with (HMAC-SHA256), or NULL: unsigned */
 		uint64_t max_entry_bytes; /* a stream entry larger than this is refused, not applied */
 		unsigned max_prefix4, max_prefix6; /* nets from the stream broader than these are refused */
+		unsigned timeout;     /* seconds without a reply (or a connection) before it is dropped and made again */
 	} cluster;
 	/* [action]: addresses that match a dropping list go into nftables sets */
 	struct action_config {

@@ -27,6 +27,7 @@ int config_cluster_defaults(struct config *c)
 	c->cluster.max_entry_bytes = 2 << 20;
 	c->cluster.max_prefix4 = 8;
 	c->cluster.max_prefix6 = 32;
+	c->cluster.timeout = 5;
 	c->cluster.stream = strdup("bloomd:entries");
 	c->cluster.events_key = strdup("bloomd:events");
 	c->cluster.node = config_host_name();

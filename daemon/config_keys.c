@@ -187,6 +187,7 @@ static const struct config_key KEYS[] = {
 	  RESTART },
 	{ "cluster", "max_prefix4", KEY_UINT, FIELD(cluster.max_prefix4), .min = 0, .max = 32, RESTART },
 	{ "cluster", "max_prefix6", KEY_UINT, FIELD(cluster.max_prefix6), .min = 0, .max = 128, RESTART },
+	{ "cluster", "timeout", KEY_UINT, FIELD(cluster.timeout), .min = 1, .max = 3600, RESTART },
 
 	{ "metrics", "listen", KEY_STRING, FIELD(metrics_listen), .valid = listen_address,
 	  .expect = "ADDRESS:PORT (127.0.0.1:9153, [::1]:9153)", .empty_none = true, RESTART },

@@ -8,7 +8,8 @@ fi
 tmp=$(mktemp -d)
 chmod 755 "$tmp"
 declare -A pid
-trap 'for p in "${pid[@]}"; do kill "$p" 2>/dev/null; done; wait "${pid[@]}" 2>/dev/null; redis-cli -s "$tmp/redis.sock" shutdown nosave >/dev/null 2>&1; umount "$tmp/disk" 2>/dev/null; rm -rf "$tmp"' EXIT
+at_exit=: # what a test adds to the clean-up, run last
+trap 'for p in "${pid[@]}"; do kill "$p" 2>/dev/null; done; wait "${pid[@]}" 2>/dev/null; redis-cli -s "$tmp/redis.sock" shutdown nosave >/dev/null 2>&1; umount "$tmp/disk" 2>/dev/null; rm -rf "$tmp"; eval "$at_exit"' EXIT
 cd "$tmp" || exit 1
 
 R() { redis-cli -s "$tmp/redis.sock" "$@"; }
@@ -42,8 +43,9 @@ events_fallback = $tmp/n$1/fallback.json
 category = scanner
 C
 }
+declare -A node_in # node_in[N]="ip netns exec NS": where node N runs (default: here)
 start() {
-	"$BUILD/bloomd" -c "n$1/bloomd.conf" 2>>"n$1/err" &
+	${node_in[$1]:-} "$BUILD/bloomd" -c "n$1/bloomd.conf" 2>>"n$1/err" &
 	pid[$1]=$!
 	for _ in $(seq 200); do
 		C "$1" version >/dev/null 2>&1 && return 0
