@@ -323,7 +323,7 @@ json_t *cluster_status(const struct cluster *c)
 
 	if (c->lag_entries && cluster_id_cmp(c->last_id_seen, c->cursor) > 0)
 		lag_seconds = (double)(cluster_parse_id(c->last_id_seen).ms - cluster_parse_id(c->cursor).ms) / 1000;
-	json_t *o = json_pack("{s:s,s:s,s:s,s:b,s:b,s:s,s:s,s:I,s:b,s:f,s:o,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:b,s:o,s:o,s:{s:I,s:I,s:I},s:s*,s:o}",
+	json_t *o = json_pack("{s:s,s:s,s:s,s:b,s:b,s:s,s:s,s:I,s:b,s:f,s:o,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:b,s:o,s:o,s:{s:I,s:I,s:I},s:s*,s:o}",
 			 "node", c->cfg->node, "redis", c->cfg->redis, "stream", c->cfg->stream, "reader_connected",
 			 c->reader.up, "writer_connected", c->writer.up, "state",
 			 c->resyncing || (c->state == READER_STALE && strncmp(c->errors[ERROR_READER], "desync", 6) == 0) ? "desync"
@@ -332,7 +332,7 @@ json_t *cluster_status(const struct cluster *c)
 			 c->lag_capped, "lag_seconds", lag_seconds, "delay_ms", delays_json(c), "applied",
 			 (json_int_t)c->applied, "apply_errors",
 			 (json_int_t)c->apply_errors, "published", (json_int_t)c->published, "outbox",
-			 (json_int_t)(c->out.n - c->out.head), "restored_from_snapshot", (json_int_t)c->restored, "desyncs", (json_int_t)c->desyncs, "duplicates", (json_int_t)c->duplicates, "unauthenticated", (json_int_t)c->unauthenticated,
+			 (json_int_t)(c->out.n - c->out.head), "restored_from_snapshot", (json_int_t)c->restored, "desyncs", (json_int_t)c->desyncs, "rollbacks_refused", (json_int_t)c->rollbacks, "duplicates", (json_int_t)c->duplicates, "unauthenticated", (json_int_t)c->unauthenticated,
 			 "oversized", (json_int_t)c->oversized, "signed", c->key != NULL, "blocked_at",
 			 c->blocked_at[0] ? json_string(c->blocked_at) : json_null(), "applying",
 			 c->applying.on ? json_string(c->applying.id) : json_null(),

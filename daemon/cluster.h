@@ -11,7 +11,8 @@
 
 /*
  * Every sensor XADDs its operators' changes (add, with its expiry, and del)
- * to one stream once they are journaled locally, and XREADs the stream,
+ * to one stream once they are journaled locally (in MULTI/EXEC batches, one
+ * in flight: a batch lands whole or not at all), and XREADs the stream,
  * applying every operation in stream order, its own included: the last
  * writer of an entry in the stream wins, the same on every node. Two
  * connections, both in the daemon's event loop (hiredis's libevent adapter):

@@ -90,6 +90,8 @@ struct cluster {
 	struct outbox out;
 
 	uint64_t applied, apply_errors, published, restored, duplicates;
+	uint64_t rollbacks;        /* snapshots not taken: older than what this node applied */
+	char rollback_at[ID_MAX];  /* the ID of the last such snapshot, counted once however often it is met */
 	uint64_t incarnation;      /* this start's, drawn at random: with next_seq, each change's identity */
 	uint64_t next_seq;
 	struct cluster_seen *seen; /* the changes applied, by identity: a re-send is passed */

@@ -233,11 +233,26 @@ static void take_seen(struct cluster *c, const char *lines)
 	if (lines == NULL) /* a snapshot from bloomd 0.7 */
 		return;
 	seen_clear(c->seen);
-	for (const char *p = lines; *p; p += strcspn(p, "\n") + (p[strcspn(p, "\n")] == '\n')) {
-		char line[160];
-		snprintf(line, sizeof(line), "%.*s", (int)strcspn(p, "\n"), p);
-		seen_take_line(c->seen, line);
+	seen_take_text(c->seen, lines);
+}
+
+/*
+ * Whether a snapshot holds every change this node applied (its seen lines
+ * cover the node's): one that lacks any is older than the node's state (an
+ * old signed snapshot put back, a stream made anew around it) and taking it
+ * would undo changes. 1 fresh, 0 not (lacking says which), -1 no memory.
+ */
+static int snapshot_fresh(const struct cluster *c, const char *lines, struct change_id *lacking)
+{
+	struct cluster_seen *theirs = seen_new();
+
+	if (theirs == NULL || (lines && seen_take_text(theirs, lines) < 0)) {
+		seen_free(theirs);
+		return -1;
 	}
+	bool fresh = seen_covers(theirs, c->seen, lacking);
+	seen_free(theirs);
+	return fresh;
 }
 
 static bool snapshot_signed(const struct cluster *c, const redisReply *hash)
@@ -279,6 +294,21 @@ void cluster_on_snapshot(redisAsyncContext *ac, void *r, void *priv)
 	if (c->key && !snapshot_signed(c, reply)) {
 		cluster_set_error(c, ERROR_READER, "the snapshot at %s is not signed with [cluster] key_file's key: not taken", id->str);
 		c->unauthenticated++;
+		c->state = READER_STALE;
+		c->stale_since = time(NULL);
+		return;
+	}
+	struct change_id lacking;
+	int fresh = snapshot_fresh(c, cluster_reply_text(cluster_field(reply, "seen")), &lacking);
+	if (fresh <= 0) {
+		if (fresh == 0) {
+			c->rollbacks += strcmp(c->rollback_at, id->str) != 0;
+			snprintf(c->rollback_at, sizeof(c->rollback_at), "%s", id->str);
+			cluster_set_error(c, ERROR_READER, "desync: the snapshot at %s lacks changes this node applied (%s's, up to %llu of its start %016llx): older than what it holds, not taken (a rollback?); run `bloomctl cluster snapshot` on a node that is up to date",
+					  id->str, lacking.node, (unsigned long long)lacking.seq, (unsigned long long)lacking.incarnation);
+		} else {
+			cluster_set_error(c, ERROR_READER, "out of memory for the snapshot's changes; tried again");
+		}
 		c->state = READER_STALE;
 		c->stale_since = time(NULL);
 		return;

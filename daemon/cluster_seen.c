@@ -1,6 +1,7 @@
 /* cluster_seen.c - which changes of the stream were applied: each change's identity, re-sends known. */
 #include "cluster_seen.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -127,8 +128,32 @@ int seen_take_line(struct cluster_seen *s, const char *line)
 	char node[SEEN_NODE_MAX + 1], text[48];
 
 	if (sscanf(line, "seen %64s %47s", node, text) != 2 || strlen(node) >= SEEN_NODE_MAX ||
-	    seen_parse_id(text, &id.incarnation, &id.seq) < 0)
+	    seen_parse_id(text, &id.incarnation, &id.seq) < 0) {
+		errno = EINVAL;
 		return -1;
+	}
 	memcpy(id.node, node, strlen(node) + 1);
 	return seen_record(s, &id);
+}
+
+int seen_take_text(struct cluster_seen *s, const char *text)
+{
+	for (const char *p = text; *p; p += strcspn(p, "\n") + (p[strcspn(p, "\n")] == '\n')) {
+		char line[160];
+		snprintf(line, sizeof(line), "%.*s", (int)strcspn(p, "\n"), p);
+		if (seen_take_line(s, line) < 0 && errno == ENOMEM)
+			return -1;
+	}
+	return 0;
+}
+
+bool seen_covers(const struct cluster_seen *newer, const struct cluster_seen *older, struct change_id *lacking)
+{
+	for (size_t i = 0; i < older->n; i++)
+		if (!seen_already(newer, &older->r[i].id)) {
+			if (lacking)
+				*lacking = older->r[i].id;
+			return false;
+		}
+	return true;
 }

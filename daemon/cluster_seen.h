@@ -47,7 +47,18 @@ int seen_parse_id(const char *text, uint64_t *incarnation, uint64_t *seq);
 
 /* All of it as lines "seen NODE INCARNATION-SEQ" (caller frees), or NULL without memory. */
 char *seen_text(const struct cluster_seen *s, size_t *len);
-/* One such line taken in; 0, or -1 if it is not one (or no memory). */
+/* One such line taken in; 0, or -1 if it is not one (errno EINVAL) or without memory (ENOMEM). */
 int seen_take_line(struct cluster_seen *s, const char *line);
+/* Every line of text (seen_text's) taken in; lines that are not one are skipped. -1 without memory. */
+int seen_take_text(struct cluster_seen *s, const char *text);
+
+/*
+ * Whether newer holds every change older does: for each (node,
+ * incarnation) of older, newer has it too, with a sequence as high. If
+ * not, *lacking (if not NULL) is one it lacks. A snapshot whose changes do
+ * not cover those a node applied is older than the node's state, or from
+ * another history: taking it would undo changes.
+ */
+bool seen_covers(const struct cluster_seen *newer, const struct cluster_seen *older, struct change_id *lacking);
 
 #endif

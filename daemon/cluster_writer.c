@@ -13,33 +13,70 @@
 
 /* ---- the writer: changes, events, snapshots ---- */
 
-static void on_added(redisAsyncContext *ac, void *r, void *priv)
+#define BATCH_CHANGES 4096          /* changes in one MULTI/EXEC at most */
+#define BATCH_BYTES (4u << 20)      /* and bytes (one change may be more) */
+
+/*
+ * The changes go in batches, MULTI, an XADD each, EXEC, one batch in flight
+ * at a time. Redis refuses a command it cannot take (out of memory, a
+ * replica, a failed save) when it queues it, and then runs none of the
+ * batch: so a batch is in the stream whole or not at all, and one sent again
+ * never lands after a later change of its node. (XADDs pipelined one by one
+ * could see one refused and the next taken; sent again after it, the first
+ * was passed everywhere as a duplicate.)
+ */
+static void on_queued(redisAsyncContext *ac, void *r, void *priv)
+{
+	struct cluster *c = priv;
+	redisReply *reply = r;
+
+	(void)ac;
+	if (reply && !c->closing && reply->type == REDIS_REPLY_ERROR)
+		cluster_set_error(c, ERROR_WRITER, "XADD: %s (the batch is not taken: kept and sent again)", reply->str);
+}
+
+/* Whether EXEC's reply holds an ID for each of the n changes of the batch. */
+static bool batch_taken(const redisReply *reply, size_t n)
+{
+	if (!cluster_reply_array(reply, n, false))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!cluster_reply_text(reply->element[i]) || !cluster_id_valid(reply->element[i]->str))
+			return false;
+	return true;
+}
+
+static void on_exec(redisAsyncContext *ac, void *r, void *priv)
 {
 	struct cluster *c = priv;
 	redisReply *reply = r;
 	struct outbox *o = &c->out;
+	size_t n = o->sent - o->head;
 
 	(void)ac;
-	if (reply == NULL || c->closing || o->head == o->sent)
+	if (reply == NULL || c->closing || n == 0)
 		return; /* a lost connection: on_connect sends them again */
-	if (reply->type == REDIS_REPLY_ERROR || !cluster_reply_text(reply) || !cluster_id_valid(reply->str)) {
+	if (!batch_taken(reply, n)) {
 		if (reply->type == REDIS_REPLY_ERROR)
-			cluster_set_error(c, ERROR_WRITER, "XADD: %s (the change is kept and sent again)", reply->str);
+			cluster_set_error(c, ERROR_WRITER, "EXEC: %s (the changes are kept and sent again)", reply->str);
 		else
-			cluster_bad_reply(&c->writer, "XADD", reply);
+			cluster_bad_reply(&c->writer, "EXEC", reply);
 		o->sent = o->head; /* again at the next connection */
 		redisAsyncDisconnect(c->writer.ac);
 		return;
 	}
 	cluster_clear_error(c, ERROR_WRITER);
-	free(o->lines[o->head]);
-	o->lines[o->head++] = NULL;
-	c->published++;
+	for (size_t i = 0; i < n; i++) {
+		free(o->lines[o->head]);
+		o->lines[o->head++] = NULL;
+	}
+	c->published += n;
 	if (o->head == o->n) {
 		o->head = o->sent = o->n = 0;
 		if (o->fd >= 0 && ftruncate(o->fd, 0) == 0)
 			o->dirty = true;
 	}
+	cluster_writer_flush(c);
 }
 
 static void send_change(struct cluster *c, const char *line)
@@ -75,16 +112,23 @@ static void send_change(struct cluster *c, const char *line)
 		lens[18] = 3;
 		lens[19] = SIGN_HEX;
 	}
-	redisAsyncCommandArgv(c->writer.ac, on_added, c, c->key ? 20 : 18, argv, lens);
+	redisAsyncCommandArgv(c->writer.ac, on_queued, c, c->key ? 20 : 18, argv, lens);
 	free(data);
 }
 
 void cluster_writer_flush(struct cluster *c)
 {
 	struct outbox *o = &c->out;
+	size_t bytes = 0;
 
-	while (c->writer.up && o->sent < o->n)
+	if (!c->writer.up || o->head != o->sent || o->sent == o->n)
+		return; /* down, a batch in flight, or nothing to send */
+	redisAsyncCommand(c->writer.ac, on_queued, c, "MULTI");
+	do {
+		bytes += strlen(o->lines[o->sent]);
 		send_change(c, o->lines[o->sent++]);
+	} while (o->sent < o->n && o->sent - o->head < BATCH_CHANGES && bytes < BATCH_BYTES);
+	redisAsyncCommand(c->writer.ac, on_exec, c, "EXEC");
 }
 
 int cluster_publish(struct cluster *c, const struct cluster_op *op, char *err, size_t errlen)

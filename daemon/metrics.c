@@ -124,6 +124,8 @@ static const struct metric METRICS[] = {
 	  .section = "cluster", .path = "cluster.state", .read = READ_STRING, .equals = "desync" },
 	M("cluster_desyncs_total", C, "Times this node's cursor was past the stream's end.", "cluster",
 	  "cluster.desyncs"),
+	M("cluster_rollbacks_refused_total", C, "Snapshots not taken: they lacked changes this node had applied.",
+	  "cluster", "cluster.rollbacks_refused"),
 	M("events_redis_sent_total", C, "Events Redis took.", "cluster", "cluster.events.sent"),
 	M("events_fallback_total", C,
 	  "Events Redis could not take (down, or too many in flight): to the fallback file, or dropped.",

@@ -7,7 +7,7 @@
 . "$(dirname "$0")/tap.sh"
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/cluster.sh"
-plan 49
+plan 60
 alerts() { # alerts N FILE: a capture of N packets from listed 192.0.2.77
 	{ echo "link en10mb"; for i in $(seq "$1"); do echo "packet src=192.0.2.77 dst=10.0.0.$i proto=udp sport=5000 dport=53"; done; } |
 		"$BUILD/pcapgen" -o "$2" -
@@ -66,7 +66,7 @@ for _ in $(seq 110); do
 done
 kill -0 "${pid[1]}"; ok $? "alive after each reply type to the lag's XRANGE and the snapshot's HSET"
 wait "$fake"
-for cmd in XADD XREAD XINFO; do
+for cmd in MULTI XADD EXEC XREAD XINFO; do
 	every kinds-a.txt $cmd; ok $? "$cmd was sent each reply type ($(awk -v c=$cmd '$1 == c { print $2 }' kinds-a.txt))"
 done
 for cmd in XRANGE HSET AUTH; do
@@ -152,6 +152,28 @@ C 2 query addr 192.0.2.91 >/dev/null; is $? 1 "and the later del stands on node 
 C 1 query addr 192.0.2.91 >/dev/null; is $? 1 "and on node 1"
 stop 2
 
+# ---- one XADD refused among many in flight: none lost, none out of order ----
+# Node 3 writes through a proxy that makes Redis refuse its 5th change (as out of memory
+# would), while the 19 others of a load go on; every node must end with all 20 and the del
+# after them.
+for n in 3 4; do node_conf $n; sed -i 's|^\[cluster\]$|[cluster]\nstream = bloomd:proxied|' n$n/bloomd.conf; done
+sed -i "s|unix:$tmp/redis.sock|unix:$tmp/proxy.sock|" n3/bloomd.conf
+python3 "$here/refusing-proxy.py" "$tmp/proxy.sock" "$tmp/redis.sock" bloomd:proxied 5 20 > proxy.out &
+proxy=$!
+for _ in $(seq 100); do [ -S proxy.sock ] && break; sleep 0.05; done
+start 3 && start 4
+seq 1 20 | sed 's/^/addr 203.0.113./' > twenty.txt
+C 3 load twenty.txt >/dev/null; ok $? "node 3 loads 20 entries, each a change to the stream"
+C 3 del addr 203.0.113.12 >/dev/null
+wait_for 10 eval '[ "$(status 3 outbox)" = 0 ] && [ "$(C 4 list --list local | wc -l)" -ge 19 ]'
+grep -q "XADD: ERR unknown command .XADX" n3/err; ok $? "Redis refused one: $(grep -m1 -o 'XADD: ERR unknown command[^(]*' n3/err)"
+is "$(C 4 list --list local | sort -t. -k4 -n | tr '\n' ' ')" "$(grep -v '^addr 203.0.113.12$' twenty.txt | tr '\n' ' ')" "node 4 has the 19 and not the deleted one"
+is "$(C 3 list --list local | sort -t. -k4 -n | tr '\n' ' ')" "$(grep -v '^addr 203.0.113.12$' twenty.txt | tr '\n' ' ')" "and so has node 3"
+is "$(status 4 duplicates)" 0 "no change was passed as a duplicate of a later one"
+stop 3; stop 4
+rm -rf n3 n4
+kill "$proxy" 2>/dev/null; wait "$proxy" 2>/dev/null
+
 # ---- a change is acknowledged only once it is in the outbox too ----
 if cc -shared -fPIC -o outbox-fail.so "$here/outbox-fail.c" -ldl 2>/dev/null; then
 	stop 1
@@ -223,6 +245,25 @@ wait_for 5 eval 'grep -q "not signed" <<<"$(status 3 errors.reader)"'; ok $? "a 
 C 1 cluster snapshot >/dev/null
 wait_for 10 C 3 query addr 192.0.2.108 >/dev/null; ok $? "it takes the one a node signed"
 C 3 query addr 192.0.2.107 >/dev/null; is $? 1 "and never had the forged one's entry"
+# An old signed snapshot put back, around a stream made anew at its ID, by someone without
+# the key: no node takes it (it lacks changes they applied), so nothing comes back, nothing goes.
+R copy bloomd:entries:snapshot old:snapshot >/dev/null
+C 1 add addr 192.0.2.110 >/dev/null
+C 1 del addr 192.0.2.108 >/dev/null
+wait_for 5 eval 'C 2 query addr 192.0.2.110 >/dev/null && ! C 2 query addr 192.0.2.108 >/dev/null'
+R del bloomd:entries >/dev/null
+R xadd bloomd:entries 1-1 node evil >/dev/null
+R xadd bloomd:entries "$(R hget old:snapshot id)" node evil >/dev/null
+R xtrim bloomd:entries MAXLEN 1 >/dev/null # trimmed past every node: only a snapshot could bring them up
+R copy old:snapshot bloomd:entries:snapshot replace >/dev/null
+wait_for 10 eval '[ "$(status 2 rollbacks_refused)" -ge 1 ] && [ "$(status 3 rollbacks_refused)" -ge 1 ]'
+is "$(status 2 rollbacks_refused)/$(status 3 rollbacks_refused)/$(status 2 state)" "1/1/desync" \
+	"the old signed snapshot is refused by the nodes that applied changes after it"
+grep -q "lacks changes this node applied" <<<"$(status 2 errors.reader)"; ok $? "saying why: $(status 2 errors.reader | head -c 90)"
+C 2 query addr 192.0.2.108 >/dev/null; r108=$?
+C 2 query addr 192.0.2.110 >/dev/null; r110=$?
+is "$r108 $r110" "1 0" "the deleted entry did not come back, the later one did not go"
+C 1 metrics | grep -q '^bloomd_cluster_rollbacks_refused_total 1$'; ok $? "metrics count it"
 stop 3
 stop 2
 

@@ -1,4 +1,4 @@
-/* Unit tests for cluster_seen.c: re-sends known by identity, kept as text, bounded. */
+/* Unit tests for cluster_seen.c: re-sends known by identity, kept as text, what a snapshot covers, bounded. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,6 +77,30 @@ static void kept_as_lines(void **state)
 }
 
 /* At SEEN_MAX incarnations, the one longest unheard of makes room. */
+/* A snapshot's changes cover a node's only if it has each (node, incarnation) as far. */
+static void covers_what_was_applied(void **state)
+{
+	struct cluster_seen *node = seen_new(), *snap = seen_new();
+	struct change_id a5 = id_of("a", 7, 5), a9 = id_of("a", 7, 9), b2 = id_of("b", 3, 2), lacking;
+
+	(void)state;
+	assert_true(seen_covers(snap, node, NULL)); /* a node that applied nothing takes any */
+	assert_int_equal(seen_record(node, &a5), 0);
+	assert_false(seen_covers(snap, node, &lacking));
+	assert_string_equal(lacking.node, "a");
+	assert_int_equal(seen_take_text(snap, "seen a 0000000000000007-9\nnot a line\nseen b 0000000000000003-2\n"), 0);
+	assert_true(seen_covers(snap, node, NULL)); /* further on: newer */
+	assert_int_equal(seen_record(node, &a9), 0);
+	assert_int_equal(seen_record(node, &b2), 0);
+	assert_true(seen_covers(snap, node, NULL)); /* exactly as far */
+	struct change_id a10 = id_of("a", 7, 10);
+	assert_int_equal(seen_record(node, &a10), 0);
+	assert_false(seen_covers(snap, node, &lacking)); /* one change short: older */
+	assert_true(lacking.seq == 10 && lacking.incarnation == 7);
+	seen_free(node);
+	seen_free(snap);
+}
+
 static void bounded(void **state)
 {
 	struct cluster_seen *s = seen_new();
@@ -102,6 +126,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(resends_are_known),
 	cmocka_unit_test(identities_as_text),
 	cmocka_unit_test(kept_as_lines),
+	cmocka_unit_test(covers_what_was_applied),
 	cmocka_unit_test(bounded),
 };
 
