@@ -259,8 +259,16 @@ void cluster_tick(struct cluster *c)
 	if (c->out.failed)
 		cluster_rewrite_outbox(c);
 	cluster_sync_outbox(c);
-	/* Up to date (as the last lag check found): a snapshot now and then, for nodes behind the trim. */
 	char err[256];
+	if (c->republish && c->writer.up) { /* tried again each second until it is sent */
+		if (cluster_snapshot(c, err, sizeof(err)) < 0) {
+			log_warning("cluster: publishing this node's entries as the snapshot: %s", err);
+		} else {
+			log_info("cluster: this node's entries are published as the snapshot, for nodes that join after the loss");
+			c->republish = false;
+		}
+	}
+	/* Up to date (as the last lag check found): a snapshot now and then, for nodes behind the trim. */
 	if (c->cfg->snapshot_every && c->state == READER_READING && c->lag_entries == 0 && !c->lag_asked &&
 	    time(NULL) - c->last_snapshot >= (time_t)c->cfg->snapshot_every)
 		cluster_snapshot(c, err, sizeof(err));

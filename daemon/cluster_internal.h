@@ -74,6 +74,9 @@ struct cluster {
 	bool cursor_dirty;
 	enum { READER_IDLE, READER_READING, READER_STALE } state;
 	bool gap;                  /* the last check found the stream trimmed past the cursor */
+	bool joining;              /* a node that applied nothing yet: the snapshot first, if there is one */
+	bool join_checked;         /* it was looked for (taken, or none usable) */
+	bool republish;            /* the stream was lost: this node's entries go out as the snapshot */
 	bool resyncing;            /* the cursor was past the stream's end: following it again from its start */
 	uint64_t desyncs;
 	char last_generated[ID_MAX]; /* the stream's last ID, as the last check found it */

@@ -265,62 +265,100 @@ static bool snapshot_signed(const struct cluster *c, const redisReply *hash)
 	return sign_check(c->key, "bloomd snapshot", f, 5, mac, mac ? cluster_field(hash, "mac")->len : 0);
 }
 
+/* A new node found no snapshot to start from: it reads the stream from its start. */
+static void join_done(struct cluster *c)
+{
+	c->joining = false;
+	c->join_checked = true;
+	c->gap = false;
+	cluster_clear_error(c, ERROR_READER);
+	cluster_reader_read(c);
+}
+
+/*
+ * Why the snapshot in reply cannot be taken: 1 with why said (what it
+ * refuses for the key or as a rollback is counted), 0 if it can be, -1
+ * without memory.
+ */
+static int snapshot_refused(struct cluster *c, const redisReply *reply, char *why, size_t len)
+{
+	const redisReply *id = cluster_field(reply, "id"), *data = cluster_field(reply, "data");
+	const char *trimmed = c->trimmed_to;
+	struct change_id lacking;
+
+	if (id && cluster_reply_text(id) && cluster_id_valid(id->str) && c->last_generated[0] && cluster_id_cmp(id->str, c->last_generated) > 0) {
+		snprintf(why, len, "desync: the snapshot's ID %s is past the stream's last entry %s: not taken (run `bloomctl cluster snapshot` on a node that is up to date)",
+			 id->str, c->last_generated);
+		return 1;
+	}
+	if (id == NULL || data == NULL || id->type != REDIS_REPLY_STRING || data->type != REDIS_REPLY_STRING ||
+	    !cluster_id_valid(id->str) || cluster_id_cmp(id->str, trimmed) < 0) {
+		snprintf(why, len, "the stream was trimmed past this node (at %s; it starts at %s) and no snapshot reaches there: run `bloomctl cluster snapshot` on a node that is up to date",
+			 c->cursor, trimmed);
+		return 1;
+	}
+	if (c->key && !snapshot_signed(c, reply)) {
+		snprintf(why, len, "the snapshot at %s is not signed with [cluster] key_file's key: not taken", id->str);
+		c->unauthenticated++;
+		return 1;
+	}
+	int fresh = snapshot_fresh(c, cluster_reply_text(cluster_field(reply, "seen")), &lacking);
+	if (fresh < 0)
+		return -1;
+	if (fresh == 0) {
+		c->rollbacks += strcmp(c->rollback_at, id->str) != 0;
+		snprintf(c->rollback_at, sizeof(c->rollback_at), "%s", id->str);
+		snprintf(why, len, "desync: the snapshot at %s lacks changes this node applied (%s's, up to %llu of its start %016llx): older than what it holds, not taken (a rollback?); run `bloomctl cluster snapshot` on a node that is up to date",
+			 id->str, lacking.node, (unsigned long long)lacking.seq, (unsigned long long)lacking.incarnation);
+		return 1;
+	}
+	return 0;
+}
+
+/* The reader waits (stale), and looks again after a pause. */
+static void reader_waits(struct cluster *c, const char *why)
+{
+	cluster_set_error(c, ERROR_READER, "%s", why);
+	c->state = READER_STALE;
+	c->stale_since = time(NULL);
+}
+
 void cluster_on_snapshot(redisAsyncContext *ac, void *r, void *priv)
 {
 	struct cluster *c = priv;
 	redisReply *reply = r;
-	char err[256];
+	char err[256], why[400];
 
 	(void)ac;
 	if (reply == NULL || c->closing)
 		return;
 	const redisReply *id = cluster_field(reply, "id"), *data = cluster_field(reply, "data");
-	const char *trimmed = c->trimmed_to;
-	if (id && cluster_reply_text(id) && cluster_id_valid(id->str) && c->last_generated[0] && cluster_id_cmp(id->str, c->last_generated) > 0) {
-		cluster_set_error(c, ERROR_READER, "desync: the snapshot's ID %s is past the stream's last entry %s: not taken (run `bloomctl cluster snapshot` on a node that is up to date)",
-			  id->str, c->last_generated);
-		c->state = READER_STALE;
-		c->stale_since = time(NULL);
+	if (c->joining && (id == NULL || data == NULL)) { /* none: the stream from its start is all there is */
+		join_done(c);
 		return;
 	}
-	if (id == NULL || data == NULL || id->type != REDIS_REPLY_STRING || data->type != REDIS_REPLY_STRING ||
-	    !cluster_id_valid(id->str) || cluster_id_cmp(id->str, trimmed) < 0) {
-		cluster_set_error(c, ERROR_READER, "the stream was trimmed past this node (at %s; it starts at %s) and no snapshot reaches there: run `bloomctl cluster snapshot` on a node that is up to date",
-			  c->cursor, trimmed);
-		c->state = READER_STALE;
-		c->stale_since = time(NULL);
+	int refused = snapshot_refused(c, reply, why, sizeof(why));
+	if (refused > 0 && c->joining) {
+		log_warning("cluster: a new node: %s; it reads the stream from its start instead", why);
+		join_done(c);
 		return;
 	}
-	if (c->key && !snapshot_signed(c, reply)) {
-		cluster_set_error(c, ERROR_READER, "the snapshot at %s is not signed with [cluster] key_file's key: not taken", id->str);
-		c->unauthenticated++;
-		c->state = READER_STALE;
-		c->stale_since = time(NULL);
-		return;
-	}
-	struct change_id lacking;
-	int fresh = snapshot_fresh(c, cluster_reply_text(cluster_field(reply, "seen")), &lacking);
-	if (fresh <= 0) {
-		if (fresh == 0) {
-			c->rollbacks += strcmp(c->rollback_at, id->str) != 0;
-			snprintf(c->rollback_at, sizeof(c->rollback_at), "%s", id->str);
-			cluster_set_error(c, ERROR_READER, "desync: the snapshot at %s lacks changes this node applied (%s's, up to %llu of its start %016llx): older than what it holds, not taken (a rollback?); run `bloomctl cluster snapshot` on a node that is up to date",
-					  id->str, lacking.node, (unsigned long long)lacking.seq, (unsigned long long)lacking.incarnation);
-		} else {
-			cluster_set_error(c, ERROR_READER, "out of memory for the snapshot's changes; tried again");
-		}
-		c->state = READER_STALE;
-		c->stale_since = time(NULL);
+	if (refused) {
+		reader_waits(c, refused > 0 ? why : "out of memory for the snapshot's changes; tried again");
 		return;
 	}
 	if (c->cb.restore(c->cb.ctx, data->str, data->len, err, sizeof(err)) < 0) {
-		cluster_set_error(c, ERROR_READER, "restoring the snapshot: %s", err);
-		c->state = READER_STALE;
-		c->stale_since = time(NULL);
+		snprintf(why, sizeof(why), "restoring the snapshot: %s", err);
+		reader_waits(c, why);
 		return;
 	}
 	take_seen(c, cluster_reply_text(cluster_field(reply, "seen")));
-	log_info("cluster: the stream was trimmed past this node: started again from the snapshot at %s", id->str);
+	if (c->joining)
+		log_info("cluster: a new node: started from the snapshot at %s, then the stream after it", id->str);
+	else
+		log_info("cluster: the stream was trimmed past this node: started again from the snapshot at %s", id->str);
+	c->joining = false;
+	c->join_checked = true;
 	snprintf(c->cursor, sizeof(c->cursor), "%s", id->str);
 	c->cursor_dirty = true;
 	c->restored++;
@@ -354,6 +392,26 @@ void cluster_desync(struct cluster *c, const char *last_id)
 }
 
 /*
+ * The stream this node followed is gone, or was made anew: Redis lost its
+ * data (restarted without persistence, or failed over to a replica that
+ * had not had it). What the nodes hold is then the only copy of the
+ * entries: each publishes it as the snapshot, so a node that joins later
+ * starts from it, and follows the stream again from its start (what it has
+ * applied, by identity, it passes).
+ */
+static void stream_lost(struct cluster *c, const char *how)
+{
+	c->desyncs++;
+	c->resyncing = true;
+	c->gap = false;
+	snprintf(c->cursor, sizeof(c->cursor), "0-0");
+	c->cursor_dirty = true;
+	c->republish = true; /* by cluster_tick, once the writer is up */
+	cluster_set_error(c, ERROR_READER, "desync: the stream %s (Redis lost its data?): this node's entries are published as the snapshot, and it follows the stream again from its start",
+			  how);
+}
+
+/*
  * XINFO STREAM: has the stream been trimmed past our cursor? It has when
  * entries were ever taken out of it (entries-added above its length) and the
  * cursor is before its first entry (or at 0-0: a new node), and not at its
@@ -381,11 +439,23 @@ void cluster_on_check(redisAsyncContext *ac, void *r, void *priv)
 		}
 	}
 	bool fresh = strcmp(c->cursor, "0-0") == 0;
+	bool missing = reply->type == REDIS_REPLY_ERROR && reply->str && strstr(reply->str, "no such key");
+	/* Never trimmed, yet it starts after an entry this node applied: not the stream it followed. */
+	bool made_anew = first_id && cluster_field(reply, "entries-added") && added <= length &&
+			 cluster_id_cmp(first_id, c->cursor) > 0;
+	if (!fresh && (missing || made_anew)) {
+		stream_lost(c, missing ? "is gone" : "was made anew (it starts after this node's place, and was never trimmed)");
+		return;
+	}
 	c->gap = !(reply->type == REDIS_REPLY_ERROR || last == NULL || last->type != REDIS_REPLY_STRING ||
 		   cluster_id_cmp(c->cursor, last->str) >= 0 || added <= length ||
 		   (!fresh && first_id && cluster_id_cmp(c->cursor, first_id) >= 0));
-	if (c->gap)
+	if (c->gap) {
 		snprintf(c->trimmed_to, sizeof(c->trimmed_to), "%s", first_id ? first_id : last->str);
-	else if (c->state != READER_STALE && !c->resyncing)
+	} else if (fresh && !c->join_checked && seen_empty(c->seen)) {
+		c->joining = c->gap = true; /* the snapshot first: after a Redis that lost its data, the stream is not all */
+		snprintf(c->trimmed_to, sizeof(c->trimmed_to), "0-0");
+	} else if (c->state != READER_STALE && !c->resyncing) {
 		cluster_clear_error(c, ERROR_READER); /* the writer's problems are the writer's to clear */
+	}
 }

@@ -36,6 +36,11 @@ void seen_clear(struct cluster_seen *s)
 	s->n = 0;
 }
 
+bool seen_empty(const struct cluster_seen *s)
+{
+	return s->n == 0;
+}
+
 /* The record of id's (node, incarnation), or NULL. A few nodes, a few starts each: a walk is enough. */
 static struct seen_record *find(const struct cluster_seen *s, const struct change_id *id)
 {

@@ -35,6 +35,7 @@ struct change_id {
 struct cluster_seen *seen_new(void);
 void seen_free(struct cluster_seen *s);
 void seen_clear(struct cluster_seen *s);
+bool seen_empty(const struct cluster_seen *s);
 
 /* Whether id was applied already (this change, or a later one of its incarnation). */
 bool seen_already(const struct cluster_seen *s, const struct change_id *id);

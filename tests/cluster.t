@@ -6,7 +6,7 @@
 . "$(dirname "$0")/tap.sh"
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/cluster.sh"
-plan 34
+plan 40
 # Wait (up to 20 s) until every running node lists the same local entries, count of them.
 converge() {
 	local want=$1 a b c
@@ -151,6 +151,26 @@ grep -q '^# TYPE bloomd_cluster_apply_delay_seconds histogram$' delay.txt &&
 	[ "$(awk '/^bloomd_cluster_apply_delay_seconds_bucket\{le="5"\}/ { print $2 }' delay.txt)" = \
 	  "$(awk '/^bloomd_cluster_apply_delay_seconds_count/ { print $2 }' delay.txt)" ]
 ok $? "metrics: that delay as a histogram, every change under 5 s ($applied applied)"
+
+# Redis restarted with nothing (its data lost): the nodes see the stream gone, publish what
+# they hold as the snapshot, and a node that joins afterwards starts from it.
+for n in 1 2 3; do node_conf $n; done # no snapshot_every
+for n in 1 2; do stop $n; start $n; done
+stop 3; rm -rf n3
+redis-cli -s "$tmp/redis.sock" shutdown nosave >/dev/null 2>&1
+for _ in $(seq 100); do [ -S redis.sock ] || break; sleep 0.05; done
+rm -rf appendonlydir ./*.aof dump.rdb
+redis_start; ok $? "redis-server restarted empty (its AOF removed)"
+C 2 add addr 192.0.2.251 >/dev/null
+wait_for 10 eval '[ "$(R hexists bloomd:entries:snapshot id)" = 1 ]'
+ok $? "the nodes republish what they hold as the snapshot"
+grep -q "the stream is gone\|the stream was made anew" n1/err n2/err; ok $? "and say why: $(grep -ho 'desync: the stream [a-z ]*' n1/err n2/err | head -n 1)"
+held=$(C 1 list --list local | wc -l)
+node_conf 3; start 3
+wait_for 20 eval '[ "$(C 3 list --list local | wc -l)" -eq '"$held"' ]'
+is "$(C 3 list --list local | wc -l)" "$held" "a node that joins afterwards has every entry ($held), the older ones too"
+C 3 query addr 192.0.2.251 >/dev/null; ok $? "and the change made after the loss"
+grep -q "a new node: started from the snapshot" n3/err; ok $? "it started from the snapshot, then the stream"
 
 # make demo-cluster's script: its alert comes out of Redis.
 out=$("$here/../tools/demo-cluster.sh" "$BUILD" 2>&1)
