@@ -35,9 +35,12 @@ static void on_connect(const redisAsyncContext *ac, int status)
 	if (status != REDIS_OK) {
 		cluster_set_error(k->c, k->slot, "%s connection: %s", k->name, ac->errstr);
 		k->ac = NULL; /* hiredis frees it */
+		if (k->c->cfg->sentinels)
+			k->c->master_known = false; /* asked again before the next try */
 		return;
 	}
 	k->up = true;
+	cluster_check_role(k->c, k);
 	k->heard_at = time(NULL);
 	k->heard = event_new(k->c->base, ac->c.fd, EV_READ | EV_PERSIST, heard_cb, k);
 	if (k->heard)
@@ -60,6 +63,8 @@ static void on_disconnect(const redisAsyncContext *ac, int status)
 		cluster_set_error(k->c, k->slot, "%s connection lost: %s", k->name, ac->errstr);
 	k->ac = NULL;
 	k->up = false;
+	if (k->c->cfg->sentinels)
+		k->c->master_known = false; /* a failover, perhaps: asked again before the next connection */
 	if (k->heard) /* before hiredis closes the socket */
 		event_free(k->heard);
 	k->heard = NULL;
@@ -81,17 +86,12 @@ static void on_auth(redisAsyncContext *ac, void *r, void *priv)
 
 static void connect_one(struct cluster *c, struct conn *k)
 {
-	const char *where = c->cfg->redis;
+	const struct redis_where *w = &c->master;
 	redisAsyncContext *ac;
 
-	if (strncmp(where, "unix:", 5) == 0) {
-		ac = redisAsyncConnectUnix(where + 5);
-	} else {
-		char host[256];
-		const char *colon = strrchr(where + 6, ':');
-		snprintf(host, sizeof(host), "%.*s", (int)(colon - where - 6), where + 6);
-		ac = redisAsyncConnect(host, atoi(colon + 1));
-	}
+	if (!c->master_known)
+		return;
+	ac = w->path[0] ? redisAsyncConnectUnix(w->path) : redisAsyncConnect(w->host, w->port);
 	if (ac == NULL)
 		return;
 	if (ac->err) {
@@ -99,7 +99,7 @@ static void connect_one(struct cluster *c, struct conn *k)
 		redisAsyncFree(ac);
 		return;
 	}
-	if (strncmp(where, "unix:", 5) != 0)
+	if (!w->path[0])
 		redisEnableKeepAlive(&ac->c); /* a peer gone without a word is found even while nothing is asked */
 	ac->data = k;
 	k->ac = ac;
@@ -144,6 +144,8 @@ static void drop_if_silent(struct cluster *c, struct conn *k, unsigned limit)
 	redisAsyncFree(ac); /* on_disconnect runs if it was connected */
 	if (!was_up)
 		k->ac = NULL;
+	if (c->cfg->sentinels)
+		c->master_known = false;
 }
 
 /* ---- lag ---- */
@@ -211,7 +213,9 @@ struct cluster *cluster_open(struct event_base *base, const struct cluster_confi
 	}
 	c->base = base;
 	c->own = *cfg;
-	c->own.redis = strdup(cfg->redis);
+	c->own.redis = cfg->redis ? strdup(cfg->redis) : NULL;
+	c->own.sentinels = cfg->sentinels ? strdup(cfg->sentinels) : NULL;
+	c->own.sentinel_master = cfg->sentinel_master ? strdup(cfg->sentinel_master) : NULL;
 	c->own.password = cfg->password ? strdup(cfg->password) : NULL;
 	c->own.stream = strdup(cfg->stream);
 	c->own.node = strdup(cfg->node);
@@ -219,7 +223,9 @@ struct cluster *cluster_open(struct event_base *base, const struct cluster_confi
 	c->cfg = &c->own;
 	c->cb = *cb;
 	c->out.fd = -1;
-	if (!c->own.redis || (cfg->password && !c->own.password) || !c->own.stream || !c->own.node || !c->own.events_key) {
+	if ((cfg->redis && !c->own.redis) || (cfg->sentinels && !c->own.sentinels) ||
+	    (cfg->sentinel_master && !c->own.sentinel_master) || (cfg->password && !c->own.password) || !c->own.stream ||
+	    !c->own.node || !c->own.events_key) {
 		error_set(err, errlen, "out of memory");
 		cluster_close(c);
 		return NULL;
@@ -232,6 +238,7 @@ struct cluster *cluster_open(struct event_base *base, const struct cluster_confi
 		cluster_close(c);
 		return NULL;
 	}
+	c->master_known = cfg->redis && cluster_where_parse(cfg->redis, &c->master);
 	c->reader = (struct conn){ .c = c, .name = "Redis reader", .slot = ERROR_READER };
 	c->writer = (struct conn){ .c = c, .name = "Redis writer", .slot = ERROR_WRITER };
 	snprintf(c->snapshot_key, sizeof(c->snapshot_key), "%s:snapshot", cfg->stream);
@@ -248,6 +255,7 @@ void cluster_tick(struct cluster *c)
 	/* The reader's XREAD blocks READ_BLOCK_MS when there is nothing new: that long on top. */
 	drop_if_silent(c, &c->reader, c->cfg->timeout + (unsigned)atoi(READ_BLOCK_MS) / 1000);
 	drop_if_silent(c, &c->writer, c->cfg->timeout);
+	cluster_sentinel_tick(c);
 	if (c->reader.ac == NULL)
 		connect_one(c, &c->reader);
 	if (c->writer.ac == NULL)
@@ -283,6 +291,7 @@ void cluster_close(struct cluster *c)
 	cluster_save_cursor(c);
 	cluster_sync_outbox(c);
 	c->closing = true;
+	cluster_sentinel_close(c);
 	if (c->reader.ac)
 		redisAsyncFree(c->reader.ac);
 	if (c->writer.ac)
@@ -293,6 +302,8 @@ void cluster_close(struct cluster *c)
 	if (c->out.fd >= 0)
 		close(c->out.fd);
 	free(c->own.redis);
+	free(c->own.sentinels);
+	free(c->own.sentinel_master);
 	free(c->own.password);
 	free(c->own.stream);
 	free(c->own.node);
@@ -328,11 +339,15 @@ static json_t *errors_json(const struct cluster *c)
 json_t *cluster_status(const struct cluster *c)
 {
 	double lag_seconds = 0;
+	char master[300] = "";
+
+	if (c->master_known)
+		cluster_where_text(&c->master, master, sizeof(master));
 
 	if (c->lag_entries && cluster_id_cmp(c->last_id_seen, c->cursor) > 0)
 		lag_seconds = (double)(cluster_parse_id(c->last_id_seen).ms - cluster_parse_id(c->cursor).ms) / 1000;
 	json_t *o = json_pack("{s:s,s:s,s:s,s:b,s:b,s:s,s:s,s:I,s:b,s:f,s:o,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:b,s:o,s:o,s:{s:I,s:I,s:I},s:s*,s:o}",
-			 "node", c->cfg->node, "redis", c->cfg->redis, "stream", c->cfg->stream, "reader_connected",
+			 "node", c->cfg->node, "redis", c->cfg->redis ? c->cfg->redis : c->cfg->sentinels, "stream", c->cfg->stream, "reader_connected",
 			 c->reader.up, "writer_connected", c->writer.up, "state",
 			 c->resyncing || (c->state == READER_STALE && strncmp(c->errors[ERROR_READER], "desync", 6) == 0) ? "desync"
 			 : c->state == READER_READING ? "following" : c->state == READER_STALE ? "stale" : "connecting",
@@ -346,8 +361,11 @@ json_t *cluster_status(const struct cluster *c)
 			 c->applying.on ? json_string(c->applying.id) : json_null(),
 			 "events", "sent", (json_int_t)c->events_sent, "pending", (json_int_t)c->events_pending,
 			 "failed", (json_int_t)c->events_failed, "error", cluster_newest_error(c), "errors", errors_json(c));
-	if (o)
+	if (o) {
 		json_object_set_new(o, "delay_seconds", stats_histogram_json(&c->delay_seconds));
+		json_object_set_new(o, "master", master[0] ? json_string(master) : json_null());
+		json_object_set_new(o, "wait_replicas", json_integer(c->cfg->wait_replicas));
+	}
 	return o;
 }
 

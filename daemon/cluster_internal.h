@@ -52,6 +52,20 @@ struct conn {
 	time_t heard_at;           /* since when it has waited without hearing anything (or was last idle) */
 };
 
+/* Where Redis is: a Unix socket (path), or a host and port. */
+struct redis_where {
+	char path[108];
+	char host[256];
+	int port;
+};
+
+/* Asking the sentinels where the master is: one at a time, in turn. */
+struct sentinel_ask {
+	redisAsyncContext *ac;     /* the sentinel being asked; NULL: none */
+	unsigned next;             /* which to ask next */
+	time_t since;              /* when this one was asked */
+};
+
 /* The outbox: changes journaled here, not yet acknowledged by the stream. */
 struct outbox {
 	char **lines;              /* "@CHANGE-ID OP EXPIRES ENTRY[\x1fDATA]": DATA's newlines as \x1f */
@@ -68,6 +82,9 @@ struct cluster {
 	const struct statedir *dir; /* the state directory, or NULL */
 	bool sync_always;
 	struct conn reader, writer;
+	struct redis_where master; /* where both connect: [cluster] redis, or as the sentinels said */
+	bool master_known;         /* with sentinels: said since a connection was last lost */
+	struct sentinel_ask ask;
 	char snapshot_key[256];
 
 	char cursor[ID_MAX];       /* last stream ID applied */
@@ -155,5 +172,12 @@ void cluster_desync(struct cluster *c, const char *last_id);
 
 /* cluster_writer.c */
 void cluster_writer_flush(struct cluster *c);
+
+/* cluster_sentinel.c */
+void cluster_sentinel_tick(struct cluster *c);
+void cluster_sentinel_close(struct cluster *c);
+void cluster_check_role(struct cluster *c, struct conn *k);
+bool cluster_where_parse(const char *text, struct redis_where *w);
+void cluster_where_text(const struct redis_where *w, char *out, size_t len);
 
 #endif

@@ -46,6 +46,56 @@ static bool batch_taken(const redisReply *reply, size_t n)
 	return true;
 }
 
+/* The batch in flight is in the stream (and on its replicas, as asked): out of the outbox; the next goes. */
+static void batch_done(struct cluster *c)
+{
+	struct outbox *o = &c->out;
+	size_t n = o->sent - o->head;
+
+	cluster_clear_error(c, ERROR_WRITER);
+	for (size_t i = 0; i < n; i++) {
+		free(o->lines[o->head]);
+		o->lines[o->head++] = NULL;
+	}
+	c->published += n;
+	if (o->head == o->n) {
+		o->head = o->sent = o->n = 0;
+		if (o->fd >= 0 && ftruncate(o->fd, 0) == 0)
+			o->dirty = true;
+	}
+	cluster_writer_flush(c);
+}
+
+/* The batch stays in the outbox, to be sent again at the next connection (its copies are passed as duplicates). */
+static void batch_again(struct cluster *c)
+{
+	c->out.sent = c->out.head;
+	redisAsyncDisconnect(c->writer.ac);
+}
+
+/* WAIT's answer: the replicas that have the batch. */
+static void on_waited(redisAsyncContext *ac, void *r, void *priv)
+{
+	struct cluster *c = priv;
+	redisReply *reply = r;
+
+	(void)ac;
+	if (reply == NULL || c->closing || c->out.sent == c->out.head)
+		return;
+	if (reply->type == REDIS_REPLY_INTEGER && reply->integer >= (long long)c->cfg->wait_replicas) {
+		batch_done(c);
+		return;
+	}
+	if (reply->type == REDIS_REPLY_INTEGER)
+		cluster_set_error(c, ERROR_WRITER, "WAIT: %lld of [cluster] wait_replicas (%u) replicas have the batch: it stays in the outbox and is sent again",
+				  reply->integer, c->cfg->wait_replicas);
+	else if (reply->type == REDIS_REPLY_ERROR)
+		cluster_set_error(c, ERROR_WRITER, "WAIT: %s (the batch stays in the outbox)", reply->str);
+	else
+		cluster_bad_reply(&c->writer, "WAIT", reply);
+	batch_again(c);
+}
+
 static void on_exec(redisAsyncContext *ac, void *r, void *priv)
 {
 	struct cluster *c = priv;
@@ -61,22 +111,15 @@ static void on_exec(redisAsyncContext *ac, void *r, void *priv)
 			cluster_set_error(c, ERROR_WRITER, "EXEC: %s (the changes are kept and sent again)", reply->str);
 		else
 			cluster_bad_reply(&c->writer, "EXEC", reply);
-		o->sent = o->head; /* again at the next connection */
-		redisAsyncDisconnect(c->writer.ac);
+		batch_again(c);
 		return;
 	}
-	cluster_clear_error(c, ERROR_WRITER);
-	for (size_t i = 0; i < n; i++) {
-		free(o->lines[o->head]);
-		o->lines[o->head++] = NULL;
+	if (c->cfg->wait_replicas == 0) {
+		batch_done(c);
+		return;
 	}
-	c->published += n;
-	if (o->head == o->n) {
-		o->head = o->sent = o->n = 0;
-		if (o->fd >= 0 && ftruncate(o->fd, 0) == 0)
-			o->dirty = true;
-	}
-	cluster_writer_flush(c);
+	/* Half the timeout: the writer is dropped if it hears nothing for the whole of it. */
+	redisAsyncCommand(c->writer.ac, on_waited, c, "WAIT %u %u", c->cfg->wait_replicas, c->cfg->timeout * 500);
 }
 
 static void send_change(struct cluster *c, const char *line)

@@ -103,7 +103,11 @@ struct config {
 	unsigned metrics_timeout; /* [metrics] timeout: seconds a connection may last, request and reply */
 	/* [cluster]: entries shared through a Redis stream; redis NULL: off */
 	struct cluster_config {
-		char *redis;          /* unix:PATH or tcp://HOST:PORT */
+		char *redis;          /* unix:PATH or tcp://HOST:PORT; NULL: sentinels say, or off */
+		char *sentinels;      /* "HOST:PORT,HOST:PORT": Redis Sentinels that name the master; NULL: none */
+#define CLUSTER_SENTINELS_MAX 8
+		char *sentinel_master; /* the master's name with them */
+		unsigned wait_replicas; /* a batch leaves the outbox once WAIT says this many replicas have it */
 		char *password;       /* AUTH, or NULL */
 		char *stream;         /* the entry log */
 		char *node;           /* this sensor's name (default: the host name) */
@@ -116,7 +120,7 @@ struct config {
 		uint64_t max_entry_bytes; /* a stream entry larger than this is refused, not applied */
 		unsigned max_prefix4, max_prefix6; /* nets from the stream broader than these are refused */
 		unsigned timeout;     /* seconds without a reply (or a connection) before it is dropped and made again */
-	} cluster;
+	} cluster;              /* on when redis or sentinels is set */
 	/* [action]: addresses that match a dropping list go into nftables sets */
 	struct action_config {
 		char *set4, *set6;    /* "FAMILY TABLE SET", NULL: none */
@@ -192,5 +196,8 @@ const char *config_fsync_name(enum config_fsync f);
 
 /* "alert", "drop", "reject" or "pass". */
 const char *config_list_action_name(enum list_action a);
+
+/* Whether [cluster] is on: redis or sentinels set. */
+bool config_cluster_on(const struct config *c);
 
 #endif

@@ -52,15 +52,46 @@ bool config_plain_name(const char *value)
 	return value[0] != '\0' && strchr(value, ' ') == NULL;
 }
 
+/* "HOST:PORT[,HOST:PORT...]", at most CLUSTER_SENTINELS_MAX of them. */
+bool config_sentinel_list(const char *value)
+{
+	unsigned n = 0;
+
+	for (const char *p = value; *p; n++) {
+		size_t len = strcspn(p, ",");
+		char one[300];
+		if (len == 0 || len >= sizeof(one) - 6 || n == CLUSTER_SENTINELS_MAX)
+			return false;
+		snprintf(one, sizeof(one), "tcp://%.*s", (int)len, p);
+		if (!config_redis_address(one))
+			return false;
+		p += len + (p[len] == ',');
+	}
+	return n > 0;
+}
+
 void config_cluster_validate(struct loader *ld)
 {
-	if (ld->c->events_redis && ld->c->cluster.redis == NULL)
-		config_problem(ld, "[output] events = redis needs [cluster] redis");
+	struct cluster_config *k = &ld->c->cluster;
+
+	if (ld->c->events_redis && !config_cluster_on(ld->c))
+		config_problem(ld, "[output] events = redis needs [cluster] redis (or sentinels)");
+	if (k->redis && k->sentinels)
+		config_problem(ld, "[cluster] redis and sentinels: one or the other (the sentinels name the master)");
+	if ((k->sentinels != NULL) != (k->sentinel_master != NULL))
+		config_problem(ld, "[cluster] sentinels and sentinel_master go together: the sentinels, and the master's name with them");
+}
+
+bool config_cluster_on(const struct config *c)
+{
+	return c->cluster.redis || c->cluster.sentinels;
 }
 
 void config_cluster_free(struct config *c)
 {
 	free(c->cluster.redis);
+	free(c->cluster.sentinels);
+	free(c->cluster.sentinel_master);
 	free(c->cluster.password);
 	free(c->cluster.key_file);
 	free(c->cluster.stream);

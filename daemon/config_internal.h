@@ -128,6 +128,7 @@ char *config_host_name(void);
 /* [cluster]'s and [action]'s defaults, the whole, and freeing. */
 int config_cluster_defaults(struct config *c);
 void config_cluster_validate(struct loader *ld);
+bool config_sentinel_list(const char *value);
 void config_cluster_free(struct config *c);
 /* manage = yes: the sets are bloomd's table's (and set, set6 are not given). */
 void config_action_validate(struct loader *ld);

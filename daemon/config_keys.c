@@ -171,6 +171,11 @@ static const struct config_key KEYS[] = {
 
 	{ "cluster", "redis", KEY_STRING, FIELD(cluster.redis), .valid = config_redis_address,
 	  .expect = "unix:/PATH or tcp://HOST:PORT", .empty_none = true, RESTART },
+	{ "cluster", "sentinels", KEY_STRING, FIELD(cluster.sentinels), .valid = config_sentinel_list,
+	  .expect = "HOST:PORT[,HOST:PORT...] (at most 8)", .empty_none = true, RESTART },
+	{ "cluster", "sentinel_master", KEY_STRING, FIELD(cluster.sentinel_master), .valid = config_plain_name,
+	  .expect = "a name without blanks", RESTART },
+	{ "cluster", "wait_replicas", KEY_UINT, FIELD(cluster.wait_replicas), .min = 0, .max = 16, RESTART },
 	{ "cluster", "password", KEY_STRING, FIELD(cluster.password), RESTART },
 	{ "cluster", "stream", KEY_STRING, FIELD(cluster.stream), .valid = config_plain_name,
 	  .expect = "a name without blanks", RESTART },

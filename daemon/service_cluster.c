@@ -190,7 +190,7 @@ int service_cluster_start(struct service *s)
 	const struct cluster_callbacks cb = { apply_op, restore_local, dump_local, applied_durable, event_from_redis, s };
 	char err[512];
 
-	if (s->cfg->cluster.redis == NULL)
+	if (!config_cluster_on(s->cfg))
 		return 0;
 	s->cluster = cluster_open(s->base, &s->cfg->cluster, s->journal ? &s->state : NULL,
 				  s->cfg->fsync == CONFIG_FSYNC_ALWAYS, &cb, err, sizeof(err));
@@ -198,8 +198,9 @@ int service_cluster_start(struct service *s)
 		log_error("cluster: %s", err);
 		return -1;
 	}
-	log_info("cluster: node %s following %s on %s", s->cfg->cluster.node, s->cfg->cluster.stream,
-		 s->cfg->cluster.redis);
+	log_info("cluster: node %s following %s on %s%s", s->cfg->cluster.node, s->cfg->cluster.stream,
+		 s->cfg->cluster.redis ? "" : "the master the sentinels name: ",
+		 s->cfg->cluster.redis ? s->cfg->cluster.redis : s->cfg->cluster.sentinels);
 	return 0;
 }
 

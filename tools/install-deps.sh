@@ -14,10 +14,10 @@ build=(make gcc libc6-dev pkg-config jq libxxhash-dev libjansson-dev libpcap-dev
        libbpf-dev bpftool clang linux-libc-dev)
 # systemd-analyze checks the unit, whose ExecReload needs /bin/kill (procps).
 test=("${build[@]}" perl iproute2 groff-base man-db socat libcmocka-dev clang libclang-rt-dev
-      systemd procps logrotate python3-jsonschema redis-server iptables nftables openssl)
+      systemd procps logrotate python3-jsonschema redis-server redis-sentinel iptables nftables openssl)
 # g++ and Boost 1.81 build the filter peers (Boost.Bloom, vendored in third_party/, needs the rest of Boost);
 # xdp-tools ships xdp-filter, a peer of the XDP program.
-bench=("${build[@]}" libbloom-dev redis-server bc iproute2 nftables iptables g++ libboost1.81-dev xdp-tools)
+bench=("${build[@]}" libbloom-dev redis-server redis-sentinel bc iproute2 nftables iptables g++ libboost1.81-dev xdp-tools)
 cluster=("${build[@]}" redis-server)
 # Hyperscan is built for amd64 only.
 [ "$(dpkg --print-architecture)" = amd64 ] && bench+=(libhyperscan-dev)

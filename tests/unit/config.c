@@ -234,6 +234,24 @@ static void cluster_section(void **state)
 	assert_true(any_problem_has(&p, ":2: redis: expected unix:/PATH or tcp://HOST:PORT"));
 	assert_true(any_problem_has(&p, ":3: maxlen: expected a whole number from 1000"));
 	assert_true(any_problem_has(&p, "[output] events = redis needs [cluster] redis"));
+
+	/* Sentinels instead of redis, with the master's name; never both, never one without the other. */
+	c = load("[cluster]\nsentinels = 10.0.0.1:26379,sentinel2:26380\nsentinel_master = fleet\nwait_replicas = 1\n"
+		 "timeout = 3\n[output]\nevents = redis\n", &p);
+	assert_int_equal(p.n, 0);
+	assert_string_equal(c->cluster.sentinels, "10.0.0.1:26379,sentinel2:26380");
+	assert_string_equal(c->cluster.sentinel_master, "fleet");
+	assert_int_equal(c->cluster.wait_replicas, 1);
+	assert_int_equal(c->cluster.timeout, 3);
+	assert_true(config_cluster_on(c));
+	config_free(c);
+	c = load("[cluster]\nredis = unix:/r.sock\nsentinels = s1:26379\n", &p);
+	assert_null(c);
+	assert_true(any_problem_has(&p, "[cluster] redis and sentinels: one or the other"));
+	assert_true(any_problem_has(&p, "[cluster] sentinels and sentinel_master go together"));
+	c = load("[cluster]\nsentinels = s1:26379,,s2:1\nsentinel_master = m\n", &p);
+	assert_null(c);
+	assert_true(any_problem_has(&p, ":2: sentinels: expected HOST:PORT[,HOST:PORT...]"));
 }
 
 /* XDP mode: its interface, attach mode and event rate; lists drop unless they say alert. */

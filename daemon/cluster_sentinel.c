@@ -1,0 +1,188 @@
+/* cluster_sentinel.c - where the master is: [cluster] redis, or asked of Redis Sentinels (and checked with ROLE). */
+#include "cluster_internal.h"
+
+#include <hiredis/adapters/libevent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ * As the Sentinel client guidelines say: the sentinels are asked in turn,
+ * one at a time, "SENTINEL get-master-addr-by-name NAME"; the first that
+ * answers with an address names the master, which the reader and the writer
+ * then connect to, and each checks with ROLE that it is a master (a
+ * sentinel behind a failover can name a replica). Every lost connection
+ * asks again, so a failover is followed at the next connection. A sentinel
+ * that does not answer within [cluster] timeout is left for the next.
+ */
+
+bool cluster_where_parse(const char *text, struct redis_where *w)
+{
+	*w = (struct redis_where){ 0 };
+	if (strncmp(text, "unix:", 5) == 0) {
+		snprintf(w->path, sizeof(w->path), "%s", text + 5);
+		return true;
+	}
+	const char *host = strncmp(text, "tcp://", 6) == 0 ? text + 6 : text, *colon = strrchr(host, ':');
+	if (colon == NULL || colon == host || (size_t)(colon - host) >= sizeof(w->host))
+		return false;
+	snprintf(w->host, sizeof(w->host), "%.*s", (int)(colon - host), host);
+	w->port = atoi(colon + 1);
+	return w->port > 0 && w->port < 65536;
+}
+
+void cluster_where_text(const struct redis_where *w, char *out, size_t len)
+{
+	if (w->path[0])
+		snprintf(out, len, "unix:%s", w->path);
+	else
+		snprintf(out, len, "%s:%d", w->host, w->port);
+}
+
+/* The n-th sentinel of "HOST:PORT,HOST:PORT" (counting round), or false. */
+static bool nth_sentinel(const char *list, unsigned n, struct redis_where *w)
+{
+	unsigned count = 1;
+
+	for (const char *p = list; *p; p++)
+		count += *p == ',';
+	const char *p = list;
+	for (unsigned i = 0; i < n % count; i++)
+		p += strcspn(p, ",") + 1;
+	char one[300];
+	snprintf(one, sizeof(one), "%.*s", (int)strcspn(p, ","), p);
+	return cluster_where_parse(one, w);
+}
+
+static void end_ask(struct cluster *c)
+{
+	redisAsyncContext *ac = c->ask.ac;
+
+	c->ask.ac = NULL;
+	c->ask.next++;
+	if (ac)
+		redisAsyncDisconnect(ac);
+}
+
+static void on_master_addr(redisAsyncContext *ac, void *r, void *priv)
+{
+	struct cluster *c = priv;
+	redisReply *reply = r;
+	struct redis_where w = { 0 };
+
+	if (reply == NULL || c->closing || ac != c->ask.ac)
+		return;
+	if (cluster_reply_array(reply, 2, false) && cluster_reply_text(reply->element[0]) &&
+	    cluster_reply_text(reply->element[1]) && strlen(reply->element[0]->str) < sizeof(w.host)) {
+		snprintf(w.host, sizeof(w.host), "%s", reply->element[0]->str);
+		w.port = atoi(reply->element[1]->str);
+	}
+	if (w.port <= 0 || w.port >= 65536) {
+		cluster_set_error(c, ERROR_READER, "sentinel %s:%d: %s", ac->c.tcp.host, ac->c.tcp.port,
+				  reply->type == REDIS_REPLY_ERROR ? reply->str : "does not know the master by [cluster] sentinel_master's name");
+		end_ask(c);
+		return;
+	}
+	if (!c->master_known && (strcmp(w.host, c->master.host) != 0 || w.port != c->master.port))
+		log_info("cluster: the sentinels name %s:%d as the master of %s", w.host, w.port, c->cfg->sentinel_master);
+	c->master = w;
+	c->master_known = true;
+	c->ask.next--; /* the one that answered is asked first next time */
+	end_ask(c);
+}
+
+static void on_ask_connect(const redisAsyncContext *ac, int status)
+{
+	struct cluster *c = ac->data;
+
+	if (status == REDIS_OK)
+		return;
+	cluster_set_error(c, ERROR_READER, "sentinel: %s", ac->errstr);
+	if (c->ask.ac == ac) { /* hiredis frees it */
+		c->ask.ac = NULL;
+		c->ask.next++;
+	}
+}
+
+static void on_ask_disconnect(const redisAsyncContext *ac, int status)
+{
+	struct cluster *c = ac->data;
+
+	(void)status;
+	if (c->ask.ac == ac) {
+		c->ask.ac = NULL;
+		c->ask.next++;
+	}
+}
+
+/* Ask the next sentinel where the master is. */
+static void ask_next(struct cluster *c)
+{
+	struct redis_where w;
+
+	if (!nth_sentinel(c->cfg->sentinels, c->ask.next, &w))
+		return;
+	redisAsyncContext *ac = redisAsyncConnect(w.host, w.port);
+	if (ac == NULL)
+		return;
+	if (ac->err) {
+		cluster_set_error(c, ERROR_READER, "sentinel %s:%d: %s", w.host, w.port, ac->errstr);
+		redisAsyncFree(ac);
+		c->ask.next++;
+		return;
+	}
+	ac->data = c;
+	c->ask.ac = ac;
+	c->ask.since = time(NULL);
+	redisLibeventAttach(ac, c->base);
+	redisAsyncSetConnectCallback(ac, on_ask_connect);
+	redisAsyncSetDisconnectCallback(ac, on_ask_disconnect);
+	const char *argv[] = { "SENTINEL", "get-master-addr-by-name", c->cfg->sentinel_master };
+	redisAsyncCommandArgv(ac, on_master_addr, c, 3, argv, NULL);
+}
+
+void cluster_sentinel_tick(struct cluster *c)
+{
+	if (c->cfg->sentinels == NULL || c->master_known)
+		return;
+	if (c->ask.ac && time(NULL) - c->ask.since > (time_t)c->cfg->timeout) {
+		cluster_set_error(c, ERROR_READER, "sentinel: no answer in %u s: asking the next", c->cfg->timeout);
+		redisAsyncContext *ac = c->ask.ac;
+		c->ask.ac = NULL;
+		c->ask.next++;
+		redisAsyncFree(ac);
+	}
+	if (c->ask.ac == NULL)
+		ask_next(c);
+}
+
+void cluster_sentinel_close(struct cluster *c)
+{
+	redisAsyncContext *ac = c->ask.ac;
+
+	c->ask.ac = NULL;
+	if (ac)
+		redisAsyncFree(ac);
+}
+
+static void on_role(redisAsyncContext *ac, void *r, void *priv)
+{
+	struct conn *k = priv;
+	redisReply *reply = r;
+
+	if (reply == NULL || k->c->closing || k->ac != ac)
+		return;
+	const char *role = cluster_reply_array(reply, 0, true) && reply->elements ? cluster_reply_text(reply->element[0]) : NULL;
+	if (role && strcmp(role, "master") == 0)
+		return;
+	cluster_set_error(k->c, k->slot, "%s: %s:%d is not the master (ROLE: %s): asking the sentinels again", k->name,
+			  k->c->master.host, k->c->master.port, role ? role : "?");
+	k->c->master_known = false;
+	redisAsyncDisconnect(ac);
+}
+
+void cluster_check_role(struct cluster *c, struct conn *k)
+{
+	if (c->cfg->sentinels)
+		redisAsyncCommand(k->ac, on_role, k, "ROLE");
+}
