@@ -18,14 +18,21 @@
 
 /* ---- connections ---- */
 
-/* Bytes arrived on k's socket (hiredis reads them): it is not cut off. */
+/*
+ * Bytes arrived on k's socket (hiredis reads them): it is not cut off. On
+ * the reader, an unfinished reply past cluster_read_bound holds an entry
+ * too large to take: it is not read to its end (the reader goes careful).
+ */
 static void heard_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct conn *k = arg;
+	struct cluster *c = k->c;
 
 	(void)fd;
 	(void)what;
 	k->heard_at = time(NULL);
+	if (k == &c->reader && k->ac && k->ac->c.reader->len - k->ac->c.reader->pos > cluster_read_bound(c))
+		cluster_reader_too_much(c);
 }
 
 static void on_connect(const redisAsyncContext *ac, int status)
@@ -150,7 +157,17 @@ static void drop_if_silent(struct cluster *c, struct conn *k, unsigned limit)
 
 /* ---- lag ---- */
 
-static void on_lag_range(redisAsyncContext *ac, void *r, void *priv)
+/*
+ * The lag is counted in Redis, so that no entry's bytes come over for it
+ * (one over max_entry_bytes would): how many entries follow the cursor, up
+ * to a cap, and the last of them.
+ */
+static const char LAG_SCRIPT[] =
+	"local e = redis.call('XRANGE', KEYS[1], ARGV[1], '+', 'COUNT', ARGV[2])\n"
+	"if #e == 0 then return {0, ''} end\n"
+	"return {#e, e[#e][1]}\n";
+
+static void on_lag(redisAsyncContext *ac, void *r, void *priv)
 {
 	struct cluster *c = priv;
 	redisReply *reply = r;
@@ -159,17 +176,17 @@ static void on_lag_range(redisAsyncContext *ac, void *r, void *priv)
 	c->lag_asked = false;
 	if (reply == NULL || c->closing || reply->type == REDIS_REPLY_ERROR)
 		return;
-	bool shaped = reply->type == REDIS_REPLY_ARRAY;
-	for (size_t i = 0; shaped && i < reply->elements; i++)
-		shaped = cluster_entry_shaped(reply->element[i]);
-	if (!shaped) {
-		cluster_bad_reply(&c->writer, "XRANGE", reply);
+	if (!cluster_reply_array(reply, 2, false) || reply->element[0]->type != REDIS_REPLY_INTEGER ||
+	    reply->element[0]->integer < 0 || reply->element[1]->type != REDIS_REPLY_STRING ||
+	    (reply->element[0]->integer > 0 && !cluster_id_valid(reply->element[1]->str))) {
+		cluster_bad_reply(&c->writer, "EVAL (the lag)", reply);
 		return;
 	}
-	c->lag_entries = reply->elements > LAG_CAP ? LAG_CAP : reply->elements;
-	c->lag_capped = reply->elements > LAG_CAP;
-	if (reply->elements)
-		snprintf(c->last_id_seen, sizeof(c->last_id_seen), "%s", reply->element[reply->elements - 1]->element[0]->str);
+	size_t n = (size_t)reply->element[0]->integer;
+	c->lag_entries = n > LAG_CAP ? LAG_CAP : n;
+	c->lag_capped = n > LAG_CAP;
+	if (n)
+		snprintf(c->last_id_seen, sizeof(c->last_id_seen), "%s", reply->element[1]->str);
 }
 
 static void measure_lag(struct cluster *c)
@@ -180,9 +197,9 @@ static void measure_lag(struct cluster *c)
 		return;
 	snprintf(from, sizeof(from), "(%s", c->cursor);
 	snprintf(count, sizeof(count), "%d", LAG_CAP + 1);
-	const char *argv[] = { "XRANGE", c->cfg->stream, from, "+", "COUNT", count };
+	const char *argv[] = { "EVAL", LAG_SCRIPT, "1", c->cfg->stream, from, count };
 	c->lag_asked = true;
-	redisAsyncCommandArgv(c->writer.ac, on_lag_range, c, 6, argv, NULL);
+	redisAsyncCommandArgv(c->writer.ac, on_lag, c, 6, argv, NULL);
 }
 
 /* ---- the whole ---- */

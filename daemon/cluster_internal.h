@@ -94,6 +94,7 @@ struct cluster {
 	bool joining;              /* a node that applied nothing yet: the snapshot first, if there is one */
 	bool join_checked;         /* it was looked for (taken, or none usable) */
 	bool republish;            /* the stream was lost: this node's entries go out as the snapshot */
+	bool careful;              /* a read passed cluster_read_bound: entries one at a time, each sized first */
 	bool resyncing;            /* the cursor was past the stream's end: following it again from its start */
 	uint64_t desyncs;
 	char last_generated[ID_MAX]; /* the stream's last ID, as the last check found it */
@@ -169,6 +170,8 @@ void cluster_on_check(redisAsyncContext *ac, void *r, void *priv);
 void cluster_on_snapshot(redisAsyncContext *ac, void *r, void *priv);
 void cluster_reader_read(struct cluster *c);
 void cluster_desync(struct cluster *c, const char *last_id);
+unsigned long long cluster_read_bound(const struct cluster *c);
+void cluster_reader_too_much(struct cluster *c);
 
 /* cluster_writer.c */
 void cluster_writer_flush(struct cluster *c);

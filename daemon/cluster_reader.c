@@ -169,6 +169,22 @@ static const redisReply *xread_entries(const redisReply *r)
 	return entries;
 }
 
+/*
+ * Apply entries in order: 0 when all are done with, or ENTRY_STARTED or
+ * ENTRY_LATER (from the one that stopped there; reading waits or pauses).
+ */
+static int apply_entries(struct cluster *c, const redisReply *entries)
+{
+	for (size_t i = 0; entries && i < entries->elements; i++) {
+		int rc = apply_entry(c, entries->element[i]);
+		if (rc == ENTRY_LATER)
+			retry_later(c);
+		if (rc != 0)
+			return rc;
+	}
+	return 0;
+}
+
 static void on_read(redisAsyncContext *ac, void *r, void *priv)
 {
 	struct cluster *c = priv;
@@ -193,15 +209,8 @@ static void on_read(redisAsyncContext *ac, void *r, void *priv)
 		redisAsyncCommandArgv(c->reader.ac, cluster_on_snapshot, c, 2, argv, NULL);
 		return;
 	}
-	for (size_t i = 0; entries && i < entries->elements; i++) {
-		int rc = apply_entry(c, entries->element[i]);
-		if (rc == ENTRY_STARTED) /* cluster_applied goes on */
-			return;
-		if (rc == ENTRY_LATER) { /* again later, from the entry that failed */
-			retry_later(c);
-			return;
-		}
-	}
+	if (apply_entries(c, entries) != 0)
+		return;
 	if (c->resyncing && (entries == NULL || entries->elements < READ_COUNT)) {
 		c->resyncing = false;
 		cluster_clear_error(c, ERROR_READER);
@@ -210,20 +219,138 @@ static void on_read(redisAsyncContext *ac, void *r, void *priv)
 	cluster_reader_read(c);
 }
 
+/* ---- entries one at a time, their size asked first ---- */
+
 /*
- * XINFO STREAM and XREAD, sent together so that Redis runs them back to
- * back: the first says whether the stream was trimmed past our cursor, in
- * which case what the second returns has skipped entries and is dropped.
+ * The size of the entry after the cursor, asked of Redis so that its bytes
+ * stay there: [ID, bytes of its fields], or an empty array at the end.
  */
-void cluster_reader_read(struct cluster *c)
+static const char PEEK_SCRIPT[] =
+	"local e = redis.call('XRANGE', KEYS[1], ARGV[1], '+', 'COUNT', 1)\n"
+	"if #e == 0 then return {} end\n"
+	"local n = 0\n"
+	"for _, v in ipairs(e[1][2]) do n = n + #v end\n"
+	"return {e[1][1], n}\n";
+
+static void peek(struct cluster *c);
+
+static void on_one(redisAsyncContext *ac, void *r, void *priv)
 {
-	const char *info[] = { "XINFO", "STREAM", c->cfg->stream };
-	const char *argv[] = { "XREAD", "COUNT", TEXT(READ_COUNT), "BLOCK", READ_BLOCK_MS, "STREAMS", c->cfg->stream, c->cursor };
+	struct cluster *c = priv;
+	redisReply *reply = r;
+
+	(void)ac;
+	if (reply == NULL || c->closing)
+		return;
+	for (size_t i = 0; cluster_reply_array(reply, 0, true) && i < reply->elements; i++)
+		if (!cluster_entry_shaped(reply->element[i])) {
+			cluster_bad_reply(&c->reader, "XRANGE", reply);
+			return;
+		}
+	if (!cluster_reply_array(reply, 0, true)) {
+		cluster_bad_reply(&c->reader, "XRANGE", reply);
+		return;
+	}
+	if (apply_entries(c, reply) == 0)
+		peek(c);
+}
+
+static void on_peek(redisAsyncContext *ac, void *r, void *priv)
+{
+	struct cluster *c = priv;
+	redisReply *reply = r;
+	char from[ID_MAX + 1];
+
+	(void)ac;
+	if (reply == NULL || c->closing)
+		return;
+	if (cluster_reply_array(reply, 0, false)) { /* caught up: XREAD, as usual, from here */
+		c->careful = false;
+		log_info("cluster: past the large entries: reading in batches again (at %s)", c->cursor);
+		cluster_reader_read(c);
+		return;
+	}
+	if (!cluster_reply_array(reply, 2, false) || !cluster_reply_text(reply->element[0]) ||
+	    !cluster_id_valid(reply->element[0]->str) || reply->element[1]->type != REDIS_REPLY_INTEGER) {
+		if (reply->type == REDIS_REPLY_ERROR)
+			cluster_set_error(c, ERROR_READER, "EVAL (the size of the next entry): %s", reply->str);
+		cluster_bad_reply(&c->reader, "EVAL", reply);
+		return;
+	}
+	const char *id = reply->element[0]->str;
+	if ((unsigned long long)reply->element[1]->integer > c->cfg->max_entry_bytes) {
+		c->oversized++;
+		c->apply_errors++;
+		log_warning("cluster: the entry at %s has %lld bytes, more than [cluster] max_entry_bytes (%llu): refused unread",
+			    id, reply->element[1]->integer, (unsigned long long)c->cfg->max_entry_bytes);
+		if (entry_done(c, id, NULL) == 0)
+			peek(c);
+		return;
+	}
+	snprintf(from, sizeof(from), "(%s", c->cursor);
+	const char *argv[] = { "XRANGE", c->cfg->stream, from, "+", "COUNT", "1" };
+	redisAsyncCommandArgv(c->reader.ac, on_one, c, 6, argv, NULL);
+}
+
+static void peek(struct cluster *c)
+{
+	char from[ID_MAX + 1];
 
 	if (!c->reader.up || c->applying.on)
 		return;
 	c->state = READER_READING;
-	redisAsyncCommandArgv(c->reader.ac, cluster_on_check, c, 3, info, NULL);
+	snprintf(from, sizeof(from), "(%s", c->cursor);
+	const char *argv[] = { "EVAL", PEEK_SCRIPT, "1", c->cfg->stream, from };
+	redisAsyncCommandArgv(c->reader.ac, on_peek, c, 5, argv, NULL);
+}
+
+void cluster_reader_too_much(struct cluster *c)
+{
+	log_warning("cluster: a read from the stream passed %llu bytes unfinished: an entry over [cluster] max_entry_bytes? The connection is dropped, and entries are read one at a time, their size asked first",
+		    (unsigned long long)cluster_read_bound(c));
+	c->careful = true;
+	redisAsyncContext *ac = c->reader.ac;
+	redisAsyncFree(ac); /* the rest of the reply is not read */
+}
+
+unsigned long long cluster_read_bound(const struct cluster *c)
+{
+	return 2ull * c->cfg->max_entry_bytes + (1u << 20);
+}
+
+/*
+ * XINFO STREAM as Redis gives it, less the fields of its first and last
+ * entries (their IDs stay): an entry over max_entry_bytes at either end
+ * would otherwise come over with every check.
+ */
+static const char INFO_SCRIPT[] =
+	"local i = redis.call('XINFO', 'STREAM', KEYS[1])\n"
+	"for k = 1, #i - 1, 2 do\n"
+	"  if (i[k] == 'first-entry' or i[k] == 'last-entry') and type(i[k + 1]) == 'table' then\n"
+	"    i[k + 1] = {i[k + 1][1], {}}\n"
+	"  end\n"
+	"end\n"
+	"return i\n";
+
+/*
+ * XINFO STREAM (less the entries' fields) and XREAD, sent together so that
+ * Redis runs them back to back: the first says whether the stream was
+ * trimmed past our cursor, in which case what the second returns has
+ * skipped entries and is dropped.
+ */
+void cluster_reader_read(struct cluster *c)
+{
+	const char *info[] = { "EVAL", INFO_SCRIPT, "1", c->cfg->stream };
+	const char *argv[] = { "XREAD", "COUNT", TEXT(READ_COUNT), "BLOCK", READ_BLOCK_MS, "STREAMS", c->cfg->stream, c->cursor };
+
+	if (c->careful) {
+		peek(c);
+		return;
+	}
+	if (!c->reader.up || c->applying.on)
+		return;
+	c->state = READER_READING;
+	redisAsyncCommandArgv(c->reader.ac, cluster_on_check, c, 4, info, NULL);
 	redisAsyncCommandArgv(c->reader.ac, on_read, c, 8, argv, NULL);
 }
 
