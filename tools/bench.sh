@@ -34,6 +34,8 @@ echo "== the cluster: two sensors sharing entries through a redis-server"
 "$(dirname "$0")/bench-cluster.sh" "$build"
 echo "-- the same, every change signed and checked ([cluster] key_file): the cost of the HMAC"
 BENCH_CLUSTER_SIGNED=1 "$(dirname "$0")/bench-cluster.sh" "$build"
+echo "== the cluster on a Redis that fails over: a master, two replicas, a redis-sentinel"
+"$(dirname "$0")/bench-failover.sh" "$build"
 
 echo
 echo "== inline and workers: a flood through netfilter queues, against the kernel alone, and captured passively (as root)"
