@@ -366,7 +366,8 @@ json_t *cluster_status(const struct cluster *c)
 	json_t *o = json_pack("{s:s,s:s,s:s,s:b,s:b,s:s,s:s,s:I,s:b,s:f,s:o,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:b,s:o,s:o,s:{s:I,s:I,s:I},s:s*,s:o}",
 			 "node", c->cfg->node, "redis", c->cfg->redis ? c->cfg->redis : c->cfg->sentinels, "stream", c->cfg->stream, "reader_connected",
 			 c->reader.up, "writer_connected", c->writer.up, "state",
-			 c->resyncing || (c->state == READER_STALE && strncmp(c->errors[ERROR_READER], "desync", 6) == 0) ? "desync"
+			 c->rebuilding ? "rebuilding"
+			 : c->resyncing || (c->state == READER_STALE && strncmp(c->errors[ERROR_READER], "desync", 6) == 0) ? "desync"
 			 : c->state == READER_READING ? "following" : c->state == READER_STALE ? "stale" : "connecting",
 			 "last_id", c->cursor, "lag_entries", (json_int_t)c->lag_entries, "lag_entries_capped",
 			 c->lag_capped, "lag_seconds", lag_seconds, "delay_ms", delays_json(c), "applied",

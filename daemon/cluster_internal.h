@@ -96,6 +96,7 @@ struct cluster {
 	bool republish;            /* the stream was lost: this node's entries go out as the snapshot */
 	bool careful;              /* a read passed cluster_read_bound: entries one at a time, each sized first */
 	bool resyncing;            /* the cursor was past the stream's end: following it again from its start */
+	bool rebuilding;           /* and the stream was lost (Redis's data): republished, followed again */
 	uint64_t desyncs;
 	char last_generated[ID_MAX]; /* the stream's last ID, as the last check found it */
 	char blocked_at[ID_MAX];   /* an entry that could not be applied now, tried again; "" when none */

@@ -212,7 +212,7 @@ static void on_read(redisAsyncContext *ac, void *r, void *priv)
 	if (apply_entries(c, entries) != 0)
 		return;
 	if (c->resyncing && (entries == NULL || entries->elements < READ_COUNT)) {
-		c->resyncing = false;
+		c->resyncing = c->rebuilding = false;
 		cluster_clear_error(c, ERROR_READER);
 		log_info("cluster: in step with the stream again (at %s)", c->cursor);
 	}
@@ -529,12 +529,12 @@ void cluster_desync(struct cluster *c, const char *last_id)
 static void stream_lost(struct cluster *c, const char *how)
 {
 	c->desyncs++;
-	c->resyncing = true;
+	c->resyncing = c->rebuilding = true;
 	c->gap = false;
 	snprintf(c->cursor, sizeof(c->cursor), "0-0");
 	c->cursor_dirty = true;
 	c->republish = true; /* by cluster_tick, once the writer is up */
-	cluster_set_error(c, ERROR_READER, "desync: the stream %s (Redis lost its data?): this node's entries are published as the snapshot, and it follows the stream again from its start",
+	cluster_set_error(c, ERROR_READER, "rebuilding: the stream %s (Redis lost its data?): this node's entries are published as the snapshot, and it follows the stream again from its start",
 			  how);
 }
 

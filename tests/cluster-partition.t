@@ -8,7 +8,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 [ "$(id -u)" -eq 0 ] || skip_all "needs root (a network namespace, nftables)"
 command -v nft >/dev/null || skip_all "no nft (Debian's nftables; tools/install-deps.sh test)"
 . "$here/cluster.sh"
-plan 8
+plan 9
 ns=bloomd-part$$
 ip netns add $ns 2>/dev/null || skip_all "cannot make a network namespace here"
 at_exit="ip netns del $ns 2>/dev/null"
@@ -42,6 +42,7 @@ state=$(status 1 state)
 ok $? "cut off, node 1 says stale within timeout (2 s) and the reader's 2 s block ($state after $took ms)"
 is "$(status 1 reader_connected)" false "and that its reader is not connected"
 grep -q "no reply in\|not connected in" <<<"$(status 1 errors.reader)"; ok $? "naming the silence: $(status 1 errors.reader | head -c 120)"
+C 1 metrics | grep -q '^bloomd_cluster_stale 1$'; ok $? "metrics say stale"
 sleep 3
 is "$(status 1 state)" stale "still stale while the partition lasts"
 ip netns exec $ns nft delete table inet partition

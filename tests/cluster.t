@@ -164,7 +164,7 @@ redis_start; ok $? "redis-server restarted empty (its AOF removed)"
 C 2 add addr 192.0.2.251 >/dev/null
 wait_for 10 eval '[ "$(R hexists bloomd:entries:snapshot id)" = 1 ]'
 ok $? "the nodes republish what they hold as the snapshot"
-grep -q "the stream is gone\|the stream was made anew" n1/err n2/err; ok $? "and say why: $(grep -ho 'desync: the stream [a-z ]*' n1/err n2/err | head -n 1)"
+grep -q "the stream is gone\|the stream was made anew" n1/err n2/err; ok $? "and say why: $(grep -ho 'rebuilding: the stream [a-z ]*' n1/err n2/err | head -n 1)"
 held=$(C 1 list --list local | wc -l)
 node_conf 3; start 3
 wait_for 20 eval '[ "$(C 3 list --list local | wc -l)" -eq '"$held"' ]'
