@@ -7,7 +7,7 @@
 . "$(dirname "$0")/tap.sh"
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/cluster.sh"
-plan 63
+plan 66
 alerts() { # alerts N FILE: a capture of N packets from listed 192.0.2.77
 	{ echo "link en10mb"; for i in $(seq "$1"); do echo "packet src=192.0.2.77 dst=10.0.0.$i proto=udp sport=5000 dport=53"; done; } |
 		"$BUILD/pcapgen" -o "$2" -
@@ -71,6 +71,22 @@ for cmd in MULTI XADD EXEC XREAD EVAL; do
 done
 for cmd in HSET AUTH; do
 	every kinds-b.txt $cmd; ok $? "$cmd was sent each reply type ($(awk -v c=$cmd '$1 == c { print $2 }' kinds-b.txt))"
+done
+stop 1
+rm -rf n1
+# Then as a sentinel (on TCP): each reply type to SENTINEL get-master-addr-by-name, then its own
+# address, so the node takes it for the master, and each reply type to ROLE.
+fport=$((12000 + ($$ % 5000) * 4))
+node_conf 1
+sed -i "s|^redis = .*|sentinels = 127.0.0.1:$fport\nsentinel_master = fake\ntimeout = 2|" n1/bloomd.conf
+python3 "$here/fake-redis.py" "tcp:$fport" 1 45 kinds-c.txt > fake.out &
+fake=$!
+for _ in $(seq 100); do ss -Hltn "sport = :$fport" | grep -q . && break; sleep 0.05; done
+start 1
+wait "$fake"
+kill -0 "${pid[1]}"; ok $? "alive after each reply type to SENTINEL and to ROLE"
+for cmd in SENTINEL ROLE; do
+	every kinds-c.txt $cmd; ok $? "$cmd was sent each reply type ($(awk -v c=$cmd '$1 == c { print $2 }' kinds-c.txt))"
 done
 ! grep -qE "runtime error|AddressSanitizer|LeakSanitizer" n1/err; ok $? "with no sanitizer report"
 stop 1; ok $? "and stops cleanly"

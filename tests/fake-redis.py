@@ -7,7 +7,10 @@ error on that connection, never crash. It stops by itself after SECONDS.
 
 With REPORT, each command name is answered in turn with each reply of EVERY_KIND instead,
 so every callback meets every type, and REPORT gets the number of kinds, then a line a command: its
-name and how many of the kinds it was sent."""
+name and how many of the kinds it was sent. SOCKET tcp:PORT listens on 127.0.0.1:PORT instead;
+there, once SENTINEL has been sent every kind, it is answered with the server's own address, so
+that a node asking it as a sentinel then connects to it as the master (and ROLE meets every
+kind too)."""
 import os
 import random
 import socket
@@ -138,6 +141,8 @@ def reply_to(name, rng):
     with lock:
         n = sent.get(name, 0)
         sent[name] = n + 1
+    if name == "SENTINEL" and n >= len(EVERY_KIND) and port:
+        return array([bulk(b"127.0.0.1"), bulk(b"%d" % port)])
     return EVERY_KIND[n % len(EVERY_KIND)]
 
 
@@ -151,10 +156,16 @@ def serve(conn, rng):
         conn.close()
 
 
-if os.path.exists(path):
-    os.unlink(path)
-server = socket.socket(socket.AF_UNIX)
-server.bind(path)
+port = int(path[4:]) if path.startswith("tcp:") else 0
+if port:
+    server = socket.socket(socket.AF_INET)
+    server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    server.bind(("127.0.0.1", port))
+else:
+    if os.path.exists(path):
+        os.unlink(path)
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(path)
 server.listen(16)
 server.settimeout(0.2)
 end = time.time() + seconds
