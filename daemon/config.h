@@ -130,6 +130,7 @@ struct config {
 		bool manage;          /* bloomd makes table (inet), its sets blocked4/6 and chains, and keeps them */
 		char *table;          /* manage: the table's name */
 		int priority;         /* manage: its chains' priority */
+		bool remove_at_stop;  /* manage: the table goes at stop (fail-open); else it stays (fail-closed) */
 	} action;
 	bool events_redis;        /* [output] events = redis */
 	char *events_fallback;    /* [output] events_fallback: where events go while Redis cannot take them */

@@ -161,6 +161,7 @@ static const struct config_key KEYS[] = {
 	{ "action", "set6", KEY_STRING, FIELD(action.set6), .valid = config_nft_set,
 	  .expect = "FAMILY TABLE SET (inet bloomd blocked)", .empty_none = true, RESTART },
 	{ "action", "manage", KEY_BOOL, FIELD(action.manage), RESTART },
+	{ "action", "at_stop", KEY_CHOICE, FIELD(action.remove_at_stop), NAMES("keep", "remove"), RESTART },
 	{ "action", "table", KEY_STRING, FIELD(action.table), .valid = config_nft_name,
 	  .expect = "a table name nft takes (letters, digits, _ - .)", RESTART },
 	{ "action", "priority", KEY_INT, FIELD(action.priority), .min = -1000, .max = 1000, RESTART },

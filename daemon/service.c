@@ -154,7 +154,8 @@ static int start_set_action(struct service *s)
 {
 	const struct action_config *a = &s->cfg->action;
 	struct set_action_options o = { .set4 = a->set4, .set6 = a->set6, .timeout = a->timeout, .rate = a->rate,
-					.table = a->manage ? a->table : NULL, .priority = a->priority };
+					.table = a->manage ? a->table : NULL, .priority = a->priority,
+					.remove_at_stop = a->remove_at_stop };
 	char err[512];
 
 	if (a->set4 == NULL && a->set6 == NULL)
@@ -165,9 +166,11 @@ static int start_set_action(struct service *s)
 			  err);
 		return -1;
 	}
+	struct set_action_stats st;
+	set_action_stats(s->set_action, &st);
 	if (a->manage)
-		log_info("[action]: table inet %s made, with sets blocked4 and blocked6 and chains dropping what they hold",
-			 a->table);
+		log_info("[action]: table inet %s made, with sets blocked4 and blocked6 and chains dropping what they hold (%llu addresses taken over from the table a bloomd before left, with the time they had left)",
+			 a->table, (unsigned long long)st.taken_over);
 	s->engine.block = block_address;
 	s->engine.block_ctx = s;
 	s->engine.block_side = a->block;

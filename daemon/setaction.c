@@ -33,6 +33,7 @@ struct set_action {
 	struct nft_ctx *nft;
 	char *set[2];              /* [0] IPv4, [1] IPv6: "inet bloomd blocked4" */
 	char *table;               /* manage: "bloomd"; NULL: the sets are the operator's */
+	bool remove_at_stop;
 	int priority;
 	unsigned timeout, rate;
 	uint64_t *sent;            /* when the last rate additions went out, a ring */
@@ -270,8 +271,9 @@ static void adopt(struct set_action *a, int family)
 		json_t *e = json_object_get(elem, "elem");
 		const char *val = json_string_value(json_object_get(e, "val"));
 		json_int_t left = json_integer_value(json_object_get(e, "expires"));
-		if (val && left > 0 && inet_pton(family == 4 ? AF_INET : AF_INET6, val, addr) == 1)
-			remember(a, addr, family, now + (uint64_t)left * NS, now);
+		if (val && left > 0 && inet_pton(family == 4 ? AF_INET : AF_INET6, val, addr) == 1 &&
+		    remember(a, addr, family, now + (uint64_t)left * NS, now) == 0)
+			a->st.taken_over++;
 	}
 	json_decref(listing); /* NULL when there is no such table yet */
 }
@@ -399,6 +401,7 @@ struct set_action *set_action_open(const struct set_action_options *o, char *err
 	a->timeout = o->timeout;
 	a->rate = o->rate;
 	a->priority = o->priority;
+	a->remove_at_stop = o->remove_at_stop;
 	bool ok = true;
 	if (o->table) {
 		ok = (a->table = strdup(o->table)) != NULL && asprintf(&a->set[0], "inet %s blocked4", o->table) >= 0 &&
@@ -440,7 +443,7 @@ void set_action_close(struct set_action *a)
 
 	if (a == NULL)
 		return;
-	if (a->table && a->nft) {
+	if (a->table && a->nft && a->remove_at_stop) {
 		snprintf(cmd, sizeof(cmd), "delete table inet %s", a->table);
 		run(a, cmd, err, sizeof(err));
 	}

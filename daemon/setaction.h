@@ -18,8 +18,9 @@
  * (100 x 3600 x 64 bytes, 23 MB, with the defaults).
  *
  * With a table of its own (manage), bloomd makes the table, both sets
- * (flags timeout) and the chains that drop what they hold, and deletes the
- * table at close; set_action_check, called every second, puts back what a
+ * (flags timeout) and the chains that drop what they hold, takes over the
+ * one a bloomd before it left (its addresses, with the time they have left),
+ * and leaves it at close unless told to remove it; set_action_check, called every second, puts back what a
  * flush, a table deleted or a firewall reload took away, every address with
  * the time it has left. Without, the sets are the operator's: they must
  * exist, of type ipv4_addr (or ipv6_addr for set6) with flags timeout.
@@ -32,18 +33,24 @@ struct set_action_options {
 	unsigned rate;             /* additions in any one second at most */
 	const char *table;         /* manage: the inet table bloomd owns ("bloomd"); NULL: the operator's sets */
 	int priority;              /* manage: its chains' priority */
+	bool remove_at_stop;       /* manage: set_action_close deletes the table (else it stays, and drops) */
 };
 
 struct set_action_stats {
 	uint64_t added, repeated, rate_limited, errors;
 	uint64_t unblocked;        /* lifted by set_action_unblock */
 	uint64_t restored;         /* times the table or its addresses were put back (manage) */
+	uint64_t taken_over;       /* addresses found in the table at start (a bloomd before left it) */
 	uint64_t blocked;          /* addresses in the set now, as bloomd knows them */
 };
 
 /* NULL with a message (no such set, no CAP_NET_ADMIN; manage: the table could not be made). */
 struct set_action *set_action_open(const struct set_action_options *o, char *err, size_t errlen);
-/* manage: the table goes too. */
+/*
+ * manage: the table stays, with its sets and their elements, so the kernel
+ * goes on dropping while bloomd is stopped and the next start takes it over
+ * (fail-closed); with remove_at_stop it goes (fail-open).
+ */
 void set_action_close(struct set_action *a);
 
 /* Block addr (4 or 16 bytes, family 4 or 6): 1 added, 0 already there or over the rate, -1 refused (err). */

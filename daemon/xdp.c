@@ -5,10 +5,14 @@
 #include <event2/event.h>
 #include <linux/if_link.h>
 #include <net/if.h>
+#include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -42,6 +46,7 @@ struct xdp {
 	void *ctx;
 	struct generation *gen;
 	int link_fd;               /* -1: not attached */
+	int owner_fd;              /* the interface held for this bloomd (own_interface); -1: not yet */
 	bool native;
 	bool adopted;              /* the link was a pinned one, taken over */
 	const struct generation *sweeping; /* the generation a sweep began on */
@@ -184,7 +189,7 @@ struct xdp *xdp_open(struct event_base *base, const struct xdp_options *o, xdp_e
 	x->o = *o;
 	x->cb = cb;
 	x->ctx = ctx;
-	x->link_fd = x->events_fd = x->counters_fd = -1;
+	x->link_fd = x->events_fd = x->counters_fd = x->owner_fd = -1;
 	if (o->interface && (x->ifindex = if_nametoindex(o->interface)) == 0) {
 		error_set(err, errlen, "XDP: no interface %s: %s", o->interface, strerror(errno));
 		goto fail;
@@ -205,6 +210,8 @@ void xdp_close(struct xdp *x)
 		return;
 	if (x->link_fd >= 0)
 		close(x->link_fd); /* the kernel detaches the program, unless the link is pinned */
+	if (x->owner_fd >= 0)
+		close(x->owner_fd);
 	if (x->ring_event)
 		event_free(x->ring_event);
 	ring_buffer__free(x->ring);
@@ -225,6 +232,44 @@ static int link_to(struct xdp *x, unsigned flags)
 }
 
 /* The link pinned at pin_path, its program replaced by ours: 1; 0: none there; -1 with a message. */
+/*
+ * One bloomd an interface: an abstract Unix socket named for the interface,
+ * bound and listening as long as this bloomd lives (the kernel lets it go
+ * with the process, so a dead owner is no owner). Another bloomd already
+ * holding it is refused, named by its PID (the listener's credentials), and
+ * its program, pinned or not, is left to it.
+ */
+static int own_interface(struct xdp *x, char *err, size_t errlen)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	int n = snprintf(a.sun_path + 1, sizeof(a.sun_path) - 1, "bloomd-xdp-%u", x->ifindex);
+	socklen_t len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+
+	if (fd >= 0 && bind(fd, (struct sockaddr *)&a, len) == 0 && listen(fd, 1) == 0) {
+		x->owner_fd = fd;
+		return 0;
+	}
+	int e = errno;
+	if (fd >= 0)
+		close(fd);
+	if (e != EADDRINUSE) {
+		error_set(err, errlen, "XDP: cannot hold %s for this bloomd: %s", x->o.interface, strerror(e));
+		return -1;
+	}
+	struct ucred holder = { 0 };
+	socklen_t holder_len = sizeof(holder);
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0)) >= 0) {
+		if (connect(fd, (struct sockaddr *)&a, len) < 0 ||
+		    getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &holder, &holder_len) < 0)
+			holder.pid = 0;
+		close(fd);
+	}
+	error_set(err, errlen, "XDP: %s is held by another bloomd (pid %ld): its program is left to it, not taken over (stop that bloomd first)",
+		  x->o.interface, (long)holder.pid);
+	return -1;
+}
+
 static int adopt_pinned(struct xdp *x, char *err, size_t errlen)
 {
 	struct bpf_link_info info = { 0 };
@@ -293,6 +338,9 @@ static int pin_link(struct xdp *x, char *err, size_t errlen)
 int xdp_attach(struct xdp *x, char *warn, size_t warnlen, char *err, size_t errlen)
 {
 	LIBBPF_OPTS(bpf_xdp_query_opts, q);
+
+	if (x->owner_fd < 0 && own_interface(x, err, errlen) < 0)
+		return -1;
 	int adopted = adopt_pinned(x, err, errlen);
 
 	error_set(warn, warnlen, "%s", "");

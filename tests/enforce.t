@@ -3,11 +3,12 @@
 # inline, a pass address inside a dropping net arrives (with a dropping signature too) and
 # gives no event; fail-open packets while bloomd is stopped are counted; with [action]
 # manage = yes bloomd makes its own table, puts it back within 5 s of a flush or a deletion,
-# lists and lifts blocks; a burst from 2,000 sources keeps to the rate in every one-second
+# lists and lifts blocks, leaves it in place at a clean stop (dropping meanwhile) and takes it
+# over at the next start (or removes it, with at_stop = remove); a burst from 2,000 sources keeps to the rate in every one-second
 # window and sends no address twice; an element deleted by hand from them goes back alone.
 . "$(dirname "$0")/tap.sh"
 . "$(dirname "$0")/netns.sh"
-plan 28
+plan 32
 [ "$(id -u)" -eq 0 ] || skip_all "needs root (network namespaces, netfilter)"
 command -v socat >/dev/null || skip_all "no socat"
 tmp=$(mktemp -d)
@@ -149,8 +150,24 @@ in_set 10.77.0.1; is $? 1 "it is out of the set"
 send_from 1 "hello lifted"
 wait_for '[ "$(received "hello lifted")" -ge 1 ]'; ok $? "and its traffic flows again"
 is "$(C --json blocked | jq .count)" 0 "blocked lists nothing"
+# A clean stop keeps the table (fail-closed): the kernel drops the listed source while bloomd
+# is down, and the next start takes the table over with the time each address had left.
+send_from 1 "EVIL-PAYLOAD again"
+wait_for 'in_set 10.77.0.1'
 down
-nftb list table inet bloomd >/dev/null 2>&1; is $? 1 "at stop, bloomd's table goes"
+in_set 10.77.0.1; ok $? "at stop, bloomd's table stays with its addresses (at_stop = keep)"
+send_from 1 "hello while stopped"
+sleep 0.3
+is "$(received 'hello while stopped')" 0 "and the kernel drops the listed source while bloomd is down"
+bloomd_up manage.conf
+is "$(C --json stats | jq .stats.set_action.taken_over)" 1 "the next start takes the table over, its address with it"
+C blocked | grep -qE "^10\.77\.0\.1 (2[0-9][0-9]|300)s left$"; ok $? "with the time it had left"
+down
+sed -i 's/^manage = yes$/manage = yes\nat_stop = remove/' manage.conf
+bloomd_up manage.conf
+down
+nftb list table inet bloomd >/dev/null 2>&1; is $? 1 "with at_stop = remove, the table goes at stop (fail-open)"
+sed -i '/^at_stop = remove$/d' manage.conf
 
 # 2,000 sources at once: at most rate additions in any one-second window, none sent twice.
 printf '10.78.0.0/16\n' > burst.netset

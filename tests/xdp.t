@@ -6,10 +6,11 @@
 # too; entries added under traffic grow the program into a larger one, swapped in with no
 # listed packet passing (bloomd runs as nobody by then, with CAP_BPF, CAP_PERFMON and
 # CAP_NET_ADMIN alone); a rebuild likewise; kill -9 detaches it and traffic flows; with
-# xdp_pin it stays, dropping, and the next bloomd takes it over.
+# xdp_pin it stays, dropping, and the next bloomd takes it over; a second bloomd on the
+# interface is refused while the first runs.
 . "$(dirname "$0")/tap.sh"
 . "$(dirname "$0")/netns.sh"
-plan 33
+plan 35
 [ "$(id -u)" -eq 0 ] || skip_all "needs root (network namespaces, BPF)"
 command -v socat >/dev/null || skip_all "no socat"
 tmp=$(mktemp -d)
@@ -193,6 +194,14 @@ if mount -t bpf bpf "$tmp/bpffs" 2>/dev/null; then
 	send_from 1 "pinned-added 1"
 	sleep 0.3
 	is "$(received pinned-added)" 0 "its program is the one in force: an add is dropped at once"
+	# A second bloomd on the same interface: refused, naming the first, whose program stays in force.
+	sed "s|$tmp/ctl.sock|$tmp/ctl2.sock|" bloomd.conf > second.conf
+	ip netns exec $b "$BUILD/bloomd" -c second.conf 2>second.err; rc=$?
+	[ $rc -ne 0 ] && grep -q "veth-b$$ is held by another bloomd (pid $pid)" second.err
+	ok $? "a second bloomd with xdp_pin on the interface is refused, naming the first: $(grep -o 'XDP: .* (pid [0-9]*)' second.err)"
+	send_from 1 "pinned-second 1"
+	sleep 0.3
+	is "$(received pinned-second)" 0 "and the first bloomd's program still drops what it lists"
 	C del "addr 10.77.0.1" >/dev/null
 	conf native "$(printf 'xdp_pin = no\nxdp_pin_dir = %s/bpffs/bloomd' "$tmp")"
 	kill $pid; wait $pid 2>/dev/null; pid=
@@ -202,7 +211,7 @@ if mount -t bpf bpf "$tmp/bpffs" 2>/dev/null; then
 	for _ in $(seq 100); do ip -n $b link show veth-b$$ | grep -q 'prog/xdp' || break; sleep 0.05; done
 	ip -n $b link show veth-b$$ | grep -q 'prog/xdp'; is $? 1 "and goes with bloomd again"
 else
-	skip 6 "cannot mount a bpf file system here"
+	skip 8 "cannot mount a bpf file system here"
 fi
 
 conf generic
