@@ -7,7 +7,7 @@
 . "$(dirname "$0")/tap.sh"
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/cluster.sh"
-plan 66
+plan 68
 alerts() { # alerts N FILE: a capture of N packets from listed 192.0.2.77
 	{ echo "link en10mb"; for i in $(seq "$1"); do echo "packet src=192.0.2.77 dst=10.0.0.$i proto=udp sport=5000 dport=53"; done; } |
 		"$BUILD/pcapgen" -o "$2" -
@@ -41,16 +41,16 @@ rm -rf n1
 every() { # every REPORT COMMAND: it was sent every kind of reply
 	[ "$(awk -v c="$2" '$1 == c { print $2 }' "$1")" = "$(awk '$1 == "kinds" { print $2 }' "$1")" ]
 }
-fake_node() { # fake_node SECONDS REPORT: with a password, so that each connection starts with AUTH
+fake_node() { # fake_node SECONDS REPORT [LINE]: with a password, so that each connection starts with AUTH
 	node_conf 1
-	sed -i -e "s|unix:$tmp/redis.sock|unix:$tmp/fake.sock|" -e 's|^\[cluster\]$|[cluster]\npassword = secret|' n1/bloomd.conf
+	sed -i -e "s|unix:$tmp/redis.sock|unix:$tmp/fake.sock|" -e "s|^\[cluster\]\$|[cluster]\npassword = secret\n${3:-}|" n1/bloomd.conf
 	python3 "$here/fake-redis.py" "$tmp/fake.sock" 1 "$1" "$2" > fake.out &
 	fake=$!
 	for _ in $(seq 100); do [ -S fake.sock ] && break; sleep 0.05; done
 	start 1
 }
-fake_node 16 kinds-a.txt
-for round in $(seq 30); do
+fake_node 30 kinds-a.txt "wait_replicas = 1"
+for round in $(seq 56); do
 	C 1 add addr "10.0.1.$round" >/dev/null 2>&1
 	C 1 replay a.pcap --wait >/dev/null 2>&1
 	sleep 0.5
@@ -59,17 +59,17 @@ kill -0 "${pid[1]}"; ok $? "alive after each command was answered with each repl
 wait "$fake"
 stop 1
 rm -rf n1
-fake_node 30 kinds-b.txt
-for _ in $(seq 110); do
+fake_node 50 kinds-b.txt
+for _ in $(seq 190); do
 	C 1 cluster snapshot >/dev/null 2>&1
 	sleep 0.25
 done
-kill -0 "${pid[1]}"; ok $? "alive after each reply type to the lag's EVAL and the snapshot's HSET"
+kill -0 "${pid[1]}"; ok $? "alive after each reply type to the lag's EVAL, the snapshot's HSET and HGETALL"
 wait "$fake"
-for cmd in MULTI XADD EXEC XREAD EVAL; do
+for cmd in MULTI XADD EXEC WAIT XREAD EVAL; do
 	every kinds-a.txt $cmd; ok $? "$cmd was sent each reply type ($(awk -v c=$cmd '$1 == c { print $2 }' kinds-a.txt))"
 done
-for cmd in HSET AUTH; do
+for cmd in HSET AUTH HGETALL; do
 	every kinds-b.txt $cmd; ok $? "$cmd was sent each reply type ($(awk -v c=$cmd '$1 == c { print $2 }' kinds-b.txt))"
 done
 stop 1

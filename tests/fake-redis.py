@@ -6,7 +6,9 @@ HGETALL give, with a wrong type somewhere inside. bloomd's cluster code must tak
 error on that connection, never crash. It stops by itself after SECONDS.
 
 With REPORT, each command name is answered in turn with each reply of EVERY_KIND instead,
-so every callback meets every type, and REPORT gets the number of kinds, then a line a command: its
+so every callback meets every type, and then with a reply that lets the next command come
+(EXEC an ID for each XADD it ran, so WAIT follows; EVAL a stream trimmed past the node and
+XREAD nothing new, so HGETALL follows), and REPORT gets the number of kinds, then a line a command: its
 name and how many of the kinds it was sent. SOCKET tcp:PORT listens on 127.0.0.1:PORT instead;
 there, once SENTINEL has been sent every kind, it is answered with the server's own address, so
 that a node asking it as a sentinel then connects to it as the master (and ROLE meets every
@@ -135,21 +137,33 @@ sent = {}  # command name: kinds sent
 lock = threading.Lock()
 
 
-def reply_to(name, rng):
+def reply_to(name, rng, queued):
     if report is None:
         return almost(rng) if rng.random() < 0.6 else anything(rng)
     with lock:
         n = sent.get(name, 0)
         sent[name] = n + 1
-    if name == "SENTINEL" and n >= len(EVERY_KIND) and port:
+    if n < len(EVERY_KIND):
+        return EVERY_KIND[n]
+    # Then replies that let the next command come, so that it meets every kind in its turn.
+    if name == "SENTINEL" and port:  # itself, as the master: ROLE comes next
         return array([bulk(b"127.0.0.1"), bulk(b"%d" % port)])
+    if name == "EXEC":  # an ID for each XADD queued: WAIT comes next
+        return array([bulk(b"1-%d" % (i + 1)) for i in range(queued)])
+    if name == "EVAL":  # a stream trimmed past a new node (XINFO's shape): the snapshot, HGETALL, comes next
+        return array([bulk(b"length"), b":1\r\n", bulk(b"entries-added"), b":5\r\n", bulk(b"last-generated-id"),
+                      bulk(b"9-9"), bulk(b"first-entry"), array([bulk(b"5-1"), b"*0\r\n"])])
+    if name == "XREAD":  # nothing new
+        return b"*-1\r\n"
     return EVERY_KIND[n % len(EVERY_KIND)]
 
 
 def serve(conn, rng):
+    queued = 0  # XADDs since MULTI, on this connection
     try:
         for name in commands(conn):
-            conn.sendall(reply_to(name, rng))
+            queued = 0 if name == "MULTI" else queued + (name == "XADD")
+            conn.sendall(reply_to(name, rng, queued))
     except OSError:
         pass
     finally:
