@@ -34,11 +34,11 @@ endif
 PKGS        = libxxhash jansson
 DAEMON_PKGS = libpcap libevent_core hiredis libnetfilter_queue libnftables liburcu-qsbr inih libsystemd libcap nettle libbpf
 TEST_PKGS   = cmocka
-FETCH_PKGS  = libcurl libcap
+FETCH_PKGS  = libcurl libcap zlib
 BENCH_PKGS  = libhs libbloom  # libbloom has no pkg-config file: its header is looked for
 PKG_DEBS    = libxxhash:libxxhash-dev jansson:libjansson-dev libpcap:libpcap-dev \
               libevent_core:libevent-dev hiredis:libhiredis-dev libnetfilter_queue:libnetfilter-queue-dev libnftables:libnftables-dev liburcu-qsbr:liburcu-dev inih:libinih-dev libsystemd:libsystemd-dev \
-              libcap:libcap-dev libbpf:libbpf-dev libcurl:libcurl4-openssl-dev nettle:nettle-dev cmocka:libcmocka-dev libhs:libhyperscan-dev libbloom:libbloom-dev
+              libcap:libcap-dev libbpf:libbpf-dev libcurl:libcurl4-openssl-dev zlib:zlib1g-dev nettle:nettle-dev cmocka:libcmocka-dev libhs:libhyperscan-dev libbloom:libbloom-dev
 
 # Read once a make; `make demo` and `make check` install first and then build in a
 # sub-make, which reads them again.

@@ -16,6 +16,7 @@ The port it listens on (0: any) is written to PORTFILE; each request is one
 line of LOG: "METHOD PATH inm=ETAG ims=DATE".
 """
 import email.utils
+import gzip
 import hashlib
 import http.server
 import os
@@ -51,6 +52,8 @@ class Feed(http.server.BaseHTTPRequestHandler):
                 return self.page(int(rest))
             if kind == "truncated":
                 return self.truncated(rest)
+            if kind in ("gzip", "gzip-cut"):
+                return self.gzipped(rest, kind == "gzip-cut")
             if kind == "huge":
                 return self.huge()
             if kind == "huge-length":
@@ -98,6 +101,19 @@ class Feed(http.server.BaseHTTPRequestHandler):
         self.wfile.write(body[: len(body) // 2])
         self.wfile.flush()
         self.close_connection = True
+
+    def gzipped(self, name, cut):
+        """The file with Content-Encoding gzip; cut: its stream without its last 20 bytes (the end
+        of the deflate data, the CRC and the length), in a response whose framing is whole."""
+        body, _ = self.file(name)
+        packed = gzip.compress(body)
+        if cut:
+            packed = packed[:-20]
+        self.send_response(200)
+        self.send_header("Content-Encoding", "gzip")
+        self.send_header("Content-Length", str(len(packed)))
+        self.end_headers()
+        self.wfile.write(packed)
 
     def huge(self):
         self.send_response(200)

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Lists fetched from a url, against a real HTTP(S) server on loopback that fails as real ones do:
 # conditional GETs answered 304, a new version taken on the next refresh, a 503 page, a truncated
-# body, an endless body, a slow server, a version the guards refuse, TLS verified (and refused
+# body, a gzip body whole and cut short, an endless body, a slow server, a version the guards refuse, TLS verified (and refused
 # without the authority), the validators kept across a restart, and bloomd-fetch's sandbox.
 . "$(dirname "$0")/tap.sh"
 . "$(dirname "$0")/daemon.sh"
-plan 46
+plan 50
 tmp=$(mktemp -d)
 chmod 755 "$tmp"
 pid=
@@ -52,6 +52,12 @@ refresh = 2s
 url = $http/status/503
 [list truncated]
 url = $http/truncated/drop.txt
+format = drop
+[list gzipped]
+url = $http/gzip/drop.txt
+format = drop
+[list gzipcut]
+url = $http/gzip-cut/drop.txt
 format = drop
 [list endless]
 url = $http/huge
@@ -177,6 +183,14 @@ ok $? "a truncated body is a failed fetch"
 is "$(fetch_of truncated | jq -r '.last.error | test("closed|remaining|partial"; "i")')" true \
 	"which says so ($(fetch_of truncated | jq -r .last.error))"
 is "$(C --json lists | jq '.lists[] | select(.name == "truncated") | .entries')" 0 "and takes none of it"
+# gzip: a whole stream is a version; one cut short (HTTP's framing whole) is not.
+is "$(C --json lists | jq '.lists[] | select(.name == "gzipped") | .entries')" \
+	"$(C --json lists | jq '.lists[] | select(.name == "drop") | .entries')" "a gzip body is inflated and taken whole"
+wait_for '.failed >= 1' gzipcut
+ok $? "a gzip stream cut short is a failed fetch"
+fetch_of gzipcut | jq -r .last.error | grep -q "gzip stream ends before its end"
+ok $? "which says so ($(fetch_of gzipcut | jq -r .last.error))"
+is "$(C --json lists | jq '.lists[] | select(.name == "gzipcut") | .entries')" 0 "and takes none of it"
 wait_for '.failed >= 1' endless
 ok $? "an endless body stops at max_size"
 fetch_of endless | jq -r .last.error | grep -q "larger than max_size (65536 bytes)"

@@ -15,6 +15,7 @@
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "cli.h"
 #include "version.h"
@@ -33,12 +34,21 @@ struct request {
 	int status_fd;
 };
 
+/*
+ * A gzip body is inflated here, not by libcurl, which takes a gzip stream
+ * cut short (its end and CRC missing, the HTTP framing intact) as a whole
+ * body: only a stream that reaches its end is a version.
+ */
 struct transfer {
 	CURL *curl;
 	int fd;                          /* the body goes here (a 200's only: an error page is not a version) */
-	uint64_t bytes, max_size;
+	uint64_t bytes, max_size;        /* bytes: decoded */
 	bool too_large, write_failed;
 	char etag[VALIDATOR_MAX], last_modified[VALIDATOR_MAX];
+	char encoding[32];               /* Content-Encoding: "" (none), "gzip", or what is not taken */
+	z_stream z;
+	bool inflating, inflated;        /* a gzip body begun; its stream reached its end */
+	bool bad_gzip;                   /* inflate refused it (z.msg) */
 };
 
 static void usage(FILE *out)
@@ -84,17 +94,14 @@ static int drop_privileges(bool become_nobody, char *err, size_t errlen)
 
 /* ---- the transfer ---- */
 
-static size_t write_body(char *data, size_t size, size_t n, void *ctx)
+/* len decoded bytes to the output; false (and why, in t) to stop the transfer. */
+static bool put_out(struct transfer *t, const char *data, size_t len)
 {
-	struct transfer *t = ctx;
-	size_t len = size * n, done = 0;
-	long http = 0;
+	size_t done = 0;
 
-	if (curl_easy_getinfo(t->curl, CURLINFO_RESPONSE_CODE, &http) == CURLE_OK && http != 200)
-		return len;
 	if (t->bytes + len > t->max_size) {
 		t->too_large = true;
-		return 0; /* curl stops with CURLE_WRITE_ERROR */
+		return false;
 	}
 	while (done < len) {
 		ssize_t w = write(t->fd, data + done, len - done);
@@ -102,12 +109,55 @@ static size_t write_body(char *data, size_t size, size_t n, void *ctx)
 			continue;
 		if (w <= 0) {
 			t->write_failed = true;
-			return 0;
+			return false;
 		}
 		done += (size_t)w;
 	}
 	t->bytes += len;
-	return len;
+	return true;
+}
+
+/* len bytes of a gzip body inflated to the output; false to stop. Bytes after the stream's end are passed over. */
+static bool inflate_out(struct transfer *t, char *data, size_t len)
+{
+	char out[1 << 16];
+
+	if (!t->inflating) {
+		if (inflateInit2(&t->z, 16 + MAX_WBITS) != Z_OK) {
+			t->bad_gzip = true;
+			return false;
+		}
+		t->inflating = true;
+	}
+	t->z.next_in = (Bytef *)data;
+	t->z.avail_in = (uInt)len;
+	while (t->z.avail_in && !t->inflated) {
+		t->z.next_out = (Bytef *)out;
+		t->z.avail_out = sizeof(out);
+		int rc = inflate(&t->z, Z_NO_FLUSH);
+		if (rc != Z_OK && rc != Z_STREAM_END) {
+			t->bad_gzip = true;
+			return false;
+		}
+		t->inflated = rc == Z_STREAM_END;
+		if (!put_out(t, out, sizeof(out) - t->z.avail_out))
+			return false;
+	}
+	return true;
+}
+
+static size_t write_body(char *data, size_t size, size_t n, void *ctx)
+{
+	struct transfer *t = ctx;
+	size_t len = size * n;
+	long http = 0;
+
+	if (curl_easy_getinfo(t->curl, CURLINFO_RESPONSE_CODE, &http) == CURLE_OK && http != 200)
+		return len;
+	if (t->encoding[0] && strcmp(t->encoding, "gzip") != 0)
+		return 0; /* an encoding not asked for: said by fetch */
+	bool ok = t->encoding[0] ? inflate_out(t, data, len) : put_out(t, data, len);
+	return ok ? len : 0; /* 0: curl stops with CURLE_WRITE_ERROR */
 }
 
 /* value of header line "Name: value\r\n" if it is name's, trimmed, into out. */
@@ -133,15 +183,18 @@ static size_t read_header(char *line, size_t size, size_t n, void *ctx)
 	size_t len = size * n;
 
 	if (len >= 5 && strncmp(line, "HTTP/", 5) == 0) /* a new response (after a redirect): its own validators */
-		t->etag[0] = t->last_modified[0] = '\0';
+		t->etag[0] = t->last_modified[0] = t->encoding[0] = '\0';
 	header_value(line, len, "ETag", t->etag, sizeof(t->etag));
 	header_value(line, len, "Last-Modified", t->last_modified, sizeof(t->last_modified));
+	header_value(line, len, "Content-Encoding", t->encoding, sizeof(t->encoding));
+	if (strcmp(t->encoding, "x-gzip") == 0 || strcmp(t->encoding, "identity") == 0)
+		snprintf(t->encoding, sizeof(t->encoding), "%s", t->encoding[0] == 'x' ? "gzip" : "");
 	return len;
 }
 
 static struct curl_slist *conditions(const struct request *rq)
 {
-	struct curl_slist *headers = NULL;
+	struct curl_slist *headers = curl_slist_append(NULL, "Accept-Encoding: gzip"); /* inflated here */
 	char line[VALIDATOR_MAX + 32];
 
 	if (rq->etag && rq->etag[0]) {
@@ -176,7 +229,6 @@ static CURLcode set_options(CURL *curl, const struct request *rq, struct transfe
 	SET(CURLOPT_NOSIGNAL, 1L);
 	SET(CURLOPT_SSL_VERIFYPEER, 1L);
 	SET(CURLOPT_SSL_VERIFYHOST, 2L);
-	SET(CURLOPT_ACCEPT_ENCODING, ""); /* the cap counts decoded bytes */
 	SET(CURLOPT_USERAGENT, PROG "/" BLOOMD_VERSION);
 	SET(CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)rq->max_size);
 	SET(CURLOPT_HTTPHEADER, headers);
@@ -197,6 +249,10 @@ static void failure(const struct request *rq, const struct transfer *t, CURLcode
 {
 	if (t->too_large)
 		snprintf(err, errlen, "larger than max_size (%llu bytes)", (unsigned long long)rq->max_size);
+	else if (t->bad_gzip)
+		snprintf(err, errlen, "the body's gzip stream is damaged (%s): not a version", t->z.msg ? t->z.msg : "zlib");
+	else if (t->encoding[0] && strcmp(t->encoding, "gzip") != 0)
+		snprintf(err, errlen, "the body comes in Content-Encoding %s, which was not asked for", t->encoding);
 	else if (rc == CURLE_FILESIZE_EXCEEDED)
 		snprintf(err, errlen, "the server says it is larger than max_size (%llu bytes)",
 			 (unsigned long long)rq->max_size);
@@ -255,6 +311,8 @@ static int fetch(const struct request *rq, struct transfer *t)
 		curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &http);
 	curl_slist_free_all(headers);
 	curl_easy_cleanup(curl);
+	if (t->inflating)
+		inflateEnd(&t->z); /* z.msg, if any, stays: zlib's own static text */
 	if (rc != CURLE_OK) {
 		failure(rq, t, rc, curl_err, err, sizeof(err));
 		report(rq, "failed", http, t, err, since(&start));
@@ -266,6 +324,12 @@ static int fetch(const struct request *rq, struct transfer *t)
 	}
 	if (http != 200) {
 		snprintf(err, sizeof(err), "the server answered HTTP %ld, not 200", http);
+		report(rq, "failed", http, t, err, since(&start));
+		return EXIT_FAILED;
+	}
+	if (t->encoding[0] && !t->inflated) {
+		snprintf(err, sizeof(err), "the body's gzip stream ends before its end (cut short, %llu bytes decoded): not a version",
+			 (unsigned long long)t->bytes);
 		report(rq, "failed", http, t, err, since(&start));
 		return EXIT_FAILED;
 	}
