@@ -22,14 +22,12 @@ static int cmd_add(struct command *c)
 {
 	static struct entry e;
 	char *ttl_text, err[256];
-	unsigned long long ttl = 0;
-	uint64_t expiry = 0;
+	uint64_t ttl = 0, expiry = 0;
 
 	if (command_take_option(c->args, "--ttl", &ttl_text)) {
-		if (command_parse_count(c, "--ttl", ttl_text, 10ULL * 365 * 86400, &ttl) < 0)
-			return -1;
-		if (ttl == 0)
-			return command_fail(c, "--ttl: give at least 1 second");
+		if (!config_seconds(ttl_text, &ttl) || ttl == 0 || ttl > 10ULL * 365 * 86400)
+			return command_fail(c, "--ttl: expected a time from 1s to 3650d such as 90, 90s, 15m, 4h or 7d, got '%s'",
+					    ttl_text);
 		expiry = (uint64_t)time(NULL) + ttl;
 	}
 	if (command_parse_entry(c, "add", &e) < 0)

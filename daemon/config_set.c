@@ -167,8 +167,7 @@ int config_set_size(struct loader *ld, const char *key, const char *value, uint6
 	return 1;
 }
 
-int config_set_seconds(struct loader *ld, const char *key, const char *value, unsigned min, unsigned max,
-		       unsigned *out)
+bool config_seconds(const char *value, uint64_t *out)
 {
 	static const struct {
 		char unit;
@@ -192,7 +191,16 @@ int config_set_seconds(struct loader *ld, const char *key, const char *value, un
 		next = u + 1;
 		p = *end ? end + 1 : end;
 	}
-	if (*p || p == value || total < min || total > max) {
+	*out = total;
+	return *p == '\0' && p != value && total <= UINT32_MAX;
+}
+
+int config_set_seconds(struct loader *ld, const char *key, const char *value, unsigned min, unsigned max,
+		       unsigned *out)
+{
+	uint64_t total;
+
+	if (!config_seconds(value, &total) || total < min || total > max) {
 		config_problem(ld, "%s: expected a time from %us to %us such as 90s, 15m, 1h or 1d, got '%s'", key, min, max,
 			       value);
 		return 0;

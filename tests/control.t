@@ -4,7 +4,7 @@
 # state files, hostile clients, and a client that may not change state.
 . "$(dirname "$0")/tap.sh"
 . "$(dirname "$0")/daemon.sh"
-plan 79
+plan 81
 tmp=$(mktemp -d)
 chmod 755 "$tmp"
 pid=
@@ -198,6 +198,14 @@ is "$(C --json query addr 198.51.100.222 | jq .expires)" "$expires" "and load re
 left=$(( $(C --json query addr 198.51.100.223 | jq .expires) - $(date +%s) ))
 [ "$left" -ge 55 ] && [ "$left" -le 61 ]; ok $? "ttl=60 in a list expires in a minute ($left s)"
 C del addr 198.51.100.222 >/dev/null; C del addr 198.51.100.223 >/dev/null
+# --ttl takes a time as the configuration writes one.
+C add addr 198.51.100.224 --ttl 4h >/dev/null
+left=$(( $(C --json query addr 198.51.100.224 | jq .expires) - $(date +%s) ))
+[ "$left" -ge 14390 ] && [ "$left" -le 14400 ]; ok $? "--ttl 4h expires in four hours ($left s)"
+C add addr 198.51.100.225 --ttl 4x >/dev/null 2>ttl.err; rc=$?
+[ "$rc" -ne 0 ] && grep -q "expected a time from 1s to 3650d such as 90, 90s, 15m, 4h or 7d, got '4x'" ttl.err
+ok $? "--ttl 4x is refused, saying what a time is: $(head -c 120 ttl.err)"
+C del addr 198.51.100.224 >/dev/null
 
 # A listing goes out as the client reads it: clients that list and never read cost bloomd
 # their output limit (1 MiB) each, not the whole listing (here 10 MB) each.
