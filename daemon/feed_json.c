@@ -81,6 +81,8 @@ static int crowdsec_decision(const json_t *d, uint64_t now, struct entry *e, uin
 	}
 	if ((strcasecmp(scope, "ip") != 0 && strcasecmp(scope, "range") != 0) || (type && strcmp(type, "ban") != 0))
 		return 0; /* a country, an AS; a captcha: not an address to block */
+	if (json_is_true(json_object_get(d, "simulated")))
+		return 0; /* CrowdSec enforces it nowhere (simulation mode): nor does bloomd */
 	if (feed_address(value, e, err, errlen) < 0)
 		return -1;
 	double seconds = 0;
@@ -96,7 +98,11 @@ static int crowdsec_decision(const json_t *d, uint64_t now, struct entry *e, uin
 	return 1;
 }
 
-/* The decisions in a CrowdSec document: cscli's alerts (each with "decisions"), the LAPI stream's "new", or bare ones. */
+/*
+ * The decisions in a CrowdSec document: cscli's alerts (each with
+ * "decisions"; a simulated alert's are passed), the LAPI stream's "new", or
+ * bare ones.
+ */
 static json_t *crowdsec_decisions(json_t *doc)
 {
 	json_t *out = json_array(), *v, *list = json_is_object(doc) ? json_object_get(doc, "new") : doc;
@@ -104,6 +110,8 @@ static json_t *crowdsec_decisions(json_t *doc)
 
 	json_array_foreach(list, i, v) {
 		json_t *d = json_object_get(v, "decisions");
+		if (json_is_true(json_object_get(v, "simulated")))
+			continue;
 		if (json_is_array(d))
 			json_array_extend(out, d);
 		else

@@ -232,6 +232,14 @@ static void crowdsec_json(void **state)
 		    0);
 	assert_string_equal(c->text, "addr 2001:db8::1 (expires);");
 	assert_int_equal(read_as("crowdsec-json", "null", 0)->entries, 0); /* no decisions at all */
+	/* Simulated: CrowdSec enforces them nowhere, as a decision or as a whole alert. */
+	c = read_as("crowdsec-json", "[{\"simulated\":false,\"decisions\":["
+				     "{\"duration\":\"1h\",\"scope\":\"Ip\",\"type\":\"ban\",\"value\":\"192.0.2.30\",\"simulated\":true},"
+				     "{\"duration\":\"1h\",\"scope\":\"Ip\",\"type\":\"ban\",\"value\":\"192.0.2.31\",\"simulated\":false}]},"
+				     "{\"simulated\":true,\"decisions\":[{\"duration\":\"1h\",\"scope\":\"Ip\",\"type\":\"ban\","
+				     "\"value\":\"192.0.2.32\"}]}]",
+		    0);
+	assert_string_equal(c->text, "addr 192.0.2.31 (expires);");
 	c = read_as("crowdsec-json", "[{\"decisions\": [", 0);
 	assert_int_equal(c->bad, 1); /* a truncated download: one bad line, so max_bad refuses it */
 }
