@@ -131,6 +131,7 @@ struct config {
 		char *table;          /* manage: the table's name */
 		int priority;         /* manage: its chains' priority */
 		bool remove_at_stop;  /* manage: the table goes at stop (fail-open); else it stays (fail-closed) */
+		char *protect;        /* "NET,ADDR,...": never put in a set, beside the host's own addresses; NULL: those alone */
 	} action;
 	bool events_redis;        /* [output] events = redis */
 	char *events_fallback;    /* [output] events_fallback: where events go while Redis cannot take them */

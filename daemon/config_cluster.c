@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "config_internal.h"
+#include "setaction.h"
 
 char *config_host_name(void)
 {
@@ -70,6 +71,24 @@ bool config_sentinel_list(const char *value)
 	return n > 0;
 }
 
+/* "ADDR[/PREFIX][,ADDR[/PREFIX]...]": IPv4 or IPv6 addresses and nets. */
+bool config_net_list(const char *value)
+{
+	struct set_action_net net;
+
+	for (const char *p = value; *p;) {
+		size_t len = strcspn(p, ",");
+		char one[64];
+		if (len == 0 || len >= sizeof(one))
+			return false;
+		snprintf(one, sizeof(one), "%.*s", (int)len, p);
+		if (set_action_net_parse(one, &net) < 0)
+			return false;
+		p += len + (p[len] == ',');
+	}
+	return value[0] != '\0';
+}
+
 void config_cluster_validate(struct loader *ld)
 {
 	struct cluster_config *k = &ld->c->cluster;
@@ -101,6 +120,7 @@ void config_cluster_free(struct config *c)
 	free(c->action.set4);
 	free(c->action.set6);
 	free(c->action.table);
+	free(c->action.protect);
 }
 
 /* A name nft takes: letters, digits, _ - . and a letter first. */

@@ -129,6 +129,7 @@ char *config_host_name(void);
 int config_cluster_defaults(struct config *c);
 void config_cluster_validate(struct loader *ld);
 bool config_sentinel_list(const char *value);
+bool config_net_list(const char *value);
 void config_cluster_free(struct config *c);
 /* manage = yes: the sets are bloomd's table's (and set, set6 are not given). */
 void config_action_validate(struct loader *ld);

@@ -162,6 +162,8 @@ static const struct config_key KEYS[] = {
 	  .expect = "FAMILY TABLE SET (inet bloomd blocked)", .empty_none = true, RESTART },
 	{ "action", "manage", KEY_BOOL, FIELD(action.manage), RESTART },
 	{ "action", "at_stop", KEY_CHOICE, FIELD(action.remove_at_stop), NAMES("keep", "remove"), RESTART },
+	{ "action", "protect", KEY_STRING, FIELD(action.protect), .valid = config_net_list,
+	  .expect = "addresses or nets, comma separated (192.0.2.0/24,2001:db8::1)", RESTART },
 	{ "action", "table", KEY_STRING, FIELD(action.table), .valid = config_nft_name,
 	  .expect = "a table name nft takes (letters, digits, _ - .)", RESTART },
 	{ "action", "priority", KEY_INT, FIELD(action.priority), .min = -1000, .max = 1000, RESTART },

@@ -141,11 +141,13 @@ static int service_emit_event(void *ctx, const struct event_packet *p, const str
 static int block_address(void *ctx, const uint8_t *addr, int family)
 {
 	struct service *s = ctx;
-	char err[512];
+	char err[512] = "";
 	int rc = set_action_block(s->set_action, addr, family, err, sizeof(err));
 
 	if (rc < 0)
 		log_limited(&s->block_errors_logged, 60, LOG_LEVEL_ERROR, "[action]: %s", err);
+	else if (err[0])
+		log_warning("%s", err);
 	return rc;
 }
 
@@ -155,7 +157,7 @@ static int start_set_action(struct service *s)
 	const struct action_config *a = &s->cfg->action;
 	struct set_action_options o = { .set4 = a->set4, .set6 = a->set6, .timeout = a->timeout, .rate = a->rate,
 					.table = a->manage ? a->table : NULL, .priority = a->priority,
-					.remove_at_stop = a->remove_at_stop };
+					.remove_at_stop = a->remove_at_stop, .protect = a->protect };
 	char err[512];
 
 	if (a->set4 == NULL && a->set6 == NULL)

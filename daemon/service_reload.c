@@ -244,10 +244,10 @@ json_t *service_stats(struct service *s)
 		struct set_action_stats as;
 		set_action_stats(s->set_action, &as);
 		json_object_set_new(o, "set_action",
-				    json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:b}", "added", (json_int_t)as.added, "repeated",
+				    json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:b}", "added", (json_int_t)as.added, "repeated",
 					      (json_int_t)as.repeated, "rate_limited", (json_int_t)as.rate_limited, "errors",
 					      (json_int_t)as.errors, "unblocked", (json_int_t)as.unblocked, "restored",
-					      (json_int_t)as.restored, "taken_over", (json_int_t)as.taken_over, "blocked", (json_int_t)as.blocked, "managed",
+					      (json_int_t)as.restored, "taken_over", (json_int_t)as.taken_over, "protected", (json_int_t)as.protected, "blocked", (json_int_t)as.blocked, "managed",
 					      s->cfg->action.manage));
 	}
 	if (s->live || (s->workers && !s->cfg->inline_mode))

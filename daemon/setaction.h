@@ -27,6 +27,16 @@
  */
 struct set_action;
 
+/* An address or net never to block: the host's own, loopback, [action] protect. */
+struct set_action_net {
+	uint8_t family;            /* 4 or 6 */
+	uint8_t prefix;
+	uint8_t addr[16];
+};
+
+/* "192.0.2.0/24", "2001:db8::1": 0, or -1 if text is not an address or net. */
+int set_action_net_parse(const char *text, struct set_action_net *out);
+
 struct set_action_options {
 	const char *set4, *set6;   /* "inet bloomd blocked"; NULL: none for that family (manage: unused) */
 	unsigned timeout;          /* seconds an address stays */
@@ -34,6 +44,7 @@ struct set_action_options {
 	const char *table;         /* manage: the inet table bloomd owns ("bloomd"); NULL: the operator's sets */
 	int priority;              /* manage: its chains' priority */
 	bool remove_at_stop;       /* manage: set_action_close deletes the table (else it stays, and drops) */
+	const char *protect;       /* "NET,ADDR,..." never blocked, beside the host's addresses and loopback; NULL: none */
 };
 
 struct set_action_stats {
@@ -41,6 +52,7 @@ struct set_action_stats {
 	uint64_t unblocked;        /* lifted by set_action_unblock */
 	uint64_t restored;         /* times the table or its addresses were put back (manage) */
 	uint64_t taken_over;       /* addresses found in the table at start (a bloomd before left it) */
+	uint64_t protected;        /* additions passed over: the host's own address, loopback, [action] protect */
 	uint64_t blocked;          /* addresses in the set now, as bloomd knows them */
 };
 
@@ -53,7 +65,13 @@ struct set_action *set_action_open(const struct set_action_options *o, char *err
  */
 void set_action_close(struct set_action *a);
 
-/* Block addr (4 or 16 bytes, family 4 or 6): 1 added, 0 already there or over the rate, -1 refused (err). */
+/*
+ * Block addr (4 or 16 bytes, family 4 or 6): 1 added, 0 already there, over
+ * the rate or protected (the host's own addresses, read from its interfaces
+ * at open and every tenth check, loopback and [action] protect: never
+ * blocked, counted; err says so the first time an address is passed over),
+ * -1 refused (err).
+ */
 int set_action_block(struct set_action *a, const uint8_t *addr, int family, char *err, size_t errlen);
 
 /* Lift a block: 1 lifted, 0 not blocked, -1 nft refused (err; bloomd forgets it all the same). */

@@ -4,11 +4,12 @@
 # gives no event; fail-open packets while bloomd is stopped are counted; with [action]
 # manage = yes bloomd makes its own table, puts it back within 5 s of a flush or a deletion,
 # lists and lifts blocks, leaves it in place at a clean stop (dropping meanwhile) and takes it
-# over at the next start (or removes it, with at_stop = remove); a burst from 2,000 sources keeps to the rate in every one-second
+# over at the next start (or removes it, with at_stop = remove), and never puts the host's own
+# address in it; a burst from 2,000 sources keeps to the rate in every one-second
 # window and sends no address twice; an element deleted by hand from them goes back alone.
 . "$(dirname "$0")/tap.sh"
 . "$(dirname "$0")/netns.sh"
-plan 32
+plan 35
 [ "$(id -u)" -eq 0 ] || skip_all "needs root (network namespaces, netfilter)"
 command -v socat >/dev/null || skip_all "no socat"
 tmp=$(mktemp -d)
@@ -168,6 +169,19 @@ bloomd_up manage.conf
 down
 nftb list table inet bloomd >/dev/null 2>&1; is $? 1 "with at_stop = remove, the table goes at stop (fail-open)"
 sed -i '/^at_stop = remove$/d' manage.conf
+
+# The host itself is never blocked: with the operator's /24 listed, what the host sends from its
+# own address (10.77.0.2) matches too, yet only the other end goes into the set.
+sed -e "s|^file = $tmp/evil.list|file = $tmp/level1.netset\nformat = netset|" manage.conf > own.conf
+bloomd_up own.conf
+ip netns exec $b socat -u - UDP-SENDTO:10.77.0.1:9999,bind=10.77.0.2 <<<"from the host"
+send_from 1 "to the host"
+wait_for 'in_set 10.77.0.1'; ok $? "a listed source in the host's /24 goes into the set"
+wait_for '[ "$(C --json stats | jq .stats.set_action.protected)" -ge 1 ]'
+in_set 10.77.0.2; is $? 1 "the host's own address, in the listed /24 too, never does ($(C --json stats | jq .stats.set_action.protected) passed over)"
+grep -q "10.77.0.2 is the host's own, loopback or in \[action\] protect: never blocked" err; ok $? "and the log says so once"
+down
+nftb delete table inet bloomd 2>/dev/null
 
 # 2,000 sources at once: at most rate additions in any one-second window, none sent twice.
 printf '10.78.0.0/16\n' > burst.netset

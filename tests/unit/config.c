@@ -249,6 +249,13 @@ static void cluster_section(void **state)
 	assert_null(c);
 	assert_true(any_problem_has(&p, "[cluster] redis and sentinels: one or the other"));
 	assert_true(any_problem_has(&p, "[cluster] sentinels and sentinel_master go together"));
+	c = load("[action]\nprotect = 192.0.2.0/24,2001:db8::1,10.0.0.1\n[list a]\nfile = /dev/null\n", &p);
+	assert_int_equal(p.n, 0);
+	assert_string_equal(c->action.protect, "192.0.2.0/24,2001:db8::1,10.0.0.1");
+	config_free(c);
+	c = load("[action]\nprotect = 192.0.2.0/33\n", &p);
+	assert_null(c);
+	assert_true(any_problem_has(&p, ":2: protect: expected addresses or nets"));
 	c = load("[cluster]\nsentinels = s1:26379,,s2:1\nsentinel_master = m\n", &p);
 	assert_null(c);
 	assert_true(any_problem_has(&p, ":2: sentinels: expected HOST:PORT[,HOST:PORT...]"));
