@@ -5,7 +5,7 @@
 #include <unistd.h>
 
 #include "config_internal.h"
-#include "setaction.h"
+#include "protect.h"
 
 char *config_host_name(void)
 {
@@ -74,7 +74,7 @@ bool config_sentinel_list(const char *value)
 /* "ADDR[/PREFIX][,ADDR[/PREFIX]...]": IPv4 or IPv6 addresses and nets. */
 bool config_net_list(const char *value)
 {
-	struct set_action_net net;
+	struct protect_net net;
 
 	for (const char *p = value; *p;) {
 		size_t len = strcspn(p, ",");
@@ -82,7 +82,7 @@ bool config_net_list(const char *value)
 		if (len == 0 || len >= sizeof(one))
 			return false;
 		snprintf(one, sizeof(one), "%.*s", (int)len, p);
-		if (set_action_net_parse(one, &net) < 0)
+		if (protect_net_parse(one, &net) < 0)
 			return false;
 		p += len + (p[len] == ',');
 	}

@@ -2,7 +2,6 @@
 #include "setaction.h"
 
 #include <arpa/inet.h>
-#include <ifaddrs.h>
 #include <jansson.h>
 #include <nftables/libnftables.h>
 #include <stdio.h>
@@ -13,6 +12,7 @@
 #include "check.h"
 #include "error.h"
 #include "hash.h"
+#include "protect.h"
 
 #define NS 1000000000ull
 #define FIRST_SLOTS 1024
@@ -43,8 +43,7 @@ struct set_action {
 	struct blocked *slots;     /* open addressing, linear probing; at most half full */
 	size_t nslots, count;
 	unsigned checks;           /* set_action_check's calls; an element check's stamp */
-	struct set_action_net *protect; /* [action] protect first, then the host's own addresses and loopback */
-	size_t nprotect, nconfigured, protect_cap;
+	struct protect *protect;   /* never blocked: the host's own, loopback, [action] protect */
 	bool protected_said;       /* the first address passed over is logged */
 	unsigned host_reads;       /* set_action_check's calls: the host's addresses are read every tenth */
 	struct set_action_stats st;
@@ -137,106 +136,6 @@ static int remember(struct set_action *a, const uint8_t *addr, int family, uint6
 	BLOOMD_ASSERT(2 * a->count <= a->nslots); /* at most half full: probes end */
 	*b = (struct blocked){ .until = until, .family = (uint8_t)family };
 	memcpy(b->addr, addr, addr_len(family));
-	return 0;
-}
-
-/* ---- what is never blocked ---- */
-
-int set_action_net_parse(const char *text, struct set_action_net *out)
-{
-	char addr[INET6_ADDRSTRLEN + 8];
-	const char *slash = strchr(text, '/');
-	size_t len = slash ? (size_t)(slash - text) : strlen(text);
-
-	if (len >= sizeof(addr))
-		return -1;
-	snprintf(addr, sizeof(addr), "%.*s", (int)len, text);
-	*out = (struct set_action_net){ 0 };
-	out->family = strchr(addr, ':') ? 6 : 4;
-	if (inet_pton(out->family == 4 ? AF_INET : AF_INET6, addr, out->addr) != 1)
-		return -1;
-	unsigned max = out->family == 4 ? 32 : 128;
-	char *end = NULL;
-	unsigned long prefix = slash ? strtoul(slash + 1, &end, 10) : max;
-	if ((slash && (end == slash + 1 || *end != '\0')) || prefix > max)
-		return -1;
-	out->prefix = (uint8_t)prefix;
-	return 0;
-}
-
-static bool in_net(const struct set_action_net *n, const uint8_t *addr, int family)
-{
-	unsigned whole = n->prefix / 8, rest = n->prefix % 8;
-
-	return n->family == family && memcmp(n->addr, addr, whole) == 0 &&
-	       (rest == 0 || ((n->addr[whole] ^ addr[whole]) & (0xff << (8 - rest))) == 0);
-}
-
-static bool is_protected(const struct set_action *a, const uint8_t *addr, int family)
-{
-	for (size_t i = 0; i < a->nprotect; i++)
-		if (in_net(&a->protect[i], addr, family))
-			return true;
-	return false;
-}
-
-static int protect_add(struct set_action *a, const struct set_action_net *n)
-{
-	if (a->nprotect == a->protect_cap) {
-		size_t cap = a->protect_cap ? 2 * a->protect_cap : 16;
-		struct set_action_net *more = realloc(a->protect, cap * sizeof(*more));
-		if (more == NULL)
-			return -1;
-		a->protect = more;
-		a->protect_cap = cap;
-	}
-	a->protect[a->nprotect++] = *n;
-	return 0;
-}
-
-/* The host's own addresses (from its interfaces, read anew) and loopback, after the configured nets. */
-static void protect_host(struct set_action *a)
-{
-	struct ifaddrs *list, *i;
-	struct set_action_net n;
-
-	a->nprotect = a->nconfigured;
-	if (set_action_net_parse("127.0.0.0/8", &n) == 0)
-		protect_add(a, &n);
-	if (set_action_net_parse("::1", &n) == 0)
-		protect_add(a, &n);
-	if (getifaddrs(&list) < 0)
-		return; /* the last reading's are gone: only loopback and the configured nets until the next */
-	for (i = list; i; i = i->ifa_next) {
-		int af = i->ifa_addr ? i->ifa_addr->sa_family : AF_UNSPEC;
-		n = (struct set_action_net){ .family = af == AF_INET ? 4 : 6, .prefix = af == AF_INET ? 32 : 128 };
-		if (af == AF_INET)
-			memcpy(n.addr, &((const struct sockaddr_in *)(const void *)i->ifa_addr)->sin_addr, 4);
-		else if (af == AF_INET6)
-			memcpy(n.addr, &((const struct sockaddr_in6 *)(const void *)i->ifa_addr)->sin6_addr, 16);
-		if (af == AF_INET || af == AF_INET6)
-			protect_add(a, &n);
-	}
-	freeifaddrs(list);
-}
-
-/* [action] protect's nets; -1 with a message naming the one not understood. */
-static int protect_configured(struct set_action *a, const char *list, char *err, size_t errlen)
-{
-	struct set_action_net n;
-
-	for (const char *p = list ? list : ""; *p;) {
-		size_t len = strcspn(p, ",");
-		char one[64];
-		snprintf(one, sizeof(one), "%.*s", (int)(len < sizeof(one) ? len : sizeof(one) - 1), p);
-		if (set_action_net_parse(one, &n) < 0 || protect_add(a, &n) < 0) {
-			error_set(err, errlen, "[action] protect: '%s' is not an address or net (or no memory)", one);
-			return -1;
-		}
-		p += len + (p[len] == ',');
-	}
-	a->nconfigured = a->nprotect;
-	protect_host(a);
 	return 0;
 }
 
@@ -507,7 +406,7 @@ struct set_action *set_action_open(const struct set_action_options *o, char *err
 	a->rate = o->rate;
 	a->priority = o->priority;
 	a->remove_at_stop = o->remove_at_stop;
-	if (protect_configured(a, o->protect, err, errlen) < 0) {
+	if ((a->protect = protect_new(o->protect, err, errlen)) == NULL) {
 		set_action_close(a);
 		return NULL;
 	}
@@ -563,7 +462,7 @@ void set_action_close(struct set_action *a)
 	free(a->table);
 	free(a->sent);
 	free(a->slots);
-	free(a->protect);
+	protect_free(a->protect);
 	free(a);
 }
 
@@ -575,7 +474,7 @@ int set_action_block(struct set_action *a, const uint8_t *addr, int family, char
 
 	if (set == NULL)
 		return 0;
-	if (is_protected(a, addr, family)) {
+	if (protect_holds(a->protect, addr, family)) {
 		a->st.protected++;
 		inet_ntop(family == 4 ? AF_INET : AF_INET6, addr, text, sizeof(text));
 		if (!a->protected_said)
@@ -625,7 +524,7 @@ int set_action_check(struct set_action *a, char *err, size_t errlen)
 {
 	sweep(a, now_ns());
 	if (++a->host_reads % ELEMENTS_CHECKED_EVERY == 0)
-		protect_host(a); /* addresses come and go (DHCP, a new interface) */
+		protect_read_host(a->protect); /* addresses come and go (DHCP, a new interface) */
 	if (a->table == NULL)
 		return 0;
 	/* Looked at twice before it is made again: a listing taken while the sets fill can come back short. */

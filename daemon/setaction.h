@@ -27,16 +27,6 @@
  */
 struct set_action;
 
-/* An address or net never to block: the host's own, loopback, [action] protect. */
-struct set_action_net {
-	uint8_t family;            /* 4 or 6 */
-	uint8_t prefix;
-	uint8_t addr[16];
-};
-
-/* "192.0.2.0/24", "2001:db8::1": 0, or -1 if text is not an address or net. */
-int set_action_net_parse(const char *text, struct set_action_net *out);
-
 struct set_action_options {
 	const char *set4, *set6;   /* "inet bloomd blocked"; NULL: none for that family (manage: unused) */
 	unsigned timeout;          /* seconds an address stays */

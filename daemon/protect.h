@@ -1,0 +1,38 @@
+/* protect.h - the addresses never blocked: the host's own (read from its interfaces), loopback, and the operator's nets. */
+#ifndef BLOOMD_PROTECT_H
+#define BLOOMD_PROTECT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * A set action ([action] set or manage) asks before it blocks: an address
+ * the host holds, a loopback one or one in [action] protect is never put
+ * into a drop set, so a listed net that holds the server's address never
+ * cuts the server off. The host's addresses are read with getifaddrs(3) at
+ * protect_new and again at each protect_read_host.
+ */
+struct protect;
+
+/* An address or net. */
+struct protect_net {
+	uint8_t family;            /* 4 or 6 */
+	uint8_t prefix;
+	uint8_t addr[16];
+};
+
+/* "192.0.2.0/24", "2001:db8::1": 0, or -1 if text is not an address or net. */
+int protect_net_parse(const char *text, struct protect_net *out);
+
+/* list: "NET,ADDR,..." or NULL; NULL with a message naming what is not an address or net (or no memory). */
+struct protect *protect_new(const char *list, char *err, size_t errlen);
+void protect_free(struct protect *p);
+
+/* The host's addresses read anew (an interface added, an address changed). */
+void protect_read_host(struct protect *p);
+
+/* Whether addr (4 or 16 bytes, family 4 or 6) is one never to block. */
+bool protect_holds(const struct protect *p, const uint8_t *addr, int family);
+
+#endif
