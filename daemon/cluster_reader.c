@@ -242,12 +242,10 @@ static void on_one(redisAsyncContext *ac, void *r, void *priv)
 	(void)ac;
 	if (reply == NULL || c->closing)
 		return;
-	for (size_t i = 0; cluster_reply_array(reply, 0, true) && i < reply->elements; i++)
-		if (!cluster_entry_shaped(reply->element[i])) {
-			cluster_bad_reply(&c->reader, "XRANGE", reply);
-			return;
-		}
-	if (!cluster_reply_array(reply, 0, true)) {
+	bool shaped = cluster_reply_array(reply, 0, true);
+	for (size_t i = 0; shaped && i < reply->elements; i++)
+		shaped = cluster_entry_shaped(reply->element[i]);
+	if (!shaped) {
 		cluster_bad_reply(&c->reader, "XRANGE", reply);
 		return;
 	}
@@ -309,8 +307,7 @@ void cluster_reader_too_much(struct cluster *c)
 	log_warning("cluster: a read from the stream passed %llu bytes unfinished: an entry over [cluster] max_entry_bytes? The connection is dropped, and entries are read one at a time, their size asked first",
 		    (unsigned long long)cluster_read_bound(c));
 	c->careful = true;
-	redisAsyncContext *ac = c->reader.ac;
-	redisAsyncFree(ac); /* the rest of the reply is not read */
+	redisAsyncFree(c->reader.ac); /* the rest of the reply is not read */
 }
 
 unsigned long long cluster_read_bound(const struct cluster *c)
@@ -500,6 +497,16 @@ static uint64_t integer_field(const redisReply *r, const char *name)
 	return v && v->type == REDIS_REPLY_INTEGER ? (uint64_t)v->integer : 0;
 }
 
+/* The stream is followed again from its start; what was applied, by identity, is passed. */
+static void follow_from_start(struct cluster *c)
+{
+	c->desyncs++;
+	c->resyncing = true;
+	c->gap = false;
+	snprintf(c->cursor, sizeof(c->cursor), "0-0");
+	c->cursor_dirty = true;
+}
+
 /*
  * The cursor is past the stream's last entry: the stream was deleted and made
  * anew, went back (a Redis restored from an older dump), or an entry with a
@@ -511,11 +518,7 @@ void cluster_desync(struct cluster *c, const char *last_id)
 {
 	cluster_set_error(c, ERROR_READER, "desync: this node's cursor %s is past the stream's last entry %s (the stream was made anew or went back, or an ID was forged): following it again from its start",
 		  c->cursor, last_id);
-	c->desyncs++;
-	c->resyncing = true;
-	c->gap = false;
-	snprintf(c->cursor, sizeof(c->cursor), "0-0");
-	c->cursor_dirty = true;
+	follow_from_start(c);
 }
 
 /*
@@ -528,11 +531,8 @@ void cluster_desync(struct cluster *c, const char *last_id)
  */
 static void stream_lost(struct cluster *c, const char *how)
 {
-	c->desyncs++;
-	c->resyncing = c->rebuilding = true;
-	c->gap = false;
-	snprintf(c->cursor, sizeof(c->cursor), "0-0");
-	c->cursor_dirty = true;
+	follow_from_start(c);
+	c->rebuilding = true;
 	c->republish = true; /* by cluster_tick, once the writer is up */
 	cluster_set_error(c, ERROR_READER, "rebuilding: the stream %s (Redis lost its data?): this node's entries are published as the snapshot, and it follows the stream again from its start",
 			  how);

@@ -54,14 +54,14 @@ static bool nth_sentinel(const char *list, unsigned n, struct redis_where *w)
 	return cluster_where_parse(one, w);
 }
 
-static void end_ask(struct cluster *c)
+/* The sentinel being asked is let go (its context returned); the next is asked next time, unless this one answered. */
+static redisAsyncContext *let_go(struct cluster *c, bool answered)
 {
 	redisAsyncContext *ac = c->ask.ac;
 
 	c->ask.ac = NULL;
-	c->ask.next++;
-	if (ac)
-		redisAsyncDisconnect(ac);
+	c->ask.next += !answered;
+	return ac;
 }
 
 static void on_master_addr(redisAsyncContext *ac, void *r, void *priv)
@@ -80,15 +80,14 @@ static void on_master_addr(redisAsyncContext *ac, void *r, void *priv)
 	if (w.port <= 0 || w.port >= 65536) {
 		cluster_set_error(c, ERROR_READER, "sentinel %s:%d: %s", ac->c.tcp.host, ac->c.tcp.port,
 				  reply->type == REDIS_REPLY_ERROR ? reply->str : "does not know the master by [cluster] sentinel_master's name");
-		end_ask(c);
+		redisAsyncDisconnect(let_go(c, false));
 		return;
 	}
 	if (!c->master_known && (strcmp(w.host, c->master.host) != 0 || w.port != c->master.port))
 		log_info("cluster: the sentinels name %s:%d as the master of %s", w.host, w.port, c->cfg->sentinel_master);
 	c->master = w;
 	c->master_known = true;
-	c->ask.next--; /* the one that answered is asked first next time */
-	end_ask(c);
+	redisAsyncDisconnect(let_go(c, true)); /* asked first next time */
 }
 
 static void on_ask_connect(const redisAsyncContext *ac, int status)
@@ -98,10 +97,8 @@ static void on_ask_connect(const redisAsyncContext *ac, int status)
 	if (status == REDIS_OK)
 		return;
 	cluster_set_error(c, ERROR_READER, "sentinel: %s", ac->errstr);
-	if (c->ask.ac == ac) { /* hiredis frees it */
-		c->ask.ac = NULL;
-		c->ask.next++;
-	}
+	if (c->ask.ac == ac)
+		let_go(c, false); /* hiredis frees it */
 }
 
 static void on_ask_disconnect(const redisAsyncContext *ac, int status)
@@ -109,10 +106,8 @@ static void on_ask_disconnect(const redisAsyncContext *ac, int status)
 	struct cluster *c = ac->data;
 
 	(void)status;
-	if (c->ask.ac == ac) {
-		c->ask.ac = NULL;
-		c->ask.next++;
-	}
+	if (c->ask.ac == ac)
+		let_go(c, false);
 }
 
 /* Ask the next sentinel where the master is. */
@@ -147,10 +142,7 @@ void cluster_sentinel_tick(struct cluster *c)
 		return;
 	if (c->ask.ac && time(NULL) - c->ask.since > (time_t)c->cfg->timeout) {
 		cluster_set_error(c, ERROR_READER, "sentinel: no answer in %u s: asking the next", c->cfg->timeout);
-		redisAsyncContext *ac = c->ask.ac;
-		c->ask.ac = NULL;
-		c->ask.next++;
-		redisAsyncFree(ac);
+		redisAsyncFree(let_go(c, false));
 	}
 	if (c->ask.ac == NULL)
 		ask_next(c);
@@ -158,9 +150,8 @@ void cluster_sentinel_tick(struct cluster *c)
 
 void cluster_sentinel_close(struct cluster *c)
 {
-	redisAsyncContext *ac = c->ask.ac;
+	redisAsyncContext *ac = let_go(c, false);
 
-	c->ask.ac = NULL;
 	if (ac)
 		redisAsyncFree(ac);
 }

@@ -48,16 +48,6 @@ static size_t first_on_flow(struct engine *e, const struct packet_view *v, time_
 	return kept;
 }
 
-/* Whether addr (alen bytes) lies in the net entry's prefix (key: length, then the network). */
-static bool in_prefix(const uint8_t *key, const uint8_t *addr, size_t alen)
-{
-	unsigned bits = key[0], whole = bits / 8, rest = bits % 8;
-
-	if (whole > alen || memcmp(key + 1, addr, whole) != 0)
-		return false;
-	return rest == 0 || ((key[1 + whole] ^ addr[whole]) & (0xff << (8 - rest))) == 0;
-}
-
 /* addr into the blocking set, for the lists asking (counted for each, when the set takes it). */
 static void block_one(struct engine *e, const uint8_t *addr, int family, uint32_t asking, struct event_packet *ep)
 {
@@ -88,8 +78,8 @@ static void block_addresses(struct engine *e, const struct packet_view *v, const
 			src = memcmp(found[i].key, v->src, alen) == 0;
 			dst = !src;
 		} else if (found[i].kind == ENTRY_NET) {
-			src = in_prefix(found[i].key, v->src, alen);
-			dst = !src && in_prefix(found[i].key, v->dst, alen);
+			src = entry_net_holds(found[i].key, v->src, alen);
+			dst = !src && entry_net_holds(found[i].key, v->dst, alen);
 		}
 		if (src)
 			block_one(e, v->src, v->family, asking, ep);

@@ -411,3 +411,12 @@ const char *entry_format_value(enum entry_kind kind, const uint8_t *key, size_t 
 	}
 	return buf;
 }
+
+bool entry_net_holds(const uint8_t *key, const uint8_t *addr, size_t alen)
+{
+	unsigned bits = key[0], whole = bits / 8, rest = bits % 8;
+
+	if (whole > alen || memcmp(key + 1, addr, whole) != 0)
+		return false;
+	return rest == 0 || ((key[1 + whole] ^ addr[whole]) & (0xff << (8 - rest))) == 0;
+}

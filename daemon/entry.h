@@ -83,6 +83,9 @@ const char *entry_format_addr(const uint8_t *addr, int family, char *buf, size_t
 const char *entry_format_value(enum entry_kind kind, const uint8_t *key, size_t len, char *buf,
 			       size_t buflen);
 
+/* Whether addr (alen bytes) lies in a net key's prefix (key: length, then the network). */
+bool entry_net_holds(const uint8_t *key, const uint8_t *addr, size_t alen);
+
 /* Address family (4 or 6) of an addr, net or pair key; 0 for a sig. */
 int entry_family(enum entry_kind kind, size_t len);
 

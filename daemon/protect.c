@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "arena.h"
+#include "entry.h"
 #include "error.h"
 
 struct protect {
@@ -17,38 +18,26 @@ struct protect {
 
 int protect_net_parse(const char *text, struct protect_net *out)
 {
-	char addr[INET6_ADDRSTRLEN + 8];
-	const char *slash = strchr(text, '/');
-	size_t len = slash ? (size_t)(slash - text) : strlen(text);
+	struct entry e;
+	char line[80], ignored[128];
+	bool v6 = strchr(text, ':') != NULL;
 
-	if (len >= sizeof(addr))
+	if (strlen(text) > 60)
 		return -1;
-	snprintf(addr, sizeof(addr), "%.*s", (int)len, text);
-	*out = (struct protect_net){ 0 };
-	out->family = strchr(addr, ':') ? 6 : 4;
-	if (inet_pton(out->family == 4 ? AF_INET : AF_INET6, addr, out->addr) != 1)
+	snprintf(line, sizeof(line), "net %s%s", text, strchr(text, '/') ? "" : v6 ? "/128" : "/32");
+	if (entry_parse(line, &e, ignored, sizeof(ignored)) != 1 || e.kind != ENTRY_NET)
 		return -1;
-	unsigned max = out->family == 4 ? 32 : 128;
-	char *end = NULL;
-	unsigned long prefix = slash ? strtoul(slash + 1, &end, 10) : max;
-	if ((slash && (end == slash + 1 || *end != '\0')) || prefix > max)
-		return -1;
-	out->prefix = (uint8_t)prefix;
+	out->len = (uint8_t)e.len;
+	memcpy(out->key, e.key, e.len);
 	return 0;
-}
-
-static bool in_net(const struct protect_net *n, const uint8_t *addr, int family)
-{
-	unsigned whole = n->prefix / 8, rest = n->prefix % 8;
-
-	return n->family == family && memcmp(n->addr, addr, whole) == 0 &&
-	       (rest == 0 || ((n->addr[whole] ^ addr[whole]) & (0xff << (8 - rest))) == 0);
 }
 
 bool protect_holds(const struct protect *p, const uint8_t *addr, int family)
 {
+	size_t alen = family == 4 ? 4 : 16;
+
 	for (size_t i = 0; i < p->n; i++)
-		if (in_net(&p->nets[i], addr, family))
+		if (p->nets[i].len == 1 + alen && entry_net_holds(p->nets[i].key, addr, alen))
 			return true;
 	return false;
 }
@@ -75,13 +64,16 @@ void protect_read_host(struct protect *p)
 		return; /* the last reading's are gone: only loopback and the configured nets until the next */
 	for (i = list; i; i = i->ifa_next) {
 		int af = i->ifa_addr ? i->ifa_addr->sa_family : AF_UNSPEC;
-		n = (struct protect_net){ .family = af == AF_INET ? 4 : 6, .prefix = af == AF_INET ? 32 : 128 };
-		if (af == AF_INET)
-			memcpy(n.addr, &((const struct sockaddr_in *)(const void *)i->ifa_addr)->sin_addr, 4);
-		else if (af == AF_INET6)
-			memcpy(n.addr, &((const struct sockaddr_in6 *)(const void *)i->ifa_addr)->sin6_addr, 16);
-		if (af == AF_INET || af == AF_INET6)
-			protect_add(p, &n);
+		if (af == AF_INET) {
+			n = (struct protect_net){ .len = 5, .key = { 32 } };
+			memcpy(n.key + 1, &((const struct sockaddr_in *)(const void *)i->ifa_addr)->sin_addr, 4);
+		} else if (af == AF_INET6) {
+			n = (struct protect_net){ .len = 17, .key = { 128 } };
+			memcpy(n.key + 1, &((const struct sockaddr_in6 *)(const void *)i->ifa_addr)->sin6_addr, 16);
+		} else {
+			continue;
+		}
+		protect_add(p, &n);
 	}
 	freeifaddrs(list);
 }

@@ -15,11 +15,10 @@
  */
 struct protect;
 
-/* An address or net. */
+/* An address or net, as a net entry's key: prefix length, then the network (5 or 17 bytes). */
 struct protect_net {
-	uint8_t family;            /* 4 or 6 */
-	uint8_t prefix;
-	uint8_t addr[16];
+	uint8_t len;
+	uint8_t key[17];
 };
 
 /* "192.0.2.0/24", "2001:db8::1": 0, or -1 if text is not an address or net. */

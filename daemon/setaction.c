@@ -349,10 +349,10 @@ static long count_unlisted(struct set_action *a, uint32_t stamp, uint64_t soon, 
 /*
  * Put back, each with the time it has left, the addresses bloomd remembers
  * with over two seconds left that the kernel's sets have lost; the others
- * are left as they are (their timeout too). One listing of a set that grows
- * can miss elements that are there (the kernel resizes its hash table
- * between the messages of a dump), so an address counts as lost only when
- * a second listing lacks it too. The number put back, or -1.
+ * are left as they are (their timeout too). A listing taken while a set
+ * fills was seen to come back short (its cause not found), so an address
+ * counts as lost only when a second listing lacks it too. The number put
+ * back, or -1.
  */
 static long put_back_missing(struct set_action *a, char *err, size_t errlen)
 {

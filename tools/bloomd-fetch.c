@@ -187,8 +187,10 @@ static size_t read_header(char *line, size_t size, size_t n, void *ctx)
 	header_value(line, len, "ETag", t->etag, sizeof(t->etag));
 	header_value(line, len, "Last-Modified", t->last_modified, sizeof(t->last_modified));
 	header_value(line, len, "Content-Encoding", t->encoding, sizeof(t->encoding));
-	if (strcmp(t->encoding, "x-gzip") == 0 || strcmp(t->encoding, "identity") == 0)
-		snprintf(t->encoding, sizeof(t->encoding), "%s", t->encoding[0] == 'x' ? "gzip" : "");
+	if (strcmp(t->encoding, "x-gzip") == 0)
+		strcpy(t->encoding, "gzip");
+	else if (strcmp(t->encoding, "identity") == 0)
+		t->encoding[0] = '\0';
 	return len;
 }
 
