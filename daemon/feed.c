@@ -173,7 +173,7 @@ static int ipset_line(struct feed_reader *r, char *line, struct entry *e, uint64
 	unsigned long timeout;
 	bool nomatch = ipset_options(p, &timeout);
 	*expires = timeout ? r->now + timeout : 0;
-	return nomatch ? FEED_EXCEPTION : 1;
+	return nomatch ? FEED_EXCEPTION : FEED_HOLD;
 }
 
 /* Field n (from 1) of a CSV line, quotes and "" undone; -1 if the line has fewer. */
@@ -424,7 +424,7 @@ int feed_read(FILE *f, const struct feed_spec *spec, uint64_t now, feed_entry_cb
 	*counts = (struct feed_counts){ 0 };
 	if (spec->format == FEED_CROWDSEC_JSON) {
 		free(e);
-		return feed_crowdsec_read(f, now, on_entry, on_bad, ctx, counts, err, errlen);
+		return feed_crowdsec_read(f, spec->stream_whole, now, on_entry, on_bad, ctx, counts, err, errlen);
 	}
 	if (e == NULL) {
 		error_set(err, errlen, "out of memory");
@@ -447,7 +447,7 @@ int feed_read(FILE *f, const struct feed_spec *spec, uint64_t now, feed_entry_cb
 		} else {
 			rc = feed_line(&r, line, e, &expires, &labels, why, sizeof(why));
 			bool labelled = labels.category[0] || labels.severity;
-			if (rc > 0 && on_entry(ctx, e, expires, labelled ? &labels : NULL, rc == FEED_EXCEPTION, why,
+			if (rc > 0 && on_entry(ctx, e, expires, labelled ? &labels : NULL, rc, why,
 					       sizeof(why)) != 0)
 				rc = -1;
 		}

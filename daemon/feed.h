@@ -31,7 +31,9 @@
  *   crowdsec-json     CrowdSec's decisions (cscli decisions list -o json, or the LAPI's
  *                     stream): one JSON document; Ip and Range ban decisions, their duration
  *                     their time to live (run out: nothing), their scenario the category label
- *                     (read whole, not by line)
+ *                     (read whole, not by line). A stream document ({"new", "deleted"}) is
+ *                     a change to the list's current version (its deleted decisions leave
+ *                     it), unless spec's stream_whole says it was asked for with startup=true
  *
  * An address alone is an addr entry, a network a net entry (a /32 or /128
  * network is its address). A UTF-8 byte order mark opening a file is
@@ -61,6 +63,7 @@ struct feed_spec {
 	char set[FEED_COLUMN_NAME];       /* ipset: only this set's lines ("": every set's) */
 	/* iprep: category N's short name at [N] ("": iprep-N), NULL for none; the caller owns it */
 	const char (*category_names)[ENTRY_CATEGORY_MAX];
+	bool stream_whole;                /* crowdsec-json: a stream document is whole (startup=true) */
 };
 
 /* "plain", "csv:3", "csv:ip", ...: 0, or -1 with a message. */
@@ -80,31 +83,36 @@ struct feed_reader {
 
 void feed_reader_init(struct feed_reader *r, const struct feed_spec *spec, uint64_t now);
 
-/*
- * One line (without or with its newline). Returns 1 with *e, *expires (0:
- * never) and *labels (none: "" and 0) filled, FEED_EXCEPTION the same for
- * an exception (ipset's nomatch), 0 for a line that holds no entry, -1 with
- * a message.
- */
 /* The highest category number Suricata's iprep takes. */
 #define FEED_IPREP_CATEGORIES 60
 
-#define FEED_EXCEPTION 2
+/* What an entry read is to its version. */
+#define FEED_HOLD 1      /* an entry it holds */
+#define FEED_EXCEPTION 2 /* an exception inside its networks (ipset's nomatch) */
+#define FEED_DELETED 3   /* one that leaves the list's current version (a CrowdSec stream's deleted) */
+
+/*
+ * One line (without or with its newline). Returns FEED_HOLD with *e,
+ * *expires (0: never) and *labels (none: "" and 0) filled, FEED_EXCEPTION
+ * the same for an exception, 0 for a line that holds no entry, -1 with a
+ * message.
+ */
 int feed_line(struct feed_reader *r, const char *line, struct entry *e, uint64_t *expires,
 	      struct entry_labels *labels, char *err, size_t errlen);
 
 /* What reading a file found. */
 struct feed_counts {
 	uint64_t lines, entries, bad;
+	bool change;      /* the file is a change to the list's current version, not a whole one */
 };
 
 /*
- * Each entry read (labels: NULL if it has none; exception: the line's is an
- * exception, FEED_EXCEPTION); a non-zero return makes its line bad, with a
- * message in err.
+ * Each entry read (labels: NULL if it has none; role: FEED_HOLD,
+ * FEED_EXCEPTION or FEED_DELETED); a non-zero return makes its line bad,
+ * with a message in err.
  */
 typedef int (*feed_entry_cb)(void *ctx, const struct entry *e, uint64_t expires,
-			     const struct entry_labels *labels, bool exception, char *err, size_t errlen);
+			     const struct entry_labels *labels, int role, char *err, size_t errlen);
 /* Each bad line: its number, its text (printable, as long as it is) and why. */
 typedef void (*feed_bad_cb)(void *ctx, unsigned line, const char *text, const char *why);
 

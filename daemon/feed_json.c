@@ -63,18 +63,13 @@ static int go_duration(const char *p, double *out)
 	return isfinite(total) && total < 1e12 ? 0 : -1;
 }
 
-/* One CrowdSec decision: an Ip or Range ban (others hold nothing), its duration a TTL, its scenario the category. */
-static int crowdsec_decision(const json_t *d, uint64_t now, struct entry *e, uint64_t *expires,
-			     struct entry_labels *labels, char *err, size_t errlen)
+/* A decision's address: 1 for an Ip or Range ban not simulated, 0 for another (a country, a captcha), -1 with a message. */
+static int decision_entry(const json_t *d, struct entry *e, char *err, size_t errlen)
 {
 	const char *scope = json_string_value(json_object_get(d, "scope"));
 	const char *value = json_string_value(json_object_get(d, "value"));
 	const char *type = json_string_value(json_object_get(d, "type"));
-	const char *duration = json_string_value(json_object_get(d, "duration"));
-	const char *scenario = json_string_value(json_object_get(d, "scenario"));
 
-	*expires = 0;
-	*labels = (struct entry_labels){ 0 };
 	if (scope == NULL || value == NULL) {
 		error_set(err, errlen, "a decision with no scope or value");
 		return -1;
@@ -83,9 +78,22 @@ static int crowdsec_decision(const json_t *d, uint64_t now, struct entry *e, uin
 		return 0; /* a country, an AS; a captcha: not an address to block */
 	if (json_is_true(json_object_get(d, "simulated")))
 		return 0; /* CrowdSec enforces it nowhere (simulation mode): nor does bloomd */
-	if (feed_address(value, e, err, errlen) < 0)
-		return -1;
+	return feed_address(value, e, err, errlen) < 0 ? -1 : 1;
+}
+
+/* One CrowdSec decision held: its duration from now a TTL, its scenario the category. */
+static int crowdsec_decision(const json_t *d, uint64_t now, struct entry *e, uint64_t *expires,
+			     struct entry_labels *labels, char *err, size_t errlen)
+{
+	const char *duration = json_string_value(json_object_get(d, "duration"));
+	const char *scenario = json_string_value(json_object_get(d, "scenario"));
 	double seconds = 0;
+	int rc = decision_entry(d, e, err, errlen);
+
+	*expires = 0;
+	*labels = (struct entry_labels){ 0 };
+	if (rc <= 0)
+		return rc;
 	if (duration && go_duration(duration, &seconds) < 0) {
 		error_set(err, errlen, "duration '%.40s' is not Go's (3h59m51s)", duration);
 		return -1;
@@ -95,7 +103,7 @@ static int crowdsec_decision(const json_t *d, uint64_t now, struct entry *e, uin
 	*expires = duration ? now + (uint64_t)ceil(seconds) : 0;
 	for (size_t i = 0; scenario && scenario[i] && i + 1 < sizeof(labels->category); i++) /* as labels allow */
 		labels->category[i] = isalnum((unsigned char)scenario[i]) || strchr("._-:/", scenario[i]) ? scenario[i] : '_';
-	return 1;
+	return FEED_HOLD;
 }
 
 /*
@@ -120,15 +128,45 @@ static json_t *crowdsec_decisions(json_t *doc)
 	return out;
 }
 
-/* A CrowdSec document, read whole: each decision counts as a line. */
-int feed_crowdsec_read(FILE *f, uint64_t now, feed_entry_cb on_entry, feed_bad_cb on_bad, void *ctx,
-			 struct feed_counts *counts, char *err, size_t errlen)
+/* Each decision of list as a line from line on: held, or (deleted) leaving the list. */
+static void crowdsec_each(const json_t *list, bool deleted, uint64_t now, feed_entry_cb on_entry, feed_bad_cb on_bad,
+			  void *ctx, struct feed_counts *counts)
 {
-	json_error_t why;
-	json_t *doc = json_loadf(f, JSON_DECODE_ANY, &why), *decisions, *d;
 	struct entry e;
 	char text[FEED_TOKEN_MAX + 2], problem[256];
+	const json_t *d;
 	size_t i;
+
+	json_array_foreach(list, i, d) {
+		uint64_t expires = 0;
+		struct entry_labels labels = { 0 };
+		int rc = deleted ? decision_entry(d, &e, problem, sizeof(problem))
+				 : crowdsec_decision(d, now, &e, &expires, &labels, problem, sizeof(problem));
+		if (rc > 0 && on_entry(ctx, &e, expires, labels.category[0] ? &labels : NULL, deleted ? FEED_DELETED : FEED_HOLD,
+				       problem, sizeof(problem)))
+			rc = -1;
+		counts->lines++;
+		counts->entries += rc > 0 && !deleted;
+		if (rc < 0) {
+			counts->bad++;
+			snprintf(text, sizeof(text), "%s", json_string_value(json_object_get(d, "value")) ?: "(decision)");
+			error_printable(text);
+			on_bad(ctx, (unsigned)counts->lines, text, problem);
+		}
+	}
+}
+
+/*
+ * A CrowdSec document, read whole: each decision counts as a line. A stream
+ * document not asked for whole is a change: its deleted decisions first,
+ * then its new ones (a decision replaced is in both).
+ */
+int feed_crowdsec_read(FILE *f, bool stream_whole, uint64_t now, feed_entry_cb on_entry, feed_bad_cb on_bad,
+		       void *ctx, struct feed_counts *counts, char *err, size_t errlen)
+{
+	json_error_t why;
+	json_t *doc = json_loadf(f, JSON_DECODE_ANY, &why), *decisions;
+	char text[FEED_TOKEN_MAX + 2];
 
 	if (doc == NULL && ferror(f)) {
 		error_set(err, errlen, "read error: %s", strerror(errno));
@@ -141,22 +179,12 @@ int feed_crowdsec_read(FILE *f, uint64_t now, feed_entry_cb on_entry, feed_bad_c
 		on_bad(ctx, (unsigned)why.line, text, why.text);
 		return 0;
 	}
+	bool stream = json_is_object(doc) && (json_object_get(doc, "new") || json_object_get(doc, "deleted"));
+	counts->change = stream && !stream_whole;
+	if (counts->change)
+		crowdsec_each(json_object_get(doc, "deleted"), true, now, on_entry, on_bad, ctx, counts);
 	decisions = crowdsec_decisions(doc);
-	json_array_foreach(decisions, i, d) {
-		uint64_t expires;
-		struct entry_labels labels;
-		int rc = crowdsec_decision(d, now, &e, &expires, &labels, problem, sizeof(problem));
-		if (rc > 0 && on_entry(ctx, &e, expires, labels.category[0] ? &labels : NULL, false, problem, sizeof(problem)))
-			rc = -1;
-		counts->lines++;
-		counts->entries += rc > 0;
-		if (rc < 0) {
-			counts->bad++;
-			snprintf(text, sizeof(text), "%s", json_string_value(json_object_get(d, "value")) ?: "(decision)");
-			error_printable(text);
-			on_bad(ctx, (unsigned)i + 1, text, problem);
-		}
-	}
+	crowdsec_each(decisions, false, now, on_entry, on_bad, ctx, counts);
 	json_decref(decisions);
 	json_decref(doc);
 	return 0;

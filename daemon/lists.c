@@ -24,6 +24,8 @@ void lists_free(struct lists *ls)
 		ttl_free(ls->expiry[i]);
 		ls->expiry[i] = NULL;
 	}
+	ttl_free(ls->staged_deleted);
+	ls->staged_deleted = NULL;
 	labels_free(ls->labels);
 	ls->labels = NULL;
 	free(ls->exceptions);
@@ -91,7 +93,7 @@ struct staging {
 	feed_bad_cb on_bad;    /* the caller's, with its ctx */
 	void *ctx;
 	uint64_t lines_before;  /* read by earlier parts of the version */
-	uint64_t now;           /* what a feed's time to live is measured against */
+	uint64_t now;           /* what has run out is left out */
 	uint64_t expired;       /* entries left out: their time had passed when the version was read */
 };
 
@@ -121,18 +123,55 @@ static int note_exception(struct lists *ls, const struct entry *e)
 	return 0;
 }
 
+/*
+ * The staged entry e's expiry (0: none). An entry given twice in a version
+ * (two CrowdSec decisions on one address) stays while either holds it: the
+ * later expiry, or none if either has none.
+ */
+static int stage_expiry(struct staging *st, const struct entry *e, uint64_t expires)
+{
+	struct ttl **staged = &st->ls->expiry[LISTS_SLOTS];
+
+	if (expires == 0 && *staged == NULL)
+		return 0;
+	if (matcher_holders(st->m, e) & LISTS_STAGING) {
+		uint64_t had = *staged ? ttl_get(*staged, e) : 0;
+		if (had == 0 || expires == 0)
+			return had ? ttl_set(*staged, e, 0) : 0;
+		expires = had > expires ? had : expires;
+	}
+	if (expires == 0)
+		return 0;
+	return (*staged == NULL && (*staged = ttl_new()) == NULL) ? -1 : ttl_set(*staged, e, expires);
+}
+
+/* An entry the staged change deletes from the list: it is not carried into the version. */
+static int stage_deleted(struct lists *ls, const struct entry *e)
+{
+	if (ls->staged_deleted == NULL && (ls->staged_deleted = ttl_new()) == NULL)
+		return -1;
+	return ttl_set(ls->staged_deleted, e, 1);
+}
+
 static int stage_entry(void *ctx, const struct entry *e, uint64_t expires, const struct entry_labels *labels,
-		       bool exception, char *err, size_t errlen)
+		       int role, char *err, size_t errlen)
 {
 	struct staging *st = ctx;
+	bool exception = role == FEED_EXCEPTION;
 
+	if (role == FEED_DELETED) {
+		if (stage_deleted(st->ls, e) == 0)
+			return 0;
+		st->failed = true; /* the entry would stay in the list */
+		snprintf(st->error, sizeof(st->error), "out of memory for the entries deleted");
+		return -1;
+	}
 	/* A feed's time to live (an ipset timeout, a CrowdSec duration, expires=): run out, it holds nothing. */
 	if (expires && expires <= st->now) {
 		st->expired++;
 		return 0;
 	}
-	struct ttl **staged = &st->ls->expiry[LISTS_SLOTS];
-	if (expires && !exception && ((*staged == NULL && (*staged = ttl_new()) == NULL) || ttl_set(*staged, e, expires) < 0)) {
+	if (!exception && stage_expiry(st, e, expires) < 0) {
 		st->failed = true; /* the entry would stay past its time */
 		snprintf(st->error, sizeof(st->error), "out of memory for the entries' times to live");
 		return -1;
@@ -155,15 +194,16 @@ static int stage_entry(void *ctx, const struct entry *e, uint64_t expires, const
 	return -1;
 }
 
-int lists_stage_more(struct lists *ls, struct matcher *m, FILE *f, const struct feed_spec *spec, uint64_t now,
-		     feed_bad_cb on_bad, void *ctx, struct list_load *r)
+int lists_stage_more(struct lists *ls, struct matcher *m, FILE *f, const struct feed_spec *spec,
+		     const struct list_clock *clock, feed_bad_cb on_bad, void *ctx, struct list_load *r)
 {
 	struct staging st = { .ls = ls, .m = m, .labels = ls->labels, .on_bad = on_bad, .ctx = ctx, .lines_before = r->lines,
-			      .now = now };
+			      .now = clock->now };
 	struct feed_counts n;
 	char err[256];
 
-	int rc = feed_read(f, spec, now, stage_entry, stage_bad, &st, &n, err, sizeof(err));
+	int rc = feed_read(f, spec, clock->stated, stage_entry, stage_bad, &st, &n, err, sizeof(err));
+	ls->staged_change |= n.change;
 	r->lines += n.lines;
 	r->entries += n.entries - st.expired;
 	r->bad += n.bad;
@@ -295,6 +335,65 @@ static void guard(const struct list_config *lc, const struct matcher *m, int i, 
 			  (unsigned long long)removed, (unsigned long long)vc.held, lc->max_removed);
 }
 
+/* The entries of list i a staged change keeps: neither staged again nor deleted. */
+struct carrying {
+	uint32_t bit;
+	const struct ttl *deleted;
+	uint8_t *picked;           /* kind, length (2 bytes), key; ... */
+	size_t len, cap;
+	bool failed;
+};
+
+static int pick_carried(void *ctx, const struct entry *e, unsigned group, uint32_t holders)
+{
+	struct carrying *c = ctx;
+
+	(void)group;
+	if (!(holders & c->bit) || (holders & LISTS_STAGING) || (c->deleted && ttl_get(c->deleted, e)))
+		return 0;
+	if (c->len + 3 + e->len > c->cap) {
+		size_t cap = c->cap ? 2 * c->cap : 65536;
+		uint8_t *grown = realloc(c->picked, cap);
+		if (grown == NULL) {
+			c->failed = true;
+			return -1;
+		}
+		c->picked = grown;
+		c->cap = cap;
+	}
+	c->picked[c->len] = (uint8_t)e->kind;
+	memcpy(c->picked + c->len + 1, &e->len, 2);
+	memcpy(c->picked + c->len + 3, e->key, e->len);
+	c->len += 3 + e->len;
+	return 0;
+}
+
+/* A staged change made list i's whole next version: its other entries staged too, with their times and labels. */
+static void carry_forward(struct lists *ls, struct matcher *m, int i, struct list_load *r)
+{
+	struct carrying c = { .bit = 1u << i, .deleted = ls->staged_deleted };
+	struct ttl **staged = &ls->expiry[LISTS_SLOTS];
+	struct entry e;
+	struct entry_labels own;
+	char err[256] = "out of memory";
+
+	matcher_foreach(m, 0, pick_carried, &c);
+	for (size_t at = 0; !c.failed && at < c.len; at += 3 + e.len) {
+		e.kind = (enum entry_kind)c.picked[at];
+		memcpy(&e.len, c.picked + at + 1, 2);
+		memcpy(e.key, c.picked + at + 3, e.len);
+		uint64_t expires = ls->expiry[i] ? ttl_get(ls->expiry[i], &e) : 0;
+		c.failed = matcher_hold(m, &e, LISTS_STAGING, err, sizeof(err)) < 0 ||
+			   (expires && ((*staged == NULL && (*staged = ttl_new()) == NULL) || ttl_set(*staged, &e, expires) < 0)) ||
+			   (labels_get(ls->labels, e.kind, e.key, e.len, (unsigned)i, &own) &&
+			    labels_set(ls->labels, &e, LISTS_SLOTS, &own) < 0);
+		r->entries++;
+	}
+	if (c.failed)
+		error_set(r->error, sizeof(r->error), "the list's entries could not be carried into the change: %s", err);
+	free(c.picked);
+}
+
 int lists_stage_done(struct lists *ls, struct matcher *m, int i, bool guarded, struct list_load *r)
 {
 	const struct list_state *l = &ls->slot[i];
@@ -303,6 +402,11 @@ int lists_stage_done(struct lists *ls, struct matcher *m, int i, bool guarded, s
 	if (r->error[0] == '\0' && r->bad > 0 && (double)r->bad > max_bad * (double)(r->bad + r->entries))
 		error_set(r->error, sizeof(r->error), "%llu of its %llu entry lines are bad, more than max_bad (%g)",
 			  (unsigned long long)r->bad, (unsigned long long)(r->bad + r->entries), max_bad);
+	if (r->error[0] == '\0' && ls->staged_change)
+		carry_forward(ls, m, i, r);
+	ls->staged_change = false;
+	ttl_free(ls->staged_deleted);
+	ls->staged_deleted = NULL;
 	if (r->error[0] == '\0')
 		apply_exceptions(ls, m, r);
 	ls->nexceptions = 0;
@@ -316,10 +420,10 @@ int lists_stage_done(struct lists *ls, struct matcher *m, int i, bool guarded, s
 }
 
 int lists_stage(struct lists *ls, struct matcher *m, int i, FILE *f, const struct feed_spec *spec,
-		uint64_t now, bool guarded, feed_bad_cb on_bad, void *ctx, struct list_load *r)
+		const struct list_clock *clock, bool guarded, feed_bad_cb on_bad, void *ctx, struct list_load *r)
 {
 	*r = (struct list_load){ 0 };
-	lists_stage_more(ls, m, f, spec, now, on_bad, ctx, r);
+	lists_stage_more(ls, m, f, spec, clock, on_bad, ctx, r);
 	return lists_stage_done(ls, m, i, guarded, r);
 }
 
@@ -346,6 +450,9 @@ void lists_unstage(struct lists *ls, struct matcher *m, int i, struct list_load 
 {
 	matcher_rehold(m, 0, LISTS_STAGING, NULL); /* the staged version goes whole */
 	ls->nexceptions = 0;                       /* with its exceptions, if it was cut short */
+	ls->staged_change = false;                 /* and what it changed */
+	ttl_free(ls->staged_deleted);
+	ls->staged_deleted = NULL;
 	labels_move(ls->labels, -1, LISTS_SLOTS);
 	ttl_free(ls->expiry[LISTS_SLOTS]);
 	ls->expiry[LISTS_SLOTS] = NULL;

@@ -58,6 +58,8 @@ struct lists {
 	struct list_exception *exceptions;   /* the staged version's, applied when it is done */
 	size_t nexceptions, exceptions_cap;
 	struct ttl *expiry[LISTS_SLOTS + 1]; /* by slot, the entries with a time to live; [LISTS_SLOTS]: the staged */
+	bool staged_change;                  /* the staged version is a change to the list's current one */
+	struct ttl *staged_deleted;          /* the entries it deletes (a set: their time is 1) */
 };
 
 /* -1 without memory. */
@@ -89,6 +91,16 @@ uint32_t lists_acting(const struct lists *ls, enum list_action action);
 int lists_find(const struct lists *ls, const char *name);
 
 /*
+ * When a version is read (now: what has run out is left out), and when its
+ * source stated the times it gives relative to then (a CrowdSec duration, an
+ * ipset timeout, ttl=): a file's modification, a fetch's answer. Anchored
+ * there, reading the same document again never extends an entry's time.
+ */
+struct list_clock {
+	uint64_t now, stated;
+};
+
+/*
  * Read a new version of list i from f under the staging bit, or refuse it:
  * when f cannot be read to its end, an entry cannot be stored (no memory),
  * more than the list's max_bad of its lines are bad, or (guarded: a version
@@ -104,15 +116,15 @@ int lists_find(const struct lists *ls, const char *name);
  * Returns -1 if refused: the staged version is dropped, r says why.
  */
 int lists_stage(struct lists *ls, struct matcher *m, int i, FILE *f, const struct feed_spec *spec,
-		uint64_t now, bool guarded, feed_bad_cb on_bad, void *ctx, struct list_load *r);
+		const struct list_clock *clock, bool guarded, feed_bad_cb on_bad, void *ctx, struct list_load *r);
 /*
  * lists_stage in parts, for a version read a slice at a time: each part
  * from its own f adds to r (start it zeroed), -1 once one fails (r->error);
  * then lists_stage_done refuses the whole as lists_stage would (-1,
  * unstaged) or lets it be taken (0).
  */
-int lists_stage_more(struct lists *ls, struct matcher *m, FILE *f, const struct feed_spec *spec, uint64_t now,
-		     feed_bad_cb on_bad, void *ctx, struct list_load *r);
+int lists_stage_more(struct lists *ls, struct matcher *m, FILE *f, const struct feed_spec *spec,
+		     const struct list_clock *clock, feed_bad_cb on_bad, void *ctx, struct list_load *r);
 int lists_stage_done(struct lists *ls, struct matcher *m, int i, bool guarded, struct list_load *r);
 /* The staged version becomes list i's, in one step (r gets what was added and removed). */
 void lists_take(struct lists *ls, struct matcher *m, int i, uint64_t now, struct list_load *r);

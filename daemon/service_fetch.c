@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "error.h"
@@ -122,6 +123,20 @@ static json_t *result_json(const struct list_fetch *lf)
 	return o;
 }
 
+/*
+ * When the body's relative times were stated: its Last-Modified (a file a
+ * server publishes, its timeouts counted from when it was written), else
+ * when it was asked for. Never later than asked.
+ */
+static uint64_t body_stated(const struct list_fetch *lf)
+{
+	struct tm tm = { 0 };
+	const char *end = strptime(lf->last.last_modified, "%a, %d %b %Y %H:%M:%S GMT", &tm);
+	time_t t = end && *end == '\0' ? timegm(&tm) : (time_t)-1;
+
+	return t > 0 && (uint64_t)t < lf->started ? (uint64_t)t : lf->started;
+}
+
 /* A 200's body, taken as the list's new version (or refused by its guards, as a file's would be). */
 static int take_version(struct list_fetch *lf)
 {
@@ -132,7 +147,7 @@ static int take_version(struct list_fetch *lf)
 		return -1;
 	}
 	lf->child.body_fd = -1; /* f has it */
-	int rc = service_list_take(lf->s, lf->slot, f, lf->url);
+	int rc = service_list_take(lf->s, lf->slot, f, lf->url, body_stated(lf));
 	fclose(f);
 	return rc;
 }

@@ -118,20 +118,20 @@ void service_lists_keep_again(struct service *s)
 enum version_source { FROM_FEED, FROM_KEPT };
 
 /*
- * Load list i from f (called source); logs what came of it. With a state
- * directory, a version from a feed is taken only once kept. 0 if taken, -1
- * if refused.
+ * Load list i from f (called source), its relative times stated at stated
+ * (0: now); logs what came of it. With a state directory, a version from a
+ * feed is taken only once kept. 0 if taken, -1 if refused.
  */
 static int load_from(struct service *s, int i, FILE *f, const char *source, const struct feed_spec *spec,
-		     enum version_source from)
+		     enum version_source from, uint64_t stated)
 {
 	struct service_bad_lines b = { .list = s->lists.slot[i].name, .source = source };
+	struct list_clock clock = { .now = service_now(), .stated = stated ? stated : service_now() };
 	struct list_load r;
 	char err[512];
 
 	service_slices_settle(s); /* the staging bit is free */
-	int rc = lists_stage(&s->lists, s->matcher, i, f, spec, service_now(), from == FROM_FEED, service_log_bad_line,
-			     &b, &r);
+	int rc = lists_stage(&s->lists, s->matcher, i, f, spec, &clock, from == FROM_FEED, service_log_bad_line, &b, &r);
 	if (rc == 0 && s->journal && from == FROM_FEED &&
 	    keep(s, i, LISTS_STAGING, LISTS_SLOTS, err, sizeof(err)) < 0) {
 		char why[sizeof(r.error)];
@@ -181,13 +181,27 @@ static int load_saved(struct service *s, int i)
 	FILE *f = kept.len ? fmemopen(kept.text, kept.len, "r") : NULL;
 	struct list_load last = l->last; /* what the file's load found stays what is reported */
 	if (f && load_from(s, i, f, "the version kept in the state directory", &native,
-			   kept.unchecked ? FROM_FEED : FROM_KEPT) == 0)
+			   kept.unchecked ? FROM_FEED : FROM_KEPT, 0) == 0)
 		log_warning("list %s: started from the version kept in %s/lists", l->name, s->cfg->store_dir);
 	l->last = last;
 	if (f)
 		fclose(f);
 	free(kept.text);
 	return 0;
+}
+
+/*
+ * When a file's relative times were stated: when it was written, as ipset
+ * save's timeouts and cscli's durations count from then (never later than now).
+ */
+static uint64_t file_stated(FILE *f)
+{
+	struct stat st;
+	uint64_t now = service_now();
+
+	if (fstat(fileno(f), &st) < 0 || st.st_mtime <= 0 || (uint64_t)st.st_mtime > now)
+		return now;
+	return (uint64_t)st.st_mtime;
 }
 
 /* Read list i's file (if it has one); -1 if it was refused or could not be read. */
@@ -203,7 +217,7 @@ static int load_file(struct service *s, int i)
 		note_unreadable(s, i, lc->file, errno);
 		return -1;
 	}
-	rc = load_from(s, i, f, lc->file, &lc->format, FROM_FEED);
+	rc = load_from(s, i, f, lc->file, &lc->format, FROM_FEED, file_stated(f));
 	fclose(f);
 	return rc;
 }
@@ -229,8 +243,12 @@ int service_lists_load(struct service *s, const struct config *cfg, bool startin
 	for (int i = 1; i < LISTS_SLOTS; i++) {
 		if (s->lists.slot[i].name[0] == '\0')
 			continue;
+		/* A CrowdSec stream document may be a change: it applies to the version kept, read first. */
+		bool kept_first = s->lists.slot[i].cfg->format.format == FEED_CROWDSEC_JSON;
+		if (starting && kept_first && load_saved(s, i) < 0)
+			return -1;
 		*refused += load_file(s, i) < 0;
-		if (starting && load_saved(s, i) < 0)
+		if (starting && !kept_first && load_saved(s, i) < 0)
 			return -1;
 	}
 	return 0;
@@ -276,9 +294,9 @@ static int list_named(struct service *s, const char *name, char *err, size_t err
 	return i > 0 ? i : -1;
 }
 
-int service_list_take(struct service *s, int i, FILE *f, const char *source)
+int service_list_take(struct service *s, int i, FILE *f, const char *source, uint64_t stated)
 {
-	return load_from(s, i, f, source, &s->lists.slot[i].cfg->format, FROM_FEED);
+	return load_from(s, i, f, source, &s->lists.slot[i].cfg->format, FROM_FEED, stated);
 }
 
 static json_t *load_json(const struct list_load *r)
@@ -324,7 +342,7 @@ int service_list_replace(struct service *s, const char *name, int fd, json_t **r
 			error_set(err, errlen, "the file passed is not a regular file (it is read in the event loop)");
 			goto refuse;
 		}
-		rc = load_from(s, i, f, "the file passed", &lc->format, FROM_FEED);
+		rc = load_from(s, i, f, "the file passed", &lc->format, FROM_FEED, file_stated(f));
 		fclose(f);
 		size_t len;
 		char *text = rc == 0 && s->cluster ? version_text(s, i, &len) : NULL;

@@ -120,7 +120,8 @@ static bool read_slice(struct slicing *sl)
 		FILE *f = fmemopen(sl->data + sl->at, end - sl->at, "r");
 		if (f == NULL)
 			return refuse(sl, "out of memory");
-		int rc = lists_stage_more(&s->lists, s->matcher, f, &native, service_now(), service_log_bad_line,
+		struct list_clock clock = { service_now(), service_now() }; /* its times are absolute (expires=) */
+		int rc = lists_stage_more(&s->lists, s->matcher, f, &native, &clock, service_log_bad_line,
 					  &sl->bad, &sl->r);
 		fclose(f);
 		sl->at = end;

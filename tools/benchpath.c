@@ -138,11 +138,11 @@ static double bloomd_loop(const char *path, struct matcher *m, struct events *ev
 }
 
 static int add_entry_cb(void *ctx, const struct entry *e, uint64_t expires, const struct entry_labels *labels,
-			bool exception, char *err, size_t errlen)
+			int role, char *err, size_t errlen)
 {
 	(void)expires;
 	(void)labels;
-	(void)exception;
+	(void)role;
 	return matcher_add(ctx, e, err, errlen) < 0 ? -1 : 0;
 }
 

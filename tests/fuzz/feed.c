@@ -10,12 +10,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* An entry a whole document gave: one entry_parse takes back. */
 static int check_entry(void *ctx, const struct entry *e, uint64_t expires, const struct entry_labels *labels,
-		       bool exception, char *err, size_t errlen)
+		       int role, char *err, size_t errlen)
 {
 	char text[ENTRY_TEXT_MAX + 8], value[ENTRY_TEXT_MAX];
 	struct entry again;
 
-	(void)ctx, (void)expires, (void)labels, (void)exception, (void)err, (void)errlen;
+	(void)ctx, (void)expires, (void)labels, (void)role, (void)err, (void)errlen;
 	snprintf(text, sizeof(text), "%s %s", entry_kind_name(e->kind), entry_format_value(e->kind, e->key, e->len, value, sizeof(value)));
 	if (entry_parse(text, &again, NULL, 0) != 1 || again.kind != e->kind || again.len != e->len ||
 	    memcmp(again.key, e->key, e->len) != 0)

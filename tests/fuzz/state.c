@@ -98,12 +98,12 @@ static void journal_case(const uint8_t *data, size_t size)
 }
 
 static int take_line(void *ctx, const struct entry *e, uint64_t expires, const struct entry_labels *labels,
-		     bool exception, char *err, size_t errlen)
+		     int role, char *err, size_t errlen)
 {
 	(void)ctx;
 	(void)expires;
 	(void)labels;
-	(void)exception;
+	(void)role;
 	(void)err;
 	(void)errlen;
 	return e->len > 0 ? 0 : -1;

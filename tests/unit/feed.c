@@ -13,10 +13,11 @@ struct collected {
 	unsigned entries, bad;
 	char text[4096], last_bad[512], last_why[256];
 	unsigned last_line;
+	bool change;
 };
 
 static int collect_entry(void *ctx, const struct entry *e, uint64_t expires, const struct entry_labels *labels,
-			 bool exception, char *err, size_t errlen)
+			 int role, char *err, size_t errlen)
 {
 	struct collected *c = ctx;
 	char value[ENTRY_TEXT_MAX];
@@ -25,13 +26,15 @@ static int collect_entry(void *ctx, const struct entry *e, uint64_t expires, con
 		snprintf(err, errlen, "too short");
 		return -1;
 	}
-	c->entries++;
+	c->entries += role != FEED_DELETED;
 	if (expires && first_expires == 0)
 		first_expires = expires;
 	snprintf(c->text + strlen(c->text), sizeof(c->text) - strlen(c->text), "%s %s%s", entry_kind_name(e->kind),
 		 entry_format_value(e->kind, e->key, e->len, value, sizeof(value)), expires ? " (expires)" : "");
-	if (exception)
+	if (role == FEED_EXCEPTION)
 		strcat(c->text, " (exception)");
+	if (role == FEED_DELETED)
+		strcat(c->text, " (deleted)");
 	if (labels)
 		snprintf(c->text + strlen(c->text), sizeof(c->text) - strlen(c->text), " [%s %u]", labels->category,
 			 labels->severity);
@@ -51,6 +54,7 @@ static void collect_bad(void *ctx, unsigned line, const char *text, const char *
 
 /* Read text as format (only the ipset set named, if set); returns what was collected. */
 static const char (*category_names)[ENTRY_CATEGORY_MAX]; /* iprep's, for the next read */
+static bool stream_whole;                                /* crowdsec-json's, for the next read */
 
 static struct collected *read_set(const char *format, const char *set, const char *text, size_t len)
 {
@@ -69,7 +73,9 @@ static struct collected *read_set(const char *format, const char *set, const cha
 	assert_int_equal(feed_spec_parse(format, &spec, err, sizeof(err)), 0);
 	snprintf(spec.set, sizeof(spec.set), "%s", set);
 	spec.category_names = category_names;
+	spec.stream_whole = stream_whole;
 	assert_int_equal(feed_read(f, &spec, 1000, collect_entry, collect_bad, &c, &n, err, sizeof(err)), 0);
+	c.change = n.change;
 	assert_int_equal(n.entries, c.entries);
 	assert_int_equal(n.bad, c.bad);
 	fclose(f);
@@ -244,6 +250,36 @@ static void crowdsec_json(void **state)
 	assert_int_equal(c->bad, 1); /* a truncated download: one bad line, so max_bad refuses it */
 }
 
+/*
+ * The LAPI's stream without startup=true is a change: its deleted bans
+ * leave the list (first), its new ones join it; asked for with startup=true
+ * it is whole, its deleted (the expired) left aside. cscli's output is whole.
+ */
+static void crowdsec_stream_change(void **state)
+{
+	static const char delta[] =
+		"{\"deleted\":[{\"duration\":\"-12ms\",\"scope\":\"Ip\",\"type\":\"ban\",\"value\":\"192.0.2.7\"},"
+		"{\"duration\":\"-1s\",\"scope\":\"Ip\",\"type\":\"captcha\",\"value\":\"192.0.2.8\"},"
+		"{\"duration\":\"-1s\",\"scope\":\"Range\",\"type\":\"ban\",\"value\":\"198.51.100.0/24\"}],"
+		"\"new\":[{\"duration\":\"1h\",\"scope\":\"Ip\",\"type\":\"ban\",\"value\":\"192.0.2.7\"}]}";
+	struct collected *c = read_as("crowdsec-json", delta, 0);
+
+	(void)state;
+	assert_true(c->change);
+	assert_string_equal(c->text, "addr 192.0.2.7 (deleted);net 198.51.100.0/24 (deleted);addr 192.0.2.7 (expires);");
+	assert_int_equal(c->entries, 1);
+	c = read_as("crowdsec-json", "{\"deleted\":null,\"new\":null}", 0);
+	assert_true(c->change); /* nothing changed: not an empty list */
+	assert_int_equal(c->entries, 0);
+	stream_whole = true;
+	c = read_as("crowdsec-json", delta, 0);
+	stream_whole = false;
+	assert_false(c->change);
+	assert_string_equal(c->text, "addr 192.0.2.7 (expires);");
+	c = read_as("crowdsec-json", "[{\"decisions\":[{\"duration\":\"1h\",\"scope\":\"Ip\",\"type\":\"ban\",\"value\":\"192.0.2.1\"}]}]", 0);
+	assert_false(c->change);
+}
+
 /* ::ffff:a.b.c.d in a Suricata dataset is IPv4, as Suricata reads it; elsewhere it stays IPv6. */
 static void mapped_addresses(void **state)
 {
@@ -330,7 +366,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(spamhaus_drop),             cmocka_unit_test(ipset_save), cmocka_unit_test(ipset_nomatch), cmocka_unit_test(byte_order_mark),
 	cmocka_unit_test(csv_columns),               cmocka_unit_test(suricata_dataset),
 	cmocka_unit_test(formats_are_named),         cmocka_unit_test(ipset_one_set), cmocka_unit_test(spamhaus_json),
-	cmocka_unit_test(zeek_intel),                cmocka_unit_test(iprep), cmocka_unit_test(crowdsec_json),
+	cmocka_unit_test(zeek_intel),                cmocka_unit_test(iprep), cmocka_unit_test(crowdsec_json), cmocka_unit_test(crowdsec_stream_change),
 	cmocka_unit_test(mapped_addresses),
 };
 

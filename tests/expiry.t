@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Live decisions from files: times to live anchored to when the file was written (read again,
+# they are never extended), the longest of two decisions on one address, and the LAPI stream's
+# changes applied to the list (deleted bans leave it, the others stay) by file and by replace.
+. "$(dirname "$0")/tap.sh"
+. "$(dirname "$0")/daemon.sh"
+plan 17
+tmp=$(mktemp -d); echo "# $tmp"
+pid=
+trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; [ -n "$KEEP" ] || rm -rf "$tmp"' EXIT
+cd "$tmp" || exit 1
+sock=$tmp/ctl.sock
+mkdir state
+
+ban() { # ban VALUE DURATION [SCOPE]: one decision as the LAPI and cscli write it
+	printf '{"duration":"%s","origin":"crowdsec","scenario":"crowdsecurity/ssh-bf","scope":"%s","type":"ban","value":"%s"}' \
+		"$2" "${3:-Ip}" "$1"
+}
+kept_expiry() { # kept_expiry LIST ENTRY: its expires= in the list's kept version
+	sed -n "s/^$2 .*expires=\([0-9]*\).*/\1/p" "state/lists/$1"
+}
+held() { C query "$@" >/dev/null 2>&1 && echo 1 || echo 0; }
+
+# cscli's output written an hour ago: a 30-minute ban has ended, a 2-hour one ends an hour from now.
+echo "[{\"decisions\":[$(ban 192.0.2.1 30m),$(ban 192.0.2.2 2h),$(ban 192.0.2.3 2h),$(ban 192.0.2.3 3h),$(ban 192.0.2.3 1h30m)]}]" > cs.json
+written=$(($(date +%s) - 3600))
+touch -d "@$written" cs.json
+# ipset save, written ten minutes ago: a 300 s timeout has ended, a 3600 s one has 50 minutes left.
+printf 'create bl hash:ip family inet timeout 0\nadd bl 192.0.2.10 timeout 300\nadd bl 192.0.2.11 timeout 3600\n' > bl.ipset
+saved=$(($(date +%s) - 600))
+touch -d "@$saved" bl.ipset
+cat > bloomd.conf <<C
+[list cs]
+file = cs.json
+format = crowdsec-json
+[list bl]
+file = bl.ipset
+format = ipset
+[list pushed]
+format = crowdsec-json
+[control]
+socket = $sock
+[store]
+dir = $tmp/state
+C
+start; ok $? "bloomd starts"
+is "$(held addr 192.0.2.1)/$(held addr 192.0.2.2)" 0/1 "a CrowdSec duration counts from when the file was written"
+is "$(kept_expiry cs 'addr 192.0.2.2')" "$((written + 7200))" "and the ban ends two hours after that"
+is "$(kept_expiry cs 'addr 192.0.2.3')" "$((written + 10800))" "two decisions on one address: the longer holds it"
+is "$(held addr 192.0.2.10)/$(held addr 192.0.2.11)" 0/1 "an ipset timeout counts from when the save was written"
+is "$(kept_expiry bl 'addr 192.0.2.11')" "$((saved + 3600))" "and ends 3600 s after that"
+
+sleep 1.1
+C reload >/dev/null
+is "$(kept_expiry cs 'addr 192.0.2.2')/$(kept_expiry bl 'addr 192.0.2.11')" "$((written + 7200))/$((saved + 3600))" \
+	"a reload reads the same files again: no ban is extended"
+stop
+start
+is "$(kept_expiry cs 'addr 192.0.2.2')/$(held addr 192.0.2.1)" "$((written + 7200))/0" \
+	"nor does a restart: an ended ban stays ended"
+
+# The LAPI stream without startup=true: a change. 192.0.2.2 is deleted, 192.0.2.4 added; 192.0.2.3 stays.
+echo "{\"deleted\":[$(ban 192.0.2.2 -12ms)],\"new\":[$(ban 192.0.2.4 1h),$(ban 198.51.100.0/24 1h Range)]}" > cs.json
+C reload >/dev/null
+is "$(held addr 192.0.2.2)$(held addr 192.0.2.3)$(held addr 192.0.2.4)$(held net 198.51.100.0/24)" 0111 \
+	"a stream delta: its deleted ban leaves the list, its new ones join, the others stay"
+C reload >/dev/null
+is "$(held addr 192.0.2.2)$(held addr 192.0.2.3)$(held addr 192.0.2.4)" 011 "the same delta again changes nothing"
+is "$(kept_expiry cs 'addr 192.0.2.3')" "$((written + 10800))" "a ban the delta leaves keeps its own end"
+stop
+start
+is "$(held addr 192.0.2.2)$(held addr 192.0.2.3)$(held addr 192.0.2.4)" 011 \
+	"at start the delta file applies to the version kept, not to an empty list"
+echo '{"deleted":null,"new":null}' > cs.json
+C reload >/dev/null
+is "$(held addr 192.0.2.3)$(held addr 192.0.2.4)" 11 "an empty delta wipes nothing"
+
+# By replace: a whole cscli document, then a delta.
+echo "[{\"decisions\":[$(ban 203.0.113.1 1h),$(ban 203.0.113.2 1h)]}]" > whole.json
+echo "{\"deleted\":[$(ban 203.0.113.1 -1s)],\"new\":[$(ban 203.0.113.3 1h)]}" > delta.json
+C replace pushed whole.json >/dev/null; ok $? "a list without a file takes cscli's document by replace"
+C replace pushed delta.json >/dev/null
+is "$(held addr 203.0.113.1)$(held addr 203.0.113.2)$(held addr 203.0.113.3)" 011 "and a delta by replace changes it"
+reply=$(C --json replace pushed delta.json)
+is "$(jq -r '.load.entries' <<<"$reply")" 2 "replace reports the whole version's entries after a delta"
+stop; ok $? "bloomd stops"
+done_testing
