@@ -44,6 +44,10 @@ struct list_config {
 	unsigned fetch_timeout;   /* seconds a fetch may take, connecting included */
 	uint64_t max_size;        /* bytes a fetched version may have */
 	char *ca_file;            /* NULL: the system's certificate authorities */
+	enum list_source { LIST_SOURCE_FEED, LIST_SOURCE_CROWDSEC } source; /* crowdsec: url is a LAPI's */
+	char *api_key_file;       /* crowdsec: the bouncer's key (cscli bouncers add), read at start */
+	char *scopes, *origins;   /* crowdsec: the decisions asked for (the stream's filters), NULL: any */
+	char *scenarios_containing, *scenarios_not_containing;
 	unsigned line;            /* where it is defined */
 };
 

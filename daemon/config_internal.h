@@ -137,6 +137,8 @@ void config_action_validate(struct loader *ld);
 bool config_redis_address(const char *value);
 bool config_nft_name(const char *value);
 bool config_nft_set(const char *value);
+/* config_lists.c: a value a URL's query may carry as it is (a CrowdSec stream's filter). */
+bool config_query_value(const char *value);
 bool config_plain_name(const char *value);
 
 #endif

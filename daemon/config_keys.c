@@ -10,6 +10,7 @@
 #define FIELD(f) .offset = offsetof(struct config, f), .size = sizeof(((struct config *)0)->f)
 #define LIST_FIELD(f) .offset = offsetof(struct list_config, f), .size = sizeof(((struct list_config *)0)->f)
 #define NAMES(...) .names = (const char *const[]){ __VA_ARGS__, NULL }
+#define QUERY_VALUE "words of letters, digits and . _ - / : joined by commas"
 #define RESTART .restart = true
 
 /* An offset of 0 is "no given flag": there both structs keep a pointer, never a flag. */
@@ -140,6 +141,16 @@ static const struct config_key KEYS[] = {
 	{ "list", "fetch_timeout", KEY_SECONDS, LIST_FIELD(fetch_timeout), .min = 1, .max = 3600 },
 	{ "list", "max_size", KEY_SIZE, LIST_FIELD(max_size), .min = 1024, .max = 1ULL << 32 },
 	{ "list", "ca_file", KEY_PATH, LIST_FIELD(ca_file), .empty_none = true },
+	{ "list", "source", KEY_CHOICE, LIST_FIELD(source), NAMES("feed", "crowdsec") },
+	{ "list", "api_key_file", KEY_PATH, LIST_FIELD(api_key_file), .empty_none = true },
+	{ "list", "scopes", KEY_STRING, LIST_FIELD(scopes), .valid = config_query_value, .expect = QUERY_VALUE,
+	  .empty_none = true },
+	{ "list", "origins", KEY_STRING, LIST_FIELD(origins), .valid = config_query_value, .expect = QUERY_VALUE,
+	  .empty_none = true },
+	{ "list", "scenarios_containing", KEY_STRING, LIST_FIELD(scenarios_containing), .valid = config_query_value,
+	  .expect = QUERY_VALUE, .empty_none = true },
+	{ "list", "scenarios_not_containing", KEY_STRING, LIST_FIELD(scenarios_not_containing),
+	  .valid = config_query_value, .expect = QUERY_VALUE, .empty_none = true },
 
 	{ "entries", "file", KEY_CUSTOM, .parse = config_entries_file, .many = true },
 

@@ -10,6 +10,8 @@
 #define DEFAULT_SEVERITY 2
 #define DEFAULT_MAX_BAD 0.1
 #define DEFAULT_REFRESH 3600
+#define DEFAULT_CROWDSEC_REFRESH 10 /* as crowdsec-firewall-bouncer's update_frequency */
+#define DEFAULT_CROWDSEC_SCOPES "ip,range"
 #define DEFAULT_FETCH_TIMEOUT 60
 #define DEFAULT_MAX_SIZE (64ULL << 20)
 
@@ -234,6 +236,47 @@ int config_entries_file(struct loader *ld, const struct config_key *k, void *bas
 	return l ? config_set_string(ld, &l->file, value, true) : 0;
 }
 
+bool config_query_value(const char *value)
+{
+	if (*value == '\0')
+		return false;
+	for (; *value; value++)
+		if (!isalnum((unsigned char)*value) && !strchr("._-/:,", *value))
+			return false;
+	return true;
+}
+
+/* source = crowdsec: a LAPI's url and a bouncer's key; its decisions in CrowdSec's format, polled often. */
+static void crowdsec_validate(struct loader *ld, struct list_config *l, const char *section)
+{
+	static const char *const keys[] = { "api_key_file", "scopes", "origins", "scenarios_containing",
+					    "scenarios_not_containing" };
+
+	if (l->source != LIST_SOURCE_CROWDSEC) {
+		for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+			if ((ld->line = config_key_line(ld, section, keys[i])) != 0)
+				config_problem(ld, "[list %s] %s is for a list read from CrowdSec: give source = crowdsec", l->name,
+					       keys[i]);
+		return;
+	}
+	ld->line = config_key_line(ld, section, "source");
+	if (l->url == NULL || l->file)
+		config_problem(ld, "[list %s] source = crowdsec reads the decisions of CrowdSec's local API: give its url "
+				   "(url = http://127.0.0.1:8080) and no file", l->name);
+	if (l->api_key_file == NULL)
+		config_problem(ld, "[list %s] source = crowdsec needs a bouncer's key: give api_key_file (a file holding "
+				   "what cscli bouncers add bloomd printed)", l->name);
+	if (config_key_line(ld, section, "format") && l->format.format != FEED_CROWDSEC_JSON)
+		config_problem(ld, "[list %s] source = crowdsec reads CrowdSec's decisions: leave format out", l->name);
+	l->format.format = FEED_CROWDSEC_JSON;
+	if (config_key_line(ld, section, "refresh") == 0)
+		l->refresh = DEFAULT_CROWDSEC_REFRESH;
+	if (config_key_line(ld, section, "min_entries") == 0)
+		l->min_entries = 0; /* no decisions at all is a state CrowdSec may be in */
+	if (config_key_line(ld, section, "scopes") == 0)
+		config_set_string(ld, &l->scopes, DEFAULT_CROWDSEC_SCOPES, false);
+}
+
 /* A list fetched from a URL reads no file; the fetch keys and categories go with what they are for. */
 static void list_fetch_validate(struct loader *ld, struct list_config *l, const char *section)
 {
@@ -278,6 +321,7 @@ void config_lists_validate(struct loader *ld)
 		if (l->format.set[0] && l->format.format != FEED_IPSET)
 			config_problem(ld, "[list %s] set names a set of an ipset save file: give format = ipset", l->name);
 		list_fetch_validate(ld, l, section);
+		crowdsec_validate(ld, l, section);
 		/* Inline or with [action] sets, a list's matches are dropped unless it says alert. */
 		if (!l->action_given)
 			l->action = c->inline_mode || c->xdp_mode || c->action.set4 || c->action.set6 ? LIST_ACTION_DROP : LIST_ACTION_ALERT;
@@ -303,6 +347,11 @@ void config_lists_free(struct config *c)
 		free(c->lists[i].category_names);
 		free(c->lists[i].url);
 		free(c->lists[i].ca_file);
+		free(c->lists[i].api_key_file);
+		free(c->lists[i].scopes);
+		free(c->lists[i].origins);
+		free(c->lists[i].scenarios_containing);
+		free(c->lists[i].scenarios_not_containing);
 	}
 	free(c->lists);
 }

@@ -69,13 +69,15 @@ static void arguments(const char *program, const struct fetch_request *rq, char 
 		argv[n++] = "--ca-file";
 		argv[n++] = (char *)(uintptr_t)rq->ca_file;
 	}
+	if (rq->headers)
+		argv[n++] = "--headers-stdin";
 	argv[n++] = "--";
 	argv[n++] = (char *)(uintptr_t)rq->url;
 	argv[n] = NULL;
 }
 
-/* The child's descriptors: the body on stdout, the status on STATUS_FD, nothing to read; signals as new. */
-static int spawn(const char *program, char *const argv[], int body_fd, int status_fd, pid_t *pid)
+/* The child's descriptors: the body on stdout, the status on STATUS_FD, the headers (or nothing) to read; signals as new. */
+static int spawn(const char *program, char *const argv[], int headers_fd, int body_fd, int status_fd, pid_t *pid)
 {
 	posix_spawn_file_actions_t files;
 	posix_spawnattr_t attr;
@@ -90,7 +92,8 @@ static int spawn(const char *program, char *const argv[], int body_fd, int statu
 		posix_spawn_file_actions_destroy(&files);
 		return rc;
 	}
-	if ((rc = posix_spawn_file_actions_addopen(&files, STDIN_FILENO, "/dev/null", O_RDONLY, 0)) == 0 &&
+	if ((rc = headers_fd >= 0 ? posix_spawn_file_actions_adddup2(&files, headers_fd, STDIN_FILENO)
+				  : posix_spawn_file_actions_addopen(&files, STDIN_FILENO, "/dev/null", O_RDONLY, 0)) == 0 &&
 	    (rc = posix_spawn_file_actions_adddup2(&files, body_fd, STDOUT_FILENO)) == 0 &&
 	    (rc = posix_spawn_file_actions_adddup2(&files, status_fd, STATUS_FD)) == 0 &&
 	    (rc = posix_spawnattr_setsigmask(&attr, &none)) == 0 && (rc = posix_spawnattr_setsigdefault(&attr, &all)) == 0 &&
@@ -105,15 +108,22 @@ int fetch_start(const char *program, const struct fetch_request *rq, struct fetc
 		size_t errlen)
 {
 	char *argv[ARGS_MAX], texts[3][24];
-	int status[2] = { -1, -1 }, rc;
+	int status[2] = { -1, -1 }, headers = -1, rc;
+	size_t hlen = rq->headers ? strlen(rq->headers) : 0;
 
 	*c = (struct fetch_child){ .body_fd = memfd_create(PROGRAM, MFD_CLOEXEC), .status_fd = -1 };
-	if (c->body_fd < 0 || pipe2(status, O_CLOEXEC) < 0) {
+	if (c->body_fd < 0 || pipe2(status, O_CLOEXEC) < 0 ||
+	    (rq->headers && ((headers = memfd_create(PROGRAM "-headers", MFD_CLOEXEC)) < 0 ||
+			     write(headers, rq->headers, hlen) != (ssize_t)hlen || lseek(headers, 0, SEEK_SET) < 0))) {
 		error_set(err, errlen, "cannot make the fetch's files: %s", strerror(errno));
 		goto fail;
 	}
 	arguments(program, rq, argv, texts);
-	if ((rc = spawn(program, argv, c->body_fd, status[1], &c->pid)) != 0) {
+	rc = spawn(program, argv, headers, c->body_fd, status[1], &c->pid);
+	if (headers >= 0)
+		close(headers);
+	headers = -1;
+	if (rc != 0) {
 		error_set(err, errlen, "cannot start %s: %s", program, strerror(rc));
 		c->pid = 0;
 		goto fail;
@@ -123,6 +133,8 @@ int fetch_start(const char *program, const struct fetch_request *rq, struct fetc
 	fcntl(c->status_fd, F_SETFL, O_NONBLOCK);
 	return 0;
 fail:
+	if (headers >= 0)
+		close(headers);
 	if (status[0] >= 0)
 		close(status[0]);
 	if (status[1] >= 0)

@@ -19,6 +19,7 @@ struct fetch_request {
 	const char *url;
 	const char *etag, *last_modified; /* of the version held: a conditional GET; NULL or "": none */
 	const char *ca_file;              /* NULL: the system's authorities */
+	const char *headers;              /* more request headers, "Name: value" a line (a key: never in argv); NULL: none */
 	uint64_t max_size;
 	unsigned timeout;                 /* seconds */
 };

@@ -191,6 +191,8 @@ static const struct metric_family FAMILIES[] = {
 	{ "list_fetch_last_success_timestamp_seconds", G,
 	  "When each list's server last answered with a version taken or 304 (0: never).", "fetches", "list",
 	  "answered" },
+	{ "list_fetch_stale", G, "1 while a list's last fetch failed or was refused: it enforces what it had.", "fetches",
+	  "list", "stale" },
 };
 
 /* The capture's counters, labelled with its interface. */

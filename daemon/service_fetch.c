@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -36,6 +37,9 @@ struct list_fetch {
 	uint64_t new_versions, not_modified, failed, refused;
 	struct fetch_result last;
 	bool any;                      /* last holds a result */
+	bool stale;                    /* the last fetch failed or was refused: the list is as it was */
+	char *headers;                 /* source = crowdsec: "X-Api-Key: KEY\n", read at start */
+	bool whole_next, whole_asked;  /* crowdsec: ask with startup=true (first, after a gap); the one under way did */
 };
 
 struct service_fetches {
@@ -147,7 +151,7 @@ static int take_version(struct list_fetch *lf)
 		return -1;
 	}
 	lf->child.body_fd = -1; /* f has it */
-	int rc = service_list_take(lf->s, lf->slot, f, lf->url, body_stated(lf));
+	int rc = service_list_take(lf->s, lf->slot, f, lf->url, body_stated(lf), lf->whole_asked);
 	fclose(f);
 	return rc;
 }
@@ -173,7 +177,12 @@ static void fetched(struct list_fetch *lf)
 		log_error("list %s: fetching %s failed: %s; the list keeps its previous version", lf->name, lf->url,
 			  lf->last.error);
 	}
-	if (lf->last.outcome != FETCH_FAILED && rc == 0) {
+	lf->stale = lf->last.outcome == FETCH_FAILED || rc < 0;
+	if (lf->stale) /* a CrowdSec change may be missed (the LAPI moves on at each answer): all is asked for again */
+		lf->whole_next = true;
+	else if (lf->whole_asked)
+		lf->whole_next = false;
+	if (!lf->stale) {
 		lf->answered = lf->started;
 		keep_validators(lf);
 	}
@@ -211,12 +220,34 @@ static void status_cb(evutil_socket_t fd, short what, void *arg)
 	schedule_next(lf);
 }
 
+/* The LAPI's decision stream for lc: whole (startup=true) or the changes since this bouncer last asked. */
+static void crowdsec_url(const struct list_config *lc, bool whole, char *url, size_t len)
+{
+	const char *const names[] = { "scopes", "origins", "scenarios_containing", "scenarios_not_containing" };
+	const char *const values[] = { lc->scopes, lc->origins, lc->scenarios_containing, lc->scenarios_not_containing };
+	size_t base = strlen(lc->url), at;
+
+	while (base > 0 && lc->url[base - 1] == '/')
+		base--;
+	at = (size_t)snprintf(url, len, "%.*s/v1/decisions/stream?startup=%s", (int)base, lc->url, whole ? "true" : "false");
+	for (size_t i = 0; i < 4 && at < len; i++)
+		if (values[i]) /* the configuration let through only what a query carries as it is */
+			at += (size_t)snprintf(url + at, len - at, "&%s=%s", names[i], values[i]);
+}
+
 static int start_fetch(struct list_fetch *lf, char *err, size_t errlen)
 {
 	const struct list_config *lc = lf->s->lists.slot[lf->slot].cfg;
+	char stream[4096];
 	struct fetch_request rq = { .url = lc->url, .etag = lf->etag, .last_modified = lf->last_modified,
 				    .ca_file = lc->ca_file, .max_size = lc->max_size, .timeout = lc->fetch_timeout };
 
+	if (lf->headers) { /* CrowdSec's stream: asked with the bouncer's key, never conditionally */
+		lf->whole_asked = lf->whole_next;
+		crowdsec_url(lc, lf->whole_asked, stream, sizeof(stream));
+		rq = (struct fetch_request){ .url = stream, .ca_file = lc->ca_file, .max_size = lc->max_size,
+					     .timeout = lc->fetch_timeout, .headers = lf->headers };
+	}
 	lf->started = service_now();
 	lf->len = 0;
 	if (fetch_start(lf->s->fetches->program, &rq, &lf->child, err, errlen) < 0)
@@ -278,7 +309,47 @@ static void forget(struct list_fetch *lf)
 	if (lf->timer)
 		event_free(lf->timer);
 	free(lf->url);
+	free(lf->headers);
 	*lf = (struct list_fetch){ .child = { .body_fd = -1, .status_fd = -1 } };
+}
+
+/*
+ * A CrowdSec bouncer's key from path as the header that carries it (caller
+ * frees), or NULL with a message. Read at start, before privileges go: the
+ * file may be root's alone; others must not read it.
+ */
+static char *api_key_header(const char *path, char *err, size_t errlen)
+{
+	char key[512], *header = NULL;
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 && fstat(fd, &st) == 0 ? read(fd, key, sizeof(key) - 1) : -1;
+	int error = errno;
+
+	if (fd >= 0)
+		close(fd);
+	if (n < 0) {
+		error_set(err, errlen, "api_key_file %s: %s", path, strerror(error));
+		return NULL;
+	}
+	if (st.st_mode & S_IROTH) {
+		explicit_bzero(key, sizeof(key));
+		error_set(err, errlen, "api_key_file %s: every user may read it (chmod o-r %s)", path, path);
+		return NULL;
+	}
+	key[n] = '\0';
+	key[strcspn(key, "\r\n")] = '\0';
+	bool one_word = key[0] != '\0';
+	for (const char *c = key; *c; c++)
+		one_word &= *c > ' ' && *c != 0x7f;
+	if (!one_word)
+		error_set(err, errlen, "api_key_file %s: not a key on one line (what cscli bouncers add printed)", path);
+	else if (asprintf(&header, "X-Api-Key: %s\n", key) < 0) {
+		error_set(err, errlen, "out of memory");
+		header = NULL;
+	}
+	explicit_bzero(key, sizeof(key));
+	return header;
 }
 
 /* Slot i's fetch made for its url (its validators read back at the first configuration). */
@@ -287,7 +358,8 @@ static int adopt(struct service *s, int i, bool starting)
 	struct list_fetch *lf = &s->fetches->list[i];
 	const struct list_state *l = &s->lists.slot[i];
 
-	if (lf->url && strcmp(lf->name, l->name) == 0 && strcmp(lf->url, l->cfg->url) == 0) {
+	if (lf->url && strcmp(lf->name, l->name) == 0 && strcmp(lf->url, l->cfg->url) == 0 &&
+	    (lf->headers != NULL) == (l->cfg->source == LIST_SOURCE_CROWDSEC)) { /* its key too: read once, at start */
 		if (lf->child.pid == 0)
 			schedule_next(lf); /* refresh may have changed */
 		return 0;
@@ -301,6 +373,17 @@ static int adopt(struct service *s, int i, bool starting)
 	if (lf->url == NULL || lf->timer == NULL) {
 		forget(lf);
 		return -1;
+	}
+	if (l->cfg->source == LIST_SOURCE_CROWDSEC) {
+		char err[512];
+		if ((lf->headers = api_key_header(l->cfg->api_key_file, err, sizeof(err))) == NULL) {
+			log_error("list %s: %s; the list is not fetched", l->name, err);
+			forget(lf);
+			return 0;
+		}
+		lf->whole_next = true; /* what changed while bloomd was not asking is unknown */
+		schedule_next(lf);
+		return 0;
 	}
 	if (starting)
 		read_validators(lf);
@@ -378,6 +461,9 @@ static json_t *fetch_json(const struct list_fetch *lf)
 
 	if (o == NULL)
 		return NULL;
+	json_object_set_new(o, "state", json_string(!lf->any ? "starting" : lf->stale ? "stale" : "current"));
+	if (lf->headers)
+		json_object_set_new(o, "source", json_string("crowdsec"));
 	json_object_set_new(o, "started", lf->started ? json_integer((json_int_t)lf->started) : json_null());
 	json_object_set_new(o, "answered", lf->answered ? json_integer((json_int_t)lf->answered) : json_null());
 	if (lf->etag[0])
@@ -410,10 +496,10 @@ json_t *service_fetches_stats(const struct service *s)
 		const struct list_fetch *lf = &s->fetches->list[i];
 		if (lf->url)
 			json_object_set_new(out, lf->name,
-					    json_pack("{s:I,s:I,s:I,s:I,s:I}", "new", (json_int_t)lf->new_versions,
+					    json_pack("{s:I,s:I,s:I,s:I,s:I,s:i}", "new", (json_int_t)lf->new_versions,
 						      "not_modified", (json_int_t)lf->not_modified, "failed",
 						      (json_int_t)lf->failed, "refused", (json_int_t)lf->refused,
-						      "answered", (json_int_t)lf->answered));
+						      "answered", (json_int_t)lf->answered, "stale", lf->stale));
 	}
 	return out;
 }

@@ -157,10 +157,11 @@ int service_lists_load(struct service *s, const struct config *cfg, bool startin
 void service_lists_keep_again(struct service *s);
 /*
  * List i's new version read from f (called source), as its file's would be:
- * guarded, kept, taken; its relative times stated at stated (Unix seconds).
- * 0 if taken, -1 if refused (logged).
+ * guarded, kept, taken; its relative times stated at stated (Unix seconds);
+ * whole: a CrowdSec stream document asked for whole (startup=true). 0 if
+ * taken, -1 if refused (logged).
  */
-int service_list_take(struct service *s, int i, FILE *f, const char *source, uint64_t stated);
+int service_list_take(struct service *s, int i, FILE *f, const char *source, uint64_t stated, bool whole);
 /* What list i's last load found (replace's "load"). */
 json_t *service_list_load_json(const struct service *s, int i);
 /* service_lists_json's own part: the lists without their fetches. */

@@ -294,9 +294,12 @@ static int list_named(struct service *s, const char *name, char *err, size_t err
 	return i > 0 ? i : -1;
 }
 
-int service_list_take(struct service *s, int i, FILE *f, const char *source, uint64_t stated)
+int service_list_take(struct service *s, int i, FILE *f, const char *source, uint64_t stated, bool whole)
 {
-	return load_from(s, i, f, source, &s->lists.slot[i].cfg->format, FROM_FEED, stated);
+	struct feed_spec spec = s->lists.slot[i].cfg->format;
+
+	spec.stream_whole = whole;
+	return load_from(s, i, f, source, &spec, FROM_FEED, stated);
 }
 
 static json_t *load_json(const struct list_load *r)

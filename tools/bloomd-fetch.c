@@ -23,6 +23,7 @@
 #define PROG "bloomd-fetch"
 #define STATUS_FD 3           /* where the status line goes when --status-fd is given */
 #define VALIDATOR_MAX 256     /* an ETag or Last-Modified longer than this is not kept */
+#define HEADERS_MAX 8192      /* --headers-stdin: what stdin may hold */
 
 /* Exit codes: what the daemon and a script read. */
 enum { EXIT_NEW = 0, EXIT_FAILED = 1, EXIT_USAGE = 2, EXIT_NOT_MODIFIED = 3 };
@@ -32,6 +33,8 @@ struct request {
 	uint64_t max_size;
 	unsigned timeout;
 	int status_fd;
+	bool headers_stdin;
+	char headers[HEADERS_MAX];       /* read from stdin: "Name: value" a line */
 };
 
 /*
@@ -55,8 +58,9 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: " PROG " [--etag ETAG] [--last-modified DATE] [--max-size BYTES] [--timeout SECONDS]\n"
-		"                    [--ca-file PEM] [--output FILE] [--status-fd FD] URL\n"
+		"                    [--ca-file PEM] [--output FILE] [--status-fd FD] [--headers-stdin] URL\n"
 		"Fetches URL (http or https, certificates verified) once; the body goes to stdout or FILE\n"
+		"(with --headers-stdin, more request headers are read from stdin, \"Name: value\" a line)\n"
 		"(written only when new), one JSON status line to stderr or FD.\n"
 		"Exit: 0 new version, 3 not modified, 1 failed, 2 usage.\n");
 }
@@ -207,6 +211,8 @@ static struct curl_slist *conditions(const struct request *rq)
 		snprintf(line, sizeof(line), "If-Modified-Since: %s", rq->last_modified);
 		headers = curl_slist_append(headers, line);
 	}
+	for (const char *h = rq->headers; *h; h += strlen(h) + 1) /* NUL-separated by read_headers */
+		headers = curl_slist_append(headers, h);
 	return headers;
 }
 
@@ -348,14 +354,16 @@ static int parse(int argc, char **argv, struct request *rq)
 		{ "max-size", required_argument, NULL, 's' },  { "timeout", required_argument, NULL, 't' },
 		{ "ca-file", required_argument, NULL, 'c' },   { "output", required_argument, NULL, 'o' },
 		{ "status-fd", required_argument, NULL, 'S' }, { "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },         { NULL, 0, NULL, 0 }
+		{ "version", no_argument, NULL, 'V' },         { "headers-stdin", no_argument, NULL, 'H' },
+		{ NULL, 0, NULL, 0 }
 	};
 	unsigned fd;
 	int c;
 
 	*rq = (struct request){ .max_size = 64ULL << 20, .timeout = 60, .status_fd = STDERR_FILENO };
-	while ((c = getopt_long(argc, argv, "e:m:s:t:c:o:S:hV", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "e:m:s:t:c:o:S:hVH", options, NULL)) != -1) {
 		switch (c) {
+		case 'H': rq->headers_stdin = true; break;
 		case 'e': rq->etag = optarg; break;
 		case 'm': rq->last_modified = optarg; break;
 		case 'c': rq->ca_file = optarg; break;
@@ -388,6 +396,40 @@ static int parse(int argc, char **argv, struct request *rq)
 	return 0;
 }
 
+/*
+ * --headers-stdin: each line of stdin a header, "Name: value" (a bouncer's
+ * key, kept out of the arguments every user can read); stored NUL-separated.
+ */
+static int read_headers(struct request *rq, char *err, size_t errlen)
+{
+	size_t len = 0;
+	ssize_t n;
+
+	while (len < sizeof(rq->headers) - 2 && (n = read(STDIN_FILENO, rq->headers + len, sizeof(rq->headers) - 2 - len)) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			snprintf(err, errlen, "cannot read the headers on stdin: %s", strerror(errno));
+			return -1;
+		}
+		len += (size_t)n;
+	}
+	if (len >= sizeof(rq->headers) - 2) {
+		snprintf(err, errlen, "the headers on stdin pass %d bytes", HEADERS_MAX - 2);
+		return -1;
+	}
+	rq->headers[len] = rq->headers[len + 1] = '\0';
+	for (char *line = rq->headers; *line; line += strlen(line) + 1) {
+		line[strcspn(line, "\n")] = '\0';
+		const char *colon = strchr(line, ':');
+		if (colon == NULL || colon == line || strpbrk(line, "\r") || memchr(line, ' ', (size_t)(colon - line))) {
+			snprintf(err, errlen, "a header on stdin is not \"Name: value\"");
+			return -1;
+		}
+	}
+	return 0;
+}
+
 /* Only stdin, stdout, stderr and the status fd stay open: nothing inherited by mistake reaches the network side. */
 static int keep_only_standard_fds(struct request *rq)
 {
@@ -407,6 +449,10 @@ int main(int argc, char **argv)
 
 	if (parse(argc, argv, &rq) < 0)
 		return EXIT_USAGE;
+	if (rq.headers_stdin && read_headers(&rq, err, sizeof(err)) < 0) {
+		fprintf(stderr, PROG ": %s\n", err);
+		return EXIT_USAGE;
+	}
 	t.max_size = rq.max_size;
 	if (keep_only_standard_fds(&rq) < 0) {
 		fprintf(stderr, PROG ": %s\n", strerror(errno));

@@ -12,9 +12,10 @@ set -euo pipefail
 build=(make gcc libc6-dev pkg-config jq libxxhash-dev libjansson-dev libpcap-dev libevent-dev
        libinih-dev libsystemd-dev libcap-dev libcurl4-openssl-dev zlib1g-dev nettle-dev libhiredis-dev libnetfilter-queue-dev libnftables-dev liburcu-dev
        libbpf-dev bpftool clang linux-libc-dev)
-# systemd-analyze checks the unit, whose ExecReload needs /bin/kill (procps).
+# systemd-analyze checks the unit, whose ExecReload needs /bin/kill (procps); crowdsec's local API is
+# the source of tests/crowdsec.t.
 test=("${build[@]}" perl iproute2 groff-base man-db socat libcmocka-dev clang libclang-rt-dev
-      systemd procps logrotate python3-jsonschema redis-server redis-sentinel iptables nftables openssl)
+      systemd procps logrotate python3-jsonschema redis-server redis-sentinel iptables nftables openssl crowdsec)
 # g++ and Boost 1.81 build the filter peers (Boost.Bloom, vendored in third_party/, needs the rest of Boost);
 # xdp-tools ships xdp-filter, a peer of the XDP program.
 bench=("${build[@]}" libbloom-dev redis-server redis-sentinel bc iproute2 nftables iptables g++ libboost1.81-dev xdp-tools)
@@ -54,4 +55,19 @@ if [ ${#foreign[@]} -gt 0 ] && ! dpkg --print-foreign-architectures | grep -qx a
 	"${sudo[@]}" dpkg --add-architecture arm64
 fi
 "${sudo[@]}" apt-get update -q
+# crowdsec's postinst registers with CrowdSec's central API unless it finds credentials: an empty
+# stand-in keeps it offline. The tests run its local API themselves: the service is not started
+# at install (a policy-rc.d of our own, only while none is there).
+policy=
+if [[ " ${missing[*]} " == *" crowdsec "* ]]; then
+	"${sudo[@]}" mkdir -p /etc/crowdsec
+	[ -s /etc/crowdsec/online_api_credentials.yaml ] ||
+		echo "# offline: no central API" | "${sudo[@]}" tee /etc/crowdsec/online_api_credentials.yaml >/dev/null
+	if [ ! -e /usr/sbin/policy-rc.d ]; then
+		policy=/usr/sbin/policy-rc.d
+		printf '#!/bin/sh\nexit 101\n' | "${sudo[@]}" tee "$policy" >/dev/null
+		"${sudo[@]}" chmod 755 "$policy"
+		trap '"${sudo[@]}" rm -f "$policy"' EXIT
+	fi
+fi
 "${sudo[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"

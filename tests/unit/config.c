@@ -206,6 +206,36 @@ static void list_fetch_keys(void **state)
 	assert_true(any_problem_has(&p, ":20: fetch_timeout: expected a time from 1s to 3600s"));
 }
 
+/* source = crowdsec: its defaults, and what it needs. */
+static void crowdsec_source(void **state)
+{
+	struct problems p;
+	struct config *c = load("[list cs]\nsource = crowdsec\nurl = http://127.0.0.1:8080\napi_key_file = /etc/bloomd/cs.key\n"
+				"origins = crowdsec,cscli\n",
+				&p);
+
+	(void)state;
+	assert_int_equal(p.n, 0);
+	const struct list_config *l = config_list(c, "cs");
+	assert_int_equal(l->source, LIST_SOURCE_CROWDSEC);
+	assert_int_equal(l->format.format, FEED_CROWDSEC_JSON);
+	assert_int_equal(l->refresh, 10);
+	assert_int_equal(l->min_entries, 0);
+	assert_string_equal(l->scopes, "ip,range");
+	assert_string_equal(l->origins, "crowdsec,cscli");
+	assert_null(l->scenarios_containing);
+	config_free(c);
+	c = load("[list a]\nsource = crowdsec\n[list b]\napi_key_file = /k\n[list c]\nsource = crowdsec\n"
+		 "url = http://127.0.0.1:8080\napi_key_file = /k\nformat = plain\nscopes = ip&x=1\n",
+		 &p);
+	assert_null(c);
+	assert_true(any_problem_has(&p, ":2: [list a] source = crowdsec reads the decisions of CrowdSec's local API: give its url"));
+	assert_true(any_problem_has(&p, ":2: [list a] source = crowdsec needs a bouncer's key: give api_key_file"));
+	assert_true(any_problem_has(&p, ":4: [list b] api_key_file is for a list read from CrowdSec: give source = crowdsec"));
+	assert_true(any_problem_has(&p, ":6: [list c] source = crowdsec reads CrowdSec's decisions: leave format out"));
+	assert_true(any_problem_has(&p, ":10: scopes: expected words of letters"));
+}
+
 /* [cluster] and events = redis: the settings, and what is refused. */
 static void cluster_section(void **state)
 {
@@ -725,7 +755,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(every_problem_with_its_line), cmocka_unit_test(conflicting_options),
 	cmocka_unit_test(missing_file), cmocka_unit_test(control_and_store_keys),
 	cmocka_unit_test(whole_lines_and_one_value_a_key), cmocka_unit_test(list_sections), cmocka_unit_test(list_fetch_keys),
-	cmocka_unit_test(cluster_section),   cmocka_unit_test(inline_mode), cmocka_unit_test(xdp_mode), cmocka_unit_test(pass_guards_and_manage),
+	cmocka_unit_test(crowdsec_source), cmocka_unit_test(cluster_section),   cmocka_unit_test(inline_mode), cmocka_unit_test(xdp_mode), cmocka_unit_test(pass_guards_and_manage),
 };
 
 TEST_MAIN("config", tests)
