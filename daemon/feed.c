@@ -145,6 +145,37 @@ static bool ipset_options(const char *p, unsigned long *timeout)
 	return nomatch;
 }
 
+/* Whether set is one skipped, its name as skipped_sets writes it ("NAME (" opens each). */
+static bool ipset_skipped(const struct feed_reader *r, const char *set)
+{
+	char opening[FEED_TOKEN_MAX + 4];
+	size_t n = (size_t)snprintf(opening, sizeof(opening), "%s (", set);
+	const char *at = r->skipped_sets;
+
+	while ((at = strstr(at, opening)) != NULL) {
+		if (at == r->skipped_sets || at[-1] == ' ')
+			return true;
+		at += n;
+	}
+	return false;
+}
+
+/* A create line: a set of a type holding more than addresses and networks is noted, to skip its lines. */
+static void ipset_create(struct feed_reader *r, const char *p)
+{
+	char set[FEED_TOKEN_MAX + 2], type[FEED_TOKEN_MAX + 2];
+	size_t used = strlen(r->skipped_sets);
+
+	p = next_word(p, set, sizeof(set));
+	next_word(p, type, sizeof(type));
+	if (strcmp(type, "hash:ip") == 0 || strcmp(type, "hash:net") == 0 || strcmp(type, "bitmap:ip") == 0 ||
+	    ipset_skipped(r, set))
+		return;
+	int n = snprintf(r->skipped_sets + used, sizeof(r->skipped_sets) - used, "%s%s (%s)", used ? ", " : "", set, type);
+	if ((size_t)n >= sizeof(r->skipped_sets) - used) /* no room: a name cut short would skip the wrong set */
+		r->skipped_sets[used] = '\0';
+}
+
 /* "add SET ADDRESS [options]" (only set's, if named); create lines (and a COMMIT) hold nothing. */
 static int ipset_line(struct feed_reader *r, char *line, struct entry *e, uint64_t *expires, char *err, size_t errlen)
 {
@@ -154,7 +185,11 @@ static int ipset_line(struct feed_reader *r, char *line, struct entry *e, uint64
 	if (!cut_comment(line, '#'))
 		return 0;
 	p = next_word(line, word, sizeof(word));
-	if (strcmp(word, "create") == 0 || strcmp(word, "-N") == 0 || strcmp(word, "COMMIT") == 0)
+	if (strcmp(word, "create") == 0 || strcmp(word, "-N") == 0) {
+		ipset_create(r, p);
+		return 0;
+	}
+	if (strcmp(word, "COMMIT") == 0)
 		return 0;
 	if (strcmp(word, "add") != 0 && strcmp(word, "-A") != 0) {
 		error_set(err, errlen, "not an ipset add or create line");
@@ -163,6 +198,10 @@ static int ipset_line(struct feed_reader *r, char *line, struct entry *e, uint64
 	p = next_word(p, word, sizeof(word)); /* the set's name */
 	if (r->spec.set[0] && strcmp(word, r->spec.set) != 0)
 		return 0;
+	if (r->skipped_sets[0] && ipset_skipped(r, word)) {
+		r->skipped++;
+		return 0;
+	}
 	p = next_word(p, word, sizeof(word));
 	if (strchr(word, '-') || strchr(word, ',')) {
 		error_set(err, errlen, "a range or a compound element (%.60s): only addresses and networks", word);
@@ -457,6 +496,9 @@ int feed_read(FILE *f, const struct feed_spec *spec, uint64_t now, feed_entry_cb
 		}
 		counts->entries += rc > 0;
 	}
+	counts->skipped = r.skipped;
+	snprintf(counts->skipped_what, sizeof(counts->skipped_what), "%.*s", (int)sizeof(counts->skipped_what) - 1,
+		 r.skipped_sets);
 	int failed = ferror(f);
 	free(line);
 	free(e);

@@ -16,9 +16,11 @@
  *                     and labels: category=WORD severity=N
  *   plain, netset     an address or a network (CIDR); '#' comments (FireHOL's .netset)
  *   drop              Spamhaus DROP: "192.0.2.0/24 ; SBL123", ';' comments
- *   ipset             `ipset save` output: "add SET 192.0.2.1 [options]"; create lines skipped;
- *                     with the option nomatch, an exception inside the list (as the kernel has it);
- *                     timeout N expires it N seconds on; with set, only that set's lines
+ *   ipset             `ipset save` output: "add SET 192.0.2.1 [options]"; with the option
+ *                     nomatch, an exception inside the list (as the kernel has it); timeout N
+ *                     expires it N seconds on; with set, only that set's lines. A set created
+ *                     of a type that holds more than addresses and networks (hash:ip,port,
+ *                     hash:mac, list:set, ...) is skipped whole, its lines counted as skipped
  *   csv:N, csv:NAME   one column of a CSV file, by number (from 1) or by the header's name
  *   suricata-dataset  a Suricata dataset of type ip, ipv4 or ipv6: an address a line,
  *                     or "address,reputation" (datarep); ::ffff:a.b.c.d is IPv4, as Suricata reads it
@@ -79,6 +81,8 @@ struct feed_reader {
 	unsigned column;                  /* csv: the column found, once known; zeek-intel: the indicator's */
 	unsigned type_column;             /* zeek-intel: the indicator_type's */
 	int header_seen;
+	char skipped_sets[1024];          /* ipset: "NAME (TYPE), ..." of the sets skipped (as many as fit) */
+	uint64_t skipped;                 /* ipset: their add lines */
 };
 
 void feed_reader_init(struct feed_reader *r, const struct feed_spec *spec, uint64_t now);
@@ -104,6 +108,8 @@ int feed_line(struct feed_reader *r, const char *line, struct entry *e, uint64_t
 struct feed_counts {
 	uint64_t lines, entries, bad;
 	bool change;      /* the file is a change to the list's current version, not a whole one */
+	uint64_t skipped; /* lines of parts it cannot hold, skipped whole (ipset's other set types) */
+	char skipped_what[256]; /* which parts: "NAME (TYPE), ..." */
 };
 
 /*

@@ -128,13 +128,13 @@ static int note_exception(struct lists *ls, const struct entry *e)
  * (two CrowdSec decisions on one address) stays while either holds it: the
  * later expiry, or none if either has none.
  */
-static int stage_expiry(struct staging *st, const struct entry *e, uint64_t expires)
+static int stage_expiry(struct lists *ls, const struct matcher *m, const struct entry *e, uint64_t expires)
 {
-	struct ttl **staged = &st->ls->expiry[LISTS_SLOTS];
+	struct ttl **staged = &ls->expiry[LISTS_SLOTS];
 
 	if (expires == 0 && *staged == NULL)
 		return 0;
-	if (matcher_holders(st->m, e) & LISTS_STAGING) {
+	if (matcher_holders(m, e) & LISTS_STAGING) {
 		uint64_t had = *staged ? ttl_get(*staged, e) : 0;
 		if (had == 0 || expires == 0)
 			return had ? ttl_set(*staged, e, 0) : 0;
@@ -171,7 +171,7 @@ static int stage_entry(void *ctx, const struct entry *e, uint64_t expires, const
 		st->expired++;
 		return 0;
 	}
-	if (!exception && stage_expiry(st, e, expires) < 0) {
+	if (!exception && stage_expiry(st->ls, st->m, e, expires) < 0) {
 		st->failed = true; /* the entry would stay past its time */
 		snprintf(st->error, sizeof(st->error), "out of memory for the entries' times to live");
 		return -1;
@@ -205,6 +205,9 @@ int lists_stage_more(struct lists *ls, struct matcher *m, FILE *f, const struct 
 	int rc = feed_read(f, spec, clock->stated, stage_entry, stage_bad, &st, &n, err, sizeof(err));
 	ls->staged_change |= n.change;
 	r->lines += n.lines;
+	r->skipped += n.skipped;
+	if (n.skipped_what[0])
+		memcpy(r->skipped_what, n.skipped_what, sizeof(r->skipped_what));
 	r->entries += n.entries - st.expired;
 	r->bad += n.bad;
 	if (rc < 0)
@@ -249,11 +252,13 @@ static int staged_prefix(void *ctx, const struct entry *e, unsigned group, uint3
 /*
  * Take exception x out of the staged networks that hold it: each is
  * released and its part outside x staged instead, one prefix a level (the
- * sibling of x's path at each length below x's).
+ * sibling of x's path at each length below x's), each with the network's
+ * expiry.
  */
-static int apply_exception(struct matcher *m, const struct list_exception *x, char *err, size_t errlen)
+static int apply_exception(struct lists *ls, struct matcher *m, const struct list_exception *x, char *err, size_t errlen)
 {
 	struct covering_prefixes cp = { .bits_max = x->bits };
+	struct ttl *staged = ls->expiry[LISTS_SLOTS];
 	struct entry e;
 	uint8_t sibling[16];
 	uint32_t left;
@@ -261,16 +266,24 @@ static int apply_exception(struct matcher *m, const struct list_exception *x, ch
 	matcher_covering(m, x->addr, x->alen, staged_prefix, &cp);
 	for (unsigned k = 0; k < cp.n; k++) {
 		prefix_entry(x->addr, x->alen, cp.bits[k], &e);
+		uint64_t expires = staged ? ttl_get(staged, &e) : 0;
 		matcher_release(m, &e, LISTS_STAGING, &left);
+		if (expires && ttl_set(staged, &e, 0) < 0)
+			goto no_memory;
 		for (unsigned b = cp.bits[k] + 1u; b <= x->bits; b++) {
 			memcpy(sibling, x->addr, x->alen);
 			sibling[(b - 1) / 8] ^= (uint8_t)(0x80 >> ((b - 1) % 8));
 			prefix_entry(sibling, x->alen, b, &e);
+			if (stage_expiry(ls, m, &e, expires) < 0)
+				goto no_memory;
 			if (matcher_hold(m, &e, LISTS_STAGING, err, errlen) < 0)
 				return -1;
 		}
 	}
 	return 0;
+no_memory:
+	error_set(err, errlen, "out of memory for the entries' times to live");
+	return -1;
 }
 
 static int broader_first(const void *a, const void *b)
@@ -293,7 +306,7 @@ static void apply_exceptions(struct lists *ls, struct matcher *m, struct list_lo
 		return;
 	qsort(ls->exceptions, ls->nexceptions, sizeof(*ls->exceptions), broader_first);
 	for (size_t k = 0; k < ls->nexceptions && r->error[0] == '\0'; k++)
-		if (apply_exception(m, &ls->exceptions[k], err, sizeof(err)) < 0)
+		if (apply_exception(ls, m, &ls->exceptions[k], err, sizeof(err)) < 0)
 			error_set(r->error, sizeof(r->error), "%s", err);
 	ls->nexceptions = 0;
 }

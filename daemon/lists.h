@@ -29,6 +29,8 @@
 /* What the last load of a list found. */
 struct list_load {
 	uint64_t lines, entries, bad; /* entries: lines that gave one */
+	uint64_t skipped;             /* lines of parts it cannot hold, skipped whole (ipset's other set types) */
+	char skipped_what[256];       /* which parts */
 	uint64_t added, removed;      /* to and from the list, when taken */
 	bool refused;                 /* the list kept its previous version */
 	char error[300];              /* why it was refused, or "" */

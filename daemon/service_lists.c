@@ -310,6 +310,10 @@ static json_t *load_json(const struct list_load *r)
 
 	if (o && r->error[0])
 		json_object_set_new(o, "error", json_string(r->error));
+	if (o && r->skipped_what[0]) {
+		json_object_set_new(o, "skipped", json_integer((json_int_t)r->skipped));
+		json_object_set_new(o, "skipped_what", json_string(r->skipped_what));
+	}
 	return o;
 }
 

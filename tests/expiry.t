@@ -4,7 +4,7 @@
 # changes applied to the list (deleted bans leave it, the others stay) by file and by replace.
 . "$(dirname "$0")/tap.sh"
 . "$(dirname "$0")/daemon.sh"
-plan 17
+plan 19
 tmp=$(mktemp -d); echo "# $tmp"
 pid=
 trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; [ -n "$KEEP" ] || rm -rf "$tmp"' EXIT
@@ -26,7 +26,16 @@ echo "[{\"decisions\":[$(ban 192.0.2.1 30m),$(ban 192.0.2.2 2h),$(ban 192.0.2.3 
 written=$(($(date +%s) - 3600))
 touch -d "@$written" cs.json
 # ipset save, written ten minutes ago: a 300 s timeout has ended, a 3600 s one has 50 minutes left.
-printf 'create bl hash:ip family inet timeout 0\nadd bl 192.0.2.10 timeout 300\nadd bl 192.0.2.11 timeout 3600\n' > bl.ipset
+# A network with a timeout split around a nomatch; a hash:ip,port set beside it.
+cat > bl.ipset <<'S'
+create web hash:ip,port family inet timeout 0
+add web 192.0.2.80,tcp:80 timeout 3600
+create bl hash:net family inet timeout 0
+add bl 192.0.2.10 timeout 300
+add bl 192.0.2.11 timeout 3600
+add bl 10.1.0.0/16 timeout 3600
+add bl 10.1.2.0/24 nomatch
+S
 saved=$(($(date +%s) - 600))
 touch -d "@$saved" bl.ipset
 cat > bloomd.conf <<C
@@ -49,6 +58,10 @@ is "$(kept_expiry cs 'addr 192.0.2.2')" "$((written + 7200))" "and the ban ends 
 is "$(kept_expiry cs 'addr 192.0.2.3')" "$((written + 10800))" "two decisions on one address: the longer holds it"
 is "$(held addr 192.0.2.10)/$(held addr 192.0.2.11)" 0/1 "an ipset timeout counts from when the save was written"
 is "$(kept_expiry bl 'addr 192.0.2.11')" "$((saved + 3600))" "and ends 3600 s after that"
+is "$(grep -c "^net 10\.1\..* expires=$((saved + 3600))\$" state/lists/bl)/$(C match 10.1.2.9 >/dev/null; echo $?)/$(C match 10.1.3.9 >/dev/null; echo $?)" 8/1/0 \
+	"a network split around a nomatch: each of its 8 pieces keeps its timeout"
+grep -q "list bl: bl.ipset: sets of types bloomd cannot hold .* skipped whole, 1 lines: web (hash:ip,port)" err
+ok $? "a hash:ip,port set in the save is skipped whole, and said; the others are read"
 
 sleep 1.1
 C reload >/dev/null

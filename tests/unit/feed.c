@@ -159,6 +159,33 @@ static void ipset_one_set(void **state)
 	assert_int_equal(c->entries, 4);
 }
 
+/*
+ * A whole `ipset save` holding a set bloomd cannot hold (hash:ip,port): that
+ * set is skipped whole, its lines counted, not taken as bad lines; the
+ * others are read.
+ */
+static void ipset_other_types(void **state)
+{
+	static const char saved[] = "create web hash:ip,port family inet\nadd web 192.0.2.1,tcp:80\nadd web 192.0.2.2,udp:53\n"
+				    "create block hash:ip family inet\nadd block 192.0.2.9\n"
+				    "create macs hash:mac\nadd macs 00:11:22:33:44:55\nadd block 192.0.2.10\n";
+	struct collected *c = read_as("ipset", saved, 0);
+	struct feed_counts n;
+	char err[256], copy[sizeof(saved)];
+	struct feed_spec spec;
+
+	(void)state;
+	assert_string_equal(c->text, "addr 192.0.2.9;addr 192.0.2.10;");
+	assert_int_equal(c->bad, 0);
+	memcpy(copy, saved, sizeof(saved));
+	FILE *f = fmemopen(copy, sizeof(saved) - 1, "r");
+	assert_int_equal(feed_spec_parse("ipset", &spec, err, sizeof(err)), 0);
+	assert_int_equal(feed_read(f, &spec, 0, collect_entry, collect_bad, c, &n, err, sizeof(err)), 0);
+	fclose(f);
+	assert_int_equal(n.skipped, 3);
+	assert_string_equal(n.skipped_what, "web (hash:ip,port), macs (hash:mac)");
+}
+
 /* Spamhaus's drop_v4.json: an object a line, the metadata line last; an error page is a bad line. */
 static void spamhaus_json(void **state)
 {
@@ -366,7 +393,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(spamhaus_drop),             cmocka_unit_test(ipset_save), cmocka_unit_test(ipset_nomatch), cmocka_unit_test(byte_order_mark),
 	cmocka_unit_test(csv_columns),               cmocka_unit_test(suricata_dataset),
 	cmocka_unit_test(formats_are_named),         cmocka_unit_test(ipset_one_set), cmocka_unit_test(spamhaus_json),
-	cmocka_unit_test(zeek_intel),                cmocka_unit_test(iprep), cmocka_unit_test(crowdsec_json), cmocka_unit_test(crowdsec_stream_change),
+	cmocka_unit_test(zeek_intel),                cmocka_unit_test(iprep), cmocka_unit_test(crowdsec_json), cmocka_unit_test(crowdsec_stream_change), cmocka_unit_test(ipset_other_types),
 	cmocka_unit_test(mapped_addresses),
 };
 
