@@ -25,7 +25,7 @@ static int cmd_add(struct command *c)
 	uint64_t ttl = 0, expiry = 0;
 
 	if (command_take_option(c->args, "--ttl", &ttl_text)) {
-		if (!config_seconds(ttl_text, &ttl) || ttl == 0 || ttl > 10ULL * 365 * 86400)
+		if (!entry_seconds(ttl_text, &ttl) || ttl == 0 || ttl > ENTRY_TTL_MAX)
 			return command_fail(c, "--ttl: expected a time from 1s to 3650d such as 90, 90s, 15m, 4h or 7d, got '%s'",
 					    ttl_text);
 		expiry = (uint64_t)time(NULL) + ttl;

@@ -203,8 +203,6 @@ const char *config_fsync_name(enum config_fsync f);
 /* "alert", "drop", "reject" or "pass". */
 const char *config_list_action_name(enum list_action a);
 
-/* A time as the configuration writes one (90, 90s, 15m, 1h, 1d, 1h30m) in seconds; false if it is not one. */
-bool config_seconds(const char *value, uint64_t *out);
 
 /* Whether [cluster] is on: redis or sentinels set. */
 bool config_cluster_on(const struct config *c);

@@ -167,40 +167,12 @@ int config_set_size(struct loader *ld, const char *key, const char *value, uint6
 	return 1;
 }
 
-bool config_seconds(const char *value, uint64_t *out)
-{
-	static const struct {
-		char unit;
-		unsigned seconds;
-	} UNITS[] = { { 'd', 86400 }, { 'h', 3600 }, { 'm', 60 }, { 's', 1 } };
-	const char *p = value;
-	uint64_t total = 0;
-	size_t next = 0; /* units go from days down to seconds, each at most once */
-
-	while (*p && isdigit((unsigned char)*p) && total <= UINT32_MAX) {
-		char *end;
-		uint64_t n = strtoull(p, &end, 10);
-		size_t u = next;
-		while (u < 4 && *end != UNITS[u].unit)
-			u++;
-		if (*end == '\0' && p == value)
-			u = 3; /* a bare number: seconds */
-		else if (u == 4)
-			break;
-		total += n > UINT32_MAX ? (uint64_t)UINT32_MAX + 1 : n * UNITS[u].seconds;
-		next = u + 1;
-		p = *end ? end + 1 : end;
-	}
-	*out = total;
-	return *p == '\0' && p != value && total <= UINT32_MAX;
-}
-
 int config_set_seconds(struct loader *ld, const char *key, const char *value, unsigned min, unsigned max,
 		       unsigned *out)
 {
 	uint64_t total;
 
-	if (!config_seconds(value, &total) || total < min || total > max) {
+	if (!entry_seconds(value, &total) || total < min || total > max) {
 		config_problem(ld, "%s: expected a time from %us to %us such as 90s, 15m, 1h or 1d, got '%s'", key, min, max,
 			       value);
 		return 0;

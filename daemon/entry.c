@@ -288,6 +288,34 @@ bool entry_category_valid(const char *category)
 	return true;
 }
 
+bool entry_seconds(const char *value, uint64_t *out)
+{
+	static const struct {
+		char unit;
+		unsigned seconds;
+	} UNITS[] = { { 'd', 86400 }, { 'h', 3600 }, { 'm', 60 }, { 's', 1 } };
+	const char *p = value;
+	uint64_t total = 0;
+	size_t next = 0; /* units go from days down to seconds, each at most once */
+
+	while (*p && isdigit((unsigned char)*p) && total <= UINT32_MAX) {
+		char *end;
+		uint64_t n = strtoull(p, &end, 10);
+		size_t u = next;
+		while (u < 4 && *end != UNITS[u].unit)
+			u++;
+		if (*end == '\0' && p == value)
+			u = 3; /* a bare number: seconds */
+		else if (u == 4)
+			break;
+		total += n > UINT32_MAX ? (uint64_t)UINT32_MAX + 1 : n * UNITS[u].seconds;
+		next = u + 1;
+		p = *end ? end + 1 : end;
+	}
+	*out = total;
+	return *p == '\0' && p != value && total <= UINT32_MAX;
+}
+
 /* One option word after an entry: expires=, ttl= or (with labels) category=, severity=. -1 if it is none. */
 static int parse_option(const char *word, uint64_t now, uint64_t *expires, struct entry_labels *labels)
 {
@@ -308,9 +336,13 @@ static int parse_option(const char *word, uint64_t now, uint64_t *expires, struc
 		labels->severity = (unsigned)v;
 		return 0;
 	}
-	const char *digits = word + (ttl ? 4 : 8);
-	unsigned long long v = (ttl || at) && isdigit((unsigned char)*digits) ? strtoull(digits, &end, 10) : 0;
-	if (v == 0 || *end != '\0' || v > (ttl ? 10ULL * 365 * 86400 : (1ULL << 40)))
+	uint64_t v = 0;
+	if (ttl && (!entry_seconds(word + 4, &v) || v == 0 || v > ENTRY_TTL_MAX))
+		return -1;
+	if (at && (!isdigit((unsigned char)word[8]) || (v = strtoull(word + 8, &end, 10)) == 0 || *end != '\0' ||
+		   v > (1ULL << 40)))
+		return -1;
+	if (!ttl && !at)
 		return -1;
 	*expires = ttl ? now + v : v;
 	return 0;
@@ -333,8 +365,8 @@ int entry_parse_labelled(const char *text, struct entry *e, uint64_t now, uint64
 			while (isspace((unsigned char)*start))
 				start++;
 			error_set(err, errlen, "unexpected text after the entry: '%.40s' (%s may follow)", start,
-				  labels ? "expires=UNIXTIME, ttl=SECONDS, category=WORD or severity=1..255"
-					 : "expires=UNIXTIME or ttl=SECONDS");
+				  labels ? "expires=UNIXTIME, ttl=TIME, category=WORD or severity=1..255"
+					 : "expires=UNIXTIME or ttl=TIME");
 			return -1;
 		}
 	}

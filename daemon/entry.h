@@ -48,11 +48,20 @@ int entry_parse(const char *text, struct entry *e, char *err, size_t errlen);
 
 /*
  * The same, where the entry may be followed by when it expires: expires=N
- * (Unix seconds, as list writes it) or ttl=N (seconds from now). *expires is
- * 0 when neither is given.
+ * (Unix seconds, as list writes it) or ttl=TIME (from now: 90, 90s, 15m,
+ * 4h, 7d, 1h30m; at most ENTRY_TTL_MAX). *expires is 0 when neither is given.
  */
 int entry_parse_expiry(const char *text, struct entry *e, uint64_t now, uint64_t *expires, char *err,
 		       size_t errlen);
+
+#define ENTRY_TTL_MAX (10ULL * 365 * 86400)
+
+/*
+ * A time as entry lists, commands and the configuration write one (90, 90s,
+ * 15m, 1h, 1d, 1h30m: units from days down, each once) in seconds, at most
+ * 2^32 - 1; false if it is not one.
+ */
+bool entry_seconds(const char *value, uint64_t *out);
 
 /* Labels an entry of a list may carry: category=WORD severity=N ("" and 0 when not given). */
 #define ENTRY_CATEGORY_MAX 64

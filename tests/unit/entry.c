@@ -127,7 +127,7 @@ static void addresses_print_as_inet_ntop(void **state)
 	assert_string_equal(entry_format_addr(a, 4, ours, 7), "?"); /* "0.0.0.0" and its NUL need 8 */
 }
 
-/* An entry may be followed by when it expires: expires=UNIXTIME (as list writes) or ttl=SECONDS. */
+/* An entry may be followed by when it expires: expires=UNIXTIME (as list writes) or ttl=TIME (4h, 1h30m). */
 static void expiry_after_an_entry(void **state)
 {
 	struct entry e;
@@ -143,7 +143,13 @@ static void expiry_after_an_entry(void **state)
 	assert_int_equal(entry_parse_expiry("net 10.0.0.0/8", &e, 1000, &expires, err, sizeof(err)), 1);
 	assert_int_equal(expires, 0);
 	assert_int_equal(entry_parse_expiry("addr 192.0.2.1 ttl=0", &e, 1000, &expires, err, sizeof(err)), -1);
-	assert_non_null(strstr(err, "'ttl=0' (expires=UNIXTIME or ttl=SECONDS may follow)"));
+	assert_non_null(strstr(err, "'ttl=0' (expires=UNIXTIME or ttl=TIME may follow)"));
+	assert_int_equal(entry_parse_expiry("addr 192.0.2.1 ttl=4h", &e, 1000, &expires, err, sizeof(err)), 1);
+	assert_int_equal(expires, 1000 + 4 * 3600);
+	assert_int_equal(entry_parse_expiry("addr 192.0.2.1 ttl=1d2h30m", &e, 1000, &expires, err, sizeof(err)), 1);
+	assert_int_equal(expires, 1000 + 86400 + 2 * 3600 + 1800);
+	assert_int_equal(entry_parse_expiry("addr 192.0.2.1 ttl=3651d", &e, 1000, &expires, err, sizeof(err)), -1);
+	assert_int_equal(entry_parse_expiry("addr 192.0.2.1 ttl=4x", &e, 1000, &expires, err, sizeof(err)), -1);
 	assert_int_equal(entry_parse_expiry("addr 192.0.2.1 expires=soon", &e, 1000, &expires, err, sizeof(err)), -1);
 	assert_int_equal(entry_parse_expiry("addr 192.0.2.1 colour=red", &e, 1000, &expires, err, sizeof(err)), -1);
 	/* the plain parser takes none */
