@@ -7,8 +7,10 @@
  * hashed as the daemon hashes it (XXH3-128 under the key's domain of the
  * secret), tested against the blocked filter, and only a key the filter
  * passes is looked up in the exact table. A key held by a pass list exempts
- * the packet; else one held by a dropping list drops it. Everything else,
- * non-IP frames included, goes on to the stack untouched.
+ * its side (the source's keys, the destination's) from being judged, and the
+ * packet if it is a pair or its list says pass = packet; a key held by a
+ * dropping list on a side not exempt (a pair: unless both ends are) drops it.
+ * Everything else, non-IP frames included, goes on to the stack untouched.
  */
 
 #include <linux/bpf.h>
@@ -285,20 +287,41 @@ __noinline int table_action(const struct key *k, __u64 lo, __u64 hi)
 	return 0;
 }
 
-/* What the packet's keys say so far: the actions seen, and the first dropping key. */
+/* The side of the packet a key is about. */
+enum side { SIDE_SRC, SIDE_DST, SIDE_PAIR, SIDES };
+
+/* What the packet's keys say so far: the actions seen, by side, and each side's first dropping key. */
 struct verdict {
 	int actions;
-	struct key drop_key;
+	int side[SIDES];
+	struct key drop_key[SIDES];
 };
 
-static __always_inline void check_key(struct verdict *v, const struct key *k, struct h128 h)
+static __always_inline void check_key(struct verdict *v, const struct key *k, struct h128 h, enum side side)
 {
 	if (!filter_says(h))
 		return;
 	int action = table_action(k, h.lo, h.hi);
-	if ((action & XDP_ACTION_DROP) && !(v->actions & XDP_ACTION_DROP))
-		v->drop_key = *k;
+	if ((action & XDP_ACTION_DROP) && !(v->side[side] & XDP_ACTION_DROP))
+		v->drop_key[side] = *k;
+	v->side[side] |= action;
 	v->actions |= action;
+}
+
+/* The side whose dropping key drops the packet, or -1 if it passes (exempt, or nothing dropping). */
+static __always_inline int dropping_side(const struct verdict *v)
+{
+	int pass_src = v->side[SIDE_SRC] & XDP_ACTION_PASS, pass_dst = v->side[SIDE_DST] & XDP_ACTION_PASS;
+
+	if ((v->actions & XDP_ACTION_PASS_PACKET) || (v->side[SIDE_PAIR] & XDP_ACTION_PASS))
+		return -1;
+	if (!pass_src && (v->side[SIDE_SRC] & XDP_ACTION_DROP))
+		return SIDE_SRC;
+	if (!pass_dst && (v->side[SIDE_DST] & XDP_ACTION_DROP))
+		return SIDE_DST;
+	if (!(pass_src && pass_dst) && (v->side[SIDE_PAIR] & XDP_ACTION_DROP))
+		return SIDE_PAIR;
+	return -1;
 }
 
 /* A dropping key found and no pass entry held: the other keys cannot change the verdict. */
@@ -364,7 +387,7 @@ static __always_inline int event_allowed(__u64 now)
 	return __sync_fetch_and_add(&rate_count, 1) < live.events_rate;
 }
 
-static __always_inline void send_event(struct xdp_md *ctx, const struct verdict *v)
+static __always_inline void send_event(struct xdp_md *ctx, const struct verdict *v, int side)
 {
 	__u64 now = live.events_rate ? bpf_ktime_get_ns() : 0;
 
@@ -382,9 +405,10 @@ static __always_inline void send_event(struct xdp_md *ctx, const struct verdict 
 	caplen = ((caplen - 1) & (XDP_EVENT_FRAME - 1)) + 1; /* 1..128, as the verifier wants it shown */
 	e->ts_ns = now;
 	e->wirelen = wirelen;
-	e->kind = v->drop_key.kind;
-	e->len = v->drop_key.len;
-	__builtin_memcpy(e->key, v->drop_key.w, sizeof(e->key));
+	const struct key *why = side == SIDE_PAIR ? &v->drop_key[SIDE_PAIR] : side == SIDE_DST ? &v->drop_key[SIDE_DST] : &v->drop_key[SIDE_SRC];
+	e->kind = why->kind;
+	e->len = why->len;
+	__builtin_memcpy(e->key, why->w, sizeof(e->key));
 	if (bpf_xdp_load_bytes(ctx, 0, e->frame, caplen) < 0)
 		caplen = 0;
 	e->caplen = caplen;
@@ -421,17 +445,17 @@ static __always_inline void check_addresses(struct packet *p, struct h128 hs)
 
 	if (live.kind_count[KIND_ADDR]) {
 		addr_key(&k, p->addr[0], p->alen);
-		check_key(p->v, &k, hs);
+		check_key(p->v, &k, hs, SIDE_SRC);
 		if (decided(p->v))
 			return; /* the destination's hash not even made */
 	}
 	addr_key(&k, p->addr[1], p->alen);
 	struct h128 hd = key_hash((const __u8 *)k.w, p->alen, KIND_ADDR);
 	if (live.kind_count[KIND_ADDR])
-		check_key(p->v, &k, hd);
+		check_key(p->v, &k, hd, SIDE_DST);
 	if (live.kind_count[KIND_PAIR] && !decided(p->v)) {
 		pair_key(&k, p);
-		check_key(p->v, &k, pair_hash(hs, hd));
+		check_key(p->v, &k, pair_hash(hs, hd), SIDE_PAIR);
 	}
 }
 
@@ -452,11 +476,11 @@ static long check_net_len(__u32 j, void *arg)
 	asm volatile("%[j] &= 0xff" : [j] "+r"(j)); /* bounded in the register that indexes, as the verifier must see */
 	__u32 plen = walk->v6 ? live.net_lens[1][j] : live.net_lens[0][j];
 	net_key(&k, p->addr[0], p->alen, plen);
-	check_key(p->v, &k, key_hash((const __u8 *)k.w, k.len, KIND_NET));
+	check_key(p->v, &k, key_hash((const __u8 *)k.w, k.len, KIND_NET), SIDE_SRC);
 	if (decided(p->v))
 		return 1;
 	net_key(&k, p->addr[1], p->alen, plen);
-	check_key(p->v, &k, key_hash((const __u8 *)k.w, k.len, KIND_NET));
+	check_key(p->v, &k, key_hash((const __u8 *)k.w, k.len, KIND_NET), SIDE_DST);
 	return decided(p->v);
 }
 
@@ -485,16 +509,14 @@ int bloomd_xdp(struct xdp_md *ctx)
 	if (lens)
 		bpf_loop(lens, check_net_len, &walk, 0);
 
-	if (v.actions & XDP_ACTION_PASS) {
-		count(XDP_EXEMPTED);
-		count(XDP_PASSED);
-		return XDP_PASS;
-	}
-	if (v.actions & XDP_ACTION_DROP) {
+	int side = dropping_side(&v);
+	if (side >= 0) {
 		count(XDP_DROPPED);
-		send_event(ctx, &v);
+		send_event(ctx, &v, side);
 		return XDP_DROP;
 	}
+	if (v.actions & XDP_ACTION_PASS)
+		count(XDP_EXEMPTED);
 	count(XDP_PASSED);
 	return XDP_PASS;
 }

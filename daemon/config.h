@@ -32,6 +32,7 @@ struct list_config {
 	unsigned severity;        /* 1 (highest) to 255, as Suricata's */
 	enum list_action action;  /* unset: drop inline, alert passive */
 	bool action_given;
+	bool pass_packet;         /* action pass: a packet it holds any part of is exempt (else: its addresses are) */
 	uint32_t sid;             /* eve's signature_id */
 	char *signature;          /* eve's signature (Suricata's msg) */
 	double max_bad;           /* a version with a larger fraction of bad lines is refused */

@@ -131,6 +131,7 @@ static const struct config_key KEYS[] = {
 	{ "list", "sid", KEY_UINT, LIST_FIELD(sid), .min = 1, .max = 2147483647u },
 	{ "list", "signature", KEY_STRING, LIST_FIELD(signature) },
 	{ "list", "action", KEY_CUSTOM, LIST_FIELD(action), .parse = config_list_action },
+	{ "list", "pass", KEY_CHOICE, LIST_FIELD(pass_packet), NAMES("address", "packet") },
 	{ "list", "max_bad", KEY_NUMBER, LIST_FIELD(max_bad), .min = 0, .max = 1, .expect = "a fraction from 0 to 1" },
 	{ "list", "min_entries", KEY_UINT, LIST_FIELD(min_entries), .min = 0, .max = 1000000000 },
 	{ "list", "max_removed", KEY_NUMBER, LIST_FIELD(max_removed), .min = 0, .max = 1,

@@ -322,6 +322,8 @@ void config_lists_validate(struct loader *ld)
 			config_problem(ld, "[list %s] set names a set of an ipset save file: give format = ipset", l->name);
 		list_fetch_validate(ld, l, section);
 		crowdsec_validate(ld, l, section);
+		if ((ld->line = config_key_line(ld, section, "pass")) != 0 && l->action != LIST_ACTION_PASS)
+			config_problem(ld, "[list %s] pass says what a pass list exempts: give action = pass", l->name);
 		/* Inline or with [action] sets, a list's matches are dropped unless it says alert. */
 		if (!l->action_given)
 			l->action = c->inline_mode || c->xdp_mode || c->action.set4 || c->action.set6 ? LIST_ACTION_DROP : LIST_ACTION_ALERT;

@@ -61,9 +61,53 @@ static void block_one(struct engine *e, const uint8_t *addr, int family, uint32_
 		ep->blocked[ep->nblocked++] = addr;
 }
 
+/* The sides of v an address or net hit holds (ENGINE_EXEMPT_*); a pair holds both, a signature neither. */
+static unsigned sides_held(const struct match_found *f, const struct packet_view *v, size_t alen)
+{
+	switch (f->kind) {
+	case ENTRY_ADDR:
+		return (memcmp(f->key, v->src, alen) == 0 ? ENGINE_EXEMPT_SRC : 0) |
+		       (memcmp(f->key, v->dst, alen) == 0 ? ENGINE_EXEMPT_DST : 0);
+	case ENTRY_NET:
+		return (entry_net_holds(f->key, v->src, alen) ? ENGINE_EXEMPT_SRC : 0) |
+		       (entry_net_holds(f->key, v->dst, alen) ? ENGINE_EXEMPT_DST : 0);
+	case ENTRY_PAIR:
+		return ENGINE_EXEMPT_SRC | ENGINE_EXEMPT_DST;
+	default:
+		return 0;
+	}
+}
+
+size_t engine_exempt(const struct packet_view *v, struct match_found *found, size_t n, uint32_t pass_holders,
+		     uint32_t packet_holders, unsigned *exempt, uint32_t *passing)
+{
+	size_t alen = v->family == 4 ? 4 : 16, kept = 0;
+
+	*exempt = 0;
+	*passing = engine_held(found, n) & pass_holders;
+	if (*passing == 0)
+		return n;
+	if (*passing & packet_holders)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!(found[i].holders & pass_holders))
+			continue;
+		if (found[i].kind == ENTRY_PAIR || found[i].kind == ENTRY_SIG)
+			return 0; /* a flow or a payload passed: the packet is */
+		*exempt |= sides_held(&found[i], v, alen);
+	}
+	for (size_t i = 0; i < n; i++) {
+		unsigned sides = sides_held(&found[i], v, alen);
+		bool on_exempt = sides && !(sides & ~*exempt); /* every side it is about: a pair, both */
+		if (!(found[i].holders & pass_holders) && !on_exempt)
+			found[kept++] = found[i];
+	}
+	return kept;
+}
+
 /* The addresses matches of dropping and rejecting lists name go to the blocking set: which side, by kind. */
 static void block_addresses(struct engine *e, const struct packet_view *v, const struct match_found *found,
-			    size_t n, struct event_packet *ep)
+			    size_t n, unsigned exempt, struct event_packet *ep)
 {
 	size_t alen = v->family == 4 ? 4 : 16;
 
@@ -81,15 +125,16 @@ static void block_addresses(struct engine *e, const struct packet_view *v, const
 			src = entry_net_holds(found[i].key, v->src, alen);
 			dst = !src && entry_net_holds(found[i].key, v->dst, alen);
 		}
-		if (src)
+		if (src && !(exempt & ENGINE_EXEMPT_SRC))
 			block_one(e, v->src, v->family, asking, ep);
-		if (dst)
+		if (dst && !(exempt & ENGINE_EXEMPT_DST))
 			block_one(e, v->dst, v->family, asking, ep);
 	}
 }
 
 void engine_report(struct engine *e, const struct capture_packet *p, const struct packet_view *v,
-		   const struct match_found *found, size_t n, const char *source, bool live, enum verdict verdict)
+		   const struct match_found *found, size_t n, unsigned exempt, const char *source, bool live,
+		   enum verdict verdict)
 {
 	char err[256];
 
@@ -101,7 +146,7 @@ void engine_report(struct engine *e, const struct capture_packet *p, const struc
 		.labels = e->labels, .list_names = e->list_names,
 	};
 	if (e->block && live)
-		block_addresses(e, v, found, n, &ep);
+		block_addresses(e, v, found, n, exempt, &ep);
 	if (e->flows) {
 		if ((n = first_on_flow(e, v, p->ts.tv_sec, found, n)) == 0)
 			return;
@@ -127,14 +172,17 @@ enum verdict engine_packet(struct engine *e, const struct capture_packet *p, con
 	size_t n = matcher_check_with(e->matcher, e->scratch, &v, e->hits, MATCH_MAX_HITS);
 	if (n == 0 || (n = matcher_found(e->matcher, e->hits, n, e->found)) == 0)
 		return VERDICT_ACCEPT;
-	uint32_t held = engine_held(e->found, n);
-	if (held & e->pass_holders) {
-		stats_passed(&e->stats, held & e->pass_holders);
+	unsigned exempt;
+	uint32_t passing;
+	n = engine_exempt(&v, e->found, n, e->pass_holders, e->pass_packet_holders, &exempt, &passing);
+	if (passing)
+		stats_passed(&e->stats, passing);
+	if (n == 0)
 		return VERDICT_ACCEPT;
-	}
+	uint32_t held = engine_held(e->found, n);
 	/* The verdict comes before any alert is left out: suppressing an alert never lets a packet through. */
 	enum verdict verdict = e->inline_mode ? engine_verdict(e->drop_holders, e->reject_holders, held) : VERDICT_ACCEPT;
 	stats_matched(&e->stats, held, verdict == VERDICT_ACCEPT ? 0 : held & (e->drop_holders | e->reject_holders));
-	engine_report(e, p, &v, e->found, n, source, live, verdict);
+	engine_report(e, p, &v, e->found, n, exempt, source, live, verdict);
 	return verdict;
 }

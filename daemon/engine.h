@@ -21,7 +21,8 @@ struct engine {
 	bool inline_mode;          /* packets are judged: a match of a dropping list drops */
 	uint32_t drop_holders;     /* the holders (lists) whose matches are dropped, inline */
 	uint32_t reject_holders;   /* and those whose matches are rejected */
-	uint32_t pass_holders;     /* the pass lists: a packet one holds is exempt from every other list */
+	uint32_t pass_holders;     /* the pass lists: the addresses they hold are exempt (engine_exempt) */
+	uint32_t pass_packet_holders; /* those of them with pass = packet: a packet they hold is exempt */
 	/* Blocking an address (into an nftables set), for matches of dropping lists; NULL: none. */
 	int (*block)(void *ctx, const uint8_t *addr, int family);
 	void *block_ctx;
@@ -55,10 +56,8 @@ static inline enum verdict engine_verdict(uint32_t drop_holders, uint32_t reject
 
 /*
  * Every list holding one of a packet's hits (its found[]), as holder bits.
- * A packet held by a pass list is exempt from every other list (no verdict
- * but accept, no event, no set). Pass entries live in the same filters as
- * the rest, so a packet no entry holds pays nothing for them: this runs
- * only on confirmed hits.
+ * Pass entries live in the same filters as the rest, so a packet no entry
+ * holds pays nothing for them: this runs only on confirmed hits.
  */
 static inline uint32_t engine_held(const struct match_found *found, size_t n)
 {
@@ -69,13 +68,33 @@ static inline uint32_t engine_held(const struct match_found *found, size_t n)
 	return held;
 }
 
+/* A packet's sides a pass list exempts: its source, its destination. */
+#define ENGINE_EXEMPT_SRC 1u
+#define ENGINE_EXEMPT_DST 2u
+
+/*
+ * What pass lists take out of a packet's n hits (found, parsed as v),
+ * before any verdict. A pass list holds addresses that are never judged
+ * bad (a whitelist): a hit of another list on such addresses alone goes (a
+ * pair, if both its ends are); the packet is still judged on its other side
+ * and its payload (a listed source sending to a passed server is dropped). A pass
+ * list with pass = packet (packet_holders), or a pass entry that is a pair
+ * or a signature, exempts the whole packet. Returns the hits left, in
+ * place (0: accept, nothing to say); *exempt gets ENGINE_EXEMPT_* and
+ * *passing the pass lists that exempted anything.
+ */
+size_t engine_exempt(const struct packet_view *v, struct match_found *found, size_t n, uint32_t pass_holders,
+		     uint32_t packet_holders, unsigned *exempt, uint32_t *passing);
+
 /*
  * What follows a match, for a packet parsed as v with n confirmed hits
- * (found; their keys stay the caller's) and judged dropped or not: labels,
- * the blocking set, once-per-flow, thresholds and the event. A worker thread
- * judges its packets; the loop reports them here.
+ * (found; their keys stay the caller's), its exempt sides (never put into
+ * the blocking set) and judged dropped or not: labels, the blocking set,
+ * once-per-flow, thresholds and the event. A worker thread judges its
+ * packets; the loop reports them here.
  */
 void engine_report(struct engine *e, const struct capture_packet *p, const struct packet_view *v,
-		   const struct match_found *found, size_t n, const char *source, bool live, enum verdict verdict);
+		   const struct match_found *found, size_t n, unsigned exempt, const char *source, bool live,
+		   enum verdict verdict);
 
 #endif

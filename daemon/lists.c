@@ -50,6 +50,17 @@ uint32_t lists_acting(const struct lists *ls, enum list_action action)
 	return mask;
 }
 
+uint32_t lists_passing_packets(const struct lists *ls)
+{
+	uint32_t mask = 0;
+
+	for (int i = 0; i < LISTS_SLOTS; i++)
+		if (ls->slot[i].name[0] && ls->slot[i].cfg && ls->slot[i].cfg->action == LIST_ACTION_PASS &&
+		    ls->slot[i].cfg->pass_packet)
+			mask |= 1u << i;
+	return mask;
+}
+
 int lists_configure(struct lists *ls, struct matcher *m, const struct config *cfg, char *err,
 		    size_t errlen)
 {

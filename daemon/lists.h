@@ -88,6 +88,8 @@ int lists_configure(struct lists *ls, struct matcher *m, const struct config *cf
 
 /* The holder bits of the lists whose action is action. */
 uint32_t lists_acting(const struct lists *ls, enum list_action action);
+/* Those of the pass lists with pass = packet (a packet they hold any part of is exempt). */
+uint32_t lists_passing_packets(const struct lists *ls);
 
 /* The list's slot (its holder bit), or -1. */
 int lists_find(const struct lists *ls, const char *name);

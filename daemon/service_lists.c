@@ -236,10 +236,11 @@ int service_lists_load(struct service *s, const struct config *cfg, bool startin
 	s->engine.drop_holders = lists_acting(&s->lists, LIST_ACTION_DROP);
 	s->engine.reject_holders = lists_acting(&s->lists, LIST_ACTION_REJECT);
 	s->engine.pass_holders = lists_acting(&s->lists, LIST_ACTION_PASS);
+	s->engine.pass_packet_holders = lists_passing_packets(&s->lists);
 	s->xdp_stale = s->xdp != NULL;
 	if (s->workers)
 		workers_set_verdicts(s->workers, s->engine.drop_holders, s->engine.reject_holders,
-				     s->engine.pass_holders);
+				     s->engine.pass_holders, s->engine.pass_packet_holders);
 	for (int i = 1; i < LISTS_SLOTS; i++) {
 		if (s->lists.slot[i].name[0] == '\0')
 			continue;

@@ -242,7 +242,7 @@ static void on_worker_match(void *ctx, const struct worker_match *m)
 	struct packet_view v;
 
 	packet_parse(m->packet.link, m->packet.frame, m->packet.caplen, m->packet.wirelen, &v);
-	engine_report(&s->engine, &m->packet, &v, m->found, m->n, m->source, true, m->verdict);
+	engine_report(&s->engine, &m->packet, &v, m->found, m->n, m->exempt, m->source, true, m->verdict);
 }
 
 static void on_worker_batch(void *ctx)
@@ -344,7 +344,8 @@ static int start_workers(struct service *s, const struct workers_options *o)
 		log_error("%s", err);
 		return -1;
 	}
-	workers_set_verdicts(s->workers, s->engine.drop_holders, s->engine.reject_holders, s->engine.pass_holders);
+	workers_set_verdicts(s->workers, s->engine.drop_holders, s->engine.reject_holders, s->engine.pass_holders,
+			     s->engine.pass_packet_holders);
 	return 0;
 }
 

@@ -14,7 +14,7 @@
 
 /*
  * The set holds each address, net and pair entry that a pass list holds
- * (action pass: the packet is exempt from every list) or else a dropping or
+ * (action pass: its address is exempt; with pass = packet, the packet) or else a dropping or
  * rejecting list holds (drop: XDP cannot answer with a reset, so a reject
  * is a drop there). The matcher stays the truth; the set follows it, one
  * entry at a time from the log of changes, or whole after a rehold or a
@@ -24,6 +24,8 @@
 static unsigned action_of(const struct service *s, uint32_t holders)
 {
 	holders &= ~MATCH_HOLDER_STAGING;
+	if (holders & s->engine.pass_packet_holders)
+		return XDP_ACTION_PASS | XDP_ACTION_PASS_PACKET;
 	if (holders & s->engine.pass_holders)
 		return XDP_ACTION_PASS;
 	if (holders & (s->engine.drop_holders | s->engine.reject_holders))
@@ -152,7 +154,7 @@ static void on_xdp_event(void *ctx, const struct xdp_event *e)
 	};
 
 	packet_parse(p.link, p.frame, p.caplen, p.wirelen, &v);
-	engine_report(&s->engine, &p, &v, &found, 1, s->queue_name, true, VERDICT_DROP);
+	engine_report(&s->engine, &p, &v, &found, 1, 0, s->queue_name, true, VERDICT_DROP);
 	events_flush(s->events);
 }
 

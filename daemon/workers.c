@@ -87,7 +87,7 @@ struct worker {
 
 struct workers {
 	const struct matcher *_Atomic current; /* published (release), read at a batch's start (acquire) */
-	_Atomic uint32_t drop_holders, reject_holders, pass_holders;
+	_Atomic uint32_t drop_holders, reject_holders, pass_holders, pass_packet_holders;
 	bool inline_mode;
 	struct event_base *loop;
 	int wake_fd;               /* a worker's ring has matches */
@@ -148,7 +148,7 @@ static void batch_end(struct worker *w)
 }
 
 /* Copy the packet and its hits' entries into the ring; false if it is full. */
-static bool hand_off(struct worker *w, const struct capture_packet *p, enum verdict verdict, size_t n)
+static bool hand_off(struct worker *w, const struct capture_packet *p, enum verdict verdict, unsigned exempt, size_t n)
 {
 	size_t head = atomic_load_explicit(&w->ring.head, memory_order_acquire);
 	size_t tail = atomic_load_explicit(&w->ring.tail, memory_order_relaxed);
@@ -160,7 +160,7 @@ static bool hand_off(struct worker *w, const struct capture_packet *p, enum verd
 	struct handoff *h = tail - head < RING_SLOTS ? malloc(sizeof(*h) + bytes) : NULL;
 	if (h == NULL)
 		return false;
-	h->m = (struct worker_match){ .packet = *p, .source = w->source, .verdict = verdict, .n = n };
+	h->m = (struct worker_match){ .packet = *p, .source = w->source, .verdict = verdict, .exempt = exempt, .n = n };
 	memcpy(h->bytes, p->frame, p->caplen);
 	h->m.packet.frame = h->bytes;
 	uint8_t *at = h->bytes + p->caplen;
@@ -186,11 +186,15 @@ static enum verdict judge(struct worker *w, const struct capture_packet *p)
 	size_t n = matcher_check_with(w->m, w->scratch, &v, w->hits, MATCH_MAX_HITS);
 	if (n == 0 || (n = matcher_found(w->m, w->hits, n, w->found)) == 0)
 		return VERDICT_ACCEPT;
-	uint32_t held = engine_held(w->found, n), passing;
-	if ((passing = held & atomic_load_explicit(&w->pool->pass_holders, memory_order_relaxed)) != 0) {
+	unsigned exempt;
+	uint32_t passing;
+	n = engine_exempt(&v, w->found, n, atomic_load_explicit(&w->pool->pass_holders, memory_order_relaxed),
+			  atomic_load_explicit(&w->pool->pass_packet_holders, memory_order_relaxed), &exempt, &passing);
+	if (passing)
 		stats_passed(&w->stats, passing);
+	if (n == 0)
 		return VERDICT_ACCEPT;
-	}
+	uint32_t held = engine_held(w->found, n);
 	enum verdict verdict = VERDICT_ACCEPT;
 	uint32_t dropping = atomic_load_explicit(&w->pool->drop_holders, memory_order_relaxed) |
 			    atomic_load_explicit(&w->pool->reject_holders, memory_order_relaxed);
@@ -198,7 +202,7 @@ static enum verdict judge(struct worker *w, const struct capture_packet *p)
 		verdict = engine_verdict(atomic_load_explicit(&w->pool->drop_holders, memory_order_relaxed),
 					 atomic_load_explicit(&w->pool->reject_holders, memory_order_relaxed), held);
 	stats_matched(&w->stats, held, verdict == VERDICT_ACCEPT ? 0 : held & dropping);
-	if (hand_off(w, p, verdict, n))
+	if (hand_off(w, p, verdict, exempt, n))
 		w->pushed = true;
 	else
 		w->handoff_lost++;
@@ -475,9 +479,11 @@ void workers_read(struct workers *ws, const struct matcher *m)
 		GRACE_ACQUIRE(&ws->w[i]);
 }
 
-void workers_set_verdicts(struct workers *ws, uint32_t drop_holders, uint32_t reject_holders, uint32_t pass_holders)
+void workers_set_verdicts(struct workers *ws, uint32_t drop_holders, uint32_t reject_holders, uint32_t pass_holders,
+			  uint32_t pass_packet_holders)
 {
 	atomic_store_explicit(&ws->pass_holders, pass_holders, memory_order_relaxed);
+	atomic_store_explicit(&ws->pass_packet_holders, pass_packet_holders, memory_order_relaxed);
 	atomic_store_explicit(&ws->drop_holders, drop_holders, memory_order_relaxed);
 	atomic_store_explicit(&ws->reject_holders, reject_holders, memory_order_relaxed);
 }

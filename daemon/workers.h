@@ -50,6 +50,7 @@ struct worker_match {
 	struct capture_packet packet;
 	const char *source;        /* the interface, or the worker's queues */
 	enum verdict verdict;      /* inline: what the worker did with it */
+	unsigned exempt;           /* its sides a pass list exempts (ENGINE_EXEMPT_*) */
 	size_t n;
 	struct match_found found[MATCH_MAX_HITS];
 };
@@ -93,7 +94,8 @@ void workers_read(struct workers *w, const struct matcher *m);
  * The lists whose matches are dropped, and those whose are rejected,
  * inline, and the pass lists (live or inline), from the next packet on.
  */
-void workers_set_verdicts(struct workers *w, uint32_t drop_holders, uint32_t reject_holders, uint32_t pass_holders);
+void workers_set_verdicts(struct workers *w, uint32_t drop_holders, uint32_t reject_holders, uint32_t pass_holders,
+			  uint32_t pass_packet_holders);
 
 struct workers_totals {
 	struct stats stats;

@@ -33,8 +33,12 @@
 
 enum xdp_slot_state { XDP_SLOT_EMPTY = 0, XDP_SLOT_FULL = 1, XDP_SLOT_GONE = 2 };
 
-/* What a key held in the table does to a packet: a pass entry exempts it from every drop. */
-enum xdp_entry_action { XDP_ACTION_DROP = 1, XDP_ACTION_PASS = 2 };
+/*
+ * What a key held in the table does to a packet: a drop entry drops it; a
+ * pass entry exempts its own side (an address never judged bad), and one
+ * with XDP_ACTION_PASS_PACKET too (pass = packet) the whole packet.
+ */
+enum xdp_entry_action { XDP_ACTION_DROP = 1, XDP_ACTION_PASS = 2, XDP_ACTION_PASS_PACKET = 4 };
 
 struct xdp_slot {
 	__u32 tag;                 /* the key's hash.lo >> 32 */

@@ -224,8 +224,9 @@ int xdpset_put(struct xdpset *s, enum entry_kind kind, const uint8_t *key, size_
 	if (s->kept && (slot || free_slot))
 		s->kept[(slot ? slot : free_slot) - &s->mem.buckets[0].slot[0]] = 1;
 	if (slot) {
-		if (XDP_SLOT_ACTION(slot->flags) != action)
-			pass_count_change(s, action == XDP_ACTION_PASS ? 1 : -1);
+		bool was_pass = XDP_SLOT_ACTION(slot->flags) & XDP_ACTION_PASS, is_pass = action & XDP_ACTION_PASS;
+		if (was_pass != is_pass)
+			pass_count_change(s, is_pass ? 1 : -1);
 		__atomic_store_n(&slot->flags, (uint8_t)((slot->flags & 0xf0) | action), __ATOMIC_RELEASE);
 		return 0;
 	}
@@ -245,7 +246,7 @@ int xdpset_put(struct xdpset *s, enum entry_kind kind, const uint8_t *key, size_
 	free_slot->kind = (uint8_t)kind;
 	free_slot->len = (uint8_t)len;
 	free_slot->flags = (uint8_t)(action | g << 4);
-	if (action == XDP_ACTION_PASS) /* counted before the program can find it: no key after a drop is skipped */
+	if (action & XDP_ACTION_PASS) /* counted before the program can find it: no key after a drop is skipped */
 		pass_count_change(s, 1);
 	__atomic_store_n(&free_slot->state, XDP_SLOT_FULL, __ATOMIC_RELEASE);
 	counting_add(s->counting, h, g);
@@ -272,7 +273,7 @@ static void remove_slot(struct xdpset *s, struct xdp_slot *slot, struct hash128 
 
 	memcpy(key, slot_key(s, slot), len);
 	__atomic_store_n(&slot->state, XDP_SLOT_GONE, __ATOMIC_RELEASE);
-	if (XDP_SLOT_ACTION(slot->flags) == XDP_ACTION_PASS)
+	if (XDP_SLOT_ACTION(slot->flags) & XDP_ACTION_PASS)
 		pass_count_change(s, -1);
 	(void)counting_remove(s->counting, h, XDP_SLOT_GROUP(slot->flags)); /* counted when put: cannot fail */
 	write_block(s, h, XDP_SLOT_GROUP(slot->flags));

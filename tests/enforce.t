@@ -9,7 +9,7 @@
 # window and sends no address twice; an element deleted by hand from them goes back alone.
 . "$(dirname "$0")/tap.sh"
 . "$(dirname "$0")/netns.sh"
-plan 35
+plan 36
 [ "$(id -u)" -eq 0 ] || skip_all "needs root (network namespaces, netfilter)"
 command -v socat >/dev/null || skip_all "no socat"
 tmp=$(mktemp -d)
@@ -44,6 +44,7 @@ file = $tmp/evil.list
 file = $tmp/mine.list
 format = plain
 action = pass
+pass = packet
 [signatures]
 window = 4
 [control]
@@ -67,6 +68,17 @@ sleep 0.2
 is "$(jq -r '.src_ip' events.json | sort -u | tr '\n' ' ')" "10.77.0.1 " "events only for the listed address, none for the pass one"
 is "$(C --json stats | jq -c '[.stats.passed, .stats.lists.mine.passed, .stats.inline.dropped]')" "[3,3,1]" \
 	"passed counted, by list; one drop"
+# pass = address, the server passed too (a whitelist of it): a listed source's traffic to it is judged.
+printf '10.77.0.3\n10.77.0.2\n' > mine.list
+sed -i 's/^pass = packet$/pass = address/' inline.conf
+C reload >/dev/null
+send_from 1 "addr-listed 1"
+send_from 3 "addr-mine 1"
+wait_for '[ "$(received addr-mine)" -ge 1 ]'
+is "$(received addr-mine)/$(received addr-listed)" 1/0 \
+	"pass = address: between two passed addresses it arrives; a listed source to the passed server is dropped"
+printf '10.77.0.3\n' > mine.list
+C reload >/dev/null
 
 # bloomd stopped (SIGSTOP): fail-open lets packets through unjudged, and they are counted.
 kill -STOP "$pid"

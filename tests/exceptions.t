@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
-# Exceptions and feed guards, by replay: a pass list exempts a packet from every other list
-# (signatures included) and is counted; ipset's nomatch makes an exception inside its list,
+# Exceptions and feed guards, by replay: a pass list with pass = packet exempts a packet from
+# every other list (signatures included) and is counted; with pass = address (the default) only
+# its addresses are exempt: a listed source sending to a passed server is still judged, and so is
+# a passed address's payload; ipset's nomatch makes an exception inside its list,
 # the longest prefix deciding as in the kernel; an empty, header-only or mostly-removed
 # version is refused at start, reload and replace, and the list keeps its previous one.
 . "$(dirname "$0")/tap.sh"
 . "$(dirname "$0")/daemon.sh"
-plan 26
+plan 30
 tmp=$(mktemp -d)
 chmod 755 "$tmp"
 pid=
-trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$tmp"' EXIT
+trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; [ -n "$KEEP" ] || rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 1
 sock=$tmp/ctl.sock
 
@@ -39,6 +41,7 @@ format = ipset
 file = mine.list
 format = plain
 action = pass
+pass = packet
 [signatures]
 window = 4
 [control]
@@ -84,6 +87,25 @@ C lists | grep -q "^mine: 2 entries, .*action pass"; ok $? "lists shows the pass
 is "$(C match 192.0.2.70 | grep -c 'list blk')" 0 "a nomatch address is not in its list"
 C match 192.0.2.71 | grep -q "(list blk)"; ok $? "its neighbour still is"
 C match 203.0.113.10 | grep -q "^addr 203.0.113.10 (list blk)"; ok $? "a member inside a nomatch net is (the longer prefix)"
+
+# pass = address: a whitelist. 10.1.2.3 is never judged bad, the traffic it exchanges is.
+sed -i 's/^pass = packet$/pass = address/' bloomd.conf
+C reload >/dev/null; ok $? "a reload makes the pass list address-scoped"
+"$BUILD/pcapgen" -o address.pcap - <<'P'
+link ipv4
+packet src=10.1.2.3 dst=192.0.2.1 proto=udp payload="hello"
+packet src=198.51.100.5 dst=10.1.2.3 proto=udp payload="hello"
+packet src=10.1.2.3 dst=198.51.100.6 proto=udp payload="hello"
+packet src=10.1.2.3 dst=192.0.2.2 proto=udp payload="EVIL-PAYLOAD"
+P
+: > events.json
+C replay "$tmp/address.pcap" --wait >/dev/null
+is "$(jq -r '"\(.src_ip)>\(.dest_ip)"' events.json | tr '\n' ' ')" "198.51.100.5>10.1.2.3 10.1.2.3>198.51.100.6 10.1.2.3>192.0.2.2 " \
+	"a listed address talking with a passed one is judged on the listed one; so is a passed address's payload"
+is "$(jq -r '[.alert.context.matches[]?.entry] | join(",")' events.json | tr '\n' ' ')" \
+	"198.51.100.0/24 198.51.100.0/24 hex:4556494c2d5041594c4f4144 " "and names only what is listed on the other side: not 10.0.0.0/8 on the passed address"
+grep -q "pass says what a pass list exempts" <(printf '[list x]\npass = packet\n' > bad.conf; "$BUILD/bloomd" -n -c bad.conf 2>&1)
+ok $? "pass on a list that is not a pass list is refused by name"
 
 # Feed guards: an empty download, a header-only one, then one removing most entries.
 : > level1.netset

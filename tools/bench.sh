@@ -38,6 +38,10 @@ echo "== the cluster on a Redis that fails over: a master, two replicas, a redis
 "$(dirname "$0")/bench-failover.sh" "$build"
 
 echo
+echo "== CrowdSec: every decision of its local API enforced from a bouncer's start, bloomd against crowdsec-firewall-bouncer (as root)"
+"$(dirname "$0")/bench-crowdsec.sh" "$build"
+
+echo
 echo "== inline and workers: a flood through netfilter queues, against the kernel alone, and captured passively (as root)"
 "$(dirname "$0")/bench-inline.sh" "$build"
 

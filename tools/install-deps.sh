@@ -17,8 +17,9 @@ build=(make gcc libc6-dev pkg-config jq libxxhash-dev libjansson-dev libpcap-dev
 test=("${build[@]}" perl iproute2 groff-base man-db socat libcmocka-dev clang libclang-rt-dev
       systemd procps logrotate python3-jsonschema redis-server redis-sentinel iptables nftables openssl crowdsec)
 # g++ and Boost 1.81 build the filter peers (Boost.Bloom, vendored in third_party/, needs the rest of Boost);
-# xdp-tools ships xdp-filter, a peer of the XDP program.
-bench=("${build[@]}" libbloom-dev redis-server redis-sentinel bc iproute2 nftables iptables g++ libboost1.81-dev xdp-tools)
+# xdp-tools ships xdp-filter, a peer of the XDP program; crowdsec-firewall-bouncer the peer of source = crowdsec.
+bench=("${build[@]}" libbloom-dev redis-server redis-sentinel bc iproute2 nftables iptables g++ libboost1.81-dev xdp-tools
+       crowdsec crowdsec-firewall-bouncer)
 cluster=("${build[@]}" redis-server)
 # Hyperscan is built for amd64 only.
 [ "$(dpkg --print-architecture)" = amd64 ] && bench+=(libhyperscan-dev)
@@ -56,10 +57,10 @@ if [ ${#foreign[@]} -gt 0 ] && ! dpkg --print-foreign-architectures | grep -qx a
 fi
 "${sudo[@]}" apt-get update -q
 # crowdsec's postinst registers with CrowdSec's central API unless it finds credentials: an empty
-# stand-in keeps it offline. The tests run its local API themselves: the service is not started
-# at install (a policy-rc.d of our own, only while none is there).
+# stand-in keeps it offline. The tests run its local API (and the bench its bouncer) themselves:
+# neither service is started at install (a policy-rc.d of our own, only while none is there).
 policy=
-if [[ " ${missing[*]} " == *" crowdsec "* ]]; then
+if [[ " ${missing[*]} " == *" crowdsec"* ]]; then
 	"${sudo[@]}" mkdir -p /etc/crowdsec
 	[ -s /etc/crowdsec/online_api_credentials.yaml ] ||
 		echo "# offline: no central API" | "${sudo[@]}" tee /etc/crowdsec/online_api_credentials.yaml >/dev/null

@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# bench-crowdsec.sh - CrowdSec's local API (Debian's crowdsec, a private configuration and
+# database) holding N ban decisions: the time from a bouncer's start until every decision is
+# enforced. bloomd ([list] source = crowdsec: until bloomctl lists counts them all) against
+# crowdsec-firewall-bouncer (nftables mode: until its set holds them all), in the same run and
+# network namespace, medians of BENCH_CROWDSEC_RUNS (3). Sizes: BENCH_CROWDSEC_SIZES (20000
+# 100000); the bouncer is run at sizes up to BENCH_CROWDSEC_PEER_MAX (100000: it fills its set
+# at a few hundred decisions a second here), bloomd alone above. As root.
+set -euo pipefail
+build=$(cd "${1:-build}" && pwd)
+runs=${BENCH_CROWDSEC_RUNS:-3}
+sizes=${BENCH_CROWDSEC_SIZES:-20000 100000}
+peer_max=${BENCH_CROWDSEC_PEER_MAX:-100000}
+if [ "$(id -u)" -ne 0 ] || ! command -v crowdsec >/dev/null || ! command -v crowdsec-firewall-bouncer >/dev/null; then
+	echo "bench-crowdsec: skipped (needs root, crowdsec and crowdsec-firewall-bouncer: tools/install-deps.sh bench)"
+	exit 0
+fi
+tmp=$(mktemp -d)
+ns=bloomd-bench-cs-$$
+lapi=
+cleanup() {
+	[ -n "$lapi" ] && kill "$lapi" 2>/dev/null
+	ip netns pids "$ns" 2>/dev/null | xargs -r kill 2>/dev/null || true
+	ip netns del "$ns" 2>/dev/null || true
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+ip netns add "$ns"
+ip -n "$ns" link set lo up
+in_ns() { ip netns exec "$ns" "$@"; }
+now() { date +%s%N; }
+median() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+until_true() { # until_true SECONDS COMMAND...
+	local end=$((SECONDS + $1)); shift
+	until "$@"; do [ $SECONDS -lt $end ] || { echo "bench-crowdsec: timed out: $*" >&2; exit 1; }; sleep 0.05; done
+}
+
+mkdir "$tmp/data"
+cat > "$tmp/config.yaml" <<Y
+common: { daemonize: false, log_media: stdout, log_level: warning, working_dir: . }
+config_paths:
+  config_dir: $tmp/
+  data_dir: $tmp/data/
+  simulation_path: $tmp/simulation.yaml
+  hub_dir: /var/lib/crowdsec/hub/
+  index_path: /var/lib/crowdsec/hub/.index.json
+  notification_dir: $tmp/notifications/
+  plugin_dir: /usr/lib/crowdsec/plugins/
+crowdsec_service: { acquisition_path: $tmp/acquis.yaml }
+db_config: { log_level: warning, type: sqlite, use_wal: true, db_path: $tmp/data/crowdsec.db, flush: { max_items: 100000000 } }
+api:
+  client: { credentials_path: $tmp/local_api_credentials.yaml }
+  server: { log_level: warning, listen_uri: "127.0.0.1:8080", profiles_path: /etc/crowdsec/profiles.yaml, trusted_ips: [127.0.0.1] }
+prometheus: { enabled: false }
+Y
+printf 'simulation: false\n' > "$tmp/simulation.yaml"
+cs() { in_ns cscli -c "$tmp/config.yaml" --error "$@"; }
+cs machines add bench --password benchpass -f "$tmp/local_api_credentials.yaml" --url http://127.0.0.1:8080 >/dev/null
+ip netns exec "$ns" crowdsec -c "$tmp/config.yaml" -no-cs > "$tmp/lapi.log" 2>&1 &
+lapi=$!
+until_true 30 in_ns bash -c 'exec 3<>/dev/tcp/127.0.0.1/8080' 2>/dev/null
+
+bloomd_run() { # bloomd_run N: ms from start until its list holds N entries
+	local key=$tmp/bloomd.key t0
+	cs bouncers delete bench-bloomd >/dev/null 2>&1 || true
+	cs bouncers add bench-bloomd -o raw > "$key"
+	chmod 600 "$key"
+	printf '[list cs]\nsource = crowdsec\nurl = http://127.0.0.1:8080\napi_key_file = %s\nrefresh = 1h\nmax_size = 4GiB\nfetch_timeout = 10m\n[control]\nsocket = %s/b.sock\n[store]\ndir =\n[log]\nlevel = warning\n' \
+		"$key" "$tmp" > "$tmp/bloomd.conf"
+	t0=$(now)
+	ip netns exec "$ns" "$build/bloomd" -c "$tmp/bloomd.conf" >/dev/null 2>>"$tmp/bloomd.err" &
+	local pid=$!
+	until_true 1800 eval '[ "$("$build/bloomctl" -s "$tmp/b.sock" --json lists 2>/dev/null | jq ".lists[] | select(.name == \"cs\") | .entries")" = "'"$1"'" ]'
+	echo $((($(now) - t0) / 1000000))
+	kill "$pid"; wait "$pid" 2>/dev/null || true
+}
+bouncer_run() { # bouncer_run N: ms from start until its nftables set holds N elements
+	local t0
+	cs bouncers delete bench-cfb >/dev/null 2>&1 || true
+	cat > "$tmp/cfb.yaml" <<Y
+mode: nftables
+pid_dir: $tmp/
+update_frequency: 10s
+daemonize: false
+log_mode: stdout
+log_level: warning
+api_url: http://127.0.0.1:8080/
+api_key: $(cs bouncers add bench-cfb -o raw)
+disable_ipv6: false
+deny_action: DROP
+supported_decisions_types: [ban]
+blacklists_ipv4: crowdsec-blacklists
+blacklists_ipv6: crowdsec6-blacklists
+nftables:
+  ipv4: { enabled: true, set-only: false, table: crowdsec, chain: crowdsec-chain }
+  ipv6: { enabled: true, set-only: false, table: crowdsec6, chain: crowdsec6-chain }
+Y
+	t0=$(now)
+	ip netns exec "$ns" crowdsec-firewall-bouncer -c "$tmp/cfb.yaml" > "$tmp/cfb.log" 2>&1 &
+	local pid=$!
+	until_true 7200 eval '[ "$(in_ns nft -j list set ip crowdsec crowdsec-blacklists 2>/dev/null | jq ".nftables[1].set.elem | length")" = "'"$1"'" ]'
+	echo $((($(now) - t0) / 1000000))
+	kill "$pid"; wait "$pid" 2>/dev/null || true
+	in_ns nft delete table ip crowdsec 2>/dev/null || true
+	in_ns nft delete table ip6 crowdsec6 2>/dev/null || true
+}
+
+have=0
+for n in $sizes; do
+	# CrowdSec's own import, the decisions up to n (IPv4 addresses, 4 h each).
+	{ echo "duration,scope,value"; awk -v from="$have" -v to="$n" 'BEGIN { for (i = from; i < to; i++) printf "4h,ip,100.%d.%d.%d\n", int(i / 65536) % 64 + 64, int(i / 256) % 256, i % 256 }'; } > "$tmp/import.csv"
+	[ "$n" -gt "$have" ] && cs decisions import -i "$tmp/import.csv" >/dev/null
+	have=$n
+	b=$(for _ in $(seq "$runs"); do bloomd_run "$n"; done | median)
+	if [ "$n" -le "$peer_max" ]; then
+		p=$(for _ in $(seq "$runs"); do bouncer_run "$n"; done | median)
+		printf '%9d decisions: bloomd %7d ms   crowdsec-firewall-bouncer %8d ms   bouncer/bloomd %.1f   (%d decisions/s against %d)\n' \
+			"$n" "$b" "$p" "$(echo "$p / $b" | bc -l)" $((n * 1000 / b)) $((n * 1000 / p))
+	else
+		printf '%9d decisions: bloomd %7d ms (%d decisions/s; the bouncer not run above %d)\n' "$n" "$b" $((n * 1000 / b)) "$peer_max"
+	fi
+done
