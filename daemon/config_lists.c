@@ -12,6 +12,7 @@
 #define DEFAULT_REFRESH 3600
 #define DEFAULT_CROWDSEC_REFRESH 10 /* as crowdsec-firewall-bouncer's update_frequency */
 #define DEFAULT_CROWDSEC_SCOPES "ip,range"
+#define DEFAULT_CROWDSEC_MAX_SIZE (1ULL << 30) /* a million decisions are about 140 MB of JSON */
 #define DEFAULT_FETCH_TIMEOUT 60
 #define DEFAULT_MAX_SIZE (64ULL << 20)
 
@@ -273,6 +274,8 @@ static void crowdsec_validate(struct loader *ld, struct list_config *l, const ch
 		l->refresh = DEFAULT_CROWDSEC_REFRESH;
 	if (config_key_line(ld, section, "min_entries") == 0)
 		l->min_entries = 0; /* no decisions at all is a state CrowdSec may be in */
+	if (config_key_line(ld, section, "max_size") == 0)
+		l->max_size = DEFAULT_CROWDSEC_MAX_SIZE;
 	if (config_key_line(ld, section, "scopes") == 0)
 		config_set_string(ld, &l->scopes, DEFAULT_CROWDSEC_SCOPES, false);
 }

@@ -221,6 +221,7 @@ static void crowdsec_source(void **state)
 	assert_int_equal(l->format.format, FEED_CROWDSEC_JSON);
 	assert_int_equal(l->refresh, 10);
 	assert_int_equal(l->min_entries, 0);
+	assert_int_equal(l->max_size, 1 << 30);
 	assert_string_equal(l->scopes, "ip,range");
 	assert_string_equal(l->origins, "crowdsec,cscli");
 	assert_null(l->scenarios_containing);
