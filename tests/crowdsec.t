@@ -17,42 +17,9 @@ trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; [ -n "$lapi" ] && kill "$lapi" 2
 cd "$tmp" || exit 1
 sock=$tmp/ctl.sock
 port=$((20000 + RANDOM % 20000))
-mkdir state data
-cat > config.yaml <<Y
-common:
-  daemonize: false
-  log_media: stdout
-  log_level: info
-  working_dir: .
-config_paths:
-  config_dir: $tmp/
-  data_dir: $tmp/data/
-  simulation_path: $tmp/simulation.yaml
-  hub_dir: /var/lib/crowdsec/hub/
-  index_path: /var/lib/crowdsec/hub/.index.json
-  notification_dir: $tmp/notifications/
-  plugin_dir: /usr/lib/crowdsec/plugins/
-crowdsec_service:
-  acquisition_path: $tmp/acquis.yaml
-cscli:
-  output: human
-db_config:
-  log_level: info
-  type: sqlite
-  use_wal: false
-  db_path: $tmp/data/crowdsec.db
-api:
-  client:
-    credentials_path: $tmp/local_api_credentials.yaml
-  server:
-    log_level: info
-    listen_uri: 127.0.0.1:$port
-    profiles_path: /etc/crowdsec/profiles.yaml
-    trusted_ips: [127.0.0.1]
-prometheus:
-  enabled: false
-Y
-printf 'simulation: false\n' > simulation.yaml
+mkdir state
+. "$tap_dir/../tools/crowdsec-lapi.sh"
+lapi_config "$tmp" "$port"
 cs() { cscli -c "$tmp/config.yaml" "$@" 2>/dev/null; }
 start_lapi() { # the LAPI alone (no log acquisition), until it answers
 	crowdsec -c "$tmp/config.yaml" -no-cs >> lapi.log 2>&1 &

@@ -35,25 +35,8 @@ until_true() { # until_true SECONDS COMMAND...
 	until "$@"; do [ $SECONDS -lt $end ] || { echo "bench-crowdsec: timed out: $*" >&2; exit 1; }; sleep 0.05; done
 }
 
-mkdir "$tmp/data"
-cat > "$tmp/config.yaml" <<Y
-common: { daemonize: false, log_media: stdout, log_level: warning, working_dir: . }
-config_paths:
-  config_dir: $tmp/
-  data_dir: $tmp/data/
-  simulation_path: $tmp/simulation.yaml
-  hub_dir: /var/lib/crowdsec/hub/
-  index_path: /var/lib/crowdsec/hub/.index.json
-  notification_dir: $tmp/notifications/
-  plugin_dir: /usr/lib/crowdsec/plugins/
-crowdsec_service: { acquisition_path: $tmp/acquis.yaml }
-db_config: { log_level: warning, type: sqlite, use_wal: true, db_path: $tmp/data/crowdsec.db, flush: { max_items: 100000000 } }
-api:
-  client: { credentials_path: $tmp/local_api_credentials.yaml }
-  server: { log_level: warning, listen_uri: "127.0.0.1:8080", profiles_path: /etc/crowdsec/profiles.yaml, trusted_ips: [127.0.0.1] }
-prometheus: { enabled: false }
-Y
-printf 'simulation: false\n' > "$tmp/simulation.yaml"
+. "$(dirname "$0")/crowdsec-lapi.sh"
+lapi_config "$tmp" 8080
 cs() { in_ns cscli -c "$tmp/config.yaml" --error "$@"; }
 cs machines add bench --password benchpass -f "$tmp/local_api_credentials.yaml" --url http://127.0.0.1:8080 >/dev/null
 ip netns exec "$ns" crowdsec -c "$tmp/config.yaml" -no-cs > "$tmp/lapi.log" 2>&1 &
