@@ -171,7 +171,7 @@ static void ipset_create(struct feed_reader *r, const char *p)
 	if (strcmp(type, "hash:ip") == 0 || strcmp(type, "hash:net") == 0 || strcmp(type, "bitmap:ip") == 0 ||
 	    ipset_skipped(r, set))
 		return;
-	int n = snprintf(r->skipped_sets + used, sizeof(r->skipped_sets) - used, "%s%s (%s)", used ? ", " : "", set, type);
+	int n = snprintf(r->skipped_sets + used, sizeof(r->skipped_sets) - used, "%s%s (%s)", used ? ", " : "sets ", set, type);
 	if ((size_t)n >= sizeof(r->skipped_sets) - used) /* no room: a name cut short would skip the wrong set */
 		r->skipped_sets[used] = '\0';
 }

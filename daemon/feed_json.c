@@ -63,7 +63,7 @@ static int go_duration(const char *p, double *out)
 	return isfinite(total) && total < 1e12 ? 0 : -1;
 }
 
-/* A decision's address: 1 for an Ip or Range ban not simulated, 0 for another (a country, a captcha), -1 with a message. */
+/* A decision's address: 1 for an Ip or Range ban, 0 for another (a country, a captcha), -1 with a message. */
 static int decision_entry(const json_t *d, struct entry *e, char *err, size_t errlen)
 {
 	const char *scope = json_string_value(json_object_get(d, "scope"));
@@ -76,8 +76,6 @@ static int decision_entry(const json_t *d, struct entry *e, char *err, size_t er
 	}
 	if ((strcasecmp(scope, "ip") != 0 && strcasecmp(scope, "range") != 0) || (type && strcmp(type, "ban") != 0))
 		return 0; /* a country, an AS; a captcha: not an address to block */
-	if (json_is_true(json_object_get(d, "simulated")))
-		return 0; /* CrowdSec enforces it nowhere (simulation mode): nor does bloomd */
 	return feed_address(value, e, err, errlen) < 0 ? -1 : 1;
 }
 
@@ -108,22 +106,25 @@ static int crowdsec_decision(const json_t *d, uint64_t now, struct entry *e, uin
 
 /*
  * The decisions in a CrowdSec document: cscli's alerts (each with
- * "decisions"; a simulated alert's are passed), the LAPI stream's "new", or
- * bare ones.
+ * "decisions"; a simulated alert's are marked simulated), the LAPI stream's
+ * "new", or bare ones.
  */
 static json_t *crowdsec_decisions(json_t *doc)
 {
-	json_t *out = json_array(), *v, *list = json_is_object(doc) ? json_object_get(doc, "new") : doc;
-	size_t i;
+	json_t *out = json_array(), *v, *d, *list = json_is_object(doc) ? json_object_get(doc, "new") : doc;
+	size_t i, j;
 
 	json_array_foreach(list, i, v) {
-		json_t *d = json_object_get(v, "decisions");
-		if (json_is_true(json_object_get(v, "simulated")))
-			continue;
-		if (json_is_array(d))
-			json_array_extend(out, d);
-		else
+		json_t *decisions = json_object_get(v, "decisions");
+		if (!json_is_array(decisions)) {
 			json_array_append(out, v);
+			continue;
+		}
+		json_array_foreach(decisions, j, d) {
+			if (json_is_true(json_object_get(v, "simulated")))
+				json_object_set_new(d, "simulated", json_true());
+			json_array_append(out, d);
+		}
 	}
 	return out;
 }
@@ -140,6 +141,12 @@ static void crowdsec_each(const json_t *list, bool deleted, uint64_t now, feed_e
 	json_array_foreach(list, i, d) {
 		uint64_t expires = 0;
 		struct entry_labels labels = { 0 };
+		if (json_is_true(json_object_get(d, "simulated"))) { /* CrowdSec enforces it nowhere: nor does bloomd */
+			counts->lines++;
+			counts->skipped++;
+			snprintf(counts->skipped_what, sizeof(counts->skipped_what), "simulated decisions");
+			continue;
+		}
 		int rc = deleted ? decision_entry(d, &e, problem, sizeof(problem))
 				 : crowdsec_decision(d, now, &e, &expires, &labels, problem, sizeof(problem));
 		if (rc > 0 && on_entry(ctx, &e, expires, labels.category[0] ? &labels : NULL, deleted ? FEED_DELETED : FEED_HOLD,

@@ -225,8 +225,8 @@ void service_list_loaded(struct service *s, int i, const char *source, const str
 	if (b->logged > BAD_LINES_LOGGED)
 		log_warning("list %s: %s: %u more bad lines, not shown", l->name, source, b->logged - BAD_LINES_LOGGED);
 	if (r->skipped_what[0])
-		log_warning("list %s: %s: sets of types bloomd cannot hold (it holds addresses and networks) skipped whole, "
-			    "%llu lines: %s", l->name, source, (unsigned long long)r->skipped, r->skipped_what);
+		log_warning("list %s: %s: %llu lines skipped, of what bloomd does not hold or enforce: %s", l->name, source,
+			    (unsigned long long)r->skipped, r->skipped_what);
 	if (!r->refused)
 		service_list_revised(s, i);
 	if (r->refused)

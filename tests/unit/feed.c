@@ -14,6 +14,7 @@ struct collected {
 	char text[4096], last_bad[512], last_why[256];
 	unsigned last_line;
 	bool change;
+	uint64_t skipped;
 };
 
 static int collect_entry(void *ctx, const struct entry *e, uint64_t expires, const struct entry_labels *labels,
@@ -76,6 +77,7 @@ static struct collected *read_set(const char *format, const char *set, const cha
 	spec.stream_whole = stream_whole;
 	assert_int_equal(feed_read(f, &spec, 1000, collect_entry, collect_bad, &c, &n, err, sizeof(err)), 0);
 	c.change = n.change;
+	c.skipped = n.skipped;
 	assert_int_equal(n.entries, c.entries);
 	assert_int_equal(n.bad, c.bad);
 	fclose(f);
@@ -183,7 +185,7 @@ static void ipset_other_types(void **state)
 	assert_int_equal(feed_read(f, &spec, 0, collect_entry, collect_bad, c, &n, err, sizeof(err)), 0);
 	fclose(f);
 	assert_int_equal(n.skipped, 3);
-	assert_string_equal(n.skipped_what, "web (hash:ip,port), macs (hash:mac)");
+	assert_string_equal(n.skipped_what, "sets web (hash:ip,port), macs (hash:mac)");
 }
 
 /* Spamhaus's drop_v4.json: an object a line, the metadata line last; an error page is a bad line. */
@@ -273,6 +275,7 @@ static void crowdsec_json(void **state)
 				     "\"value\":\"192.0.2.32\"}]}]",
 		    0);
 	assert_string_equal(c->text, "addr 192.0.2.31 (expires);");
+	assert_int_equal(c->skipped, 2); /* counted, one of a simulated decision, one of a simulated alert */
 	c = read_as("crowdsec-json", "[{\"decisions\": [", 0);
 	assert_int_equal(c->bad, 1); /* a truncated download: one bad line, so max_bad refuses it */
 }
