@@ -8,8 +8,8 @@ fi
 tmp=$(mktemp -d)
 chmod 755 "$tmp"
 declare -A pid
-at_exit=: # what a test adds to the clean-up, run last
-trap 'for p in "${pid[@]}"; do kill "$p" 2>/dev/null; done; wait "${pid[@]}" 2>/dev/null; redis-cli -s "$tmp/redis.sock" shutdown nosave >/dev/null 2>&1; umount "$tmp/disk" 2>/dev/null; rm -rf "$tmp"; eval "$at_exit"' EXIT
+at_exit=: # what a test adds to the clean-up, run before its directory goes (its pid files are there)
+trap 'for p in "${pid[@]}"; do kill "$p" 2>/dev/null; done; wait "${pid[@]}" 2>/dev/null; redis-cli -s "$tmp/redis.sock" shutdown nosave >/dev/null 2>&1; umount "$tmp/disk" 2>/dev/null; eval "$at_exit"; rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 1
 
 R() { redis-cli -s "$tmp/redis.sock" "$@"; }
