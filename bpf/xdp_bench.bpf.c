@@ -127,7 +127,7 @@ static __always_inline int parse(struct xdp_md *ctx, struct ends *e)
 	__u8 addr[2][16] = {};
 	__u32 alen = 0;
 
-	if (!xdp_parse_addresses(ctx, addr, &alen))
+	if (xdp_parse_addresses(ctx, addr, &alen) <= 0)
 		return 0;
 	e->v6 = alen == 16;
 	__builtin_memcpy(&e->s4, addr[0], 4);

@@ -491,7 +491,10 @@ int bloomd_xdp(struct xdp_md *ctx)
 	struct packet p = { .v = &v };
 	struct key k;
 
-	if (!xdp_parse_addresses(ctx, p.addr, &p.alen)) {
+	int parsed = xdp_parse_addresses(ctx, p.addr, &p.alen);
+	if (parsed <= 0) {
+		if (parsed < 0) /* the capture behind the program sees it: never let through unsaid */
+			count(XDP_UNPARSED);
 		count(XDP_PASSED);
 		return XDP_PASS;
 	}

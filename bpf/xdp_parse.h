@@ -7,11 +7,22 @@
 #include <linux/ip.h>
 #include <linux/ipv6.h>
 
+/* VLAN tags read, at most: a frame with more is not parsed (passed on, and counted). */
+#define XDP_VLAN_TAGS_MAX 8
+#define XDP_ETH_P_QINQ_OLD 0x9100 /* the tag of QinQ before 802.1ad, as packet.c reads it too */
+
+static __always_inline int xdp_vlan_tag(__u16 proto)
+{
+	return proto == __builtin_bswap16(ETH_P_8021Q) || proto == __builtin_bswap16(ETH_P_8021AD) ||
+	       proto == __builtin_bswap16(XDP_ETH_P_QINQ_OLD);
+}
+
 /*
- * Ethernet, up to two VLAN tags (802.1Q or 802.1ad), then IPv4 or IPv6:
- * the source and destination addresses into addr (left-aligned, the rest
- * untouched) and their length (4 or 16) into *alen. 0 for anything else,
- * or a frame cut short.
+ * Ethernet, up to XDP_VLAN_TAGS_MAX VLAN tags (802.1Q, 802.1ad, 0x9100),
+ * then IPv4 or IPv6: the source and destination addresses into addr
+ * (left-aligned, the rest untouched) and their length (4 or 16) into *alen:
+ * 1. 0 for a frame of another protocol; -1 for one that cannot be read to
+ * its addresses (cut short, or more tags than that).
  */
 static __always_inline int xdp_parse_addresses(struct xdp_md *ctx, __u8 addr[2][16], __u32 *alen)
 {
@@ -20,21 +31,21 @@ static __always_inline int xdp_parse_addresses(struct xdp_md *ctx, __u8 addr[2][
 	__u64 off = sizeof(*eth);
 
 	if ((void *)(eth + 1) > end)
-		return 0;
+		return -1;
 	__u16 proto = eth->h_proto;
-	for (int i = 0; i < 2; i++) {
-		if (proto != __builtin_bswap16(ETH_P_8021Q) && proto != __builtin_bswap16(ETH_P_8021AD))
-			break;
+	for (int i = 0; i < XDP_VLAN_TAGS_MAX && xdp_vlan_tag(proto); i++) {
 		__u16 *tag = data + off;
 		if ((void *)(tag + 2) > end)
-			return 0;
+			return -1;
 		proto = tag[1];
 		off += 4;
 	}
+	if (xdp_vlan_tag(proto))
+		return -1;
 	if (proto == __builtin_bswap16(ETH_P_IP)) {
 		struct iphdr *ip = data + off;
 		if ((void *)(ip + 1) > end)
-			return 0;
+			return -1;
 		*alen = 4;
 		__builtin_memcpy(addr[0], &ip->saddr, 4);
 		__builtin_memcpy(addr[1], &ip->daddr, 4);
@@ -43,7 +54,7 @@ static __always_inline int xdp_parse_addresses(struct xdp_md *ctx, __u8 addr[2][
 	if (proto == __builtin_bswap16(ETH_P_IPV6)) {
 		struct ipv6hdr *ip6 = data + off;
 		if ((void *)(ip6 + 1) > end)
-			return 0;
+			return -1;
 		*alen = 16;
 		__builtin_memcpy(addr[0], &ip6->saddr, 16);
 		__builtin_memcpy(addr[1], &ip6->daddr, 16);

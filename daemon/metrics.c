@@ -69,6 +69,8 @@ static const struct metric METRICS[] = {
 	M("xdp_exempted_total", C, "Packets the XDP program passed for an entry of a pass list.", "xdp", "xdp.exempted"),
 	M("xdp_events_suppressed_total", C, "XDP drops past [capture] xdp_events_rate: counted, no event.", "xdp",
 	  "xdp.events_suppressed"),
+	M("xdp_unparsed_total", C, "Frames the XDP program passed unread: cut short, or more than 8 VLAN tags.", "xdp",
+	  "xdp.unparsed"),
 	M("xdp_entries", G, "Entries the XDP program holds (dropping and pass lists' addresses, nets, pairs).", "xdp",
 	  "xdp.entries"),
 	M("inline_packets_total", C, "Packets judged from the netfilter queues.", "inline", "inline.packets"),

@@ -224,9 +224,10 @@ json_t *service_xdp_stats(const struct service *s)
 	struct xdp_counts n;
 
 	xdp_counts(s->xdp, &n);
-	return json_pack("{s:s,s:s,s:b,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "interface", s->queue_name, "mode",
+	return json_pack("{s:s,s:s,s:b,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "interface", s->queue_name, "mode",
 			 xdp_attach_name(s->xdp), "pinned", s->cfg->xdp_pin, "passed", (json_int_t)n.passed, "dropped", (json_int_t)n.dropped,
 			 "exempted", (json_int_t)n.exempted, "events_suppressed", (json_int_t)n.events_suppressed,
+			 "unparsed", (json_int_t)n.unparsed,
 			 "entries", (json_int_t)n.entries, "capacity", (json_int_t)n.capacity, "generations",
 			 (json_int_t)n.generations, "filter_bytes", (json_int_t)n.filter_bytes, "table_bytes",
 			 (json_int_t)n.table_bytes);

@@ -466,6 +466,7 @@ void xdp_counts(const struct xdp *x, struct xdp_counts *out)
 	free(values);
 	*out = (struct xdp_counts){
 		.passed = sums[XDP_PASSED], .dropped = sums[XDP_DROPPED], .exempted = sums[XDP_EXEMPTED],
+		.unparsed = sums[XDP_UNPARSED],
 		.events_suppressed = sums[XDP_EVENTS_SUPPRESSED], .entries = xdpset_count(x->gen->set),
 		.capacity = x->gen->shape.capacity, .generations = x->generations,
 		.filter_bytes = x->gen->shape.params.bits / 8,

@@ -82,7 +82,7 @@ typedef int (*xdp_entry_cb)(void *ctx, enum entry_kind kind, const uint8_t *key,
 int xdp_foreach(const struct xdp *x, xdp_entry_cb cb, void *ctx);
 
 struct xdp_counts {
-	uint64_t passed, dropped, exempted, events_suppressed;
+	uint64_t passed, dropped, exempted, events_suppressed, unparsed;
 	uint64_t entries, capacity, generations;
 	size_t filter_bytes, table_bytes;
 };

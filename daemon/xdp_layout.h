@@ -83,7 +83,8 @@ struct xdp_live {
 	__u32 events_rate;         /* events a second at most */
 };
 
-enum xdp_counter { XDP_PASSED, XDP_DROPPED, XDP_EXEMPTED, XDP_EVENTS_SUPPRESSED, XDP_COUNTERS };
+/* XDP_UNPARSED: frames passed because they could not be read to their addresses (cut short, too many tags). */
+enum xdp_counter { XDP_PASSED, XDP_DROPPED, XDP_EXEMPTED, XDP_EVENTS_SUPPRESSED, XDP_UNPARSED, XDP_COUNTERS };
 
 /* The event ring's bytes: bloomd makes it, once, and each program it loads reuses it. */
 #define XDP_EVENTS_BYTES (1u << 18)

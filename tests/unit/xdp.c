@@ -355,19 +355,25 @@ static void program_verdicts(void **state)
 	frame(buf + 4, 6, b6, a6, 0);               /* the frame moved on by a tag's four bytes (buf has room)... */
 	buf[12] = 0x88, buf[13] = 0xa8, buf[14] = 0, buf[15] = 7; /* ...an 802.1ad (QinQ) outer tag in front */
 	assert_int_equal(run(x, buf, 4 + 14 + 48), XDP_DROP); /* read past, as 802.1Q is */
-	memset(buf, 0, sizeof(buf));
-	for (int t = 0; t < 3; t++)
-		buf[12 + 4 * t] = 0x81, buf[13 + 4 * t] = 0x00;
-	buf[24] = 0x08, buf[26] = 0x45;
-	memcpy(buf + 26 + 12, in_net, 4);
-	assert_int_equal(run(x, buf, 26 + 28), XDP_PASS); /* a third tag: not parsed (a listed net behind it), passed */
+	/* Stacked tags, as packet.c reads them: 3 to 8 of them, 0x9100 among them; 9 are passed and counted. */
+	static const uint16_t TAGS[] = { 0x8100, 0x88a8, 0x9100 };
+	for (int tags = 3; tags <= 9; tags++) {
+		size_t at = 12 + 4 * (size_t)tags;
+		memset(buf, 0, sizeof(buf));
+		for (int t = 0; t < tags; t++)
+			buf[12 + 4 * t] = (uint8_t)(TAGS[t % 3] >> 8), buf[13 + 4 * t] = (uint8_t)TAGS[t % 3];
+		buf[at] = 0x08, buf[at + 2] = 0x45;
+		memcpy(buf + at + 2 + 12, in_net, 4); /* a listed net's address */
+		assert_int_equal(run(x, buf, at + 2 + 20), tags <= 8 ? XDP_DROP : XDP_PASS);
+	}
 
 	struct xdp_counts n;
 	xdp_counts(x, &n);
-	assert_int_equal(n.dropped, 11);
+	assert_int_equal(n.dropped, 17);
 	assert_int_equal(n.exempted, 2);
 	assert_int_equal(n.passed, 12);
-	assert_int_equal(n.events_suppressed, 11); /* events_rate 0 */
+	assert_int_equal(n.unparsed, 4); /* the 9 tags, and the three frames cut short above (not the ARP ones) */
+	assert_int_equal(n.events_suppressed, 17); /* events_rate 0 */
 	xdp_close(x);
 }
 
