@@ -172,7 +172,8 @@ int feed_crowdsec_read(FILE *f, bool stream_whole, uint64_t now, feed_entry_cb o
 		       void *ctx, struct feed_counts *counts, char *err, size_t errlen)
 {
 	json_error_t why;
-	json_t *doc = json_loadf(f, JSON_DECODE_ANY, &why), *decisions;
+	int first = getc(f); /* cscli's table opens with + or | */
+	json_t *doc = (ungetc(first, f), json_loadf(f, JSON_DECODE_ANY, &why)), *decisions;
 	char text[FEED_TOKEN_MAX + 2];
 
 	if (doc == NULL && ferror(f)) {
@@ -183,7 +184,9 @@ int feed_crowdsec_read(FILE *f, bool stream_whole, uint64_t now, feed_entry_cb o
 		counts->lines = counts->bad = 1;
 		snprintf(text, sizeof(text), "%s", why.source);
 		error_printable(text);
-		on_bad(ctx, (unsigned)why.line, text, why.text);
+		on_bad(ctx, (unsigned)why.line, text,
+		       first == '+' || first == '|' ? "cscli's table, not its JSON: write it with cscli decisions list -o json -l 0 --no-simu"
+						    : why.text);
 		return 0;
 	}
 	bool stream = json_is_object(doc) && (json_object_get(doc, "new") || json_object_get(doc, "deleted"));

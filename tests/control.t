@@ -4,7 +4,7 @@
 # state files, hostile clients, and a client that may not change state.
 . "$(dirname "$0")/tap.sh"
 . "$(dirname "$0")/daemon.sh"
-plan 81
+plan 82
 tmp=$(mktemp -d)
 chmod 755 "$tmp"
 pid=
@@ -179,6 +179,10 @@ C reload >/dev/null
 # A reload names the settings that wait for a restart: [capture] file too.
 printf '[capture]\nfile = %s/big.pcap\n' "$tmp" >> bloomd.conf
 is "$(C --json reload | jq -c .restart_needed)" '["[capture] file"]' "a reload names [capture] file as waiting for a restart"
+out=$(C reload)
+grep -q '^  \[capture\] file: changed, in force at the next start$' <<<"$out" && grep -q '^configuration reloaded' <<<"$out" &&
+	! grep -q '\[{' <<<"$out"
+ok $? "and says so in words, its lists a line each, no JSON arrays"
 cp running.conf bloomd.conf
 is "$(C --json reload | jq -c .restart_needed)" '[]' "and reloading the running configuration names nothing"
 

@@ -330,6 +330,16 @@ static int print_reply(const char *command, json_t *r, const char *file)
 			print_list(l);
 		return 0;
 	}
+	if (strcmp(command, "reload") == 0) { /* a refusal is said by the caller, from the error */
+		size_t i;
+		json_t *l;
+		printf("configuration reloaded%s\n", json_is_true(json_object_get(r, "rebuild")) ? "; the filters are rebuilt" : "");
+		json_array_foreach(json_object_get(r, "restart_needed"), i, l)
+			printf("  %s: changed, in force at the next start\n", json_string_value(l));
+		json_array_foreach(json_object_get(r, "lists"), i, l)
+			print_list(l);
+		return 0;
+	}
 	if (strcmp(command, "replace") == 0) {
 		json_t *load = json_object_get(r, "load");
 		printf("version taken: %lld entries read, %lld added, %lld removed, %lld bad lines skipped\n",

@@ -278,6 +278,9 @@ static void crowdsec_json(void **state)
 	assert_int_equal(c->skipped, 2); /* counted, one of a simulated decision, one of a simulated alert */
 	c = read_as("crowdsec-json", "[{\"decisions\": [", 0);
 	assert_int_equal(c->bad, 1); /* a truncated download: one bad line, so max_bad refuses it */
+	c = read_as("crowdsec-json", "+--------+-------------+\n|   ID   |   Source    |\n", 0);
+	assert_int_equal(c->bad, 1); /* cscli's table: the line says what to run instead */
+	assert_non_null(strstr(c->last_why, "cscli's table, not its JSON: write it with cscli decisions list -o json"));
 }
 
 /*
