@@ -322,14 +322,15 @@ static char *api_key_header(const char *path, char *err, size_t errlen)
 {
 	char key[512], *header = NULL;
 	struct stat st;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd >= 0 && fstat(fd, &st) == 0 ? read(fd, key, sizeof(key) - 1) : -1;
-	int error = errno;
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC); /* a FIFO would hold the start */
+	bool regular = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+	ssize_t n = regular ? read(fd, key, sizeof(key) - 1) : -1;
+	int error = fd >= 0 && !regular ? EINVAL : errno;
 
 	if (fd >= 0)
 		close(fd);
 	if (n < 0) {
-		error_set(err, errlen, "api_key_file %s: %s", path, strerror(error));
+		error_set(err, errlen, "api_key_file %s: %s", path, error == EINVAL ? "not a regular file" : strerror(error));
 		return NULL;
 	}
 	if (st.st_mode & S_IROTH) {

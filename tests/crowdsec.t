@@ -6,7 +6,7 @@
 # kept version; a key others may read, or a wrong one, is refused by name.
 . "$(dirname "$0")/tap.sh"
 . "$(dirname "$0")/daemon.sh"
-plan 16
+plan 17
 if ! command -v crowdsec >/dev/null || ! command -v cscli >/dev/null; then
 	skip_all "no crowdsec (tools/install-deps.sh test)"
 fi
@@ -97,6 +97,11 @@ chmod 644 key
 start
 grep -q "api_key_file $tmp/key: every user may read it (chmod o-r" err; ok $? "a key every user may read is refused, by name"
 stop
+mv key key.file && mkfifo -m 600 key
+start; rc=$?
+grep -q "api_key_file $tmp/key: not a regular file" err && [ $rc -eq 0 ]; ok $? "a key file that is a FIFO is refused, and bloomd starts"
+stop
+rm key && mv key.file key
 echo 0123456789abcdef0123456789abcdef > key
 chmod 600 key
 start_lapi
