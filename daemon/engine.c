@@ -78,16 +78,13 @@ static unsigned sides_held(const struct match_found *f, const struct packet_view
 	}
 }
 
-size_t engine_exempt(const struct packet_view *v, struct match_found *found, size_t n, uint32_t pass_holders,
-		     uint32_t packet_holders, unsigned *exempt, uint32_t *passing)
+size_t engine_exempt(const struct packet_view *v, struct match_found *found, size_t n, uint32_t passing,
+		     uint32_t pass_holders, uint32_t packet_holders, unsigned *exempt)
 {
 	size_t alen = v->family == 4 ? 4 : 16, kept = 0;
 
 	*exempt = 0;
-	*passing = engine_held(found, n) & pass_holders;
-	if (*passing == 0)
-		return n;
-	if (*passing & packet_holders)
+	if (passing & packet_holders)
 		return 0;
 	for (size_t i = 0; i < n; i++) {
 		if (!(found[i].holders & pass_holders))
@@ -118,12 +115,10 @@ static void block_addresses(struct engine *e, const struct packet_view *v, const
 		if (!asking)
 			continue;
 		bool src = e->block_side & 1, dst = e->block_side & 2;
-		if (found[i].kind == ENTRY_ADDR) {
-			src = memcmp(found[i].key, v->src, alen) == 0;
-			dst = !src;
-		} else if (found[i].kind == ENTRY_NET) {
-			src = entry_net_holds(found[i].key, v->src, alen);
-			dst = !src && entry_net_holds(found[i].key, v->dst, alen);
+		if (found[i].kind == ENTRY_ADDR || found[i].kind == ENTRY_NET) { /* the side it holds, the source first */
+			unsigned sides = sides_held(&found[i], v, alen);
+			src = sides & ENGINE_EXEMPT_SRC;
+			dst = !src && (sides & ENGINE_EXEMPT_DST);
 		}
 		if (src && !(exempt & ENGINE_EXEMPT_SRC))
 			block_one(e, v->src, v->family, asking, ep);
@@ -172,14 +167,14 @@ enum verdict engine_packet(struct engine *e, const struct capture_packet *p, con
 	size_t n = matcher_check_with(e->matcher, e->scratch, &v, e->hits, MATCH_MAX_HITS);
 	if (n == 0 || (n = matcher_found(e->matcher, e->hits, n, e->found)) == 0)
 		return VERDICT_ACCEPT;
-	unsigned exempt;
-	uint32_t passing;
-	n = engine_exempt(&v, e->found, n, e->pass_holders, e->pass_packet_holders, &exempt, &passing);
-	if (passing)
+	uint32_t held = engine_held(e->found, n), passing = held & e->pass_holders;
+	unsigned exempt = 0;
+	if (passing) {
 		stats_passed(&e->stats, passing);
-	if (n == 0)
-		return VERDICT_ACCEPT;
-	uint32_t held = engine_held(e->found, n);
+		if ((n = engine_exempt(&v, e->found, n, passing, e->pass_holders, e->pass_packet_holders, &exempt)) == 0)
+			return VERDICT_ACCEPT;
+		held = engine_held(e->found, n);
+	}
 	/* The verdict comes before any alert is left out: suppressing an alert never lets a packet through. */
 	enum verdict verdict = e->inline_mode ? engine_verdict(e->drop_holders, e->reject_holders, held) : VERDICT_ACCEPT;
 	stats_matched(&e->stats, held, verdict == VERDICT_ACCEPT ? 0 : held & (e->drop_holders | e->reject_holders));

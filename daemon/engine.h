@@ -74,17 +74,16 @@ static inline uint32_t engine_held(const struct match_found *found, size_t n)
 
 /*
  * What pass lists take out of a packet's n hits (found, parsed as v),
- * before any verdict. A pass list holds addresses that are never judged
+ * before any verdict; passing: the pass lists among their holders (not 0). A pass list holds addresses that are never judged
  * bad (a whitelist): a hit of another list on such addresses alone goes (a
  * pair, if both its ends are); the packet is still judged on its other side
  * and its payload (a listed source sending to a passed server is dropped). A pass
  * list with pass = packet (packet_holders), or a pass entry that is a pair
  * or a signature, exempts the whole packet. Returns the hits left, in
- * place (0: accept, nothing to say); *exempt gets ENGINE_EXEMPT_* and
- * *passing the pass lists that exempted anything.
+ * place (0: accept, nothing to say); *exempt gets ENGINE_EXEMPT_*.
  */
-size_t engine_exempt(const struct packet_view *v, struct match_found *found, size_t n, uint32_t pass_holders,
-		     uint32_t packet_holders, unsigned *exempt, uint32_t *passing);
+size_t engine_exempt(const struct packet_view *v, struct match_found *found, size_t n, uint32_t passing,
+		     uint32_t pass_holders, uint32_t packet_holders, unsigned *exempt);
 
 /*
  * What follows a match, for a packet parsed as v with n confirmed hits

@@ -16,7 +16,7 @@ struct stats {
 	uint64_t pcap_skipped;            /* matched, but not written to the match pcap */
 	uint64_t alerts_suppressed;       /* matches left out: the entry alerted on the flow already */
 	uint64_t alerts_thresholded;      /* events left out by threshold and suppress rules */
-	uint64_t passed;                  /* packets a pass list exempted (not counted as matched) */
+	uint64_t passed;                  /* packets a pass list held (matched too if still judged on another part) */
 	uint64_t passed_by[32];           /* by the pass list's holder bit */
 	uint64_t matched_by[32];          /* packets matched, by the holder bit of each list holding a hit */
 	uint64_t dropped_by[32];          /* packets dropped or rejected, by each dropping or rejecting list */

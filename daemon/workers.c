@@ -186,15 +186,17 @@ static enum verdict judge(struct worker *w, const struct capture_packet *p)
 	size_t n = matcher_check_with(w->m, w->scratch, &v, w->hits, MATCH_MAX_HITS);
 	if (n == 0 || (n = matcher_found(w->m, w->hits, n, w->found)) == 0)
 		return VERDICT_ACCEPT;
-	unsigned exempt;
-	uint32_t passing;
-	n = engine_exempt(&v, w->found, n, atomic_load_explicit(&w->pool->pass_holders, memory_order_relaxed),
-			  atomic_load_explicit(&w->pool->pass_packet_holders, memory_order_relaxed), &exempt, &passing);
-	if (passing)
+	uint32_t pass_holders = atomic_load_explicit(&w->pool->pass_holders, memory_order_relaxed);
+	uint32_t held = engine_held(w->found, n), passing = held & pass_holders;
+	unsigned exempt = 0;
+	if (passing) {
 		stats_passed(&w->stats, passing);
-	if (n == 0)
-		return VERDICT_ACCEPT;
-	uint32_t held = engine_held(w->found, n);
+		n = engine_exempt(&v, w->found, n, passing, pass_holders,
+				  atomic_load_explicit(&w->pool->pass_packet_holders, memory_order_relaxed), &exempt);
+		if (n == 0)
+			return VERDICT_ACCEPT;
+		held = engine_held(w->found, n);
+	}
 	enum verdict verdict = VERDICT_ACCEPT;
 	uint32_t dropping = atomic_load_explicit(&w->pool->drop_holders, memory_order_relaxed) |
 			    atomic_load_explicit(&w->pool->reject_holders, memory_order_relaxed);
