@@ -272,7 +272,8 @@ signed_conf 3
 start 3
 wait_for 5 eval 'grep -q "not signed" <<<"$(status 3 errors.reader)"'; ok $? "a new node does not take a forged snapshot: $(status 3 errors.reader | head -c 70)"
 C 1 cluster snapshot >/dev/null
-wait_for 10 C 3 query addr 192.0.2.108 >/dev/null; ok $? "it takes the one a node signed"
+# A node behind a snapshot it cannot take asks again after a back-off doubling up to 30 s.
+wait_for 35 C 3 query addr 192.0.2.108 >/dev/null; ok $? "it takes the one a node signed"
 C 3 query addr 192.0.2.107 >/dev/null; is $? 1 "and never had the forged one's entry"
 # An old signed snapshot put back, around a stream made anew at its ID, by someone without
 # the key: no node takes it (it lacks changes they applied), so nothing comes back, nothing goes.
@@ -285,7 +286,7 @@ R xadd bloomd:entries 1-1 node evil >/dev/null
 R xadd bloomd:entries "$(R hget old:snapshot id)" node evil >/dev/null
 R xtrim bloomd:entries MAXLEN 1 >/dev/null # trimmed past every node: only a snapshot could bring them up
 R copy old:snapshot bloomd:entries:snapshot replace >/dev/null
-wait_for 10 eval '[ "$(status 2 rollbacks_refused)" -ge 1 ] && [ "$(status 3 rollbacks_refused)" -ge 1 ]'
+wait_for 35 eval '[ "$(status 2 rollbacks_refused)" -ge 1 ] && [ "$(status 3 rollbacks_refused)" -ge 1 ]'
 is "$(status 2 rollbacks_refused)/$(status 3 rollbacks_refused)/$(status 2 state)" "1/1/desync" \
 	"the old signed snapshot is refused by the nodes that applied changes after it"
 grep -q "lacks changes this node applied" <<<"$(status 2 errors.reader)"; ok $? "saying why: $(status 2 errors.reader | head -c 90)"
