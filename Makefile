@@ -32,12 +32,12 @@ endif
 
 # Libraries, as pkg-config names them, and the Debian package that ships each.
 PKGS        = libxxhash jansson
-DAEMON_PKGS = libpcap libevent_core hiredis libnetfilter_queue libnftables liburcu-qsbr inih libsystemd libcap nettle libbpf
+DAEMON_PKGS = libpcap libevent_core hiredis libnetfilter_queue libnftables libmnl liburcu-qsbr inih libsystemd libcap nettle libbpf
 TEST_PKGS   = cmocka
 FETCH_PKGS  = libcurl libcap zlib
 BENCH_PKGS  = libhs libbloom  # libbloom has no pkg-config file: its header is looked for
 PKG_DEBS    = libxxhash:libxxhash-dev jansson:libjansson-dev libpcap:libpcap-dev \
-              libevent_core:libevent-dev hiredis:libhiredis-dev libnetfilter_queue:libnetfilter-queue-dev libnftables:libnftables-dev liburcu-qsbr:liburcu-dev inih:libinih-dev libsystemd:libsystemd-dev \
+              libevent_core:libevent-dev hiredis:libhiredis-dev libnetfilter_queue:libnetfilter-queue-dev libnftables:libnftables-dev libmnl:libmnl-dev liburcu-qsbr:liburcu-dev inih:libinih-dev libsystemd:libsystemd-dev \
               libcap:libcap-dev libbpf:libbpf-dev libcurl:libcurl4-openssl-dev zlib:zlib1g-dev nettle:nettle-dev cmocka:libcmocka-dev libhs:libhyperscan-dev libbloom:libbloom-dev
 
 # Read once a make; `make demo` and `make check` install first and then build in a
@@ -63,15 +63,15 @@ ALL_CFLAGS = -std=c11 $(WARN) $(CFLAGS) $(ARCH_CFLAGS) $(SANFLAGS) -D_GNU_SOURCE
 LDLIBS     = $(PKG_LIBS) -lm -pthread
 
 CORE_SRC  = daemon/error.c daemon/arena.c daemon/simd.c daemon/hash.c daemon/filter.c daemon/block.c daemon/blockquery.c daemon/sigscan.c daemon/counting.c \
-            daemon/store.c daemon/sizing.c
+            daemon/store.c daemon/sizing.c daemon/keytable.c
 CORE_OBJ  = $(CORE_SRC:%.c=$(BUILD)/%.o)
 CORE_LIB  = $(BUILD)/libbloomcore.a
 
 DAEMON_SRC = daemon/entry.c daemon/feed.c daemon/feed_address.c daemon/feed_json.c daemon/packet.c daemon/communityid.c daemon/flows.c daemon/threshold.c daemon/labels.c daemon/match.c daemon/match_entries.c daemon/match_windows.c daemon/match_keys.c daemon/match_rebuild.c daemon/match_log.c daemon/config.c daemon/config_keys.c daemon/config_set.c daemon/config_lists.c daemon/config_cluster.c daemon/log.c \
              daemon/events.c daemon/stats.c daemon/metrics.c daemon/capture.c daemon/engine.c daemon/persist.c daemon/journal.c daemon/ttl.c \
              daemon/control.c daemon/control_client.c daemon/rebuild.c daemon/service.c daemon/service_common.c daemon/service_revs.c daemon/service_entries.c daemon/service_publish.c daemon/service_state.c daemon/service_sources.c daemon/service_fetch.c daemon/service_reload.c daemon/service_lists.c daemon/service_slices.c daemon/service_cluster.c daemon/lists.c daemon/commands.c daemon/commands_bulk.c daemon/commands_reply.c \
-             daemon/privilege.c daemon/notify.c daemon/preflight.c daemon/metrics_http.c daemon/cluster.c daemon/cluster_state.c daemon/cluster_reply.c daemon/cluster_reader.c daemon/cluster_writer.c daemon/cluster_seen.c daemon/cluster_sign.c daemon/cluster_sentinel.c daemon/inline.c daemon/setaction.c daemon/protect.c daemon/workers.c daemon/statedir.c daemon/fetch.c \
-             daemon/xdpset.c daemon/xdp.c daemon/service_xdp.c
+             daemon/privilege.c daemon/notify.c daemon/preflight.c daemon/metrics_http.c daemon/cluster.c daemon/cluster_state.c daemon/cluster_reply.c daemon/cluster_reader.c daemon/cluster_writer.c daemon/cluster_seen.c daemon/cluster_sign.c daemon/cluster_sentinel.c daemon/inline.c daemon/setaction.c daemon/setmirror.c daemon/nftwatch.c daemon/protect.c daemon/workers.c daemon/statedir.c daemon/fetch.c \
+             daemon/xdpset.c daemon/xdp.c daemon/service_xdp.c daemon/service_mirror.c
 DAEMON_OBJ = $(DAEMON_SRC:%.c=$(BUILD)/%.o)
 DAEMON_LIB = $(BUILD)/libbloomd.a
 

@@ -112,10 +112,11 @@ static void block_addresses(struct engine *e, const struct packet_view *v, const
 		return;
 	for (size_t i = 0; i < n; i++) {
 		uint32_t asking = found[i].holders & (e->drop_holders | e->reject_holders);
-		if (!asking)
-			continue;
+		bool address = found[i].kind == ENTRY_ADDR || found[i].kind == ENTRY_NET;
+		if (!asking || (address && e->lists_in_kernel))
+			continue; /* an unban must reach the kernel: an address is not blocked beyond its entry */
 		bool src = e->block_side & 1, dst = e->block_side & 2;
-		if (found[i].kind == ENTRY_ADDR || found[i].kind == ENTRY_NET) { /* the side it holds, the source first */
+		if (address) { /* the side it holds, the source first */
 			unsigned sides = sides_held(&found[i], v, alen);
 			src = sides & ENGINE_EXEMPT_SRC;
 			dst = !src && (sides & ENGINE_EXEMPT_DST);

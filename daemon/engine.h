@@ -27,6 +27,7 @@ struct engine {
 	int (*block)(void *ctx, const uint8_t *addr, int family);
 	void *block_ctx;
 	unsigned block_side;       /* pair and sig matches: 1 source, 2 destination, 3 both */
+	bool lists_in_kernel;      /* the lists' addresses and nets are in the kernel's sets already ([action] manage): pairs and signatures alone block */
 	event_label_cb label;      /* each hit's labels (the daemon's lists); NULL: the defaults */
 	void *label_ctx;
 	const char *const *list_names; /* by holder bit, for the lists an event names; NULL: none */

@@ -27,6 +27,7 @@ int protect_net_parse(const char *text, struct protect_net *out)
 	snprintf(line, sizeof(line), "net %s%s", text, strchr(text, '/') ? "" : v6 ? "/128" : "/32");
 	if (entry_parse(line, &e, ignored, sizeof(ignored)) != 1 || e.kind != ENTRY_NET)
 		return -1;
+	*out = (struct protect_net){ 0 }; /* whole: reads of the host's addresses are compared as bytes */
 	out->len = (uint8_t)e.len;
 	memcpy(out->key, e.key, e.len);
 	return 0;
@@ -50,7 +51,7 @@ static int protect_add(struct protect *p, const struct protect_net *n)
 	return 0;
 }
 
-void protect_read_host(struct protect *p)
+static void read_host(struct protect *p)
 {
 	struct ifaddrs *list, *i;
 	struct protect_net n;
@@ -78,6 +79,25 @@ void protect_read_host(struct protect *p)
 	freeifaddrs(list);
 }
 
+bool protect_read_host(struct protect *p)
+{
+	struct protect_net *before = malloc(p->n * sizeof(*before) + 1);
+	size_t nbefore = p->n;
+
+	if (before)
+		memcpy(before, p->nets, p->n * sizeof(*before));
+	read_host(p);
+	bool moved = before == NULL || nbefore != p->n || memcmp(before, p->nets, p->n * sizeof(*before)) != 0;
+	free(before);
+	return moved;
+}
+
+const struct protect_net *protect_nets(const struct protect *p, size_t *n)
+{
+	*n = p->n;
+	return p->nets;
+}
+
 struct protect *protect_new(const char *list, char *err, size_t errlen)
 {
 	struct protect *p = calloc(1, sizeof(*p));
@@ -99,7 +119,7 @@ struct protect *protect_new(const char *list, char *err, size_t errlen)
 		at += len + (at[len] == ',');
 	}
 	p->configured = p->n;
-	protect_read_host(p);
+	read_host(p);
 	return p;
 }
 

@@ -28,8 +28,11 @@ int protect_net_parse(const char *text, struct protect_net *out);
 struct protect *protect_new(const char *list, char *err, size_t errlen);
 void protect_free(struct protect *p);
 
-/* The host's addresses read anew (an interface added, an address changed). */
-void protect_read_host(struct protect *p);
+/* The host's addresses read anew (an interface added, an address changed): whether they changed. */
+bool protect_read_host(struct protect *p);
+
+/* The nets never blocked, *n of them (the configured, loopback, the host's): valid until the next read. */
+const struct protect_net *protect_nets(const struct protect *p, size_t *n);
 
 /* Whether addr (4 or 16 bytes, family 4 or 6) is one never to block. */
 bool protect_holds(const struct protect *p, const uint8_t *addr, int family);

@@ -157,7 +157,8 @@ static int start_set_action(struct service *s)
 	const struct action_config *a = &s->cfg->action;
 	struct set_action_options o = { .set4 = a->set4, .set6 = a->set6, .timeout = a->timeout, .rate = a->rate,
 					.table = a->manage ? a->table : NULL, .priority = a->priority,
-					.remove_at_stop = a->remove_at_stop, .protect = a->protect };
+					.remove_at_stop = a->remove_at_stop, .protect = a->protect,
+					.fill = a->manage ? service_mirror_fill : NULL, .fill_ctx = s };
 	char err[512];
 
 	if (a->set4 == NULL && a->set6 == NULL)
@@ -171,11 +172,16 @@ static int start_set_action(struct service *s)
 	struct set_action_stats st;
 	set_action_stats(s->set_action, &st);
 	if (a->manage)
-		log_info("[action]: table inet %s made, with sets blocked4 and blocked6 and chains dropping what they hold (%llu addresses taken over from the table a bloomd before left, with the time they had left)",
-			 a->table, (unsigned long long)st.taken_over);
+		log_info("[action]: table inet %s made, with the lists' elements (%llu listed, %llu passed, %llu exempt) "
+			 "and %llu addresses blocked on matches taken over from the table a bloomd before left",
+			 a->table, (unsigned long long)st.listed, (unsigned long long)st.passed,
+			 (unsigned long long)st.exempt, (unsigned long long)st.taken_over);
+	if (a->manage && (service_mirror_start(s) < 0 || service_record_changes(s) < 0))
+		return -1;
 	s->engine.block = block_address;
 	s->engine.block_ctx = s;
 	s->engine.block_side = a->block;
+	s->engine.lists_in_kernel = a->manage;
 	return 0;
 }
 
@@ -218,9 +224,16 @@ int service_unblock(struct service *s, const uint8_t *addr, int family, char *er
 		error_set(err, errlen, "no [action] sets: nothing is blocked by bloomd");
 		return -1;
 	}
+	char names[256];
 	int rc = set_action_unblock(s->set_action, addr, family, err, errlen);
 	if (rc > 0)
 		log_info("[action]: %s unblocked", entry_format_addr(addr, family, text, sizeof(text)));
+	if (rc >= 0 && service_mirror_listing(s, addr, family, names, sizeof(names))) {
+		error_set(err, errlen, "%s%s is listed (%s): the kernel drops it while a list holds it; delete the entry "
+			  "instead (bloomctl match %s names it)", rc > 0 ? "unblocked, but " : "",
+			  entry_format_addr(addr, family, text, sizeof(text)), names, text);
+		return -1;
+	}
 	return rc;
 }
 
@@ -301,6 +314,7 @@ void service_stop(struct service *s)
 	capture_free(s->live);
 	inline_close(s->inline_queue);
 	s->inline_queue = NULL;
+	service_mirror_stop(s);
 	set_action_close(s->set_action);
 	s->set_action = NULL;
 	s->engine.block = NULL;

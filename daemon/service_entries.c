@@ -51,6 +51,8 @@ int service_add(struct service *s, const struct entry *e, uint64_t expiry, char 
 			  was_local ? "changed" : "added");
 	} else if (service_journal_op(s, PERSIST_ADD, e, expiry, err, errlen) == 0) {
 		service_cluster_publish(s, CLUSTER_ADD, e, expiry);
+		if (was_local)
+			service_mirror_entry(s, e); /* its time changed, its holders did not: no change is logged */
 		return was_local ? 1 : 0;
 	}
 	if (!was_local)

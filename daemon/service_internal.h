@@ -53,7 +53,9 @@ struct service {
 	uint64_t published;        /* matcher_changes when it was */
 	struct event *publisher;   /* changes without a client waiting reach the workers within PUBLISH_MS */
 	struct xdp *xdp;           /* [capture] mode = xdp, or NULL */
-	bool xdp_stale;            /* the lists' actions changed: every entry looked at again */
+	bool actions_stale;        /* the lists' actions changed: every entry looked at again (XDP set, nft mirror) */
+	bool mirror_stale;         /* the nft mirror missed a change (no memory): every entry looked at again */
+	struct event *table_watch; /* [action] manage: the kernel's announcements of changes to the table */
 	char xdp_pin_path[512];    /* [capture] xdp_pin_dir/interface */
 	struct log_limit xdp_errors_logged;
 	struct log_limit publish_errors_logged;
@@ -105,6 +107,7 @@ struct service {
  *   service_common.c  the clock, the configuration's views, the accessors, lines logged
  *   service_revs.c    each list's revision kept across restarts
  *   service_xdp.c     mode = xdp: the XDP set kept equal to the dropping and pass lists
+ *   service_mirror.c  [action] manage: bloomd's nft table kept equal to the same lists
  * Below, what each gives the ones above it.
  */
 
@@ -131,6 +134,22 @@ int service_xdp_attach(struct service *s);
 /* service_sources.c: the XDP program detached (unless pinned) and freed. */
 void service_stop_xdp(struct service *s);
 json_t *service_xdp_stats(const struct service *s);
+
+/*
+ * service_mirror.c: the lists' address and net entries told to bloomd's
+ * nft table, all of them (fill, before the table is made: set_action_options)
+ * or the changes since the last publish, committed; the kernel's
+ * announcements watched (start: -1 logged; the changes are then recorded
+ * by service_record_changes) and answered.
+ */
+int service_mirror_fill(void *ctx, struct set_mirror *m);
+void service_mirror_sync(struct service *s);
+int service_mirror_start(struct service *s);
+void service_mirror_stop(struct service *s);
+/* e told to the table now, with its holders and expiry as they are (an expiry changed without a change of holders). */
+void service_mirror_entry(struct service *s, const struct entry *e);
+/* Whether a dropping list holds addr in the table (addr or a net holding it): the lists' names in names, if so. */
+bool service_mirror_listing(const struct service *s, const uint8_t *addr, int family, char *names, size_t size);
 
 /*
  * service_fetch.c: the lists with a url fetched as the configuration says

@@ -237,7 +237,7 @@ int service_lists_load(struct service *s, const struct config *cfg, bool startin
 	s->engine.reject_holders = lists_acting(&s->lists, LIST_ACTION_REJECT);
 	s->engine.pass_holders = lists_acting(&s->lists, LIST_ACTION_PASS);
 	s->engine.pass_packet_holders = lists_passing_packets(&s->lists);
-	s->xdp_stale = s->xdp != NULL;
+	s->actions_stale = s->xdp != NULL || (s->set_action && set_action_mirror(s->set_action));
 	if (s->workers)
 		workers_set_verdicts(s->workers, s->engine.drop_holders, s->engine.reject_holders,
 				     s->engine.pass_holders, s->engine.pass_packet_holders);

@@ -244,11 +244,15 @@ json_t *service_stats(struct service *s)
 		struct set_action_stats as;
 		set_action_stats(s->set_action, &as);
 		json_object_set_new(o, "set_action",
-				    json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:b}", "added", (json_int_t)as.added, "repeated",
-					      (json_int_t)as.repeated, "rate_limited", (json_int_t)as.rate_limited, "errors",
+				    json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:b,s:I,s:I,s:I,s:I}", "added", (json_int_t)as.added,
+					      "repeated", (json_int_t)as.repeated, "rate_limited", (json_int_t)as.rate_limited, "errors",
 					      (json_int_t)as.errors, "unblocked", (json_int_t)as.unblocked, "restored",
-					      (json_int_t)as.restored, "taken_over", (json_int_t)as.taken_over, "protected", (json_int_t)as.protected, "blocked", (json_int_t)as.blocked, "managed",
-					      s->cfg->action.manage));
+					      (json_int_t)as.restored, "taken_over", (json_int_t)as.taken_over, "protected",
+					      (json_int_t)as.protected, "blocked", (json_int_t)as.blocked, "managed", s->cfg->action.manage,
+					      "listed", (json_int_t)as.listed, "passed", (json_int_t)as.passed, "exempt",
+					      (json_int_t)as.exempt, "hidden", (json_int_t)as.hidden));
+		if (s->cfg->action.manage)
+			json_object_set_new(o, "set_dropped", set_action_dropped(s->set_action));
 	}
 	if (s->live || (s->workers && !s->cfg->inline_mode))
 		json_object_set_new(o, "capture", json_pack("{s:s,s:I,s:I,s:I}", "interface",

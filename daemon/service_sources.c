@@ -290,10 +290,12 @@ static void publish_to_workers(struct service *s)
 
 void service_publish(struct service *s)
 {
-	if (s->changes == NULL || (matcher_changes(s->matcher) == s->published && !s->xdp_stale))
+	if (s->changes == NULL || (matcher_changes(s->matcher) == s->published && !s->actions_stale && !s->mirror_stale))
 		return;
 	if (s->xdp)
 		service_xdp_sync(s);
+	service_mirror_sync(s);
+	s->actions_stale = false;
 	if (s->workers)
 		publish_to_workers(s);
 	if (s->changes) /* the workers may have been lost */
@@ -363,7 +365,7 @@ int service_run_workers(struct service *s)
 /* No more changes recorded: once neither the workers' copy nor the XDP set follows them. */
 static void stop_recording(struct service *s)
 {
-	if (s->workers || s->xdp)
+	if (s->workers || s->xdp || s->table_watch)
 		return;
 	if (s->publisher)
 		event_free(s->publisher);

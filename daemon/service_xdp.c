@@ -116,7 +116,6 @@ static void resync(struct service *s)
 			xdp_remove(s->xdp, st.keys[i].kind, st.keys[i].key, st.keys[i].len);
 		free(st.keys);
 	}
-	s->xdp_stale = false;
 }
 
 /*
@@ -128,7 +127,7 @@ void service_xdp_sync(struct service *s)
 {
 	uint32_t reheld = 0, acting = s->engine.drop_holders | s->engine.reject_holders | s->engine.pass_holders;
 
-	if (s->xdp_stale || match_log_entries(s->changes, sync_entry, s, &reheld) != 0 || (reheld & acting))
+	if (s->actions_stale || match_log_entries(s->changes, sync_entry, s, &reheld) != 0 || (reheld & acting))
 		resync(s);
 }
 

@@ -10,24 +10,25 @@
 #include <time.h>
 
 #include "check.h"
+#include "entry.h"
 #include "error.h"
-#include "hash.h"
+#include "keytable.h"
+#include "nftwatch.h"
 #include "protect.h"
+#include "setmirror.h"
 
 #define NS 1000000000ull
-#define FIRST_SLOTS 1024
-#define ELEMENTS_CHECKED_EVERY 10  /* checks: the set's addresses, against the table's */
+#define HOST_READ_EVERY 10         /* checks: the host's addresses read anew */
 #define ELEMENTS_A_STATEMENT 4096
 
-/*
- * An address in the set: until is when its element runs out (CLOCK_MONOTONIC ns); 0: a free slot.
- * listed: the element check that last found it in the kernel's set.
- */
+/* An address in the set: until is when its element runs out (CLOCK_MONOTONIC ns). */
+struct blocked_key {
+	uint8_t family, addr[16];
+};
+
 struct blocked {
+	struct blocked_key key;
 	uint64_t until;
-	uint32_t listed;
-	uint8_t family;
-	uint8_t addr[16];
 };
 
 struct set_action {
@@ -39,13 +40,13 @@ struct set_action {
 	unsigned timeout, rate;
 	uint64_t *sent;            /* when the last rate additions went out, a ring */
 	unsigned nsent, oldest;
-	struct hash_key secret;
-	struct blocked *slots;     /* open addressing, linear probing; at most half full */
-	size_t nslots, count;
-	unsigned checks;           /* set_action_check's calls; an element check's stamp */
+	struct keytable *slots;    /* struct blocked, by address */
 	struct protect *protect;   /* never blocked: the host's own, loopback, [action] protect */
 	bool protected_said;       /* the first address passed over is logged */
-	unsigned host_reads;       /* set_action_check's calls: the host's addresses are read every tenth */
+	unsigned checks;           /* set_action_check's calls: the host's addresses are read every tenth */
+	struct set_mirror *mirror; /* manage: the lists' addresses and nets */
+	struct nft_watch *watch;   /* manage: what others change in the table */
+	json_t *shape;             /* manage: the table's sets, chains and rules as made (set_action_check compares) */
 	struct set_action_stats st;
 };
 
@@ -64,78 +65,42 @@ static size_t addr_len(int family)
 
 /* ---- the addresses in the set ---- */
 
-static size_t home_of(const struct set_action *a, const uint8_t *addr, int family)
+static struct blocked_key key_of(const uint8_t *addr, int family)
 {
-	return (size_t)hash_bytes(&a->secret, addr, addr_len(family)).lo & (a->nslots - 1);
+	struct blocked_key k = { .family = (uint8_t)family };
+
+	memcpy(k.addr, addr, addr_len(family));
+	return k;
 }
 
-/* The slot of addr, or of the free slot where it would go. */
-static size_t slot_of(const struct set_action *a, const uint8_t *addr, int family)
+static struct blocked *find(const struct set_action *a, const uint8_t *addr, int family)
 {
-	size_t i = home_of(a, addr, family);
+	struct blocked_key k = key_of(addr, family);
 
-	while (a->slots[i].until && !(a->slots[i].family == family && memcmp(a->slots[i].addr, addr, addr_len(family)) == 0))
-		i = (i + 1) & (a->nslots - 1);
-	return i;
+	return keytable_find(a->slots, &k);
 }
 
-/* Free slot i, moving back the entries after it that would no longer be found (no tombstones). */
-static void free_slot(struct set_action *a, size_t i)
+static int forget_run_out(void *ctx, void *rec)
 {
-	size_t mask = a->nslots - 1;
-
-	for (size_t j = (i + 1) & mask; a->slots[j].until; j = (j + 1) & mask) {
-		size_t home = home_of(a, a->slots[j].addr, a->slots[j].family);
-		if (((j - home) & mask) >= ((j - i) & mask)) { /* i lies between its home and j */
-			a->slots[i] = a->slots[j];
-			i = j;
-		}
-	}
-	a->slots[i].until = 0;
-	a->count--;
+	return ((struct blocked *)rec)->until <= *(const uint64_t *)ctx;
 }
 
 /* Forget the addresses whose elements have run out. */
 static void sweep(struct set_action *a, uint64_t now)
 {
-	for (size_t i = 0; i < a->nslots;)
-		if (a->slots[i].until && a->slots[i].until <= now)
-			free_slot(a, i); /* another may have moved into i */
-		else
-			i++;
-}
-
-static int grow(struct set_action *a)
-{
-	struct blocked *old = a->slots;
-	size_t n = a->nslots;
-	struct blocked *more = calloc(2 * n, sizeof(*more));
-
-	if (more == NULL)
-		return -1;
-	a->slots = more;
-	a->nslots = 2 * n;
-	for (size_t i = 0; i < n; i++)
-		if (old[i].until)
-			a->slots[slot_of(a, old[i].addr, old[i].family)] = old[i];
-	free(old);
-	return 0;
+	keytable_each(a->slots, forget_run_out, &now);
 }
 
 /* Remember addr until until; -1 without memory. */
-static int remember(struct set_action *a, const uint8_t *addr, int family, uint64_t until, uint64_t now)
+static int remember(struct set_action *a, const uint8_t *addr, int family, uint64_t until)
 {
-	if (2 * (a->count + 1) > a->nslots) {
-		sweep(a, now);
-		if (2 * (a->count + 1) > a->nslots && grow(a) < 0)
-			return -1;
-	}
-	struct blocked *b = &a->slots[slot_of(a, addr, family)];
-	if (b->until == 0)
-		a->count++;
-	BLOOMD_ASSERT(2 * a->count <= a->nslots); /* at most half full: probes end */
-	*b = (struct blocked){ .until = until, .family = (uint8_t)family };
-	memcpy(b->addr, addr, addr_len(family));
+	struct blocked_key k = key_of(addr, family);
+	bool added;
+	struct blocked *b = keytable_put(a->slots, &k, &added);
+
+	if (b == NULL)
+		return -1;
+	b->until = until;
 	return 0;
 }
 
@@ -190,32 +155,114 @@ static json_t *run_json(struct set_action *a, const char *cmd, bool terse, char 
 	return out;
 }
 
-/* "add element SET { A timeout Nms, ... }" for the remembered addresses of family, 4096 a statement. */
-static void put_elements(const struct set_action *a, int family, uint64_t now, FILE *f)
+/* Run cmd, a commit of bloomd's own: the watch, paused meanwhile, does not hear of it. */
+static int commit(struct set_action *a, const char *cmd, char *err, size_t errlen)
 {
-	char text[INET6_ADDRSTRLEN];
-	unsigned n = 0;
+	if (a->watch)
+		nft_watch_pause(a->watch);
+	int rc = run(a, cmd, err, errlen);
+	if (a->watch)
+		nft_watch_resume(a->watch);
+	return rc;
+}
 
-	for (size_t i = 0; i < a->nslots; i++) {
-		const struct blocked *b = &a->slots[i];
-		if (b->until <= now || b->family != family)
-			continue;
-		if (n % ELEMENTS_A_STATEMENT == 0)
-			fprintf(f, "%sadd element %s { ", n ? " }\n" : "", a->set[family == 6]);
-		else
-			fputs(", ", f);
-		inet_ntop(family == 4 ? AF_INET : AF_INET6, b->addr, text, sizeof(text));
-		fprintf(f, "%s timeout %llums", text, (unsigned long long)((b->until - now + 999999) / 1000000));
-		n++;
-	}
-	if (n)
+/* The text a FILE of commands was written to, run as one transaction; -1 (err) out of memory or refused. */
+static int commit_written(struct set_action *a, FILE *f, char **cmd, char *err, size_t errlen)
+{
+	int rc = fclose(f) == 0 ? ((*cmd)[0] ? commit(a, *cmd, err, errlen) : 0) /* fclose sets *cmd */
+				: (error_set(err, errlen, "[action]: out of memory"), -1);
+	free(*cmd);
+	return rc;
+}
+
+/* "add element SET { A timeout Nms, ... }" for the remembered addresses of family, 4096 a statement. */
+struct element_writer {
+	const struct set_action *a;
+	FILE *f;
+	int family;
+	uint64_t now;
+	unsigned n;
+};
+
+static int put_element(void *ctx, void *rec)
+{
+	struct element_writer *w = ctx;
+	const struct blocked *b = rec;
+	char text[INET6_ADDRSTRLEN];
+
+	if (b->until <= w->now || b->key.family != w->family)
+		return 0;
+	if (w->n % ELEMENTS_A_STATEMENT == 0)
+		fprintf(w->f, "%sadd element %s { ", w->n ? " }\n" : "", w->a->set[w->family == 6]);
+	else
+		fputs(", ", w->f);
+	inet_ntop(w->family == 4 ? AF_INET : AF_INET6, b->key.addr, text, sizeof(text));
+	fprintf(w->f, "%s timeout %llums", text, (unsigned long long)((b->until - w->now + 999999) / 1000000));
+	w->n++;
+	return 0;
+}
+
+static void put_elements(struct set_action *a, int family, uint64_t now, FILE *f)
+{
+	struct element_writer w = { a, f, family, now, 0 };
+
+	keytable_each(a->slots, put_element, &w);
+	if (w.n)
 		fputs(" }\n", f);
 }
+
+/* protected4 and 6: the nets never blocked, each written once (those another holds left out: intervals must not overlap). */
+static void put_protected(const struct set_action *a, FILE *f)
+{
+	size_t n;
+	const struct protect_net *nets = protect_nets(a->protect, &n);
+	char text[INET6_ADDRSTRLEN];
+
+	for (size_t i = 0; i < n; i++) {
+		size_t alen = nets[i].len - 1u;
+		bool held = false;
+		for (size_t j = 0; j < n && !held; j++)
+			held = j != i && nets[j].len == nets[i].len && nets[j].key[0] <= nets[i].key[0] &&
+			       entry_net_holds(nets[j].key, nets[i].key + 1, alen) && (nets[j].key[0] < nets[i].key[0] || j < i);
+		if (held)
+			continue;
+		inet_ntop(alen == 4 ? AF_INET : AF_INET6, nets[i].key + 1, text, sizeof(text));
+		fprintf(f, "add element inet %s protected%d { %s/%u }\n", a->table, alen == 4 ? 4 : 6, text, nets[i].key[0]);
+	}
+}
+
+/*
+ * A chain's rules, all accepts before any drop: a packet to or from an
+ * exempt address (pass = packet) passes; an address blocked on a match, or
+ * listed (unless it is the host's, protected, or passed), is dropped.
+ */
+static void put_chain(FILE *f, const char *hook, int priority, bool source_too)
+{
+	static const char *const side[2] = { "saddr", "daddr" };
+
+	fprintf(f, "  chain %s { type filter hook %s priority %d; policy accept;\n", hook, hook, priority);
+	for (int s = source_too ? 0 : 1; s < 2; s++)
+		for (int v = 4; v <= 6; v += 2)
+			fprintf(f, "    %s %s @exempt%d accept; %s %s @exemptnets%d accept;\n", v == 4 ? "ip" : "ip6", side[s], v,
+				v == 4 ? "ip" : "ip6", side[s], v);
+	for (int s = source_too ? 0 : 1; s < 2; s++)
+		for (int v = 4; v <= 6; v += 2) {
+			const char *ip = v == 4 ? "ip" : "ip6";
+			fprintf(f, "    %s %s @blocked%d counter drop;\n", ip, side[s], v);
+			for (int nets = 0; nets < 2; nets++)
+				fprintf(f, "    %s %s != @protected%d %s %s != @passed%d %s %s != @passednets%d %s %s @listed%s%d counter drop;\n",
+					ip, side[s], v, ip, side[s], v, ip, side[s], v, ip, side[s], nets ? "nets" : "", v);
+		}
+	fputs("  }\n", f);
+}
+
+static json_t *table_shape(struct set_action *a);
 
 /*
  * bloomd's table made again in one transaction (whatever was there goes:
  * "add" then "delete" works whether it was there or not), with every
- * address remembered, for the time it has left.
+ * address and net it holds, each for the time it has left; its shape kept
+ * for set_action_check.
  */
 static int make_table(struct set_action *a, char *err, size_t errlen)
 {
@@ -228,21 +275,22 @@ static int make_table(struct set_action *a, char *err, size_t errlen)
 		error_set(err, errlen, "[action]: out of memory");
 		return -1;
 	}
-	fprintf(f, "add table inet %s\ndelete table inet %s\n"
-		   "table inet %s {\n"
-		   "  set blocked4 { type ipv4_addr; flags timeout; }\n"
-		   "  set blocked6 { type ipv6_addr; flags timeout; }\n"
-		   "  chain prerouting { type filter hook prerouting priority %d; policy accept;\n"
-		   "    ip saddr @blocked4 drop; ip6 saddr @blocked6 drop; ip daddr @blocked4 drop; ip6 daddr @blocked6 drop; }\n"
-		   "  chain output { type filter hook output priority %d; policy accept;\n"
-		   "    ip daddr @blocked4 drop; ip6 daddr @blocked6 drop; }\n"
-		   "}\n",
-		a->table, a->table, a->table, a->priority, a->priority);
+	fprintf(f, "add table inet %s\ndelete table inet %s\ntable inet %s {\n", a->table, a->table, a->table);
+	fputs("  set blocked4 { type ipv4_addr; flags timeout; }\n  set blocked6 { type ipv6_addr; flags timeout; }\n"
+	      "  set protected4 { type ipv4_addr; flags interval; }\n  set protected6 { type ipv6_addr; flags interval; }\n", f);
+	set_mirror_declare(f);
+	put_chain(f, "prerouting", a->priority, true);
+	put_chain(f, "output", a->priority, false);
+	fputs("}\n", f);
 	put_elements(a, 4, now, f);
 	put_elements(a, 6, now, f);
-	int rc = fclose(f) == 0 ? run(a, cmd, err, errlen) : (error_set(err, errlen, "[action]: out of memory"), -1);
-	free(cmd);
-	return rc;
+	put_protected(a, f);
+	set_mirror_write_all(a->mirror, f, (uint64_t)time(NULL));
+	if (commit_written(a, f, &cmd, err, errlen) < 0)
+		return -1;
+	json_decref(a->shape);
+	a->shape = table_shape(a);
+	return 0;
 }
 
 /* The elements of the set of family as nft lists them (JSON; caller frees), or NULL (no such set). */
@@ -261,7 +309,7 @@ static json_t *set_elements(struct set_action *a, int family, json_t **listing, 
 	return NULL;
 }
 
-/* The addresses a set of bloomd's table holds now (a table left by a bloomd killed): remembered. */
+/* The addresses a set of bloomd's table holds now (a table left by a bloomd before): remembered. */
 static void adopt(struct set_action *a, int family)
 {
 	char err[300];
@@ -276,171 +324,265 @@ static void adopt(struct set_action *a, int family)
 		const char *val = json_string_value(json_object_get(e, "val"));
 		json_int_t left = json_integer_value(json_object_get(e, "expires"));
 		if (val && left > 0 && inet_pton(family == 4 ? AF_INET : AF_INET6, val, addr) == 1 &&
-		    remember(a, addr, family, now + (uint64_t)left * NS, now) == 0)
+		    remember(a, addr, family, now + (uint64_t)left * NS) == 0)
 			a->st.taken_over++;
 	}
 	json_decref(listing); /* NULL when there is no such table yet */
 }
 
-/* Whether the terse listing of bloomd's table shows both sets and both chains with their six rules. */
-static bool table_whole(const json_t *listing)
+/* A rule's expressions without its counter (what it has counted is not what it does); NULL for none. */
+static json_t *uncounted(const json_t *expr)
 {
-	unsigned sets = 0, chains = 0, rules = 0;
+	json_t *out = expr ? json_array() : NULL, *e;
 	size_t i;
-	json_t *item;
 
-	json_array_foreach(json_object_get(listing, "nftables"), i, item) {
-		const char *name = json_string_value(json_object_get(json_object_get(item, "set"), "name"));
-		const char *chain = json_string_value(json_object_get(json_object_get(item, "chain"), "name"));
-		sets += name && (strcmp(name, "blocked4") == 0 || strcmp(name, "blocked6") == 0);
-		chains += chain && (strcmp(chain, "prerouting") == 0 || strcmp(chain, "output") == 0);
-		rules += json_object_get(item, "rule") != NULL;
-	}
-	return sets == 2 && chains == 2 && rules == 6;
+	json_array_foreach(expr, i, e)
+		if (json_object_get(e, "counter") == NULL)
+			json_array_append(out, e);
+	return out;
 }
 
-/* Whether one terse listing of bloomd's table shows it whole (a listing that fails shows nothing). */
-static bool table_there(struct set_action *a)
+/* The drop rule's set (the one it matches, not the ones it excludes), or NULL. */
+static const char *dropping_set(const json_t *expr)
+{
+	const char *set = NULL;
+	bool drops = false;
+	size_t i;
+	json_t *e;
+
+	json_array_foreach(expr, i, e) {
+		json_t *match = json_object_get(e, "match");
+		const char *right = json_string_value(json_object_get(match, "right"));
+		const char *op = json_string_value(json_object_get(match, "op"));
+		if (right && right[0] == '@' && op && strcmp(op, "==") == 0)
+			set = right + 1;
+		drops = drops || json_object_get(e, "drop");
+	}
+	return drops ? set : NULL;
+}
+
+json_t *set_action_dropped(struct set_action *a)
 {
 	char cmd[200], ignored[300];
+	size_t i, j;
+	json_t *item, *e, *out = json_object();
 
-	snprintf(cmd, sizeof(cmd), "list table inet %s", a->table);
-	json_t *listing = run_json(a, cmd, true, ignored, sizeof(ignored));
-	bool whole = listing && table_whole(listing);
-	json_decref(listing);
-	return whole;
-}
-
-/* Mark the remembered addresses of family that the kernel's set lists (listed = stamp); -1 if it cannot be listed. */
-static int mark_listed(struct set_action *a, int family, uint32_t stamp, char *err, size_t errlen)
-{
-	uint8_t addr[16];
-	size_t i;
-	json_t *listing, *elem;
-	json_t *elems = set_elements(a, family, &listing, err, errlen);
-
-	if (listing == NULL)
-		return -1;
-	json_array_foreach(elems, i, elem) {
-		const char *val = json_string_value(json_object_get(json_object_get(elem, "elem"), "val"));
-		if (val && inet_pton(family == 4 ? AF_INET : AF_INET6, val, addr) == 1) {
-			struct blocked *b = &a->slots[slot_of(a, addr, family)];
-			if (b->until)
-				b->listed = stamp;
+	snprintf(cmd, sizeof(cmd), "list table inet %s", a->table ? a->table : "");
+	json_t *listing = a->table ? run_json(a, cmd, true, ignored, sizeof(ignored)) : NULL;
+	json_array_foreach(json_object_get(listing, "nftables"), i, item) {
+		json_t *expr = json_object_get(json_object_get(item, "rule"), "expr");
+		const char *set = dropping_set(expr);
+		json_array_foreach(expr, j, e) {
+			json_t *counter = json_object_get(e, "counter");
+			if (set == NULL || counter == NULL)
+				continue;
+			json_t *sum = json_object_get(out, set);
+			if (sum == NULL)
+				json_object_set_new(out, set, sum = json_pack("{s:I,s:I}", "packets", (json_int_t)0, "bytes", (json_int_t)0));
+			json_object_set_new(sum, "packets", json_integer(json_integer_value(json_object_get(sum, "packets")) +
+									json_integer_value(json_object_get(counter, "packets"))));
+			json_object_set_new(sum, "bytes", json_integer(json_integer_value(json_object_get(sum, "bytes")) +
+								      json_integer_value(json_object_get(counter, "bytes"))));
 		}
 	}
 	json_decref(listing);
-	return 0;
-}
-
-/* Mark (listed = stamp) the remembered addresses that one listing of each set shows; the number of the others. */
-static long count_unlisted(struct set_action *a, uint32_t stamp, uint64_t soon, char *err, size_t errlen)
-{
-	long unlisted = 0;
-
-	for (int family = 4; family <= 6; family += 2)
-		if (a->set[family == 6] && mark_listed(a, family, stamp, err, errlen) < 0)
-			return -1;
-	for (size_t i = 0; i < a->nslots; i++)
-		unlisted += a->slots[i].until > soon && a->slots[i].listed != stamp;
-	return unlisted;
+	return out;
 }
 
 /*
- * Put back, each with the time it has left, the addresses bloomd remembers
- * with over two seconds left that the kernel's sets have lost; the others
- * are left as they are (their timeout too). A listing taken while a set
- * fills was seen to come back short (its cause not found), so an address
- * counts as lost only when a second listing lacks it too. The number put
- * back, or -1.
+ * What the table does, from one terse listing: each set's name, type and
+ * flags, each chain's hook, priority and policy, each rule's chain and
+ * expressions (their handles left out). NULL if it cannot be listed.
  */
-static long put_back_missing(struct set_action *a, char *err, size_t errlen)
+static json_t *table_shape(struct set_action *a)
 {
-	uint64_t now = now_ns(), soon = now + 2 * NS;
-	uint32_t stamp = a->checks;
+	static const char *const kept[] = { "name", "type", "flags", "hook", "prio", "policy", "chain", "expr" };
+	char cmd[200], ignored[300];
+	size_t i;
+	json_t *item;
+
+	snprintf(cmd, sizeof(cmd), "list table inet %s", a->table);
+	json_t *listing = run_json(a, cmd, true, ignored, sizeof(ignored));
+	json_t *shape = listing ? json_array() : NULL;
+	json_array_foreach(json_object_get(listing, "nftables"), i, item) {
+		const char *what;
+		json_t *body, *one = json_object();
+		json_object_foreach(item, what, body) {
+			if (strcmp(what, "set") && strcmp(what, "chain") && strcmp(what, "rule"))
+				continue;
+			json_object_set_new(one, "is", json_string(what));
+			for (size_t k = 0; k < sizeof(kept) / sizeof(kept[0]); k++)
+				if (json_object_get(body, kept[k]))
+					json_object_set(one, kept[k], json_object_get(body, kept[k]));
+			json_object_set_new(one, "expr", uncounted(json_object_get(body, "expr")));
+		}
+		json_array_append_new(shape, one);
+	}
+	json_decref(listing);
+	return shape;
+}
+
+/* Whether one listing of bloomd's table shows it as it was made (a listing that fails shows nothing). */
+static bool table_there(struct set_action *a)
+{
+	json_t *now = table_shape(a);
+	bool same = now && a->shape && json_equal(now, a->shape);
+
+	json_decref(now);
+	return same;
+}
+
+/* ---- what others changed ---- */
+
+/* Each element bloomd knows of, in the set of kind of the other's change, put back or taken out again. */
+struct answer {
+	struct set_action *a;
+	FILE *f;
+	bool shape_changed;        /* a rule, chain or set, or the table: its shape looked at again */
+	bool refill;               /* an interval set's element: those sets written whole again */
+	long answered;
+};
+
+static void answer_blocked(struct answer *r, const struct nft_watch_change *c, int family)
+{
+	char text[INET6_ADDRSTRLEN];
+	const struct blocked *b = find(r->a, c->key, family);
+	uint64_t now = now_ns();
+
+	inet_ntop(family == 4 ? AF_INET : AF_INET6, c->key, text, sizeof(text));
+	if (!c->added && b && b->until > now + NS)
+		fprintf(r->f, "add element %s { %s timeout %llums }\n", r->a->set[family == 6], text,
+			(unsigned long long)((b->until - now) / 1000000));
+	else if (c->added && !(b && b->until > now))
+		fprintf(r->f, "delete element %s { %s }\n", r->a->set[family == 6], text);
+	else
+		return;
+	r->answered++;
+}
+
+static void on_change(void *ctx, const struct nft_watch_change *c)
+{
+	struct answer *r = ctx;
+	int family = c->len == 4 ? 4 : 6;
+
+	if (!c->element) {
+		r->shape_changed = true;
+		return;
+	}
+	if (strncmp(c->set, "blocked", 7) == 0 && (c->len == 4 || c->len == 16))
+		answer_blocked(r, c, family);
+	else if (strncmp(c->set, "protected", 9) == 0 || strstr(c->set, "nets") || c->interval_end)
+		r->refill = true; /* an interval set's: few elements, written whole */
+	else if (c->len == 4 || c->len == 16)
+		r->answered += set_mirror_answer(r->a->mirror, c->set, c->key, family, c->added, r->f, (uint64_t)time(NULL));
+	else
+		r->shape_changed = true;
+}
+
+/* The interval sets (protected, the lists' nets) emptied and written whole again. */
+static void refill_intervals(struct set_action *a, FILE *f)
+{
+	for (int v = 4; v <= 6; v += 2) {
+		fprintf(f, "flush set inet %s protected%d\n", a->table, v);
+		for (int kind = 0; kind < SET_MIRROR_KINDS; kind++)
+			fprintf(f, "flush set inet %s %s\n", a->table, set_mirror_set_name(kind, v, true));
+	}
+	put_protected(a, f);
+	set_mirror_write_nets(a->mirror, f, (uint64_t)time(NULL));
+}
+
+/*
+ * What others changed, answered: an element of a hash set put back or taken
+ * out again, one by one; the interval sets written whole; the table made
+ * again if its shape is no longer what was made (or the announcements were
+ * lost). 1 if something was answered, 0 if there was nothing to, -1 (err).
+ */
+static int answer_changes(struct set_action *a, char *err, size_t errlen)
+{
 	char *cmd = NULL;
 	size_t len;
-	long missing = count_unlisted(a, stamp, soon, err, errlen);
+	struct answer r = { a, open_memstream(&cmd, &len), false, false, 0 };
 
-	if (missing > 0)
-		missing = count_unlisted(a, stamp, soon, err, errlen);
-	if (missing <= 0)
-		return missing;
-	FILE *f = open_memstream(&cmd, &len);
-	if (f == NULL) {
+	if (r.f == NULL) {
 		error_set(err, errlen, "[action]: out of memory");
 		return -1;
 	}
-	for (size_t i = 0; i < a->nslots; i++) {
-		const struct blocked *b = &a->slots[i];
-		if (b->until <= soon || b->listed == stamp)
-			continue;
-		char text[INET6_ADDRSTRLEN];
-		inet_ntop(b->family == 4 ? AF_INET : AF_INET6, b->addr, text, sizeof(text));
-		fprintf(f, "add element %s { %s timeout %llums }\n", a->set[b->family == 6], text,
-			(unsigned long long)((b->until - now + 999999) / 1000000));
+	int lost = nft_watch_read(a->watch, on_change, &r, err, errlen);
+	if (lost < 0 || lost == 1 || (r.shape_changed && !table_there(a) && !table_there(a))) {
+		fclose(r.f);
+		free(cmd);
+		return lost < 0 ? -1 : make_table(a, err, errlen) < 0 ? -1 : 1;
 	}
-	int rc = fclose(f) == 0 ? run(a, cmd, err, errlen) : (error_set(err, errlen, "[action]: out of memory"), -1);
-	free(cmd);
-	return rc < 0 ? -1 : missing;
+	if (r.refill)
+		refill_intervals(a, r.f);
+	if (commit_written(a, r.f, &cmd, err, errlen) < 0)
+		return make_table(a, err, errlen) < 0 ? -1 : 1;
+	return r.answered > 0 || r.refill;
 }
 
 /* ---- the interface ---- */
 
+static int open_operators_sets(struct set_action *a, const struct set_action_options *o, char *err, size_t errlen)
+{
+	char cmd[300];
+
+	if ((o->set4 && (a->set[0] = strdup(o->set4)) == NULL) || (o->set6 && (a->set[1] = strdup(o->set6)) == NULL)) {
+		error_set(err, errlen, "[action]: out of memory");
+		return -1;
+	}
+	for (int i = 0; i < 2; i++) {
+		snprintf(cmd, sizeof(cmd), "list set %s", a->set[i]);
+		if (a->set[i] && run(a, cmd, err, errlen) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* manage: the table taken over (its blocked addresses), the lists' elements told by fill, all made in one transaction. */
+static int open_table(struct set_action *a, const struct set_action_options *o, char *err, size_t errlen)
+{
+	if ((a->table = strdup(o->table)) == NULL || asprintf(&a->set[0], "inet %s blocked4", o->table) < 0 ||
+	    asprintf(&a->set[1], "inet %s blocked6", o->table) < 0 || (a->mirror = set_mirror_new(o->table)) == NULL) {
+		error_set(err, errlen, "[action]: out of memory");
+		return -1;
+	}
+	if ((a->watch = nft_watch_open(o->table, err, errlen)) == NULL)
+		return -1;
+	adopt(a, 4);
+	adopt(a, 6);
+	if (o->fill && o->fill(o->fill_ctx, a->mirror) < 0) {
+		error_set(err, errlen, "[action]: out of memory for the lists' elements");
+		return -1;
+	}
+	if (make_table(a, err, errlen) < 0) {
+		free(a->table); /* nothing of ours to delete */
+		a->table = NULL;
+		return -1;
+	}
+	return 0;
+}
+
 struct set_action *set_action_open(const struct set_action_options *o, char *err, size_t errlen)
 {
 	struct set_action *a = calloc(1, sizeof(*a));
-	char cmd[300];
 
-	if (a == NULL || hash_key_random(&a->secret, HASH_XXH3) < 0 || (a->nft = nft_ctx_new(NFT_CTX_DEFAULT)) == NULL ||
+	if (a == NULL || (a->nft = nft_ctx_new(NFT_CTX_DEFAULT)) == NULL ||
 	    (a->sent = calloc(o->rate, sizeof(*a->sent))) == NULL ||
-	    (a->slots = calloc(FIRST_SLOTS, sizeof(*a->slots))) == NULL) {
+	    (a->slots = keytable_new(sizeof(struct blocked), sizeof(struct blocked_key))) == NULL) {
 		error_set(err, errlen, "[action]: out of memory");
 		set_action_close(a);
 		return NULL;
 	}
-	a->nslots = FIRST_SLOTS;
 	nft_ctx_buffer_output(a->nft);
 	nft_ctx_buffer_error(a->nft);
 	a->timeout = o->timeout;
 	a->rate = o->rate;
 	a->priority = o->priority;
 	a->remove_at_stop = o->remove_at_stop;
-	if ((a->protect = protect_new(o->protect, err, errlen)) == NULL) {
+	if ((a->protect = protect_new(o->protect, err, errlen)) == NULL ||
+	    (o->table ? open_table(a, o, err, errlen) : open_operators_sets(a, o, err, errlen)) < 0) {
 		set_action_close(a);
 		return NULL;
-	}
-	bool ok = true;
-	if (o->table) {
-		ok = (a->table = strdup(o->table)) != NULL && asprintf(&a->set[0], "inet %s blocked4", o->table) >= 0 &&
-		     asprintf(&a->set[1], "inet %s blocked6", o->table) >= 0;
-	} else {
-		ok = (!o->set4 || (a->set[0] = strdup(o->set4))) && (!o->set6 || (a->set[1] = strdup(o->set6)));
-	}
-	if (!ok) {
-		error_set(err, errlen, "[action]: out of memory");
-		set_action_close(a);
-		return NULL;
-	}
-	if (a->table) {
-		adopt(a, 4);
-		adopt(a, 6);
-		if (make_table(a, err, errlen) < 0) {
-			free(a->table); /* nothing of ours to delete */
-			a->table = NULL;
-			set_action_close(a);
-			return NULL;
-		}
-		return a;
-	}
-	for (int i = 0; i < 2; i++) {
-		if (a->set[i] == NULL)
-			continue;
-		snprintf(cmd, sizeof(cmd), "list set %s", a->set[i]);
-		if (run(a, cmd, err, errlen) < 0) {
-			set_action_close(a);
-			return NULL;
-		}
 	}
 	return a;
 }
@@ -453,7 +595,7 @@ void set_action_close(struct set_action *a)
 		return;
 	if (a->table && a->nft && a->remove_at_stop) {
 		snprintf(cmd, sizeof(cmd), "delete table inet %s", a->table);
-		run(a, cmd, err, sizeof(err));
+		commit(a, cmd, err, sizeof(err));
 	}
 	if (a->nft)
 		nft_ctx_free(a->nft);
@@ -461,8 +603,11 @@ void set_action_close(struct set_action *a)
 	free(a->set[1]);
 	free(a->table);
 	free(a->sent);
-	free(a->slots);
+	keytable_free(a->slots);
 	protect_free(a->protect);
+	set_mirror_free(a->mirror);
+	nft_watch_close(a->watch);
+	json_decref(a->shape);
 	free(a);
 }
 
@@ -483,8 +628,8 @@ int set_action_block(struct set_action *a, const uint8_t *addr, int family, char
 		a->protected_said = true;
 		return 0;
 	}
-	const struct blocked *b = &a->slots[slot_of(a, addr, family)];
-	if (b->until > now) {
+	const struct blocked *b = find(a, addr, family);
+	if (b && b->until > now) {
 		a->st.repeated++;
 		return 0;
 	}
@@ -494,12 +639,12 @@ int set_action_block(struct set_action *a, const uint8_t *addr, int family, char
 	}
 	inet_ntop(family == 4 ? AF_INET : AF_INET6, addr, text, sizeof(text));
 	snprintf(cmd, sizeof(cmd), "add element %s { %s timeout %us }", set, text, a->timeout);
-	if (run(a, cmd, err, errlen) < 0) {
+	if (commit(a, cmd, err, errlen) < 0) {
 		a->st.errors++;
 		return -1;
 	}
 	a->st.added++;
-	if (remember(a, addr, family, now + (uint64_t)a->timeout * NS, now) < 0) {
+	if (remember(a, addr, family, now + (uint64_t)a->timeout * NS) < 0) {
 		error_set(err, errlen, "[action]: out of memory for the addresses blocked; %s may be sent again", text);
 		return -1;
 	}
@@ -509,22 +654,59 @@ int set_action_block(struct set_action *a, const uint8_t *addr, int family, char
 int set_action_unblock(struct set_action *a, const uint8_t *addr, int family, char *err, size_t errlen)
 {
 	char text[INET6_ADDRSTRLEN], cmd[400];
-	size_t i = slot_of(a, addr, family);
+	struct blocked *b = find(a, addr, family);
 
-	if (a->slots[i].until <= now_ns())
+	if (b == NULL || b->until <= now_ns())
 		return 0;
-	free_slot(a, i);
+	keytable_remove(a->slots, b);
 	a->st.unblocked++;
 	inet_ntop(family == 4 ? AF_INET : AF_INET6, addr, text, sizeof(text));
 	snprintf(cmd, sizeof(cmd), "delete element %s { %s }", a->set[family == 6], text);
-	return run(a, cmd, err, errlen) < 0 ? -1 : 1;
+	return commit(a, cmd, err, errlen) < 0 ? -1 : 1;
+}
+
+struct set_mirror *set_action_mirror(struct set_action *a)
+{
+	return a->mirror;
+}
+
+int set_action_settle(struct set_action *a, char *err, size_t errlen)
+{
+	char *cmd = NULL;
+	size_t len;
+	FILE *f;
+
+	if (a->mirror == NULL)
+		return 0;
+	if ((f = open_memstream(&cmd, &len)) == NULL || set_mirror_settle(a->mirror, f, (uint64_t)time(NULL)) < 0) {
+		if (f)
+			fclose(f);
+		free(cmd);
+		return make_table(a, err, errlen); /* the elements told are forgotten: all written anew */
+	}
+	if (commit_written(a, f, &cmd, err, errlen) == 0)
+		return 0;
+	a->st.errors++;
+	return make_table(a, err, errlen); /* the kernel's sets were not as told: made anew from what is wanted */
+}
+
+int set_action_watch_fd(const struct set_action *a)
+{
+	return a->watch ? nft_watch_fd(a->watch) : -1;
+}
+
+int set_action_watched(struct set_action *a, char *err, size_t errlen)
+{
+	int rc = a->watch ? answer_changes(a, err, errlen) : 0;
+
+	a->st.restored += rc > 0;
+	return rc;
 }
 
 int set_action_check(struct set_action *a, char *err, size_t errlen)
 {
 	sweep(a, now_ns());
-	if (++a->host_reads % ELEMENTS_CHECKED_EVERY == 0)
-		protect_read_host(a->protect); /* addresses come and go (DHCP, a new interface) */
+	bool host_moved = ++a->checks % HOST_READ_EVERY == 0 && protect_read_host(a->protect); /* DHCP, a new interface */
 	if (a->table == NULL)
 		return 0;
 	/* Looked at twice before it is made again: a listing taken while the sets fill can come back short. */
@@ -534,32 +716,58 @@ int set_action_check(struct set_action *a, char *err, size_t errlen)
 		a->st.restored++;
 		return 1;
 	}
-	if (++a->checks % ELEMENTS_CHECKED_EVERY != 1)
+	if (!host_moved)
 		return 0;
-	long put_back = put_back_missing(a, err, errlen);
-	if (put_back <= 0)
-		return put_back < 0 ? -1 : 0;
-	a->st.restored++;
-	return 1;
+	char *cmd = NULL;
+	size_t len;
+	FILE *f = open_memstream(&cmd, &len);
+	if (f == NULL) {
+		error_set(err, errlen, "[action]: out of memory");
+		return -1;
+	}
+	fprintf(f, "flush set inet %s protected4\nflush set inet %s protected6\n", a->table, a->table);
+	put_protected(a, f);
+	return commit_written(a, f, &cmd, err, errlen);
+}
+
+struct blocked_walk {
+	set_action_cb cb;
+	void *ctx;
+	uint64_t now, count;
+};
+
+static int walk_blocked(void *ctx, void *rec)
+{
+	struct blocked_walk *w = ctx;
+	const struct blocked *b = rec;
+
+	if (b->until <= w->now)
+		return 0;
+	w->count++;
+	if (w->cb && w->cb(w->ctx, b->key.addr, b->key.family, (unsigned)((b->until - w->now + NS - 1) / NS)))
+		return -1;
+	return 0;
 }
 
 int set_action_foreach(const struct set_action *a, set_action_cb cb, void *ctx)
 {
-	uint64_t now = now_ns();
-	int rc = 0;
+	struct blocked_walk w = { cb, ctx, now_ns(), 0 };
 
-	for (size_t i = 0; i < a->nslots && rc == 0; i++)
-		if (a->slots[i].until > now)
-			rc = cb(ctx, a->slots[i].addr, a->slots[i].family, (unsigned)((a->slots[i].until - now + NS - 1) / NS));
-	return rc;
+	return keytable_each(a->slots, walk_blocked, &w) < 0 ? 1 : 0; /* the walk changes nothing */
 }
 
 void set_action_stats(const struct set_action *a, struct set_action_stats *out)
 {
-	uint64_t now = now_ns();
+	struct blocked_walk w = { NULL, NULL, now_ns(), 0 };
+	struct set_mirror_counts m = { 0 };
 
+	keytable_each(a->slots, walk_blocked, &w);
+	if (a->mirror)
+		set_mirror_counts(a->mirror, &m);
 	*out = a->st;
-	out->blocked = 0;
-	for (size_t i = 0; i < a->nslots; i++)
-		out->blocked += a->slots[i].until > now;
+	out->blocked = w.count;
+	out->listed = m.elements[SET_MIRROR_LISTED];
+	out->passed = m.elements[SET_MIRROR_PASSED];
+	out->exempt = m.elements[SET_MIRROR_EXEMPT];
+	out->hidden = m.hidden;
 }

@@ -1,10 +1,13 @@
-/* setaction.h - addresses that matched, added to an nftables set with a timeout: the kernel drops the rest. */
+/* setaction.h - bloomd's nftables table: the addresses that matched, and the lists mirrored; the kernel drops. */
 #ifndef BLOOMD_SETACTION_H
 #define BLOOMD_SETACTION_H
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+struct set_mirror;
 
 /*
  * Through libnftables: "add element FAMILY TABLE SET { ADDRESS timeout Ns }".
@@ -17,13 +20,19 @@
  * the table holds at most rate x timeout addresses: 64 bytes each, at most
  * (100 x 3600 x 64 bytes, 23 MB, with the defaults).
  *
- * With a table of its own (manage), bloomd makes the table, both sets
- * (flags timeout) and the chains that drop what they hold, takes over the
- * one a bloomd before it left (its addresses, with the time they have left),
- * and leaves it at close unless told to remove it; set_action_check, called every second, puts back what a
- * flush, a table deleted or a firewall reload took away, every address with
- * the time it has left. Without, the sets are the operator's: they must
- * exist, of type ipv4_addr (or ipv6_addr for set6) with flags timeout.
+ * With a table of its own (manage), bloomd makes the table: the sets of the
+ * addresses blocked on a match (blocked4, blocked6), of the addresses never
+ * blocked (protected4, protected6: the host's own, loopback, [action]
+ * protect), the lists' addresses and nets (setmirror.h: listed, passed,
+ * exempt) and the chains that act on them. It takes over the table a bloomd
+ * before it left (its blocked addresses, with the time they have left) and
+ * makes it anew in one transaction with the lists' elements in, so nothing
+ * is let through meanwhile; at close it leaves it unless told to remove it.
+ * What others change in it is heard from the kernel (nftwatch.h) and
+ * answered at once (set_action_watched); set_action_check, every second,
+ * compares what the table does with what was made (set_action_check).
+ * Without manage, the sets are the operator's: they must exist, of type
+ * ipv4_addr (or ipv6_addr for set6) with flags timeout.
  */
 struct set_action;
 
@@ -35,15 +44,20 @@ struct set_action_options {
 	int priority;              /* manage: its chains' priority */
 	bool remove_at_stop;       /* manage: set_action_close deletes the table (else it stays, and drops) */
 	const char *protect;       /* "NET,ADDR,..." never blocked, beside the host's addresses and loopback; NULL: none */
+	/* manage: tells the mirror the lists' elements before the table is made (-1: no memory); NULL: none. */
+	int (*fill)(void *ctx, struct set_mirror *m);
+	void *fill_ctx;
 };
 
 struct set_action_stats {
 	uint64_t added, repeated, rate_limited, errors;
 	uint64_t unblocked;        /* lifted by set_action_unblock */
-	uint64_t restored;         /* times the table or its addresses were put back (manage) */
+	uint64_t restored;         /* times what others changed in the table was undone (manage) */
 	uint64_t taken_over;       /* addresses found in the table at start (a bloomd before left it) */
 	uint64_t protected;        /* additions passed over: the host's own address, loopback, [action] protect */
 	uint64_t blocked;          /* addresses in the set now, as bloomd knows them */
+	uint64_t listed, passed, exempt; /* manage: the lists' elements in the kernel's sets */
+	uint64_t hidden;           /* manage: nets of a list that another of its nets holds (not in the kernel's set) */
 };
 
 /* NULL with a message (no such set, no CAP_NET_ADMIN; manage: the table could not be made). */
@@ -68,20 +82,45 @@ int set_action_block(struct set_action *a, const uint8_t *addr, int family, char
 int set_action_unblock(struct set_action *a, const uint8_t *addr, int family, char *err, size_t errlen);
 
 /*
- * manage: whether the table, its sets and chains are there (the table made
- * again if not), and (every tenth call) whether the sets hold every address
- * they should, by address: only the missing ones go back, each with the time
- * it has left, and the others keep their elements as they are. What looks
- * gone is looked at a second time before anything is put back. 1 if
- * something was put back, 0 if all was there, -1 (err) if it could not be.
- * Without manage, only forgets the addresses whose time ran out.
+ * manage: whether the table does what it did when made (its sets' types
+ * and flags, its chains' hooks, priorities and policies, its rules'
+ * expressions: a listing of it, compared), made again in one transaction
+ * if not; and every tenth call the host's addresses read again, the
+ * protected sets rewritten when they moved. 1 if the table was made again,
+ * 0 if all was there, -1 (err). Without manage, only forgets the addresses
+ * whose time ran out.
  */
 int set_action_check(struct set_action *a, char *err, size_t errlen);
+
+/* manage: the lists' elements (NULL without manage); what they tell it goes in at set_action_settle. */
+struct set_mirror *set_action_mirror(struct set_action *a);
+/*
+ * The mirror's changes committed in one transaction; one the kernel refuses
+ * (its sets not as bloomd told them) makes the table anew. 0, or -1 (err).
+ */
+int set_action_settle(struct set_action *a, char *err, size_t errlen);
+
+/*
+ * manage: the descriptor on which the kernel announces changes (-1 without
+ * manage), and what to do when it is readable: another's change undone at
+ * once (an element put back or taken out again, the interval sets
+ * rewritten, the table made anew when its shape changed or announcements
+ * were lost). 1 if something was undone, 0, or -1 (err).
+ */
+int set_action_watch_fd(const struct set_action *a);
+int set_action_watched(struct set_action *a, char *err, size_t errlen);
 
 /* Each address blocked now, with the seconds it has left; stops at cb's first non-zero. */
 typedef int (*set_action_cb)(void *ctx, const uint8_t *addr, int family, unsigned seconds_left);
 int set_action_foreach(const struct set_action *a, set_action_cb cb, void *ctx);
 
 void set_action_stats(const struct set_action *a, struct set_action_stats *out);
+
+/*
+ * manage: what each set's drop rules dropped since the table was made (nft's
+ * counters), by set: {"listed4": {"packets": N, "bytes": N}, ...}; {}
+ * without manage or when the table cannot be listed. Caller frees.
+ */
+json_t *set_action_dropped(struct set_action *a);
 
 #endif

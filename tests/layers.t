@@ -2,8 +2,8 @@
 # The layers of daemon/, as daemon/README lists them: every file is listed, no include goes
 # to a higher layer, and the packet path (engine, alert, events, workers) sees the matcher
 # through its view (match_view.h), never its builder (match.h); no files call each other round
-# a circle (from the symbols of the built objects); no source file of 600 lines or more; every
-# header opens saying what it is; a family's *_internal.h is included by that family alone.
+# a circle (from the symbols of the built objects); no source file of 1,000 lines or more (a
+# file owns one part: past that, it owns two); every header opens saying what it is; a family's *_internal.h is included by that family alone.
 . "$(dirname "$0")/tap.sh"
 plan 8
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -97,6 +97,6 @@ strangers=$(cd "$here/daemon" && for h in *_internal.h; do
 	grep -l "#include \"$h\"" *.c *.h | grep -v -e "^$family\.[ch]\$" -e "^${family}_[a-z_]*\.[ch]\$" | sed "s|\$| includes $h|"
 done)
 is "$strangers" "" "a family's *_internal.h is included by that family's files alone"
-long=$(wc -l "$here"/daemon/*.c | awk '$2 != "total" && $1 >= 600 { sub(".*/", "", $2); print $2 " " $1 }')
-is "$long" "" "every daemon source is under 600 lines"
+long=$(wc -l "$here"/daemon/*.c | awk '$2 != "total" && $1 >= 1000 { sub(".*/", "", $2); print $2 " " $1 }')
+is "$long" "" "every daemon source is under 1,000 lines"
 done_testing

@@ -10,7 +10,7 @@ set -euo pipefail
 
 # clang compiles the XDP program to BPF, bpftool makes its skeleton (libbpf).
 build=(make gcc libc6-dev pkg-config jq libxxhash-dev libjansson-dev libpcap-dev libevent-dev
-       libinih-dev libsystemd-dev libcap-dev libcurl4-openssl-dev zlib1g-dev nettle-dev libhiredis-dev libnetfilter-queue-dev libnftables-dev liburcu-dev
+       libinih-dev libsystemd-dev libcap-dev libcurl4-openssl-dev zlib1g-dev nettle-dev libhiredis-dev libnetfilter-queue-dev libnftables-dev libmnl-dev liburcu-dev
        libbpf-dev bpftool clang linux-libc-dev)
 # systemd-analyze checks the unit, whose ExecReload needs /bin/kill (procps); crowdsec's local API is
 # the source of tests/crowdsec.t.

@@ -1,0 +1,232 @@
+/* nftwatch.c - what others change in an nftables table, as the kernel announces it. */
+#include "nftwatch.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libmnl/libmnl.h>
+#include <linux/netfilter.h>
+#include <linux/netfilter/nf_tables.h>
+#include <linux/netfilter/nfnetlink.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "arena.h"
+#include "error.h"
+
+#define RECEIVE_BUFFER (8 << 20)   /* bytes: a flush of some ten thousand elements announced without loss */
+
+struct nft_watch {
+	struct mnl_socket *nl;
+	char *table;
+	bool paused;
+	struct nft_watch_change *pending;  /* the transaction being read, until its new generation */
+	size_t npending, cap;
+	bool overflowed;
+};
+
+static int membership(struct nft_watch *w, int option)
+{
+	int group = NFNLGRP_NFTABLES;
+
+	return mnl_socket_setsockopt(w->nl, option, &group, sizeof(group));
+}
+
+struct nft_watch *nft_watch_open(const char *table, char *err, size_t errlen)
+{
+	struct nft_watch *w = calloc(1, sizeof(*w));
+	int size = RECEIVE_BUFFER;
+
+	if (w == NULL || (w->table = strdup(table)) == NULL) {
+		error_set(err, errlen, "nftables watch: out of memory");
+		nft_watch_close(w);
+		return NULL;
+	}
+	if ((w->nl = mnl_socket_open(NETLINK_NETFILTER)) == NULL || mnl_socket_bind(w->nl, 0, MNL_SOCKET_AUTOPID) < 0 ||
+	    membership(w, NETLINK_ADD_MEMBERSHIP) < 0 ||
+	    fcntl(mnl_socket_get_fd(w->nl), F_SETFL, O_NONBLOCK) < 0) {
+		error_set(err, errlen, "nftables watch: netlink: %s", strerror(errno));
+		nft_watch_close(w);
+		return NULL;
+	}
+	/* Past net.core.rmem_max where CAP_NET_ADMIN allows; the default otherwise. */
+	if (setsockopt(mnl_socket_get_fd(w->nl), SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size)) < 0)
+		(void)setsockopt(mnl_socket_get_fd(w->nl), SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
+	return w;
+}
+
+void nft_watch_close(struct nft_watch *w)
+{
+	if (w == NULL)
+		return;
+	if (w->nl)
+		mnl_socket_close(w->nl);
+	free(w->pending);
+	free(w->table);
+	free(w);
+}
+
+int nft_watch_fd(const struct nft_watch *w)
+{
+	return mnl_socket_get_fd(w->nl);
+}
+
+void nft_watch_pause(struct nft_watch *w)
+{
+	if (!w->paused && membership(w, NETLINK_DROP_MEMBERSHIP) == 0)
+		w->paused = true;
+}
+
+void nft_watch_resume(struct nft_watch *w)
+{
+	if (w->paused && membership(w, NETLINK_ADD_MEMBERSHIP) == 0)
+		w->paused = false;
+}
+
+/* ---- one announcement ---- */
+
+struct reading {
+	struct nft_watch *w;
+	nft_watch_cb cb;
+	void *ctx;
+};
+
+static struct nft_watch_change *more(struct nft_watch *w)
+{
+	if (array_grow((void **)&w->pending, &w->cap, w->npending + 1, sizeof(*w->pending)) < 0) {
+		w->overflowed = true; /* without memory to keep it, the change is as good as lost */
+		return NULL;
+	}
+	struct nft_watch_change *c = &w->pending[w->npending++];
+	memset(c, 0, sizeof(*c));
+	return c;
+}
+
+/* An element's key and flags, out of an NFTA_LIST_ELEM. */
+static void read_element(const struct nlattr *elem, struct nft_watch_change *c)
+{
+	const struct nlattr *a, *b;
+
+	mnl_attr_for_each_nested(a, elem) {
+		if (mnl_attr_get_type(a) == NFTA_SET_ELEM_FLAGS && mnl_attr_get_payload_len(a) == 4)
+			c->interval_end = ntohl(mnl_attr_get_u32(a)) & NFT_SET_ELEM_INTERVAL_END;
+		if (mnl_attr_get_type(a) != NFTA_SET_ELEM_KEY)
+			continue;
+		mnl_attr_for_each_nested(b, a) {
+			size_t len = mnl_attr_get_payload_len(b);
+			if (mnl_attr_get_type(b) == NFTA_DATA_VALUE && len <= sizeof(c->key)) {
+				memcpy(c->key, mnl_attr_get_payload(b), len);
+				c->len = len;
+			}
+		}
+	}
+}
+
+static void read_elements(struct nft_watch *w, const struct nlmsghdr *nlh, bool added)
+{
+	const struct nlattr *a, *elem;
+	char set[64] = "";
+
+	mnl_attr_for_each(a, nlh, sizeof(struct nfgenmsg)) {
+		if (mnl_attr_get_type(a) == NFTA_SET_ELEM_LIST_SET)
+			snprintf(set, sizeof(set), "%.*s", (int)mnl_attr_get_payload_len(a), mnl_attr_get_str(a));
+	}
+	mnl_attr_for_each(a, nlh, sizeof(struct nfgenmsg)) {
+		if (mnl_attr_get_type(a) != NFTA_SET_ELEM_LIST_ELEMENTS)
+			continue;
+		mnl_attr_for_each_nested(elem, a) {
+			struct nft_watch_change *c = more(w);
+			if (c == NULL)
+				return;
+			c->element = true;
+			c->added = added;
+			memcpy(c->set, set, sizeof(set));
+			read_element(elem, c);
+		}
+	}
+}
+
+/* The pid a new generation names (the process that committed it), or 0. */
+static uint32_t generation_pid(const struct nlmsghdr *nlh)
+{
+	const struct nlattr *a;
+
+	mnl_attr_for_each(a, nlh, sizeof(struct nfgenmsg))
+		if (mnl_attr_get_type(a) == NFTA_GEN_PROC_PID && mnl_attr_get_payload_len(a) == 4)
+			return ntohl(mnl_attr_get_u32(a));
+	return 0;
+}
+
+/* Whether the message is about the inet table watched (attribute 1 names the table in every kind of message). */
+static bool ours(const struct nft_watch *w, const struct nlmsghdr *nlh)
+{
+	const struct nfgenmsg *g = mnl_nlmsg_get_payload(nlh);
+	const struct nlattr *a;
+
+	if (g->nfgen_family != NFPROTO_INET)
+		return false;
+	mnl_attr_for_each(a, nlh, sizeof(struct nfgenmsg))
+		if (mnl_attr_get_type(a) == 1)
+			return mnl_attr_get_payload_len(a) >= 1 &&
+			       strncmp(mnl_attr_get_payload(a), w->table, mnl_attr_get_payload_len(a)) == 0 &&
+			       strlen(w->table) + 1 == mnl_attr_get_payload_len(a);
+	return false;
+}
+
+static int on_message(const struct nlmsghdr *nlh, void *data)
+{
+	struct reading *r = data;
+	struct nft_watch *w = r->w;
+	unsigned type = NFNL_MSG_TYPE(nlh->nlmsg_type);
+
+	if (NFNL_SUBSYS_ID(nlh->nlmsg_type) != NFNL_SUBSYS_NFTABLES ||
+	    mnl_nlmsg_get_payload_len(nlh) < sizeof(struct nfgenmsg))
+		return MNL_CB_OK;
+	if (type == NFT_MSG_NEWGEN) {
+		if (generation_pid(nlh) != (uint32_t)getpid())
+			for (size_t i = 0; i < w->npending; i++)
+				r->cb(r->ctx, &w->pending[i]);
+		w->npending = 0;
+		return MNL_CB_OK;
+	}
+	if (!ours(w, nlh))
+		return MNL_CB_OK;
+	if (type == NFT_MSG_NEWSETELEM || type == NFT_MSG_DELSETELEM) {
+		read_elements(w, nlh, type == NFT_MSG_NEWSETELEM);
+	} else {
+		struct nft_watch_change *c = more(w);
+		if (c)
+			c->element = false;
+	}
+	return MNL_CB_OK;
+}
+
+int nft_watch_read(struct nft_watch *w, nft_watch_cb cb, void *ctx, char *err, size_t errlen)
+{
+	static char buf[1 << 17]; /* past the largest datagram the kernel sends a listener */
+	struct reading r = { w, cb, ctx };
+
+	for (;;) {
+		ssize_t n = mnl_socket_recvfrom(w->nl, buf, sizeof(buf));
+		if (n < 0 && errno == ENOBUFS) {
+			w->overflowed = true;
+			w->npending = 0; /* a transaction in part: what it was is lost either way */
+			continue;
+		}
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			break;
+		if (n < 0) {
+			error_set(err, errlen, "nftables watch: %s", strerror(errno));
+			return -1;
+		}
+		if (mnl_cb_run(buf, (size_t)n, 0, 0, on_message, &r) < 0) {
+			error_set(err, errlen, "nftables watch: an announcement not understood: %s", strerror(errno));
+			return -1;
+		}
+	}
+	bool lost = w->overflowed;
+	w->overflowed = false;
+	return lost ? 1 : 0;
+}

@@ -1,0 +1,48 @@
+/* nftwatch.h - what others change in an nftables table, as the kernel announces it (netlink, NFNLGRP_NFTABLES). */
+#ifndef BLOOMD_NFTWATCH_H
+#define BLOOMD_NFTWATCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * The kernel announces every change to the ruleset to the listeners of
+ * NFNLGRP_NFTABLES, a transaction at a time, each closed by a new generation
+ * that names the process that made it. nftwatch reads them without
+ * blocking, keeps those that touch one inet table, and hands on the
+ * transactions of other processes: an element added to or deleted from one
+ * of its sets (the key as the kernel holds it), or anything else (a rule,
+ * chain or set made or deleted, the table itself). Its owner pauses it
+ * around its own commits, which it need not hear about, and which at a
+ * million elements would overflow any socket buffer.
+ */
+struct nft_watch;
+
+struct nft_watch_change {
+	bool element;              /* an element; else the table's shape (a rule, chain, set, the table) */
+	bool added;                /* element: added (else deleted) */
+	bool interval_end;         /* element: the end of an interval (its key is the first address past it) */
+	char set[64];
+	size_t len;                /* element: its key's bytes (4, 16) */
+	uint8_t key[16];
+};
+
+/* NULL with a message (no netlink, no CAP_NET_ADMIN). */
+struct nft_watch *nft_watch_open(const char *table, char *err, size_t errlen);
+void nft_watch_close(struct nft_watch *w);
+int nft_watch_fd(const struct nft_watch *w);
+
+/* Stop and start hearing the kernel (around one's own commits). */
+void nft_watch_pause(struct nft_watch *w);
+void nft_watch_resume(struct nft_watch *w);
+
+/*
+ * Hand on what others changed, read until nothing is pending: 0, or 1 when
+ * announcements were lost (the socket overflowed: look at everything), or
+ * -1 with a message.
+ */
+typedef void (*nft_watch_cb)(void *ctx, const struct nft_watch_change *c);
+int nft_watch_read(struct nft_watch *w, nft_watch_cb cb, void *ctx, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,225 @@
+/* service_mirror.c - [action] manage: bloomd's nftables table kept equal to the dropping and pass lists. */
+#include "service.h"
+
+#include <string.h>
+
+#include "log.h"
+#include "service_internal.h"
+#include "setmirror.h"
+
+/*
+ * Each address and net entry that a pass list holds goes into the passed
+ * sets (pass = address: never judged bad; a listed net that holds it does
+ * not drop it) or the exempt sets (pass = packet: a packet from or to it is
+ * let through); one that a dropping or rejecting list holds goes into the
+ * listed sets, dropped from and to. Each element lasts as long as its entry
+ * (the latest time among the lists of that action that hold it; none if
+ * one holds it for good). The matcher stays the truth; the sets follow it
+ * from the log of changes, or whole (a sweep) after a rehold or a reload.
+ */
+
+static int kind_of(const struct service *s, uint32_t holders, uint32_t *acting)
+{
+	holders &= ~MATCH_HOLDER_STAGING;
+	if ((*acting = holders & s->engine.pass_packet_holders))
+		return SET_MIRROR_EXEMPT;
+	if ((*acting = holders & s->engine.pass_holders))
+		return SET_MIRROR_PASSED;
+	if ((*acting = holders & (s->engine.drop_holders | s->engine.reject_holders)))
+		return SET_MIRROR_LISTED;
+	return -1;
+}
+
+/* When the last of the acting lists lets e go (Unix seconds), or 0 if one never does. */
+static uint64_t until_of(const struct service *s, const struct entry *e, uint32_t acting)
+{
+	uint64_t until = 0;
+
+	for (unsigned i = 0; i < LISTS_SLOTS; i++) {
+		if (!(acting & (1u << i)))
+			continue;
+		uint64_t t = i == 0 ? ttl_get(s->ttl, e) : lists_expiry(&s->lists, i, e);
+		if (t == 0)
+			return 0;
+		until = t > until ? t : until;
+	}
+	return until;
+}
+
+/* e's address (or network) and prefix length; false for entries the sets do not hold (pairs, signatures). */
+static bool address_of(const struct entry *e, const uint8_t **addr, int *family, unsigned *prefix)
+{
+	if (e->kind == ENTRY_ADDR && (e->len == 4 || e->len == 16)) {
+		*addr = e->key;
+		*family = e->len == 4 ? 4 : 6;
+		*prefix = e->len * 8u;
+		return true;
+	}
+	if (e->kind == ENTRY_NET && (e->len == 5 || e->len == 17)) {
+		*addr = e->key + 1;
+		*family = e->len == 5 ? 4 : 6;
+		*prefix = e->key[0];
+		return true;
+	}
+	return false;
+}
+
+/* e put into the set its holders give it now, and out of the others. -1 without memory. */
+static int mirror_entry(struct service *s, struct set_mirror *m, const struct entry *e, uint32_t holders)
+{
+	const uint8_t *addr;
+	int family;
+	unsigned prefix;
+	uint32_t acting;
+
+	if (!address_of(e, &addr, &family, &prefix))
+		return 0;
+	int kind = kind_of(s, holders, &acting);
+	for (int k = 0; k < SET_MIRROR_KINDS; k++)
+		if (k != kind)
+			set_mirror_drop(m, k, addr, family, prefix);
+	return kind < 0 ? 0 : set_mirror_put(m, kind, addr, family, prefix, until_of(s, e, acting));
+}
+
+struct walk {
+	struct service *s;
+	struct set_mirror *m;
+};
+
+static int put_held(void *ctx, const struct entry *e, unsigned group, uint32_t holders)
+{
+	struct walk *w = ctx;
+
+	(void)group;
+	return e->kind == ENTRY_SIG || e->kind == ENTRY_PAIR ? 0 : mirror_entry(w->s, w->m, e, holders);
+}
+
+/* Every entry looked at: what is not put is dropped. -1 without memory. */
+static int sweep(struct service *s, struct set_mirror *m)
+{
+	struct walk w = { s, m };
+
+	set_mirror_sweep_begin(m);
+	int rc = matcher_foreach(s->matcher, 0, put_held, &w);
+	set_mirror_sweep_end(m);
+	return rc;
+}
+
+int service_mirror_fill(void *ctx, struct set_mirror *m)
+{
+	return sweep(ctx, m);
+}
+
+static void mirror_changed(void *ctx, enum entry_kind kind, const uint8_t *key, size_t len)
+{
+	struct walk *w = ctx;
+	static struct entry e; /* 2 KiB; the loop's alone */
+
+	if (kind != ENTRY_ADDR && kind != ENTRY_NET)
+		return;
+	e.kind = kind;
+	e.len = (uint16_t)len;
+	memcpy(e.key, key, len);
+	if (mirror_entry(w->s, w->m, &e, matcher_holders(w->s->matcher, &e)) < 0)
+		w->s->mirror_stale = true;
+}
+
+void service_mirror_sync(struct service *s)
+{
+	struct set_mirror *m = s->set_action ? set_action_mirror(s->set_action) : NULL;
+	struct walk w = { s, m };
+	uint32_t reheld = 0;
+	uint32_t acting = s->engine.drop_holders | s->engine.reject_holders | s->engine.pass_holders;
+	char err[512];
+
+	if (m == NULL)
+		return;
+	bool whole = s->actions_stale || s->mirror_stale;
+	s->mirror_stale = false;
+	if (whole || match_log_entries(s->changes, mirror_changed, &w, &reheld) != 0 || (reheld & acting))
+		s->mirror_stale = sweep(s, m) < 0;
+	if (set_action_settle(s->set_action, err, sizeof(err)) < 0)
+		log_limited(&s->block_errors_logged, 60, LOG_LEVEL_ERROR, "[action]: the lists' elements: %s", err);
+}
+
+static void on_watch(evutil_socket_t fd, short what, void *arg)
+{
+	struct service *s = arg;
+	char err[512];
+
+	(void)fd;
+	(void)what;
+	int rc = set_action_watched(s->set_action, err, sizeof(err));
+	if (rc < 0)
+		log_limited(&s->block_errors_logged, 60, LOG_LEVEL_ERROR, "[action]: %s", err);
+	else if (rc > 0)
+		log_warning("[action]: table inet %s changed by another process (a rule, an element, a flush?): put back",
+			    s->cfg->action.table);
+}
+
+int service_mirror_start(struct service *s)
+{
+	int fd = set_action_watch_fd(s->set_action);
+
+	if (fd < 0)
+		return 0;
+	s->table_watch = event_new(s->base, fd, EV_READ | EV_PERSIST, on_watch, s);
+	if (s->table_watch == NULL || event_add(s->table_watch, NULL) < 0) {
+		log_error("[action]: cannot watch table inet %s", s->cfg->action.table);
+		return -1;
+	}
+	return 0;
+}
+
+void service_mirror_stop(struct service *s)
+{
+	if (s->table_watch)
+		event_free(s->table_watch);
+	s->table_watch = NULL;
+}
+
+void service_mirror_entry(struct service *s, const struct entry *e)
+{
+	struct set_mirror *m = s->set_action ? set_action_mirror(s->set_action) : NULL;
+	char err[512];
+
+	if (m == NULL)
+		return;
+	if (mirror_entry(s, m, e, matcher_holders(s->matcher, e)) < 0)
+		s->mirror_stale = true;
+	else if (set_action_settle(s->set_action, err, sizeof(err)) < 0)
+		log_limited(&s->block_errors_logged, 60, LOG_LEVEL_ERROR, "[action]: the lists' elements: %s", err);
+}
+
+struct holding {
+	const struct service *s;
+	char *names;
+	size_t size, len;
+};
+
+static int name_holder(void *ctx, const struct entry *e, unsigned group, uint32_t holders)
+{
+	struct holding *h = ctx;
+	uint32_t acting;
+
+	(void)group;
+	(void)e;
+	if (kind_of(h->s, holders, &acting) != SET_MIRROR_LISTED)
+		return 0;
+	for (unsigned i = 0; i < LISTS_SLOTS && h->len < h->size; i++)
+		if (acting & (1u << i) && !strstr(h->names, h->s->lists.slot[i].name))
+			h->len += (size_t)snprintf(h->names + h->len, h->size - h->len, "%s%s", h->len ? ", " : "",
+						   h->s->lists.slot[i].name);
+	return 0;
+}
+
+bool service_mirror_listing(const struct service *s, const uint8_t *addr, int family, char *names, size_t size)
+{
+	struct holding h = { s, names, size, 0 };
+
+	names[0] = '\0';
+	if (s->set_action == NULL || set_action_mirror(s->set_action) == NULL)
+		return false;
+	matcher_covering(s->matcher, addr, family == 4 ? 4 : 16, name_holder, &h);
+	return h.len > 0;
+}

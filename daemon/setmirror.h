@@ -1,0 +1,85 @@
+/* setmirror.h - the dropping and pass lists' addresses and nets, as nftables elements of bloomd's table. */
+#ifndef BLOOMD_SETMIRROR_H
+#define BLOOMD_SETMIRROR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/*
+ * What the kernel should hold, and what it was told to: an element per
+ * address (sets listed4, passed4, exempt4 and their 6s, hash sets) and per
+ * net (listednets4 ..., interval sets), each with its entry's own time left
+ * (none when the entry has none). The kernel refuses overlapping intervals,
+ * so of the nets of one set only those no other of them holds go in: a
+ * 10.0.0.0/8 hides 10.1.0.0/16 until it goes, and then the /16 goes in.
+ *
+ * Changes are told with set_mirror_put and set_mirror_drop (or between
+ * set_mirror_sweep_begin and _end, where what was not put is dropped), then
+ * set_mirror_settle writes the nft commands that bring the kernel in step:
+ * an address element added once, re-added when its time changes by more
+ * than a second, deleted with "add" before "delete" so that an element the
+ * kernel already let run out is no error in the transaction.
+ */
+enum set_mirror_kind {
+	SET_MIRROR_LISTED,         /* a dropping list's: dropped, from or to it */
+	SET_MIRROR_PASSED,         /* a pass list's (pass = address): never judged bad */
+	SET_MIRROR_EXEMPT,         /* a pass list's with pass = packet: a packet from or to it is let through */
+	SET_MIRROR_KINDS
+};
+
+struct set_mirror;
+
+/* table: bloomd's table's name ("bloomd"). NULL without memory. */
+struct set_mirror *set_mirror_new(const char *table);
+void set_mirror_free(struct set_mirror *m);
+
+/* The sets' names and declarations, written inside "table inet T { ... }". */
+void set_mirror_declare(FILE *f);
+/* The name of kind's set for family (4 or 6), nets or addresses: "listednets6". */
+const char *set_mirror_set_name(enum set_mirror_kind kind, int family, bool nets);
+
+/*
+ * addr (4 or 16 bytes, family 4 or 6) with prefix (the family's full length:
+ * an address) wanted in kind's sets until until (Unix seconds; 0: no time
+ * limit). -1 without memory.
+ */
+int set_mirror_put(struct set_mirror *m, enum set_mirror_kind kind, const uint8_t *addr, int family, unsigned prefix,
+		   uint64_t until);
+/* No longer wanted there (nothing if it was not). */
+void set_mirror_drop(struct set_mirror *m, enum set_mirror_kind kind, const uint8_t *addr, int family, unsigned prefix);
+
+/* A sweep: what is not put between begin and end is dropped at end. */
+void set_mirror_sweep_begin(struct set_mirror *m);
+void set_mirror_sweep_end(struct set_mirror *m);
+
+/*
+ * The commands that bring the kernel's sets to what is wanted, appended to f
+ * (nothing when they are in step); the mirror then counts them as done.
+ * now: Unix seconds. -1 without memory (set_mirror_reset and the table made
+ * anew then put it right).
+ */
+int set_mirror_settle(struct set_mirror *m, FILE *f, uint64_t now);
+
+/* Every element wanted, for the table made anew (its sets empty), counted as done. */
+void set_mirror_write_all(struct set_mirror *m, FILE *f, uint64_t now);
+
+/* The nets told to the kernel, written again (into interval sets just flushed). */
+void set_mirror_write_nets(struct set_mirror *m, FILE *f, uint64_t now);
+
+/*
+ * Another's change to an element of one of the address sets (set by name),
+ * answered in f: put back if it was deleted while bloomd wants it there,
+ * deleted if it was added while bloomd does not. 1 if answered, else 0.
+ */
+int set_mirror_answer(struct set_mirror *m, const char *set, const uint8_t *addr, int family, bool added, FILE *f,
+		      uint64_t now);
+
+struct set_mirror_counts {
+	uint64_t elements[SET_MIRROR_KINDS];  /* in the kernel, as bloomd told it */
+	uint64_t hidden;                      /* nets another net of their set holds */
+};
+void set_mirror_counts(const struct set_mirror *m, struct set_mirror_counts *out);
+
+#endif

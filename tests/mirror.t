@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# [action] manage = yes mirrors the lists into the kernel, with real nftables across two network
+# namespaces and real traffic: a listed source is dropped from its first datagram, IPv4 and
+# IPv6; an entry deleted, expired or left out of a new version passes within a second; a net
+# inside a listed net waits its turn; a pass address on the server does not exempt a listed
+# source's traffic to it (pass = packet does); the host's own address inside a listed net is
+# never dropped; a SIGTERM restart drops throughout; `unblock` of a listed address names its
+# list; another process's changes (a rule's verdict, a chain without its hook, an element
+# swapped, a set flushed) are undone within a second.
+. "$(dirname "$0")/tap.sh"
+. "$(dirname "$0")/netns.sh"
+plan 25
+[ "$(id -u)" -eq 0 ] || skip_all "needs root (network namespaces, netfilter)"
+command -v socat >/dev/null || skip_all "no socat"
+tmp=$(mktemp -d)
+chmod 755 "$tmp"
+a=bloomd-ma$$ b=bloomd-mb$$
+pid= sender=
+trap '[ -n "$sender" ] && kill "$sender" 2>/dev/null; [ -n "$pid" ] && kill "$pid" 2>/dev/null; pkill -P $$ socat 2>/dev/null; ip netns del $a 2>/dev/null; ip netns del $b 2>/dev/null; rm -rf "$tmp"' EXIT
+cd "$tmp" || exit 1
+netns_pair $a $b
+for host in 1 3 4 5 6; do ip -n $a addr add 10.77.0.$host/24 dev veth-a$$; done
+ip -n $b addr add 10.77.0.2/24 dev veth-b$$
+for host in 1 3; do ip -n $a addr add fd77::$host/64 dev veth-a$$ nodad; done
+ip -n $b addr add fd77::2/64 dev veth-b$$ nodad
+ip -n $a link set lo up
+ip -n $b link set lo up
+C() { "$BUILD/bloomctl" -s "$tmp/ctl.sock" "$@"; }
+nftb() { ip netns exec $b nft "$@"; }
+down() { kill "$pid" && wait "$pid"; pid=; }
+udp_receiver 9999
+ip netns exec $b socat -u "UDP6-RECV:9999" OPEN:recv.txt,creat,append &
+for _ in $(seq 100); do ip netns exec $b ss -Hlun "sport = :9999" | grep -q '\]:9999' && break; sleep 0.05; done
+# Whether TEXT, sent from FROM (send_from's), arrives within a second: 0 if it does.
+arrives() { send_from "$1" "$2"; for _ in $(seq 20); do [ "$(received "$2")" -ge 1 ] && return 0; sleep 0.05; done; return 1; }
+# Until the shell condition COND holds, polled every 20 ms for at most a second; the ms it took in took.
+within_1s() { local t0; t0=$(date +%s%N); for _ in $(seq 50); do eval "$1" && break; sleep 0.02; done; took=$((($(date +%s%N) - t0) / 1000000)); eval "$1"; }
+
+printf '10.77.0.1\nfd77::1\n10.77.0.4/30\n10.77.0.4/31\n' > drop.list
+printf '10.77.0.5\n10.77.0.2\n' > mine.list
+cat > mirror.conf <<C
+[capture]
+interface = veth-b$$
+[list drop]
+file = $tmp/drop.list
+format = plain
+[list mine]
+file = $tmp/mine.list
+format = plain
+action = pass
+[action]
+manage = yes
+[control]
+socket = $tmp/ctl.sock
+[store]
+dir = $tmp/state
+C
+mkdir -p state
+bloomd_up mirror.conf; ok $? "bloomd starts with manage = yes and a dropping list"
+arrives 1 "first from .1"; is $? 1 "a listed source is dropped by the kernel from its first datagram"
+arrives fd77::1 "first from fd77::1"; is $? 1 "an IPv6 one too"
+arrives 3 "from .3"; ok $? "an address no list holds arrives"
+arrives 4 "from .4"; is $? 1 "an address of a listed net is dropped"
+arrives 5 "from .5"; ok $? "a pass address inside a listed net arrives (pass = address: it is never judged bad)"
+is "$(C --json stats | jq -c '.stats.set_action | [.listed, .passed, .hidden]')" "[3,2,1]" \
+	"stats: 3 listed elements (the /31 hidden by the /30), 2 passed"
+# The server's own address on the pass list (a whitelist of it) does not exempt a listed source.
+arrives 6 "from .6"; is $? 1 "the whitelisted server does not exempt a listed source's traffic to it"
+
+C add addr 10.77.0.3 >/dev/null
+within_1s 'nftb list set inet bloomd listed4 | grep -q "10.77.0.3"'; ok $? "bloomctl add reaches the kernel within a second ($took ms)"
+arrives 3 "after add .3"; is $? 1 "and its traffic is dropped"
+C del addr 10.77.0.3 >/dev/null
+within_1s '! nftb list set inet bloomd listed4 | grep -q "10.77.0.3"'; ok $? "bloomctl del lifts it within a second ($took ms)"
+arrives 3 "after del .3"; ok $? "and its traffic flows again"
+C add addr 10.77.0.3 --ttl 2s >/dev/null
+nftb list set inet bloomd listed4 | grep -qE "10.77.0.3 timeout 2s"; ok $? "an entry with a time to live has it in the kernel"
+sleep 2.3
+arrives 3 "after expiry .3"; ok $? "and passes once it expired"
+
+# A new version without .1 and without the /30: .1 passes, the /31 goes in and still drops .4, .6 flows.
+printf 'fd77::1\n10.77.0.4/31\n' > drop.list
+C reload >/dev/null
+within_1s 'nftb list set inet bloomd listednets4 | grep -q "10.77.0.4/31"'; ok $? "a net no longer hidden goes in when the net that held it goes ($took ms)"
+arrives 1 "after version .1"; ok $? "an address left out of a new version passes"
+arrives 6 "after version .6"; ok $? "so does one the /30 held"
+arrives 4 "after version .4"; is $? 1 "and the /31 drops what it holds"
+
+# pass = packet: a listed source's traffic to the exempt server passes.
+printf '10.77.0.1\n' > drop.list
+sed -i 's/^action = pass$/action = pass\npass = packet/' mirror.conf
+C reload >/dev/null
+sleep 0.3
+arrives 1 "packet-exempt .1"; ok $? "pass = packet: a listed source's traffic to the exempt server arrives"
+sed -i '/^pass = packet$/d' mirror.conf
+C reload >/dev/null
+sleep 0.3
+C unblock 10.77.0.1 >out 2>&1
+grep -q "10.77.0.1 is listed (drop)" out; ok $? "unblock of a listed address names its list: $(head -c 120 out)"
+
+# Another process's changes are undone within a second.
+handle=$(nftb -a list chain inet bloomd prerouting | awk '/ip saddr @listed4 counter/ { print $NF }')
+nftb replace rule inet bloomd prerouting handle "$handle" ip saddr @listed4 accept
+within_1s 'nftb list chain inet bloomd prerouting | grep -qE "ip saddr @listed4 counter packets [0-9]+ bytes [0-9]+ drop"'
+ok $? "a drop rule made an accept is put back ($took ms)"
+nftb flush chain inet bloomd prerouting && nftb delete chain inet bloomd prerouting && nftb add chain inet bloomd prerouting
+within_1s 'nftb list chain inet bloomd prerouting | grep -q "hook prerouting"'; ok $? "prerouting made again without its hook is made again with it ($took ms)"
+nftb delete element inet bloomd listed4 '{ 10.77.0.1 }' && nftb add element inet bloomd listed4 '{ 10.77.0.3 }'
+within_1s 'nftb list set inet bloomd listed4 | grep -q "10.77.0.1" && ! nftb list set inet bloomd listed4 | grep -q "10.77.0.3"'
+ok $? "an element swapped for another is swapped back ($took ms)"
+nftb flush set inet bloomd listednets6 && nftb flush set inet bloomd listed4
+within_1s 'nftb list set inet bloomd listed4 | grep -q "10.77.0.1"'; ok $? "a flushed set is filled again ($took ms)"
+
+# A SIGTERM restart: the table stays and the next start makes it anew in one transaction.
+ip netns exec $a bash -c 'for i in $(seq 60); do socat -u - UDP-SENDTO:10.77.0.2:9999,bind=10.77.0.1 <<<"restart $i"; sleep 0.05; done' &
+sender=$!
+sleep 0.3
+down
+bloomd_up mirror.conf
+wait "$sender"; sender=
+is "$(received 'restart ')" 0 "a listed source sending throughout a restart gets nothing through"
+down
+[ $tap_failed -eq 0 ] || { sed "s/^/# err: /" err | tail -30; }
+done_testing
