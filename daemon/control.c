@@ -113,6 +113,22 @@ static void accept_error_cb(struct evconnlistener *l, void *arg)
 	evtimer_add(c->resume, &second);
 }
 
+bool control_answered(const char *path)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0 || strlen(path) >= sizeof(sun.sun_path)) {
+		if (fd >= 0)
+			close(fd);
+		return false;
+	}
+	memcpy(sun.sun_path, path, strlen(path) + 1);
+	bool answered = connect(fd, (const struct sockaddr *)&sun, sizeof(sun)) == 0;
+	close(fd);
+	return answered;
+}
+
 /* Unlink a stale socket file; refuse a live one or anything that is not a socket. */
 static int clear_path(const char *path, const struct sockaddr_un *sun, char *err, size_t errlen)
 {

@@ -61,6 +61,9 @@ struct control_options {
 };
 
 /* Listen on o->path; NULL with a message. */
+/* Whether a bloomd answers on the socket at path now (a second start must touch nothing of the first's). */
+bool control_answered(const char *path);
+
 struct control *control_open(struct event_base *base, const struct control_options *o, char *err,
 			     size_t errlen);
 /* Close every client and the socket, and remove the socket file. */

@@ -151,31 +151,13 @@ static int block_address(void *ctx, const uint8_t *addr, int family)
 	return rc;
 }
 
-/* [action] set: the nftables sets that matches of dropping lists fill. */
+/* [action]: the sets opened at load (service_action_open) wired to the engine and the loop. */
 static int start_set_action(struct service *s)
 {
 	const struct action_config *a = &s->cfg->action;
-	struct set_action_options o = { .set4 = a->set4, .set6 = a->set6, .timeout = a->timeout, .rate = a->rate,
-					.table = a->manage ? a->table : NULL, .priority = a->priority,
-					.remove_at_stop = a->remove_at_stop, .protect = a->protect,
-					.fill = a->manage ? service_mirror_fill : NULL, .fill_ctx = s };
-	char err[512];
 
-	if (a->set4 == NULL && a->set6 == NULL)
+	if (s->set_action == NULL)
 		return 0;
-	if ((s->set_action = set_action_open(&o, err, sizeof(err))) == NULL) {
-		log_error(a->manage ? "%s (bloomd needs CAP_NET_ADMIN to make its table)"
-				    : "%s (bloomd needs CAP_NET_ADMIN, and the set made beforehand, with flags timeout)",
-			  err);
-		return -1;
-	}
-	struct set_action_stats st;
-	set_action_stats(s->set_action, &st);
-	if (a->manage)
-		log_info("[action]: table inet %s made, with the lists' elements (%llu listed, %llu passed, %llu exempt) "
-			 "and %llu addresses blocked on matches taken over from the table a bloomd before left",
-			 a->table, (unsigned long long)st.listed, (unsigned long long)st.passed,
-			 (unsigned long long)st.exempt, (unsigned long long)st.taken_over);
 	if (a->manage && (service_mirror_start(s) < 0 || service_record_changes(s) < 0))
 		return -1;
 	s->engine.block = block_address;

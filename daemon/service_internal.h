@@ -143,6 +143,13 @@ json_t *service_xdp_stats(const struct service *s);
  * by service_record_changes) and answered.
  */
 int service_mirror_fill(void *ctx, struct set_mirror *m);
+/*
+ * [action]: the sets opened (manage: the table made with the lists'
+ * elements in), as soon as the lists are loaded, before the filters are
+ * built: the kernel drops what the lists hold while bloomd is still
+ * starting. -1 logged.
+ */
+int service_action_open(struct service *s);
 void service_mirror_sync(struct service *s);
 int service_mirror_start(struct service *s);
 void service_mirror_stop(struct service *s);

@@ -170,6 +170,8 @@ int service_load(struct service *s, struct config *cfg, bool use_store, bool che
 		return -1;
 	if (check_only)
 		return 0;
+	if (service_action_open(s) < 0)
+		return -1;
 	/* Without a snapshot the filters are built here, with their rounds. */
 	if (!s->restored && matcher_build(s->matcher, err, sizeof(err)) < 0) {
 		log_error("%s", err);

@@ -13,6 +13,8 @@
 #include "entry.h"
 #include "error.h"
 #include "keytable.h"
+#include "nftbatch.h"
+#include "nftshape.h"
 #include "nftwatch.h"
 #include "protect.h"
 #include "setmirror.h"
@@ -46,7 +48,8 @@ struct set_action {
 	unsigned checks;           /* set_action_check's calls: the host's addresses are read every tenth */
 	struct set_mirror *mirror; /* manage: the lists' addresses and nets */
 	struct nft_watch *watch;   /* manage: what others change in the table */
-	json_t *shape;             /* manage: the table's sets, chains and rules as made (set_action_check compares) */
+	struct nft_shape *shape;   /* manage: the table's sets, chains and rules as made (set_action_check compares) */
+	struct nft_batch *batch;   /* manage: the address sets' elements, changed one by one */
 	struct set_action_stats st;
 };
 
@@ -166,6 +169,40 @@ static int commit(struct set_action *a, const char *cmd, char *err, size_t errle
 	return rc;
 }
 
+/* The batch's elements committed, the watch paused meanwhile. */
+static int commit_batch(struct set_action *a, char *err, size_t errlen)
+{
+	if (!nft_batch_pending(a->batch))
+		return 0;
+	if (a->watch)
+		nft_watch_pause(a->watch);
+	int rc = nft_batch_commit(a->batch, err, errlen);
+	if (a->watch)
+		nft_watch_resume(a->watch);
+	return rc;
+}
+
+/* addr into or out of a blocked set: by the batch (manage), else an nft command to the operator's set. */
+static int change_blocked(struct set_action *a, bool add, const uint8_t *addr, int family, char *err, size_t errlen)
+{
+	char text[INET6_ADDRSTRLEN], cmd[400];
+
+	if (a->batch) {
+		const char *set = family == 4 ? "blocked4" : "blocked6";
+		int rc = add ? nft_batch_add(a->batch, set, addr, addr_len(family), a->timeout)
+			     : nft_batch_delete(a->batch, set, addr, addr_len(family));
+		if (rc < 0)
+			error_set(err, errlen, "[action]: out of memory");
+		return rc < 0 ? -1 : commit_batch(a, err, errlen);
+	}
+	inet_ntop(family == 4 ? AF_INET : AF_INET6, addr, text, sizeof(text));
+	if (add)
+		snprintf(cmd, sizeof(cmd), "add element %s { %s timeout %us }", a->set[family == 6], text, a->timeout);
+	else
+		snprintf(cmd, sizeof(cmd), "delete element %s { %s }", a->set[family == 6], text);
+	return commit(a, cmd, err, errlen);
+}
+
 /* The text a FILE of commands was written to, run as one transaction; -1 (err) out of memory or refused. */
 static int commit_written(struct set_action *a, FILE *f, char **cmd, char *err, size_t errlen)
 {
@@ -256,8 +293,6 @@ static void put_chain(FILE *f, const char *hook, int priority, bool source_too)
 	fputs("  }\n", f);
 }
 
-static json_t *table_shape(struct set_action *a);
-
 /*
  * bloomd's table made again in one transaction (whatever was there goes:
  * "add" then "delete" works whether it was there or not), with every
@@ -288,9 +323,7 @@ static int make_table(struct set_action *a, char *err, size_t errlen)
 	set_mirror_write_all(a->mirror, f, (uint64_t)time(NULL));
 	if (commit_written(a, f, &cmd, err, errlen) < 0)
 		return -1;
-	json_decref(a->shape);
-	a->shape = table_shape(a);
-	return 0;
+	return nft_shape_keep(a->shape, err, errlen);
 }
 
 /* The elements of the set of family as nft lists them (JSON; caller frees), or NULL (no such set). */
@@ -330,106 +363,34 @@ static void adopt(struct set_action *a, int family)
 	json_decref(listing); /* NULL when there is no such table yet */
 }
 
-/* A rule's expressions without its counter (what it has counted is not what it does); NULL for none. */
-static json_t *uncounted(const json_t *expr)
+static void add_counter(void *ctx, const char *set, uint64_t packets, uint64_t bytes)
 {
-	json_t *out = expr ? json_array() : NULL, *e;
-	size_t i;
+	json_t *out = ctx, *sum = json_object_get(out, set);
 
-	json_array_foreach(expr, i, e)
-		if (json_object_get(e, "counter") == NULL)
-			json_array_append(out, e);
-	return out;
-}
-
-/* The drop rule's set (the one it matches, not the ones it excludes), or NULL. */
-static const char *dropping_set(const json_t *expr)
-{
-	const char *set = NULL;
-	bool drops = false;
-	size_t i;
-	json_t *e;
-
-	json_array_foreach(expr, i, e) {
-		json_t *match = json_object_get(e, "match");
-		const char *right = json_string_value(json_object_get(match, "right"));
-		const char *op = json_string_value(json_object_get(match, "op"));
-		if (right && right[0] == '@' && op && strcmp(op, "==") == 0)
-			set = right + 1;
-		drops = drops || json_object_get(e, "drop");
-	}
-	return drops ? set : NULL;
+	if (set[0] == '\0')
+		return;
+	if (sum == NULL)
+		json_object_set_new(out, set, sum = json_pack("{s:I,s:I}", "packets", (json_int_t)0, "bytes", (json_int_t)0));
+	json_object_set_new(sum, "packets", json_integer(json_integer_value(json_object_get(sum, "packets")) + (json_int_t)packets));
+	json_object_set_new(sum, "bytes", json_integer(json_integer_value(json_object_get(sum, "bytes")) + (json_int_t)bytes));
 }
 
 json_t *set_action_dropped(struct set_action *a)
 {
-	char cmd[200], ignored[300];
-	size_t i, j;
-	json_t *item, *e, *out = json_object();
+	char ignored[300];
+	json_t *out = json_object();
 
-	snprintf(cmd, sizeof(cmd), "list table inet %s", a->table ? a->table : "");
-	json_t *listing = a->table ? run_json(a, cmd, true, ignored, sizeof(ignored)) : NULL;
-	json_array_foreach(json_object_get(listing, "nftables"), i, item) {
-		json_t *expr = json_object_get(json_object_get(item, "rule"), "expr");
-		const char *set = dropping_set(expr);
-		json_array_foreach(expr, j, e) {
-			json_t *counter = json_object_get(e, "counter");
-			if (set == NULL || counter == NULL)
-				continue;
-			json_t *sum = json_object_get(out, set);
-			if (sum == NULL)
-				json_object_set_new(out, set, sum = json_pack("{s:I,s:I}", "packets", (json_int_t)0, "bytes", (json_int_t)0));
-			json_object_set_new(sum, "packets", json_integer(json_integer_value(json_object_get(sum, "packets")) +
-									json_integer_value(json_object_get(counter, "packets"))));
-			json_object_set_new(sum, "bytes", json_integer(json_integer_value(json_object_get(sum, "bytes")) +
-								      json_integer_value(json_object_get(counter, "bytes"))));
-		}
-	}
-	json_decref(listing);
+	if (a->shape)
+		nft_shape_counters(a->shape, add_counter, out, ignored, sizeof(ignored));
 	return out;
 }
 
-/*
- * What the table does, from one terse listing: each set's name, type and
- * flags, each chain's hook, priority and policy, each rule's chain and
- * expressions (their handles left out). NULL if it cannot be listed.
- */
-static json_t *table_shape(struct set_action *a)
-{
-	static const char *const kept[] = { "name", "type", "flags", "hook", "prio", "policy", "chain", "expr" };
-	char cmd[200], ignored[300];
-	size_t i;
-	json_t *item;
-
-	snprintf(cmd, sizeof(cmd), "list table inet %s", a->table);
-	json_t *listing = run_json(a, cmd, true, ignored, sizeof(ignored));
-	json_t *shape = listing ? json_array() : NULL;
-	json_array_foreach(json_object_get(listing, "nftables"), i, item) {
-		const char *what;
-		json_t *body, *one = json_object();
-		json_object_foreach(item, what, body) {
-			if (strcmp(what, "set") && strcmp(what, "chain") && strcmp(what, "rule"))
-				continue;
-			json_object_set_new(one, "is", json_string(what));
-			for (size_t k = 0; k < sizeof(kept) / sizeof(kept[0]); k++)
-				if (json_object_get(body, kept[k]))
-					json_object_set(one, kept[k], json_object_get(body, kept[k]));
-			json_object_set_new(one, "expr", uncounted(json_object_get(body, "expr")));
-		}
-		json_array_append_new(shape, one);
-	}
-	json_decref(listing);
-	return shape;
-}
-
-/* Whether one listing of bloomd's table shows it as it was made (a listing that fails shows nothing). */
+/* Whether bloomd's table does what it did when made (a table that cannot be read does not). */
 static bool table_there(struct set_action *a)
 {
-	json_t *now = table_shape(a);
-	bool same = now && a->shape && json_equal(now, a->shape);
+	char ignored[300];
 
-	json_decref(now);
-	return same;
+	return nft_shape_same(a->shape, ignored, sizeof(ignored)) == 1;
 }
 
 /* ---- what others changed ---- */
@@ -546,7 +507,9 @@ static int open_table(struct set_action *a, const struct set_action_options *o, 
 		error_set(err, errlen, "[action]: out of memory");
 		return -1;
 	}
-	if ((a->watch = nft_watch_open(o->table, err, errlen)) == NULL)
+	if ((a->watch = nft_watch_open(o->table, err, errlen)) == NULL ||
+	    (a->shape = nft_shape_open(o->table, err, errlen)) == NULL ||
+	    (a->batch = nft_batch_open(o->table, err, errlen)) == NULL)
 		return -1;
 	adopt(a, 4);
 	adopt(a, 6);
@@ -607,14 +570,15 @@ void set_action_close(struct set_action *a)
 	protect_free(a->protect);
 	set_mirror_free(a->mirror);
 	nft_watch_close(a->watch);
-	json_decref(a->shape);
+	nft_shape_close(a->shape);
+	nft_batch_close(a->batch);
 	free(a);
 }
 
 int set_action_block(struct set_action *a, const uint8_t *addr, int family, char *err, size_t errlen)
 {
 	const char *set = a->set[family == 6];
-	char text[INET6_ADDRSTRLEN], cmd[400];
+	char text[INET6_ADDRSTRLEN];
 	uint64_t now = now_ns();
 
 	if (set == NULL)
@@ -637,13 +601,12 @@ int set_action_block(struct set_action *a, const uint8_t *addr, int family, char
 		a->st.rate_limited++;
 		return 0;
 	}
-	inet_ntop(family == 4 ? AF_INET : AF_INET6, addr, text, sizeof(text));
-	snprintf(cmd, sizeof(cmd), "add element %s { %s timeout %us }", set, text, a->timeout);
-	if (commit(a, cmd, err, errlen) < 0) {
+	if (change_blocked(a, true, addr, family, err, errlen) < 0) {
 		a->st.errors++;
 		return -1;
 	}
 	a->st.added++;
+	inet_ntop(family == 4 ? AF_INET : AF_INET6, addr, text, sizeof(text));
 	if (remember(a, addr, family, now + (uint64_t)a->timeout * NS) < 0) {
 		error_set(err, errlen, "[action]: out of memory for the addresses blocked; %s may be sent again", text);
 		return -1;
@@ -653,16 +616,13 @@ int set_action_block(struct set_action *a, const uint8_t *addr, int family, char
 
 int set_action_unblock(struct set_action *a, const uint8_t *addr, int family, char *err, size_t errlen)
 {
-	char text[INET6_ADDRSTRLEN], cmd[400];
 	struct blocked *b = find(a, addr, family);
 
 	if (b == NULL || b->until <= now_ns())
 		return 0;
 	keytable_remove(a->slots, b);
 	a->st.unblocked++;
-	inet_ntop(family == 4 ? AF_INET : AF_INET6, addr, text, sizeof(text));
-	snprintf(cmd, sizeof(cmd), "delete element %s { %s }", a->set[family == 6], text);
-	return commit(a, cmd, err, errlen) < 0 ? -1 : 1;
+	return change_blocked(a, false, addr, family, err, errlen) < 0 ? -1 : 1;
 }
 
 struct set_mirror *set_action_mirror(struct set_action *a)
@@ -678,13 +638,15 @@ int set_action_settle(struct set_action *a, char *err, size_t errlen)
 
 	if (a->mirror == NULL)
 		return 0;
-	if ((f = open_memstream(&cmd, &len)) == NULL || set_mirror_settle(a->mirror, f, (uint64_t)time(NULL)) < 0) {
+	if ((f = open_memstream(&cmd, &len)) == NULL || set_mirror_settle(a->mirror, f, a->batch, (uint64_t)time(NULL)) < 0) {
 		if (f)
 			fclose(f);
 		free(cmd);
+		nft_batch_commit(a->batch, err, errlen); /* emptied: the table made anew holds it all */
 		return make_table(a, err, errlen); /* the elements told are forgotten: all written anew */
 	}
-	if (commit_written(a, f, &cmd, err, errlen) == 0)
+	/* The nets first: an address set's batch refused leaves them committed, and both are made anew. */
+	if (commit_written(a, f, &cmd, err, errlen) == 0 && commit_batch(a, err, errlen) == 0)
 		return 0;
 	a->st.errors++;
 	return make_table(a, err, errlen); /* the kernel's sets were not as told: made anew from what is wanted */

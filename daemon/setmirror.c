@@ -8,6 +8,7 @@
 #include "arena.h"
 #include "check.h"
 #include "keytable.h"
+#include "nftbatch.h"
 
 #define ELEMENTS_A_STATEMENT 4096
 #define SETS (SET_MIRROR_KINDS * 4)
@@ -157,6 +158,8 @@ void set_mirror_sweep_end(struct set_mirror *m)
 
 struct writer {
 	FILE *f;
+	struct nft_batch *batch;   /* the addresses' elements, if not f */
+	bool failed;               /* out of memory for the batch */
 	const char *table;
 	uint64_t now;
 	int open;                  /* the set index of the "add element" statement open, or -1 */
@@ -177,11 +180,21 @@ static void element_text(const struct mirror_key *k, char *out, size_t outlen)
 		snprintf(out + strlen(out), outlen - strlen(out), "/%u", k->prefix);
 }
 
+static uint64_t seconds_left(const struct writer *w, const struct mirrored *r)
+{
+	return r->until == 0 ? 0 : r->until > w->now + 1 ? r->until - w->now : 1;
+}
+
 static void write_add(struct writer *w, const struct mirrored *r)
 {
 	char text[INET6_ADDRSTRLEN + 8];
 	int set = (int)set_index(r->key.kind, r->key.family, r->key.nets);
 
+	if (w->batch && !r->key.nets) {
+		w->failed |= nft_batch_add(w->batch, set_names[set], r->key.addr, r->key.family == 4 ? 4 : 16,
+					   seconds_left(w, r)) < 0;
+		return;
+	}
 	if (w->open != set || w->n == ELEMENTS_A_STATEMENT) {
 		close_statement(w);
 		fprintf(w->f, "add element inet %s %s { ", w->table, set_names[set]);
@@ -191,7 +204,7 @@ static void write_add(struct writer *w, const struct mirrored *r)
 	element_text(&r->key, text, sizeof(text));
 	fprintf(w->f, "%s%s", w->n++ ? ", " : "", text);
 	if (r->until)
-		fprintf(w->f, " timeout %llus", (unsigned long long)(r->until > w->now + 1 ? r->until - w->now : 1));
+		fprintf(w->f, " timeout %llus", (unsigned long long)seconds_left(w, r));
 }
 
 /* Deleted whether the kernel still holds it or has let it run out: added first, in the same transaction. */
@@ -200,6 +213,10 @@ static void write_delete(struct writer *w, const struct mirrored *r)
 	char text[INET6_ADDRSTRLEN + 8];
 	const char *set = set_names[set_index(r->key.kind, r->key.family, r->key.nets)];
 
+	if (w->batch && !r->key.nets) {
+		w->failed |= nft_batch_delete(w->batch, set, r->key.addr, r->key.family == 4 ? 4 : 16) < 0;
+		return;
+	}
 	close_statement(w);
 	element_text(&r->key, text, sizeof(text));
 	fprintf(w->f, "add element inet %s %s { %s }\ndelete element inet %s %s { %s }\n", w->table, set, text, w->table,
@@ -284,9 +301,9 @@ static int settle_address(void *ctx, void *rec)
 	return !r->wanted && !r->told;
 }
 
-int set_mirror_settle(struct set_mirror *m, FILE *f, uint64_t now)
+int set_mirror_settle(struct set_mirror *m, FILE *f, struct nft_batch *addresses, uint64_t now)
 {
-	struct writer w = { .f = f, .table = m->table, .now = now, .open = -1 };
+	struct writer w = { .f = f, .batch = addresses, .table = m->table, .now = now, .open = -1 };
 
 	if (m->all_dirty) {
 		keytable_each(m->recs, settle_address, &w);
@@ -307,7 +324,7 @@ int set_mirror_settle(struct set_mirror *m, FILE *f, uint64_t now)
 	m->ndirty = 0;
 	m->all_dirty = false;
 	m->nets_dirty = 0;
-	return ferror(f) ? -1 : 0;
+	return ferror(f) || w.failed ? -1 : 0;
 }
 
 static int forget_told(void *ctx, void *rec)
@@ -321,7 +338,7 @@ void set_mirror_write_all(struct set_mirror *m, FILE *f, uint64_t now)
 {
 	keytable_each(m->recs, forget_told, NULL);
 	m->all_dirty = true;
-	set_mirror_settle(m, f, now);
+	set_mirror_settle(m, f, NULL, now);
 }
 
 static int write_told_net(void *ctx, void *rec)

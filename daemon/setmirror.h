@@ -56,11 +56,13 @@ void set_mirror_sweep_end(struct set_mirror *m);
 
 /*
  * The commands that bring the kernel's sets to what is wanted, appended to f
- * (nothing when they are in step); the mirror then counts them as done.
- * now: Unix seconds. -1 without memory (set_mirror_reset and the table made
- * anew then put it right).
+ * (nothing when they are in step), the address sets' elements queued in
+ * addresses instead when it is given (the nets stay nft commands); the
+ * mirror then counts them as done. now: Unix seconds. -1 without memory
+ * (the table made anew puts it right).
  */
-int set_mirror_settle(struct set_mirror *m, FILE *f, uint64_t now);
+struct nft_batch;
+int set_mirror_settle(struct set_mirror *m, FILE *f, struct nft_batch *addresses, uint64_t now);
 
 /* Every element wanted, for the table made anew (its sets empty), counted as done. */
 void set_mirror_write_all(struct set_mirror *m, FILE *f, uint64_t now);

@@ -6,10 +6,10 @@
 # source's traffic to it (pass = packet does); the host's own address inside a listed net is
 # never dropped; a SIGTERM restart drops throughout; `unblock` of a listed address names its
 # list; another process's changes (a rule's verdict, a chain without its hook, an element
-# swapped, a set flushed) are undone within a second.
+# swapped, a set flushed) are undone within a second; a second bloomd leaves the table alone.
 . "$(dirname "$0")/tap.sh"
 . "$(dirname "$0")/netns.sh"
-plan 25
+plan 26
 [ "$(id -u)" -eq 0 ] || skip_all "needs root (network namespaces, netfilter)"
 command -v socat >/dev/null || skip_all "no socat"
 tmp=$(mktemp -d)
@@ -110,6 +110,14 @@ within_1s 'nftb list set inet bloomd listed4 | grep -q "10.77.0.1" && ! nftb lis
 ok $? "an element swapped for another is swapped back ($took ms)"
 nftb flush set inet bloomd listednets6 && nftb flush set inet bloomd listed4
 within_1s 'nftb list set inet bloomd listed4 | grep -q "10.77.0.1"'; ok $? "a flushed set is filled again ($took ms)"
+
+# A second bloomd with the same configuration is refused before it touches the first's table.
+before=$(C --json stats | jq .stats.set_action.restored)
+ip netns exec $b "$BUILD/bloomd" -c mirror.conf 2>second.err
+sleep 0.5
+grep -q "another bloomd is answering" second.err && ! grep -q "table inet bloomd made" second.err &&
+	[ "$(C --json stats | jq .stats.set_action.restored)" = "$before" ]
+ok $? "a second bloomd is refused and leaves the first's table as it was"
 
 # A SIGTERM restart: the table stays and the next start makes it anew in one transaction.
 ip netns exec $a bash -c 'for i in $(seq 60); do socat -u - UDP-SENDTO:10.77.0.2:9999,bind=10.77.0.1 <<<"restart $i"; sleep 0.05; done' &

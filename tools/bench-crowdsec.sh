@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # bench-crowdsec.sh - CrowdSec's local API (Debian's crowdsec, a private configuration and
 # database) holding N ban decisions: the time from a bouncer's start until every decision is
-# enforced. bloomd ([list] source = crowdsec: until bloomctl lists counts them all) against
-# crowdsec-firewall-bouncer (nftables mode: until its set holds them all), in the same run and
+# enforced. bloomd ([list] source = crowdsec, [action] manage = yes: until its nftables set holds
+# them all) against crowdsec-firewall-bouncer (nftables mode: until its set holds them all), in the same run and
 # network namespace, medians of BENCH_CROWDSEC_RUNS (3). Sizes: BENCH_CROWDSEC_SIZES (20000
 # 100000); the bouncer is run at sizes up to BENCH_CROWDSEC_PEER_MAX (100000: it fills its set
 # at a few hundred decisions a second here), bloomd alone above. As root.
@@ -43,17 +43,20 @@ ip netns exec "$ns" crowdsec -c "$tmp/config.yaml" -no-cs > "$tmp/lapi.log" 2>&1
 lapi=$!
 until_true 30 in_ns bash -c 'exec 3<>/dev/tcp/127.0.0.1/8080' 2>/dev/null
 
-bloomd_run() { # bloomd_run N: ms from start until its list holds N entries
+probe=$(cd "$(dirname "$0")" && pwd)/nftprobe.py  # one element asked of the kernel: nft get reads the whole set
+bloomd_run() { # bloomd_run N: ms from start until its nftables set holds the N decisions (one transaction: the last one there)
 	local key=$tmp/bloomd.key t0
 	cs bouncers delete bench-bloomd >/dev/null 2>&1 || true
 	cs bouncers add bench-bloomd -o raw > "$key"
 	chmod 600 "$key"
-	printf '[list cs]\nsource = crowdsec\nurl = http://127.0.0.1:8080\napi_key_file = %s\nrefresh = 1h\nmax_size = 4GiB\nfetch_timeout = 10m\n[control]\nsocket = %s/b.sock\n[store]\ndir =\n[log]\nlevel = warning\n' \
+	printf '[list cs]\nsource = crowdsec\nurl = http://127.0.0.1:8080\napi_key_file = %s\nrefresh = 1h\nmax_size = 4GiB\nfetch_timeout = 10m\n[action]\nmanage = yes\nat_stop = remove\n[control]\nsocket = %s/b.sock\n[store]\ndir =\n[log]\nlevel = warning\n' \
 		"$key" "$tmp" > "$tmp/bloomd.conf"
 	t0=$(now)
 	ip netns exec "$ns" "$build/bloomd" -c "$tmp/bloomd.conf" >/dev/null 2>>"$tmp/bloomd.err" &
 	local pid=$!
-	until_true 1800 eval '[ "$("$build/bloomctl" -s "$tmp/b.sock" --json lists 2>/dev/null | jq ".lists[] | select(.name == \"cs\") | .entries")" = "'"$1"'" ]'
+	local last
+	last=$(awk -v i="$(($1 - 1))" 'BEGIN { printf "100.%d.%d.%d", int(i / 65536) % 64 + 64, int(i / 256) % 256, i % 256 }')
+	until_true 1800 in_ns "$probe" get bloomd listed4 "$last"
 	echo $((($(now) - t0) / 1000000))
 	kill "$pid"; wait "$pid" 2>/dev/null || true
 }

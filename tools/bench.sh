@@ -38,6 +38,9 @@ echo "== the cluster on a Redis that fails over: a master, two replicas, a redis
 "$(dirname "$0")/bench-failover.sh" "$build"
 
 echo
+echo "== A dropping list mirrored into nftables ([action] manage): bloomd against ipset restore and nft -f; changes kept in step (as root)"
+"$(dirname "$0")/bench-mirror.sh" "$build"
+echo
 echo "== CrowdSec: every decision of its local API enforced from a bouncer's start, bloomd against crowdsec-firewall-bouncer (as root)"
 "$(dirname "$0")/bench-crowdsec.sh" "$build"
 

@@ -19,7 +19,7 @@ test=("${build[@]}" perl iproute2 groff-base man-db socat libcmocka-dev clang li
 # g++ and Boost 1.81 build the filter peers (Boost.Bloom, vendored in third_party/, needs the rest of Boost);
 # xdp-tools ships xdp-filter, a peer of the XDP program; crowdsec-firewall-bouncer the peer of source = crowdsec.
 bench=("${build[@]}" libbloom-dev redis-server redis-sentinel bc iproute2 nftables iptables g++ libboost1.81-dev xdp-tools
-       crowdsec crowdsec-firewall-bouncer)
+       crowdsec crowdsec-firewall-bouncer ipset)
 cluster=("${build[@]}" redis-server)
 # Hyperscan is built for amd64 only.
 [ "$(dpkg --print-architecture)" = amd64 ] && bench+=(libhyperscan-dev)

@@ -136,7 +136,7 @@ static void settle_into(struct set_mirror *m, struct kernel *k, uint64_t now)
 	FILE *f = open_memstream(&cmds, &len);
 
 	assert_non_null(f);
-	assert_int_equal(set_mirror_settle(m, f, now), 0);
+	assert_int_equal(set_mirror_settle(m, f, NULL, now), 0);
 	fclose(f);
 	run(k, cmds);
 	free(cmds);

@@ -1,0 +1,32 @@
+/* nftbatch.h - elements added to and deleted from an inet table's address sets: one netlink batch, one transaction. */
+#ifndef BLOOMD_NFTBATCH_H
+#define BLOOMD_NFTBATCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * libnftables reads every element of the table's interval sets before each
+ * command (50 ms a command with ten thousand nets), so the elements of
+ * address (hash) sets that change one by one go to the kernel here: each a
+ * NEWSETELEM or DELSETELEM message, all between a batch's begin and end,
+ * committed by the kernel as one transaction or refused whole. A deletion
+ * is sent as an addition then a deletion, so an element the kernel has
+ * already let run out is no error.
+ */
+struct nft_batch;
+
+struct nft_batch *nft_batch_open(const char *table, char *err, size_t errlen);
+void nft_batch_close(struct nft_batch *b);
+
+/* Queue: key (4 or 16 bytes) into set with timeout_s seconds (0: none), or out of it. -1 without memory. */
+int nft_batch_add(struct nft_batch *b, const char *set, const uint8_t *key, size_t len, uint64_t timeout_s);
+int nft_batch_delete(struct nft_batch *b, const char *set, const uint8_t *key, size_t len);
+/* Whether anything is queued. */
+bool nft_batch_pending(const struct nft_batch *b);
+
+/* What is queued, sent and committed (the queue emptied either way): 0, or -1 with the kernel's refusal. */
+int nft_batch_commit(struct nft_batch *b, char *err, size_t errlen);
+
+#endif
