@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # mode = xdp across two network namespaces joined by a veth pair: bloomd's XDP program on the
-# receiving end (native, then generic) drops a listed address, net and pair, IPv4 and IPv6,
+# receiving end (native, then generic) drops a listed address, net and pair, IPv4 and IPv6
+# (behind stacked VLAN tags too),
 # lets a pass address inside a dropping net through, and sends an event for each drop; the
 # capture behind it still alerts on a signature; an add is in force when acknowledged, a delete
 # too; entries added under traffic grow the program into a larger one, swapped in with no
@@ -10,7 +11,7 @@
 # interface is refused while the first runs.
 . "$(dirname "$0")/tap.sh"
 . "$(dirname "$0")/netns.sh"
-plan 35
+plan 36
 [ "$(id -u)" -eq 0 ] || skip_all "needs root (network namespaces, BPF)"
 command -v socat >/dev/null || skip_all "no socat"
 tmp=$(mktemp -d)
@@ -112,6 +113,32 @@ is "$(jq -r 'select(.alert.action == "blocked" and .src_ip == "10.77.0.4") | .al
 wait_for 'jq -e "select(.alert.action == \"allowed\")" events.json >/dev/null'
 is "$(jq -r 'select(.alert.action == "allowed") | .src_ip' events.json | sort -u | tr '\n' ' ')" "10.77.0.1 " \
 	"the capture behind the program alerts on a signature"
+
+# Frames from the listed source behind stacked VLAN tags, as an attacker would send them (raw,
+# on the wire): 3 tags, 4 tags, one 0x9100, all dropped; 9 tags (past packet.c's 8) passed and
+# counted as unparsed.
+before="$(stat dropped)/$(stat unparsed)"
+mac_b=$(ip -n $b -br link show veth-b$$ | awk '{ print $3 }')
+ip netns exec $a python3 - "veth-a$$" "$mac_b" <<'PY'
+import socket, struct, sys
+dev, mac = sys.argv[1], bytes.fromhex(sys.argv[2].replace(":", ""))
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+s.bind((dev, 0))
+def csum(b):
+    t = sum(struct.unpack("!%dH" % (len(b) // 2), b))
+    t = (t >> 16) + (t & 0xffff)
+    return ~(t + (t >> 16)) & 0xffff
+udp = struct.pack("!HHHH", 40000, 9999, 8 + 6, 0) + b"vlan!\n"
+ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), 7, 0, 64, 17, 0, socket.inet_aton("10.77.0.3"), socket.inet_aton("10.77.0.2"))
+ip = ip[:10] + struct.pack("!H", csum(ip)) + ip[12:]
+for tags in ([0x8100, 0x88a8, 0x9100], [0x88a8, 0x8100, 0x8100, 0x8100], [0x9100], [0x8100] * 9):
+    frame = mac + b"\x02\x00\x00\x00\x00\x01" + b"".join(struct.pack("!HH", t, 10) for t in tags) + b"\x08\x00" + ip
+    s.send(frame)
+PY
+sleep 0.3
+d0=${before%/*} u0=${before#*/}
+is "$(($(stat dropped) - d0))/$(($(stat unparsed) - u0))" 3/1 \
+	"behind 3 and 4 stacked tags and an 0x9100 tag the listed source is dropped; behind 9, passed and counted as unparsed"
 
 C add "addr 10.77.0.1" >/dev/null
 send_from 1 "from-added 1"
