@@ -671,7 +671,7 @@ int set_action_check(struct set_action *a, char *err, size_t errlen)
 	bool host_moved = ++a->checks % HOST_READ_EVERY == 0 && protect_read_host(a->protect); /* DHCP, a new interface */
 	if (a->table == NULL)
 		return 0;
-	/* Looked at twice before it is made again: a listing taken while the sets fill can come back short. */
+	/* Read twice before it is made again: a dump that meets another's transaction half-way can differ. */
 	if (!table_there(a) && !table_there(a)) {
 		if (make_table(a, err, errlen) < 0)
 			return -1;

@@ -9,7 +9,7 @@
 # swapped, a set flushed) are undone within a second; a second bloomd leaves the table alone.
 . "$(dirname "$0")/tap.sh"
 . "$(dirname "$0")/netns.sh"
-plan 26
+plan 27
 [ "$(id -u)" -eq 0 ] || skip_all "needs root (network namespaces, netfilter)"
 command -v socat >/dev/null || skip_all "no socat"
 tmp=$(mktemp -d)
@@ -28,9 +28,8 @@ ip -n $b link set lo up
 C() { "$BUILD/bloomctl" -s "$tmp/ctl.sock" "$@"; }
 nftb() { ip netns exec $b nft "$@"; }
 down() { kill "$pid" && wait "$pid"; pid=; }
-udp_receiver 9999
-ip netns exec $b socat -u "UDP6-RECV:9999" OPEN:recv.txt,creat,append &
-for _ in $(seq 100); do ip netns exec $b ss -Hlun "sport = :9999" | grep -q '\]:9999' && break; sleep 0.05; done
+ip netns exec $b socat -u UDP6-RECV:9999 OPEN:recv.txt,creat,append & # IPv4 too (dual stack)
+for _ in $(seq 100); do ip netns exec $b ss -Hlun 'sport = :9999' | grep -q . && break; sleep 0.05; done
 # Whether TEXT, sent from FROM (send_from's), arrives within a second: 0 if it does.
 arrives() { send_from "$1" "$2"; for _ in $(seq 20); do [ "$(received "$2")" -ge 1 ] && return 0; sleep 0.05; done; return 1; }
 # Until the shell condition COND holds, polled every 20 ms for at most a second; the ms it took in took.
@@ -60,6 +59,7 @@ bloomd_up mirror.conf; ok $? "bloomd starts with manage = yes and a dropping lis
 arrives 1 "first from .1"; is $? 1 "a listed source is dropped by the kernel from its first datagram"
 arrives fd77::1 "first from fd77::1"; is $? 1 "an IPv6 one too"
 arrives 3 "from .3"; ok $? "an address no list holds arrives"
+arrives fd77::3 "from fd77::3"; ok $? "an IPv6 one too"
 arrives 4 "from .4"; is $? 1 "an address of a listed net is dropped"
 arrives 5 "from .5"; ok $? "a pass address inside a listed net arrives (pass = address: it is never judged bad)"
 is "$(C --json stats | jq -c '.stats.set_action | [.listed, .passed, .hidden]')" "[3,2,1]" \
