@@ -74,7 +74,7 @@ static void put_attr(FILE *f, const struct nlattr *a, const void *payload, size_
 /* A rule's expressions: each one's name and data, a counter's data left out (what it counted). */
 static void put_expressions(FILE *f, const struct nlattr *list)
 {
-	const struct nlattr *elem, *a;
+	struct nlattr *elem, *a; /* not const: libmnl's loops cast them */
 
 	mnl_attr_for_each_nested(elem, list) {
 		const char *name = "";
@@ -106,7 +106,7 @@ static bool kept_attr(unsigned msg, unsigned type)
 /* The lookup an expression's data holds: its set, and whether it is negated. */
 static void read_lookup(const struct nlattr *data, const char **set, bool *negated)
 {
-	const struct nlattr *a;
+	struct nlattr *a; /* not const: libmnl's loops cast them */
 
 	mnl_attr_for_each_nested(a, data) {
 		if (mnl_attr_get_type(a) == NFTA_LOOKUP_SET)
@@ -119,7 +119,7 @@ static void read_lookup(const struct nlattr *data, const char **set, bool *negat
 /* A rule's counter and the set it matches, handed to the counters' callback. */
 static void count_rule(struct nft_shape *s, const struct nlattr *list)
 {
-	const struct nlattr *elem, *a, *b;
+	struct nlattr *elem, *a, *b; /* not const: libmnl's loops cast them */
 	const char *set = "";
 	uint64_t packets = 0, bytes = 0;
 	bool counted = false;
@@ -156,7 +156,7 @@ static void count_rule(struct nft_shape *s, const struct nlattr *list)
 /* Whether a message is of the table read (attribute 1 names the table in sets, chains and rules alike). */
 static bool of_table(const struct nft_shape *s, const struct nlmsghdr *nlh)
 {
-	const struct nlattr *a;
+	struct nlattr *a; /* not const: libmnl's loops cast them */
 
 	mnl_attr_for_each(a, nlh, sizeof(struct nfgenmsg))
 		if (mnl_attr_get_type(a) == 1)
@@ -168,7 +168,7 @@ static int on_dumped(const struct nlmsghdr *nlh, void *data)
 {
 	struct nft_shape *s = data;
 	unsigned msg = NFNL_MSG_TYPE(nlh->nlmsg_type);
-	const struct nlattr *a;
+	struct nlattr *a; /* not const: libmnl's loops cast them */
 	uint8_t kind = (uint8_t)msg;
 
 	if (mnl_nlmsg_get_payload_len(nlh) < sizeof(struct nfgenmsg) || !of_table(s, nlh))

@@ -107,7 +107,7 @@ static struct nft_watch_change *more(struct nft_watch *w)
 /* An element's key and flags, out of an NFTA_LIST_ELEM. */
 static void read_element(const struct nlattr *elem, struct nft_watch_change *c)
 {
-	const struct nlattr *a, *b;
+	struct nlattr *a, *b; /* not const: libmnl's loops cast them */
 
 	mnl_attr_for_each_nested(a, elem) {
 		if (mnl_attr_get_type(a) == NFTA_SET_ELEM_FLAGS && mnl_attr_get_payload_len(a) == 4)
@@ -126,7 +126,7 @@ static void read_element(const struct nlattr *elem, struct nft_watch_change *c)
 
 static void read_elements(struct nft_watch *w, const struct nlmsghdr *nlh, bool added)
 {
-	const struct nlattr *a, *elem;
+	struct nlattr *a, *elem; /* not const: libmnl's loops cast them */
 	char set[64] = "";
 
 	mnl_attr_for_each(a, nlh, sizeof(struct nfgenmsg)) {
@@ -151,7 +151,7 @@ static void read_elements(struct nft_watch *w, const struct nlmsghdr *nlh, bool 
 /* The pid a new generation names (the process that committed it), or 0. */
 static uint32_t generation_pid(const struct nlmsghdr *nlh)
 {
-	const struct nlattr *a;
+	struct nlattr *a; /* not const: libmnl's loops cast them */
 
 	mnl_attr_for_each(a, nlh, sizeof(struct nfgenmsg))
 		if (mnl_attr_get_type(a) == NFTA_GEN_PROC_PID && mnl_attr_get_payload_len(a) == 4)
@@ -163,7 +163,7 @@ static uint32_t generation_pid(const struct nlmsghdr *nlh)
 static bool ours(const struct nft_watch *w, const struct nlmsghdr *nlh)
 {
 	const struct nfgenmsg *g = mnl_nlmsg_get_payload(nlh);
-	const struct nlattr *a;
+	struct nlattr *a; /* not const: libmnl's loops cast them */
 
 	if (g->nfgen_family != NFPROTO_INET)
 		return false;
