@@ -10,6 +10,8 @@ SYSCONFDIR ?= /etc
 SYSTEMDUNITDIR ?= $(or $(shell pkg-config --variable=systemdsystemunitdir systemd 2>/dev/null),/usr/lib/systemd/system)
 SYSUSERSDIR    ?= $(or $(shell pkg-config --variable=sysusersdir systemd 2>/dev/null),/usr/lib/sysusers.d)
 TMPFILESDIR    ?= $(or $(shell pkg-config --variable=tmpfilesdir systemd 2>/dev/null),/usr/lib/tmpfiles.d)
+# Where bash-completion looks for a command's completion.
+BASHCOMPDIR    ?= $(or $(shell pkg-config --variable=completionsdir bash-completion 2>/dev/null),$(PREFIX)/share/bash-completion/completions)
 DESTDIR    ?=
 
 BUILD   ?= build
@@ -83,7 +85,12 @@ SCRIPT_TESTS = $(filter-out tests/fuzz.t,$(wildcard tests/*.t))
 
 .PHONY: all check check-asan check-tsan check-fresh core-tests test bench demo demo-cluster clean install uninstall deps fuzz fuzz-build
 
-all: $(TOOLS)
+all: $(TOOLS) $(BUILD)/bloomctl.bash
+
+# bloomctl's bash completion, written from the one list of commands.
+$(BUILD)/bloomctl.bash: daemon/commands.def tools/completion.sh
+	@mkdir -p $(dir $@)
+	tools/completion.sh daemon/commands.def > $@.tmp && mv $@.tmp $@
 
 NEEDS = $(PKGS) $(DAEMON_PKGS)
 $(BUILD)/%.o: %.c
@@ -172,7 +179,7 @@ $(BUILD)/core-tests/%.t: $(BUILD)/tests/unit/%.o $(CORE_LIB)
 # The suite: unit tests (cmocka, TAP output) and tool tests (shell, TAP), all run by prove,
 # as many at a time as there are cores (the tests wait on events, not on wall time).
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
-test: $(TOOLS) $(UNIT_TESTS)
+test: $(TOOLS) $(BUILD)/bloomctl.bash $(UNIT_TESTS)
 	BUILD=$(BUILD) prove -j$(JOBS) --timer --exec tests/run-one.sh $(UNIT_TESTS) $(SCRIPT_TESTS) $(EXTRA_TESTS)
 
 # Installs what is missing first (tools/install-deps.sh), then builds and tests in
@@ -242,7 +249,8 @@ install: all
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man5 \
 		$(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(SYSCONFDIR)/bloomd $(DESTDIR)$(SYSTEMDUNITDIR) \
 		$(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(TMPFILESDIR) $(DESTDIR)$(SYSCONFDIR)/logrotate.d \
-		$(DESTDIR)$(DOCDIR)
+		$(DESTDIR)$(DOCDIR) $(DESTDIR)$(BASHCOMPDIR)
+	install -m 644 $(BUILD)/bloomctl.bash $(DESTDIR)$(BASHCOMPDIR)/bloomctl
 	install -m 755 $(BUILD)/bloomd $(BUILD)/bloomd-fetch $(DESTDIR)$(SBINDIR)/
 	install -m 755 $(BUILD)/bloomctl $(BUILD)/bloomsim $(BUILD)/pcapgen $(DESTDIR)$(BINDIR)/
 	install -m 644 man/bloomd.8 man/bloomctl.8 man/bloomd-fetch.8 $(DESTDIR)$(MANDIR)/man8/
@@ -254,19 +262,20 @@ install: all
 	install -m 644 systemd/bloomd.tmpfiles $(DESTDIR)$(TMPFILESDIR)/bloomd.conf
 	install -m 644 systemd/bloomd.logrotate $(DESTDIR)$(SYSCONFDIR)/logrotate.d/bloomd
 	install -m 644 systemd/bloomd-metrics.conf systemd/bloomd-cluster.conf systemd/bloomd-inline.conf systemd/bloomd-fetch.conf systemd/bloomd-xdp.conf \
-		$(DESTDIR)$(DOCDIR)/
+		NEWS $(DESTDIR)$(DOCDIR)/
 	test -e $(DESTDIR)$(SYSCONFDIR)/bloomd/bloomd.conf || \
 		install -m 644 conf/bloomd.conf $(DESTDIR)$(SYSCONFDIR)/bloomd/bloomd.conf
 
 # Removes what install put there, except the configuration, which may have been edited.
 uninstall:
 	rm -f $(DESTDIR)$(SBINDIR)/bloomd $(DESTDIR)$(SBINDIR)/bloomd-fetch $(DESTDIR)$(BINDIR)/bloomctl $(DESTDIR)$(BINDIR)/bloomsim \
-		$(DESTDIR)$(BINDIR)/pcapgen $(DESTDIR)$(MANDIR)/man8/bloomd.8 \
+		$(DESTDIR)$(BINDIR)/pcapgen $(DESTDIR)$(BASHCOMPDIR)/bloomctl $(DESTDIR)$(MANDIR)/man8/bloomd.8 \
 		$(DESTDIR)$(MANDIR)/man8/bloomctl.8 $(DESTDIR)$(MANDIR)/man8/bloomd-fetch.8 $(DESTDIR)$(MANDIR)/man5/bloomd.conf.5 \
 		$(DESTDIR)$(SYSTEMDUNITDIR)/bloomd.service $(DESTDIR)$(SYSUSERSDIR)/bloomd.conf \
 		$(DESTDIR)$(TMPFILESDIR)/bloomd.conf $(DESTDIR)$(SYSCONFDIR)/logrotate.d/bloomd \
 		$(DESTDIR)$(DOCDIR)/bloomd-metrics.conf $(DESTDIR)$(DOCDIR)/bloomd-cluster.conf \
-		$(DESTDIR)$(DOCDIR)/bloomd-inline.conf $(DESTDIR)$(DOCDIR)/bloomd-fetch.conf $(DESTDIR)$(DOCDIR)/bloomd-xdp.conf
+		$(DESTDIR)$(DOCDIR)/bloomd-inline.conf $(DESTDIR)$(DOCDIR)/bloomd-fetch.conf $(DESTDIR)$(DOCDIR)/bloomd-xdp.conf \
+		$(DESTDIR)$(DOCDIR)/NEWS
 
 clean:
 	rm -rf build build-asan build-tsan build-fuzz build-aarch64 build-debug

@@ -12,7 +12,7 @@ sysusersdir=$(pkg-config --variable=sysusersdir systemd 2>/dev/null || true)
 tmpfilesdir=$(pkg-config --variable=tmpfilesdir systemd 2>/dev/null || true)
 sysusersdir=${sysusersdir:-/usr/lib/sysusers.d}
 tmpfilesdir=${tmpfilesdir:-/usr/lib/tmpfiles.d}
-files=(usr/sbin/bloomd usr/sbin/bloomd-fetch usr/bin/bloomctl usr/bin/bloomsim usr/bin/pcapgen
+files=(usr/sbin/bloomd usr/sbin/bloomd-fetch usr/bin/bloomctl usr/bin/bloomsim usr/bin/pcapgen usr/share/bash-completion/completions/bloomctl
        usr/share/man/man8/bloomd.8 usr/share/man/man8/bloomctl.8 usr/share/man/man8/bloomd-fetch.8 usr/share/man/man5/bloomd.conf.5
        etc/bloomd/bloomd.conf "${unitdir#/}/bloomd.service" "${sysusersdir#/}/bloomd.conf"
        "${tmpfilesdir#/}/bloomd.conf" etc/logrotate.d/bloomd usr/share/doc/bloomd/bloomd-metrics.conf
