@@ -15,25 +15,10 @@ if [ "$(id -u)" -ne 0 ] || ! command -v crowdsec >/dev/null || ! command -v crow
 	echo "bench-crowdsec: skipped (needs root, crowdsec and crowdsec-firewall-bouncer: tools/install-deps.sh bench)"
 	exit 0
 fi
-tmp=$(mktemp -d)
-ns=bloomd-bench-cs-$$
+NAME=crowdsec
 lapi=
-cleanup() {
-	[ -n "$lapi" ] && kill "$lapi" 2>/dev/null
-	ip netns pids "$ns" 2>/dev/null | xargs -r kill 2>/dev/null || true
-	ip netns del "$ns" 2>/dev/null || true
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-ip netns add "$ns"
-ip -n "$ns" link set lo up
-in_ns() { ip netns exec "$ns" "$@"; }
-now() { date +%s%N; }
-median() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
-until_true() { # until_true SECONDS COMMAND...
-	local end=$((SECONDS + $1)); shift
-	until "$@"; do [ $SECONDS -lt $end ] || { echo "bench-crowdsec: timed out: $*" >&2; exit 1; }; sleep 0.05; done
-}
+cleanup_more() { [ -z "$lapi" ] || kill "$lapi" 2>/dev/null || true; }
+. "$(dirname "$0")/bench-ns.sh"
 
 . "$(dirname "$0")/crowdsec-lapi.sh"
 lapi_config "$tmp" 8080

@@ -17,27 +17,12 @@ if [ "$(id -u)" -ne 0 ] || ! command -v ipset >/dev/null || ! command -v nft >/d
 	echo "bench-mirror: skipped (needs root, ipset and nftables: tools/install-deps.sh bench)"
 	exit 0
 fi
-tmp=$(mktemp -d)
-ns=bloomd-bench-mirror-$$
+NAME=mirror
 pid=
-cleanup() {
-	[ -n "$pid" ] && kill "$pid" 2>/dev/null
-	ip netns pids "$ns" 2>/dev/null | xargs -r kill 2>/dev/null || true
-	ip netns del "$ns" 2>/dev/null || true
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-ip netns add "$ns"
-ip -n "$ns" link set lo up
-in_ns() { ip netns exec "$ns" "$@"; }
+cleanup_more() { [ -z "$pid" ] || kill "$pid" 2>/dev/null || true; }
+. "$(dirname "$0")/bench-ns.sh"
 probe=$(cd "$(dirname "$0")" && pwd)/nftprobe.py  # nft get element reads the whole set first: 50 s at a million
-now() { date +%s%N; }
-median() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 slab_kb() { awk '/^Slab:/ { print $2 }' /proc/meminfo; }
-until_true() { # until_true SECONDS COMMAND...
-	local end=$((SECONDS + $1)); shift
-	until "$@"; do [ $SECONDS -lt $end ] || { echo "bench-mirror: timed out: $*" >&2; exit 1; }; sleep 0.02; done
-}
 
 # The list: 99% addresses of 100.64.0.0/10 and 1% /24 nets of 20.0.0.0/8, none inside another.
 nets=$((size / 100)) addrs=$((size - size / 100))
