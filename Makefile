@@ -60,22 +60,42 @@ TEST_LIBS   := $(call pkg_flags,--libs,$(TEST_PKGS))
 FETCH_LIBS  := $(call pkg_flags,--libs,$(FETCH_PKGS))
 BENCH_LIBS  := $(call pkg_flags,--libs,libhs) -lbloom
 
-ALL_CFLAGS = -std=c11 $(WARN) $(CFLAGS) $(ARCH_CFLAGS) $(SANFLAGS) -D_GNU_SOURCE -Idaemon -Itools -I$(BUILD)/bpf \
-             $(PKG_CFLAGS) -MMD -MP
+# daemon/'s four layers, each a folder and a library (daemon/README). A layer's objects see
+# its own headers and the lower layers' alone, so an include that goes up does not compile;
+# each library links with the ones below it alone (tests/layers.t links them so).
+INC_core    = -Idaemon/core
+INC_packet  = $(INC_core) -Idaemon/packet
+INC_io      = $(INC_packet) -Idaemon/io -I$(BUILD)/bpf
+INC_service = $(INC_io) -Idaemon/service
+# The tools and the tests see every layer.
+INC         = $(INC_service) -Itools
+$(BUILD)/daemon/core/%.o: INC = $(INC_core)
+$(BUILD)/daemon/packet/%.o: INC = $(INC_packet)
+$(BUILD)/daemon/io/%.o: INC = $(INC_io)
+$(BUILD)/daemon/service/%.o: INC = $(INC_service)
+
+# The include flags of a layer's files, for tests/layers.t's probes: make -s layer-flags-core.
+layer-flags-%:
+	@echo $(INC_$*)
+
+ALL_CFLAGS = -std=c11 $(WARN) $(CFLAGS) $(ARCH_CFLAGS) $(SANFLAGS) -D_GNU_SOURCE $(INC) $(PKG_CFLAGS) -MMD -MP
 LDLIBS     = $(PKG_LIBS) -lm -pthread
 
-CORE_SRC  = daemon/error.c daemon/arena.c daemon/simd.c daemon/hash.c daemon/filter.c daemon/block.c daemon/blockquery.c daemon/sigscan.c daemon/counting.c \
-            daemon/store.c daemon/sizing.c daemon/keytable.c
-CORE_OBJ  = $(CORE_SRC:%.c=$(BUILD)/%.o)
-CORE_LIB  = $(BUILD)/libbloomcore.a
-
-DAEMON_SRC = daemon/entry.c daemon/feed.c daemon/feed_address.c daemon/feed_json.c daemon/packet.c daemon/communityid.c daemon/flows.c daemon/threshold.c daemon/labels.c daemon/match.c daemon/match_entries.c daemon/match_windows.c daemon/match_keys.c daemon/match_rebuild.c daemon/match_log.c daemon/config.c daemon/config_keys.c daemon/config_set.c daemon/config_lists.c daemon/config_cluster.c daemon/log.c \
-             daemon/events.c daemon/stats.c daemon/metrics.c daemon/capture.c daemon/engine.c daemon/persist.c daemon/journal.c daemon/ttl.c \
-             daemon/control.c daemon/control_client.c daemon/rebuild.c daemon/service.c daemon/service_common.c daemon/service_revs.c daemon/service_entries.c daemon/service_publish.c daemon/service_state.c daemon/service_sources.c daemon/service_fetch.c daemon/service_reload.c daemon/service_lists.c daemon/service_slices.c daemon/service_cluster.c daemon/lists.c daemon/commands.c daemon/commands_bulk.c daemon/commands_reply.c \
-             daemon/privilege.c daemon/notify.c daemon/preflight.c daemon/metrics_http.c daemon/cluster.c daemon/cluster_state.c daemon/cluster_reply.c daemon/cluster_reader.c daemon/cluster_writer.c daemon/cluster_seen.c daemon/cluster_sign.c daemon/cluster_sentinel.c daemon/inline.c daemon/setaction.c daemon/setmirror.c daemon/nftwatch.c daemon/nftshape.c daemon/nftbatch.c daemon/protect.c daemon/workers.c daemon/statedir.c daemon/fetch.c \
-             daemon/xdpset.c daemon/xdp.c daemon/service_xdp.c daemon/service_mirror.c
-DAEMON_OBJ = $(DAEMON_SRC:%.c=$(BUILD)/%.o)
-DAEMON_LIB = $(BUILD)/libbloomd.a
+CORE_SRC    = $(wildcard daemon/core/*.c)
+PACKET_SRC  = $(wildcard daemon/packet/*.c)
+IO_SRC      = $(wildcard daemon/io/*.c)
+SERVICE_SRC = $(filter-out daemon/service/main.c,$(wildcard daemon/service/*.c))
+CORE_OBJ    = $(CORE_SRC:%.c=$(BUILD)/%.o)
+PACKET_OBJ  = $(PACKET_SRC:%.c=$(BUILD)/%.o)
+IO_OBJ      = $(IO_SRC:%.c=$(BUILD)/%.o)
+SERVICE_OBJ = $(SERVICE_SRC:%.c=$(BUILD)/%.o)
+CORE_LIB    = $(BUILD)/libbloomcore.a
+PACKET_LIB  = $(BUILD)/libbloompacket.a
+IO_LIB      = $(BUILD)/libbloomio.a
+SERVICE_LIB = $(BUILD)/libbloomservice.a
+# Everything above the core, in link order (each library before the ones it uses).
+DAEMON_LIB  = $(SERVICE_LIB) $(IO_LIB) $(PACKET_LIB)
+DAEMON_OBJ  = $(PACKET_OBJ) $(IO_OBJ) $(SERVICE_OBJ)
 
 TOOL_COMMON = $(BUILD)/tools/cli.o $(BUILD)/tools/ctlconn.o
 TOOLS     = $(BUILD)/bloomd $(BUILD)/bloomd-fetch $(BUILD)/bloomsim $(BUILD)/bloomctl $(BUILD)/pcapgen
@@ -83,14 +103,14 @@ TOOLS     = $(BUILD)/bloomd $(BUILD)/bloomd-fetch $(BUILD)/bloomsim $(BUILD)/blo
 UNIT_TESTS = $(patsubst tests/unit/%.c,$(BUILD)/tests/%.t,$(wildcard tests/unit/*.c))
 SCRIPT_TESTS = $(filter-out tests/fuzz.t,$(wildcard tests/*.t))
 
-.PHONY: all check check-asan check-tsan check-fresh core-tests test bench demo demo-cluster clean install uninstall deps fuzz fuzz-build
+.PHONY: all check check-asan check-tsan check-fresh core-tests packet-tests test bench demo demo-cluster clean install uninstall deps fuzz fuzz-build
 
 all: $(TOOLS) $(BUILD)/bloomctl.bash
 
 # bloomctl's bash completion, written from the one list of commands.
-$(BUILD)/bloomctl.bash: daemon/commands.def tools/completion.sh
+$(BUILD)/bloomctl.bash: daemon/service/commands.def tools/completion.sh
 	@mkdir -p $(dir $@)
-	tools/completion.sh daemon/commands.def > $@.tmp && mv $@.tmp $@
+	tools/completion.sh daemon/service/commands.def > $@.tmp && mv $@.tmp $@
 
 NEEDS = $(PKGS) $(DAEMON_PKGS)
 $(BUILD)/%.o: %.c
@@ -99,14 +119,18 @@ $(BUILD)/%.o: %.c
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
 
 $(CORE_LIB): $(CORE_OBJ)
+$(PACKET_LIB): $(PACKET_OBJ)
+$(IO_LIB): $(IO_OBJ)
+$(SERVICE_LIB): $(SERVICE_OBJ)
+$(CORE_LIB) $(DAEMON_LIB):
 	rm -f $@
 	ar rcs $@ $^
 
 # The XDP program: compiled to BPF by clang, and built into bloomd as a libbpf skeleton
 # (bpftool), so nothing is installed beside it. The kernel's headers come from linux-libc-dev.
 BPF_CLANG  ?= clang
-BPF_CFLAGS  = -O2 -g -Wall -Werror -target bpf -Idaemon -I/usr/include/$(shell $(CC) -print-multiarch 2>/dev/null)
-$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c bpf/xdp_parse.h daemon/xdp_layout.h
+BPF_CFLAGS  = -O2 -g -Wall -Werror -target bpf -Idaemon/packet -I/usr/include/$(shell $(CC) -print-multiarch 2>/dev/null)
+$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c bpf/xdp_parse.h daemon/packet/xdp_layout.h
 	@command -v $(BPF_CLANG) >/dev/null || { echo "missing clang (compiles the XDP program): run 'make deps' first" >&2; exit 1; }
 	@mkdir -p $(dir $@)
 	$(BPF_CLANG) $(BPF_CFLAGS) -c $< -o $@
@@ -114,14 +138,10 @@ $(BUILD)/bpf/%.skel.h: $(BUILD)/bpf/%.bpf.o
 	@command -v bpftool >/dev/null || PATH=$$PATH:/usr/sbin command -v bpftool >/dev/null || \
 		{ echo "missing bpftool (makes the XDP program's skeleton): run 'make deps' first" >&2; exit 1; }
 	PATH=$$PATH:/usr/sbin bpftool gen skeleton $< name $* > $@.tmp && mv $@.tmp $@
-$(BUILD)/daemon/xdp.o: $(BUILD)/bpf/xdp_drop.skel.h
+$(BUILD)/daemon/io/xdp.o: $(BUILD)/bpf/xdp_drop.skel.h
 $(BUILD)/tools/benchxdp.o: $(BUILD)/bpf/xdp_bench.skel.h
 
-$(DAEMON_LIB): $(DAEMON_OBJ)
-	rm -f $@
-	ar rcs $@ $^
-
-$(BUILD)/bloomd: $(BUILD)/daemon/main.o $(DAEMON_LIB) $(CORE_LIB)
+$(BUILD)/bloomd: $(BUILD)/daemon/service/main.o $(DAEMON_LIB) $(CORE_LIB)
 	$(CC) $(ALL_CFLAGS) $^ -o $@ $(LDLIBS) $(DAEMON_LIBS)
 
 $(BUILD)/pcapgen: $(BUILD)/tools/pcapgen.o $(BUILD)/tools/synth.o $(TOOL_COMMON) $(DAEMON_LIB) $(CORE_LIB)
@@ -168,6 +188,14 @@ $(BUILD)/tests/%.t: $(BUILD)/tests/unit/%.o $(BUILD)/tools/synth.o $(DAEMON_LIB)
 # The fault-injection test counts, and fails in turn, the allocations of bloomd's own code.
 $(BUILD)/tests/oom.t: TEST_LDFLAGS = -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=posix_memalign
 
+# The packet layer's unit tests linked with the packet and core libraries alone: no libpcap,
+# libevent or hiredis (tests/layers.t links each layer's library whole, likewise).
+PACKET_TESTS = communityid entry feed labels threshold
+packet-tests: $(PACKET_TESTS:%=$(BUILD)/packet-tests/%.t)
+$(BUILD)/packet-tests/%.t: $(BUILD)/tests/unit/%.o $(PACKET_LIB) $(CORE_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $^ -o $@ $(call pkg_flags,--libs,libxxhash jansson nettle) -lm -pthread $(TEST_LIBS)
+
 # The core and its unit tests alone, with no I/O library: what tests/aarch64.t builds
 # with a cross compiler and runs under qemu-user, so the NEON kernel is tested too.
 CORE_TESTS = filter counting hash sizing store sigscan
@@ -179,8 +207,9 @@ $(BUILD)/core-tests/%.t: $(BUILD)/tests/unit/%.o $(CORE_LIB)
 # The suite: unit tests (cmocka, TAP output) and tool tests (shell, TAP), all run by prove,
 # as many at a time as there are cores (the tests wait on events, not on wall time).
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
-test: $(TOOLS) $(BUILD)/bloomctl.bash $(UNIT_TESTS)
-	BUILD=$(BUILD) prove -j$(JOBS) --timer --exec tests/run-one.sh $(UNIT_TESTS) $(SCRIPT_TESTS) $(EXTRA_TESTS)
+test: $(TOOLS) $(BUILD)/bloomctl.bash $(UNIT_TESTS) packet-tests
+	BUILD=$(BUILD) prove -j$(JOBS) --timer --exec tests/run-one.sh $(UNIT_TESTS) $(PACKET_TESTS:%=$(BUILD)/packet-tests/%.t) \
+		$(SCRIPT_TESTS) $(EXTRA_TESTS)
 
 # Installs what is missing first (tools/install-deps.sh), then builds and tests in
 # sub-makes, which see the packages just installed.
@@ -283,5 +312,5 @@ clean:
 # Keep the objects make would call intermediate, so a second make does nothing.
 .SECONDARY:
 
--include $(CORE_OBJ:.o=.d) $(DAEMON_OBJ:.o=.d) $(BUILD)/daemon/main.d \
+-include $(CORE_OBJ:.o=.d) $(DAEMON_OBJ:.o=.d) $(BUILD)/daemon/service/main.d \
 	$(wildcard $(BUILD)/tools/*.d $(BUILD)/tests/unit/*.d $(BUILD)/tests/fuzz/*.d)

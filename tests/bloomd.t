@@ -220,7 +220,7 @@ printf 'threshold gen_id 1, sig_id 5000, type sometimes\n' > rules.threshold
 "$BUILD/bloomd" -n -c thr.conf 2> err; is $? 1 "a bad threshold file stops the start"
 grep -q "rules.threshold:1: type: expected limit, threshold or both, got 'sometimes'" err; ok $? "naming its line"
 
-is "$("$BUILD/bloomd" --version)" "bloomd $(sed -n 's/^#define BLOOMD_VERSION "\(.*\)"/\1/p' "$root/daemon/version.h")" \
+is "$("$BUILD/bloomd" --version)" "bloomd $(sed -n 's/^#define BLOOMD_VERSION "\(.*\)"/\1/p' "$root/daemon/core/version.h")" \
 	"--version says the version"
 
 # [log] format = json: each message one eve engine record (done_testing checks them against Suricata's schema).

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bloomctl's bash completion, written from daemon/commands.def: it offers every command the
+# bloomctl's bash completion, written from daemon/service/commands.def: it offers every command the
 # daemon knows, an entry's kinds, a command's options and words, and the names of the lists of
 # the daemon answering on the socket given with -s.
 . "$(dirname "$0")/tap.sh"
@@ -19,7 +19,7 @@ offers() {
 }
 
 [ -s "$completion" ] && bash -n "$completion"; ok $? "make writes the completion, and bash reads it"
-commands=$(sed -n 's/^COMMAND(\([a-z]*\),.*/\1/p' "$here/daemon/commands.def" | sort)
+commands=$(sed -n 's/^COMMAND(\([a-z]*\),.*/\1/p' "$here/daemon/service/commands.def" | sort)
 offered=$(offers bloomctl "")
 missing=$(for c in $commands; do grep -qw -- "$c" <<<"$offered" || echo "$c"; done | tr '\n' ' ')
 is "$missing" "" "every command of commands.def is offered ($(wc -w <<<"$commands") of them)"

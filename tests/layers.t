@@ -1,68 +1,82 @@
 #!/usr/bin/env bash
-# The layers of daemon/, as daemon/README lists them: every file is listed, no include goes
-# to a higher layer, and the packet path (engine, alert, events, workers) sees the matcher
-# through its view (match_view.h), never its builder (match.h); no files call each other round
-# a circle (from the symbols of the built objects); no source file of 1,000 lines or more (a
-# file owns one part: past that, it owns two); every header opens saying what it is; a family's *_internal.h is included by that family alone.
+# daemon/'s four layers, a folder each (core, packet, io, service; daemon/README says what each
+# holds): every source is in one; the build compiles a layer's files with its own and the lower
+# layers' headers alone, so an include that goes up does not compile (a probe shows it), and
+# each layer's library links with the ones below it alone, so a call that goes up does not link
+# (the packet layer's with no libpcap, libevent or hiredis); the packet path (engine, alert,
+# events, workers) sees the matcher through its view (match_view.h), never its builder
+# (match.h); no files call each other round a circle (from the symbols of the built objects);
+# no source file of 1,000 lines or more (a file owns one part: past that, it owns two); every
+# header opens saying what it is; a family's *_internal.h is included by that family alone.
 . "$(dirname "$0")/tap.sh"
-plan 8
+plan 12
 here=$(cd "$(dirname "$0")/.." && pwd)
-check() { # check MODE: the problems found (none: empty)
-	python3 - "$here" "$1" <<'PY'
+layers="core packet io service"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+is "$(grep -oE '^(core|packet|io|service)/ ' "$here/daemon/README" | tr -d '/ ' | tr '\n' ' ')" "core packet io service " \
+	"daemon/README names the four layers' folders, in order"
+strays=$(cd "$here/daemon" && ls | grep -vxE 'README|core|packet|io|service')
+is "$strays" "" "every file of daemon/ is in a layer's folder"
+upward=$(python3 - "$here" <<'PY'
 import os, re, sys
-root, mode = sys.argv[1], sys.argv[2]
-order, layer_of, layer = [], {}, None
-for line in open(os.path.join(root, "daemon/README")):
-    m = re.match(r"^(core|packet|io|service) \(", line)
-    if m:
-        layer = m.group(1)
-        order.append(layer)
-        continue
-    m = re.match(r"^    ([a-z_0-9]+)(\s|$)", line)
-    if m and layer:
-        layer_of[m.group(1)] = layer
-files = sorted(f for f in os.listdir(os.path.join(root, "daemon")) if re.match(r"^[a-z_0-9]+\.[ch]$", f))
-for f in files:
-    name = f.rsplit(".", 1)[0]
-    if mode == "listed":
-        if name not in layer_of:
-            print(f"daemon/{f}: not in daemon/README")
-        continue
-    if name not in layer_of:
-        continue
-    for n, line in enumerate(open(os.path.join(root, "daemon", f)), 1):
-        m = re.match(r'#include "([a-z_0-9]+)\.h"', line)
-        if not m:
-            continue
-        inc = m.group(1)
-        if mode == "upward" and inc in layer_of and order.index(layer_of[inc]) > order.index(layer_of[name]):
-            print(f"daemon/{f}:{n}: {layer_of[name]} includes {inc}.h of {layer_of[inc]}")
-        if mode == "view" and name in ("engine", "alert", "events", "workers", "frame") and inc == "match":
-            print(f"daemon/{f}:{n}: the packet path includes match.h, the builder: match_view.h")
-if mode == "layers" and order != ["core", "packet", "io", "service"]:
-    print("daemon/README: the layers are not core, packet, io, service:", order)
+root = sys.argv[1]
+order = ["core", "packet", "io", "service"]
+layer_of = {}
+for layer in order:
+    for f in os.listdir(os.path.join(root, "daemon", layer)):
+        layer_of[f.rsplit(".", 1)[0]] = layer
+for layer in order:
+    for f in sorted(os.listdir(os.path.join(root, "daemon", layer))):
+        for n, line in enumerate(open(os.path.join(root, "daemon", layer, f)), 1):
+            m = re.match(r'#include "([a-z_0-9]+)\.h"', line)
+            if not m:
+                continue
+            inc = m.group(1)
+            if inc in layer_of and order.index(layer_of[inc]) > order.index(layer):
+                print(f"daemon/{layer}/{f}:{n}: {layer} includes {inc}.h of {layer_of[inc]}")
+            if f.rsplit(".", 1)[0] in ("engine", "alert", "events", "workers", "frame") and inc == "match":
+                print(f"daemon/{layer}/{f}:{n}: the packet path includes match.h, the builder: match_view.h")
 PY
+)
+is "$upward" "" "no file includes from a layer above its own; the packet path includes the matcher's view"
+
+# The build's own flags for a layer's files.
+flags() { MAKEFLAGS= MAKELEVEL= make -s -C "$here" BUILD="$BUILD" "layer-flags-$1"; }
+printf '#include "service.h"\n' > "$tmp/probe.c"
+out=$(cc -std=c11 $(flags core) -fsyntax-only "$tmp/probe.c" 2>&1)
+[ $? -ne 0 ] && grep -q "service.h" <<<"$out"; ok $? "a core file that includes service.h does not compile"
+printf 'void service_publish(void *s);\nint probe(void) { service_publish(0); return 0; }\nint main(void) { return probe(); }\n' > "$tmp/call.c"
+out=$(cc -std=c11 $(flags core) "$tmp/call.c" "$BUILD/libbloomcore.a" -lxxhash -lm -o "$tmp/call" 2>&1)
+[ $? -ne 0 ] && grep -q "undefined reference to .service_publish" <<<"$out"; ok $? "and a call from it into the service does not link"
+
+# Each layer's library whole, with the layers below it and its allowed libraries alone.
+printf 'int main(void) { return 0; }\n' > "$tmp/main.c"
+whole() { # whole NAME LIBS...: link every object of the named layers' libraries, and the rest
+	local libs=() l
+	for l in $1; do libs+=("$BUILD/libbloom$l.a"); done
+	shift
+	cc "$tmp/main.c" -Wl,--whole-archive "${libs[@]}" -Wl,--no-whole-archive "$@" -lm -pthread -o "$tmp/whole" 2>&1 |
+		grep -o "undefined reference to [^ ]*" | sort -u | head -5
 }
-for mode in layers listed upward view; do
-	out=$(check $mode)
-	case $mode in
-	layers) is "$out" "" "daemon/README lists the four layers, in order" ;;
-	listed) is "$out" "" "every file of daemon/ is in daemon/README" ;;
-	upward) is "$out" "" "no file includes from a layer above its own" ;;
-	view) is "$out" "" "the packet path includes the matcher's view, not its builder" ;;
-	esac
-done
+is "$(whole core -lxxhash)" "" "libbloomcore.a links alone (xxHash)"
+is "$(whole "packet core" -lxxhash -ljansson -lnettle)" "" "libbloompacket.a links with the core alone (no libpcap, libevent, hiredis)"
+io_libs=$(pkg-config --libs libxxhash jansson nettle libpcap libevent_core hiredis libnetfilter_queue libnftables libmnl liburcu-qsbr inih libsystemd libcap libbpf 2>/dev/null)
+is "$(whole "io packet core" $io_libs)" "" "libbloomio.a links with the packet layer and the core, no service"
+
 # Which file's object uses which file's symbols; a circle among them is a family that is not a tree.
 circles=$(python3 - "$BUILD/daemon" <<'PY'
 import os, subprocess, sys
 d = sys.argv[1]
-objs = sorted(f for f in os.listdir(d) if f.endswith(".o")) if os.path.isdir(d) else []
+objs = sorted(os.path.join(l, f) for l in ("core", "packet", "io", "service") if os.path.isdir(os.path.join(d, l))
+              for f in os.listdir(os.path.join(d, l)) if f.endswith(".o"))
 if not objs:
     print("SKIP")
     sys.exit()
 defined, used = {}, {}
 for o in objs:
-    name = o[:-2]
+    name = os.path.basename(o)[:-2]
     for line in subprocess.run(["nm", os.path.join(d, o)], capture_output=True, text=True).stdout.splitlines():
         f = line.split()
         if len(f) == 3 and f[1] in "TDRB":
@@ -90,13 +104,13 @@ if [ "$circles" = SKIP ]; then
 else
 	is "$circles" "" "no files of daemon/ call each other round a circle"
 fi
-untold=$(for h in "$here"/daemon/*.h; do b=$(basename "$h"); head -n 1 "$h" | grep -q "^/\* $b - ..* \*/\$" || echo "$b"; done)
+untold=$(for h in "$here"/daemon/*/*.h; do b=$(basename "$h"); head -n 1 "$h" | grep -q "^/\* $b - ..* \*/\$" || echo "$b"; done)
 is "$untold" "" "every header's first line says what it is (/* name.h - ... */)"
-strangers=$(cd "$here/daemon" && for h in *_internal.h; do
-	family=${h%_internal.h}
-	grep -l "#include \"$h\"" *.c *.h | grep -v -e "^$family\.[ch]\$" -e "^${family}_[a-z_]*\.[ch]\$" | sed "s|\$| includes $h|"
+strangers=$(cd "$here/daemon" && for h in */*_internal.h; do
+	family=$(basename "${h%_internal.h}")
+	grep -l "#include \"$(basename "$h")\"" */*.c */*.h | grep -v -e "/$family\.[ch]\$" -e "/${family}_[a-z_]*\.[ch]\$" | sed "s|\$| includes $h|"
 done)
 is "$strangers" "" "a family's *_internal.h is included by that family's files alone"
-long=$(wc -l "$here"/daemon/*.c | awk '$2 != "total" && $1 >= 1000 { sub(".*/", "", $2); print $2 " " $1 }')
+long=$(wc -l "$here"/daemon/*/*.c | awk '$2 != "total" && $1 >= 1000 { sub(".*/daemon/", "", $2); print $2 " " $1 }')
 is "$long" "" "every daemon source is under 1,000 lines"
 done_testing

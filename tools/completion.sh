@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
-# completion.sh - bloomctl's bash completion, written from daemon/commands.def (each command,
+# completion.sh - bloomctl's bash completion, written from daemon/service/commands.def (each command,
 # its options and what its arguments are) to standard output. The Makefile runs it.
 set -euo pipefail
-def=${1:-daemon/commands.def}
+def=${1:-daemon/service/commands.def}
 # Each command's bloomctl usage (the fourth field of COMMAND), one a line: "add ENTRY [--ttl TIME]".
 usages=$(sed -En 's/^COMMAND\([a-z]+, [a-z]+, "([^"\\]|\\.)*", "(([^"\\]|\\.)*)".*/\2/p' "$def")
 [ -n "$usages" ] || { echo "completion.sh: no COMMAND lines in $def" >&2; exit 1; }
 commands=$(awk '{ print $1 }' <<<"$usages" | tr '\n' ' ')
 cat <<HEAD
-# bash completion for bloomctl, written from bloomd's daemon/commands.def: do not edit.
+# bash completion for bloomctl, written from bloomd's daemon/service/commands.def: do not edit.
 # List names come from the running daemon (bloomctl lists), where it answers.
 
 _bloomctl_lists() {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # sizing-table.sh - measure the best k and its FPR for the filter shapes that have no
-# closed form (offline rebuilds, blocked layout) and write daemon/sizing_table.h.
+# closed form (offline rebuilds, blocked layout) and write daemon/core/sizing_table.h.
 # Usage: tools/sizing-table.sh [BUILD]   (needs BUILD/bloomsim; takes a few minutes)
 set -euo pipefail
 build=${1:-build}
@@ -64,5 +64,5 @@ list=()
 	echo "static const struct sizing_series SIZING_SERIES[] = {"
 	printf '%s\n' "${list[@]}"
 	echo "};"
-} > daemon/sizing_table.h.new
-mv daemon/sizing_table.h.new daemon/sizing_table.h
+} > daemon/core/sizing_table.h.new
+mv daemon/core/sizing_table.h.new daemon/core/sizing_table.h
