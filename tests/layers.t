@@ -42,13 +42,16 @@ PY
 )
 is "$upward" "" "no file includes from a layer above its own; the packet path includes the matcher's view"
 
-# The build's own flags for a layer's files.
+# The build's own flags for a layer's files; a sanitizer build's libraries link with its runtime.
 flags() { MAKEFLAGS= MAKELEVEL= make -s -C "$here" BUILD="$BUILD" "layer-flags-$1"; }
+san=()
+nm "$BUILD/libbloomcore.a" 2>/dev/null | grep -q __asan_ && san+=(-fsanitize=address)
+nm "$BUILD/libbloomcore.a" 2>/dev/null | grep -q __ubsan_ && san+=(-fsanitize=undefined)
 printf '#include "service.h"\n' > "$tmp/probe.c"
 out=$(cc -std=c11 $(flags core) -fsyntax-only "$tmp/probe.c" 2>&1)
 [ $? -ne 0 ] && grep -q "service.h" <<<"$out"; ok $? "a core file that includes service.h does not compile"
 printf 'void service_publish(void *s);\nint probe(void) { service_publish(0); return 0; }\nint main(void) { return probe(); }\n' > "$tmp/call.c"
-out=$(cc -std=c11 $(flags core) "$tmp/call.c" "$BUILD/libbloomcore.a" -lxxhash -lm -o "$tmp/call" 2>&1)
+out=$(cc -std=c11 "${san[@]}" $(flags core) "$tmp/call.c" "$BUILD/libbloomcore.a" -lxxhash -lm -o "$tmp/call" 2>&1)
 [ $? -ne 0 ] && grep -q "undefined reference to .service_publish" <<<"$out"; ok $? "and a call from it into the service does not link"
 
 # Each layer's library whole, with the layers below it and its allowed libraries alone.
@@ -57,7 +60,7 @@ whole() { # whole NAME LIBS...: link every object of the named layers' libraries
 	local libs=() l
 	for l in $1; do libs+=("$BUILD/libbloom$l.a"); done
 	shift
-	cc "$tmp/main.c" -Wl,--whole-archive "${libs[@]}" -Wl,--no-whole-archive "$@" -lm -pthread -o "$tmp/whole" 2>&1 |
+	cc "${san[@]}" "$tmp/main.c" -Wl,--whole-archive "${libs[@]}" -Wl,--no-whole-archive "$@" -lm -pthread -o "$tmp/whole" 2>&1 |
 		grep -o "undefined reference to [^ ]*" | sort -u | head -5
 }
 is "$(whole core -lxxhash)" "" "libbloomcore.a links alone (xxHash)"
