@@ -4,7 +4,7 @@
 # state files, hostile clients, and a client that may not change state.
 . "$(dirname "$0")/tap.sh"
 . "$(dirname "$0")/daemon.sh"
-plan 82
+plan 83
 tmp=$(mktemp -d)
 chmod 755 "$tmp"
 pid=
@@ -262,6 +262,14 @@ C load big.list >/dev/null
 for i in $(seq 1 20000); do echo "addr 10.$((i / 256 % 256)).$((i % 256)).7"; done | C load - >/dev/null
 timeout 60 "$BUILD/bloomd" -c bloomd.conf 2>second.err; rc=$?
 [ "$rc" -ne 0 ] && grep -q "another bloomd is answering" second.err; ok $? "a second bloomd on a live socket is refused"
+# A restart that meets the bloomd before it on its way out (still answering for a moment, as
+# one killed with -9 is until the kernel has torn it down) waits for it, then starts.
+stop
+socat UNIX-LISTEN:"$sock",fork /dev/null &
+leaving=$!
+for _ in $(seq 50); do [ -S "$sock" ] && break; sleep 0.02; done
+(sleep 1; kill "$leaving") &
+start; ok $? "a start meeting one still answering for a second waits for it to go, then starts"
 
 # Hostile input: every client gets its error or is cut off; the daemon goes on.
 reply=$(printf 'frobnicate\nadd addr 999.1.1.1\nversion\n' | socat -t 2 - UNIX-CONNECT:"$sock")

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "error.h"
@@ -113,7 +114,7 @@ static void accept_error_cb(struct evconnlistener *l, void *arg)
 	evtimer_add(c->resume, &second);
 }
 
-bool control_answered(const char *path)
+static bool answered(const char *path)
 {
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -127,6 +128,16 @@ bool control_answered(const char *path)
 	bool answered = connect(fd, (const struct sockaddr *)&sun, sizeof(sun)) == 0;
 	close(fd);
 	return answered;
+}
+
+bool control_still_answered(const char *path)
+{
+	for (int tries = 0; tries < 50; tries++) {
+		if (!answered(path))
+			return false;
+		nanosleep(&(struct timespec){ .tv_nsec = 100 * 1000 * 1000 }, NULL);
+	}
+	return true;
 }
 
 /* Unlink a stale socket file; refuse a live one or anything that is not a socket. */

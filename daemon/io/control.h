@@ -61,8 +61,13 @@ struct control_options {
 };
 
 /* Listen on o->path; NULL with a message. */
-/* Whether a bloomd answers on the socket at path now (a second start must touch nothing of the first's). */
-bool control_answered(const char *path);
+/*
+ * Whether a bloomd answers on the socket at path (a second start must touch
+ * nothing of the first's), asked again for up to 5 s while it does: a
+ * restart can meet the bloomd before it on its way out (a kill -9 returns
+ * before the process is gone).
+ */
+bool control_still_answered(const char *path);
 
 struct control *control_open(struct event_base *base, const struct control_options *o, char *err,
 			     size_t errlen);

@@ -329,7 +329,7 @@ int main(int argc, char **argv)
 	bool use_socket = cfg->socket && (!p.one_shot || cfg->socket_set);
 	bool use_store = cfg->store_dir && (!p.one_shot || cfg->store_set);
 	/* Before anything is loaded: a second bloomd must not remake the first's nft table. */
-	if (use_socket && !o.check_only && control_answered(cfg->socket)) {
+	if (use_socket && !o.check_only && control_still_answered(cfg->socket)) {
 		log_error("%s: another bloomd is answering on this socket", cfg->socket);
 		goto out;
 	}
