@@ -125,9 +125,9 @@ static bool answered(const char *path)
 		return false;
 	}
 	memcpy(sun.sun_path, path, strlen(path) + 1);
-	bool answered = connect(fd, (const struct sockaddr *)&sun, sizeof(sun)) == 0;
+	bool live = connect(fd, (const struct sockaddr *)&sun, sizeof(sun)) == 0;
 	close(fd);
-	return answered;
+	return live;
 }
 
 bool control_still_answered(const char *path)
@@ -141,10 +141,9 @@ bool control_still_answered(const char *path)
 }
 
 /* Unlink a stale socket file; refuse a live one or anything that is not a socket. */
-static int clear_path(const char *path, const struct sockaddr_un *sun, char *err, size_t errlen)
+static int clear_path(const char *path, char *err, size_t errlen)
 {
 	struct stat st;
-	int fd, rc;
 
 	if (lstat(path, &st) < 0)
 		return errno == ENOENT ? 0 : (error_set(err, errlen, "%s: %s", path, strerror(errno)), -1);
@@ -152,12 +151,7 @@ static int clear_path(const char *path, const struct sockaddr_un *sun, char *err
 		error_set(err, errlen, "%s exists and is not a socket; not replacing it", path);
 		return -1;
 	}
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return error_set(err, errlen, "socket: %s", strerror(errno)), -1;
-	rc = connect(fd, (const struct sockaddr *)sun, sizeof(*sun));
-	close(fd);
-	if (rc == 0) {
+	if (answered(path)) {
 		error_set(err, errlen, "%s: another bloomd is answering on this socket", path);
 		return -1;
 	}
@@ -181,7 +175,7 @@ static int bind_socket(struct control *c, char *err, size_t errlen)
 		return -1;
 	}
 	strcpy(sun.sun_path, c->path);
-	if (clear_path(c->path, &sun, err, errlen) < 0)
+	if (clear_path(c->path, err, errlen) < 0)
 		return -1;
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)

@@ -61,6 +61,20 @@ static void block_one(struct engine *e, const uint8_t *addr, int family, uint32_
 		ep->blocked[ep->nblocked++] = addr;
 }
 
+enum engine_role engine_role(const struct engine *e, uint32_t holders, uint32_t *acting)
+{
+	uint32_t unused, *got = acting ? acting : &unused;
+
+	holders &= ~MATCH_HOLDER_STAGING;
+	if ((*got = holders & e->pass_packet_holders))
+		return ENGINE_ROLE_PASS_PACKET;
+	if ((*got = holders & e->pass_holders))
+		return ENGINE_ROLE_PASS;
+	if ((*got = holders & (e->drop_holders | e->reject_holders)))
+		return ENGINE_ROLE_DROP;
+	return ENGINE_ROLE_NONE;
+}
+
 /* The sides of v an address or net hit holds (ENGINE_EXEMPT_*); a pair holds both, a signature neither. */
 static unsigned sides_held(const struct match_found *f, const struct packet_view *v, size_t alen)
 {

@@ -74,6 +74,15 @@ static inline uint32_t engine_held(const struct match_found *found, size_t n)
 #define ENGINE_EXEMPT_DST 2u
 
 /*
+ * What the lists that hold an entry make of it: a pass list's role before
+ * a dropping or rejecting one's (pass = packet before pass = address), the
+ * one rule the loop's set actions, the XDP set and the nft mirror follow.
+ * acting (NULL: not wanted) gets the holders that give that role.
+ */
+enum engine_role { ENGINE_ROLE_NONE, ENGINE_ROLE_DROP, ENGINE_ROLE_PASS, ENGINE_ROLE_PASS_PACKET };
+enum engine_role engine_role(const struct engine *e, uint32_t holders, uint32_t *acting);
+
+/*
  * What pass lists take out of a packet's n hits (found, parsed as v),
  * before any verdict; passing: the pass lists among their holders (not 0). A pass list holds addresses that are never judged
  * bad (a whitelist): a hit of another list on such addresses alone goes (a

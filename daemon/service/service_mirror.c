@@ -18,16 +18,15 @@
  * from the log of changes, or whole (a sweep) after a rehold or a reload.
  */
 
+/* The set an entry's holders put it in (-1: none), the holders that do in *acting. */
 static int kind_of(const struct service *s, uint32_t holders, uint32_t *acting)
 {
-	holders &= ~MATCH_HOLDER_STAGING;
-	if ((*acting = holders & s->engine.pass_packet_holders))
-		return SET_MIRROR_EXEMPT;
-	if ((*acting = holders & s->engine.pass_holders))
-		return SET_MIRROR_PASSED;
-	if ((*acting = holders & (s->engine.drop_holders | s->engine.reject_holders)))
-		return SET_MIRROR_LISTED;
-	return -1;
+	static const int kind[] = {
+		[ENGINE_ROLE_NONE] = -1, [ENGINE_ROLE_DROP] = SET_MIRROR_LISTED, [ENGINE_ROLE_PASS] = SET_MIRROR_PASSED,
+		[ENGINE_ROLE_PASS_PACKET] = SET_MIRROR_EXEMPT,
+	};
+
+	return kind[engine_role(&s->engine, holders, acting)];
 }
 
 /* When the last of the acting lists lets e go (Unix seconds), or 0 if one never does. */

@@ -23,14 +23,12 @@
 
 static unsigned action_of(const struct service *s, uint32_t holders)
 {
-	holders &= ~MATCH_HOLDER_STAGING;
-	if (holders & s->engine.pass_packet_holders)
-		return XDP_ACTION_PASS | XDP_ACTION_PASS_PACKET;
-	if (holders & s->engine.pass_holders)
-		return XDP_ACTION_PASS;
-	if (holders & (s->engine.drop_holders | s->engine.reject_holders))
-		return XDP_ACTION_DROP;
-	return 0;
+	static const unsigned action[] = {
+		[ENGINE_ROLE_NONE] = 0, [ENGINE_ROLE_DROP] = XDP_ACTION_DROP, [ENGINE_ROLE_PASS] = XDP_ACTION_PASS,
+		[ENGINE_ROLE_PASS_PACKET] = XDP_ACTION_PASS | XDP_ACTION_PASS_PACKET,
+	};
+
+	return action[engine_role(&s->engine, holders, NULL)];
 }
 
 static void put_or_remove(struct service *s, enum entry_kind kind, const uint8_t *key, size_t len, uint32_t holders)
