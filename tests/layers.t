@@ -50,9 +50,9 @@ nm "$BUILD/libbloomcore.a" 2>/dev/null | grep -q __ubsan_ && san+=(-fsanitize=un
 printf '#include "service.h"\n' > "$tmp/probe.c"
 out=$(cc -std=c11 $(flags core) -fsyntax-only "$tmp/probe.c" 2>&1)
 [ $? -ne 0 ] && grep -q "service.h" <<<"$out"; ok $? "a core file that includes service.h does not compile"
-printf 'void service_publish(void *s);\nint probe(void) { service_publish(0); return 0; }\nint main(void) { return probe(); }\n' > "$tmp/call.c"
+printf 'void service_propagate(void *s);\nint probe(void) { service_propagate(0); return 0; }\nint main(void) { return probe(); }\n' > "$tmp/call.c"
 out=$(cc -std=c11 "${san[@]}" $(flags core) "$tmp/call.c" "$BUILD/libbloomcore.a" -lxxhash -lm -o "$tmp/call" 2>&1)
-[ $? -ne 0 ] && grep -q "undefined reference to .service_publish" <<<"$out"; ok $? "and a call from it into the service does not link"
+[ $? -ne 0 ] && grep -q "undefined reference to .service_propagate" <<<"$out"; ok $? "and a call from it into the service does not link"
 
 # Each layer's library whole, with the layers below it and its allowed libraries alone.
 printf 'int main(void) { return 0; }\n' > "$tmp/main.c"

@@ -49,19 +49,19 @@ struct cluster_op {
 	const char *node;          /* who made it */
 };
 
-#define CLUSTER_APPLY_LATER (-2)
-#define CLUSTER_APPLY_STARTED 1
+/* What came of applying an operation from the stream. */
+enum cluster_apply {
+	CLUSTER_APPLIED,           /* done: the cursor moves past it */
+	CLUSTER_APPLY_REFUSED,     /* refused for what it says (a message): logged, counted, passed */
+	CLUSTER_APPLY_LATER,       /* cannot be applied now (the state cannot be written): tried again,
+				      with a growing pause, and nothing after it is applied first */
+	CLUSTER_APPLY_STARTED,     /* being applied in slices: the daemon calls cluster_applied when
+				      done; nothing is read meanwhile */
+};
 
 struct cluster_callbacks {
-	/*
-	 * Apply an operation from the stream; -1 with a message (refused for
-	 * what it says: logged, counted, passed), or CLUSTER_APPLY_LATER when it
-	 * cannot be applied now (the state cannot be written): it is tried
-	 * again, with a growing pause, and nothing after it is applied first.
-	 * CLUSTER_APPLY_STARTED: it is being applied in slices, and the daemon
-	 * calls cluster_applied when done; nothing is read meanwhile.
-	 */
-	int (*apply)(void *ctx, const struct cluster_op *op, char *err, size_t errlen);
+	/* Apply an operation from the stream; err says why when it is refused or must wait. */
+	enum cluster_apply (*apply)(void *ctx, const struct cluster_op *op, char *err, size_t errlen);
 	/* Make the entries those of a snapshot (entry lines); -1 with a message. */
 	int (*restore)(void *ctx, const char *lines, size_t len, char *err, size_t errlen);
 	/* The entries as lines for a snapshot (caller frees), or NULL without memory. */
@@ -117,7 +117,7 @@ int cluster_snapshot(struct cluster *c, char *err, size_t errlen);
  * stops first: the cursor stays before the entry, and the next start
  * applies it again.
  */
-void cluster_applied(struct cluster *c, int rc, const char *err);
+void cluster_applied(struct cluster *c, enum cluster_apply rc, const char *err);
 
 /* Once a second: reconnect, write the cursor, fsync the outbox, measure the lag. */
 void cluster_tick(struct cluster *c);

@@ -34,12 +34,12 @@ static bool acceptable(struct cluster *c, const redisReply *e)
 	return false;
 }
 
-/* The entry at id is done with (applied, refused or passed): the cursor moves past it. -1 if not now. */
-static int entry_done(struct cluster *c, const char *id, const struct change_id *change)
+/* The entry at id is done with (applied, refused or passed): the cursor moves past it, unless LATER. */
+static enum cluster_apply entry_done(struct cluster *c, const char *id, const struct change_id *change)
 {
 	if (change && seen_record(c->seen, change) < 0) {
 		cluster_set_error(c, ERROR_READER, "out of memory for the changes applied; tried again");
-		return -1;
+		return CLUSTER_APPLY_LATER;
 	}
 	if (c->blocked_at[0]) {
 		log_info("cluster: the entry at %s is applied: going on", c->blocked_at);
@@ -49,26 +49,26 @@ static int entry_done(struct cluster *c, const char *id, const struct change_id 
 	}
 	snprintf(c->cursor, sizeof(c->cursor), "%s", id);
 	c->cursor_dirty = true;
-	return 0;
+	return CLUSTER_APPLIED;
 }
 
 /*
  * What came of applying the entry at id (rc: cb.apply's; what: "OP ENTRY
- * from NODE"): -1 when it could not be applied now (the state cannot be
- * written, no memory): the cursor stays before it, to be tried again. An
- * entry refused for what it says is counted and passed.
+ * from NODE"): CLUSTER_APPLY_LATER when it could not be applied now (the
+ * state cannot be written, no memory): the cursor stays before it, to be
+ * tried again. An entry refused for what it says is counted and passed.
  */
-static int entry_applied(struct cluster *c, const char *id, const struct change_id *change, int rc, const char *err,
-			 const char *what)
+static enum cluster_apply entry_applied(struct cluster *c, const char *id, const struct change_id *change,
+					enum cluster_apply rc, const char *err, const char *what)
 {
 	if (rc == CLUSTER_APPLY_LATER) {
 		c->apply_errors++;
 		snprintf(c->blocked_at, sizeof(c->blocked_at), "%s", id);
 		cluster_set_error(c, ERROR_READER, "%s (%s) cannot be applied now: %s; tried again, the cursor stays before it",
 			  what, id, err);
-		return -1;
+		return CLUSTER_APPLY_LATER;
 	}
-	if (rc < 0) {
+	if (rc == CLUSTER_APPLY_REFUSED) {
 		c->apply_errors++;
 		log_warning("cluster: %s (%s): %s", what, id, err);
 	} else {
@@ -87,11 +87,8 @@ static void note_delay(struct cluster *c, const char *id)
 	stats_observe(&c->delay_seconds, ms > at ? (double)(ms - at) / 1000 : 0);
 }
 
-/* apply_entry's answers besides 0: try again later, or the daemon applies it in slices (reading waits). */
-enum { ENTRY_LATER = -1, ENTRY_STARTED = 1 };
-
-/* Apply one entry and move the cursor past it: 0, ENTRY_LATER or ENTRY_STARTED. */
-static int apply_entry(struct cluster *c, const redisReply *e)
+/* Apply one entry and move the cursor past it: APPLIED (whatever came of it), LATER or STARTED. */
+static enum cluster_apply apply_entry(struct cluster *c, const redisReply *e)
 {
 	char err[256], what[sizeof(c->applying.what)];
 	const char *id = e->element[0]->str;
@@ -122,14 +119,14 @@ static int apply_entry(struct cluster *c, const redisReply *e)
 	if (strcmp(o.node, c->cfg->node) != 0)
 		note_delay(c, id);
 	snprintf(what, sizeof(what), "%s %.64s from %.64s", op->str, entry->str, o.node);
-	int rc = c->cb.apply(c->cb.ctx, &o, err, sizeof(err));
+	enum cluster_apply rc = c->cb.apply(c->cb.ctx, &o, err, sizeof(err));
 	if (rc == CLUSTER_APPLY_STARTED) {
 		c->applying.on = true;
 		snprintf(c->applying.id, sizeof(c->applying.id), "%s", id);
 		c->applying.change = change;
 		c->applying.identified = identified;
 		snprintf(c->applying.what, sizeof(c->applying.what), "%s", what);
-		return ENTRY_STARTED;
+		return CLUSTER_APPLY_STARTED;
 	}
 	return entry_applied(c, id, identified ? &change : NULL, rc, err, what);
 }
@@ -144,13 +141,13 @@ static void retry_later(struct cluster *c)
 					    : STALE_RETRY_SECONDS;
 }
 
-void cluster_applied(struct cluster *c, int rc, const char *err)
+void cluster_applied(struct cluster *c, enum cluster_apply rc, const char *err)
 {
 	if (!c->applying.on)
 		return;
 	c->applying.on = false;
 	if (entry_applied(c, c->applying.id, c->applying.identified ? &c->applying.change : NULL, rc, err,
-			  c->applying.what) < 0)
+			  c->applying.what) == CLUSTER_APPLY_LATER)
 		retry_later(c);
 	else
 		cluster_reader_read(c); /* what the batch held after it is read again */
@@ -170,19 +167,19 @@ static const redisReply *xread_entries(const redisReply *r)
 }
 
 /*
- * Apply entries in order: 0 when all are done with, or ENTRY_STARTED or
- * ENTRY_LATER (from the one that stopped there; reading waits or pauses).
+ * Apply entries in order: APPLIED when all are done with, or STARTED or
+ * LATER (from the one that stopped there; reading waits or pauses).
  */
-static int apply_entries(struct cluster *c, const redisReply *entries)
+static enum cluster_apply apply_entries(struct cluster *c, const redisReply *entries)
 {
 	for (size_t i = 0; entries && i < entries->elements; i++) {
-		int rc = apply_entry(c, entries->element[i]);
-		if (rc == ENTRY_LATER)
+		enum cluster_apply rc = apply_entry(c, entries->element[i]);
+		if (rc == CLUSTER_APPLY_LATER)
 			retry_later(c);
-		if (rc != 0)
+		if (rc != CLUSTER_APPLIED)
 			return rc;
 	}
-	return 0;
+	return CLUSTER_APPLIED;
 }
 
 static void on_read(redisAsyncContext *ac, void *r, void *priv)
@@ -209,7 +206,7 @@ static void on_read(redisAsyncContext *ac, void *r, void *priv)
 		redisAsyncCommandArgv(c->reader.ac, cluster_on_snapshot, c, 2, argv, NULL);
 		return;
 	}
-	if (apply_entries(c, entries) != 0)
+	if (apply_entries(c, entries) != CLUSTER_APPLIED)
 		return;
 	if (c->resyncing && (entries == NULL || entries->elements < READ_COUNT)) {
 		c->resyncing = c->rebuilding = false;
@@ -249,7 +246,7 @@ static void on_one(redisAsyncContext *ac, void *r, void *priv)
 		cluster_bad_reply(&c->reader, "XRANGE", reply);
 		return;
 	}
-	if (apply_entries(c, reply) == 0)
+	if (apply_entries(c, reply) == CLUSTER_APPLIED)
 		peek(c);
 }
 

@@ -32,7 +32,7 @@ static int cmd_add(struct command *c)
 	}
 	if (command_parse_entry(c, "add", &e) < 0)
 		return -1;
-	int rc = service_add(c->s, &e, expiry, err, sizeof(err));
+	int rc = service_add(c->s, &e, expiry, SERVICE_FROM_OPERATOR, err, sizeof(err));
 	if (rc < 0)
 		return command_fail(c, "add: %s", err);
 	json_object_set_new(c->reply, "added", json_boolean(rc == 0));
@@ -51,7 +51,7 @@ static int cmd_del(struct command *c)
 
 	if (command_parse_entry(c, "del", &e) < 0)
 		return -1;
-	int rc = service_del(c->s, &e, &still_held, err, sizeof(err));
+	int rc = service_del(c->s, &e, SERVICE_FROM_OPERATOR, &still_held, err, sizeof(err));
 	if (rc < 0)
 		return command_fail(c, "del: %s", err);
 	json_object_set_new(c->reply, "deleted", json_boolean(rc == 0));
@@ -305,7 +305,7 @@ static int cmd_flush(struct command *c)
 	uint64_t removed;
 	char err[512];
 
-	if (service_list_flush(c->s, c->args, &removed, err, sizeof(err)) < 0)
+	if (service_list_flush(c->s, c->args, SERVICE_FROM_OPERATOR, &removed, err, sizeof(err)) < 0)
 		return command_fail(c, "flush: %s", err);
 	json_object_set_new(c->reply, "removed", json_integer((json_int_t)removed));
 	return 0;
@@ -447,7 +447,7 @@ void commands_burst(void *service, bool replied)
 	struct service *s = service;
 
 	/* Every worker checks against the change before it is acknowledged. */
-	service_publish(s);
+	service_propagate(s);
 	command_acknowledge_held(s, replied);
 }
 

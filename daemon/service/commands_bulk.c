@@ -87,7 +87,7 @@ void command_stream_line(struct service *s, struct control_client *cl, char *lin
 	if (rc == 0)
 		return; /* a blank or comment line: nothing to add */
 	if (rc > 0)
-		rc = service_add(s, &e, expires, err, sizeof(err));
+		rc = service_add(s, &e, expires, SERVICE_FROM_OPERATOR, err, sizeof(err));
 	if (rc < 0) { /* the offending text in full, after why */
 		char why[400];
 		snprintf(why, sizeof(why), "%s: '", err);

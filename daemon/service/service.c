@@ -25,10 +25,8 @@ static void expire_entries(struct service *s)
 
 	uint32_t left;
 
-	while (ttl_pop_expired(s->ttl, now, &e) == 1) {
-		matcher_release(s->matcher, &e, MATCH_HOLDER_DEFAULT, &left);
-		service_journal_op(s, PERSIST_DEL, &e, 0, NULL, 0);
-	}
+	while (ttl_pop_expired(s->ttl, now, &e) == 1)
+		service_del(s, &e, SERVICE_FROM_EXPIRY, &left, NULL, 0);
 	/* A list's run out too; its kept version says when (expires=), so a restart does not bring them back. */
 	lists_expire(&s->lists, s->matcher, now);
 }

@@ -20,8 +20,10 @@
 #include "ttl.h"
 
 /*
- * Every change to the entries goes through service_add and service_del, so
- * the matcher, the expiry times and the journal always agree. Sources are a
+ * Every change to the entries goes through service_add and service_del (a
+ * list's, through its version or flush), so the matcher, the expiry times
+ * and the journal always agree; the change's origin decides, in one place,
+ * whether the fleet's stream gets it too. Sources are a
  * queue of files to replay (from -r, the config, or the replay command) and
  * at most one live interface. A one-second timer does the housekeeping:
  * expiry, the everysec fsync, auto-rebuild, and a snapshot when the journal
@@ -50,18 +52,26 @@ int service_start(struct service *s, struct event_base *base, const struct contr
 /* A final snapshot (with a store), then everything closed. */
 void service_stop(struct service *s);
 
+/* Where a change comes from: what it reaches besides the entries (service_change.c says). */
+enum service_origin {
+	SERVICE_FROM_OPERATOR,     /* the control socket: journaled, and sent to the fleet's stream */
+	SERVICE_FROM_STREAM,       /* the fleet's stream (a change, a version, a snapshot): journaled */
+	SERVICE_FROM_EXPIRY,       /* an entry's time ran out here: each node expires its own */
+};
+
 /*
  * Add e to the local list (expiry: Unix seconds, 0 none). 0 added, 1
  * present (expiry set), -1 with a message.
  */
-int service_add(struct service *s, const struct entry *e, uint64_t expiry, char *err,
+int service_add(struct service *s, const struct entry *e, uint64_t expiry, enum service_origin from, char *err,
 		size_t errlen);
 /*
  * Take e from the local list: 0 taken, 1 the local list did not hold it,
  * -1 with a message (it could not be journaled; nothing changed).
  * *still_held: the other lists that hold it, so that it stays.
  */
-int service_del(struct service *s, const struct entry *e, uint32_t *still_held, char *err, size_t errlen);
+int service_del(struct service *s, const struct entry *e, enum service_origin from, uint32_t *still_held, char *err,
+		size_t errlen);
 
 /* Write a snapshot and restart the journal. */
 int service_save(struct service *s, char *err, size_t errlen);
@@ -109,11 +119,12 @@ int service_capture_inline(struct service *s);
 int service_capture_xdp(struct service *s, const char *interface);
 
 /*
- * With [capture] workers: give them a copy of the entries as they are now,
- * if they changed since the last one; returns once no worker reads the old
- * copy. Before a change is acknowledged; a timer publishes the others.
+ * The matcher's changes since the last time made to those that follow it:
+ * the XDP set, the nft mirror and the workers' copy (returns once no worker
+ * reads the old one). Before a change is acknowledged; a timer propagates
+ * the others within PUBLISH_MS.
  */
-void service_publish(struct service *s);
+void service_propagate(struct service *s);
 /* Start the workers' threads, once the privileges are given up (theirs are their creator's). */
 int service_run_workers(struct service *s);
 /* Stop the workers (at the end), reporting what they matched last. */
@@ -183,7 +194,8 @@ int service_list_replace(struct service *s, const char *name, int fd, json_t **r
  */
 int service_list_fetch(struct service *s, const char *name, uint64_t waiter, char *err, size_t errlen);
 /* Empty list name; *removed: the entries that left it. */
-int service_list_flush(struct service *s, const char *name, uint64_t *removed, char *err, size_t errlen);
+int service_list_flush(struct service *s, const char *name, enum service_origin from, uint64_t *removed, char *err,
+		       size_t errlen);
 /* Every list: source, format, labels, entries, last load; a list with a url, its fetches. */
 json_t *service_lists_json(struct service *s);
 /* List name's holder bit, or 0 if there is no such list. */

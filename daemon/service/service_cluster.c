@@ -11,35 +11,25 @@
 /* ---- what the stream asks of the daemon ---- */
 
 
-static int apply_op(void *ctx, const struct cluster_op *op, char *err, size_t errlen)
+static enum cluster_apply apply_op(void *ctx, const struct cluster_op *op, char *err, size_t errlen)
 {
 	static struct entry e;
 	struct service *s = ctx;
 	uint32_t still_held;
-	int rc;
 
-	s->applying_cluster = true; /* through the local path, journaled, but not published again */
-	if (op->kind == CLUSTER_REPLACE) {
-		rc = service_list_from_cluster(s, op->entry, op->data, op->data_len, err, errlen);
-		if (rc == CLUSTER_APPLY_STARTED || rc == CLUSTER_APPLY_LATER) {
-			s->applying_cluster = false;
-			return rc;
-		}
-	} else if (op->kind == CLUSTER_FLUSH) {
-		rc = service_list_from_cluster(s, op->entry, NULL, 0, err, errlen);
-	} else if (entry_parse(op->entry, &e, err, errlen) != 1) {
+	if (op->kind == CLUSTER_REPLACE)
+		return service_list_from_cluster(s, op->entry, op->data, op->data_len, err, errlen);
+	if (op->kind == CLUSTER_FLUSH)
+		return service_list_from_cluster(s, op->entry, NULL, 0, err, errlen);
+	if (entry_parse(op->entry, &e, err, errlen) != 1) {
 		error_set(err, errlen, "not an entry");
-		rc = -1;
-	} else if (op->kind == CLUSTER_ADD && service_entry_too_broad(s, &e, err, errlen)) {
-		rc = -1;
-	} else {
-		rc = op->kind == CLUSTER_ADD ? service_add(s, &e, op->expires, err, errlen)
-					     : service_del(s, &e, &still_held, err, errlen);
+		return CLUSTER_APPLY_REFUSED;
 	}
-	s->applying_cluster = false;
-	if (rc < 0 && (s->store_error[0] || s->journal_stale))
-		return CLUSTER_APPLY_LATER; /* not the entry's fault: the disk's */
-	return rc < 0 ? -1 : 0;
+	if (op->kind == CLUSTER_ADD && service_entry_too_broad(s, &e, err, errlen))
+		return CLUSTER_APPLY_REFUSED;
+	int rc = op->kind == CLUSTER_ADD ? service_add(s, &e, op->expires, SERVICE_FROM_STREAM, err, errlen)
+					 : service_del(s, &e, SERVICE_FROM_STREAM, &still_held, err, errlen);
+	return service_stream_outcome(s, rc);
 }
 
 struct dumping {
@@ -126,12 +116,11 @@ static int restore_local(void *ctx, const char *lines, size_t len, char *err, si
 		return -1;
 	}
 	service_slices_settle(s); /* the staging bit is free */
-	s->applying_cluster = true;
 	while (rc == 0 && getline(&line, &cap, f) > 0) {
 		if (entry_parse_expiry(line, &e, service_now(), &expires, err, errlen) != 1)
 			continue;
 		if (matcher_hold(s->matcher, &e, LISTS_STAGING, err, errlen) < 0 ||
-		    service_add(s, &e, expires, err, errlen) < 0)
+		    service_add(s, &e, expires, SERVICE_FROM_STREAM, err, errlen) < 0)
 			rc = -1;
 	}
 	free(line);
@@ -142,10 +131,9 @@ static int restore_local(void *ctx, const char *lines, size_t len, char *err, si
 	}
 	for (size_t i = 0; rc == 0 && i < r.ngone; i++) {
 		uint32_t still_held;
-		if (service_del(s, &r.gone[i], &still_held, err, errlen) < 0)
+		if (service_del(s, &r.gone[i], SERVICE_FROM_STREAM, &still_held, err, errlen) < 0)
 			rc = -1;
 	}
-	s->applying_cluster = false;
 	matcher_rehold(s->matcher, 0, LISTS_STAGING, NULL);
 	free(r.gone);
 	return rc;

@@ -83,7 +83,6 @@ struct service {
 	struct control *control;
 	struct metrics_http *metrics; /* [metrics] listen, or NULL */
 	struct cluster *cluster;   /* [cluster] redis, or NULL */
-	bool applying_cluster;     /* a change from the stream: not published again */
 	struct slicing *slicing;   /* a version from the stream being taken in slices, or NULL */
 	struct service_fetches *fetches; /* the lists with a url, or NULL when none has had one */
 	struct event *housekeeping;
@@ -102,8 +101,7 @@ struct service {
  *   service_cluster.c the stream followed, events to Redis, status
  *   service_lists.c   lists loaded, replaced, flushed, kept; alert labels
  *   service_slices.c  a version from the stream taken a slice at a time
- *   service_entries.c the local list's adds and deletes, journaled
- *   service_publish.c local changes to the stream
+ *   service_change.c  the local list's adds and deletes, journaled, and what each origin shares
  *   service_common.c  the clock, the configuration's views, the accessors, lines logged
  *   service_revs.c    each list's revision kept across restarts
  *   service_xdp.c     mode = xdp: the XDP set kept equal to the dropping and pass lists
@@ -195,35 +193,34 @@ json_t *service_lists_own_json(struct service *s);
 /* Per list: entries, version, when and whether its last version was taken (stats). */
 json_t *service_lists_stats(const struct service *s, const struct stats *totals);
 /*
- * A list's new version or flush from the stream: a flush at once (0), a new
- * version in slices (CLUSTER_APPLY_STARTED); -1 with a message (no such
- * list without a file here), CLUSTER_APPLY_LATER (no memory).
+ * A list's new version or flush from the stream: a flush at once, a new
+ * version in slices (STARTED); REFUSED with a message (no such list without
+ * a file here), LATER (no memory, or the state cannot be written).
  */
-int service_list_from_cluster(struct service *s, const char *name, const char *data, size_t len, char *err,
-			      size_t errlen);
+enum cluster_apply service_list_from_cluster(struct service *s, const char *name, const char *data, size_t len,
+					     char *err, size_t errlen);
 /* The engine labels each hit from the lists. */
 void service_label_hits(struct service *s);
 
 /*
  * service_slices.c: a list's version from the stream read, kept and taken
  * in slices, so that the loop is never held long: start returns
- * CLUSTER_APPLY_STARTED (cluster_applied follows), or -1 with a message.
+ * CLUSTER_APPLY_STARTED (cluster_applied follows), or LATER with a message.
  * Whatever else stages a version, flushes a list or changes the lists
  * settles first (the rest done at once); stopping cancels it.
  */
-int service_slices_start(struct service *s, int i, const char *data, size_t len, char *err, size_t errlen);
+enum cluster_apply service_slices_start(struct service *s, int i, const char *data, size_t len, char *err,
+					size_t errlen);
 void service_slices_settle(struct service *s);
 void service_slices_cancel(struct service *s);
 
-/* service_entries.c: journal a change (when there is a store); -1 with a message when it cannot be. */
+/* service_change.c: journal a change (when there is a store); -1 with a message when it cannot be. */
 int service_journal_op(struct service *s, enum persist_op op, const struct entry *e, uint64_t expiry,
 		       char *err, size_t errlen);
-
-/* service_publish.c: a local change to the stream; a list's new version (entry lines) or flush (data NULL). */
-void service_cluster_publish(struct service *s, enum cluster_op_kind kind, const struct entry *e,
-			     uint64_t expires);
-void service_cluster_publish_list(struct service *s, enum cluster_op_kind kind, const char *name,
-				  const char *data, size_t len);
+/* List i's new version (entry lines) or flush (data NULL), to the stream if its origin shares it. */
+void service_share_list(struct service *s, enum service_origin from, int i, const char *data, size_t len);
+/* What a change from the stream came to (rc: the local path's, -1 with its message). */
+enum cluster_apply service_stream_outcome(const struct service *s, int rc);
 
 /*
  * service_revs.c: after list i took a version, its revision is what the

@@ -355,7 +355,7 @@ int service_list_replace(struct service *s, const char *name, int fd, json_t **r
 		size_t len;
 		char *text = rc == 0 && s->cluster ? version_text(s, i, &len) : NULL;
 		if (text) /* the other nodes take the version this one took */
-			service_cluster_publish_list(s, CLUSTER_REPLACE, name, text, len);
+			service_share_list(s, SERVICE_FROM_OPERATOR, i, text, len);
 		free(text);
 	}
 	*result = service_list_load_json(s, i);
@@ -368,7 +368,8 @@ refuse:
 	return -1;
 }
 
-int service_list_flush(struct service *s, const char *name, uint64_t *removed, char *err, size_t errlen)
+int service_list_flush(struct service *s, const char *name, enum service_origin from, uint64_t *removed, char *err,
+		       size_t errlen)
 {
 	int i = list_named(s, name, err, errlen);
 
@@ -385,23 +386,22 @@ int service_list_flush(struct service *s, const char *name, uint64_t *removed, c
 	s->lists.slot[i].loaded = (time_t)service_now();
 	s->lists.slot[i].last = (struct list_load){ .removed = *removed };
 	log_info("list %s flushed: %llu entries left it", name, (unsigned long long)*removed);
-	if (s->lists.slot[i].cfg->file == NULL && s->lists.slot[i].cfg->url == NULL)
-		service_cluster_publish_list(s, CLUSTER_FLUSH, name, NULL, 0);
+	service_share_list(s, from, i, NULL, 0);
 	return 0;
 }
 
-int service_list_from_cluster(struct service *s, const char *name, const char *data, size_t len, char *err,
-			      size_t errlen)
+enum cluster_apply service_list_from_cluster(struct service *s, const char *name, const char *data, size_t len,
+					     char *err, size_t errlen)
 {
 	int i = lists_find(&s->lists, name);
 	uint64_t removed;
 
 	if (i <= 0 || s->lists.slot[i].cfg->file || s->lists.slot[i].cfg->url) {
 		error_set(err, errlen, "no list without a file or url is named '%.64s' here", name);
-		return -1;
+		return CLUSTER_APPLY_REFUSED;
 	}
 	if (data == NULL)
-		return service_list_flush(s, name, &removed, err, errlen);
+		return service_stream_outcome(s, service_list_flush(s, name, SERVICE_FROM_STREAM, &removed, err, errlen));
 	return service_slices_start(s, i, data, len, err, errlen);
 }
 

@@ -58,17 +58,16 @@ static void slicing_free(struct slicing *sl)
 	free(sl);
 }
 
-/* Done (rc as cluster apply's, err its message): the cluster reads on. */
+/* Done (rc: 0, or -1 with err): the cluster reads on. */
 static void finish(struct slicing *sl, int rc, const char *err)
 {
 	struct service *s = sl->s;
+	enum cluster_apply outcome = service_stream_outcome(s, rc);
 
-	if (rc < 0 && (s->store_error[0] || s->journal_stale))
-		rc = CLUSTER_APPLY_LATER; /* not the version's fault: the disk's */
 	s->slicing = NULL;
 	slicing_free(sl);
 	if (s->cluster)
-		cluster_applied(s->cluster, rc, err);
+		cluster_applied(s->cluster, outcome, err);
 }
 
 /* Refused for why: the list keeps its previous version. false: no more slices. */
@@ -250,7 +249,8 @@ static void next_slice(evutil_socket_t fd, short what, void *arg)
 		again(sl);
 }
 
-int service_slices_start(struct service *s, int i, const char *data, size_t len, char *err, size_t errlen)
+enum cluster_apply service_slices_start(struct service *s, int i, const char *data, size_t len, char *err,
+					size_t errlen)
 {
 	struct slicing *sl = calloc(1, sizeof(*sl));
 

@@ -288,7 +288,7 @@ static void publish_to_workers(struct service *s)
 	workers_read(s->workers, s->replica);
 }
 
-void service_publish(struct service *s)
+void service_propagate(struct service *s)
 {
 	if (s->changes == NULL || (matcher_changes(s->matcher) == s->published && !s->actions_stale && !s->mirror_stale))
 		return;
@@ -303,11 +303,11 @@ void service_publish(struct service *s)
 	s->published = matcher_changes(s->matcher);
 }
 
-static void publish_cb(evutil_socket_t fd, short what, void *arg)
+static void propagate_cb(evutil_socket_t fd, short what, void *arg)
 {
 	(void)fd;
 	(void)what;
-	service_publish(arg);
+	service_propagate(arg);
 }
 
 int service_record_changes(struct service *s)
@@ -322,7 +322,7 @@ int service_record_changes(struct service *s)
 	}
 	matcher_record(s->matcher, s->changes);
 	s->published = matcher_changes(s->matcher);
-	s->publisher = event_new(s->base, -1, EV_PERSIST, publish_cb, s);
+	s->publisher = event_new(s->base, -1, EV_PERSIST, propagate_cb, s);
 	if (s->publisher == NULL || event_add(s->publisher, &every) < 0) {
 		log_error("cannot start the publishing timer");
 		return -1;
@@ -334,7 +334,7 @@ static int start_workers(struct service *s, const struct workers_options *o)
 {
 	char err[512];
 
-	service_publish(s); /* the XDP set, if any, in step before the copy is made */
+	service_propagate(s); /* the XDP set, if any, in step before the copy is made */
 	s->replica = matcher_clone(s->matcher);
 	if (s->replica == NULL || service_record_changes(s) < 0) {
 		log_error("workers: out of memory copying the filters");
@@ -473,7 +473,7 @@ void service_reply_to(struct service *s, uint64_t waiter, json_t *reply)
 {
 	struct control_client *cl = waiter && s->control ? control_find(s->control, waiter) : NULL;
 
-	service_publish(s); /* a rebuild's or a replace's result reaches the workers first */
+	service_propagate(s); /* a rebuild's or a replace's result reaches the workers first */
 	if (cl) {
 		/* Exactly one reply: the client pairs replies with its commands in order. */
 		char *text = reply ? json_dumps(reply, JSON_COMPACT) : NULL;

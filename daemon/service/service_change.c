@@ -1,0 +1,150 @@
+/* service_change.c - the one way a change reaches the entries, and what its origin sends it on to. */
+#include "service.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "error.h"
+#include "log.h"
+#include "service_internal.h"
+
+/*
+ * What a change's origin decides, here alone:
+ *
+ *   origin     journal                              the stream
+ *   operator   written first, or the change refused  sent, for the fleet to apply
+ *   stream     written first, or tried again later   not sent back
+ *   expiry     tried (a restart expires it again)    not sent: each node expires its own
+ *
+ * A list's new version or flush goes to the stream only from an operator,
+ * and only for a list without a file or url (the others are each node's
+ * to read). The workers' copy, the XDP set and the nft mirror follow every
+ * change alike (service_record_changes); an operator's reply waits until
+ * the workers have it (commands_burst).
+ */
+static bool journal_required(enum service_origin from)
+{
+	return from != SERVICE_FROM_EXPIRY;
+}
+
+static bool shared(const struct service *s, enum service_origin from)
+{
+	return from == SERVICE_FROM_OPERATOR && s->cluster != NULL;
+}
+
+int service_journal_op(struct service *s, enum persist_op op, const struct entry *e, uint64_t expiry,
+			char *err, size_t errlen)
+{
+	if (s->journal_stale) {
+		error_set(err, errlen, "the state directory cannot take a new journal (see the log): changes are refused until it can");
+		return -1;
+	}
+	if (s->store_error[0]) {
+		error_set(err, errlen, "the state cannot be written (%.300s): changes are refused until it can be (retried every second); nothing was changed",
+			  s->store_error);
+		return -1;
+	}
+	if (s->journal && journal_append(s->journal, op, e, expiry) < 0) {
+		error_set(err, errlen, "out of memory for the journal: the change was not made");
+		return -1;
+	}
+	return 0;
+}
+
+static int journal(struct service *s, enum service_origin from, enum persist_op op, const struct entry *e,
+		   uint64_t expiry, char *err, size_t errlen)
+{
+	int rc = service_journal_op(s, op, e, expiry, err, errlen);
+
+	return journal_required(from) ? rc : 0;
+}
+
+static void share(struct service *s, enum service_origin from, enum cluster_op_kind kind, const struct entry *e,
+		  uint64_t expires)
+{
+	static char text[ENTRY_TEXT_MAX + 8];
+	char value[ENTRY_TEXT_MAX], err[256];
+
+	if (!shared(s, from))
+		return;
+	snprintf(text, sizeof(text), "%s %s", entry_kind_name(e->kind),
+		 entry_format_value(e->kind, e->key, e->len, value, sizeof(value)));
+	struct cluster_op op = { .kind = kind, .entry = text, .expires = expires };
+	if (cluster_publish(s->cluster, &op, err, sizeof(err)) < 0)
+		log_error("cluster: %s: %s", text, err);
+}
+
+void service_share_list(struct service *s, enum service_origin from, int i, const char *data, size_t len)
+{
+	const struct list_config *lc = s->lists.slot[i].cfg;
+	enum cluster_op_kind kind = data ? CLUSTER_REPLACE : CLUSTER_FLUSH;
+	char err[256];
+
+	if (!shared(s, from) || lc->file || lc->url)
+		return;
+	struct cluster_op op = { .kind = kind, .entry = s->lists.slot[i].name, .data = data, .data_len = len };
+	if (cluster_publish(s->cluster, &op, err, sizeof(err)) < 0)
+		log_error("cluster: %s list %s: %s", data ? "replace" : "flush", op.entry, err);
+}
+
+enum cluster_apply service_stream_outcome(const struct service *s, int rc)
+{
+	if (rc >= 0)
+		return CLUSTER_APPLIED;
+	/* Not the change's fault but the disk's: the stream waits at it. */
+	return s->store_error[0] || s->journal_stale ? CLUSTER_APPLY_LATER : CLUSTER_APPLY_REFUSED;
+}
+
+/*
+ * The local list's hold on e, with its expiry. The matcher holds it first
+ * and is undone when the journal cannot take it, so a change not written is
+ * not made. Other lists' holds on it are theirs: an entry a list holds is
+ * added to the local list all the same.
+ */
+int service_add(struct service *s, const struct entry *e, uint64_t expiry, enum service_origin from, char *err,
+		size_t errlen)
+{
+	uint64_t before = ttl_get(s->ttl, e);
+	bool was_local = matcher_holders(s->matcher, e) & MATCH_HOLDER_DEFAULT;
+	uint32_t left;
+
+	if (was_local && before == expiry)
+		return 1;
+	if (matcher_hold(s->matcher, e, MATCH_HOLDER_DEFAULT, err, errlen) < 0)
+		return -1;
+	/* Undone on failure: a new hold goes, one there already keeps its expiry; the real cause is said. */
+	if (ttl_set(s->ttl, e, expiry) < 0) {
+		error_set(err, errlen, "out of memory for the entry's expiry: the entry was not %s",
+			  was_local ? "changed" : "added");
+	} else if (journal(s, from, PERSIST_ADD, e, expiry, err, errlen) == 0) {
+		share(s, from, CLUSTER_ADD, e, expiry);
+		if (was_local)
+			service_mirror_entry(s, e); /* its time changed, its holders did not: no change is logged */
+		return was_local ? 1 : 0;
+	}
+	if (!was_local)
+		matcher_release(s->matcher, e, MATCH_HOLDER_DEFAULT, &left);
+	ttl_set(s->ttl, e, was_local ? before : 0);
+	return -1;
+}
+
+int service_del(struct service *s, const struct entry *e, enum service_origin from, uint32_t *still_held, char *err,
+		size_t errlen)
+{
+	uint32_t holders = matcher_holders(s->matcher, e);
+
+	*still_held = holders & ~MATCH_HOLDER_DEFAULT;
+	if (!(holders & MATCH_HOLDER_DEFAULT)) {
+		/* Not here (yet): other nodes may have it, and the operator wants it gone from all. */
+		share(s, from, CLUSTER_DEL, e, 0);
+		return 1;
+	}
+	if (journal(s, from, PERSIST_DEL, e, 0, err, errlen) < 0)
+		return -1; /* not journaled: not done, or a restart would bring it back */
+	matcher_release(s->matcher, e, MATCH_HOLDER_DEFAULT, still_held);
+	ttl_set(s->ttl, e, 0);
+	share(s, from, CLUSTER_DEL, e, 0);
+	return 0;
+}
