@@ -67,8 +67,8 @@ INC_core    = -Idaemon/core
 INC_packet  = $(INC_core) -Idaemon/packet
 INC_io      = $(INC_packet) -Idaemon/io -I$(BUILD)/bpf
 INC_service = $(INC_io) -Idaemon/service
-# The tools and the tests see every layer.
-INC         = $(INC_service) -Itools
+# The programs, tools, benchmarks and tests see every layer.
+INC         = $(INC_service) -Iprograms -Ibench -Itests/support
 $(BUILD)/daemon/core/%.o: INC = $(INC_core)
 $(BUILD)/daemon/packet/%.o: INC = $(INC_packet)
 $(BUILD)/daemon/io/%.o: INC = $(INC_io)
@@ -97,7 +97,7 @@ SERVICE_LIB = $(BUILD)/libbloomservice.a
 DAEMON_LIB  = $(SERVICE_LIB) $(IO_LIB) $(PACKET_LIB)
 DAEMON_OBJ  = $(PACKET_OBJ) $(IO_OBJ) $(SERVICE_OBJ)
 
-TOOL_COMMON = $(BUILD)/tools/cli.o $(BUILD)/tools/ctlconn.o
+TOOL_COMMON = $(BUILD)/programs/cli.o $(BUILD)/programs/ctlconn.o
 TOOLS     = $(BUILD)/bloomd $(BUILD)/bloomd-fetch $(BUILD)/bloomsim $(BUILD)/bloomctl $(BUILD)/pcapgen
 
 UNIT_TESTS = $(patsubst tests/unit/%.c,$(BUILD)/tests/%.t,$(wildcard tests/unit/*.c))
@@ -108,9 +108,9 @@ SCRIPT_TESTS = $(filter-out tests/fuzz.t,$(wildcard tests/*.t))
 all: $(TOOLS) $(BUILD)/bloomctl.bash
 
 # bloomctl's bash completion, written from the one list of commands.
-$(BUILD)/bloomctl.bash: daemon/service/commands.def tools/completion.sh
+$(BUILD)/bloomctl.bash: daemon/service/commands.def programs/completion.sh
 	@mkdir -p $(dir $@)
-	tools/completion.sh daemon/service/commands.def > $@.tmp && mv $@.tmp $@
+	programs/completion.sh daemon/service/commands.def > $@.tmp && mv $@.tmp $@
 
 NEEDS = $(PKGS) $(DAEMON_PKGS)
 $(BUILD)/%.o: %.c
@@ -139,49 +139,49 @@ $(BUILD)/bpf/%.skel.h: $(BUILD)/bpf/%.bpf.o
 		{ echo "missing bpftool (makes the XDP program's skeleton): run 'make deps' first" >&2; exit 1; }
 	PATH=$$PATH:/usr/sbin bpftool gen skeleton $< name $* > $@.tmp && mv $@.tmp $@
 $(BUILD)/daemon/io/xdp.o: $(BUILD)/bpf/xdp_drop.skel.h
-$(BUILD)/tools/benchxdp.o: $(BUILD)/bpf/xdp_bench.skel.h
+$(BUILD)/bench/benchxdp.o: $(BUILD)/bpf/xdp_bench.skel.h
 
 $(BUILD)/bloomd: $(BUILD)/daemon/service/main.o $(DAEMON_LIB) $(CORE_LIB)
 	$(CC) $(ALL_CFLAGS) $^ -o $@ $(LDLIBS) $(DAEMON_LIBS)
 
-$(BUILD)/pcapgen: $(BUILD)/tools/pcapgen.o $(BUILD)/tools/synth.o $(TOOL_COMMON) $(DAEMON_LIB) $(CORE_LIB)
+$(BUILD)/pcapgen: $(BUILD)/tools/pcapgen.o $(BUILD)/tests/support/synth.o $(TOOL_COMMON) $(DAEMON_LIB) $(CORE_LIB)
 	$(CC) $(ALL_CFLAGS) $^ -o $@ $(LDLIBS) $(DAEMON_LIBS)
 
 $(BUILD)/bloomsim: $(BUILD)/tools/bloomsim.o $(TOOL_COMMON) $(CORE_LIB)
 	$(CC) $(ALL_CFLAGS) $^ -o $@ $(LDLIBS)
 
-$(BUILD)/bloomctl: $(BUILD)/tools/bloomctl.o $(TOOL_COMMON) $(CORE_LIB)
+$(BUILD)/bloomctl: $(BUILD)/programs/bloomctl.o $(TOOL_COMMON) $(CORE_LIB)
 	$(CC) $(ALL_CFLAGS) $^ -o $@ $(LDLIBS)
 
-$(BUILD)/tools/bloomd-fetch.o: NEEDS += $(FETCH_PKGS)
-$(BUILD)/bloomd-fetch: $(BUILD)/tools/bloomd-fetch.o $(TOOL_COMMON) $(CORE_LIB)
+$(BUILD)/programs/bloomd-fetch.o: NEEDS += $(FETCH_PKGS)
+$(BUILD)/bloomd-fetch: $(BUILD)/programs/bloomd-fetch.o $(TOOL_COMMON) $(CORE_LIB)
 	$(CC) $(ALL_CFLAGS) $^ -o $@ $(LDLIBS) $(FETCH_LIBS)
 
-BENCH_OBJ = $(BUILD)/tools/bloombench.o $(BUILD)/tools/bench.o $(BUILD)/tools/benchfilter.o \
-            $(BUILD)/tools/benchpath.o $(BUILD)/tools/benchctl.o $(BUILD)/tools/benchsimilar.o \
-            $(BUILD)/tools/benchbest.o $(BUILD)/tools/benchxdp.o
+BENCH_OBJ = $(BUILD)/bench/bloombench.o $(BUILD)/bench/bench.o $(BUILD)/bench/benchfilter.o \
+            $(BUILD)/bench/benchpath.o $(BUILD)/bench/benchctl.o $(BUILD)/bench/benchsimilar.o \
+            $(BUILD)/bench/benchbest.o $(BUILD)/bench/benchxdp.o
 # The filter peers (C++, vendored headers under third_party/), at the baseline like the rest:
 # a second copy built with -mavx2 would share its inline template code with this one by name,
 # and the linker keeps either (AVX2 code in the baseline path). Only bloombench links them.
-PEER_OBJ  = $(BUILD)/tools/benchpeers.o
+PEER_OBJ  = $(BUILD)/bench/benchpeers.o
 CXX      ?= g++
 PEER_CXXFLAGS = -std=c++17 -O2 -g -Wall -Wextra -Werror $(SANFLAGS) -isystem third_party/boost-bloom/include \
-                -isystem third_party/rocksdb/shim -isystem third_party/rocksdb -Itools $(PKG_CFLAGS) -MMD -MP
+                -isystem third_party/rocksdb/shim -isystem third_party/rocksdb -Ibench $(PKG_CFLAGS) -MMD -MP
 need_boost = @echo '\#include <boost/config.hpp>' | $(CXX) -E -x c++ - >/dev/null 2>&1 || \
 	{ echo "missing g++ or Boost's headers (libboost1.81-dev): run tools/install-deps.sh bench first" >&2; exit 1; }
-$(BUILD)/tools/benchpeers.o: tools/benchpeers.cc
+$(BUILD)/bench/benchpeers.o: bench/benchpeers.cc
 	$(need_boost)
 	@mkdir -p $(dir $@)
 	$(CXX) $(PEER_CXXFLAGS) -c $< -o $@
 $(BENCH_OBJ): NEEDS += $(BENCH_PKGS)
-$(BUILD)/udpflood: $(BUILD)/tools/udpflood.o
+$(BUILD)/udpflood: $(BUILD)/bench/udpflood.o
 	$(CC) $(ALL_CFLAGS) $^ -o $@
 
-$(BUILD)/bloombench: $(BENCH_OBJ) $(PEER_OBJ) $(BUILD)/tools/synth.o $(TOOL_COMMON) $(DAEMON_LIB) $(CORE_LIB)
+$(BUILD)/bloombench: $(BENCH_OBJ) $(PEER_OBJ) $(BUILD)/tests/support/synth.o $(TOOL_COMMON) $(DAEMON_LIB) $(CORE_LIB)
 	$(CC) $(ALL_CFLAGS) $^ -o $@ $(LDLIBS) $(DAEMON_LIBS) $(BENCH_LIBS) -lstdc++
 
 $(BUILD)/tests/unit/%.o: NEEDS += $(TEST_PKGS)
-$(BUILD)/tests/%.t: $(BUILD)/tests/unit/%.o $(BUILD)/tools/synth.o $(DAEMON_LIB) $(CORE_LIB)
+$(BUILD)/tests/%.t: $(BUILD)/tests/unit/%.o $(BUILD)/tests/support/synth.o $(DAEMON_LIB) $(CORE_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $^ -o $@ $(TEST_LDFLAGS) $(LDLIBS) $(DAEMON_LIBS) $(TEST_LIBS)
 
@@ -208,7 +208,7 @@ $(BUILD)/core-tests/%.t: $(BUILD)/tests/unit/%.o $(CORE_LIB)
 # as many at a time as there are cores (the tests wait on events, not on wall time).
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 test: $(TOOLS) $(BUILD)/bloomctl.bash $(UNIT_TESTS) packet-tests
-	BUILD=$(BUILD) prove -j$(JOBS) --timer --exec tests/run-one.sh $(UNIT_TESTS) $(PACKET_TESTS:%=$(BUILD)/packet-tests/%.t) \
+	BUILD=$(BUILD) prove -j$(JOBS) --timer --exec tests/support/run-one.sh $(UNIT_TESTS) $(PACKET_TESTS:%=$(BUILD)/packet-tests/%.t) \
 		$(SCRIPT_TESTS) $(EXTRA_TESTS)
 
 # Installs what is missing first (tools/install-deps.sh), then builds and tests in
@@ -230,7 +230,7 @@ TSAN_TESTS = build-tsan/tests/match_threads.t tests/workers.t tests/inline.t
 check-tsan:
 	$(MAKE) --no-print-directory BUILD=build-tsan SANITIZE=thread CFLAGS="-O1 -g" build-tsan/bloomd build-tsan/bloomctl \
 		build-tsan/tests/match_threads.t
-	BUILD=build-tsan TSAN_OPTIONS="halt_on_error=1" prove --timer --exec tests/run-one.sh $(TSAN_TESTS)
+	BUILD=build-tsan TSAN_OPTIONS="halt_on_error=1" prove --timer --exec tests/support/run-one.sh $(TSAN_TESTS)
 
 # Fuzz harnesses (libFuzzer, clang) for the parsers of untrusted bytes: packets, entries, config.
 # `make fuzz` runs each for FUZZ_SECONDS; tests/fuzz.t runs a short fixed-seed pass in make check.
@@ -249,7 +249,7 @@ fuzz: fuzz-build
 bench:
 	tools/install-deps.sh bench
 	$(MAKE) --no-print-directory $(BUILD)/bloombench $(BUILD)/udpflood
-	tools/bench.sh $(BUILD)
+	bench/bench.sh $(BUILD)
 
 demo:
 	tools/install-deps.sh build
@@ -265,7 +265,7 @@ demo-cluster:
 # The README's two commands, in order, in a minimal Debian root made for the
 # purpose from this machine's apt sources (needs root and mmdebstrap).
 check-fresh:
-	prove --verbose --exec tests/run-one.sh tests/fresh/fresh.t
+	prove --verbose --exec tests/support/run-one.sh tests/fresh/fresh.t
 
 # What the test suite needs (tools/install-deps.sh build|test|bench|ci for other purposes).
 deps:
@@ -313,4 +313,4 @@ clean:
 .SECONDARY:
 
 -include $(CORE_OBJ:.o=.d) $(DAEMON_OBJ:.o=.d) $(BUILD)/daemon/service/main.d \
-	$(wildcard $(BUILD)/tools/*.d $(BUILD)/tests/unit/*.d $(BUILD)/tests/fuzz/*.d)
+	$(wildcard $(BUILD)/programs/*.d $(BUILD)/tools/*.d $(BUILD)/bench/*.d $(BUILD)/tests/*/*.d)

@@ -3,7 +3,7 @@
 # tests cross-built for aarch64 and run under qemu-user: the kernels an x86 machine cannot
 # run are tested on it all the same. Needs gcc-aarch64-linux-gnu, qemu-user and the arm64
 # cmocka (tools/install-deps.sh ci installs them).
-. "$(dirname "$0")/tap.sh"
+. "$(dirname "$0")/support/tap.sh"
 root=$(cd "$(dirname "$0")/.." && pwd)
 sysroot=/usr/aarch64-linux-gnu
 for need in aarch64-linux-gnu-gcc qemu-aarch64; do

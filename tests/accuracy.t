@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bloomsim reproduces Lumetta & Mitzenmacher's Tables 1-3 (classic, n = 10,000) to +-10%,
 # Table 2's fill to +-0.001, and the blocked layout beats a standard filter of equal size.
-. "$(dirname "$0")/tap.sh"
+. "$(dirname "$0")/support/tap.sh"
 plan 30
 
 sim() { "$BUILD/bloomsim" --entries 10000 --threads 2 --seed 11 --json "$@"; }

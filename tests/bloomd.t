@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bloomd's command line: -n, bad config and lists, missing files, statistics, the match pcap.
-. "$(dirname "$0")/tap.sh"
+. "$(dirname "$0")/support/tap.sh"
 plan 59
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

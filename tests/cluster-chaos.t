@@ -4,9 +4,9 @@
 # restarted from its AOF, and a node is killed while Redis is down. At the end every node
 # holds exactly what the stream says (each change taken once, at its first appearance,
 # in stream order), and every acknowledged change is in the stream: none lost.
-. "$(dirname "$0")/tap.sh"
+. "$(dirname "$0")/support/tap.sh"
 here=$(cd "$(dirname "$0")" && pwd)
-. "$here/cluster.sh"
+. "$here/support/cluster.sh"
 plan 6
 CHANGES=${CHAOS_CHANGES:-400}
 RANDOM=7

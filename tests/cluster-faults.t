@@ -4,9 +4,9 @@
 # them in flight) going to the fallback file, stream text that would forge log lines, a
 # stream deleted and made anew behind a node's cursor (desync, then in step again), and a
 # node whose state disk is full keeping its place before the entry it could not apply.
-. "$(dirname "$0")/tap.sh"
+. "$(dirname "$0")/support/tap.sh"
 here=$(cd "$(dirname "$0")" && pwd)
-. "$here/cluster.sh"
+. "$here/support/cluster.sh"
 plan 68
 alerts() { # alerts N FILE: a capture of N packets from listed 192.0.2.77
 	{ echo "link en10mb"; for i in $(seq "$1"); do echo "packet src=192.0.2.77 dst=10.0.0.$i proto=udp sport=5000 dport=53"; done; } |
@@ -17,7 +17,7 @@ lines() { if [ -f "$1" ]; then wc -l < "$1"; else echo 0; fi; }
 # ---- replies of every wrong shape: an error on that connection, never a crash ----
 node_conf 1
 sed -i "s|unix:$tmp/redis.sock|unix:$tmp/fake.sock|" n1/bloomd.conf
-python3 "$here/fake-redis.py" "$tmp/fake.sock" 1 12 > fake.out &
+python3 "$here/support/fake-redis.py" "$tmp/fake.sock" 1 12 > fake.out &
 fake=$!
 for _ in $(seq 100); do [ -S fake.sock ] && break; sleep 0.05; done
 start 1; ok $? "a node starts against a server that answers nonsense"
@@ -44,7 +44,7 @@ every() { # every REPORT COMMAND: it was sent every kind of reply
 fake_node() { # fake_node SECONDS REPORT [LINE]: with a password, so that each connection starts with AUTH
 	node_conf 1
 	sed -i -e "s|unix:$tmp/redis.sock|unix:$tmp/fake.sock|" -e "s|^\[cluster\]\$|[cluster]\npassword = secret\n${3:-}|" n1/bloomd.conf
-	python3 "$here/fake-redis.py" "$tmp/fake.sock" 1 "$1" "$2" > fake.out &
+	python3 "$here/support/fake-redis.py" "$tmp/fake.sock" 1 "$1" "$2" > fake.out &
 	fake=$!
 	for _ in $(seq 100); do [ -S fake.sock ] && break; sleep 0.05; done
 	start 1
@@ -79,7 +79,7 @@ rm -rf n1
 fport=$((12000 + ($$ % 5000) * 4))
 node_conf 1
 sed -i "s|^redis = .*|sentinels = 127.0.0.1:$fport\nsentinel_master = fake\ntimeout = 2|" n1/bloomd.conf
-python3 "$here/fake-redis.py" "tcp:$fport" 1 45 kinds-c.txt > fake.out &
+python3 "$here/support/fake-redis.py" "tcp:$fport" 1 45 kinds-c.txt > fake.out &
 fake=$!
 for _ in $(seq 100); do ss -Hltn "sport = :$fport" | grep -q . && break; sleep 0.05; done
 start 1
@@ -174,7 +174,7 @@ stop 2
 # after them.
 for n in 3 4; do node_conf $n; sed -i 's|^\[cluster\]$|[cluster]\nstream = bloomd:proxied|' n$n/bloomd.conf; done
 sed -i "s|unix:$tmp/redis.sock|unix:$tmp/proxy.sock|" n3/bloomd.conf
-python3 "$here/refusing-proxy.py" "$tmp/proxy.sock" "$tmp/redis.sock" bloomd:proxied 5 20 > proxy.out &
+python3 "$here/support/refusing-proxy.py" "$tmp/proxy.sock" "$tmp/redis.sock" bloomd:proxied 5 20 > proxy.out &
 proxy=$!
 for _ in $(seq 100); do [ -S proxy.sock ] && break; sleep 0.05; done
 start 3 && start 4
@@ -191,7 +191,7 @@ rm -rf n3 n4
 kill "$proxy" 2>/dev/null; wait "$proxy" 2>/dev/null
 
 # ---- a change is acknowledged only once it is in the outbox too ----
-if cc -shared -fPIC -o outbox-fail.so "$here/outbox-fail.c" -ldl 2>/dev/null; then
+if cc -shared -fPIC -o outbox-fail.so "$here/support/outbox-fail.c" -ldl 2>/dev/null; then
 	stop 1
 	start 2
 	LD_PRELOAD=$tmp/outbox-fail.so BLOOMD_FAIL_FLAG=$tmp/fail ASAN_OPTIONS=verify_asan_link_order=0 start 1

@@ -3,9 +3,9 @@
 # while it is, an entry in both versions is never out, the version is kept and survives a
 # restart, a kill -9 half-way applies it again at the next start, and a net too broad in its
 # last slice refuses it whole.
-. "$(dirname "$0")/tap.sh"
+. "$(dirname "$0")/support/tap.sh"
 here=$(cd "$(dirname "$0")" && pwd)
-. "$here/cluster.sh"
+. "$here/support/cluster.sh"
 plan 10
 shared() { C 1 --json lists | jq ".lists[] | select(.name == \"shared\") | .$1"; }
 # version FILE FIRST COUNT: entries FIRST.. FIRST+COUNT-1 as addresses in 10/8, and 192.0.2.1

@@ -3,11 +3,11 @@
 # namespace of its own with nftables, not a closed socket) says so within [cluster] timeout
 # (state stale, the reader not connected, the error naming the silence), and catches up within
 # seconds of the heal, not after TCP's back-off.
-. "$(dirname "$0")/tap.sh"
+. "$(dirname "$0")/support/tap.sh"
 here=$(cd "$(dirname "$0")" && pwd)
 [ "$(id -u)" -eq 0 ] || skip_all "needs root (a network namespace, nftables)"
 command -v nft >/dev/null || skip_all "no nft (Debian's nftables; tools/install-deps.sh test)"
-. "$here/cluster.sh"
+. "$here/support/cluster.sh"
 plan 9
 ns=bloomd-part$$
 ip netns add $ns 2>/dev/null || skip_all "cannot make a network namespace here"

@@ -4,9 +4,9 @@
 # ([cluster] sentinels, sentinel_master) and publish with wait_replicas = 1. The master is
 # killed with -9 while changes are acknowledged: the sentinel fails over, the sensors
 # follow the new master, and every acknowledged change reaches the other sensor.
-. "$(dirname "$0")/tap.sh"
+. "$(dirname "$0")/support/tap.sh"
 here=$(cd "$(dirname "$0")" && pwd)
-. "$here/cluster.sh"
+. "$here/support/cluster.sh"
 command -v redis-sentinel >/dev/null || skip_all "no redis-sentinel (Debian's redis-sentinel; tools/install-deps.sh test)"
 plan 9
 base=$((12000 + ($$ % 5000) * 4))

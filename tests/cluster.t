@@ -3,9 +3,9 @@
 # directory, AOF on): convergence after adds spread over the nodes, a node down during
 # changes, Redis killed and restarted, a stream trimmed past a node, alerts shipped to Redis
 # with a fallback while it is down, and cluster status.
-. "$(dirname "$0")/tap.sh"
+. "$(dirname "$0")/support/tap.sh"
 here=$(cd "$(dirname "$0")" && pwd)
-. "$here/cluster.sh"
+. "$here/support/cluster.sh"
 plan 40
 # Wait (up to 20 s) until every running node lists the same local entries, count of them.
 converge() {

@@ -2,8 +2,8 @@
 # bloomctl's bash completion, written from daemon/service/commands.def: it offers every command the
 # daemon knows, an entry's kinds, a command's options and words, and the names of the lists of
 # the daemon answering on the socket given with -s.
-. "$(dirname "$0")/tap.sh"
-. "$(dirname "$0")/daemon.sh"
+. "$(dirname "$0")/support/tap.sh"
+. "$(dirname "$0")/support/daemon.sh"
 plan 8
 tmp=$(mktemp -d)
 pid=

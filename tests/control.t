@@ -2,8 +2,8 @@
 # The control plane end to end: bloomctl against a running bloomd over its socket.
 # Entries, replays, TTL, rebuild during a replay, restarts, kill -9, torn and corrupt
 # state files, hostile clients, and a client that may not change state.
-. "$(dirname "$0")/tap.sh"
-. "$(dirname "$0")/daemon.sh"
+. "$(dirname "$0")/support/tap.sh"
+. "$(dirname "$0")/support/daemon.sh"
 plan 83
 tmp=$(mktemp -d)
 chmod 755 "$tmp"

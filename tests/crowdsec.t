@@ -4,8 +4,8 @@
 # the stream's changes (added, deleted, ended) within a refresh; the LAPI stopped leaves the
 # list enforcing and stale, restarted it is asked for all again; a restart starts from the
 # kept version; a key others may read, or a wrong one, is refused by name.
-. "$(dirname "$0")/tap.sh"
-. "$(dirname "$0")/daemon.sh"
+. "$(dirname "$0")/support/tap.sh"
+. "$(dirname "$0")/support/daemon.sh"
 plan 17
 if ! command -v crowdsec >/dev/null || ! command -v cscli >/dev/null; then
 	skip_all "no crowdsec (tools/install-deps.sh test)"
@@ -18,7 +18,7 @@ cd "$tmp" || exit 1
 sock=$tmp/ctl.sock
 port=$((20000 + RANDOM % 20000))
 mkdir state
-. "$tap_dir/../tools/crowdsec-lapi.sh"
+. "$tap_dir/crowdsec-lapi.sh"
 lapi_config "$tmp" "$port"
 cs() { cscli -c "$tmp/config.yaml" "$@" 2>/dev/null; }
 start_lapi() { # the LAPI alone (no log acquisition), until it answers

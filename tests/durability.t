@@ -4,8 +4,8 @@
 # add is refused with a clear error (or, the one caught by the fsync, answered "not
 # durable"), a refused change leaves an entry's expiry as it was, and once the disk has
 # room changes are accepted again.
-. "$(dirname "$0")/tap.sh"
-. "$(dirname "$0")/daemon.sh"
+. "$(dirname "$0")/support/tap.sh"
+. "$(dirname "$0")/support/daemon.sh"
 on_small_disk 512k
 plan 10
 cd "$tmp" || exit 1

@@ -7,24 +7,12 @@
 # over at the next start (or removes it, with at_stop = remove), and never puts the host's own
 # address in it; a burst from 2,000 sources keeps to the rate in every one-second
 # window and sends no address twice; an element deleted by hand from them goes back alone.
-. "$(dirname "$0")/tap.sh"
-. "$(dirname "$0")/netns.sh"
+. "$(dirname "$0")/support/tap.sh"
+. "$(dirname "$0")/support/netns.sh"
 plan 36
-[ "$(id -u)" -eq 0 ] || skip_all "needs root (network namespaces, netfilter)"
-command -v socat >/dev/null || skip_all "no socat"
-tmp=$(mktemp -d)
-chmod 755 "$tmp"
-a=bloomd-ea$$ b=bloomd-eb$$
-pid=
-trap '[ -n "$pid" ] && kill -CONT "$pid" 2>/dev/null && kill "$pid" 2>/dev/null; pkill -P $$ socat 2>/dev/null; ip netns del $a 2>/dev/null; ip netns del $b 2>/dev/null; rm -rf "$tmp"' EXIT
-cd "$tmp" || exit 1
-netns_pair $a $b
-for host in 1 3; do ip -n $a addr add 10.77.0.$host/24 dev veth-a$$; done
-ip -n $b addr add 10.77.0.2/24 dev veth-b$$
-ip -n $a link set lo up
-ip -n $b link set lo up
+netns_test e "network namespaces, netfilter"
+netns_hosts "1 3"
 queue_rule 9999 9
-C() { "$BUILD/bloomctl" -s "$tmp/ctl.sock" "$@"; }
 down() { kill -CONT "$pid" 2>/dev/null; kill "$pid" && wait "$pid"; pid=; }
 
 # firehol_level1 holds the operator's own /24; 10.77.0.3 is theirs, an exception.

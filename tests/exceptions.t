@@ -5,8 +5,8 @@
 # a passed address's payload; ipset's nomatch makes an exception inside its list,
 # the longest prefix deciding as in the kernel; an empty, header-only or mostly-removed
 # version is refused at start, reload and replace, and the list keeps its previous one.
-. "$(dirname "$0")/tap.sh"
-. "$(dirname "$0")/daemon.sh"
+. "$(dirname "$0")/support/tap.sh"
+. "$(dirname "$0")/support/daemon.sh"
 plan 30
 tmp=$(mktemp -d)
 chmod 755 "$tmp"

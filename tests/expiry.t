@@ -2,8 +2,8 @@
 # Live decisions from files: times to live anchored to when the file was written (read again,
 # they are never extended), the longest of two decisions on one address, and the LAPI stream's
 # changes applied to the list (deleted bans leave it, the others stay) by file and by replace.
-. "$(dirname "$0")/tap.sh"
-. "$(dirname "$0")/daemon.sh"
+. "$(dirname "$0")/support/tap.sh"
+. "$(dirname "$0")/support/daemon.sh"
 plan 19
 tmp=$(mktemp -d); echo "# $tmp"
 pid=

@@ -3,8 +3,8 @@
 # conditional GETs answered 304, a new version taken on the next refresh, a 503 page, a truncated
 # body, a gzip body whole and cut short, an endless body, a slow server, a version the guards refuse, TLS verified (and refused
 # without the authority), the validators kept across a restart, and bloomd-fetch's sandbox.
-. "$(dirname "$0")/tap.sh"
-. "$(dirname "$0")/daemon.sh"
+. "$(dirname "$0")/support/tap.sh"
+. "$(dirname "$0")/support/daemon.sh"
 plan 50
 tmp=$(mktemp -d)
 chmod 755 "$tmp"
@@ -28,7 +28,7 @@ printf '# id,short name,description\n1,BadHosts,Known bad hosts\n' > cats.txt
 openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=bloomd-test -addext subjectAltName=IP:127.0.0.1 \
 	-keyout key.pem -out cert.pem 2>/dev/null
 serve() { # serve NAME [CERT KEY]: a feed server; its port in NAME.port
-	python3 "$here/feed-server.py" "$tmp/feeds" "$tmp/$1.port" "$tmp/$1.log" "${@:2}" &
+	python3 "$here/support/feed-server.py" "$tmp/feeds" "$tmp/$1.port" "$tmp/$1.log" "${@:2}" &
 	servers+=($!)
 	for _ in $(seq 100); do [ -s "$1.port" ] && break; sleep 0.05; done
 }

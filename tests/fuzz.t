@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A short, fixed-seed libFuzzer pass over each parser of untrusted bytes (built by make fuzz-build
 # into FUZZ_BUILD, default build-fuzz).
-. "$(dirname "$0")/tap.sh"
+. "$(dirname "$0")/support/tap.sh"
 FUZZ_BUILD=$(cd "$(dirname "$0")/.." && pwd)/${FUZZ_BUILD:-build-fuzz}
 # harness and runs (the config and state harnesses write files, the control one talks to a socket: fewer)
 harnesses=("packet 200000" "entry 200000" "feed 200000" "config 20000" "state 5000" "control 3000")

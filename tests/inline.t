@@ -3,22 +3,11 @@
 # namespace go through a netfilter queue rule with bypass to bloomd there; a match of a
 # dropping list never arrives, one of an alerting list and everything else does; the events
 # say blocked or allowed; with bloomd killed, traffic keeps flowing (bypass).
-. "$(dirname "$0")/tap.sh"
-. "$(dirname "$0")/netns.sh"
+. "$(dirname "$0")/support/tap.sh"
+. "$(dirname "$0")/support/netns.sh"
 plan 24
-[ "$(id -u)" -eq 0 ] || skip_all "needs root (network namespaces, netfilter queues)"
-command -v socat >/dev/null || skip_all "no socat"
-tmp=$(mktemp -d)
-chmod 755 "$tmp"
-a=bloomd-ia$$ b=bloomd-ib$$
-pid=
-trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; pkill -P $$ socat 2>/dev/null; ip netns del $a 2>/dev/null; ip netns del $b 2>/dev/null; rm -rf "$tmp"' EXIT
-cd "$tmp" || exit 1
-netns_pair $a $b
-ip -n $a addr add 10.77.0.1/24 dev veth-a$$
-ip -n $b addr add 10.77.0.2/24 dev veth-b$$
-ip -n $a link set lo up
-ip -n $b link set lo up
+netns_test i "network namespaces, netfilter queues"
+netns_hosts 1
 queue_rule 9999 7
 
 printf 'sig "EVIL-PAYLOAD"\n' > evil.list

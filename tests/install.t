@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make install into a DESTDIR puts every file in place and keeps an existing configuration;
 # make uninstall removes them and keeps the configuration.
-. "$(dirname "$0")/tap.sh"
+. "$(dirname "$0")/support/tap.sh"
 root=$(cd "$(dirname "$0")/.." && pwd)
 plan 8
 dest=$(mktemp -d)

@@ -8,8 +8,8 @@
 # (match.h); no files call each other round a circle (from the symbols of the built objects);
 # no source file of 1,000 lines or more (a file owns one part: past that, it owns two); every
 # header opens saying what it is; a family's *_internal.h is included by that family alone.
-. "$(dirname "$0")/tap.sh"
-plan 12
+. "$(dirname "$0")/support/tap.sh"
+plan 13
 here=$(cd "$(dirname "$0")/.." && pwd)
 layers="core packet io service"
 tmp=$(mktemp -d)
@@ -19,6 +19,10 @@ is "$(grep -oE '^(core|packet|io|service)/ ' "$here/daemon/README" | tr -d '/ ' 
 	"daemon/README names the four layers' folders, in order"
 strays=$(cd "$here/daemon" && ls | grep -vxE 'README|core|packet|io|service')
 is "$strays" "" "every file of daemon/ is in a layer's folder"
+# The rest of the tree by role: what is installed beside bloomd in programs/, make bench's in
+# bench/, what the tests share in tests/support/.
+misplaced=$(cd "$here" && { ls tests | grep -vE '\.t$|^(unit|fuzz|fresh|replay|suricata|support)$'; ls tools | grep -E '^bench|^bloomctl|^bloomd-fetch|^cli\.|^ctlconn\.|^synth\.'; })
+is "$misplaced" "" "tests/ holds the tests and their folders alone; tools/ no bench, installed program or test support"
 upward=$(python3 - "$here" <<'PY'
 import os, re, sys
 root = sys.argv[1]

@@ -5,8 +5,8 @@
 # descriptors gone (a low LimitNOFILE and a high max_connections), the metrics listener
 # pauses instead of spinning on accept errors, and the descriptor the control socket keeps
 # in reserve still lets an operator in.
-. "$(dirname "$0")/tap.sh"
-. "$(dirname "$0")/daemon.sh"
+. "$(dirname "$0")/support/tap.sh"
+. "$(dirname "$0")/support/daemon.sh"
 command -v python3 >/dev/null || { echo "1..0 # SKIP no python3"; exit 0; }
 plan 18
 tmp=$(mktemp -d)

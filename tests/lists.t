@@ -2,8 +2,8 @@
 # Entry lists end to end: feeds in their own formats, labels in alerts, reload dropping what
 # left a feed, a refused version keeping the old one, replace and flush, lists kept across
 # a restart, and del leaving what a feed still holds.
-. "$(dirname "$0")/tap.sh"
-. "$(dirname "$0")/daemon.sh"
+. "$(dirname "$0")/support/tap.sh"
+. "$(dirname "$0")/support/daemon.sh"
 plan 70
 tmp=$(mktemp -d)
 chmod 755 "$tmp"
@@ -128,9 +128,9 @@ is "$(http_get /metrics | grep -E '^bloomd_list_matches_total\{list="(spamhaus-d
 	"and each list's matches rise with them"
 is "$(jq -r 'select(.pcap_cnt == 1) | "\(.host) \(.timestamp)"' events.json)" "$(hostname) 2026-01-01T00:00:00.000000+0000" \
 	"an event names its sensor (the host name) and its time as Suricata writes it"
-"$here/eve-check.py" events.json; ok $? "every event passes Suricata's own eve schema"
+"$here/support/eve-check.py" events.json; ok $? "every event passes Suricata's own eve schema"
 jq -c '.matches = .alert.context.matches' events.json > top-matches.json
-"$here/eve-check.py" top-matches.json > /dev/null; is $? 1 "and one with its matches at the top does not"
+"$here/support/eve-check.py" top-matches.json > /dev/null; is $? 1 "and one with its matches at the top does not"
 rm top-matches.json
 is "$(stat -c %a events.json)" 640 "the events file is 0640 ([output] filemode), whatever the umask"
 # An entry several lists hold: its match names every one of them.
@@ -220,7 +220,7 @@ C reload >/dev/null; is $? 0 "a reload takes [output] eve, sensor_name and filem
 C replay two.pcap --wait >/dev/null
 is "$(jq -r '"\(.host) \(.matches[0].entry) \(.alert.context.matches[0].entry)"' extended-events.json)" "sensor-a 192.0.2.10 192.0.2.10" \
 	"eve = extended puts the matches at the top too; the host is sensor_name"
-cp extended-events.json ext.json; "$here/eve-check.py" ext.json >/dev/null; is $? 1 "which Suricata's schema refuses"
+cp extended-events.json ext.json; "$here/support/eve-check.py" ext.json >/dev/null; is $? 1 "which Suricata's schema refuses"
 rm ext.json
 is "$(stat -c %a extended-events.json)" 604 "and the file has filemode's mode"
 cp lists.conf bloomd.conf

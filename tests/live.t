@@ -2,7 +2,7 @@
 # Live capture on lo: UDP and TCP packets to 127.0.0.x, a listed pair and a signature
 # produce events; other traffic does not; packets sent 250 ms apart are stamped so, in
 # the events and in the match pcap; SIGTERM stops bloomd cleanly.
-. "$(dirname "$0")/tap.sh"
+. "$(dirname "$0")/support/tap.sh"
 if [ "$(id -u)" -ne 0 ] || ! ip link show lo >/dev/null 2>&1; then
 	echo "1..0 # SKIP needs root and a loopback interface"
 	exit 0

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The man pages render without a warning; bloomctl(8) describes exactly the commands of
 # daemon/service/commands.def (and calc, bloomctl's own).
-. "$(dirname "$0")/tap.sh"
+. "$(dirname "$0")/support/tap.sh"
 root=$(cd "$(dirname "$0")/.." && pwd)
 pages=("$root"/man/*.[0-9])
 plan $((${#pages[@]} + 1))

@@ -7,25 +7,13 @@
 # never dropped; a SIGTERM restart drops throughout; `unblock` of a listed address names its
 # list; another process's changes (a rule's verdict, a chain without its hook, an element
 # swapped, a set flushed) are undone within a second; a second bloomd leaves the table alone.
-. "$(dirname "$0")/tap.sh"
-. "$(dirname "$0")/netns.sh"
+. "$(dirname "$0")/support/tap.sh"
+. "$(dirname "$0")/support/netns.sh"
 plan 27
-[ "$(id -u)" -eq 0 ] || skip_all "needs root (network namespaces, netfilter)"
-command -v socat >/dev/null || skip_all "no socat"
-tmp=$(mktemp -d)
-chmod 755 "$tmp"
-a=bloomd-ma$$ b=bloomd-mb$$
-pid= sender=
-trap '[ -n "$sender" ] && kill "$sender" 2>/dev/null; [ -n "$pid" ] && kill "$pid" 2>/dev/null; pkill -P $$ socat 2>/dev/null; ip netns del $a 2>/dev/null; ip netns del $b 2>/dev/null; rm -rf "$tmp"' EXIT
-cd "$tmp" || exit 1
-netns_pair $a $b
-for host in 1 3 4 5 6; do ip -n $a addr add 10.77.0.$host/24 dev veth-a$$; done
-ip -n $b addr add 10.77.0.2/24 dev veth-b$$
-for host in 1 3; do ip -n $a addr add fd77::$host/64 dev veth-a$$ nodad; done
-ip -n $b addr add fd77::2/64 dev veth-b$$ nodad
-ip -n $a link set lo up
-ip -n $b link set lo up
-C() { "$BUILD/bloomctl" -s "$tmp/ctl.sock" "$@"; }
+netns_test m "network namespaces, netfilter"
+sender=
+at_exit='[ -n "$sender" ] && kill "$sender" 2>/dev/null'
+netns_hosts "1 3 4 5 6" "1 3"
 nftb() { ip netns exec $b nft "$@"; }
 down() { kill "$pid" && wait "$pid"; pid=; }
 ip netns exec $b socat -u UDP6-RECV:9999 OPEN:recv.txt,creat,append & # IPv4 too (dual stack)

@@ -2,7 +2,7 @@
 # NEWS, the one changelog: its newest version is the one bloomd and bloomctl say they are, the
 # versions go down from there to 0.6.0 without a gap, and each but the first says what an
 # upgrade from the one before it asks (or that it asks nothing).
-. "$(dirname "$0")/tap.sh"
+. "$(dirname "$0")/support/tap.sh"
 plan 4
 news=$(cd "$(dirname "$0")/.." && pwd)/NEWS
 versions=$(sed -n 's/^\* \([0-9][0-9.]*\) (.*/\1/p' "$news")

@@ -2,7 +2,7 @@
 # Table-driven replay: for each case in tests/replay/cases, write its packets with pcapgen,
 # replay them through bloomd with its entry list, and compare the events: once per SIMD
 # level (BLOOMD_SIMD), a level this CPU lacks reported as skipped.
-. "$(dirname "$0")/tap.sh"
+. "$(dirname "$0")/support/tap.sh"
 cases="$(dirname "$0")/replay/cases"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

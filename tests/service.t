@@ -2,7 +2,7 @@
 # bloomd as a service: the systemd unit (verify, exposure), sd_notify and the watchdog
 # through a fake NOTIFY_SOCKET, the privilege drop to [service] user, and capture across
 # two network namespaces joined by a veth pair.
-. "$(dirname "$0")/tap.sh"
+. "$(dirname "$0")/support/tap.sh"
 root=$(cd "$(dirname "$0")/.." && pwd)
 plan 30
 tmp=$(mktemp -d)

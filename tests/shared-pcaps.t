@@ -3,7 +3,7 @@
 # replays: the files libpcap reads give exit 0 and the packet count MANIFEST.tsv records;
 # the files libpcap refuses give exit 1 and libpcap's own message. Under the sanitizer
 # build (make check-asan) this also proves no out-of-bounds read on any of them.
-. "$(dirname "$0")/tap.sh"
+. "$(dirname "$0")/support/tap.sh"
 root=$(cd "$(dirname "$0")/.." && pwd)
 pcaps=${BLOOMD_SHARED_PCAPS:-$root/../shared/pcaps}
 if [ ! -f "$pcaps/MANIFEST.tsv" ]; then

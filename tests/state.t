@@ -5,8 +5,8 @@
 # directory never followed, a damaged kept version refusing the start as a damaged snapshot
 # does, a read-only file system named at start (the journal kept), and a FIFO at any state
 # path refused at once instead of hanging the start.
-. "$(dirname "$0")/tap.sh"
-. "$(dirname "$0")/daemon.sh"
+. "$(dirname "$0")/support/tap.sh"
+. "$(dirname "$0")/support/daemon.sh"
 on_small_disk 8m
 chmod 755 "$tmp"
 plan 44

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bloomctl calc and bloomsim: output formats, the textbook recommendation, bad input.
-. "$(dirname "$0")/tap.sh"
+. "$(dirname "$0")/support/tap.sh"
 plan 22
 
 calc() { "$BUILD/bloomctl" calc "$@"; }

@@ -4,20 +4,12 @@
 # passive, each worker reads its own capture handle in one PACKET_FANOUT group. Datagrams
 # come from 24 source addresses, so both workers get some. An entry added, deleted or
 # replaced is in force for every worker by the time bloomctl says so.
-. "$(dirname "$0")/tap.sh"
-. "$(dirname "$0")/netns.sh"
+. "$(dirname "$0")/support/tap.sh"
+. "$(dirname "$0")/support/netns.sh"
 plan 25
-[ "$(id -u)" -eq 0 ] || skip_all "needs root (network namespaces, netfilter queues)"
-command -v socat >/dev/null || skip_all "no socat"
 command -v python3 >/dev/null || skip_all "no python3"
 getent passwd nobody >/dev/null || skip_all "no user nobody"
-tmp=$(mktemp -d)
-chmod 755 "$tmp"
-a=bloomd-wa$$ b=bloomd-wb$$
-pid=
-trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; pkill -P $$ socat 2>/dev/null; ip netns del $a 2>/dev/null; ip netns del $b 2>/dev/null; rm -rf "$tmp"' EXIT
-cd "$tmp" || exit 1
-netns_pair $a $b
+netns_test w "network namespaces, netfilter queues"
 sources=
 for i in $(seq 10 33); do
 	ip -n $a addr add 10.78.0.$i/24 dev veth-a$$
@@ -49,7 +41,6 @@ arrived() {
 	for _ in $(seq 60); do [ "$(grep -c "$1" recv.txt 2>/dev/null)" -ge "$2" ] && break; sleep 0.05; done
 	grep -c "$1" recv.txt 2>/dev/null
 }
-C() { "$BUILD/bloomctl" -s ctl.sock "$@"; }
 # bloomd in $b from config $1, its log in $2, until it answers (5 s at most); pid is its process.
 run_bloomd() {
 	ip netns exec $b "$BUILD/bloomd" -c "$1" 2>"$2" &

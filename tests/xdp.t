@@ -9,27 +9,14 @@
 # CAP_NET_ADMIN alone); a rebuild likewise; kill -9 detaches it and traffic flows; with
 # xdp_pin it stays, dropping, and the next bloomd takes it over; a second bloomd on the
 # interface is refused while the first runs.
-. "$(dirname "$0")/tap.sh"
-. "$(dirname "$0")/netns.sh"
+. "$(dirname "$0")/support/tap.sh"
+. "$(dirname "$0")/support/netns.sh"
 plan 36
-[ "$(id -u)" -eq 0 ] || skip_all "needs root (network namespaces, BPF)"
-command -v socat >/dev/null || skip_all "no socat"
-tmp=$(mktemp -d)
-chmod 755 "$tmp"
-a=bloomd-xa$$ b=bloomd-xb$$
-pid=
-trap '[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null; pkill -P $$ socat 2>/dev/null; ip netns del $a 2>/dev/null; ip netns del $b 2>/dev/null; rm -rf "$tmp"' EXIT
-cd "$tmp" || exit 1
-netns_pair $a $b
-for host in 1 3 4 5 8 9; do ip -n $a addr add 10.77.0.$host/24 dev veth-a$$; done
-ip -n $b addr add 10.77.0.2/24 dev veth-b$$
-for host in 1 3; do ip -n $a addr add fd77::$host/64 dev veth-a$$ nodad; done
-ip -n $b addr add fd77::2/64 dev veth-b$$ nodad
-ip -n $a link set lo up
-ip -n $b link set lo up
+netns_test x "network namespaces, BPF"
+at_exit='[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null'
+netns_hosts "1 3 4 5 8 9" "1 3"
 # No neighbour solicitation from a listed IPv6 source (it would be dropped too, and counted).
 ip -n $a neigh replace fd77::2 lladdr "$(ip -n $b -br link show veth-b$$ | awk '{ print $3 }')" dev veth-a$$ nud permanent
-C() { "$BUILD/bloomctl" -s "$tmp/ctl.sock" "$@"; }
 stat() { C --json stats | jq -r ".stats.xdp.$1"; }
 
 cat > bad.list <<L
@@ -205,7 +192,7 @@ is "$(received after-kill)" 1 "and the listed address gets through (fail-open)"
 # xdp_pin, on a bpf file system of the test's own: the program outlives bloomd (fail-closed).
 mkdir bpffs
 if mount -t bpf bpf "$tmp/bpffs" 2>/dev/null; then
-	trap '[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null; pkill -P $$ socat 2>/dev/null; ip netns del $a 2>/dev/null; ip netns del $b 2>/dev/null; umount "$tmp/bpffs" 2>/dev/null; rm -rf "$tmp"' EXIT
+	at_exit='[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null; umount "$tmp/bpffs" 2>/dev/null'
 	conf native "$(printf 'xdp_pin = yes\nxdp_pin_dir = %s/bpffs/bloomd' "$tmp")"
 	bloomd_up bloomd.conf && [ -e bpffs/bloomd/veth-b$$ ] && [ "$(C --json stats | jq .stats.xdp.pinned)" = true ]
 	ok $? "xdp_pin = yes: the program's link is pinned in the bpf file system"

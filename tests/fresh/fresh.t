@@ -4,7 +4,7 @@
 # sources, the committed HEAD cloned into it, then `make demo` and `make check` run there
 # in that order, each once. The root's packages are cached (BLOOMD_FRESH_CACHE, default
 # ~/.cache/bloomd-fresh); every run unpacks a new root from them.
-. "$(dirname "$0")/../tap.sh"
+. "$(dirname "$0")/../support/tap.sh"
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 
 skip_all() { echo "1..0 # SKIP $1"; exit 0; }

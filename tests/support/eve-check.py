@@ -11,7 +11,7 @@ import sys
 
 import jsonschema
 
-SCHEMA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "suricata", "eve.schema.json")
+SCHEMA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "suricata", "eve.schema.json")
 
 
 def event_file(path):

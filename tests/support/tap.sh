@@ -4,7 +4,7 @@
 BUILD=${BUILD:-build}
 case $BUILD in
 /*) ;;
-*) BUILD=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/$BUILD ;;
+*) BUILD=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/$BUILD ;;
 esac
 tap_n=0
 tap_failed=0

@@ -20,7 +20,7 @@ lapi=
 cleanup_more() { [ -z "$lapi" ] || kill "$lapi" 2>/dev/null || true; }
 . "$(dirname "$0")/bench-ns.sh"
 
-. "$(dirname "$0")/crowdsec-lapi.sh"
+. "$(dirname "$0")/../tests/support/crowdsec-lapi.sh"
 lapi_config "$tmp" 8080
 cs() { in_ns cscli -c "$tmp/config.yaml" --error "$@"; }
 cs machines add bench --password benchpass -f "$tmp/local_api_credentials.yaml" --url http://127.0.0.1:8080 >/dev/null

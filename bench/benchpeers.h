@@ -1,4 +1,4 @@
-/* benchpeers.h - the filter peers make bench measures bloomd's lookups against (tools/benchpeers.cc, C++). */
+/* benchpeers.h - the filter peers make bench measures bloomd's lookups against (bench/benchpeers.cc, C++). */
 #ifndef BLOOMD_BENCHPEERS_H
 #define BLOOMD_BENCHPEERS_H
 

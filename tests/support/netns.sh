@@ -1,6 +1,36 @@
 # netns.sh - two network namespaces joined by a veth pair, a netfilter queue rule in the
 # second, and the helpers a test of bloomd there shares; source it after tap.sh (its
 # skip_all), after plan. Names are $a and $b, the ends veth-a$$ and veth-b$$ (up, without addresses).
+
+# The start every such test shares: skipped unless root (WHY: for what) with socat; a fresh
+# $tmp, the current directory; $a and $b (bloomd-TAGa$$, bloomd-TAGb$$) joined, loopback up in
+# both; C is bloomctl on $tmp/ctl.sock. At exit, the test's own $at_exit first, then bloomd
+# ($pid, continued in case a test stopped it), socat, the namespaces and $tmp go.
+at_exit=:
+netns_test() { # tag why
+	[ "$(id -u)" -eq 0 ] || skip_all "needs root ($2)"
+	command -v socat >/dev/null || skip_all "no socat"
+	tmp=$(mktemp -d)
+	chmod 755 "$tmp"
+	pid=
+	trap 'eval "$at_exit"; [ -n "$pid" ] && kill -CONT "$pid" 2>/dev/null && kill "$pid" 2>/dev/null; pkill -P $$ socat 2>/dev/null; ip netns del $a 2>/dev/null; ip netns del $b 2>/dev/null; rm -rf "$tmp"' EXIT
+	cd "$tmp" || exit 1
+	netns_pair "bloomd-$1a$$" "bloomd-$1b$$"
+	ip -n $a link set lo up
+	ip -n $b link set lo up
+}
+C() { "$BUILD/bloomctl" -s "$tmp/ctl.sock" "$@"; }
+
+# 10.77.0.2 in $b and 10.77.0.H in $a for each H of HOSTS4; with HOSTS6, fd77::2 and fd77::H too.
+netns_hosts() { # "hosts4" ["hosts6"]
+	local host
+	for host in $1; do ip -n $a addr add 10.77.0.$host/24 dev veth-a$$; done
+	ip -n $b addr add 10.77.0.2/24 dev veth-b$$
+	[ -n "${2:-}" ] || return 0
+	for host in $2; do ip -n $a addr add fd77::$host/64 dev veth-a$$ nodad; done
+	ip -n $b addr add fd77::2/64 dev veth-b$$ nodad
+}
+
 netns_pair() { # a b
 	a=$1 b=$2
 	ip netns add $a 2>/dev/null && ip netns add $b || skip_all "cannot make network namespaces here"
