@@ -7,9 +7,11 @@
 # events, workers) sees the matcher through its view (match_view.h), never its builder
 # (match.h); no files call each other round a circle (from the symbols of the built objects);
 # no source file of 1,000 lines or more (a file owns one part: past that, it owns two); every
-# header opens saying what it is; a family's *_internal.h is included by that family alone.
+# header opens saying what it is; a family's *_internal.h is included by that family alone;
+# struct service is 15 members at most, and each part of it that a header declares "Owned
+# by" some files is touched by those files alone (the service files call it s).
 . "$(dirname "$0")/support/tap.sh"
-plan 13
+plan 15
 here=$(cd "$(dirname "$0")/.." && pwd)
 layers="core packet io service"
 tmp=$(mktemp -d)
@@ -120,4 +122,33 @@ done)
 is "$strangers" "" "a family's *_internal.h is included by that family's files alone"
 long=$(wc -l "$here"/daemon/*/*.c | awk '$2 != "total" && $1 >= 1000 { sub(".*/daemon/", "", $2); print $2 " " $1 }')
 is "$long" "" "every daemon source is under 1,000 lines"
+
+# struct service: a few things every service file reads, and parts each touched by its owners.
+parts=$(python3 - "$here/daemon/service" <<'PY'
+import os, re, sys
+d = sys.argv[1]
+internal = open(os.path.join(d, "service_internal.h")).read()
+body = internal[internal.index("struct service {"):]
+body = body[body.index("{") + 1:body.index("\n};")]
+members = [l for l in body.splitlines() if l.strip() and not l.strip().startswith("/*")]
+print(f"members {len(members)}")
+member_of = dict(re.findall(r"struct (service_\w+) (\w+);", body))
+owners = {}
+for h in sorted(os.listdir(d)):
+    if h.endswith(".h"):
+        for files, part in re.findall(r"Owned by: ([\w. ]+?) \*/\s*\nstruct (service_\w+) \{", open(os.path.join(d, h)).read()):
+            owners[member_of[part]] = files.split()
+print(f"parts {len(owners)} of {len(member_of)}")
+for f in sorted(os.listdir(d)):
+    if not f.endswith(".c"):
+        continue
+    for n, line in enumerate(open(os.path.join(d, f)), 1):
+        for m in re.finditer(r"(?<![\w>.])(?:\w+->)?s->(\w+)\b", line):
+            if m.group(1) in owners and f not in owners[m.group(1)]:
+                print(f"daemon/service/{f}:{n}: touches s->{m.group(1)}, which {' '.join(owners[m.group(1)])} own")
+PY
+)
+n=$(sed -n 's/^members //p' <<<"$parts")
+[ "${n:-99}" -le 15 ]; ok $? "struct service has 15 members at most ($n)"
+is "$(grep -v '^members \|^parts ' <<<"$parts")" "" "each of its parts is touched by its owners alone ($(grep '^parts ' <<<"$parts"): declared with them)"
 done_testing

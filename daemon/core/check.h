@@ -1,4 +1,4 @@
-/* check.h - invariants: checked at run time in debug and sanitizer builds, and at compile time always. */
+/* check.h - invariants: the cheap ones checked always, the rest in debug and sanitizer builds, constants at compile time. */
 #ifndef BLOOMD_CHECK_H
 #define BLOOMD_CHECK_H
 
@@ -6,18 +6,24 @@
 #include <stdlib.h>
 
 /*
- * BLOOMD_ASSERT(cond) states an invariant a header documents (the holder
- * bits, a ring's indices, a filter's fill): a failure is a bug in bloomd,
- * not bad input, which is always answered with an error instead. Built
- * with BLOOMD_CHECKS (make DEBUG=1, and every SANITIZE build: make check
- * runs the suite under ASan+UBSan with them on), a failed one says where
- * and aborts; otherwise it costs nothing. Constants that must agree are
- * pinned with _Static_assert next to where they are used.
+ * BLOOMD_CHECK(cond) states an invariant a header documents (the holder
+ * bits, a list's slot, a ring's indices, a table's fill) whose breach would
+ * go on to corrupt what bloomd holds: it is a comparison or two, always
+ * checked, and a failed one says where and aborts (systemd restarts bloomd
+ * from its durable state, which the breach has not reached). A failure is
+ * a bug in bloomd, not bad input, which is always answered with an error
+ * instead. BLOOMD_ASSERT(cond) is for the checks that cost more or only
+ * misreport (a metric's shape): built with BLOOMD_CHECKS (make DEBUG=1,
+ * and every SANITIZE build: make check runs the suite under ASan+UBSan with
+ * them on), otherwise free. Constants that must agree are pinned with
+ * _Static_assert next to where they are used.
  */
+#define BLOOMD_CHECK(cond)                                                                                   \
+	(__builtin_expect(!!(cond), 1)                                                                        \
+		 ? (void)0                                                                                    \
+		 : (fprintf(stderr, "bloomd: %s:%d: invariant broken: %s\n", __FILE__, __LINE__, #cond), abort()))
 #ifdef BLOOMD_CHECKS
-#define BLOOMD_ASSERT(cond)                                                                                  \
-	((cond) ? (void)0                                                                                     \
-		: (fprintf(stderr, "bloomd: %s:%d: invariant broken: %s\n", __FILE__, __LINE__, #cond), abort()))
+#define BLOOMD_ASSERT(cond) BLOOMD_CHECK(cond)
 #else
 #define BLOOMD_ASSERT(cond) ((void)0)
 #endif

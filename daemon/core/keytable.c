@@ -50,7 +50,7 @@ struct keytable *keytable_new(size_t rec_size, size_t key_size)
 {
 	struct keytable *t = calloc(1, sizeof(*t));
 
-	BLOOMD_ASSERT(key_size > 0 && key_size <= rec_size);
+	BLOOMD_CHECK(key_size > 0 && key_size <= rec_size);
 	if (t == NULL)
 		return NULL;
 	t->rec_size = rec_size;
@@ -117,7 +117,7 @@ void *keytable_put(struct keytable *t, const void *key, bool *added)
 	memcpy(rec, key, t->key_size);
 	t->used[i] = 1;
 	t->count++;
-	BLOOMD_ASSERT(2 * t->count <= t->nslots); /* at most half full: probes end */
+	BLOOMD_CHECK(2 * t->count <= t->nslots); /* at most half full: probes end */
 	return rec;
 }
 
@@ -141,7 +141,7 @@ void keytable_remove(struct keytable *t, void *rec)
 {
 	size_t i = (size_t)((unsigned char *)rec - t->recs) / t->rec_size;
 
-	BLOOMD_ASSERT(i < t->nslots && t->used[i]);
+	BLOOMD_CHECK(i < t->nslots && t->used[i]);
 	free_slot(t, i);
 }
 

@@ -112,7 +112,7 @@ static int remember(struct set_action *a, const uint8_t *addr, int family, uint6
 /* Whether one more addition keeps to rate in every one-second window; if so, it is counted. */
 static bool within_rate(struct set_action *a, uint64_t now)
 {
-	BLOOMD_ASSERT(a->nsent <= a->rate && a->oldest < a->rate);
+	BLOOMD_CHECK(a->nsent <= a->rate && a->oldest < a->rate);
 	if (a->nsent == a->rate) {
 		if (now - a->sent[a->oldest] < NS)
 			return false;

@@ -156,7 +156,7 @@ static bool hand_off(struct worker *w, const struct capture_packet *p, enum verd
 
 	for (size_t i = 0; i < n; i++)
 		bytes += w->found[i].len;
-	BLOOMD_ASSERT(tail - head <= RING_SLOTS); /* the loop never takes more than the worker gave */
+	BLOOMD_CHECK(tail - head <= RING_SLOTS); /* the loop never takes more than the worker gave */
 	struct handoff *h = tail - head < RING_SLOTS ? malloc(sizeof(*h) + bytes) : NULL;
 	if (h == NULL)
 		return false;
@@ -299,7 +299,7 @@ static void drain(struct workers *ws)
 		struct ring *r = &ws->w[i].ring;
 		size_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
 		size_t tail = atomic_load_explicit(&r->tail, memory_order_acquire);
-		BLOOMD_ASSERT(tail - head <= RING_SLOTS);
+		BLOOMD_CHECK(tail - head <= RING_SLOTS);
 		for (; head != tail; head++) {
 			struct handoff *h = r->slot[head % RING_SLOTS];
 			ws->match(ws->ctx, &h->m);

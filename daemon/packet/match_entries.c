@@ -133,7 +133,7 @@ _Static_assert(ENTRY_MAX_KEY <= STORE_MAX_BYTES, "every entry's key fits the sto
 
 int matcher_hold(struct matcher *m, const struct entry *e, uint32_t holders, char *err, size_t errlen)
 {
-	BLOOMD_ASSERT(holders != 0); /* an entry no one holds is no entry */
+	BLOOMD_CHECK(holders != 0); /* an entry no one holds is no entry */
 	int rc = e->kind == ENTRY_SIG ? add_signature(m, e, -1, MATCH_WINDOW_ANY, holders, err, errlen)
 				       : add_address(m, e, -1, holders, err, errlen);
 

@@ -455,7 +455,7 @@ void lists_take(struct lists *ls, struct matcher *m, int i, uint64_t now, struct
 {
 	struct list_state *l = &ls->slot[i];
 
-	BLOOMD_ASSERT(i > 0 && i < LISTS_SLOTS); /* the local list takes no versions */
+	BLOOMD_CHECK(i > 0 && i < LISTS_SLOTS); /* the local list takes no versions */
 	uint64_t added = 0;
 	r->removed += matcher_rehold(m, LISTS_STAGING, 1u << i, &added); /* after what slices did, if any */
 	r->added += added;
@@ -489,7 +489,7 @@ void lists_unstage(struct lists *ls, struct matcher *m, int i, struct list_load 
 
 uint64_t lists_flush(struct lists *ls, struct matcher *m, int i)
 {
-	BLOOMD_ASSERT(i >= 0 && i < LISTS_SLOTS);
+	BLOOMD_CHECK(i >= 0 && i < LISTS_SLOTS);
 	labels_move(ls->labels, -1, (unsigned)i);
 	ttl_free(ls->expiry[i]);
 	ls->expiry[i] = NULL;
@@ -498,7 +498,7 @@ uint64_t lists_flush(struct lists *ls, struct matcher *m, int i)
 
 uint64_t lists_expiry(const struct lists *ls, unsigned slot, const struct entry *e)
 {
-	BLOOMD_ASSERT(slot <= LISTS_SLOTS);
+	BLOOMD_CHECK(slot <= LISTS_SLOTS);
 	return ls->expiry[slot] ? ttl_get(ls->expiry[slot], e) : 0;
 }
 

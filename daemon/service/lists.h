@@ -56,6 +56,7 @@ struct list_exception {
 
 struct lists {
 	struct list_state slot[LISTS_SLOTS]; /* by holder bit */
+	const char *names[LISTS_SLOTS];      /* slot[i].name, for the events (engine.list_names) */
 	struct labels *labels;               /* the labels entries carry inline, by list */
 	struct list_exception *exceptions;   /* the staged version's, applied when it is done */
 	size_t nexceptions, exceptions_cap;

@@ -158,8 +158,6 @@ struct event_base *service_base(const struct service *s);
  */
 bool service_lookup(const struct service *s, const struct entry *e, bool *filter_says, uint64_t *expiry,
 		    uint32_t *holders);
-/* Every entry (of kind only, or all for 0), as matcher_foreach. */
-int service_foreach(const struct service *s, enum entry_kind only, match_entry_cb cb, void *ctx);
 /* The addr and net entries that cover an address (matcher_covering). */
 void service_covering(const struct service *s, const uint8_t *addr, size_t alen, match_entry_cb cb,
 		      void *ctx);

@@ -31,26 +31,7 @@ static bool journal_required(enum service_origin from)
 
 static bool shared(const struct service *s, enum service_origin from)
 {
-	return from == SERVICE_FROM_OPERATOR && s->cluster != NULL;
-}
-
-int service_journal_op(struct service *s, enum persist_op op, const struct entry *e, uint64_t expiry,
-			char *err, size_t errlen)
-{
-	if (s->journal_stale) {
-		error_set(err, errlen, "the state directory cannot take a new journal (see the log): changes are refused until it can");
-		return -1;
-	}
-	if (s->store_error[0]) {
-		error_set(err, errlen, "the state cannot be written (%.300s): changes are refused until it can be (retried every second); nothing was changed",
-			  s->store_error);
-		return -1;
-	}
-	if (s->journal && journal_append(s->journal, op, e, expiry) < 0) {
-		error_set(err, errlen, "out of memory for the journal: the change was not made");
-		return -1;
-	}
-	return 0;
+	return from == SERVICE_FROM_OPERATOR && s->fleet.cluster != NULL;
 }
 
 static int journal(struct service *s, enum service_origin from, enum persist_op op, const struct entry *e,
@@ -72,20 +53,26 @@ static void share(struct service *s, enum service_origin from, enum cluster_op_k
 	snprintf(text, sizeof(text), "%s %s", entry_kind_name(e->kind),
 		 entry_format_value(e->kind, e->key, e->len, value, sizeof(value)));
 	struct cluster_op op = { .kind = kind, .entry = text, .expires = expires };
-	if (cluster_publish(s->cluster, &op, err, sizeof(err)) < 0)
+	if (cluster_publish(s->fleet.cluster, &op, err, sizeof(err)) < 0)
 		log_error("cluster: %s: %s", text, err);
+}
+
+bool service_shares(const struct service *s, enum service_origin from, int i)
+{
+	const struct list_config *lc = s->lists.slot[i].cfg;
+
+	return shared(s, from) && lc->file == NULL && lc->url == NULL;
 }
 
 void service_share_list(struct service *s, enum service_origin from, int i, const char *data, size_t len)
 {
-	const struct list_config *lc = s->lists.slot[i].cfg;
 	enum cluster_op_kind kind = data ? CLUSTER_REPLACE : CLUSTER_FLUSH;
 	char err[256];
 
-	if (!shared(s, from) || lc->file || lc->url)
+	if (!service_shares(s, from, i))
 		return;
 	struct cluster_op op = { .kind = kind, .entry = s->lists.slot[i].name, .data = data, .data_len = len };
-	if (cluster_publish(s->cluster, &op, err, sizeof(err)) < 0)
+	if (cluster_publish(s->fleet.cluster, &op, err, sizeof(err)) < 0)
 		log_error("cluster: %s list %s: %s", data ? "replace" : "flush", op.entry, err);
 }
 
@@ -94,7 +81,7 @@ enum cluster_apply service_stream_outcome(const struct service *s, int rc)
 	if (rc >= 0)
 		return CLUSTER_APPLIED;
 	/* Not the change's fault but the disk's: the stream waits at it. */
-	return s->store_error[0] || s->journal_stale ? CLUSTER_APPLY_LATER : CLUSTER_APPLY_REFUSED;
+	return s->durable.store_error[0] || s->durable.journal_stale ? CLUSTER_APPLY_LATER : CLUSTER_APPLY_REFUSED;
 }
 
 /*
@@ -106,7 +93,7 @@ enum cluster_apply service_stream_outcome(const struct service *s, int rc)
 int service_add(struct service *s, const struct entry *e, uint64_t expiry, enum service_origin from, char *err,
 		size_t errlen)
 {
-	uint64_t before = ttl_get(s->ttl, e);
+	uint64_t before = ttl_get(s->durable.ttl, e);
 	bool was_local = matcher_holders(s->matcher, e) & MATCH_HOLDER_DEFAULT;
 	uint32_t left;
 
@@ -115,7 +102,7 @@ int service_add(struct service *s, const struct entry *e, uint64_t expiry, enum 
 	if (matcher_hold(s->matcher, e, MATCH_HOLDER_DEFAULT, err, errlen) < 0)
 		return -1;
 	/* Undone on failure: a new hold goes, one there already keeps its expiry; the real cause is said. */
-	if (ttl_set(s->ttl, e, expiry) < 0) {
+	if (ttl_set(s->durable.ttl, e, expiry) < 0) {
 		error_set(err, errlen, "out of memory for the entry's expiry: the entry was not %s",
 			  was_local ? "changed" : "added");
 	} else if (journal(s, from, PERSIST_ADD, e, expiry, err, errlen) == 0) {
@@ -126,7 +113,7 @@ int service_add(struct service *s, const struct entry *e, uint64_t expiry, enum 
 	}
 	if (!was_local)
 		matcher_release(s->matcher, e, MATCH_HOLDER_DEFAULT, &left);
-	ttl_set(s->ttl, e, was_local ? before : 0);
+	ttl_set(s->durable.ttl, e, was_local ? before : 0);
 	return -1;
 }
 
@@ -144,7 +131,18 @@ int service_del(struct service *s, const struct entry *e, enum service_origin fr
 	if (journal(s, from, PERSIST_DEL, e, 0, err, errlen) < 0)
 		return -1; /* not journaled: not done, or a restart would bring it back */
 	matcher_release(s->matcher, e, MATCH_HOLDER_DEFAULT, still_held);
-	ttl_set(s->ttl, e, 0);
+	ttl_set(s->durable.ttl, e, 0);
 	share(s, from, CLUSTER_DEL, e, 0);
 	return 0;
+}
+
+void service_expire(struct service *s, uint64_t now)
+{
+	static struct entry e;
+	uint32_t left;
+
+	while (ttl_pop_expired(s->durable.ttl, now, &e) == 1)
+		service_del(s, &e, SERVICE_FROM_EXPIRY, &left, NULL, 0);
+	/* A list's run out too; its kept version says when (expires=), so a restart does not bring them back. */
+	lists_expire(&s->lists, s->matcher, now);
 }

@@ -61,7 +61,7 @@ static char *dump_local(void *ctx, size_t *len)
 
 	if ((d.f = open_memstream(&d.text, &d.len)) == NULL)
 		return NULL;
-	int rc = service_foreach(ctx, 0, dump_entry, &d);
+	int rc = matcher_foreach(d.s->matcher, 0, dump_entry, &d);
 	if (fclose(d.f) != 0 || rc != 0) {
 		free(d.text);
 		return NULL;
@@ -125,7 +125,7 @@ static int restore_local(void *ctx, const char *lines, size_t len, char *err, si
 	}
 	free(line);
 	fclose(f);
-	if (rc == 0 && service_foreach(s, 0, note_gone, &r) != 0) {
+	if (rc == 0 && matcher_foreach(s->matcher, 0, note_gone, &r) != 0) {
 		error_set(err, errlen, "out of memory");
 		rc = -1;
 	}
@@ -145,15 +145,12 @@ static int event_to_redis(void *ctx, const char *line, size_t len)
 {
 	struct service *s = ctx;
 
-	return s->cluster ? cluster_event(s->cluster, line, len) : -1;
+	return s->fleet.cluster ? cluster_event(s->fleet.cluster, line, len) : -1;
 }
 
 static bool applied_durable(void *ctx)
 {
-	struct service *s = ctx;
-
-	return s->journal == NULL || (s->store_error[0] == '\0' && !s->journal_stale && !journal_broken(s->journal) &&
-				      (s->cfg->fsync != CONFIG_FSYNC_ALWAYS || !journal_unsynced(s->journal)));
+	return service_durable_settled(ctx);
 }
 
 /* An event Redis did not take after all: to the fallback file. */
@@ -162,7 +159,7 @@ static void event_from_redis(void *ctx, const char *line, size_t len)
 	struct service *s = ctx;
 
 	if (s->events && events_write_fallback(s->events, line, len) < 0)
-		log_limited(&s->events_lost_logged, 60, LOG_LEVEL_ERROR,
+		log_limited(&s->fleet.events_lost_logged, 60, LOG_LEVEL_ERROR,
 			    "an event Redis did not take is lost: %s", s->cfg->events_fallback ? "the fallback file cannot be written"
 											: "no [output] events_fallback is set");
 }
@@ -180,9 +177,9 @@ int service_cluster_start(struct service *s)
 
 	if (!config_cluster_on(s->cfg))
 		return 0;
-	s->cluster = cluster_open(s->base, &s->cfg->cluster, s->journal ? &s->state : NULL,
+	s->fleet.cluster = cluster_open(s->base, &s->cfg->cluster, service_journaled(s) ? service_statedir(s) : NULL,
 				  s->cfg->fsync == CONFIG_FSYNC_ALWAYS, &cb, err, sizeof(err));
-	if (s->cluster == NULL) {
+	if (s->fleet.cluster == NULL) {
 		log_error("cluster: %s", err);
 		return -1;
 	}
@@ -194,14 +191,32 @@ int service_cluster_start(struct service *s)
 
 int service_cluster_snapshot(struct service *s, char *err, size_t errlen)
 {
-	if (s->cluster == NULL) {
+	if (s->fleet.cluster == NULL) {
 		error_set(err, errlen, "no [cluster] redis is set");
 		return -1;
 	}
-	return cluster_snapshot(s->cluster, err, errlen);
+	return cluster_snapshot(s->fleet.cluster, err, errlen);
 }
 
 json_t *service_cluster_status(const struct service *s)
 {
-	return s->cluster ? cluster_status(s->cluster) : NULL;
+	return s->fleet.cluster ? cluster_status(s->fleet.cluster) : NULL;
+}
+
+void service_cluster_tick(struct service *s)
+{
+	if (s->fleet.cluster)
+		cluster_tick(s->fleet.cluster);
+}
+
+void service_cluster_stop(struct service *s)
+{
+	service_slices_cancel(s); /* its entry is applied again at the next start */
+	cluster_close(s->fleet.cluster); /* its cursor and outbox written first */
+	s->fleet.cluster = NULL;
+}
+
+int service_fleet_outbox_error(const struct service *s, char *err, size_t errlen)
+{
+	return s->fleet.cluster ? cluster_outbox_error(s->fleet.cluster, err, errlen) : 0;
 }

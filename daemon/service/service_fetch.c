@@ -62,15 +62,15 @@ static void keep_validators(struct list_fetch *lf)
 	json_t *o = json_pack("{s:s,s:s,s:s,s:I}", "url", lf->url, "etag", lf->etag, "last_modified", lf->last_modified,
 			      "answered", (json_int_t)lf->answered);
 	char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
-	int fd = text && lf->s->state.fd >= 0 ? statedir_create(&lf->s->state, (kept_name(lf, tmp, sizeof(tmp), true), tmp), 0)
-					      : -1;
+	struct statedir *dir = service_statedir(lf->s);
+	int fd = text && dir ? statedir_create(dir, (kept_name(lf, tmp, sizeof(tmp), true), tmp), 0) : -1;
 
 	kept_name(lf, rel, sizeof(rel), false);
 	/* Written after the version is kept (fsync'd), never before: a lost copy only costs a whole download. */
 	if (fd >= 0 && (write(fd, text, strlen(text)) != (ssize_t)strlen(text) || close(fd) < 0 ||
-			statedir_rename(&lf->s->state, tmp, rel) < 0))
+			statedir_rename(dir, tmp, rel) < 0))
 		log_warning("list %s: cannot keep its fetch validators: %s", lf->name, strerror(errno));
-	else if (fd < 0 && lf->s->state.fd >= 0)
+	else if (fd < 0 && dir)
 		log_warning("list %s: cannot keep its fetch validators: %s", lf->name, text ? strerror(errno) : "out of memory");
 	free(text);
 	json_decref(o);
@@ -80,8 +80,8 @@ static void keep_validators(struct list_fetch *lf)
 static void read_validators(struct list_fetch *lf)
 {
 	char rel[LIST_NAME_MAX + 16], text[2048];
-	int fd = lf->s->state.fd >= 0 ? statedir_open_file(&lf->s->state, (kept_name(lf, rel, sizeof(rel), false), rel), O_RDONLY)
-				      : -1;
+	struct statedir *dir = service_statedir(lf->s);
+	int fd = dir ? statedir_open_file(dir, (kept_name(lf, rel, sizeof(rel), false), rel), O_RDONLY) : -1;
 	ssize_t n = fd >= 0 ? read(fd, text, sizeof(text) - 1) : -1;
 
 	if (fd >= 0)
@@ -193,6 +193,7 @@ static void fetched(struct list_fetch *lf)
 		if (reply && (lf->last.outcome == FETCH_FAILED || rc < 0))
 			json_object_set_new(reply, "error", json_sprintf("list %s keeps its previous version: %s", lf->name,
 									 lf->last.error));
+		service_propagate(lf->s); /* the version reaches the workers before the reply */
 		service_reply_to(lf->s, lf->waiter, reply);
 		lf->waiter = 0;
 	}
@@ -491,9 +492,11 @@ json_t *service_lists_json(struct service *s)
 
 json_t *service_fetches_stats(const struct service *s)
 {
+	if (s->fetches == NULL)
+		return NULL;
 	json_t *out = json_object();
 
-	for (int i = 0; i < LISTS_SLOTS && out && s->fetches; i++) {
+	for (int i = 0; i < LISTS_SLOTS && out; i++) {
 		const struct list_fetch *lf = &s->fetches->list[i];
 		if (lf->url)
 			json_object_set_new(out, lf->name,

@@ -73,7 +73,7 @@ static char *version_text(struct service *s, int i, size_t *len)
 /* Keep text (entry lines) as list i's version. -1 with a message. */
 static int keep_text(struct service *s, int i, const char *text, size_t len, char *err, size_t errlen)
 {
-	int rc = persist_list_save(&s->state, s->lists.slot[i].name, text, len, err, errlen);
+	int rc = persist_list_save(service_statedir(s), s->lists.slot[i].name, text, len, err, errlen);
 
 	if (rc < 0)
 		service_list_unkept(s, i, err);
@@ -98,17 +98,14 @@ static int keep(struct service *s, int i, uint32_t holder, unsigned label_slot, 
 
 void service_lists_keep_again(struct service *s)
 {
+	uint32_t unkept = service_lists_unkept(s);
 	char err[512];
 
-	for (int i = 1; i < LISTS_SLOTS && s->lists_unkept; i++) {
-		if (!(s->lists_unkept & (1u << i)))
+	for (int i = 1; i < LISTS_SLOTS; i++) {
+		if (!(unkept & (1u << i)))
 			continue;
 		if (s->lists.slot[i].name[0] == '\0' || keep(s, i, 1u << i, (unsigned)i, err, sizeof(err)) == 0)
-			s->lists_unkept &= ~(1u << i);
-	}
-	if (s->lists_unkept == 0 && s->store_error[0] && !journal_broken(s->journal)) {
-		log_info("the lists' versions are kept again: changes are accepted");
-		s->store_error[0] = '\0';
+			service_list_kept(s, i);
 	}
 }
 
@@ -132,7 +129,7 @@ static int load_from(struct service *s, int i, FILE *f, const char *source, cons
 
 	service_slices_settle(s); /* the staging bit is free */
 	int rc = lists_stage(&s->lists, s->matcher, i, f, spec, &clock, from == FROM_FEED, service_log_bad_line, &b, &r);
-	if (rc == 0 && s->journal && from == FROM_FEED &&
+	if (rc == 0 && service_journaled(s) && from == FROM_FEED &&
 	    keep(s, i, LISTS_STAGING, LISTS_SLOTS, err, sizeof(err)) < 0) {
 		char why[sizeof(r.error)];
 		snprintf(why, sizeof(why), "it could not be kept for the next start: %.200s", err);
@@ -167,9 +164,9 @@ static int load_saved(struct service *s, int i)
 	char err[512];
 	int rc;
 
-	if (s->journal == NULL || l->version > 0)
+	if (!service_journaled(s) || l->version > 0)
 		return 0;
-	if ((rc = persist_list_read(&s->state, l->name, &kept, err, sizeof(err))) != 0) {
+	if ((rc = persist_list_read(service_statedir(s), l->name, &kept, err, sizeof(err))) != 0) {
 		if (rc < 0)
 			log_error("list %s: %s; it is left as it is: give the list its file, or move the copy away to start the list without it",
 				  l->name, err);
@@ -237,10 +234,9 @@ int service_lists_load(struct service *s, const struct config *cfg, bool startin
 	s->engine.reject_holders = lists_acting(&s->lists, LIST_ACTION_REJECT);
 	s->engine.pass_holders = lists_acting(&s->lists, LIST_ACTION_PASS);
 	s->engine.pass_packet_holders = lists_passing_packets(&s->lists);
-	s->actions_stale = s->xdp != NULL || (s->set_action && set_action_mirror(s->set_action));
-	if (s->workers)
-		workers_set_verdicts(s->workers, s->engine.drop_holders, s->engine.reject_holders,
-				     s->engine.pass_holders, s->engine.pass_packet_holders);
+	if (service_xdp_on(s) || service_mirror_on(s))
+		service_changes_all(s);
+	service_workers_verdicts(s);
 	for (int i = 1; i < LISTS_SLOTS; i++) {
 		if (s->lists.slot[i].name[0] == '\0')
 			continue;
@@ -277,8 +273,8 @@ void service_label_hits(struct service *s)
 	s->engine.label = label_entry;
 	s->engine.label_ctx = s;
 	for (int i = 0; i < LISTS_SLOTS; i++) /* the slots' names stay where they are: point once */
-		s->list_names[i] = s->lists.slot[i].name;
-	s->engine.list_names = s->list_names;
+		s->lists.names[i] = s->lists.slot[i].name;
+	s->engine.list_names = s->lists.names;
 }
 
 /* ---- commands ---- */
@@ -353,7 +349,7 @@ int service_list_replace(struct service *s, const char *name, int fd, json_t **r
 		rc = load_from(s, i, f, "the file passed", &lc->format, FROM_FEED, file_stated(f));
 		fclose(f);
 		size_t len;
-		char *text = rc == 0 && s->cluster ? version_text(s, i, &len) : NULL;
+		char *text = rc == 0 && service_shares(s, SERVICE_FROM_OPERATOR, i) ? version_text(s, i, &len) : NULL;
 		if (text) /* the other nodes take the version this one took */
 			service_share_list(s, SERVICE_FROM_OPERATOR, i, text, len);
 		free(text);
@@ -377,8 +373,8 @@ int service_list_flush(struct service *s, const char *name, enum service_origin 
 		return -1;
 	service_slices_settle(s); /* a version being taken in slices comes before the flush */
 	/* The empty version is kept first: a flush the next start would undo is refused. */
-	if (s->journal && keep_text(s, i, "", 0, err, errlen) < 0) {
-		error_set(err, errlen, "list %s keeps its entries: %s", name, s->store_error);
+	if (service_journaled(s) && keep_text(s, i, "", 0, err, errlen) < 0) {
+		error_set(err, errlen, "list %s keeps its entries: %s", name, service_store_error(s));
 		return -1;
 	}
 	*removed = lists_flush(&s->lists, s->matcher, i);

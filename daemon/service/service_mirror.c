@@ -37,7 +37,7 @@ static uint64_t until_of(const struct service *s, const struct entry *e, uint32_
 	for (unsigned i = 0; i < LISTS_SLOTS; i++) {
 		if (!(acting & (1u << i)))
 			continue;
-		uint64_t t = i == 0 ? ttl_get(s->ttl, e) : lists_expiry(&s->lists, i, e);
+		uint64_t t = i == 0 ? service_expiry(s, e) : lists_expiry(&s->lists, i, e);
 		if (t == 0)
 			return 0;
 		until = t > until ? t : until;
@@ -120,12 +120,12 @@ static void mirror_changed(void *ctx, enum entry_kind kind, const uint8_t *key, 
 	e.len = (uint16_t)len;
 	memcpy(e.key, key, len);
 	if (mirror_entry(w->s, w->m, &e, matcher_holders(w->s->matcher, &e)) < 0)
-		w->s->mirror_stale = true;
+		w->s->action.mirror_stale = true;
 }
 
 void service_mirror_sync(struct service *s)
 {
-	struct set_mirror *m = s->set_action ? set_action_mirror(s->set_action) : NULL;
+	struct set_mirror *m = s->action.sets ? set_action_mirror(s->action.sets) : NULL;
 	struct walk w = { s, m };
 	uint32_t reheld = 0;
 	uint32_t acting = s->engine.drop_holders | s->engine.reject_holders | s->engine.pass_holders;
@@ -133,12 +133,14 @@ void service_mirror_sync(struct service *s)
 
 	if (m == NULL)
 		return;
-	bool whole = s->actions_stale || s->mirror_stale;
-	s->mirror_stale = false;
-	if (whole || match_log_entries(s->changes, mirror_changed, &w, &reheld) != 0 || (reheld & acting))
-		s->mirror_stale = sweep(s, m) < 0;
-	if (set_action_settle(s->set_action, err, sizeof(err)) < 0)
-		log_limited(&s->block_errors_logged, 60, LOG_LEVEL_ERROR, "[action]: the lists' elements: %s", err);
+	bool whole;
+	const struct match_log *changes = service_changes(s, &whole);
+	whole |= s->action.mirror_stale;
+	s->action.mirror_stale = false;
+	if (whole || match_log_entries(changes, mirror_changed, &w, &reheld) != 0 || (reheld & acting))
+		s->action.mirror_stale = sweep(s, m) < 0;
+	if (set_action_settle(s->action.sets, err, sizeof(err)) < 0)
+		log_limited(&s->action.errors_logged, 60, LOG_LEVEL_ERROR, "[action]: the lists' elements: %s", err);
 }
 
 static void on_watch(evutil_socket_t fd, short what, void *arg)
@@ -148,9 +150,9 @@ static void on_watch(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	int rc = set_action_watched(s->set_action, err, sizeof(err));
+	int rc = set_action_watched(s->action.sets, err, sizeof(err));
 	if (rc < 0)
-		log_limited(&s->block_errors_logged, 60, LOG_LEVEL_ERROR, "[action]: %s", err);
+		log_limited(&s->action.errors_logged, 60, LOG_LEVEL_ERROR, "[action]: %s", err);
 	else if (rc > 0)
 		log_warning("[action]: table inet %s changed by another process (a rule, an element, a flush?): put back",
 			    s->cfg->action.table);
@@ -168,13 +170,13 @@ int service_action_open(struct service *s)
 
 	if (a->set4 == NULL && a->set6 == NULL)
 		return 0;
-	if ((s->set_action = set_action_open(&o, err, sizeof(err))) == NULL) {
+	if ((s->action.sets = set_action_open(&o, err, sizeof(err))) == NULL) {
 		log_error(a->manage ? "%s (bloomd needs CAP_NET_ADMIN to make its table)"
 				    : "%s (bloomd needs CAP_NET_ADMIN, and the set made beforehand, with flags timeout)",
 			  err);
 		return -1;
 	}
-	set_action_stats(s->set_action, &st);
+	set_action_stats(s->action.sets, &st);
 	if (a->manage)
 		log_info("[action]: table inet %s made, with the lists' elements (%llu listed, %llu passed, %llu exempt) "
 			 "and %llu addresses blocked on matches taken over from the table a bloomd before left",
@@ -185,12 +187,12 @@ int service_action_open(struct service *s)
 
 int service_mirror_start(struct service *s)
 {
-	int fd = set_action_watch_fd(s->set_action);
+	int fd = set_action_watch_fd(s->action.sets);
 
 	if (fd < 0)
 		return 0;
-	s->table_watch = event_new(s->base, fd, EV_READ | EV_PERSIST, on_watch, s);
-	if (s->table_watch == NULL || event_add(s->table_watch, NULL) < 0) {
+	s->action.table_watch = event_new(s->base, fd, EV_READ | EV_PERSIST, on_watch, s);
+	if (s->action.table_watch == NULL || event_add(s->action.table_watch, NULL) < 0) {
 		log_error("[action]: cannot watch table inet %s", s->cfg->action.table);
 		return -1;
 	}
@@ -199,22 +201,23 @@ int service_mirror_start(struct service *s)
 
 void service_mirror_stop(struct service *s)
 {
-	if (s->table_watch)
-		event_free(s->table_watch);
-	s->table_watch = NULL;
+	if (s->action.table_watch)
+		event_free(s->action.table_watch);
+	s->action.table_watch = NULL;
+	service_changes_unfollowed(s, SERVICE_FOLLOWS_MIRROR);
 }
 
 void service_mirror_entry(struct service *s, const struct entry *e)
 {
-	struct set_mirror *m = s->set_action ? set_action_mirror(s->set_action) : NULL;
+	struct set_mirror *m = s->action.sets ? set_action_mirror(s->action.sets) : NULL;
 	char err[512];
 
 	if (m == NULL)
 		return;
 	if (mirror_entry(s, m, e, matcher_holders(s->matcher, e)) < 0)
-		s->mirror_stale = true;
-	else if (set_action_settle(s->set_action, err, sizeof(err)) < 0)
-		log_limited(&s->block_errors_logged, 60, LOG_LEVEL_ERROR, "[action]: the lists' elements: %s", err);
+		s->action.mirror_stale = true;
+	else if (set_action_settle(s->action.sets, err, sizeof(err)) < 0)
+		log_limited(&s->action.errors_logged, 60, LOG_LEVEL_ERROR, "[action]: the lists' elements: %s", err);
 }
 
 struct holding {
@@ -244,8 +247,18 @@ bool service_mirror_listing(const struct service *s, const uint8_t *addr, int fa
 	struct holding h = { s, names, size, 0 };
 
 	names[0] = '\0';
-	if (s->set_action == NULL || set_action_mirror(s->set_action) == NULL)
+	if (s->action.sets == NULL || set_action_mirror(s->action.sets) == NULL)
 		return false;
 	matcher_covering(s->matcher, addr, family == 4 ? 4 : 16, name_holder, &h);
 	return h.len > 0;
+}
+
+bool service_mirror_on(const struct service *s)
+{
+	return s->action.sets && set_action_mirror(s->action.sets);
+}
+
+bool service_mirror_behind(const struct service *s)
+{
+	return s->action.mirror_stale;
 }

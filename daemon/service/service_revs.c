@@ -52,7 +52,7 @@ static void rev_path(const struct list_state *l, char *rel, size_t len, bool tmp
 static int read_rev(struct service *s, const struct list_state *l, unsigned *rev, uint64_t *digest)
 {
 	char rel[LIST_NAME_MAX + 16], text[64];
-	int fd = (rev_path(l, rel, sizeof(rel), false), statedir_open_file(&s->state, rel, O_RDONLY));
+	int fd = (rev_path(l, rel, sizeof(rel), false), statedir_open_file(service_statedir(s), rel, O_RDONLY));
 	ssize_t n = fd >= 0 ? read(fd, text, sizeof(text) - 1) : -1;
 
 	if (fd >= 0)
@@ -67,10 +67,10 @@ static void keep_rev(struct service *s, const struct list_state *l)
 {
 	char rel[LIST_NAME_MAX + 16], tmp[LIST_NAME_MAX + 16], text[64];
 	int len = snprintf(text, sizeof(text), "%u %016" PRIx64 "\n", l->rev, l->digest);
-	int fd = (rev_path(l, tmp, sizeof(tmp), true), statedir_create(&s->state, tmp, 0));
+	int fd = (rev_path(l, tmp, sizeof(tmp), true), statedir_create(service_statedir(s), tmp, 0));
 
 	rev_path(l, rel, sizeof(rel), false);
-	if (fd < 0 || write(fd, text, (size_t)len) != len || close(fd) < 0 || statedir_rename(&s->state, tmp, rel) < 0)
+	if (fd < 0 || write(fd, text, (size_t)len) != len || close(fd) < 0 || statedir_rename(service_statedir(s), tmp, rel) < 0)
 		log_warning("list %s: cannot keep its revision in the state directory: %s", l->name, strerror(errno));
 }
 
@@ -81,10 +81,41 @@ void service_list_revised(struct service *s, int i)
 	unsigned kept;
 	uint64_t kept_digest;
 
-	if (!l->digest_known && s->state.fd >= 0 && read_rev(s, l, &kept, &kept_digest) == 0)
+	if (!l->digest_known && service_statedir(s) && read_rev(s, l, &kept, &kept_digest) == 0)
 		l->rev = kept_digest == digest ? kept : kept + 1; /* the first version since the start */
 	l->digest = digest;
 	l->digest_known = true;
-	if (s->state.fd >= 0)
+	if (service_statedir(s))
 		keep_rev(s, l);
+}
+
+#define BAD_LINES_LOGGED 20 /* per load; the rest are counted */
+
+void service_log_bad_line(void *ctx, unsigned line, const char *text, const char *why)
+{
+	struct service_bad_lines *b = ctx;
+
+	if (b->logged++ < BAD_LINES_LOGGED)
+		log_warning("list %s: %s:%u: %s, skipped: '%s'", b->list, b->source, line, why, text);
+}
+
+void service_list_loaded(struct service *s, int i, const char *source, const struct service_bad_lines *b,
+			 const struct list_load *r)
+{
+	const struct list_state *l = &s->lists.slot[i];
+
+	if (b->logged > BAD_LINES_LOGGED)
+		log_warning("list %s: %s: %u more bad lines, not shown", l->name, source, b->logged - BAD_LINES_LOGGED);
+	if (r->skipped_what[0])
+		log_warning("list %s: %s: %llu lines skipped, of what bloomd does not hold or enforce: %s", l->name, source,
+			    (unsigned long long)r->skipped, r->skipped_what);
+	if (!r->refused)
+		service_list_revised(s, i);
+	if (r->refused)
+		log_error("list %s: %s: refused, the list keeps its previous version (%llu entries read, %llu bad lines): %s",
+			  l->name, source, (unsigned long long)r->entries, (unsigned long long)r->bad, r->error);
+	else
+		log_info("list %s: %s: version %u taken: %llu entries read, %llu added, %llu removed, %llu bad lines skipped",
+			 l->name, source, l->version, (unsigned long long)r->entries, (unsigned long long)r->added,
+			 (unsigned long long)r->removed, (unsigned long long)r->bad);
 }

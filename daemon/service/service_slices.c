@@ -64,10 +64,10 @@ static void finish(struct slicing *sl, int rc, const char *err)
 	struct service *s = sl->s;
 	enum cluster_apply outcome = service_stream_outcome(s, rc);
 
-	s->slicing = NULL;
+	s->fleet.slicing = NULL;
 	slicing_free(sl);
-	if (s->cluster)
-		cluster_applied(s->cluster, outcome, err);
+	if (s->fleet.cluster)
+		cluster_applied(s->fleet.cluster, outcome, err);
 }
 
 /* Refused for why: the list keeps its previous version. false: no more slices. */
@@ -132,9 +132,9 @@ static bool read_slice(struct slicing *sl)
 	if (lists_stage_done(&s->lists, s->matcher, sl->list, true, &sl->r) < 0)
 		return refuse(sl, sl->r.error);
 	sl->at = 0;
-	sl->phase = s->journal ? KEEPING : ADDING;
-	if (s->journal == NULL ||
-	    (sl->kept = persist_list_begin(&s->state, s->lists.slot[sl->list].name, err, sizeof(err))) != NULL)
+	sl->phase = service_journaled(s) ? KEEPING : ADDING;
+	if (!service_journaled(s) ||
+	    (sl->kept = persist_list_begin(service_statedir(s), s->lists.slot[sl->list].name, err, sizeof(err))) != NULL)
 		return true;
 	return unkept(sl, err);
 }
@@ -267,22 +267,53 @@ enum cluster_apply service_slices_start(struct service *s, int i, const char *da
 	sl->s = s;
 	sl->list = i;
 	sl->bad = (struct service_bad_lines){ .list = s->lists.slot[i].name, .source = "the cluster" };
-	s->slicing = sl;
+	s->fleet.slicing = sl;
 	again(sl);
 	return CLUSTER_APPLY_STARTED;
 }
 
 void service_slices_settle(struct service *s)
 {
-	while (s->slicing && one_slice(s->slicing))
+	while (s->fleet.slicing && one_slice(s->fleet.slicing))
 		;
 }
 
 void service_slices_cancel(struct service *s)
 {
-	if (s->slicing == NULL)
+	if (s->fleet.slicing == NULL)
 		return;
-	lists_unstage(&s->lists, s->matcher, s->slicing->list, &s->slicing->r, "stopped before it was taken");
-	slicing_free(s->slicing);
-	s->slicing = NULL;
+	lists_unstage(&s->lists, s->matcher, s->fleet.slicing->list, &s->fleet.slicing->r, "stopped before it was taken");
+	slicing_free(s->fleet.slicing);
+	s->fleet.slicing = NULL;
+}
+
+/* Whether e is a net broader than [cluster] max_prefix4 or max_prefix6 allow from the stream. */
+bool service_entry_too_broad(const struct service *s, const struct entry *e, char *err, size_t errlen)
+{
+	unsigned most = e->len == 5 ? s->cfg->cluster.max_prefix4 : s->cfg->cluster.max_prefix6;
+
+	if (e->kind != ENTRY_NET || e->key[0] >= most)
+		return false;
+	error_set(err, errlen, "a /%u net is broader than [cluster] max_prefix%c (/%u) lets the stream add: refused",
+		  e->key[0], e->len == 5 ? '4' : '6', most);
+	return true;
+}
+
+bool service_version_too_broad(const struct service *s, const char *data, size_t len, char *err, size_t errlen)
+{
+	static struct entry e;
+	char line[ENTRY_TEXT_MAX + 256];
+
+	for (size_t at = 0; at < len;) {
+		const char *nl = memchr(data + at, '\n', len - at);
+		size_t n = nl ? (size_t)(nl - (data + at)) : len - at;
+		bool net = n >= 4 && memcmp(data + at, "net ", 4) == 0;
+		if (net)
+			snprintf(line, sizeof(line), "%.*s", (int)n, data + at);
+		at += n + 1;
+		if (net && entry_parse_labelled(line, &e, 0, &(uint64_t){ 0 }, &(struct entry_labels){ 0 }, NULL, 0) == 1 &&
+		    service_entry_too_broad(s, &e, err, errlen))
+			return true;
+	}
+	return false;
 }

@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "error.h"
 #include "log.h"
 #include "packet.h"
@@ -30,14 +31,14 @@ static void on_batch(void *ctx, struct capture *cap)
 	struct timespec t;
 
 	events_flush(s->events);
-	if (cap != s->replaying)
+	if (cap != s->sources.replaying)
 		return;
 	/* The longest wait between batches of a replay: what anything else in the loop cost it. */
 	clock_gettime(CLOCK_MONOTONIC, &t);
-	double gap = clock_ms_between(&s->last_batch, &t);
-	if (gap > s->replay_max_gap_ms)
-		s->replay_max_gap_ms = gap;
-	s->last_batch = t;
+	double gap = clock_ms_between(&s->sources.last_batch, &t);
+	if (gap > s->sources.replay_max_gap_ms)
+		s->sources.replay_max_gap_ms = gap;
+	s->sources.last_batch = t;
 }
 
 static void start_next_file(struct service *s);
@@ -68,35 +69,36 @@ static json_t *text_json(const char *text)
 
 static void record_source(struct service *s, const char *name, uint64_t packets, const char *error)
 {
-	if (json_array_size(s->sources) >= MAX_SOURCES)
-		json_array_remove(s->sources, 0);
+	if (json_array_size(s->sources.replayed) >= MAX_SOURCES)
+		json_array_remove(s->sources.replayed, 0);
 	json_t *source = json_pack("{s:o,s:I}", "name", text_json(name), "packets", (json_int_t)packets);
 	if (source && error)
 		json_object_set_new(source, "error", text_json(error));
-	json_array_append_new(s->sources, source);
+	json_array_append_new(s->sources.replayed, source);
 }
 
 /* A queued file is done (or could not be opened): tell whoever waits for it. */
 static void finish_item(struct service *s, uint64_t packets, const char *error)
 {
-	struct replay_item *it = s->current;
+	struct replay_item *it = s->sources.current;
 
 	record_source(s, it->path, packets, error);
 	if (error) {
 		log_error("%s: %s", it->path, error);
-		if (s->one_shot)
-			s->exit_code = 1;
+		if (s->sources.one_shot)
+			s->sources.exit_code = 1;
 	}
 	json_t *reply = json_pack("{s:b,s:o,s:I,s:I,s:f}", "ok", error == NULL, "file", text_json(it->path),
 				  "packets", (json_int_t)packets, "matched",
-				  (json_int_t)(s->engine.stats.matched_packets - s->replay_matched_before),
-				  "max_gap_ms", s->replay_max_gap_ms);
+				  (json_int_t)(s->engine.stats.matched_packets - s->sources.replay_matched_before),
+				  "max_gap_ms", s->sources.replay_max_gap_ms);
 	if (reply && error)
 		json_object_set_new(reply, "error", text_json(error));
+	service_propagate(s);
 	service_reply_to(s, it->waiter, reply);
 	free(it->path);
 	free(it);
-	s->current = NULL;
+	s->sources.current = NULL;
 }
 
 static void next_file_cb(evutil_socket_t fd, short what, void *arg)
@@ -105,9 +107,9 @@ static void next_file_cb(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	capture_free(s->replaying); /* not from inside its own callback */
-	s->replaying = NULL;
-	finish_item(s, s->current_packets, s->current_error[0] ? s->current_error : NULL);
+	capture_free(s->sources.replaying); /* not from inside its own callback */
+	s->sources.replaying = NULL;
+	finish_item(s, s->sources.current_packets, s->sources.current_error[0] ? s->sources.current_error : NULL);
 	start_next_file(s);
 }
 
@@ -118,12 +120,12 @@ static void on_done(void *ctx, struct capture *cap, const char *error)
 	if (capture_is_live(cap)) {
 		if (error)
 			log_error("%s: %s", capture_name(cap), error);
-		s->exit_code = 1;
+		s->sources.exit_code = 1;
 		event_base_loopbreak(s->base);
 		return;
 	}
-	s->current_packets = capture_packets(cap);
-	snprintf(s->current_error, sizeof(s->current_error), "%s", error ? error : "");
+	s->sources.current_packets = capture_packets(cap);
+	snprintf(s->sources.current_error, sizeof(s->sources.current_error), "%s", error ? error : "");
 	event_base_once(s->base, -1, EV_TIMEOUT, next_file_cb, s, NULL);
 }
 
@@ -154,7 +156,7 @@ static void exit_if_idle_cb(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	if (s->current == NULL && s->queue == NULL)
+	if (s->sources.current == NULL && s->sources.queue == NULL)
 		event_base_loopexit(s->base, NULL);
 }
 
@@ -163,27 +165,27 @@ static void start_next_file(struct service *s)
 {
 	char err[512];
 
-	while (s->current == NULL && s->queue) {
-		s->current = s->queue;
-		s->queue = s->queue->next;
-		if (s->queue == NULL)
-			s->queue_tail = NULL;
-		s->replay_matched_before = s->engine.stats.matched_packets;
-		s->replay_max_gap_ms = 0;
-		clock_gettime(CLOCK_MONOTONIC, &s->last_batch);
-		struct replay_item *it = s->current;
-		s->replaying = it->fd >= 0 ? capture_open_fd(s->base, it->fd, it->path, s->cfg->bpf, callbacks(s),
+	while (s->sources.current == NULL && s->sources.queue) {
+		s->sources.current = s->sources.queue;
+		s->sources.queue = s->sources.queue->next;
+		if (s->sources.queue == NULL)
+			s->sources.queue_tail = NULL;
+		s->sources.replay_matched_before = s->engine.stats.matched_packets;
+		s->sources.replay_max_gap_ms = 0;
+		clock_gettime(CLOCK_MONOTONIC, &s->sources.last_batch);
+		struct replay_item *it = s->sources.current;
+		s->sources.replaying = it->fd >= 0 ? capture_open_fd(s->base, it->fd, it->path, s->cfg->bpf, callbacks(s),
 							     err, sizeof(err))
 					   : capture_open_file(s->base, it->path, s->cfg->bpf, callbacks(s),
 							       err, sizeof(err));
 		it->fd = -1; /* the capture's now, or closed */
-		if (s->replaying) {
-			warn_unsupported_link(s->replaying);
+		if (s->sources.replaying) {
+			warn_unsupported_link(s->sources.replaying);
 			return;
 		}
 		finish_item(s, 0, err);
 	}
-	if (s->current == NULL && s->one_shot)
+	if (s->sources.current == NULL && s->sources.one_shot)
 		event_base_once(s->base, -1, EV_TIMEOUT, exit_if_idle_cb, s, NULL);
 }
 
@@ -199,12 +201,12 @@ static int queue_item(struct service *s, const char *path, int fd, uint64_t wait
 	}
 	it->fd = fd;
 	it->waiter = waiter;
-	if (s->queue_tail)
-		s->queue_tail->next = it;
+	if (s->sources.queue_tail)
+		s->sources.queue_tail->next = it;
 	else
-		s->queue = it;
-	s->queue_tail = it;
-	if (s->base && s->current == NULL)
+		s->sources.queue = it;
+	s->sources.queue_tail = it;
+	if (s->base && s->sources.current == NULL)
 		start_next_file(s);
 	return 0;
 }
@@ -277,30 +279,33 @@ static void publish_to_workers(struct service *s)
 	char err[256];
 
 	/* Nothing changes the loop's matcher while the workers read it, and the copy meanwhile catches up. */
-	workers_read(s->workers, s->matcher);
-	if (matcher_replay(s->replica, s->changes, err, sizeof(err)) < 0) {
-		matcher_free(s->replica);
-		if ((s->replica = matcher_clone(s->matcher)) == NULL) {
+	workers_read(s->sources.workers, s->matcher);
+	if (matcher_replay(s->sources.replica, s->sources.changes, err, sizeof(err)) < 0) {
+		matcher_free(s->sources.replica);
+		if ((s->sources.replica = matcher_clone(s->matcher)) == NULL) {
 			lose_workers(s, "out of memory copying the filters");
 			return;
 		}
 	}
-	workers_read(s->workers, s->replica);
+	workers_read(s->sources.workers, s->sources.replica);
 }
 
 void service_propagate(struct service *s)
 {
-	if (s->changes == NULL || (matcher_changes(s->matcher) == s->published && !s->actions_stale && !s->mirror_stale))
+	struct service_sources *src = &s->sources;
+
+	if (src->changes == NULL ||
+	    (matcher_changes(s->matcher) == src->published && !src->actions_stale && !service_mirror_behind(s)))
 		return;
-	if (s->xdp)
+	if (service_xdp_on(s))
 		service_xdp_sync(s);
 	service_mirror_sync(s);
-	s->actions_stale = false;
-	if (s->workers)
+	src->actions_stale = false;
+	if (src->workers)
 		publish_to_workers(s);
-	if (s->changes) /* the workers may have been lost */
-		match_log_clear(s->changes);
-	s->published = matcher_changes(s->matcher);
+	if (src->changes) /* the workers may have been lost */
+		match_log_clear(src->changes);
+	src->published = matcher_changes(s->matcher);
 }
 
 static void propagate_cb(evutil_socket_t fd, short what, void *arg)
@@ -310,20 +315,22 @@ static void propagate_cb(evutil_socket_t fd, short what, void *arg)
 	service_propagate(arg);
 }
 
-int service_record_changes(struct service *s)
+int service_record_changes(struct service *s, unsigned follower)
 {
+	struct service_sources *src = &s->sources;
 	struct timeval every = { 0, PUBLISH_MS * 1000 };
 
-	if (s->changes)
+	src->followers |= follower;
+	if (src->changes)
 		return 0;
-	if ((s->changes = match_log_new()) == NULL) {
+	if ((src->changes = match_log_new()) == NULL) {
 		log_error("out of memory for the log of changes");
 		return -1;
 	}
-	matcher_record(s->matcher, s->changes);
-	s->published = matcher_changes(s->matcher);
-	s->publisher = event_new(s->base, -1, EV_PERSIST, propagate_cb, s);
-	if (s->publisher == NULL || event_add(s->publisher, &every) < 0) {
+	matcher_record(s->matcher, src->changes);
+	src->published = matcher_changes(s->matcher);
+	src->publisher = event_new(s->base, -1, EV_PERSIST, propagate_cb, s);
+	if (src->publisher == NULL || event_add(src->publisher, &every) < 0) {
 		log_error("cannot start the publishing timer");
 		return -1;
 	}
@@ -335,19 +342,18 @@ static int start_workers(struct service *s, const struct workers_options *o)
 	char err[512];
 
 	service_propagate(s); /* the XDP set, if any, in step before the copy is made */
-	s->replica = matcher_clone(s->matcher);
-	if (s->replica == NULL || service_record_changes(s) < 0) {
+	s->sources.replica = matcher_clone(s->matcher);
+	if (s->sources.replica == NULL || service_record_changes(s, SERVICE_FOLLOWS_WORKERS) < 0) {
 		log_error("workers: out of memory copying the filters");
 		return -1;
 	}
 	struct workers_callbacks cb = { on_worker_match, on_worker_batch, on_worker_failed, s };
-	s->workers = workers_start(s->base, o, s->replica, &cb, err, sizeof(err));
-	if (s->workers == NULL) {
+	s->sources.workers = workers_start(s->base, o, s->sources.replica, &cb, err, sizeof(err));
+	if (s->sources.workers == NULL) {
 		log_error("%s", err);
 		return -1;
 	}
-	workers_set_verdicts(s->workers, s->engine.drop_holders, s->engine.reject_holders, s->engine.pass_holders,
-			     s->engine.pass_packet_holders);
+	service_workers_verdicts(s);
 	return 0;
 }
 
@@ -355,41 +361,27 @@ int service_run_workers(struct service *s)
 {
 	char err[256];
 
-	if (s->workers && workers_run(s->workers, err, sizeof(err)) < 0) {
+	if (s->sources.workers && workers_run(s->sources.workers, err, sizeof(err)) < 0) {
 		log_error("%s", err);
 		return -1;
 	}
 	return 0;
 }
 
-/* No more changes recorded: once neither the workers' copy nor the XDP set follows them. */
-static void stop_recording(struct service *s)
-{
-	if (s->workers || s->xdp || s->table_watch)
-		return;
-	if (s->publisher)
-		event_free(s->publisher);
-	s->publisher = NULL;
-	if (s->matcher)
-		matcher_record(s->matcher, NULL);
-	match_log_free(s->changes);
-	s->changes = NULL;
-}
-
 void service_stop_workers(struct service *s)
 {
-	workers_stop(s->workers);
-	s->workers = NULL;
-	matcher_free(s->replica);
-	s->replica = NULL;
-	stop_recording(s);
+	workers_stop(s->sources.workers);
+	s->sources.workers = NULL;
+	matcher_free(s->sources.replica);
+	s->sources.replica = NULL;
+	service_changes_unfollowed(s, SERVICE_FOLLOWS_WORKERS);
 }
 
-void service_stop_xdp(struct service *s)
+void service_workers_verdicts(struct service *s)
 {
-	xdp_close(s->xdp); /* the link closed: the kernel detaches the program (unless it is pinned) */
-	s->xdp = NULL;
-	stop_recording(s);
+	if (s->sources.workers)
+		workers_set_verdicts(s->sources.workers, s->engine.drop_holders, s->engine.reject_holders,
+				     s->engine.pass_holders, s->engine.pass_packet_holders);
 }
 
 int service_capture_live(struct service *s, const char *interface)
@@ -403,19 +395,19 @@ int service_capture_live(struct service *s, const char *interface)
 	if (s->cfg->workers > 1) {
 		struct workers_options wo = { .count = s->cfg->workers, .live = o };
 		wo.live.fanout_group = (unsigned)getpid() & 0xffff;
-		snprintf(s->queue_name, sizeof(s->queue_name), "%s", interface);
+		snprintf(s->sources.queue_name, sizeof(s->sources.queue_name), "%s", interface);
 		if (start_workers(s, &wo) < 0)
 			return -1;
 		log_info("capturing on %s with %u workers (one PACKET_FANOUT group, by flow)", interface, s->cfg->workers);
 		return 0;
 	}
-	s->live = capture_open_live(s->base, &o, callbacks(s), err, sizeof(err));
-	if (s->live == NULL) {
+	s->sources.live = capture_open_live(s->base, &o, callbacks(s), err, sizeof(err));
+	if (s->sources.live == NULL) {
 		log_error("%s", err);
 		return -1;
 	}
-	warn_unsupported_link(s->live);
-	log_info("capturing on %s (%s)", interface, capture_link_name(s->live));
+	warn_unsupported_link(s->sources.live);
+	log_info("capturing on %s (%s)", interface, capture_link_name(s->sources.live));
 	return 0;
 }
 
@@ -423,7 +415,7 @@ int service_capture_live(struct service *s, const char *interface)
 
 int service_capture_xdp(struct service *s, const char *interface)
 {
-	if (service_xdp_open(s, interface) < 0 || service_record_changes(s) < 0 || service_xdp_attach(s) < 0)
+	if (service_xdp_open(s, interface) < 0 || service_record_changes(s, SERVICE_FOLLOWS_XDP) < 0 || service_xdp_attach(s) < 0)
 		return -1;
 	return service_capture_live(s, interface);
 }
@@ -434,7 +426,7 @@ static enum verdict on_queued(void *ctx, const struct capture_packet *p)
 {
 	struct service *s = ctx;
 
-	return engine_packet(&s->engine, p, s->queue_name, true);
+	return engine_packet(&s->engine, p, s->sources.queue_name, true);
 }
 
 static void on_queued_batch(void *ctx)
@@ -452,37 +444,134 @@ int service_capture_inline(struct service *s)
 	char err[512];
 
 	if (c->queue.first == c->queue.last)
-		snprintf(s->queue_name, sizeof(s->queue_name), "nfqueue%u", c->queue.first);
+		snprintf(s->sources.queue_name, sizeof(s->sources.queue_name), "nfqueue%u", c->queue.first);
 	else
-		snprintf(s->queue_name, sizeof(s->queue_name), "nfqueue%u-%u", c->queue.first, c->queue.last);
+		snprintf(s->sources.queue_name, sizeof(s->sources.queue_name), "nfqueue%u-%u", c->queue.first, c->queue.last);
 	s->engine.inline_mode = true;
 	if (c->workers > 1) {
 		struct workers_options wo = { .count = c->workers, .inline_mode = true, .queues = o };
 		if (start_workers(s, &wo) < 0)
 			return -1;
-	} else if ((s->inline_queue = inline_open(s->base, &o, on_queued, on_queued_batch, s, err, sizeof(err))) == NULL) {
+	} else if ((s->sources.inline_queue = inline_open(s->base, &o, on_queued, on_queued_batch, s, err, sizeof(err))) == NULL) {
 		log_error("%s", err);
 		return -1;
 	}
 	log_info("inline on %s with %u worker(s): a match of a dropping list is dropped, all else accepted (%s)",
-		 s->queue_name, c->workers, c->fail_open ? "fail-open: a full queue accepts" : "fail-closed: a full queue drops");
+		 s->sources.queue_name, c->workers, c->fail_open ? "fail-open: a full queue accepts" : "fail-closed: a full queue drops");
 	return 0;
 }
 
-void service_reply_to(struct service *s, uint64_t waiter, json_t *reply)
+bool service_is_live(const struct service *s)
 {
-	struct control_client *cl = waiter && s->control ? control_find(s->control, waiter) : NULL;
+	return s->sources.live != NULL || s->sources.workers != NULL;
+}
 
-	service_propagate(s); /* a rebuild's or a replace's result reaches the workers first */
-	if (cl) {
-		/* Exactly one reply: the client pairs replies with its commands in order. */
-		char *text = reply ? json_dumps(reply, JSON_COMPACT) : NULL;
-		if (text)
-			control_reply(cl, text, strlen(text));
-		else
-			control_reply(cl, "{\"ok\":false,\"error\":\"out of memory for the reply\"}", 49);
-		free(text);
-		control_release(cl);
+void service_set_one_shot(struct service *s, bool one_shot)
+{
+	s->sources.one_shot = one_shot;
+}
+
+int service_exit_code(const struct service *s)
+{
+	return s->sources.exit_code;
+}
+
+void service_fail(struct service *s)
+{
+	s->sources.exit_code = 1;
+}
+
+int service_sources_start(struct service *s)
+{
+	s->sources.replayed = json_array();
+	return s->sources.replayed ? 0 : -1;
+}
+
+static void free_item(struct replay_item *it)
+{
+	if (it->fd >= 0)
+		close(it->fd);
+	free(it->path);
+	free(it);
+}
+
+void service_sources_close(struct service *s)
+{
+	struct service_sources *src = &s->sources;
+
+	capture_free(src->replaying);
+	src->replaying = NULL;
+	capture_free(src->live);
+	src->live = NULL;
+	inline_close(src->inline_queue);
+	src->inline_queue = NULL;
+	if (src->current)
+		free_item(src->current);
+	src->current = NULL;
+	while (src->queue) {
+		struct replay_item *next = src->queue->next;
+		free_item(src->queue);
+		src->queue = next;
 	}
-	json_decref(reply);
+	src->queue_tail = NULL;
+	json_decref(src->replayed);
+	src->replayed = NULL;
+}
+
+void service_packet_totals(struct service *s, struct workers_totals *t)
+{
+	if (s->sources.workers)
+		workers_totals(s->sources.workers, t);
+	else
+		memset(t, 0, sizeof(*t));
+	stats_add(&t->stats, &s->engine.stats);
+	for (int k = 0; k < MATCH_KINDS; k++)
+		stats_add_counters(&t->counters[k], matcher_scratch_counters(s->engine.scratch, (enum entry_kind)k));
+	t->hits_dropped += matcher_scratch_hits_dropped(s->engine.scratch);
+	if (s->sources.inline_queue)
+		inline_stats(s->sources.inline_queue, &t->queues);
+	if (s->sources.live)
+		capture_stats(s->sources.live, &t->received, &t->dropped, &t->if_dropped);
+}
+
+static json_t *workers_json(const struct service *s, const struct workers_totals *t)
+{
+	json_t *packets = json_array();
+
+	for (unsigned i = 0; i < workers_count(s->sources.workers) && i < 64; i++)
+		json_array_append_new(packets, json_integer((json_int_t)t->packets[i]));
+	return json_pack("{s:i,s:o,s:I}", "count", (int)workers_count(s->sources.workers), "packets", packets, "handoff_lost",
+			 (json_int_t)t->handoff_lost);
+}
+
+static json_t *inline_json(const struct service *s, const struct inline_stats *is)
+{
+	json_t *o = json_pack("{s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:{s:I,s:I}}", "queue", s->sources.queue_name,
+			      "packets", (json_int_t)is->packets, "accepted", (json_int_t)is->accepted,
+			      "dropped", (json_int_t)is->dropped, "rejected", (json_int_t)is->rejected,
+			      "reject_unruled", (json_int_t)is->reject_unruled, "verdict_errors",
+			      (json_int_t)is->verdict_errors, "lost", (json_int_t)is->lost,
+			      "unjudged", (json_int_t)is->unjudged,
+			      "queue_dropped", (json_int_t)is->queue_dropped, "user_dropped",
+			      (json_int_t)is->user_dropped, "verdict_ns", "p50",
+			      (json_int_t)is->verdict_ns_p50, "p99", (json_int_t)is->verdict_ns_p99);
+
+	json_object_set_new(o, "verdict_seconds", stats_histogram_json(&is->verdict_seconds));
+	return o;
+}
+
+void service_sources_stats(const struct service *s, json_t *o, const struct workers_totals *t)
+{
+	const struct service_sources *src = &s->sources;
+
+	if (src->workers)
+		json_object_set_new(o, "workers", workers_json(s, t));
+	if (src->inline_queue || (src->workers && s->cfg->inline_mode))
+		json_object_set_new(o, "inline", inline_json(s, &t->queues));
+	if (src->live || (src->workers && !s->cfg->inline_mode))
+		json_object_set_new(o, "capture", json_pack("{s:s,s:I,s:I,s:I}", "interface",
+							    src->live ? capture_name(src->live) : src->queue_name,
+							    "received", (json_int_t)t->received, "dropped",
+							    (json_int_t)t->dropped, "if_dropped", (json_int_t)t->if_dropped));
+	json_object_set(o, "sources", src->replayed);
 }

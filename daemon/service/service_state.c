@@ -1,7 +1,8 @@
-/* service_state.c - the daemon's durable state: loading it, snapshots, the journal's sync, rebuilds. */
+/* service_state.c - the daemon's durable state: loading it, snapshots, the journal's sync. */
 #include "service.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -53,7 +54,7 @@ static int restore_entry(void *ctx, const struct entry *e, unsigned group, unsig
 	if (expiry && expiry <= ld->now)
 		return 0; /* expired while bloomd was down */
 	if (matcher_add_restored(s->matcher, e, group, window, err, sizeof(err)) < 0 ||
-	    ttl_set(s->ttl, e, expiry) < 0) {
+	    ttl_set(s->durable.ttl, e, expiry) < 0) {
 		log_error("snapshot: %s", err);
 		return -1;
 	}
@@ -69,10 +70,10 @@ static int replay_record(void *ctx, enum persist_op op, const struct entry *e, u
 	if (op == PERSIST_DEL || (expiry && expiry <= ld->now)) {
 		uint32_t left;
 		matcher_release(s->matcher, e, MATCH_HOLDER_DEFAULT, &left);
-		ttl_set(s->ttl, e, 0);
+		ttl_set(s->durable.ttl, e, 0);
 		return 0;
 	}
-	if (matcher_add(s->matcher, e, err, sizeof(err)) < 0 || ttl_set(s->ttl, e, expiry) < 0) {
+	if (matcher_add(s->matcher, e, err, sizeof(err)) < 0 || ttl_set(s->durable.ttl, e, expiry) < 0) {
 		log_error("journal: %s %s: %s", entry_kind_name(e->kind),
 			  entry_format_value(e->kind, e->key, e->len, text, sizeof(text)), err);
 		return -1;
@@ -89,12 +90,12 @@ static int load_state(struct service *s, struct loading *ld)
 	struct journal_recovery how;
 	int rc;
 
-	if (statedir_open(&s->state, dir, err, sizeof(err)) < 0) {
+	if (statedir_open(&s->durable.dir, dir, err, sizeof(err)) < 0) {
 		log_error("%s", err);
 		return -1;
 	}
 	ld->h = &h;
-	rc = snapshot_read(&s->state, &h, restore_entry, ld, err, sizeof(err));
+	rc = snapshot_read(&s->durable.dir, &h, restore_entry, ld, err, sizeof(err));
 	if (rc < 0) {
 		log_error("%s; it is left as it is: move it away to start without it", err);
 		return -1;
@@ -109,7 +110,7 @@ static int load_state(struct service *s, struct loading *ld)
 		if (make_matcher(s, rc == 0 ? keys : NULL) < 0)
 			return -1;
 	}
-	s->restored = rc == 0;
+	s->durable.restored = rc == 0;
 	if (rc == 0) {
 		struct filter_params params[2] = { h.filter[0].params, h.filter[1].params };
 		if (matcher_build_restored(s->matcher, params, err, sizeof(err)) < 0) {
@@ -120,14 +121,14 @@ static int load_state(struct service *s, struct loading *ld)
 			log_warning("the state was made with hash %s, which it keeps; [filter] hash applies to a new state directory",
 				    hash_algo_name(h.algo));
 	}
-	s->generation = h.generation;
-	s->journal = journal_open(&s->state, s->generation, replay_record, ld, &how, err, sizeof(err));
-	if (s->journal == NULL && how.read_only) {
+	s->durable.generation = h.generation;
+	s->durable.journal = journal_open(&s->durable.dir, s->durable.generation, replay_record, ld, &how, err, sizeof(err));
+	if (s->durable.journal == NULL && how.read_only) {
 		log_error("%s: the journal is intact and left as it is, but bloomd must write beside it: remount the file system holding %s read-write",
 			  err, dir);
 		return -1;
 	}
-	if (s->journal == NULL) {
+	if (s->durable.journal == NULL) {
 		log_error("%s; it is left as it is: restore it from a backup, or move it away to start from the snapshot without the changes made since",
 			  err);
 		return -1;
@@ -137,7 +138,7 @@ static int load_state(struct service *s, struct loading *ld)
 			    dir, how.torn_bytes);
 	if (how.missing)
 		log_warning("%s/journal is missing beside snapshot generation %llu: any change made since that snapshot is lost; starting from the snapshot",
-			    dir, (unsigned long long)s->generation);
+			    dir, (unsigned long long)s->durable.generation);
 	return 0;
 }
 
@@ -154,8 +155,7 @@ int service_load(struct service *s, struct config *cfg, bool use_store, bool che
 	char err[512];
 
 	s->cfg = cfg;
-	s->started = time(NULL);
-	if ((s->ttl = ttl_new()) == NULL)
+	if ((s->durable.ttl = ttl_new()) == NULL)
 		return -1;
 	if (use_store && cfg->store_dir && !check_only) {
 		if (load_state(s, &ld) < 0)
@@ -163,7 +163,7 @@ int service_load(struct service *s, struct config *cfg, bool use_store, bool che
 	} else if (make_matcher(s, NULL) < 0) {
 		return -1;
 	}
-	if (service_thresholds_load(cfg, &s->thresholds, log_problem, NULL) < 0)
+	if (service_thresholds_load(cfg, &s->engine.thresholds, log_problem, NULL) < 0)
 		return -1;
 	/* A list that is refused or cannot be read is logged and left out (or kept from the state): bloomd starts. */
 	if (service_lists_load(s, cfg, true, refused) < 0)
@@ -173,7 +173,7 @@ int service_load(struct service *s, struct config *cfg, bool use_store, bool che
 	if (service_action_open(s) < 0)
 		return -1;
 	/* Without a snapshot the filters are built here, with their rounds. */
-	if (!s->restored && matcher_build(s->matcher, err, sizeof(err)) < 0) {
+	if (!s->durable.restored && matcher_build(s->matcher, err, sizeof(err)) < 0) {
 		log_error("%s", err);
 		return -1;
 	}
@@ -200,11 +200,11 @@ static int save_entry(void *ctx, const struct entry *e, unsigned group, unsigned
 
 static int save_state(struct service *s, char *err, size_t errlen)
 {
-	struct persist_header h = { .generation = s->generation + 1, .window = s->cfg->window };
+	struct persist_header h = { .generation = s->durable.generation + 1, .window = s->cfg->window };
 	struct hash_key keys[2];
-	struct saving sv = { .ttl = s->ttl };
+	struct saving sv = { .ttl = s->durable.ttl };
 
-	if (s->journal == NULL) {
+	if (s->durable.journal == NULL) {
 		error_set(err, errlen, "no state is kept: set [store] dir");
 		return -1;
 	}
@@ -215,9 +215,9 @@ static int save_state(struct service *s, char *err, size_t errlen)
 		h.filter[i].key = keys[i];
 	}
 	/* The next journal first: once the snapshot is in, only a rename is left to do. */
-	if (journal_prepare(s->journal, h.generation, err, errlen) < 0)
+	if (journal_prepare(s->durable.journal, h.generation, err, errlen) < 0)
 		return -1;
-	sv.w = snapshot_begin(&s->state, &h, err, errlen);
+	sv.w = snapshot_begin(&s->durable.dir, &h, err, errlen);
 	if (sv.w == NULL)
 		return -1;
 	if (matcher_foreach_placed(s->matcher, 0, save_entry, &sv) != 0) {
@@ -227,36 +227,36 @@ static int save_state(struct service *s, char *err, size_t errlen)
 	}
 	if (snapshot_commit(sv.w, err, errlen) < 0)
 		return -1;
-	s->generation++;
+	s->durable.generation++;
 	/* The new snapshot holds everything: a crash from here on leaves an older journal, ignored. */
 	/*
 	 * If the new journal cannot take over, changes appended to the old one
 	 * would be ignored after a restart: refuse them until a save succeeds.
 	 */
-	s->journal_stale = journal_switch(s->journal, err, errlen) < 0;
-	if (s->journal_stale) {
+	s->durable.journal_stale = journal_switch(s->durable.journal, err, errlen) < 0;
+	if (s->durable.journal_stale) {
 		log_error("%s: refusing changes until a snapshot and a new journal can be written", err);
 		return -1;
 	}
-	if (s->store_error[0] && s->lists_unkept == 0) {
+	if (s->durable.store_error[0] && s->durable.lists_unkept == 0) {
 		log_info("a snapshot and a new journal are written: changes are accepted again");
-		s->store_error[0] = '\0';
+		s->durable.store_error[0] = '\0';
 	}
 	return 0;
 }
 
 int service_give_state(struct service *s, uid_t uid, gid_t gid, char *err, size_t errlen)
 {
-	return statedir_give(&s->state, uid, gid, err, errlen);
+	return statedir_give(&s->durable.dir, uid, gid, err, errlen);
 }
 
 int service_save(struct service *s, char *err, size_t errlen)
 {
 	int rc = save_state(s, err, errlen);
 
-	if (s->journal) {
-		s->last_save = time(NULL);
-		s->last_save_ok = rc == 0;
+	if (s->durable.journal) {
+		s->durable.last_save = time(NULL);
+		s->durable.last_save_ok = rc == 0;
 	}
 	return rc;
 }
@@ -265,64 +265,56 @@ int service_sync(struct service *s, bool sync_now)
 {
 	char err[512];
 
-	if (s->journal == NULL)
+	if (s->durable.journal == NULL)
 		return 0;
 	/* With [cluster], a change is durable once in the journal and in the outbox alike. */
-	if (journal_flush(s->journal, sync_now && s->cfg->fsync != CONFIG_FSYNC_NO, err, sizeof(err)) < 0 ||
-	    (s->cluster && cluster_outbox_error(s->cluster, err, sizeof(err)) < 0)) {
-		if (s->store_error[0] == '\0')
+	if (journal_flush(s->durable.journal, sync_now && s->cfg->fsync != CONFIG_FSYNC_NO, err, sizeof(err)) < 0 ||
+	    service_fleet_outbox_error(s, err, sizeof(err)) < 0) {
+		if (s->durable.store_error[0] == '\0')
 			log_error("%s: changes are refused until the state can be written again", err);
-		snprintf(s->store_error, sizeof(s->store_error), "%s", err);
+		snprintf(s->durable.store_error, sizeof(s->durable.store_error), "%s", err);
 		return -1;
 	}
-	if (s->store_error[0] && s->lists_unkept == 0) {
+	if (s->durable.store_error[0] && s->durable.lists_unkept == 0) {
 		log_info("the state is written again: changes are accepted");
-		s->store_error[0] = '\0';
+		s->durable.store_error[0] = '\0';
 	}
 	return 0;
 }
 
-/* ---- rebuilds ---- */
+#define SAVE_RETRY_SECONDS 10
 
-json_t *service_rebuild_json(const struct rebuild_result *r)
+void service_durable_housekeeping(struct service *s)
 {
-	return json_pack("{s:b,s:f,s:f,s:i,s:s*}", "ok", r->ok, "seconds", r->seconds, "max_stall_ms",
-			 r->stall_ms, "rounds", (int)r->rounds, "error", r->ok ? NULL : r->error);
-}
+	struct service_durable *d = &s->durable;
+	char err[512];
 
-static void rebuild_done(void *ctx, const struct rebuild_result *r)
-{
-	struct service *s = ctx;
-	uint64_t waiter = s->rebuild_waiter;
-
-	s->rebuild = NULL;
-	s->rebuild_waiter = 0;
-	s->rebuilds++;
-	s->last_rebuild = *r;
-	if (r->ok)
-		log_info("rebuild done: %u rounds in %.2f s, the loop held for %.2f ms", r->rounds,
-			 r->seconds, r->stall_ms);
-	else
-		log_error("rebuild failed (the filters are unchanged): %s", r->error);
-	service_reply_to(s, waiter, service_rebuild_json(r));
-	if (s->rebuild_again) {
-		char err[256];
-		s->rebuild_again = false;
-		log_info("rebuilding again: the filter settings changed during that rebuild");
-		if (service_rebuild(s, matcher_rounds(s->matcher), 0, err, sizeof(err)) < 0)
-			log_error("rebuild after reload: %s", err);
+	if (d->journal && (journal_bytes(d->journal) > s->cfg->journal_max || d->journal_stale) &&
+	    !journal_broken(d->journal) && service_save(s, err, sizeof(err)) < 0)
+		log_error("snapshot: %s", err);
+	if (d->lists_unkept && time(NULL) >= d->next_save_try) {
+		service_lists_keep_again(s);
+		d->next_save_try = time(NULL) + SAVE_RETRY_SECONDS;
+	}
+	/* A failed fsync: only a snapshot and a new journal make the state durable again. */
+	if (d->journal && journal_broken(d->journal) && time(NULL) >= d->next_save_try) {
+		if (service_save(s, err, sizeof(err)) < 0) {
+			log_error("snapshot to replace the journal whose fsync failed: %s (tried again in %d s)", err,
+				  SAVE_RETRY_SECONDS);
+			d->next_save_try = time(NULL) + SAVE_RETRY_SECONDS;
+		}
 	}
 }
 
-int service_rebuild(struct service *s, unsigned rounds, uint64_t waiter, char *err, size_t errlen)
+void service_durable_close(struct service *s)
 {
-	if (s->rebuild) {
-		error_set(err, errlen, "a rebuild is running already");
-		return -1;
-	}
-	s->rebuild = rebuild_start(s->base, s->matcher, rounds, rebuild_done, s, err, errlen);
-	if (s->rebuild == NULL)
-		return -1;
-	s->rebuild_waiter = waiter;
-	return 0;
+	char err[512];
+
+	if (s->base && s->durable.journal && journal_records(s->durable.journal) > 0 && service_save(s, err, sizeof(err)) < 0)
+		log_error("final snapshot: %s (the journal keeps the changes)", err);
+	if (s->durable.journal)
+		service_sync(s, true);
+	journal_close(s->durable.journal);
+	s->durable.journal = NULL;
+	statedir_close(&s->durable.dir);
 }

@@ -39,9 +39,9 @@ static void put_or_remove(struct service *s, enum entry_kind kind, const uint8_t
 	if (kind == ENTRY_SIG)
 		return;
 	if (action == 0)
-		(void)xdp_remove(s->xdp, kind, key, len);
-	else if (xdp_put(s->xdp, kind, key, len, action, err, sizeof(err)) < 0)
-		log_limited(&s->xdp_errors_logged, 60, LOG_LEVEL_ERROR, "%s: dropped by the capture's alerts only", err);
+		(void)xdp_remove(s->xdp.program, kind, key, len);
+	else if (xdp_put(s->xdp.program, kind, key, len, action, err, sizeof(err)) < 0)
+		log_limited(&s->xdp.errors_logged, 60, LOG_LEVEL_ERROR, "%s: dropped by the capture's alerts only", err);
 }
 
 static uint32_t holders_of(const struct service *s, enum entry_kind kind, const uint8_t *key, size_t len)
@@ -104,14 +104,14 @@ static int gather_stale(void *ctx, enum entry_kind kind, const uint8_t *key, siz
 static void resync(struct service *s)
 {
 	struct stale st = { .s = s };
-	bool swept = xdp_sweep_begin(s->xdp) == 0;
+	bool swept = xdp_sweep_begin(s->xdp.program) == 0;
 
 	matcher_foreach(s->matcher, 0, put_held, s);
-	if (!swept || xdp_sweep_end(s->xdp) < 0) {
-		if (xdp_foreach(s->xdp, gather_stale, &st) < 0)
-			log_limited(&s->xdp_errors_logged, 60, LOG_LEVEL_ERROR, "XDP: out of memory looking for entries to remove");
+	if (!swept || xdp_sweep_end(s->xdp.program) < 0) {
+		if (xdp_foreach(s->xdp.program, gather_stale, &st) < 0)
+			log_limited(&s->xdp.errors_logged, 60, LOG_LEVEL_ERROR, "XDP: out of memory looking for entries to remove");
 		for (size_t i = 0; i < st.n; i++)
-			xdp_remove(s->xdp, st.keys[i].kind, st.keys[i].key, st.keys[i].len);
+			xdp_remove(s->xdp.program, st.keys[i].kind, st.keys[i].key, st.keys[i].len);
 		free(st.keys);
 	}
 }
@@ -124,8 +124,10 @@ static void resync(struct service *s)
 void service_xdp_sync(struct service *s)
 {
 	uint32_t reheld = 0, acting = s->engine.drop_holders | s->engine.reject_holders | s->engine.pass_holders;
+	bool whole;
+	const struct match_log *changes = service_changes(s, &whole);
 
-	if (s->actions_stale || match_log_entries(s->changes, sync_entry, s, &reheld) != 0 || (reheld & acting))
+	if (whole || match_log_entries(changes, sync_entry, s, &reheld) != 0 || (reheld & acting))
 		resync(s);
 }
 
@@ -151,7 +153,7 @@ static void on_xdp_event(void *ctx, const struct xdp_event *e)
 	};
 
 	packet_parse(p.link, p.frame, p.caplen, p.wirelen, &v);
-	engine_report(&s->engine, &p, &v, &found, 1, 0, s->queue_name, true, VERDICT_DROP);
+	engine_report(&s->engine, &p, &v, &found, 1, 0, s->xdp.interface, true, VERDICT_DROP);
 	events_flush(s->events);
 }
 
@@ -180,14 +182,14 @@ int service_xdp_open(struct service *s, const char *interface)
 	struct acting acting = { s, 0, 0 };
 	char err[512];
 
-	snprintf(s->xdp_pin_path, sizeof(s->xdp_pin_path), "%s/%s", c->xdp_pin_dir, interface);
-	o.pin_path = s->xdp_pin_path;
+	snprintf(s->xdp.pin_path, sizeof(s->xdp.pin_path), "%s/%s", c->xdp_pin_dir, interface);
+	o.pin_path = s->xdp.pin_path;
 	o.pin = c->xdp_pin;
 	matcher_foreach(s->matcher, 0, count_acting, &acting);
 	o.capacity = acting.n + acting.n / 2; /* room to grow by half before a larger program is swapped in */
 	o.long_capacity = acting.n_long + acting.n_long / 2;
-	snprintf(s->queue_name, sizeof(s->queue_name), "%s", interface);
-	if ((s->xdp = xdp_open(s->base, &o, on_xdp_event, s, err, sizeof(err))) == NULL) {
+	snprintf(s->xdp.interface, sizeof(s->xdp.interface), "%s", interface);
+	if ((s->xdp.program = xdp_open(s->base, &o, on_xdp_event, s, err, sizeof(err))) == NULL) {
 		log_error("%s", err);
 		return -1;
 	}
@@ -200,29 +202,43 @@ int service_xdp_attach(struct service *s)
 	char err[512], warn[512];
 	struct xdp_counts n;
 
-	if (xdp_attach(s->xdp, warn, sizeof(warn), err, sizeof(err)) < 0) {
+	if (xdp_attach(s->xdp.program, warn, sizeof(warn), err, sizeof(err)) < 0) {
 		log_error("%s", err);
 		return -1;
 	}
 	if (warn[0])
 		log_warning("%s", warn);
-	xdp_counts(s->xdp, &n);
+	xdp_counts(s->xdp.program, &n);
 	log_info("XDP on %s (%s%s): %llu address entries of dropping and pass lists dropped or exempted at the driver; "
-		 "the rest captured behind it", s->queue_name, xdp_attach_name(s->xdp),
-		 xdp_adopted(s->xdp) ? ", taken over from the link pinned there" : "", (unsigned long long)n.entries);
+		 "the rest captured behind it", s->xdp.interface, xdp_attach_name(s->xdp.program),
+		 xdp_adopted(s->xdp.program) ? ", taken over from the link pinned there" : "", (unsigned long long)n.entries);
 	if (s->cfg->xdp_pin)
 		log_info("XDP: pinned at %s: the program stays attached, dropping, while bloomd is down (fail-closed; "
-			 "rm %s to let traffic through)", s->xdp_pin_path, s->xdp_pin_path);
+			 "rm %s to let traffic through)", s->xdp.pin_path, s->xdp.pin_path);
 	return 0;
+}
+
+bool service_xdp_on(const struct service *s)
+{
+	return s->xdp.program != NULL;
+}
+
+void service_stop_xdp(struct service *s)
+{
+	xdp_close(s->xdp.program); /* the link closed: the kernel detaches the program (unless it is pinned) */
+	s->xdp.program = NULL;
+	service_changes_unfollowed(s, SERVICE_FOLLOWS_XDP);
 }
 
 json_t *service_xdp_stats(const struct service *s)
 {
 	struct xdp_counts n;
 
-	xdp_counts(s->xdp, &n);
-	return json_pack("{s:s,s:s,s:b,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "interface", s->queue_name, "mode",
-			 xdp_attach_name(s->xdp), "pinned", s->cfg->xdp_pin, "passed", (json_int_t)n.passed, "dropped", (json_int_t)n.dropped,
+	if (s->xdp.program == NULL)
+		return NULL;
+	xdp_counts(s->xdp.program, &n);
+	return json_pack("{s:s,s:s,s:b,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "interface", s->xdp.interface, "mode",
+			 xdp_attach_name(s->xdp.program), "pinned", s->cfg->xdp_pin, "passed", (json_int_t)n.passed, "dropped", (json_int_t)n.dropped,
 			 "exempted", (json_int_t)n.exempted, "events_suppressed", (json_int_t)n.events_suppressed,
 			 "unparsed", (json_int_t)n.unparsed,
 			 "entries", (json_int_t)n.entries, "capacity", (json_int_t)n.capacity, "generations",

@@ -22,13 +22,14 @@ skip() { # skip N REASON: the next N tests cannot run here
 	for _ in $(seq "$1"); do tap_n=$((tap_n + 1)); echo "ok $tap_n # SKIP $2"; done
 }
 
-ok() { # ok CONDITION-EXIT-STATUS DESCRIPTION
+ok() { # ok CONDITION-EXIT-STATUS DESCRIPTION: 1 when it failed, so a test can say more
 	tap_n=$((tap_n + 1))
 	if [ "$1" -eq 0 ]; then
 		echo "ok $tap_n - $2"
 	else
 		echo "not ok $tap_n - $2"
 		tap_failed=$((tap_failed + 1))
+		return 1
 	fi
 }
 

@@ -1,0 +1,58 @@
+/* service_action.h - [action]: the nftables sets bloomd blocks addresses in, and with manage its own table mirroring the lists. */
+#ifndef BLOOMD_SERVICE_ACTION_H
+#define BLOOMD_SERVICE_ACTION_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "log.h"
+#include "service.h"
+#include "setaction.h"
+
+/* Owned by: service_action.c service_mirror.c */
+struct service_action {
+	struct set_action *sets;   /* [action] set, or NULL */
+	struct event *table_watch; /* manage: the kernel's announcements of changes to the table */
+	bool mirror_stale;         /* the nft mirror missed a change (no memory): every entry looked at again */
+	struct log_limit errors_logged;
+};
+
+/*
+ * service_action.c: the sets opened at load (service_action_open) wired to
+ * the engine and the loop (-1 logged); checked once a second (gone sets put
+ * back); their stats ("set_action", "set_dropped"); closed.
+ */
+int service_action_start(struct service *s);
+void service_action_check(struct service *s);
+void service_action_stats(const struct service *s, json_t *o);
+void service_action_stop(struct service *s);
+
+/*
+ * service_mirror.c: the lists' address and net entries told to bloomd's
+ * nft table, all of them (fill, before the table is made: set_action_options)
+ * or the changes since the last propagation, committed; the kernel's
+ * announcements watched (start: -1 logged; the changes are then recorded
+ * by service_record_changes) and answered.
+ */
+int service_mirror_fill(void *ctx, struct set_mirror *m);
+/*
+ * [action]: the sets opened (manage: the table made with the lists'
+ * elements in), as soon as the lists are loaded, before the filters are
+ * built: the kernel drops what the lists hold while bloomd is still
+ * starting. -1 logged.
+ */
+int service_action_open(struct service *s);
+void service_mirror_sync(struct service *s);
+int service_mirror_start(struct service *s);
+void service_mirror_stop(struct service *s);
+/* Whether the table follows the lists (manage); whether it missed a change and must be looked at whole. */
+bool service_mirror_on(const struct service *s);
+bool service_mirror_behind(const struct service *s);
+/* e told to the table now, with its holders and expiry as they are (an expiry changed without a change of holders). */
+void service_mirror_entry(struct service *s, const struct entry *e);
+/* Whether a dropping list holds addr in the table (addr or a net holding it): the lists' names in names, if so. */
+bool service_mirror_listing(const struct service *s, const uint8_t *addr, int family, char *names, size_t size);
+
+#endif

@@ -1,0 +1,72 @@
+/* service_api.c - the sockets bloomd answers on: the control socket and the metrics endpoint. */
+#include "service.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "metrics_http.h"
+#include "service_internal.h"
+
+int service_api_open(struct service *s, const struct control_options *control, char *(*scrape)(void *ctx))
+{
+	char err[512];
+
+	if (control) {
+		s->api.control = control_open(s->base, control, err, sizeof(err));
+		if (s->api.control == NULL) {
+			log_error("%s", err);
+			return -1;
+		}
+	}
+	if (s->cfg->metrics_listen) {
+		struct metrics_limits limits = { s->cfg->metrics_max_connections, s->cfg->metrics_timeout };
+		s->api.metrics = metrics_http_open(s->base, s->cfg->metrics_listen, &limits, scrape, s, err, sizeof(err));
+		if (s->api.metrics == NULL) {
+			log_error("%s", err);
+			return -1;
+		}
+		log_info("metrics for Prometheus on http://%s/metrics", s->cfg->metrics_listen);
+	}
+	return 0;
+}
+
+void service_api_close(struct service *s)
+{
+	control_close(s->api.control);
+	s->api.control = NULL;
+	metrics_http_close(s->api.metrics);
+	s->api.metrics = NULL;
+}
+
+void service_reply_to(struct service *s, uint64_t waiter, json_t *reply)
+{
+	struct control_client *cl = waiter && s->api.control ? control_find(s->api.control, waiter) : NULL;
+
+	if (cl) {
+		/* Exactly one reply: the client pairs replies with its commands in order. */
+		char *text = reply ? json_dumps(reply, JSON_COMPACT) : NULL;
+		if (text)
+			control_reply(cl, text, strlen(text));
+		else
+			control_reply(cl, "{\"ok\":false,\"error\":\"out of memory for the reply\"}", 49);
+		free(text);
+		control_release(cl);
+	}
+	json_decref(reply);
+}
+
+void service_api_stats(const struct service *s, json_t *o)
+{
+	if (s->api.control)
+		json_object_set_new(o, "control", json_pack("{s:i,s:I}", "clients", (int)control_clients(s->api.control),
+							    "rejected", (json_int_t)control_rejected(s->api.control)));
+	if (s->api.metrics) {
+		struct metrics_http_stats ms;
+		metrics_http_get_stats(s->api.metrics, &ms);
+		json_object_set_new(o, "metrics_http", json_pack("{s:i,s:I,s:I,s:I,s:I}", "connections", (int)ms.open,
+								 "scrapes", (json_int_t)ms.scrapes, "refused",
+								 (json_int_t)ms.refused, "timed_out", (json_int_t)ms.timed_out,
+								 "accept_errors", (json_int_t)ms.accept_errors));
+	}
+}

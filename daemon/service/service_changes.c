@@ -1,0 +1,31 @@
+/* service_changes.c - the log of the matcher's changes its followers (workers' copy, XDP set, nft mirror) read. */
+#include "service.h"
+
+#include "service_internal.h"
+
+const struct match_log *service_changes(const struct service *s, bool *whole)
+{
+	*whole = s->sources.actions_stale;
+	return s->sources.changes;
+}
+
+void service_changes_all(struct service *s)
+{
+	s->sources.actions_stale = true;
+}
+
+void service_changes_unfollowed(struct service *s, unsigned follower)
+{
+	struct service_sources *src = &s->sources;
+
+	src->followers &= ~follower;
+	if (src->followers)
+		return;
+	if (src->publisher)
+		event_free(src->publisher);
+	src->publisher = NULL;
+	if (s->matcher)
+		matcher_record(s->matcher, NULL);
+	match_log_free(src->changes);
+	src->changes = NULL;
+}

@@ -1,0 +1,89 @@
+/* service_rebuild.c - the filters rebuilt in the background: on request, after a reload, when they outgrow their shape. */
+#include "service.h"
+
+#include "error.h"
+#include "log.h"
+#include "service_internal.h"
+
+static json_t *result_json(const struct rebuild_result *r)
+{
+	return json_pack("{s:b,s:f,s:f,s:i,s:s*}", "ok", r->ok, "seconds", r->seconds, "max_stall_ms",
+			 r->stall_ms, "rounds", (int)r->rounds, "error", r->ok ? NULL : r->error);
+}
+
+static void rebuild_done(void *ctx, const struct rebuild_result *r)
+{
+	struct service *s = ctx;
+	struct service_rebuilding *rb = &s->rebuilding;
+	uint64_t waiter = rb->waiter;
+
+	rb->task = NULL;
+	rb->waiter = 0;
+	rb->count++;
+	rb->last = *r;
+	if (r->ok)
+		log_info("rebuild done: %u rounds in %.2f s, the loop held for %.2f ms", r->rounds,
+			 r->seconds, r->stall_ms);
+	else
+		log_error("rebuild failed (the filters are unchanged): %s", r->error);
+	service_propagate(s); /* the result reaches the workers before the reply */
+	service_reply_to(s, waiter, result_json(r));
+	if (rb->again) {
+		char err[256];
+		rb->again = false;
+		log_info("rebuilding again: the filter settings changed during that rebuild");
+		if (service_rebuild(s, matcher_rounds(s->matcher), 0, err, sizeof(err)) < 0)
+			log_error("rebuild after reload: %s", err);
+	}
+}
+
+int service_rebuild(struct service *s, unsigned rounds, uint64_t waiter, char *err, size_t errlen)
+{
+	struct service_rebuilding *rb = &s->rebuilding;
+
+	if (rb->task) {
+		error_set(err, errlen, "a rebuild is running already");
+		return -1;
+	}
+	rb->task = rebuild_start(s->base, s->matcher, rounds, rebuild_done, s, err, errlen);
+	if (rb->task == NULL)
+		return -1;
+	rb->waiter = waiter;
+	return 0;
+}
+
+void service_rebuild_settings_changed(struct service *s)
+{
+	char err[256];
+
+	/* The one running has the old settings: another follows it. */
+	if (s->rebuilding.task)
+		s->rebuilding.again = true;
+	else if (service_rebuild(s, matcher_rounds(s->matcher), 0, err, sizeof(err)) < 0)
+		log_error("rebuild after reload: %s", err);
+}
+
+void service_rebuild_if_outgrown(struct service *s)
+{
+	char err[256];
+
+	if (!s->cfg->auto_rebuild || s->rebuilding.task || !matcher_rebuild_wanted(s->matcher, s->cfg->fpr_target))
+		return;
+	log_info("rebuilding: the filters have outgrown their shape");
+	if (service_rebuild(s, matcher_rounds(s->matcher), 0, err, sizeof(err)) < 0)
+		log_error("auto-rebuild: %s", err);
+}
+
+json_t *service_rebuild_stats(const struct service *s)
+{
+	const struct service_rebuilding *rb = &s->rebuilding;
+
+	return json_pack("{s:b,s:I,s:o}", "running", rb->task != NULL, "count", (json_int_t)rb->count, "last",
+			 rb->count ? result_json(&rb->last) : json_null());
+}
+
+void service_rebuild_cancel(struct service *s)
+{
+	rebuild_cancel(s->rebuilding.task);
+	s->rebuilding.task = NULL;
+}

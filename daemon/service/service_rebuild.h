@@ -1,0 +1,29 @@
+/* service_rebuild.h - the filters rebuilt in the background: on request, after a reload, when they outgrow their shape. */
+#ifndef BLOOMD_SERVICE_REBUILD_H
+#define BLOOMD_SERVICE_REBUILD_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "rebuild.h"
+#include "service.h"
+
+/* Owned by: service_rebuild.c */
+struct service_rebuilding {
+	struct rebuild *task;      /* the one running, or NULL */
+	bool again;                /* the settings changed while it ran: another when it is done */
+	uint64_t waiter;           /* the control client waiting for it, or 0 */
+	uint64_t count;
+	struct rebuild_result last;
+};
+
+/* The filter settings changed (a reload): a rebuild now, or after the one running. */
+void service_rebuild_settings_changed(struct service *s);
+/* Housekeeping: with auto_rebuild, a rebuild when the filters have outgrown their shape. */
+void service_rebuild_if_outgrown(struct service *s);
+/* stats' "rebuild"; the one running stopped (bloomd stops). */
+json_t *service_rebuild_stats(const struct service *s);
+void service_rebuild_cancel(struct service *s);
+
+#endif

@@ -1,0 +1,59 @@
+/* service_state.h - the daemon's durable state: the state directory, the journal, snapshots, the local list's expiry. */
+#ifndef BLOOMD_SERVICE_STATE_H
+#define BLOOMD_SERVICE_STATE_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "persist.h"
+#include "service.h"
+#include "statedir.h"
+#include "ttl.h"
+
+/* Owned by: service_durable.c service_state.c service_change.c */
+struct service_durable {
+	struct statedir dir;       /* the state directory (fd -1: none) */
+	struct journal *journal;   /* NULL: no durable state */
+	uint64_t generation;
+	bool journal_stale;        /* a snapshot went in but its journal did not: changes refused */
+	time_t last_save;          /* when the last snapshot was tried (0: never) */
+	bool last_save_ok;
+	char store_error[512];     /* why the state cannot be written now ("": it can); changes refused */
+	uint32_t lists_unkept;     /* lists whose version could not be kept (holder bits): store_error stays */
+	time_t next_save_try;      /* with a broken journal: when housekeeping tries a snapshot again */
+	bool restored;             /* the filters came from a snapshot */
+	struct ttl *ttl;           /* the local list's expiry times */
+};
+
+/* service_durable.c: no state directory yet; the expiry times freed. */
+void service_durable_init(struct service *s);
+void service_durable_free(struct service *s);
+/* Whether there is a journal (a [store] dir); the state directory, or NULL when there is none. */
+bool service_journaled(const struct service *s);
+struct statedir *service_statedir(struct service *s);
+/* Whether what was applied is as durable as the fsync policy makes local changes (the cluster's cursor waits for it). */
+bool service_durable_settled(const struct service *s);
+/* The lists whose versions could not be kept (holder bits); list i's is kept now (changes are accepted once none is left). */
+uint32_t service_lists_unkept(const struct service *s);
+void service_list_kept(struct service *s, int i);
+/* List i's version could not be kept (err): changes are refused until housekeeping keeps it. */
+void service_list_unkept(struct service *s, int i, const char *err);
+/* stats' "store", or NULL without a state directory; "ttl_entries". */
+json_t *service_store_json(const struct service *s);
+uint64_t service_ttl_entries(const struct service *s);
+
+/* Journal a change (when there is a store); -1 with a message when it cannot be. */
+int service_journal_op(struct service *s, enum persist_op op, const struct entry *e, uint64_t expiry,
+		       char *err, size_t errlen);
+
+/* service_state.c: at stop, a final snapshot (when the journal has records since the last), the journal synced and closed. */
+void service_durable_close(struct service *s);
+/* Housekeeping: a snapshot when the journal has grown past journal_max or cannot be trusted; lists kept again. */
+void service_durable_housekeeping(struct service *s);
+
+/* service_change.c: the local list's entries whose time ran out by now, deleted. */
+void service_expire(struct service *s, uint64_t now);
+
+#endif
