@@ -138,5 +138,19 @@ print("  %d changes a second for 5 s (adds, and deletes of adds 0.5 s old): lag 
       % (rate, p(0.5), p(0.99), lags[-1] if lags else float("nan"), len(sent), missing))
 mon.terminate()
 PY
+# A new version of the list with 1% of its addresses new (the file rewritten, bloomctl replace):
+# until the reply, which comes once the version is taken and the kernel's table has its diff.
+cp "$tmp/drop.list" "$tmp/drop.orig"
+: > "$tmp/replace.times"
+for run in $(seq "$runs"); do
+	awk -v r="$run" 'NR % 100 == 0 && !/\// { printf "101.%d.%d.%d\n", r, int(NR / 25600) % 256, int(NR / 100) % 256; next } { print }' \
+		"$tmp/drop.orig" > "$tmp/drop.list"
+	t0=$(now)
+	"$build/bloomctl" -s "$tmp/b.sock" replace drop >/dev/null
+	echo $((($(now) - t0) / 1000000)) >> "$tmp/replace.times"
+done
+new=$(awk '/^101\./ { a = $0 } END { print a }' "$tmp/drop.list")
+in_ns "$probe" get bloomd listed4 "$new" >/dev/null || echo "bench-mirror: $new is not in the kernel after the replace"
+printf '  a new version with 1%% of it new: bloomctl replace answered (the kernel in step) after %d ms\n' "$(median < "$tmp/replace.times")"
 kill "$pid" 2>/dev/null || { echo "bench-mirror: bloomd had exited:"; tail -5 "$tmp/bloomd.err"; }
 wait "$pid" 2>/dev/null || true; pid=

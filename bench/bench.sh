@@ -38,6 +38,10 @@ echo "== the cluster on a Redis that fails over: a master, two replicas, a redis
 "$(dirname "$0")/bench-failover.sh" "$build"
 
 echo
+echo "== time to protection: a start with 1,000,000 addresses until bloomd answers, against ipset restore (as root)"
+"$(dirname "$0")/bench-start.sh" "$build"
+
+echo
 echo "== A dropping list mirrored into nftables ([action] manage): bloomd against ipset restore and nft -f; changes kept in step (as root)"
 "$(dirname "$0")/bench-mirror.sh" "$build"
 echo

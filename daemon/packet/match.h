@@ -92,12 +92,17 @@ void matcher_record(struct matcher *m, struct match_log *log);
 int matcher_replay(struct matcher *copy, const struct match_log *log, char *err, size_t errlen);
 
 /*
- * For a view of some entries kept outside the matcher (the XDP set), which
- * asks the matcher what each is now: cb for each entry a hold, release or
- * remove in log named, in order, and in *reheld the holders its reholds
- * moved from and to (an entry held by one of them may have changed without
- * being named). Returns 0; or 1, without calling cb, when the log is whole:
- * any entry may have changed, and the view must look at all of them again.
+ * For a view of some entries kept outside the matcher (the XDP set, the nft
+ * mirror), which asks the matcher what each is now: cb for each entry a
+ * hold, release or remove in log named (but a hold or release of the
+ * staging holder alone: a version being staged is no one's yet), and each
+ * a rehold moved into or out of its "to" holders (a list's new version: its
+ * diff), in order; in
+ * *reheld the holders its reholds moved entries from (an entry held by one
+ * of them may have changed without being named: if the view acts on them,
+ * it looks at every entry). Returns 0; or 1, without calling cb, when the
+ * log is whole: any entry may have changed, and the view must look at all
+ * of them again.
  */
 typedef void (*match_log_entry_cb)(void *ctx, enum entry_kind kind, const uint8_t *key, size_t len);
 int match_log_entries(const struct match_log *log, match_log_entry_cb cb, void *ctx, uint32_t *reheld);
@@ -156,6 +161,20 @@ int matcher_add_restored(struct matcher *m, const struct entry *e, unsigned grou
 
 /* Size both filters for the entries stored and fill them (offline rounds). */
 int matcher_build(struct matcher *m, char *err, size_t errlen);
+/*
+ * The same by online insertion, each entry in its least loaded choice as
+ * it comes: one pass, for a start that protects at once; a background
+ * rebuild with matcher_rounds brings the offline rounds' accuracy after.
+ */
+int matcher_build_online(struct matcher *m, char *err, size_t errlen);
+/*
+ * Whether the filters' placement is the offline rounds' (or a snapshot's, as
+ * it was kept, or needs none: one choice, no entries): false after
+ * matcher_build_online until a rebuild with rounds is in.
+ */
+bool matcher_optimised(const struct matcher *m);
+/* Entries were placed online into the built filters (a list read after a snapshot's): not optimised until a rebuild with rounds. */
+void matcher_placed_online(struct matcher *m);
 
 /*
  * Build both filters with the given parameters ([0] addresses, [1]

@@ -331,10 +331,10 @@ uint64_t matcher_rehold(struct matcher *m, uint32_t from, uint32_t to, uint64_t 
 			continue;
 		dropped += (h & to) && !(out & to);
 		got += !(h & to) && (out & to);
-		if (out) {
+		if (out)
 			store_set_holders(m->addr.store, i, out);
+		if (out && (h & to) == (out & to))
 			continue;
-		}
 		uint8_t kind;
 		const uint8_t *key;
 		size_t len;
@@ -342,7 +342,9 @@ uint64_t matcher_rehold(struct matcher *m, uint32_t from, uint32_t to, uint64_t 
 		e.kind = kind;
 		e.len = (uint16_t)len;
 		memcpy(e.key, key, len);
-		remove_address(m, &e);
+		match_log_named(m, &e); /* the views' diff */
+		if (out == 0)
+			remove_address(m, &e);
 	}
 	e.kind = ENTRY_SIG;
 	for (size_t w = store_count(m->sig.store); w-- > 0;) {
@@ -351,13 +353,15 @@ uint64_t matcher_rehold(struct matcher *m, uint32_t from, uint32_t to, uint64_t 
 			next = m->sigs[id].next;
 			dropped += (h & to) && !(out & to);
 			got += !(h & to) && (out & to);
-			if (out) {
+			if (out)
 				m->sigs[id].holders = out;
+			if (out == h || (out && (h & to) == (out & to)))
 				continue;
-			}
 			e.len = m->sigs[id].len;
 			memcpy(e.key, m->sig_arena.bytes + m->sigs[id].offset, e.len);
-			remove_signature(m, &e); /* ids stay: next is still good */
+			match_log_named(m, &e);
+			if (out == 0)
+				remove_signature(m, &e); /* ids stay: next is still good */
 		}
 	}
 	if (gained)

@@ -74,6 +74,7 @@ struct sig_entry {
 struct matcher {
 	struct match_config cfg;
 	bool built;
+	bool optimised;            /* matcher_optimised */
 	enum simd_level simd;      /* the filters' and the prefilter's kernels at most this */
 	struct match_rebuild *rebuilding; /* the rebuild in progress, or NULL */
 	struct keyed_filter addr;  /* addr, net, pair */
@@ -114,9 +115,12 @@ double match_bits_per_key(const struct match_config *cfg, int sig);
 void match_log_hold(struct matcher *m, const struct entry *e, uint32_t holders);
 void match_log_release(struct matcher *m, const struct entry *e, uint32_t holders);
 void match_log_rehold(struct matcher *m, uint32_t from, uint32_t to);
+void match_log_named(struct matcher *m, const struct entry *e);
 void match_log_remove(struct matcher *m, const struct entry *e);
 void match_log_simd(struct matcher *m, unsigned level);
 void match_log_reshaped(struct matcher *m);
+/* The filters rebuilt: a copy is made again, but the entries and their holders are as they were (the views need not look). */
+void match_log_rebuilt(struct matcher *m);
 
 /* match_rebuild.c */
 
@@ -184,7 +188,8 @@ struct change {
 	uint32_t a, b;             /* holders; rehold's from and to; set_simd's level */
 };
 
-enum change_op { CHANGE_HOLD, CHANGE_RELEASE, CHANGE_REHOLD, CHANGE_REMOVE, CHANGE_SIMD };
+/* CHANGE_NAMED: an entry a rehold moved into or out of its "to" holders, for the views (match_log_entries); the rehold itself is replayed. */
+enum change_op { CHANGE_HOLD, CHANGE_RELEASE, CHANGE_REHOLD, CHANGE_REMOVE, CHANGE_SIMD, CHANGE_NAMED };
 
 /* The change at *at in log, and its key's bytes; *at moves past them. false at the end. */
 bool match_log_next(const struct match_log *log, size_t *at, struct change *out, const uint8_t **key);

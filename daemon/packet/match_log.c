@@ -8,6 +8,7 @@
 struct match_log {
 	struct arena records;
 	bool whole;                /* a change that cannot be replayed, or one not recorded */
+	bool rebuilt;              /* the filters were rebuilt: no replay, but every entry is as it was */
 };
 
 struct match_log *match_log_new(void)
@@ -26,7 +27,7 @@ void match_log_free(struct match_log *log)
 void match_log_clear(struct match_log *log)
 {
 	log->records.len = log->records.garbage = 0;
-	log->whole = false;
+	log->whole = log->rebuilt = false;
 }
 
 void matcher_record(struct matcher *m, struct match_log *log)
@@ -51,6 +52,12 @@ void match_log_reshaped(struct matcher *m)
 		m->log->whole = true;
 }
 
+void match_log_rebuilt(struct matcher *m)
+{
+	if (m->log)
+		m->log->rebuilt = true;
+}
+
 void match_log_hold(struct matcher *m, const struct entry *e, uint32_t holders)
 {
 	log_put(m, CHANGE_HOLD, e, holders, 0);
@@ -64,6 +71,11 @@ void match_log_release(struct matcher *m, const struct entry *e, uint32_t holder
 void match_log_rehold(struct matcher *m, uint32_t from, uint32_t to)
 {
 	log_put(m, CHANGE_REHOLD, NULL, from, to);
+}
+
+void match_log_named(struct matcher *m, const struct entry *e)
+{
+	log_put(m, CHANGE_NAMED, e, 0, 0);
 }
 
 void match_log_remove(struct matcher *m, const struct entry *e)
@@ -88,7 +100,7 @@ bool match_log_next(const struct match_log *log, size_t *at, struct change *out,
 
 bool match_log_whole(const struct match_log *log)
 {
-	return log->whole;
+	return log->whole || log->rebuilt;
 }
 
 int match_log_entries(const struct match_log *log, match_log_entry_cb cb, void *ctx, uint32_t *reheld)
@@ -102,7 +114,9 @@ int match_log_entries(const struct match_log *log, match_log_entry_cb cb, void *
 		return 1;
 	while (match_log_next(log, &at, &c, &key)) {
 		if (c.op == CHANGE_REHOLD)
-			*reheld |= c.a | c.b;
+			*reheld |= c.a; /* its entries lost from; those whose "to" changed are named after it */
+		else if ((c.op == CHANGE_HOLD || c.op == CHANGE_RELEASE) && c.a == MATCH_HOLDER_STAGING)
+			continue; /* a version being staged is no one's yet: its rehold names what it changes */
 		else if (c.op != CHANGE_SIMD)
 			cb(ctx, (enum entry_kind)c.kind, key, c.len);
 	}

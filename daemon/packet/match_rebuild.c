@@ -103,6 +103,7 @@ struct rebuild_part {
 
 struct match_rebuild {
 	unsigned rounds, window;
+	bool restored;               /* the groups are a snapshot's, kept as they were */
 	enum simd_level simd;
 	atomic_bool stop;            /* set from another thread: run gives up between rounds */
 	struct rebuild_part part[2]; /* addresses, signatures */
@@ -225,6 +226,7 @@ struct match_rebuild *matcher_rebuild_begin(struct matcher *m, struct match_rebu
 		return NULL;
 	}
 	r->rounds = rounds;
+	r->restored = params != NULL;
 	r->window = m->cfg.window;
 	r->simd = m->simd;
 	wanted_bits(m, bits);
@@ -355,7 +357,10 @@ int matcher_rebuild_apply(struct match_rebuild *r, char *err, size_t errlen)
 int matcher_rebuild_finish(struct matcher *m, struct match_rebuild *r, char *err, size_t errlen)
 {
 	int rc = 0;
+	bool kept = r->restored; /* a snapshot's groups, each still valid: its placement as it was */
 
+	for (int i = 0; i < 2; i++)
+		kept &= !r->part[i].active || r->part[i].groups_valid;
 	for (int i = 0; i < 2 && rc == 0; i++) {
 		struct keyed_filter *kf = i ? &m->sig : &m->addr;
 		struct rebuild_part *p = &r->part[i];
@@ -384,10 +389,17 @@ int matcher_rebuild_finish(struct matcher *m, struct match_rebuild *r, char *err
 		m->scan = r->scan;
 		r->scan = NULL;
 	}
-	if (rc == 0)
+	if (rc == 0) {
 		m->built = true;
+		/* The greedy pass is the first round: more than one is the offline placement. */
+		m->optimised = kept || r->rounds > 1 || m->cfg.choices == 1 ||
+			       store_count(m->addr.store) + store_count(m->sig.store) == 0;
+	}
 	m->changes++;
-	match_log_reshaped(m);
+	if (rc == 0)
+		match_log_rebuilt(m);
+	else
+		match_log_reshaped(m);
 	matcher_rebuild_free(m, r);
 	return rc;
 }
@@ -411,6 +423,23 @@ int matcher_build(struct matcher *m, char *err, size_t errlen)
 	if (m->cfg.rounds == 0)
 		m->cfg.rounds = sizing_default_rounds(m->cfg.choices);
 	return rebuild_now(m, m->cfg.rounds, NULL, err, errlen);
+}
+
+int matcher_build_online(struct matcher *m, char *err, size_t errlen)
+{
+	if (m->cfg.rounds == 0)
+		m->cfg.rounds = sizing_default_rounds(m->cfg.choices);
+	return rebuild_now(m, 0, NULL, err, errlen);
+}
+
+bool matcher_optimised(const struct matcher *m)
+{
+	return m->optimised;
+}
+
+void matcher_placed_online(struct matcher *m)
+{
+	m->optimised = false;
 }
 
 int matcher_build_restored(struct matcher *m, const struct filter_params params[2], char *err,

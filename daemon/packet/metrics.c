@@ -52,6 +52,7 @@ static const struct metric METRICS[] = {
 	M("ttl_entries", G, "Entries that expire.", "ttl_entries", "ttl_entries"),
 	M("rebuilds_total", C, "Rebuilds finished.", "rebuild", "rebuild.count"),
 	M("rebuild_running", G, "1 while a rebuild runs.", "rebuild", "rebuild.running"),
+	M("rebuild_optimised", G, "1 once the filters' offline rounds are in force (0 from a start until its background rebuild is done).", "rebuild", "rebuild.optimised"),
 	M("store_generation", G, "Snapshots written.", "store", "store.generation"),
 	M("journal_records", G, "Changes since the snapshot.", "store", "store.journal_records"),
 	M("journal_bytes", G, "Journal size.", "store", "store.journal_bytes"),

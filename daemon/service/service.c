@@ -61,6 +61,7 @@ int service_start(struct service *s, struct event_base *base, const struct contr
 		return -1;
 	if (service_cluster_start(s) < 0 || service_action_start(s) < 0 || service_upkeep_start(s) < 0)
 		return -1;
+	service_rebuild_optimise(s);
 	return service_fetch_configure(s, true);
 }
 

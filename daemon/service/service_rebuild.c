@@ -30,10 +30,16 @@ static void rebuild_done(void *ctx, const struct rebuild_result *r)
 	service_reply_to(s, waiter, result_json(r));
 	if (rb->again) {
 		char err[256];
+		unsigned rounds = rb->again_rounds ? rb->again_rounds : matcher_rounds(s->matcher);
+		waiter = rb->again_waiter;
 		rb->again = false;
-		log_info("rebuilding again: the filter settings changed during that rebuild");
-		if (service_rebuild(s, matcher_rounds(s->matcher), 0, err, sizeof(err)) < 0)
-			log_error("rebuild after reload: %s", err);
+		rb->again_rounds = 0;
+		rb->again_waiter = 0;
+		log_info("rebuilding again: %s", waiter ? "asked for while that one ran" : "the filter settings changed during that rebuild");
+		if (service_rebuild(s, rounds, waiter, err, sizeof(err)) < 0) {
+			log_error("rebuild: %s", err);
+			service_reply_to(s, waiter, json_pack("{s:b,s:s}", "ok", false, "error", err));
+		}
 	}
 }
 
@@ -41,6 +47,13 @@ int service_rebuild(struct service *s, unsigned rounds, uint64_t waiter, char *e
 {
 	struct service_rebuilding *rb = &s->rebuilding;
 
+	if (rb->task && waiter && rb->waiter == 0 && rb->again_waiter == 0) {
+		/* One bloomd started itself (the start's, a reload's): this one follows it, and is answered then. */
+		rb->again = true;
+		rb->again_rounds = rounds;
+		rb->again_waiter = waiter;
+		return 0;
+	}
 	if (rb->task) {
 		error_set(err, errlen, "a rebuild is running already");
 		return -1;
@@ -63,6 +76,18 @@ void service_rebuild_settings_changed(struct service *s)
 		log_error("rebuild after reload: %s", err);
 }
 
+void service_rebuild_optimise(struct service *s)
+{
+	char err[256];
+
+	if (matcher_optimised(s->matcher) || s->rebuilding.task)
+		return;
+	log_info("the entries were placed in the filters online, so that bloomd protects at once: their %u offline rounds run in the background",
+		 matcher_rounds(s->matcher));
+	if (service_rebuild(s, matcher_rounds(s->matcher), 0, err, sizeof(err)) < 0)
+		log_error("the filters' offline rounds: %s (bloomctl rebuild runs them)", err);
+}
+
 void service_rebuild_if_outgrown(struct service *s)
 {
 	char err[256];
@@ -78,8 +103,8 @@ json_t *service_rebuild_stats(const struct service *s)
 {
 	const struct service_rebuilding *rb = &s->rebuilding;
 
-	return json_pack("{s:b,s:I,s:o}", "running", rb->task != NULL, "count", (json_int_t)rb->count, "last",
-			 rb->count ? result_json(&rb->last) : json_null());
+	return json_pack("{s:b,s:b,s:I,s:o}", "running", rb->task != NULL, "optimised", matcher_optimised(s->matcher),
+			 "count", (json_int_t)rb->count, "last", rb->count ? result_json(&rb->last) : json_null());
 }
 
 void service_rebuild_cancel(struct service *s)

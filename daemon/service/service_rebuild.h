@@ -12,12 +12,16 @@
 /* Owned by: service_rebuild.c */
 struct service_rebuilding {
 	struct rebuild *task;      /* the one running, or NULL */
-	bool again;                /* the settings changed while it ran: another when it is done */
+	bool again;                /* another when it is done: the settings changed, or a client asked */
+	unsigned again_rounds;     /* its rounds (0: the configuration's) */
+	uint64_t again_waiter;     /* the client that asked for it, or 0 */
 	uint64_t waiter;           /* the control client waiting for it, or 0 */
 	uint64_t count;
 	struct rebuild_result last;
 };
 
+/* At start, filters built online: their offline rounds in a background rebuild (logged). */
+void service_rebuild_optimise(struct service *s);
 /* The filter settings changed (a reload): a rebuild now, or after the one running. */
 void service_rebuild_settings_changed(struct service *s);
 /* Housekeeping: with auto_rebuild, a rebuild when the filters have outgrown their shape. */
