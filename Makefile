@@ -291,7 +291,7 @@ install: all
 	install -m 644 systemd/bloomd.tmpfiles $(DESTDIR)$(TMPFILESDIR)/bloomd.conf
 	install -m 644 systemd/bloomd.logrotate $(DESTDIR)$(SYSCONFDIR)/logrotate.d/bloomd
 	install -m 644 systemd/bloomd-metrics.conf systemd/bloomd-cluster.conf systemd/bloomd-inline.conf systemd/bloomd-fetch.conf systemd/bloomd-xdp.conf \
-		NEWS $(DESTDIR)$(DOCDIR)/
+		conf/bloomd-alerts.yml NEWS $(DESTDIR)$(DOCDIR)/
 	test -e $(DESTDIR)$(SYSCONFDIR)/bloomd/bloomd.conf || \
 		install -m 644 conf/bloomd.conf $(DESTDIR)$(SYSCONFDIR)/bloomd/bloomd.conf
 
@@ -304,7 +304,7 @@ uninstall:
 		$(DESTDIR)$(TMPFILESDIR)/bloomd.conf $(DESTDIR)$(SYSCONFDIR)/logrotate.d/bloomd \
 		$(DESTDIR)$(DOCDIR)/bloomd-metrics.conf $(DESTDIR)$(DOCDIR)/bloomd-cluster.conf \
 		$(DESTDIR)$(DOCDIR)/bloomd-inline.conf $(DESTDIR)$(DOCDIR)/bloomd-fetch.conf $(DESTDIR)$(DOCDIR)/bloomd-xdp.conf \
-		$(DESTDIR)$(DOCDIR)/NEWS
+		$(DESTDIR)$(DOCDIR)/bloomd-alerts.yml $(DESTDIR)$(DOCDIR)/NEWS
 
 clean:
 	rm -rf build build-asan build-tsan build-fuzz build-aarch64 build-debug

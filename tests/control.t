@@ -120,7 +120,7 @@ if command -v promtool >/dev/null; then
 	promtool check metrics < metrics.txt > promtool.out 2>&1; ok $? "promtool check metrics finds nothing to say"
 	sed 's/^/#   /' promtool.out
 else
-	tap_n=$((tap_n + 1)); echo "ok $tap_n # SKIP no promtool (Debian's prometheus; tools/install-deps.sh ci)"
+	tap_n=$((tap_n + 1)); echo "ok $tap_n # SKIP no promtool (Debian's prometheus; tools/install-deps.sh test)"
 fi
 C metrics | grep -q '^bloomd_build_info{version="[0-9.]*",kernel="[a-z0-9]*"} 1$'; ok $? "build_info names the version and the kernel"
 

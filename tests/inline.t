@@ -70,7 +70,7 @@ if command -v promtool >/dev/null; then
 	promtool check metrics < metrics.txt > promtool.out 2>&1; ok $? "promtool check metrics finds nothing to say of an inline scrape"
 	sed 's/^/#   /' promtool.out
 else
-	tap_n=$((tap_n + 1)); echo "ok $tap_n # SKIP no promtool (Debian's prometheus; tools/install-deps.sh ci)"
+	tap_n=$((tap_n + 1)); echo "ok $tap_n # SKIP no promtool (Debian's prometheus; tools/install-deps.sh test)"
 fi
 
 # reject: the packet goes back to the hook marked, and the rule ahead of the queue rejects it.

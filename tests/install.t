@@ -16,7 +16,8 @@ files=(usr/sbin/bloomd usr/sbin/bloomd-fetch usr/bin/bloomctl usr/bin/bloomsim u
        usr/share/man/man8/bloomd.8 usr/share/man/man8/bloomctl.8 usr/share/man/man8/bloomd-fetch.8 usr/share/man/man5/bloomd.conf.5
        etc/bloomd/bloomd.conf "${unitdir#/}/bloomd.service" "${sysusersdir#/}/bloomd.conf"
        "${tmpfilesdir#/}/bloomd.conf" etc/logrotate.d/bloomd usr/share/doc/bloomd/bloomd-metrics.conf
-       usr/share/doc/bloomd/bloomd-cluster.conf usr/share/doc/bloomd/bloomd-inline.conf usr/share/doc/bloomd/bloomd-fetch.conf usr/share/doc/bloomd/bloomd-xdp.conf)
+       usr/share/doc/bloomd/bloomd-cluster.conf usr/share/doc/bloomd/bloomd-inline.conf usr/share/doc/bloomd/bloomd-fetch.conf usr/share/doc/bloomd/bloomd-xdp.conf
+       usr/share/doc/bloomd/bloomd-alerts.yml)
 inst() { make -s -C "$root" BUILD="$BUILD" PREFIX=/usr SYSCONFDIR=/etc DESTDIR="$dest" "$@" >/dev/null; }
 
 inst install; ok $? "make install"

@@ -104,7 +104,7 @@ if command -v promtool >/dev/null; then
 	promtool check metrics < metrics.txt > promtool.out 2>&1; ok $? "promtool check metrics finds nothing to say in a scrape"
 	sed 's/^/#   /' promtool.out
 else
-	tap_n=$((tap_n + 1)); echo "ok $tap_n # SKIP no promtool (Debian's prometheus; tools/install-deps.sh ci)"
+	tap_n=$((tap_n + 1)); echo "ok $tap_n # SKIP no promtool (Debian's prometheus; tools/install-deps.sh test)"
 fi
 grep -q '^# TYPE bloomd_list_matches_total counter$' metrics.txt; ok $? "each list's matches are a counter"
 start_time=$(awk '/^process_start_time_seconds / { print $2 }' metrics.txt)

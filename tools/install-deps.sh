@@ -13,9 +13,9 @@ build=(make gcc libc6-dev pkg-config jq libxxhash-dev libjansson-dev libpcap-dev
        libinih-dev libsystemd-dev libcap-dev libcurl4-openssl-dev zlib1g-dev nettle-dev libhiredis-dev libnetfilter-queue-dev libnftables-dev libmnl-dev liburcu-dev
        libbpf-dev bpftool clang linux-libc-dev)
 # systemd-analyze checks the unit, whose ExecReload needs /bin/kill (procps); crowdsec's local API is
-# the source of tests/crowdsec.t.
+# the source of tests/crowdsec.t; prometheus's promtool checks the metrics text and the alerting rules.
 test=("${build[@]}" perl iproute2 groff-base man-db socat libcmocka-dev clang libclang-rt-dev
-      systemd procps logrotate python3-jsonschema redis-server redis-sentinel iptables nftables openssl crowdsec)
+      systemd procps logrotate python3-jsonschema redis-server redis-sentinel iptables nftables openssl crowdsec prometheus)
 # g++ and Boost 1.81 build the filter peers (Boost.Bloom, vendored in third_party/, needs the rest of Boost);
 # xdp-tools ships xdp-filter, a peer of the XDP program; crowdsec-firewall-bouncer the peer of source = crowdsec.
 bench=("${build[@]}" libbloom-dev redis-server redis-sentinel bc iproute2 nftables iptables g++ libboost1.81-dev xdp-tools
@@ -23,8 +23,7 @@ bench=("${build[@]}" libbloom-dev redis-server redis-sentinel bc iproute2 nftabl
 cluster=("${build[@]}" redis-server)
 # Hyperscan is built for amd64 only.
 [ "$(dpkg --print-architecture)" = amd64 ] && bench+=(libhyperscan-dev)
-# prometheus: its promtool checks the metrics text
-ci=("${test[@]}" "${bench[@]}" mmdebstrap qemu-user gcc-aarch64-linux-gnu libc6-dev-arm64-cross prometheus)
+ci=("${test[@]}" "${bench[@]}" mmdebstrap qemu-user gcc-aarch64-linux-gnu libc6-dev-arm64-cross)
 # The aarch64 core tests (tests/aarch64.t) link the arm64 cmocka: a foreign architecture.
 foreign=()
 [ "${1:-test}" = ci ] && [ "$(dpkg --print-architecture)" = amd64 ] &&
