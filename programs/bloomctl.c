@@ -153,11 +153,11 @@ static int parse_calc(int argc, char **argv, struct calc_request *rq)
 		case 'b': rc |= cli_double(PROG " calc", "--bits-per-entry", optarg, 1, 64, &rq->bits_per_entry); sizes++; break;
 		case 'c': rc |= cli_unsigned(PROG " calc", "--choices", optarg, 1, FILTER_MAX_CHOICES, &rq->choices); break;
 		case 'r': rc |= cli_unsigned(PROG " calc", "--rounds", optarg, 1, 1000, &rq->rounds); break;
-		case 'j': rq->json = true; break;
+		case 'j': rq->json = cli_errors_json = true; break;
 		case 'm':
 			sizes++;
 			if (sizing_parse_size(optarg, &rq->memory) < 0) {
-				fprintf(stderr, PROG " calc: --memory: expected a size such as 4MiB, 512KiB or 1048576, got '%s'\n", optarg);
+				cli_error(PROG " calc: --memory: expected a size such as 4MiB, 512KiB or 1048576, got '%s'", optarg);
 				rc = -1;
 			}
 			break;
@@ -167,11 +167,11 @@ static int parse_calc(int argc, char **argv, struct calc_request *rq)
 		}
 	}
 	if (rc == 0 && optind < argc) {
-		fprintf(stderr, PROG " calc: unexpected argument '%s'\n", argv[optind]);
+		cli_error(PROG " calc: unexpected argument '%s'", argv[optind]);
 		rc = -1;
 	}
 	if (rc == 0 && (rq->entries == 0 || sizes != 1)) {
-		fprintf(stderr, PROG " calc: give --entries and exactly one of --fpr, --bits-per-entry, --memory\n");
+		cli_error(PROG " calc: give --entries and exactly one of --fpr, --bits-per-entry, --memory");
 		rc = -1;
 	}
 	return rc;
@@ -188,7 +188,7 @@ static int cmd_calc(int argc, char **argv)
 	if (rq.rounds == 0)
 		rq.rounds = sizing_default_rounds(rq.choices);
 	if (calc_size(&rq, &res, err, sizeof(err)) < 0) {
-		fprintf(stderr, PROG " calc: %s\n", err);
+		cli_error(PROG " calc: %s", err);
 		return EXIT_USAGE;
 	}
 	calc_print(&rq, &res);
@@ -427,13 +427,13 @@ static int send_replay(struct ctlconn *c, int argc, char **argv)
 	bool wait = argc == 2 && strcmp(argv[1], "--wait") == 0;
 
 	if (argc < 1 || argc > 2 || (argc == 2 && !wait) || strcmp(argv[0], "--wait") == 0) {
-		fprintf(stderr, PROG " replay: give one PCAP file, then --wait if you want its result\n");
+		cli_error(PROG " replay: give one PCAP file, then --wait if you want its result");
 		return -1;
 	}
 	/* O_NONBLOCK: a FIFO opens at once (and bloomd refuses it) instead of waiting for a writer. */
 	int fd = open(argv[0], O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0) {
-		fprintf(stderr, PROG " replay: %s: %s\n", argv[0], strerror(errno));
+		cli_error(PROG " replay: %s: %s", argv[0], strerror(errno));
 		return -1;
 	}
 	if (realpath(argv[0], path) == NULL)
@@ -450,7 +450,7 @@ static int send_replace(struct ctlconn *c, int argc, char **argv)
 	char line[256];
 
 	if (argc < 1 || argc > 2 || strlen(argv[0]) > 128) {
-		fprintf(stderr, PROG " replace: give a LIST, then a FILE for a list without a file of its own\n");
+		cli_error(PROG " replace: give a LIST, then a FILE for a list without a file of its own");
 		return -1;
 	}
 	if (argc == 1) {
@@ -459,7 +459,7 @@ static int send_replace(struct ctlconn *c, int argc, char **argv)
 	}
 	int fd = open(argv[1], O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0) {
-		fprintf(stderr, PROG " replace: %s: %s\n", argv[1], strerror(errno));
+		cli_error(PROG " replace: %s: %s", argv[1], strerror(errno));
 		return -1;
 	}
 	snprintf(line, sizeof(line), "replace %s -\n", argv[0]);
@@ -479,7 +479,7 @@ static int send_list(struct ctlconn *c, const char *path)
 	int rc = 0;
 
 	if (f == NULL) {
-		fprintf(stderr, PROG ": %s: %s\n", path, strerror(errno));
+		cli_error(PROG ": %s: %s", path, strerror(errno));
 		return -1;
 	}
 	rc = ctlconn_send(c, "load -\n", 7);
@@ -488,7 +488,7 @@ static int send_list(struct ctlconn *c, const char *path)
 		if (line[n - 1] != '\n')
 			line[n++] = '\n'; /* getline leaves room for the NUL it wrote */
 		if (n - 1 > MAX_LINE) {
-			fprintf(stderr, PROG ": %s:%lu: line longer than %d bytes; the load stops there\n",
+			cli_error(PROG ": %s:%lu: line longer than %d bytes; the load stops there",
 				path, lineno, MAX_LINE);
 			rc = 1;
 			break;
@@ -516,7 +516,7 @@ static int run_remote(const struct remote *rm, const char *command, int argc, ch
 		goto out;
 	if (strcmp(command, "load") == 0) {
 		if (argc != 1) {
-			fprintf(stderr, PROG " load: give one FILE, or - for standard input\n");
+			cli_error(PROG " load: give one FILE, or - for standard input");
 			goto out;
 		}
 		file = strcmp(argv[0], "-") == 0 ? "-" : argv[0];
@@ -594,7 +594,7 @@ int main(int argc, char **argv)
 		if (strcmp(argv[i], "-s") == 0 && i + 1 < argc) {
 			rm.socket = argv[++i];
 		} else if (strcmp(argv[i], "--json") == 0) {
-			rm.json = true;
+			rm.json = cli_errors_json = true;
 		} else if (strcmp(argv[i], "--version") == 0) {
 			printf(PROG " %s\n", BLOOMD_VERSION);
 			return 0;
@@ -602,7 +602,7 @@ int main(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		} else {
-			fprintf(stderr, PROG ": unknown option '%s'\n", argv[i]);
+			cli_error(PROG ": unknown option '%s'", argv[i]);
 			usage(stderr);
 			return EXIT_USAGE;
 		}
@@ -617,13 +617,13 @@ int main(int argc, char **argv)
 	int n = 0;
 	for (int j = i + 1; j < argc; j++)
 		if (strcmp(argv[j], "--json") == 0)
-			rm.json = true;
+			rm.json = cli_errors_json = true;
 		else
 			argv[i + 1 + n++] = argv[j];
 	for (size_t k = 0; k < sizeof(REMOTE) / sizeof(REMOTE[0]); k++)
 		if (strcmp(argv[i], REMOTE[k]) == 0)
 			return run_remote(&rm, argv[i], n, argv + i + 1);
-	fprintf(stderr, PROG ": unknown command '%s'\n", argv[i]);
+	cli_error(PROG ": unknown command '%s'", argv[i]);
 	usage(stderr);
 	return EXIT_USAGE;
 }

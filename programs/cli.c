@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -15,7 +16,7 @@ int cli_u64(const char *prog, const char *option, const char *text, uint64_t min
 	errno = 0;
 	v = strtoull(text, &end, 10);
 	if (!isdigit((unsigned char)text[0]) || *end != '\0' || errno != 0 || v < min || v > max) {
-		fprintf(stderr, "%s: %s: expected a whole number from %llu to %llu, got '%s'\n", prog,
+		cli_error("%s: %s: expected a whole number from %llu to %llu, got '%s'", prog,
 			option, (unsigned long long)min, (unsigned long long)max, text);
 		return -1;
 	}
@@ -43,7 +44,7 @@ int cli_double(const char *prog, const char *option, const char *text, double mi
 	errno = 0;
 	v = strtod(text, &end);
 	if (end == text || *end != '\0' || errno != 0 || !(v >= min && v <= max)) {
-		fprintf(stderr, "%s: %s: expected a number from %g to %g, got '%s'\n", prog, option,
+		cli_error("%s: %s: expected a number from %g to %g, got '%s'", prog, option,
 			min, max, text);
 		return -1;
 	}
@@ -54,7 +55,7 @@ int cli_double(const char *prog, const char *option, const char *text, double mi
 int cli_layout(const char *prog, const char *option, const char *text, enum filter_layout *out)
 {
 	if (filter_layout_parse(text, out) < 0) {
-		fprintf(stderr, "%s: %s: expected classic or blocked, got '%s'\n", prog, option, text);
+		cli_error("%s: %s: expected classic or blocked, got '%s'", prog, option, text);
 		return -1;
 	}
 	return 0;
@@ -68,4 +69,25 @@ void cli_print_json(json_t *o)
 		puts(text);
 	free(text);
 	json_decref(o);
+}
+
+bool cli_errors_json;
+
+void cli_error(const char *fmt, ...)
+{
+	char text[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	if (!cli_errors_json) {
+		fprintf(stderr, "%s\n", text);
+		return;
+	}
+	json_t *o = json_pack("{s:b,s:s}", "ok", false, "error", text);
+	if (o == NULL) /* not UTF-8 (a file name): its bytes as they are, on standard error */
+		fprintf(stderr, "%s\n", text);
+	else
+		cli_print_json(o);
 }

@@ -3,6 +3,7 @@
 #define BLOOMD_CLI_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "filter.h"
@@ -23,5 +24,14 @@ int cli_layout(const char *prog, const char *option, const char *text, enum filt
 
 /* Print o as one compact JSON line on stdout, then release it. */
 void cli_print_json(json_t *o);
+
+/*
+ * A client-side error (the arguments, a file, the connection): one line on
+ * standard error, or, once cli_errors_json is set (bloomctl --json), the
+ * object {"ok":false,"error":TEXT} on standard output, as the daemon's own
+ * errors come, so a script reads one shape.
+ */
+extern bool cli_errors_json;
+void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

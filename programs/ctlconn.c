@@ -1,5 +1,6 @@
 /* ctlconn.c - a client connection to bloomd's control socket: send lines, read JSON replies. */
 #include "ctlconn.h"
+#include "cli.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -16,14 +17,14 @@ int ctlconn_open(struct ctlconn *c, const char *prog, const char *path)
 
 	c->prog = prog;
 	if (strlen(path) >= sizeof(sun.sun_path)) {
-		fprintf(stderr, "%s: %s: socket path too long\n", prog, path);
+		cli_error("%s: %s: socket path too long", prog, path);
 		return -1;
 	}
 	strcpy(sun.sun_path, path);
 	c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (c->fd < 0 || connect(c->fd, (struct sockaddr *)&sun, sizeof(sun)) < 0) {
 		if (!c->quiet)
-			fprintf(stderr, "%s: cannot connect to %s: %s (is bloomd running? -s names another socket)\n",
+			cli_error("%s: cannot connect to %s: %s (is bloomd running? -s names another socket)",
 				prog, path, strerror(errno));
 		return -1;
 	}
@@ -37,7 +38,7 @@ int ctlconn_send(struct ctlconn *c, const char *text, size_t len)
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w < 0) {
-			fprintf(stderr, "%s: sending to bloomd: %s\n", c->prog, strerror(errno));
+			cli_error("%s: sending to bloomd: %s", c->prog, strerror(errno));
 			return -1;
 		}
 		text += w;
@@ -67,7 +68,7 @@ int ctlconn_send_fd(struct ctlconn *c, const char *line, size_t len, int fd)
 		w = sendmsg(c->fd, &msg, MSG_NOSIGNAL);
 	while (w < 0 && errno == EINTR);
 	if (w < 0) {
-		fprintf(stderr, "%s: sending to bloomd: %s\n", c->prog, strerror(errno));
+		cli_error("%s: sending to bloomd: %s", c->prog, strerror(errno));
 		return -1;
 	}
 	return ctlconn_send(c, line + w, len - (size_t)w);
@@ -80,7 +81,7 @@ static int fill(struct ctlconn *c)
 		size_t cap = c->cap ? 2 * c->cap : 1 << 16;
 		char *b = realloc(c->buf, cap);
 		if (b == NULL) {
-			fprintf(stderr, "%s: out of memory reading the reply\n", c->prog);
+			cli_error("%s: out of memory reading the reply", c->prog);
 			return -1;
 		}
 		c->buf = b;
@@ -91,7 +92,7 @@ static int fill(struct ctlconn *c)
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0) {
-			fprintf(stderr, "%s: bloomd closed the connection%s%s\n", c->prog, r < 0 ? ": " : "",
+			cli_error("%s: bloomd closed the connection%s%s", c->prog, r < 0 ? ": " : "",
 				r < 0 ? strerror(errno) : "");
 			return -1;
 		}
@@ -112,7 +113,7 @@ json_t *ctlconn_reply(struct ctlconn *c)
 	c->len -= (size_t)(nl + 1 - c->buf);
 	memmove(c->buf, nl + 1, c->len);
 	if (reply == NULL)
-		fprintf(stderr, "%s: the reply is not JSON: %s\n", c->prog, jerr.text);
+		cli_error("%s: the reply is not JSON: %s", c->prog, jerr.text);
 	return reply;
 }
 

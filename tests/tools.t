@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bloomctl calc and bloomsim: output formats, the textbook recommendation, bad input.
 . "$(dirname "$0")/support/tap.sh"
-plan 22
+plan 24
 
 calc() { "$BUILD/bloomctl" calc "$@"; }
 
@@ -32,6 +32,12 @@ calc --entries 10 --fpr 0.1 --memory 1MiB 2>/dev/null; is $? 2 "two sizes refuse
 calc --entries 10 --memory 4XB 2>/tmp/calc.err.$$; is $? 2 "bad size refused"
 grep -q "4XB" /tmp/calc.err.$$; ok $? "the error quotes the bad size"
 "$BUILD/bloomctl" frobnicate 2>/dev/null; is $? 2 "unknown command exits 2"
+# With --json, what bloomctl itself finds comes as the daemon's errors do: one JSON object.
+out=$("$BUILD/bloomctl" -s /nonexistent/ctl.sock --json stats 2>/dev/null); rc=$?
+is "$rc $(jq -c '[.ok, (.error | test("cannot connect to /nonexistent/ctl.sock"))]' <<<"$out")" "2 [false,true]" \
+	"--json: no daemon to talk to is {\"ok\":false,\"error\":...} on standard output, exit 2"
+is "$(calc --json --entries x 2>/dev/null | jq -c '[.ok, (.error | test("--entries"))]')" "[false,true]" \
+	"--json: a bad option of calc too"
 rm -f /tmp/calc.err.$$
 
 sim() { "$BUILD/bloomsim" --layout blocked --entries 2000 --bits 32768 --choices 2 --hashes 10 \
