@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bloomd's command line: -n, bad config and lists, missing files, statistics, the match pcap.
 . "$(dirname "$0")/support/tap.sh"
-plan 59
+plan 60
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -36,6 +36,9 @@ grep -q "bad.conf:5: choices" err; ok $? "the config problem names file and line
 printf '[entries]\nfile = bad.list\nfile = missing.list\n' > bad2.conf
 out=$("$BUILD/bloomd" -n -c bad2.conf 2> err); is $? 0 "-n with bad lists exits 0: they never stop a start"
 grep -q "2 refused: see above" <<<"$out"; ok $? "-n says how many lists would be refused"
+out=$("$BUILD/bloomd" -n --strict -c bad2.conf 2>/dev/null); rc=$?
+is "$rc $out" "1 bloomd: bad2.conf: 2 of 3 lists refused (see above): --strict fails the check" \
+	"-n --strict: a list refused or unreadable fails the check"
 grep -q "bad.list:2: addr needs .*, skipped: 'addr 999.1.1.1'" err; ok $? "a bad address names its line and its text"
 grep -q "bad.list:3: signature of 5 bytes is shorter than the window (8 bytes), skipped: 'sig \"short\"'" err; ok $? "a short signature names its line"
 grep -q "bad.list:4: pair needs two addresses" err; ok $? "a bad pair names its line"

@@ -22,11 +22,12 @@
 
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: bloomd [-c FILE] [-r PCAP]... [-i IFACE] [-n]\n"
+	fprintf(out, "usage: bloomd [-c FILE] [-r PCAP]... [-i IFACE] [-n [--strict]]\n"
 		     "  -c FILE   configuration (default " DEFAULT_CONFIG ")\n"
 		     "  -r PCAP   replay a pcap/pcapng file (repeatable), print statistics, exit\n"
 		     "  -i IFACE  capture live on IFACE until SIGTERM or SIGINT\n"
 		     "  -n        check the configuration and entry lists, then exit\n"
+		     "  --strict  with -n: a list that would be refused (or cannot be read) fails the check\n"
 		     "  --version bloomd's version\n"
 		     "With neither -r nor -i (nor a source in the configuration), bloomd waits\n"
 		     "for commands on its control socket (bloomctl replay ...).\n");
@@ -100,6 +101,7 @@ struct options {
 	size_t nfiles;
 	const char *interface;
 	bool check_only;
+	bool strict;               /* -n: a list refused fails the check */
 };
 
 static int parse_options(int argc, char **argv, struct options *o)
@@ -113,6 +115,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	static const struct option long_options[] = {
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "strict", no_argument, NULL, 'S' },
 		{ NULL, 0, NULL, 0 },
 	};
 
@@ -122,6 +125,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case 'r': o->files[o->nfiles++] = optarg; break;
 		case 'i': o->interface = optarg; break;
 		case 'n': o->check_only = true; break;
+		case 'S': o->strict = true; break;
 		case 'h': usage(stdout); exit(0);
 		case 'V': printf("bloomd %s\n", BLOOMD_VERSION); exit(0);
 		default: usage(stderr); return -1;
@@ -129,6 +133,10 @@ static int parse_options(int argc, char **argv, struct options *o)
 	}
 	if (optind < argc) {
 		fprintf(stderr, "bloomd: unexpected argument '%s'\n", argv[optind]);
+		return -1;
+	}
+	if (o->strict && !o->check_only) {
+		fprintf(stderr, "bloomd: --strict goes with -n\n");
 		return -1;
 	}
 	if (o->nfiles && o->interface) {
@@ -340,6 +348,11 @@ int main(int argc, char **argv)
 					     .socket = use_socket, .store = use_store, .xdp = p.xdp_mode };
 		if (preflight_check(cfg, &pp, report_problem, &problems) > 0)
 			goto out;
+		if (refused && o.strict) {
+			printf("bloomd: %s: %u of %zu lists refused (see above): --strict fails the check\n", o.config,
+			       refused, cfg->nlists);
+			goto out;
+		}
 		printf("bloomd: %s: configuration ok, %llu entries in %zu lists", o.config,
 		       (unsigned long long)service_entries(s), cfg->nlists);
 		if (refused)
