@@ -6,7 +6,7 @@
 # replaced is in force for every worker by the time bloomctl says so.
 . "$(dirname "$0")/support/tap.sh"
 . "$(dirname "$0")/support/netns.sh"
-plan 25
+plan 26
 command -v python3 >/dev/null || skip_all "no python3"
 getent passwd nobody >/dev/null || skip_all "no user nobody"
 netns_test w "network namespaces, netfilter queues"
@@ -77,6 +77,9 @@ is "$(wc -l <<<"$caps") $(sort -u <<<"$caps")" \
 	"1 Uid:65534 CapPrm:0000000000001000 CapEff:0000000000001000 " "every thread gave up all but CAP_NET_ADMIN"
 is "$(grep -h '^worker' /proc/$pid/task/*/comm | sort | tr '\n' ' ')" "worker0 worker1 " "two worker threads, named so"
 grep -q "running as nobody, with CAP_NET_ADMIN alone" err; ok $? "and the log says so (it said: no capabilities)"
+dropped=$(grep -n -m1 "running as nobody" err | cut -d: -f1) rounds=$(grep -n -m1 "placed in the filters online" err | cut -d: -f1)
+[ -n "$dropped" ] && [ -n "$rounds" ] && [ "$rounds" -gt "$dropped" ]
+ok $? "the start's background rebuild thread is made after that, so it is as the others (log lines $dropped, $rounds)"
 send "hello"
 send "EVIL-PAYLOAD"
 send "hello2"

@@ -265,7 +265,7 @@ static int run(struct service *s, const struct plan *p)
 		service_fail(s);
 	else if (!p->one_shot && !p->interface && !p->inline_mode)
 		log_info("waiting for commands on %s", service_config(s)->socket);
-	bool running = drop_privileges(s, service_config(s)) == 0 && service_run_workers(s) == 0;
+	bool running = drop_privileges(s, service_config(s)) == 0 && service_run_threads(s) == 0;
 	if (running)
 		say_ready(s, p);
 	else

@@ -61,7 +61,6 @@ int service_start(struct service *s, struct event_base *base, const struct contr
 		return -1;
 	if (service_cluster_start(s) < 0 || service_action_start(s) < 0 || service_upkeep_start(s) < 0)
 		return -1;
-	service_rebuild_optimise(s);
 	return service_fetch_configure(s, true);
 }
 
@@ -173,4 +172,12 @@ uint64_t service_entries(const struct service *s)
 unsigned service_rounds(const struct service *s)
 {
 	return matcher_rounds(s->matcher);
+}
+
+int service_run_threads(struct service *s)
+{
+	if (service_run_workers(s) < 0)
+		return -1;
+	service_rebuild_optimise(s);
+	return 0;
 }

@@ -125,8 +125,12 @@ int service_capture_xdp(struct service *s, const char *interface);
  * the others within PUBLISH_MS.
  */
 void service_propagate(struct service *s);
-/* Start the workers' threads, once the privileges are given up (theirs are their creator's). */
-int service_run_workers(struct service *s);
+/*
+ * Start the threads bloomd runs besides the loop, once the privileges are
+ * given up (a thread's are its creator's): the workers, and the background
+ * rebuild that brings a start's online-built filters their offline rounds.
+ */
+int service_run_threads(struct service *s);
 /* Stop the workers (at the end), reporting what they matched last. */
 void service_stop_workers(struct service *s);
 

@@ -20,7 +20,7 @@ struct service_rebuilding {
 	struct rebuild_result last;
 };
 
-/* At start, filters built online: their offline rounds in a background rebuild (logged). */
+/* At start (once the privileges are given up), filters built online: their offline rounds in a background rebuild (logged). */
 void service_rebuild_optimise(struct service *s);
 /* The filter settings changed (a reload): a rebuild now, or after the one running. */
 void service_rebuild_settings_changed(struct service *s);

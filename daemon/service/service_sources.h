@@ -51,6 +51,8 @@ void service_sources_close(struct service *s);
 void service_packet_totals(struct service *s, struct workers_totals *t);
 /* stats' "workers", "inline", "capture" and "sources", from the totals t. */
 void service_sources_stats(const struct service *s, json_t *o, const struct workers_totals *t);
+/* Start the workers' threads (service_run_threads); -1 logged. */
+int service_run_workers(struct service *s);
 /* The lists' actions changed: the workers judge by them. */
 void service_workers_verdicts(struct service *s);
 
