@@ -2,8 +2,8 @@
 # The alerting rules shipped for Prometheus (conf/bloomd-alerts.yml): promtool check rules, every
 # bloomd metric they read is one bloomd exports, and promtool test rules on series taken from a
 # real scrape: a bloomd with one list read and one whose file is gone fires BloomdListRefused for
-# that one alone, and nothing else while its counters stand still; its event errors rising, and
-# the scrape job down, fire theirs.
+# that one alone, and nothing else while its counters stand still; its event errors rising, the
+# scrape job down and the XDP program detached fire theirs.
 . "$(dirname "$0")/support/tap.sh"
 . "$(dirname "$0")/support/daemon.sh"
 plan 5
@@ -71,6 +71,8 @@ print("""  - interval: 1m
         values: '%g+1x10'
       - series: 'up{job="bloomd", instance="sensor1:9477"}'
         values: '1 0x10'
+      - series: 'bloomd_xdp_attached{instance="sensor2:9477"}'
+        values: '1 1 0x10'
     alert_rule_test:
       - eval_time: 5m
         alertname: BloomdEventErrors
@@ -79,6 +81,12 @@ print("""  - interval: 1m
             exp_annotations:
               summary: "alerts could not be written (bloomctl stats, event_errors; the log says why)"
       - eval_time: 5m
+        alertname: BloomdXdpDetached
+        exp_alerts:
+          - exp_labels: {severity: critical, instance: "sensor2:9477"}
+            exp_annotations:
+              summary: "bloomd's XDP program is not on sensor2:9477's interface: listed sources are not dropped in the driver"
+      - eval_time: 5m
         alertname: BloomdDown
         exp_alerts:
           - exp_labels: {severity: critical, job: bloomd, instance: "sensor1:9477"}
@@ -86,6 +94,6 @@ print("""  - interval: 1m
               summary: "bloomd on sensor1:9477 is not answering its metrics scrape\"""" % errors)
 PY
 grep -q 'bloomd_list_last_load_success{list="gone"} 0' scrape.txt; ok $? "the scrape says list gone's last load failed"
-promtool test rules tests.yml > test.out 2>&1; ok $? "promtool test rules: the scrape's series fire BloomdListRefused for gone alone; rising errors and a down job fire theirs"
+promtool test rules tests.yml > test.out 2>&1; ok $? "promtool test rules: the scrape's series fire BloomdListRefused for gone alone; rising errors, a down job and a detached XDP program fire theirs"
 [ $tap_failed -eq 0 ] || sed 's/^/# /' test.out tests.yml
 done_testing

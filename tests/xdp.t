@@ -11,7 +11,7 @@
 # interface is refused while the first runs.
 . "$(dirname "$0")/support/tap.sh"
 . "$(dirname "$0")/support/netns.sh"
-plan 36
+plan 38
 netns_test x "network namespaces, BPF"
 at_exit='[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null'
 netns_hosts "1 3 4 5 8 9" "1 3"
@@ -78,6 +78,7 @@ ok $rc "bloomd attaches its XDP program to veth-b in native mode"
 [ $rc -ne 0 ] && sed 's/^/# /' err
 is "$(stat mode)" native "stats say native"
 ip -n $b link show veth-b$$ | grep -q 'prog/xdp'; ok $? "the interface shows the program"
+is "$(stat attached)/$(C metrics | awk '/^bloomd_xdp_attached / { print $2 }')" true/1 "stats and metrics say it is attached"
 
 send_from 1 "from-clean 1"
 send_from 3 "from-listed 1"
@@ -178,6 +179,15 @@ sender=$!
 C rebuild --wait >/dev/null
 wait $sender
 is "$(received under-rebuild)" 0 "none during a rebuild of the daemon's filters either"
+
+# Another tool detaching it (bpftool link detach): stats and metrics say so, for the alert.
+prog=$(ip -n $b -d link show veth-b$$ | grep -o 'prog/xdp id [0-9]*' | awk '{ print $3 }')
+link=$(PATH=$PATH:/usr/sbin bpftool -j link show 2>/dev/null | jq -r --argjson p "${prog:-0}" '.[] | select(.type == "xdp" and .prog_id == $p) | .id' | head -n 1)
+if [ -n "$link" ] && PATH=$PATH:/usr/sbin bpftool link detach id "$link" 2>/dev/null; then
+	is "$(stat attached)/$(C metrics | awk '/^bloomd_xdp_attached / { print $2 }')" false/0 "detached by another tool: stats and metrics say so"
+else
+	skip 1 "bpftool cannot detach an XDP link here"
+fi
 
 # kill -9: the link dies with the process, the kernel detaches the program, traffic flows.
 kill -9 $pid

@@ -480,6 +480,18 @@ int xdp_program_fd(const struct xdp *x)
 	return bpf_program__fd(x->gen->skel->progs.bloomd_xdp);
 }
 
+bool xdp_attached(const struct xdp *x)
+{
+	LIBBPF_OPTS(bpf_xdp_query_opts, q);
+	struct bpf_prog_info info;
+	__u32 len = sizeof(info);
+
+	memset(&info, 0, sizeof(info));
+	if (bpf_xdp_query((int)x->ifindex, 0, &q) < 0 || bpf_obj_get_info_by_fd(xdp_program_fd(x), &info, &len) < 0)
+		return false;
+	return info.id != 0 && (q.prog_id == info.id || q.drv_prog_id == info.id || q.skb_prog_id == info.id);
+}
+
 const struct filter *xdp_filter(const struct xdp *x)
 {
 	return xdpset_filter(x->gen->set);

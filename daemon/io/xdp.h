@@ -88,6 +88,9 @@ struct xdp_counts {
 };
 void xdp_counts(const struct xdp *x, struct xdp_counts *out);
 
+/* Whether the interface runs bloomd's program now (asked of the kernel: another tool may have detached it). */
+bool xdp_attached(const struct xdp *x);
+
 /* Tests and the benchmark: the program's fd now, and the key's hash as it computes it. */
 int xdp_program_fd(const struct xdp *x);
 const struct filter *xdp_filter(const struct xdp *x);

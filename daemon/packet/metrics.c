@@ -73,6 +73,8 @@ static const struct metric METRICS[] = {
 	  "xdp.events_suppressed"),
 	M("xdp_unparsed_total", C, "Frames the XDP program passed unread: cut short, or more than 8 VLAN tags.", "xdp",
 	  "xdp.unparsed"),
+	M("xdp_attached", G, "1 while the interface runs bloomd's XDP program (0: detached by another tool, or the interface gone).", "xdp",
+	  "xdp.attached"),
 	M("xdp_entries", G, "Entries the XDP program holds (dropping and pass lists' addresses, nets, pairs).", "xdp",
 	  "xdp.entries"),
 	M("inline_packets_total", C, "Packets judged from the netfilter queues.", "inline", "inline.packets"),

@@ -237,8 +237,8 @@ json_t *service_xdp_stats(const struct service *s)
 	if (s->xdp.program == NULL)
 		return NULL;
 	xdp_counts(s->xdp.program, &n);
-	return json_pack("{s:s,s:s,s:b,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "interface", s->xdp.interface, "mode",
-			 xdp_attach_name(s->xdp.program), "pinned", s->cfg->xdp_pin, "passed", (json_int_t)n.passed, "dropped", (json_int_t)n.dropped,
+	return json_pack("{s:s,s:s,s:b,s:b,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "interface", s->xdp.interface, "mode",
+			 xdp_attach_name(s->xdp.program), "attached", xdp_attached(s->xdp.program), "pinned", s->cfg->xdp_pin, "passed", (json_int_t)n.passed, "dropped", (json_int_t)n.dropped,
 			 "exempted", (json_int_t)n.exempted, "events_suppressed", (json_int_t)n.events_suppressed,
 			 "unparsed", (json_int_t)n.unparsed,
 			 "entries", (json_int_t)n.entries, "capacity", (json_int_t)n.capacity, "generations",
