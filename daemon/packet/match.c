@@ -360,6 +360,15 @@ uint64_t matcher_entries(const struct matcher *m, enum entry_kind kind)
 	return m->kind_entries[kind];
 }
 
+uint64_t matcher_entries_all(const struct matcher *m)
+{
+	uint64_t n = 0;
+
+	for (int k = 0; k < MATCH_KINDS; k++)
+		n += m->kind_entries[k];
+	return n;
+}
+
 int matcher_set_simd(struct matcher *m, enum simd_level level)
 {
 	if (!simd_cpu_has(level))

@@ -243,6 +243,8 @@ size_t matcher_check(struct matcher *m, const struct packet_view *v, struct matc
 
 const struct match_counters *matcher_counters(const struct matcher *m, enum entry_kind kind);
 uint64_t matcher_entries(const struct matcher *m, enum entry_kind kind);
+/* Entries stored, all kinds. */
+uint64_t matcher_entries_all(const struct matcher *m);
 
 /* Confirmed matches left out of events because a packet had more than the cap. */
 uint64_t matcher_hits_dropped(const struct matcher *m);

@@ -1,18 +1,10 @@
 /* service.c - the running daemon: made, started and stopped, and what the rest of the daemon reads of it. */
 #include "service.h"
 
-#include <errno.h>
 #include <stdlib.h>
-#include <string.h>
-#include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
 
-#include "error.h"
 #include "log.h"
-#include "packet.h"
 #include "service_internal.h"
-#include "stats.h"
 
 const struct config *service_config(const struct service *s)
 {
@@ -162,11 +154,7 @@ void service_walk(const struct service *s, enum entry_kind only, struct match_cu
 
 uint64_t service_entries(const struct service *s)
 {
-	uint64_t n = 0;
-
-	for (enum entry_kind k = ENTRY_ADDR; k <= ENTRY_SIG; k++)
-		n += matcher_entries(s->matcher, k);
-	return n;
+	return matcher_entries_all(s->matcher);
 }
 
 unsigned service_rounds(const struct service *s)

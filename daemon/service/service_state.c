@@ -142,15 +142,6 @@ static int load_state(struct service *s, struct loading *ld)
 	return 0;
 }
 
-static uint64_t entries_of(const struct matcher *m)
-{
-	uint64_t n = 0;
-
-	for (enum entry_kind k = ENTRY_ADDR; k <= ENTRY_SIG; k++)
-		n += matcher_entries(m, k);
-	return n;
-}
-
 static void log_problem(void *ctx, const char *message)
 {
 	(void)ctx;
@@ -175,11 +166,11 @@ int service_load(struct service *s, struct config *cfg, bool use_store, bool che
 	if (service_thresholds_load(cfg, &s->engine.thresholds, log_problem, NULL) < 0)
 		return -1;
 	/* A list that is refused or cannot be read is logged and left out (or kept from the state): bloomd starts. */
-	uint64_t restored = entries_of(s->matcher);
+	uint64_t restored = matcher_entries_all(s->matcher);
 	if (service_lists_load(s, cfg, true, refused) < 0)
 		return -1;
 	/* The snapshot holds the local list: the lists' entries went into its filters online. */
-	if (s->durable.restored && entries_of(s->matcher) > restored)
+	if (s->durable.restored && matcher_entries_all(s->matcher) > restored)
 		matcher_placed_online(s->matcher);
 	if (check_only)
 		return 0;
