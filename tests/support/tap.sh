@@ -33,11 +33,12 @@ ok() { # ok CONDITION-EXIT-STATUS DESCRIPTION: 1 when it failed, so a test can s
 	fi
 }
 
-is() { # is GOT WANT DESCRIPTION
+is() { # is GOT WANT DESCRIPTION (each of these, like ok, is 1 when it failed)
 	[ "$1" = "$2" ]
 	local rc=$?
 	ok $rc "$3"
 	[ $rc -eq 0 ] || echo "#   got '$1', want '$2'"
+	return $rc
 }
 
 near() { # near GOT WANT RELATIVE-TOLERANCE DESCRIPTION
@@ -45,6 +46,7 @@ near() { # near GOT WANT RELATIVE-TOLERANCE DESCRIPTION
 	local rc=$?
 	ok $rc "$4"
 	[ $rc -eq 0 ] || echo "#   got $1, want $2 within $3 relative"
+	return $rc
 }
 
 within() { # within GOT WANT ABSOLUTE-TOLERANCE DESCRIPTION
@@ -52,6 +54,7 @@ within() { # within GOT WANT ABSOLUTE-TOLERANCE DESCRIPTION
 	local rc=$?
 	ok $rc "$4"
 	[ $rc -eq 0 ] || echo "#   got $1, want $2 within $3"
+	return $rc
 }
 
 below() { # below GOT LIMIT DESCRIPTION
@@ -59,6 +62,7 @@ below() { # below GOT LIMIT DESCRIPTION
 	local rc=$?
 	ok $rc "$3"
 	[ $rc -eq 0 ] || echo "#   got $1, want below $2"
+	return $rc
 }
 
 # Every event a test wrote (the files under its $tmp) must pass Suricata's own eve schema.
