@@ -15,12 +15,12 @@ struct store *store_new(void)
 
 	if (s == NULL)
 		return NULL;
-	s->slots = calloc(MIN_SLOTS, sizeof(*s->slots));
-	if (s->slots == NULL) {
+	s->table.slots = calloc(MIN_SLOTS, sizeof(*s->table.slots));
+	if (s->table.slots == NULL) {
 		free(s);
 		return NULL;
 	}
-	s->nslots = MIN_SLOTS;
+	s->table.n = MIN_SLOTS;
 	return s;
 }
 
@@ -32,7 +32,8 @@ void store_free(struct store *s)
 	free(s->groups);
 	free(s->items);
 	arena_free(&s->arena);
-	free(s->slots);
+	free(s->table.slots);
+	free(s->growing.slots);
 	free(s);
 }
 
@@ -44,11 +45,15 @@ struct store *store_clone(const struct store *s)
 	if (c == NULL)
 		return NULL;
 	c->count = c->cap = s->count;
-	c->nslots = s->nslots;
+	c->table.n = s->table.n;
+	c->growing.n = s->growing.n;
+	c->moved = s->moved;
 	c->hashes = array_dup(s->hashes, s->count * sizeof(*s->hashes), &failed);
 	c->groups = array_dup(s->groups, s->count * sizeof(*s->groups), &failed);
 	c->items = array_dup(s->items, s->count * sizeof(*s->items), &failed);
-	c->slots = array_dup(s->slots, s->nslots * sizeof(*s->slots), &failed);
+	c->table.slots = array_dup(s->table.slots, s->table.n * sizeof(*s->table.slots), &failed);
+	if (s->growing.slots)
+		c->growing.slots = array_dup(s->growing.slots, s->growing.n * sizeof(*s->growing.slots), &failed);
 	if (failed || arena_copy(&c->arena, &s->arena) < 0) {
 		store_free(c);
 		return NULL;
@@ -68,9 +73,9 @@ size_t store_count(const struct store *s)
  * windows sharing their first bytes would share a home and probe in one
  * run.
  */
-static inline size_t home_slot(const struct store *s, struct hash128 h)
+static inline size_t home_slot(const struct store_table *t, struct hash128 h)
 {
-	return (size_t)(h.hi >> (64 - __builtin_ctzll((unsigned long long)s->nslots)));
+	return (size_t)(h.hi >> (64 - __builtin_ctzll((unsigned long long)t->n)));
 }
 
 static bool entry_is(const struct store *s, size_t i, struct hash128 h, uint8_t kind,
@@ -82,21 +87,23 @@ static bool entry_is(const struct store *s, size_t i, struct hash128 h, uint8_t 
 	       it->len == len && memcmp(s->arena.bytes + it->offset, bytes, len) == 0;
 }
 
-/* The slot holding entry i, which must be present. */
-static size_t slot_of(const struct store *s, size_t i)
+/* The slot of t holding entry i (by its hash h), which must be there. */
+static size_t slot_of(const struct store_table *t, struct hash128 h, size_t i)
 {
-	size_t slot = home_slot(s, s->hashes[i]);
+	size_t slot = home_slot(t, h);
 
-	while (s->slots[slot] != i + 1)
-		slot = (slot + 1) & (s->nslots - 1);
+	while (t->slots[slot] != i + 1)
+		slot = (slot + 1) & (t->n - 1);
 	return slot;
 }
 
 ssize_t store_find(const struct store *s, struct hash128 h, uint8_t kind, const void *bytes,
 		   size_t len)
 {
-	for (size_t slot = home_slot(s, h);; slot = (slot + 1) & (s->nslots - 1)) {
-		uint32_t v = s->slots[slot];
+	const struct store_table *t = &s->table;
+
+	for (size_t slot = home_slot(t, h);; slot = (slot + 1) & (t->n - 1)) {
+		uint32_t v = t->slots[slot];
 		if (v == 0)
 			return -1;
 		if (entry_is(s, v - 1, h, kind, bytes, len))
@@ -104,28 +111,56 @@ ssize_t store_find(const struct store *s, struct hash128 h, uint8_t kind, const 
 	}
 }
 
-static void slot_insert(struct store *s, size_t i)
+static void slot_insert(struct store_table *t, struct hash128 h, size_t i)
 {
-	size_t slot = home_slot(s, s->hashes[i]);
+	size_t slot = home_slot(t, h);
 
-	while (s->slots[slot] != 0)
-		slot = (slot + 1) & (s->nslots - 1);
-	s->slots[slot] = (uint32_t)(i + 1);
+	while (t->slots[slot] != 0)
+		slot = (slot + 1) & (t->n - 1);
+	t->slots[slot] = (uint32_t)(i + 1);
 }
 
-/* Keep the table at most half full, so probe runs stay short. */
-static int slots_grow(struct store *s)
+/* Linear probing deletion without tombstones: shift later members of the run back. */
+static void slot_delete(const struct store *s, struct store_table *t, size_t hole)
 {
-	size_t n = s->nslots * 2;
-	uint32_t *slots = calloc(n, sizeof(*slots));
+	size_t mask = t->n - 1;
+
+	for (size_t next = (hole + 1) & mask; t->slots[next] != 0; next = (next + 1) & mask) {
+		size_t home = home_slot(t, s->hashes[t->slots[next] - 1]);
+		/* Move next into the hole unless its home lies cyclically in (hole, next]. */
+		if (((next - home) & mask) >= ((next - hole) & mask)) {
+			t->slots[hole] = t->slots[next];
+			hole = next;
+		}
+	}
+	t->slots[hole] = 0;
+}
+
+/* A few more entries into the growing table; once it has them all, it is the table. */
+static void grow_step(struct store *s)
+{
+	if (s->growing.slots == NULL)
+		return;
+	for (unsigned k = 0; k < STORE_GROW_STEP && s->moved < s->count; k++, s->moved++)
+		slot_insert(&s->growing, s->hashes[s->moved], s->moved);
+	if (s->moved < s->count)
+		return;
+	free(s->table.slots);
+	s->table = s->growing;
+	s->growing = (struct store_table){ 0 };
+	s->moved = 0;
+}
+
+/* Keep the table at most half full, so probe runs stay short: a table twice its size begins. */
+static int grow_begin(struct store *s)
+{
+	size_t n = s->table.n * 2;
+	uint32_t *slots = calloc(n, sizeof(*slots)); /* fresh pages: no time until written */
 
 	if (slots == NULL)
 		return -1;
-	free(s->slots);
-	s->slots = slots;
-	s->nslots = n;
-	for (size_t i = 0; i < s->count; i++)
-		slot_insert(s, i);
+	s->growing = (struct store_table){ slots, n };
+	s->moved = 0;
 	return 0;
 }
 
@@ -156,7 +191,8 @@ ssize_t store_add(struct store *s, struct hash128 h, uint8_t kind, const void *b
 		return -1;
 	}
 	int64_t offset = -1;
-	if (entries_reserve(s) < 0 || ((s->count + 1) * 2 > s->nslots && slots_grow(s) < 0) ||
+	bool outgrown = s->growing.slots == NULL && (s->count + 1) * 2 > s->table.n;
+	if (entries_reserve(s) < 0 || (outgrown && grow_begin(s) < 0) ||
 	    (offset = arena_put(&s->arena, bytes, len)) < 0) {
 		errno = ENOMEM;
 		return -1;
@@ -165,24 +201,9 @@ ssize_t store_add(struct store *s, struct hash128 h, uint8_t kind, const void *b
 	s->hashes[i] = h;
 	s->groups[i] = group;
 	s->count++;
-	slot_insert(s, i);
+	slot_insert(&s->table, h, i); /* the growing table takes it in its turn (i >= moved) */
+	grow_step(s);
 	return (ssize_t)i;
-}
-
-/* Linear probing deletion without tombstones: shift later members of the run back. */
-static void slot_delete(struct store *s, size_t hole)
-{
-	size_t mask = s->nslots - 1;
-
-	for (size_t next = (hole + 1) & mask; s->slots[next] != 0; next = (next + 1) & mask) {
-		size_t home = home_slot(s, s->hashes[s->slots[next] - 1]);
-		/* Move next into the hole unless its home lies cyclically in (hole, next]. */
-		if (((next - home) & mask) >= ((next - hole) & mask)) {
-			s->slots[hole] = s->slots[next];
-			hole = next;
-		}
-	}
-	s->slots[hole] = 0;
 }
 
 /* Rewrite the arena without the bytes of removed entries. */
@@ -200,17 +221,26 @@ static void compact(struct store *s)
 void store_remove(struct store *s, size_t i)
 {
 	size_t last = s->count - 1;
+	bool growing = s->growing.slots != NULL;
 
-	slot_delete(s, slot_of(s, i));
+	slot_delete(s, &s->table, slot_of(&s->table, s->hashes[i], i));
+	if (growing && i < s->moved)
+		slot_delete(s, &s->growing, slot_of(&s->growing, s->hashes[i], i));
 	arena_drop(&s->arena, s->items[i].len);
-	if (i != last) {
-		size_t slot = slot_of(s, last);
+	if (i != last) { /* the last entry moves to i: each table that has it says so */
+		s->table.slots[slot_of(&s->table, s->hashes[last], last)] = (uint32_t)(i + 1);
+		if (growing && last < s->moved)
+			s->growing.slots[slot_of(&s->growing, s->hashes[last], last)] = (uint32_t)(i + 1);
+		else if (growing && i < s->moved)
+			slot_insert(&s->growing, s->hashes[last], i);
 		s->hashes[i] = s->hashes[last];
 		s->groups[i] = s->groups[last];
 		s->items[i] = s->items[last];
-		s->slots[slot] = (uint32_t)(i + 1);
 	}
 	s->count--;
+	if (s->moved > s->count)
+		s->moved = s->count;
+	grow_step(s);
 	if (arena_wants_compact(&s->arena))
 		compact(s);
 }
@@ -236,7 +266,7 @@ uint8_t *store_groups(const struct store *s)
 size_t store_bytes(const struct store *s)
 {
 	return sizeof(*s) + s->cap * (sizeof(*s->hashes) + sizeof(*s->groups) + sizeof(*s->items)) +
-	       s->arena.cap + s->nslots * sizeof(*s->slots);
+	       s->arena.cap + (s->table.n + s->growing.n) * sizeof(*s->table.slots);
 }
 
 uint32_t store_holders(const struct store *s, size_t i)

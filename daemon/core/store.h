@@ -31,14 +31,29 @@ struct store_item {
 	uint32_t holders; /* who holds the entry (match.h); in the item's padding */
 };
 
+/* An open-addressing table of entry index + 1 (0: empty), at most half full. */
+struct store_table {
+	uint32_t *slots;
+	size_t n;         /* a power of two */
+};
+
+/*
+ * A table outgrowing itself is not copied at once (a million entries would
+ * hold the caller 50 ms): a table twice its size is filled a few entries at
+ * each add and remove (STORE_GROW_STEP), lookups staying with the old one,
+ * and takes its place once it has them all, before the old one is two thirds full.
+ */
+#define STORE_GROW_STEP 4
+
 struct store {
 	size_t count, cap;
 	struct hash128 *hashes;
 	uint8_t *groups;
 	struct store_item *items;
 	struct arena arena;
-	uint32_t *slots;  /* entry index + 1; 0 = empty */
-	size_t nslots;    /* a power of two */
+	struct store_table table;   /* every entry: where they are looked up */
+	struct store_table growing; /* while table grows: twice its size, entries 0..moved-1 in it; else empty */
+	size_t moved;
 };
 
 /* An empty store, or NULL without memory. */

@@ -450,61 +450,86 @@ static void report_bad(feed_bad_cb on_bad, void *ctx, unsigned lineno, char *lin
 	on_bad(ctx, lineno, line, why);
 }
 
-int feed_read(FILE *f, const struct feed_spec *spec, uint64_t now, feed_entry_cb on_entry,
-	      feed_bad_cb on_bad, void *ctx, struct feed_counts *counts, char *err, size_t errlen)
+int feed_file_open(struct feed_file *ff, FILE *f, const struct feed_spec *spec, uint64_t now)
 {
-	struct feed_reader r;
-	struct entry *e = malloc(sizeof(*e));
-	char why[256];
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t got;
+	*ff = (struct feed_file){ .f = f };
+	feed_reader_init(&ff->r, spec, now);
+	return (ff->e = malloc(sizeof(*ff->e))) == NULL ? -1 : 0;
+}
+
+void feed_file_close(struct feed_file *ff)
+{
+	free(ff->line);
+	free(ff->e);
+	ff->line = NULL;
+	ff->e = NULL;
+}
+
+/* One line read (got bytes in ff->line) through the callbacks; counted in counts. */
+static void one_line(struct feed_file *ff, ssize_t got, feed_entry_cb on_entry, feed_bad_cb on_bad, void *ctx,
+		     struct feed_counts *counts)
+{
+	char *line = ff->line, why[256];
+	uint64_t expires;
+	struct entry_labels labels;
+	int rc;
+
+	counts->lines++;
+	if (ff->r.line == 0 && got >= 3 && memcmp(line, "\xef\xbb\xbf", 3) == 0) { /* a UTF-8 BOM */
+		memmove(line, line + 3, (size_t)got - 2);
+		got -= 3;
+	}
+	if (memchr(line, '\0', (size_t)got) != NULL) {
+		error_set(why, sizeof(why), "NUL byte in the line (not a text file?)");
+		ff->r.line++;
+		rc = -1;
+	} else {
+		rc = feed_line(&ff->r, line, ff->e, &expires, &labels, why, sizeof(why));
+		bool labelled = labels.category[0] || labels.severity;
+		if (rc > 0 && on_entry(ctx, ff->e, expires, labelled ? &labels : NULL, rc, why, sizeof(why)) != 0)
+			rc = -1;
+	}
+	if (rc < 0) {
+		counts->bad++;
+		report_bad(on_bad, ctx, ff->r.line, line, why);
+	}
+	counts->entries += rc > 0;
+}
+
+int feed_file_read(struct feed_file *ff, size_t max_lines, feed_entry_cb on_entry, feed_bad_cb on_bad, void *ctx,
+		   struct feed_counts *counts, char *err, size_t errlen)
+{
+	uint64_t skipped_before = ff->r.skipped;
+	ssize_t got = 0;
 
 	*counts = (struct feed_counts){ 0 };
-	if (spec->format == FEED_CROWDSEC_JSON) {
-		free(e);
-		return feed_crowdsec_read(f, spec->stream_whole, now, on_entry, on_bad, ctx, counts, err, errlen);
-	}
-	if (e == NULL) {
-		error_set(err, errlen, "out of memory");
-		return -1;
-	}
-	feed_reader_init(&r, spec, now);
-	while ((got = getline(&line, &cap, f)) >= 0) {
-		uint64_t expires;
-		struct entry_labels labels;
-		int rc;
-		counts->lines++;
-		if (counts->lines == 1 && got >= 3 && memcmp(line, "\xef\xbb\xbf", 3) == 0) { /* a UTF-8 BOM */
-			memmove(line, line + 3, (size_t)got - 2);
-			got -= 3;
-		}
-		if (memchr(line, '\0', (size_t)got) != NULL) {
-			error_set(why, sizeof(why), "NUL byte in the line (not a text file?)");
-			r.line++;
-			rc = -1;
-		} else {
-			rc = feed_line(&r, line, e, &expires, &labels, why, sizeof(why));
-			bool labelled = labels.category[0] || labels.severity;
-			if (rc > 0 && on_entry(ctx, e, expires, labelled ? &labels : NULL, rc, why,
-					       sizeof(why)) != 0)
-				rc = -1;
-		}
-		if (rc < 0) {
-			counts->bad++;
-			report_bad(on_bad, ctx, r.line, line, why);
-		}
-		counts->entries += rc > 0;
-	}
-	counts->skipped = r.skipped;
+	if (ff->r.spec.format == FEED_CROWDSEC_JSON) /* one document: read whole, whatever max_lines says */
+		return feed_crowdsec_read(ff->f, ff->r.spec.stream_whole, ff->r.now, on_entry, on_bad, ctx, counts, err,
+					  errlen);
+	for (size_t n = 0; n < max_lines && (got = getline(&ff->line, &ff->cap, ff->f)) >= 0; n++)
+		one_line(ff, got, on_entry, on_bad, ctx, counts);
+	counts->skipped = ff->r.skipped - skipped_before;
 	snprintf(counts->skipped_what, sizeof(counts->skipped_what), "%.*s", (int)sizeof(counts->skipped_what) - 1,
-		 r.skipped_sets);
-	int failed = ferror(f);
-	free(line);
-	free(e);
-	if (failed) {
+		 ff->r.skipped_sets);
+	if (ferror(ff->f)) {
 		error_set(err, errlen, "read error: %s", strerror(errno));
 		return -1;
 	}
-	return 0;
+	return got >= 0 && !feof(ff->f) ? 1 : 0;
+}
+
+int feed_read(FILE *f, const struct feed_spec *spec, uint64_t now, feed_entry_cb on_entry,
+	      feed_bad_cb on_bad, void *ctx, struct feed_counts *counts, char *err, size_t errlen)
+{
+	struct feed_file ff;
+	int rc;
+
+	if (feed_file_open(&ff, f, spec, now) < 0) {
+		*counts = (struct feed_counts){ 0 };
+		error_set(err, errlen, "out of memory");
+		return -1;
+	}
+	rc = feed_file_read(&ff, SIZE_MAX, on_entry, on_bad, ctx, counts, err, errlen);
+	feed_file_close(&ff);
+	return rc;
 }

@@ -129,4 +129,23 @@ typedef void (*feed_bad_cb)(void *ctx, unsigned line, const char *text, const ch
 int feed_read(FILE *f, const struct feed_spec *spec, uint64_t now, feed_entry_cb on_entry,
 	      feed_bad_cb on_bad, void *ctx, struct feed_counts *counts, char *err, size_t errlen);
 
+/*
+ * The same a part at a time, for a file read while the loop serves other
+ * events: open (-1 without memory), then read at most max_lines lines a
+ * call, each call's counts its own (skipped_what: the sets so far), until it returns 0
+ * (the end) or -1 (a read error, with a message); then close (f stays the
+ * caller's). A crowdsec-json document is read whole by its first call.
+ */
+struct feed_file {
+	FILE *f;
+	struct feed_reader r;
+	struct entry *e;                  /* an entry is 2 KiB: not on the stack */
+	char *line;
+	size_t cap;
+};
+int feed_file_open(struct feed_file *ff, FILE *f, const struct feed_spec *spec, uint64_t now);
+int feed_file_read(struct feed_file *ff, size_t max_lines, feed_entry_cb on_entry, feed_bad_cb on_bad, void *ctx,
+		   struct feed_counts *counts, char *err, size_t errlen);
+void feed_file_close(struct feed_file *ff);
+
 #endif

@@ -321,6 +321,13 @@ struct match_cursor {
 	bool started;
 };
 
+/*
+ * How many entries each holder bit holds (counts[b] for bit b), of those
+ * held by every bit of with (0: all): a pass over the holders alone, not
+ * the entries (2 ms a million).
+ */
+void matcher_count_holders(const struct matcher *m, uint32_t with, uint64_t counts[32]);
+
 /* Visit up to max more entries (whole signature windows); *cur says where it stopped, and when done. */
 void matcher_walk(const struct matcher *m, enum entry_kind only, struct match_cursor *cur, size_t max,
 		  match_entry_cb cb, void *ctx);

@@ -78,6 +78,7 @@ static uint32_t new_sig(struct matcher *m, const struct entry *e)
 static void drop_sig(struct matcher *m, uint32_t id)
 {
 	arena_drop(&m->sig_arena, m->sigs[id].len);
+	m->sigs[id].holders = 0; /* counted as holding nothing (matcher_count_holders) */
 	m->sigs[id].next = m->free_sigs;
 	m->free_sigs = id;
 }

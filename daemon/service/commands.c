@@ -266,7 +266,6 @@ static int cmd_replace(struct command *c)
 {
 	char *name = c->args, *dash = strchr(c->args, ' ');
 	int fd = control_client_take_fd(c->cl);
-	json_t *result;
 	char err[512];
 
 	if (dash) {
@@ -292,12 +291,13 @@ static int cmd_replace(struct command *c)
 		if (fetching == 1)
 			return command_reply_later(c);
 	}
-	int rc = service_list_replace(c->s, name, fd, &result, err, sizeof(err));
-	if (rc < 0)
-		command_fail(c, "replace: %s", err);
-	if (result)
-		json_object_set_new(c->reply, "load", result);
-	return rc;
+	/* The version is taken a slice at a time: the reply comes when it is taken or refused. */
+	uint64_t waiter = control_hold(c->cl);
+	if (service_list_replace(c->s, name, fd, waiter, err, sizeof(err)) < 0) {
+		control_release(c->cl);
+		return command_fail(c, "replace: %s", err);
+	}
+	return command_reply_later(c);
 }
 
 static int cmd_flush(struct command *c)

@@ -205,6 +205,24 @@ static int stage_entry(void *ctx, const struct entry *e, uint64_t expires, const
 	return -1;
 }
 
+/* What one part read (n, and rc from the reader) adds to r; -1 once the version fails. */
+static int staged_part(struct lists *ls, const struct staging *st, const struct feed_counts *n, int rc,
+		       const char *err, struct list_load *r)
+{
+	ls->staged_change |= n->change;
+	r->lines += n->lines;
+	r->skipped += n->skipped;
+	if (n->skipped_what[0])
+		memcpy(r->skipped_what, n->skipped_what, sizeof(r->skipped_what));
+	r->entries += n->entries - st->expired;
+	r->bad += n->bad;
+	if (rc < 0)
+		error_set(r->error, sizeof(r->error), "%s", err);
+	else if (st->failed)
+		error_set(r->error, sizeof(r->error), "%s", st->error);
+	return r->error[0] ? -1 : 0;
+}
+
 int lists_stage_more(struct lists *ls, struct matcher *m, FILE *f, const struct feed_spec *spec,
 		     const struct list_clock *clock, feed_bad_cb on_bad, void *ctx, struct list_load *r)
 {
@@ -212,20 +230,21 @@ int lists_stage_more(struct lists *ls, struct matcher *m, FILE *f, const struct 
 			      .now = clock->now };
 	struct feed_counts n;
 	char err[256];
-
 	int rc = feed_read(f, spec, clock->stated, stage_entry, stage_bad, &st, &n, err, sizeof(err));
-	ls->staged_change |= n.change;
-	r->lines += n.lines;
-	r->skipped += n.skipped;
-	if (n.skipped_what[0])
-		memcpy(r->skipped_what, n.skipped_what, sizeof(r->skipped_what));
-	r->entries += n.entries - st.expired;
-	r->bad += n.bad;
-	if (rc < 0)
-		error_set(r->error, sizeof(r->error), "%s", err);
-	else if (st.failed)
-		error_set(r->error, sizeof(r->error), "%s", st.error);
-	return r->error[0] ? -1 : 0;
+
+	return staged_part(ls, &st, &n, rc, err, r);
+}
+
+int lists_stage_lines(struct lists *ls, struct matcher *m, struct feed_file *ff, size_t max_lines, uint64_t now,
+		      feed_bad_cb on_bad, void *ctx, struct list_load *r)
+{
+	/* The reader numbers its lines from the file's first: nothing to add. */
+	struct staging st = { .ls = ls, .m = m, .labels = ls->labels, .on_bad = on_bad, .ctx = ctx, .now = now };
+	struct feed_counts n;
+	char err[256];
+	int rc = feed_file_read(ff, max_lines, stage_entry, stage_bad, &st, &n, err, sizeof(err));
+
+	return staged_part(ls, &st, &n, rc, err, r) < 0 ? -1 : rc;
 }
 
 /* The address a's prefix of bits as an entry: an addr at full length, else a net. */
@@ -322,24 +341,6 @@ static void apply_exceptions(struct lists *ls, struct matcher *m, struct list_lo
 	ls->nexceptions = 0;
 }
 
-struct version_count {
-	uint32_t list;
-	uint64_t held, kept;   /* the list's entries now; those of them the staged version holds too */
-};
-
-static int count_kept(void *ctx, const struct entry *e, unsigned group, uint32_t holders)
-{
-	struct version_count *vc = ctx;
-
-	(void)e;
-	(void)group;
-	if (holders & vc->list) {
-		vc->held++;
-		vc->kept += (holders & LISTS_STAGING) != 0;
-	}
-	return 0;
-}
-
 /* The feed guards: a version too small, or one taking too much of the list away, is refused. */
 static void guard(const struct list_config *lc, const struct matcher *m, int i, struct list_load *r)
 {
@@ -351,12 +352,13 @@ static void guard(const struct list_config *lc, const struct matcher *m, int i, 
 	}
 	if (lc->max_removed >= 1)
 		return;
-	struct version_count vc = { .list = 1u << i };
-	matcher_foreach(m, 0, count_kept, &vc);
-	uint64_t removed = vc.held - vc.kept;
-	if ((double)removed > lc->max_removed * (double)vc.held)
+	uint64_t held[32], kept[32];
+	matcher_count_holders(m, 0, held);
+	matcher_count_holders(m, LISTS_STAGING, kept);
+	uint64_t removed = held[i] - kept[i];
+	if ((double)removed > lc->max_removed * (double)held[i])
 		error_set(r->error, sizeof(r->error), "it would remove %llu of the list's %llu entries, more than max_removed (%g)",
-			  (unsigned long long)removed, (unsigned long long)vc.held, lc->max_removed);
+			  (unsigned long long)removed, (unsigned long long)held[i], lc->max_removed);
 }
 
 /* The entries of list i a staged change keeps: neither staged again nor deleted. */
@@ -539,26 +541,11 @@ const struct list_state *lists_labelling(const struct lists *ls, uint32_t holder
 	return best;
 }
 
-struct counting_ctx {
-	uint64_t *counts;
-};
-
-static int count_holders(void *ctx, const struct entry *e, unsigned group, uint32_t holders)
-{
-	struct counting_ctx *c = ctx;
-
-	(void)e;
-	(void)group;
-	for (int i = 0; i < LISTS_SLOTS; i++)
-		c->counts[i] += (holders >> i) & 1;
-	return 0;
-}
-
 void lists_count(const struct lists *ls, const struct matcher *m, uint64_t counts[LISTS_SLOTS])
 {
-	struct counting_ctx c = { counts };
+	uint64_t all[32];
 
 	(void)ls;
-	memset(counts, 0, LISTS_SLOTS * sizeof(*counts));
-	matcher_foreach(m, 0, count_holders, &c);
+	matcher_count_holders(m, 0, all);
+	memcpy(counts, all, LISTS_SLOTS * sizeof(*counts));
 }

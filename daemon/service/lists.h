@@ -130,6 +130,14 @@ int lists_stage(struct lists *ls, struct matcher *m, int i, FILE *f, const struc
  */
 int lists_stage_more(struct lists *ls, struct matcher *m, FILE *f, const struct feed_spec *spec,
 		     const struct list_clock *clock, feed_bad_cb on_bad, void *ctx, struct list_load *r);
+/*
+ * The same from a file read a part at a time (feed_file_open, its times
+ * stated when it was opened; now: what has run out is left out): at most
+ * max_lines lines a call; 1 while there are more, 0 at its end, -1 once
+ * the version fails.
+ */
+int lists_stage_lines(struct lists *ls, struct matcher *m, struct feed_file *ff, size_t max_lines, uint64_t now,
+		      feed_bad_cb on_bad, void *ctx, struct list_load *r);
 int lists_stage_done(struct lists *ls, struct matcher *m, int i, bool guarded, struct list_load *r);
 /* The staged version becomes list i's, in one step (r gets what was added and removed). */
 void lists_take(struct lists *ls, struct matcher *m, int i, uint64_t now, struct list_load *r);

@@ -59,9 +59,10 @@ int service_start(struct service *s, struct event_base *base, const struct contr
 void service_stop(struct service *s)
 {
 	service_rebuild_cancel(s);
+	service_slices_cancel(s); /* first: a file's version is refused, its waiter told; the stream's is applied again at the next start */
 	service_fetch_stop(s); /* before the control socket: a replace waiting for a fetch is answered */
 	service_api_close(s);
-	service_cluster_stop(s); /* a version being taken in slices is applied again at the next start */
+	service_cluster_stop(s);
 	service_durable_close(s);
 	service_stop_workers(s); /* first: the matches left in their rings are reported */
 	service_stop_xdp(s);

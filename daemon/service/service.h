@@ -183,12 +183,12 @@ bool service_is_live(const struct service *s);
 
 /*
  * A new version of list name: from fd (a file passed open, taken over) for a
- * list without a file of its own, or (fd -1) its file read again. Returns 0
- * if taken, -1 if refused (the list keeps its version) or not done, with a
- * message; *result, when the load ran, says what it found.
+ * list without a file of its own, or (fd -1) its file read again. It is
+ * taken a slice at a time: 0 when begun, and the reply (the load, and
+ * whether it was taken) goes to waiter once it is taken or refused; -1
+ * with a message when it cannot begin (the list keeps its version).
  */
-int service_list_replace(struct service *s, const char *name, int fd, json_t **result, char *err,
-			 size_t errlen);
+int service_list_replace(struct service *s, const char *name, int fd, uint64_t waiter, char *err, size_t errlen);
 /*
  * A list with a url: fetch it now (bloomd-fetch); waiter gets the reply
  * (fetch, load) when it is done. 1 if started, 0 if the list has no url

@@ -84,6 +84,12 @@ enum cluster_apply service_stream_outcome(const struct service *s, int rc)
 	return s->durable.store_error[0] || s->durable.journal_stale ? CLUSTER_APPLY_LATER : CLUSTER_APPLY_REFUSED;
 }
 
+void service_stream_applied(struct service *s, int rc, const char *err)
+{
+	if (s->fleet.cluster)
+		cluster_applied(s->fleet.cluster, service_stream_outcome(s, rc), err);
+}
+
 /*
  * The local list's hold on e, with its expiry. The matcher holds it first
  * and is undone when the journal cannot take it, so a change not written is

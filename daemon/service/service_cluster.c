@@ -211,7 +211,6 @@ void service_cluster_tick(struct service *s)
 
 void service_cluster_stop(struct service *s)
 {
-	service_slices_cancel(s); /* its entry is applied again at the next start */
 	cluster_close(s->fleet.cluster); /* its cursor and outbox written first */
 	s->fleet.cluster = NULL;
 }

@@ -32,6 +32,7 @@ struct list_fetch {
 	char status[STATUS_MAX];
 	size_t len;
 	uint64_t waiter;               /* a replace waiting for the fetch under way, or 0 */
+	bool taking;                   /* its version is being taken in slices (version_taken follows) */
 	char etag[FETCH_VALIDATOR_MAX], last_modified[FETCH_VALIDATOR_MAX]; /* of the version held */
 	uint64_t started, answered;    /* Unix seconds: the last fetch's start; the server's last 200 or 304 taken */
 	uint64_t new_versions, not_modified, failed, refused;
@@ -141,27 +142,12 @@ static uint64_t body_stated(const struct list_fetch *lf)
 	return t > 0 && (uint64_t)t < lf->started ? (uint64_t)t : lf->started;
 }
 
-/* A 200's body, taken as the list's new version (or refused by its guards, as a file's would be). */
-static int take_version(struct list_fetch *lf)
-{
-	FILE *f = fdopen(lf->child.body_fd, "r");
-
-	if (f == NULL) {
-		snprintf(lf->last.error, sizeof(lf->last.error), "cannot read the body: %s", strerror(errno));
-		return -1;
-	}
-	lf->child.body_fd = -1; /* f has it */
-	int rc = service_list_take(lf->s, lf->slot, f, lf->url, body_stated(lf), lf->whole_asked);
-	fclose(f);
-	return rc;
-}
-
-static void fetched(struct list_fetch *lf)
+/* What came of the fetch: the version taken (rc 0) or refused (-1), or none brought (rc 0). */
+static void fetch_done(struct list_fetch *lf, int rc)
 {
 	struct list_state *l = &lf->s->lists.slot[lf->slot];
-	int rc = 0;
 
-	if (lf->last.outcome == FETCH_NEW && (rc = take_version(lf)) == 0) {
+	if (lf->last.outcome == FETCH_NEW && rc == 0) {
 		lf->new_versions++;
 		snprintf(lf->etag, sizeof(lf->etag), "%s", lf->last.etag);
 		snprintf(lf->last_modified, sizeof(lf->last_modified), "%s", lf->last.last_modified);
@@ -197,6 +183,46 @@ static void fetched(struct list_fetch *lf)
 		service_reply_to(lf->s, lf->waiter, reply);
 		lf->waiter = 0;
 	}
+}
+
+static void version_taken(struct service *s, int list, int rc, void *ctx)
+{
+	struct list_fetch *lf = ctx;
+
+	(void)s;
+	(void)list;
+	lf->taking = false;
+	fetch_done(lf, rc);
+}
+
+/*
+ * A 200's body, taken as the list's new version a slice at a time (or
+ * refused by its guards, as a file's would be): 0 when begun
+ * (version_taken follows), -1 when it cannot be.
+ */
+static int take_version(struct list_fetch *lf)
+{
+	FILE *f = fdopen(lf->child.body_fd, "r");
+	struct feed_spec spec = lf->s->lists.slot[lf->slot].cfg->format;
+
+	if (f == NULL) {
+		snprintf(lf->last.error, sizeof(lf->last.error), "cannot read the body: %s", strerror(errno));
+		return -1;
+	}
+	lf->child.body_fd = -1; /* f has it */
+	spec.stream_whole = lf->whole_asked;
+	if (service_slices_take_file(lf->s, lf->slot, f, lf->url, &spec, body_stated(lf), version_taken, lf,
+				     lf->last.error, sizeof(lf->last.error)) < 0)
+		return -1;
+	lf->taking = true;
+	return 0;
+}
+
+static void fetched(struct list_fetch *lf)
+{
+	if (lf->last.outcome == FETCH_NEW && take_version(lf) == 0)
+		return;
+	fetch_done(lf, lf->last.outcome == FETCH_NEW ? -1 : 0);
 }
 
 static void status_cb(evutil_socket_t fd, short what, void *arg)
@@ -251,7 +277,7 @@ static int start_fetch(struct list_fetch *lf, char *err, size_t errlen)
 	}
 	lf->started = service_now();
 	lf->len = 0;
-	if (fetch_start(lf->s->fetches->program, &rq, &lf->child, err, errlen) < 0)
+	if (fetch_start(lf->s->versions.fetches->program, &rq, &lf->child, err, errlen) < 0)
 		return -1;
 	lf->reader = event_new(lf->s->base, lf->child.status_fd, EV_READ | EV_PERSIST, status_cb, lf);
 	if (lf->reader == NULL || event_add(lf->reader, NULL) < 0) {
@@ -306,6 +332,8 @@ static void fetch_timer_cb(evutil_socket_t fd, short what, void *arg)
 
 static void forget(struct list_fetch *lf)
 {
+	if (lf->taking) /* its version is taken first: lf is version_taken's */
+		service_slices_settle(lf->s);
 	cancel(lf, "the list's url changed or the list is gone (reload)");
 	if (lf->timer)
 		event_free(lf->timer);
@@ -357,7 +385,7 @@ static char *api_key_header(const char *path, char *err, size_t errlen)
 /* Slot i's fetch made for its url (its validators read back at the first configuration). */
 static int adopt(struct service *s, int i, bool starting)
 {
-	struct list_fetch *lf = &s->fetches->list[i];
+	struct list_fetch *lf = &s->versions.fetches->list[i];
 	const struct list_state *l = &s->lists.slot[i];
 
 	if (lf->url && strcmp(lf->name, l->name) == 0 && strcmp(lf->url, l->cfg->url) == 0 &&
@@ -400,26 +428,26 @@ int service_fetch_configure(struct service *s, bool starting)
 
 	for (int i = 0; i < LISTS_SLOTS; i++)
 		any |= s->lists.slot[i].name[0] && s->lists.slot[i].cfg && s->lists.slot[i].cfg->url;
-	if (s->fetches == NULL && !any)
+	if (s->versions.fetches == NULL && !any)
 		return 0;
-	if (s->fetches == NULL) {
-		if ((s->fetches = calloc(1, sizeof(*s->fetches))) == NULL) {
+	if (s->versions.fetches == NULL) {
+		if ((s->versions.fetches = calloc(1, sizeof(*s->versions.fetches))) == NULL) {
 			log_error("out of memory for the lists' fetches");
 			return -1;
 		}
 		for (int i = 0; i < LISTS_SLOTS; i++)
-			s->fetches->list[i].child = (struct fetch_child){ .body_fd = -1, .status_fd = -1 };
+			s->versions.fetches->list[i].child = (struct fetch_child){ .body_fd = -1, .status_fd = -1 };
 	}
-	if (any && s->fetches->program[0] == '\0' &&
-	    fetch_program(s->fetches->program, sizeof(s->fetches->program), err, sizeof(err)) < 0) {
-		s->fetches->program[0] = '\0';
+	if (any && s->versions.fetches->program[0] == '\0' &&
+	    fetch_program(s->versions.fetches->program, sizeof(s->versions.fetches->program), err, sizeof(err)) < 0) {
+		s->versions.fetches->program[0] = '\0';
 		log_error("%s", err);
 		return -1;
 	}
 	for (int i = 0; i < LISTS_SLOTS; i++) {
 		const struct list_state *l = &s->lists.slot[i];
 		if (l->name[0] == '\0' || l->cfg == NULL || l->cfg->url == NULL)
-			forget(&s->fetches->list[i]);
+			forget(&s->versions.fetches->list[i]);
 		else if (adopt(s, i, starting) < 0) {
 			log_error("list %s: out of memory for its fetches", l->name);
 			return -1;
@@ -431,7 +459,7 @@ int service_fetch_configure(struct service *s, bool starting)
 /* Slot i's fetch, or NULL if the list has no url. */
 static struct list_fetch *fetch_of(const struct service *s, int i)
 {
-	return i >= 0 && s->fetches && s->fetches->list[i].url ? &s->fetches->list[i] : NULL;
+	return i >= 0 && s->versions.fetches && s->versions.fetches->list[i].url ? &s->versions.fetches->list[i] : NULL;
 }
 
 int service_list_fetch(struct service *s, const char *name, uint64_t waiter, char *err, size_t errlen)
@@ -440,7 +468,7 @@ int service_list_fetch(struct service *s, const char *name, uint64_t waiter, cha
 
 	if (lf == NULL)
 		return 0;
-	if (lf->child.pid > 0 || lf->waiter) {
+	if (lf->child.pid > 0 || lf->waiter || lf->taking) {
 		error_set(err, errlen, "list %s: a fetch of %s is under way", lf->name, lf->url);
 		return -1;
 	}
@@ -492,12 +520,12 @@ json_t *service_lists_json(struct service *s)
 
 json_t *service_fetches_stats(const struct service *s)
 {
-	if (s->fetches == NULL)
+	if (s->versions.fetches == NULL)
 		return NULL;
 	json_t *out = json_object();
 
 	for (int i = 0; i < LISTS_SLOTS && out; i++) {
-		const struct list_fetch *lf = &s->fetches->list[i];
+		const struct list_fetch *lf = &s->versions.fetches->list[i];
 		if (lf->url)
 			json_object_set_new(out, lf->name,
 					    json_pack("{s:I,s:I,s:I,s:I,s:I,s:i}", "new", (json_int_t)lf->new_versions,
@@ -510,10 +538,10 @@ json_t *service_fetches_stats(const struct service *s)
 
 void service_fetch_stop(struct service *s)
 {
-	if (s->fetches == NULL)
+	if (s->versions.fetches == NULL)
 		return;
 	for (int i = 0; i < LISTS_SLOTS; i++)
-		forget(&s->fetches->list[i]);
-	free(s->fetches);
-	s->fetches = NULL;
+		forget(&s->versions.fetches->list[i]);
+	free(s->versions.fetches);
+	s->versions.fetches = NULL;
 }

@@ -18,6 +18,7 @@
 #include "service_sources.h"
 #include "service_state.h"
 #include "service_upkeep.h"
+#include "service_versions.h"
 #include "service_xdp.h"
 
 /* The sockets bloomd answers on. Owned by: service_api.c */
@@ -41,7 +42,7 @@ struct service {
 	struct service_xdp xdp;               /* service_xdp.h */
 	struct service_action action;         /* service_action.h */
 	struct service_upkeep upkeep;         /* service_upkeep.h */
-	struct service_fetches *fetches;      /* service_fetch.c's: the lists with a url, or NULL when none has had one */
+	struct service_versions versions;     /* service_versions.h */
 };
 
 /*
@@ -57,7 +58,7 @@ struct service {
  *   service_action.c  [action]: the nftables sets, blocked and unblocked
  *   service_sources.c the replay queue, live capture, inline, the workers and their copy, propagation
  *   service_lists.c   lists loaded, replaced, flushed, kept; alert labels
- *   service_slices.c  a version from the stream taken a slice at a time
+ *   service_slices.c  a list's new version taken a slice at a time
  *   service_change.c  the local list's adds and deletes, and what each origin journals and shares
  *   service_mirror.c  [action] manage: bloomd's nft table kept equal to the lists
  *   service_xdp.c     mode = xdp: the XDP set kept equal to the dropping and pass lists
@@ -125,13 +126,6 @@ int service_alert_policy(struct service *s);
 int service_lists_load(struct service *s, const struct config *cfg, bool starting, unsigned *refused);
 /* Keep again the lists whose versions could not be kept (housekeeping); changes are accepted once all are. */
 void service_lists_keep_again(struct service *s);
-/*
- * List i's new version read from f (called source), as its file's would be:
- * guarded, kept, taken; its relative times stated at stated (Unix seconds);
- * whole: a CrowdSec stream document asked for whole (startup=true). 0 if
- * taken, -1 if refused (logged).
- */
-int service_list_take(struct service *s, int i, FILE *f, const char *source, uint64_t stated, bool whole);
 /* What list i's last load found (replace's "load"). */
 json_t *service_list_load_json(const struct service *s, int i);
 /* service_lists_json's own part: the lists without their fetches. */
@@ -156,16 +150,6 @@ void service_log_bad_line(void *ctx, unsigned line, const char *text, const char
 /* Log what came of a version of list i from source: taken or refused (r), and the bad lines not shown. */
 void service_list_loaded(struct service *s, int i, const char *source, const struct service_bad_lines *b,
 			 const struct list_load *r);
-
-/*
- * service_fetch.c: the lists with a url fetched as the configuration says
- * (starting: from the validators kept; -1 logged when bloomd-fetch is not
- * there or without memory); their counts (stats' "fetches", NULL when no
- * list has a url); stopped.
- */
-int service_fetch_configure(struct service *s, bool starting);
-json_t *service_fetches_stats(const struct service *s);
-void service_fetch_stop(struct service *s);
 
 /*
  * service_revs.c: after list i took a version, its revision is what the

@@ -15,48 +15,17 @@
 
 /* ---- kept versions ---- */
 
-struct saving_list {
-	const struct service *s;
-	uint32_t holder;      /* the entries held by this bit */
-	unsigned label_slot;  /* with their labels from this slot */
-	FILE *f;
-};
-
-static int save_line(void *ctx, const struct entry *e, unsigned group, uint32_t holders)
-{
-	static char text[ENTRY_TEXT_MAX];
-	struct saving_list *sl = ctx;
-	struct entry_labels own;
-
-	(void)group;
-	if (!(holders & sl->holder))
-		return 0;
-	entry_format_value(e->kind, e->key, e->len, text, sizeof(text));
-	if (fprintf(sl->f, "%s %s", entry_kind_name(e->kind), text) < 0)
-		return -1;
-	if (labels_get(sl->s->lists.labels, e->kind, e->key, e->len, sl->label_slot, &own)) {
-		if (own.category[0])
-			fprintf(sl->f, " category=%s", own.category);
-		if (own.severity)
-			fprintf(sl->f, " severity=%u", own.severity);
-	}
-	uint64_t expires = lists_expiry(&sl->s->lists, sl->label_slot, e);
-	if (expires)
-		fprintf(sl->f, " expires=%llu", (unsigned long long)expires);
-	return fputc('\n', sl->f) == EOF ? -1 : 0;
-}
-
 /* The entries held by holder as entry lines, with their labels from label_slot (caller frees), or NULL. */
 static char *entries_text(struct service *s, uint32_t holder, unsigned label_slot, size_t *len)
 {
-	struct saving_list sl = { .s = s, .holder = holder, .label_slot = label_slot };
+	struct service_list_lines sl = { .s = s, .holder = holder, .label_slot = label_slot };
 	char *text = NULL;
 	FILE *f = open_memstream(&text, len);
 
 	if (f == NULL)
 		return NULL;
 	sl.f = f;
-	int rc = matcher_foreach(s->matcher, 0, save_line, &sl);
+	int rc = matcher_foreach(s->matcher, 0, service_list_line, &sl);
 	if (fclose(f) != 0 || rc != 0) {
 		free(text);
 		return NULL;
@@ -291,14 +260,6 @@ static int list_named(struct service *s, const char *name, char *err, size_t err
 	return i > 0 ? i : -1;
 }
 
-int service_list_take(struct service *s, int i, FILE *f, const char *source, uint64_t stated, bool whole)
-{
-	struct feed_spec spec = s->lists.slot[i].cfg->format;
-
-	spec.stream_whole = whole;
-	return load_from(s, i, f, source, &spec, FROM_FEED, stated);
-}
-
 static json_t *load_json(const struct list_load *r)
 {
 	json_t *o = json_pack("{s:b,s:I,s:I,s:I,s:I,s:I}", "taken", !r->refused, "lines", (json_int_t)r->lines,
@@ -319,15 +280,39 @@ json_t *service_list_load_json(const struct service *s, int i)
 	return load_json(&s->lists.slot[i].last);
 }
 
-int service_list_replace(struct service *s, const char *name, int fd, json_t **result, char *err,
-			 size_t errlen)
-{
-	int i = list_named(s, name, err, errlen), rc;
-	const struct list_config *lc = i > 0 ? s->lists.slot[i].cfg : NULL;
-	struct stat st;
-	FILE *f;
+/* Who waits for a version replaced: told when it is taken or refused. */
+struct replacing {
+	uint64_t waiter;
+	bool shared;       /* passed open: the other nodes take the version this one took */
+};
 
-	*result = NULL;
+static void replaced(struct service *s, int i, int rc, void *ctx)
+{
+	struct replacing *rp = ctx;
+	const struct list_state *l = &s->lists.slot[i];
+	json_t *reply = json_pack("{s:b,s:o}", "ok", rc == 0, "load", service_list_load_json(s, i));
+	size_t len;
+	char *text = rc == 0 && rp->shared && service_shares(s, SERVICE_FROM_OPERATOR, i) ? version_text(s, i, &len) : NULL;
+
+	if (text)
+		service_share_list(s, SERVICE_FROM_OPERATOR, i, text, len);
+	free(text);
+	if (reply && rc < 0)
+		json_object_set_new(reply, "error", json_sprintf("replace: list %s keeps its previous version: %s", l->name,
+								 l->last.error));
+	service_propagate(s); /* the version reaches the workers before the reply */
+	service_reply_to(s, rp->waiter, reply);
+	free(rp);
+}
+
+int service_list_replace(struct service *s, const char *name, int fd, uint64_t waiter, char *err, size_t errlen)
+{
+	int i = list_named(s, name, err, errlen);
+	const struct list_config *lc = i > 0 ? s->lists.slot[i].cfg : NULL;
+	struct replacing *rp = NULL;
+	struct stat st;
+	FILE *f = NULL;
+
 	if (i < 0 || (fd >= 0 && (lc->file || lc->url))) {
 		if (i >= 0)
 			error_set(err, errlen, "list %s reads %s: %s and run replace %s without a file", name,
@@ -335,29 +320,31 @@ int service_list_replace(struct service *s, const char *name, int fd, json_t **r
 				  name);
 		goto refuse;
 	}
-	if (fd < 0) {
-		if (lc->file == NULL) {
-			error_set(err, errlen, "list %s has no file: pass its new version (bloomctl replace %s FILE)", name, name);
-			return -1;
-		}
-		rc = load_file(s, i);
-	} else {
-		if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (f = fdopen(fd, "r")) == NULL) {
-			error_set(err, errlen, "the file passed is not a regular file (it is read in the event loop)");
-			goto refuse;
-		}
-		rc = load_from(s, i, f, "the file passed", &lc->format, FROM_FEED, file_stated(f));
-		fclose(f);
-		size_t len;
-		char *text = rc == 0 && service_shares(s, SERVICE_FROM_OPERATOR, i) ? version_text(s, i, &len) : NULL;
-		if (text) /* the other nodes take the version this one took */
-			service_share_list(s, SERVICE_FROM_OPERATOR, i, text, len);
-		free(text);
+	if (fd < 0 && lc->file == NULL) {
+		error_set(err, errlen, "list %s has no file: pass its new version (bloomctl replace %s FILE)", name, name);
+		return -1;
 	}
-	*result = service_list_load_json(s, i);
-	if (rc < 0)
+	if (fd < 0 && (f = fopen(lc->file, "re")) == NULL) {
+		note_unreadable(s, i, lc->file, errno);
 		error_set(err, errlen, "list %s keeps its previous version: %s", name, s->lists.slot[i].last.error);
-	return rc;
+		return -1;
+	}
+	if (fd >= 0 && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (f = fdopen(fd, "r")) == NULL)) {
+		error_set(err, errlen, "the file passed is not a regular file (it is read in the event loop)");
+		goto refuse;
+	}
+	if ((rp = malloc(sizeof(*rp))) == NULL) {
+		fclose(f);
+		error_set(err, errlen, "out of memory");
+		return -1;
+	}
+	*rp = (struct replacing){ .waiter = waiter, .shared = fd >= 0 };
+	if (service_slices_take_file(s, i, f, fd >= 0 ? "the file passed" : lc->file, &lc->format, file_stated(f), replaced,
+				     rp, err, errlen) < 0) {
+		free(rp);
+		return -1;
+	}
+	return 0;
 refuse:
 	if (fd >= 0)
 		close(fd);
@@ -422,6 +409,8 @@ json_t *service_lists_own_json(struct service *s)
 				      "signature", lc->signature);
 		if (o && i > 0 && (l->version || l->last.refused))
 			json_object_set_new(o, "last_load", load_json(&l->last));
+		if (o && i == service_slices_list(s)) /* a new version is being taken, a slice at a time */
+			json_object_set_new(o, "taking", json_true());
 		json_array_append_new(out, o);
 	}
 	return out;

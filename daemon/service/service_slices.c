@@ -1,4 +1,4 @@
-/* service_slices.c - a list's version from the stream read, kept and taken a slice at a time. */
+/* service_slices.c - a list's new version read, kept and taken a slice at a time. */
 #include "service.h"
 
 #include <event2/event.h>
@@ -16,19 +16,23 @@
  * turn of the loop does one slice, and the loop serves its other events in
  * between:
  *   READING   SLICE_LINES lines staged under the staging bit (no match yet)
- *   KEEPING   SLICE_BYTES of the version written to its kept copy; at the
- *             end, fsync and rename: taken only once kept, as any version
+ *   KEEPING   the version written to its kept copy, SLICE_BYTES of it as
+ *             received from the stream, or SLICE_VISITS entries of a walk
+ *             over those staged from a file; at the end, fsync and rename:
+ *             taken only once kept, as any version
  *   ADDING    a walk over the entries: those staged get the list's bit
  *   REMOVING  a walk: those the list holds that were not staged lose it
  *   then lists_take, which has nothing left to add or remove, only the
  *   staging bit to clear (one pass over the holders, no filter work).
  * Packets see the old version until ADDING, then both, then the new one:
  * an entry in both versions is never out. The walks may miss an entry
- * (one moved meanwhile, a rebuild); lists_take then does what they missed.
+ * added meanwhile (one moved ahead of them); lists_take then does what they
+ * missed. An entry staged is never released before the version is taken,
+ * so the keeping walk visits every one of them.
  */
-#define SLICE_LINES 16384
+#define SLICE_LINES 4096
 #define SLICE_BYTES (4u << 20)
-#define SLICE_VISITS 32768
+#define SLICE_VISITS 8192
 
 enum slicing_phase { READING, KEEPING, ADDING, REMOVING };
 
@@ -37,8 +41,13 @@ struct slicing {
 	struct event *next;        /* the next slice, after the loop's other events */
 	enum slicing_phase phase;
 	int list;
-	char *data;                /* the version's entry lines (a copy) */
+	char *data;                /* from the stream: the version's entry lines (a copy); else NULL */
 	size_t len, at;            /* read or kept up to at */
+	FILE *file;                /* from a file: it (taken over), read by feed */
+	struct feed_file feed;
+	char source[128];          /* where the version comes from, for the log */
+	service_slices_done_cb done;
+	void *done_ctx;
 	struct list_load r;
 	struct service_bad_lines bad;
 	struct persist_list_writer *kept;
@@ -53,21 +62,29 @@ static void slicing_free(struct slicing *sl)
 	if (sl->next)
 		event_free(sl->next);
 	persist_list_abandon(sl->kept);
+	if (sl->file) {
+		feed_file_close(&sl->feed);
+		fclose(sl->file);
+	}
 	free(sl->picked);
 	free(sl->data);
 	free(sl);
 }
 
-/* Done (rc: 0, or -1 with err): the cluster reads on. */
+/* Done (rc: 0, or -1 with err): the cluster reads on, or whoever took the file is told. */
 static void finish(struct slicing *sl, int rc, const char *err)
 {
 	struct service *s = sl->s;
-	enum cluster_apply outcome = service_stream_outcome(s, rc);
+	service_slices_done_cb done = sl->done;
+	void *ctx = sl->done_ctx;
+	int list = sl->list;
 
-	s->fleet.slicing = NULL;
+	s->versions.slicing = NULL;
 	slicing_free(sl);
-	if (s->fleet.cluster)
-		cluster_applied(s->fleet.cluster, outcome, err);
+	if (done)
+		done(s, list, rc, ctx);
+	else
+		service_stream_applied(s, rc, err);
 }
 
 /* Refused for why: the list keeps its previous version. false: no more slices. */
@@ -77,7 +94,7 @@ static bool refuse(struct slicing *sl, const char *why)
 
 	if (!sl->r.refused) /* lists_stage_done refused it already */
 		lists_unstage(&sl->s->lists, sl->s->matcher, sl->list, &sl->r, why);
-	service_list_loaded(sl->s, sl->list, "the cluster", &sl->bad, &sl->r);
+	service_list_loaded(sl->s, sl->list, sl->source, &sl->bad, &sl->r);
 	error_set(err, sizeof(err), "refused: %s", sl->r.error);
 	finish(sl, -1, err);
 	return false;
@@ -105,7 +122,50 @@ static size_t slice_end(const struct slicing *sl)
 	return end;
 }
 
+int service_list_line(void *ctx, const struct entry *e, unsigned group, uint32_t holders)
+{
+	static char text[ENTRY_TEXT_MAX];
+	struct service_list_lines *sl = ctx;
+	struct entry_labels own;
+
+	(void)group;
+	if (!(holders & sl->holder) || sl->failed)
+		return sl->failed ? -1 : 0;
+	entry_format_value(e->kind, e->key, e->len, text, sizeof(text));
+	if (fprintf(sl->f, "%s %s", entry_kind_name(e->kind), text) < 0)
+		sl->failed = true;
+	if (labels_get(sl->s->lists.labels, e->kind, e->key, e->len, sl->label_slot, &own)) {
+		if (own.category[0])
+			fprintf(sl->f, " category=%s", own.category);
+		if (own.severity)
+			fprintf(sl->f, " severity=%u", own.severity);
+	}
+	uint64_t expires = lists_expiry(&sl->s->lists, sl->label_slot, e);
+	if (expires)
+		fprintf(sl->f, " expires=%llu", (unsigned long long)expires);
+	if (fputc('\n', sl->f) == EOF)
+		sl->failed = true;
+	return sl->failed ? -1 : 0;
+}
+
 /* Each returns whether there is more to do; when not, sl is gone. */
+
+/* All read: refused now (max_bad, guards), or on to be kept. */
+static bool read_done(struct slicing *sl)
+{
+	struct service *s = sl->s;
+	char err[512];
+
+	if (lists_stage_done(&s->lists, s->matcher, sl->list, true, &sl->r) < 0)
+		return refuse(sl, sl->r.error);
+	sl->at = 0;
+	sl->phase = service_journaled(s) ? KEEPING : ADDING;
+	if (!service_journaled(s) ||
+	    (sl->kept = persist_list_begin(service_statedir(s), s->lists.slot[sl->list].name, err, sizeof(err))) != NULL)
+		return true;
+	return unkept(sl, err);
+}
+
 static bool read_slice(struct slicing *sl)
 {
 	static const struct feed_spec native = { .format = FEED_BLOOMD };
@@ -127,16 +187,31 @@ static bool read_slice(struct slicing *sl)
 		if (rc < 0)
 			return refuse(sl, sl->r.error);
 	}
-	if (sl->at < sl->len)
-		return true;
-	if (lists_stage_done(&s->lists, s->matcher, sl->list, true, &sl->r) < 0)
+	return sl->at < sl->len || read_done(sl);
+}
+
+static bool read_file_slice(struct slicing *sl)
+{
+	struct service *s = sl->s;
+	int rc = lists_stage_lines(&s->lists, s->matcher, &sl->feed, SLICE_LINES, service_now(), service_log_bad_line,
+				   &sl->bad, &sl->r);
+
+	if (rc < 0)
 		return refuse(sl, sl->r.error);
-	sl->at = 0;
-	sl->phase = service_journaled(s) ? KEEPING : ADDING;
-	if (!service_journaled(s) ||
-	    (sl->kept = persist_list_begin(service_statedir(s), s->lists.slot[sl->list].name, err, sizeof(err))) != NULL)
-		return true;
-	return unkept(sl, err);
+	return rc > 0 || read_done(sl);
+}
+
+/* Kept (rc 0; else err says why not): on to add it. */
+static bool kept(struct slicing *sl, int rc, char *err, size_t errlen)
+{
+	if (rc == 0) {
+		rc = persist_list_end(sl->kept, err, errlen);
+		sl->kept = NULL;
+	}
+	if (rc < 0)
+		return unkept(sl, err);
+	sl->phase = ADDING;
+	return true;
 }
 
 /*
@@ -152,14 +227,30 @@ static bool keep_slice(struct slicing *sl)
 	sl->at += n;
 	if (rc == 0 && sl->at < sl->len)
 		return true;
-	if (rc == 0) {
-		rc = persist_list_end(sl->kept, err, sizeof(err));
-		sl->kept = NULL;
+	return kept(sl, rc, err, sizeof(err));
+}
+
+/* A version read from a file is kept as the entries it staged, in bloomd's own format. */
+static bool keep_walk_slice(struct slicing *sl)
+{
+	struct service *s = sl->s;
+	struct service_list_lines lines = { .s = s, .holder = LISTS_STAGING, .label_slot = LISTS_SLOTS };
+	char *text = NULL, err[512];
+	size_t len = 0;
+	int rc = -1;
+
+	error_set(err, sizeof(err), "out of memory for its kept version");
+	if ((lines.f = open_memstream(&text, &len)) != NULL) {
+		matcher_walk(s->matcher, 0, &sl->walk, SLICE_VISITS, service_list_line, &lines);
+		rc = fclose(lines.f) == 0 && !lines.failed ? 0 : -1;
 	}
-	if (rc < 0)
-		return unkept(sl, err);
-	sl->phase = ADDING;
-	return true;
+	if (rc == 0)
+		rc = persist_list_write(sl->kept, text, len, err, sizeof(err));
+	free(text);
+	if (rc == 0 && sl->walk.part < 2)
+		return true;
+	sl->walk = (struct match_cursor){ .started = false };
+	return kept(sl, rc, err, sizeof(err));
 }
 
 static int pick(void *ctx, const struct entry *e, unsigned group, uint32_t holders)
@@ -217,7 +308,7 @@ static bool walk_slice(struct slicing *sl)
 	sl->r.removed = sl->removed;
 	lists_take(&s->lists, s->matcher, sl->list, service_now(), &sl->r);
 	s->lists.slot[sl->list].last = sl->r;
-	service_list_loaded(s, sl->list, "the cluster", &sl->bad, &sl->r);
+	service_list_loaded(s, sl->list, sl->source, &sl->bad, &sl->r);
 	finish(sl, 0, "");
 	return false;
 }
@@ -225,7 +316,14 @@ static bool walk_slice(struct slicing *sl)
 /* One slice; false when the version is done with (taken or refused), and sl gone. */
 static bool one_slice(struct slicing *sl)
 {
-	return sl->phase == READING ? read_slice(sl) : sl->phase == KEEPING ? keep_slice(sl) : walk_slice(sl);
+	switch (sl->phase) {
+	case READING:
+		return sl->file ? read_file_slice(sl) : read_slice(sl);
+	case KEEPING:
+		return sl->file ? keep_walk_slice(sl) : keep_slice(sl);
+	default:
+		return walk_slice(sl);
+	}
 }
 
 /*
@@ -249,14 +347,35 @@ static void next_slice(evutil_socket_t fd, short what, void *arg)
 		again(sl);
 }
 
-enum cluster_apply service_slices_start(struct service *s, int i, const char *data, size_t len, char *err,
-					size_t errlen)
+/* A slicing of list i's version from source, to start (NULL without memory). */
+static struct slicing *slicing_new(struct service *s, int i, const char *source)
 {
 	struct slicing *sl = calloc(1, sizeof(*sl));
 
-	service_slices_settle(s);
-	if (sl == NULL || (sl->data = malloc(len + 1)) == NULL ||
-	    (sl->next = evtimer_new(s->base, next_slice, sl)) == NULL) {
+	service_slices_settle(s); /* one at a time: the staging bit is free */
+	if (sl == NULL || (sl->next = evtimer_new(s->base, next_slice, sl)) == NULL) {
+		free(sl);
+		return NULL;
+	}
+	sl->s = s;
+	sl->list = i;
+	snprintf(sl->source, sizeof(sl->source), "%s", source);
+	sl->bad = (struct service_bad_lines){ .list = s->lists.slot[i].name, .source = sl->source };
+	return sl;
+}
+
+static void slicing_go(struct slicing *sl)
+{
+	sl->s->versions.slicing = sl;
+	again(sl);
+}
+
+enum cluster_apply service_slices_start(struct service *s, int i, const char *data, size_t len, char *err,
+					size_t errlen)
+{
+	struct slicing *sl = slicing_new(s, i, "the cluster");
+
+	if (sl == NULL || (sl->data = malloc(len + 1)) == NULL) {
 		if (sl)
 			slicing_free(sl);
 		error_set(err, errlen, "out of memory");
@@ -264,27 +383,53 @@ enum cluster_apply service_slices_start(struct service *s, int i, const char *da
 	}
 	memcpy(sl->data, data, len);
 	sl->len = len;
-	sl->s = s;
-	sl->list = i;
-	sl->bad = (struct service_bad_lines){ .list = s->lists.slot[i].name, .source = "the cluster" };
-	s->fleet.slicing = sl;
-	again(sl);
+	slicing_go(sl);
 	return CLUSTER_APPLY_STARTED;
+}
+
+int service_slices_take_file(struct service *s, int i, FILE *f, const char *source, const struct feed_spec *spec,
+			     uint64_t stated, service_slices_done_cb done, void *ctx, char *err, size_t errlen)
+{
+	struct slicing *sl = slicing_new(s, i, source);
+
+	if (sl == NULL || feed_file_open(&sl->feed, f, spec, stated ? stated : service_now()) < 0) {
+		if (sl)
+			slicing_free(sl); /* its feed_file is closed: free does nothing to it */
+		fclose(f);
+		error_set(err, errlen, "out of memory");
+		return -1;
+	}
+	sl->file = f;
+	sl->done = done;
+	sl->done_ctx = ctx;
+	slicing_go(sl);
+	return 0;
+}
+
+int service_slices_list(const struct service *s)
+{
+	return s->versions.slicing ? s->versions.slicing->list : -1;
 }
 
 void service_slices_settle(struct service *s)
 {
-	while (s->fleet.slicing && one_slice(s->fleet.slicing))
+	while (s->versions.slicing && one_slice(s->versions.slicing))
 		;
 }
 
 void service_slices_cancel(struct service *s)
 {
-	if (s->fleet.slicing == NULL)
+	struct slicing *sl = s->versions.slicing;
+
+	if (sl == NULL)
 		return;
-	lists_unstage(&s->lists, s->matcher, s->fleet.slicing->list, &s->fleet.slicing->r, "stopped before it was taken");
-	slicing_free(s->fleet.slicing);
-	s->fleet.slicing = NULL;
+	lists_unstage(&s->lists, s->matcher, sl->list, &sl->r, "stopped before it was taken");
+	if (sl->done) /* a version from a file is refused; one from the stream is applied again at the next start */
+		finish(sl, -1, sl->r.error);
+	else {
+		s->versions.slicing = NULL;
+		slicing_free(sl);
+	}
 }
 
 /* Whether e is a net broader than [cluster] max_prefix4 or max_prefix6 allow from the stream. */

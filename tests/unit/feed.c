@@ -57,6 +57,33 @@ static void collect_bad(void *ctx, unsigned line, const char *text, const char *
 static const char (*category_names)[ENTRY_CATEGORY_MAX]; /* iprep's, for the next read */
 static bool stream_whole;                                /* crowdsec-json's, for the next read */
 
+static size_t lines_a_call; /* 0: feed_read whole; else feed_file_read that many lines a call */
+
+/* f read as spec says, by feed_read or a few lines a call; its counts summed. */
+static int read_counted(FILE *f, const struct feed_spec *spec, struct collected *c, struct feed_counts *n)
+{
+	struct feed_file ff;
+	struct feed_counts part;
+	char err[256];
+	int rc;
+
+	if (lines_a_call == 0)
+		return feed_read(f, spec, 1000, collect_entry, collect_bad, c, n, err, sizeof(err));
+	*n = (struct feed_counts){ 0 };
+	assert_int_equal(feed_file_open(&ff, f, spec, 1000), 0);
+	do {
+		rc = feed_file_read(&ff, lines_a_call, collect_entry, collect_bad, c, &part, err, sizeof(err));
+		assert_true(part.lines <= lines_a_call || spec->format == FEED_CROWDSEC_JSON);
+		n->lines += part.lines;
+		n->entries += part.entries;
+		n->bad += part.bad;
+		n->skipped += part.skipped;
+		n->change |= part.change;
+	} while (rc == 1);
+	feed_file_close(&ff);
+	return rc;
+}
+
 static struct collected *read_set(const char *format, const char *set, const char *text, size_t len)
 {
 	static struct collected c;
@@ -75,7 +102,7 @@ static struct collected *read_set(const char *format, const char *set, const cha
 	snprintf(spec.set, sizeof(spec.set), "%s", set);
 	spec.category_names = category_names;
 	spec.stream_whole = stream_whole;
-	assert_int_equal(feed_read(f, &spec, 1000, collect_entry, collect_bad, &c, &n, err, sizeof(err)), 0);
+	assert_int_equal(read_counted(f, &spec, &c, &n), 0);
 	c.change = n.change;
 	c.skipped = n.skipped;
 	assert_int_equal(n.entries, c.entries);
@@ -394,13 +421,32 @@ static void formats_are_named(void **state)
 	assert_string_equal(feed_spec_name(&spec, name, sizeof(name)), "suricata-dataset");
 }
 
+/*
+ * A file read a few lines a call (as a list's version is taken, a slice at
+ * a time) gives what it gives read whole: a CSV header's column, Zeek's
+ * #fields, ipset's skipped sets, a byte order mark, bad lines' numbers, a
+ * CrowdSec document (read whole by its first call).
+ */
+static void read_in_parts_as_whole(void **state)
+{
+	for (lines_a_call = 1; lines_a_call <= 3; lines_a_call++) {
+		native_lines_and_bad_ones(state);
+		csv_columns(state);
+		zeek_intel(state);
+		ipset_other_types(state);
+		byte_order_mark(state);
+		crowdsec_json(state);
+	}
+	lines_a_call = 0;
+}
+
 static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(native_lines_and_bad_ones), cmocka_unit_test(plain_and_netset),
 	cmocka_unit_test(spamhaus_drop),             cmocka_unit_test(ipset_save), cmocka_unit_test(ipset_nomatch), cmocka_unit_test(byte_order_mark),
 	cmocka_unit_test(csv_columns),               cmocka_unit_test(suricata_dataset),
 	cmocka_unit_test(formats_are_named),         cmocka_unit_test(ipset_one_set), cmocka_unit_test(spamhaus_json),
 	cmocka_unit_test(zeek_intel),                cmocka_unit_test(iprep), cmocka_unit_test(crowdsec_json), cmocka_unit_test(crowdsec_stream_change), cmocka_unit_test(ipset_other_types),
-	cmocka_unit_test(mapped_addresses),
+	cmocka_unit_test(mapped_addresses),           cmocka_unit_test(read_in_parts_as_whole),
 };
 
 TEST_MAIN("feed", tests)

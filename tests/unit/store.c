@@ -91,6 +91,69 @@ static void random_operations_match_model(void **state)
 	store_free(s);
 }
 
+/* Every present entry found at its index, every absent one not. */
+static void assert_matches_model(const struct store *s, const bool *present, uint64_t universe)
+{
+	for (uint64_t i = 0; i < universe; i++) {
+		ssize_t at = find(s, i);
+		assert_true((at >= 0) == present[i]);
+		if (at >= 0) {
+			uint8_t buf[64], kind;
+			const uint8_t *bytes;
+			size_t len;
+			store_entry(s, (size_t)at, &kind, &bytes, &len);
+			assert_int_equal(len, entry_bytes(i, buf));
+			assert_memory_equal(bytes, buf, len);
+		}
+	}
+}
+
+/*
+ * The table grows a few entries at each add and remove: removals of entries
+ * the growing table has and has not yet, and of the last one (which moves),
+ * in between; a copy made half-way is the same store. Checked whole after
+ * every step, through and past each growth.
+ */
+static void growth_in_steps_keeps_every_entry(void **state)
+{
+	enum { N = 3000 };
+	static bool present[N];
+	struct store *s = store_new();
+	struct rng r;
+	unsigned growths_seen = 0, clones = 0;
+
+	(void)state;
+	assert_non_null(s);
+	rng_seed(&r, 7);
+	for (int step = 0; step < 12000; step++) {
+		uint64_t i = rng_below(&r, N);
+		bool adding = rng_below(&r, 100) < (step < 6000 ? 75u : 35u);
+		ssize_t at = find(s, i);
+		if (adding && !present[i]) {
+			assert_true(add(s, i) >= 0);
+			present[i] = true;
+		} else if (!adding && present[i]) {
+			store_remove(s, (size_t)at);
+			present[i] = false;
+		}
+		bool growing = s->growing.slots != NULL;
+		growths_seen += growing && s->moved <= STORE_GROW_STEP;
+		if (growing && step % 97 == 0) {
+			struct store *copy = store_clone(s);
+			assert_non_null(copy);
+			assert_matches_model(copy, present, N);
+			store_free(copy);
+			clones++;
+		}
+		if (growing || step % 50 == 0)
+			assert_matches_model(s, present, N);
+	}
+	assert_matches_model(s, present, N);
+	assert_true(growths_seen >= 5);
+	assert_true(clones >= 1);
+	store_free(s);
+}
+
 static void kind_is_part_of_identity(void **state)
 {
 	struct store *s = store_new();
@@ -149,8 +212,8 @@ static size_t longest_run(const struct store *s)
 {
 	size_t longest = 0, run = 0;
 
-	for (size_t i = 0; i < 2 * s->nslots; i++) { /* twice round: a run may wrap */
-		run = s->slots[i & (s->nslots - 1)] ? run + 1 : 0;
+	for (size_t i = 0; i < 2 * s->table.n; i++) { /* twice round: a run may wrap */
+		run = s->table.slots[i & (s->table.n - 1)] ? run + 1 : 0;
 		longest = run > longest ? run : longest;
 	}
 	return longest;
@@ -181,7 +244,7 @@ static void similar_windows_spread(void **state)
 	}
 	size_t run = longest_run(st);
 	if (run > 200)
-		fail_msg("a run of %zu occupied slots among %zu", run, st->nslots);
+		fail_msg("a run of %zu occupied slots among %zu", run, st->table.n);
 	sigscan_free(scan);
 	store_free(st);
 }
@@ -189,6 +252,7 @@ static void similar_windows_spread(void **state)
 static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(similar_windows_spread),
 	cmocka_unit_test(random_operations_match_model),
+	cmocka_unit_test(growth_in_steps_keeps_every_entry),
 	cmocka_unit_test(kind_is_part_of_identity),
 	cmocka_unit_test(bad_lengths_are_refused),
 	cmocka_unit_test(colliding_hashes),
