@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # A list's new version is read, kept and taken a slice at a time, whether from its file
-# (`bloomctl replace LIST`), passed open (`replace LIST FILE`) or fetched from its url: control
+# (`bloomctl replace LIST`, a reload), passed open (`replace LIST FILE`) or fetched from its url: control
 # is answered while a 300,000-entry version is taken, an entry in both versions answers
 # throughout, the reply comes once it is taken and says what came and went, bad lines are
 # named by their line in the whole file, a refused version keeps the old one, and the kept
-# copy of a version passed open is what the next start holds.
+# copy of a version passed open is what the next start holds. A reload's lists are taken one
+# after another, its reply (and systemd's READY) once the last is.
 . "$(dirname "$0")/support/tap.sh"
 . "$(dirname "$0")/support/daemon.sh"
-plan 19
+plan 24
 command -v python3 >/dev/null || skip_all "no python3"
 tmp=$(mktemp -d)
 pid= server=
@@ -23,6 +24,7 @@ version() {
 }
 version big.list 0 300000
 version feeds/fetched.list 0 1000 172
+version small.list 0 10 12
 : > passed.list
 python3 "$here/support/feed-server.py" "$tmp/feeds" "$tmp/http.port" "$tmp/http.log" &
 server=$!
@@ -38,6 +40,9 @@ events =
 file = $tmp/big.list
 format = plain
 max_removed = 0.9
+[list small]
+file = $tmp/small.list
+format = plain
 [list passed]
 format = plain
 [list fetched]
@@ -114,4 +119,28 @@ read -r answered out taking reply <<<"$(during fetched "replace fetched")"
 is "$(jq -c '[.ok, .fetch.result, .load.added]' <<<"$reply")/$taking" '[true,"new",249000]/taking' \
 	"a fetched version is taken in slices, the reply once it is"
 is "$(entries fetched)" 250001 "all of it held"
+
+# A reload: both lists' files taken in turn, control answered meanwhile, the reply once both are.
+version big.list 0 300000
+version small.list 0 100000 12
+read -r answered out taking reply <<<"$(during big "reload")"
+[ "$answered" -ge 3 ]; ok $? "control is answered while a reload's lists are taken ($answered rounds before the reply)"
+is "$(jq -c '[.ok, (.lists[] | select(.name == "big" or .name == "small") | .entries)]' <<<"$reply")/$taking" "[true,300001,100001]/taking" \
+	"the reload's reply comes once both lists are taken, with their new versions"
+# One file gone: that list is refused, the other taken; the reply says so.
+mv small.list small.gone
+version big.list 150000 300000
+C reload > reload.out 2>&1
+is "$?/$(entries small)/$(C --json query addr 10.6.89.0 | jq .present)" "2/100001/true" \
+	"a reload with one list unreadable: exit 2, that list kept, the other taken"
+grep -q "small" reload.out; ok $? "naming the list refused: $(grep -o 'list small[^)]*' reload.out | head -n 1)"
+# SIGHUP: the log says the configuration was reloaded once the lists were taken.
+mv small.gone small.list
+: > err
+kill -HUP "$pid"
+for _ in $(seq 100); do grep -q "configuration reloaded" err && break; sleep 0.1; done
+taken=$(grep -n "list small: .*version .* taken" err | cut -d: -f1 | head -n 1)
+reloaded=$(grep -n "configuration reloaded" err | cut -d: -f1 | head -n 1)
+[ -n "$taken" ] && [ -n "$reloaded" ] && [ "$taken" -lt "$reloaded" ]
+ok $? "SIGHUP: the reload is said to be done after its lists are taken (log lines $taken, $reloaded)"
 stop; ok $? "bloomd stops cleanly"

@@ -230,22 +230,14 @@ static int cmd_replay(struct command *c)
 	return 0;
 }
 
+/* The reply comes once every list's file is taken or refused, a slice at a time. */
 static int cmd_reload(struct command *c)
 {
-	json_t *result;
-
-	int rc = service_reload(c->s, &result);
-
-	if (rc < 0) {
-		command_fail(c, "reload: the configuration was refused; the running one is kept");
-		json_object_set_new(c->reply, "problems", result);
-		return -1;
+	if (service_reload_for(c->s, control_hold(c->cl)) < 0) {
+		control_release(c->cl);
+		return command_fail(c, "reload: out of memory");
 	}
-	if (rc > 0)
-		command_fail(c, "reload: the configuration was taken, but some lists were refused and keep their previous versions (see lists)");
-	json_object_update(c->reply, result);
-	json_decref(result);
-	return rc > 0 ? -1 : 0;
+	return command_reply_later(c);
 }
 
 /* ---- lists ---- */

@@ -61,16 +61,13 @@ static void on_stop_signal(evutil_socket_t sig, short what, void *arg)
 	event_base_loopbreak(service_base(s));
 }
 
-/* SIGHUP: reload the configuration, and reopen the outputs (log rotation) either way. */
-static void on_reload_signal(evutil_socket_t sig, short what, void *arg)
+/* A reload by SIGHUP done: what was wrong logged, the outputs reopened (log rotation) either way. */
+static void signal_reloaded(struct service *s, int rc, json_t *result, void *ctx)
 {
-	json_t *result;
 	char err[512];
 
-	(void)sig;
-	(void)what;
-	notify_reloading();
-	if (service_reload(arg, &result) < 0) {
+	(void)ctx;
+	if (rc < 0) {
 		size_t i;
 		json_t *problem;
 		json_array_foreach(result, i, problem)
@@ -78,9 +75,18 @@ static void on_reload_signal(evutil_socket_t sig, short what, void *arg)
 		log_error("reload refused: the running configuration is kept");
 	}
 	json_decref(result);
-	if (service_reopen(arg, err, sizeof(err)) < 0)
+	if (service_reopen(s, err, sizeof(err)) < 0)
 		log_error("reopen: %s (the old outputs are kept)", err);
 	notify_ready("reloaded");
+}
+
+/* SIGHUP: reload the configuration; systemd hears it is done once every list is taken or refused. */
+static void on_reload_signal(evutil_socket_t sig, short what, void *arg)
+{
+	(void)sig;
+	(void)what;
+	notify_reloading();
+	service_reload(arg, signal_reloaded, NULL);
 }
 
 static void on_reopen_signal(evutil_socket_t sig, short what, void *arg)

@@ -135,13 +135,17 @@ int service_run_threads(struct service *s);
 void service_stop_workers(struct service *s);
 
 /*
- * Re-read the configuration and every list's file. Returns 0 (*problems:
+ * Re-read the configuration and every list's file, each list's a slice at
+ * a time. done is called once, maybe before this returns: rc 0 (result:
  * what was done, lists included); 1 when it was taken but some lists were
- * refused and keep their previous versions (logged; *problems says which);
- * -1 when the configuration is refused (messages in *problems) and the
- * running one kept.
+ * refused and keep their previous versions (logged; result says which);
+ * -1 when the configuration is refused (result: its problems) and the
+ * running one kept. done owns result.
  */
-int service_reload(struct service *s, json_t **problems);
+typedef void (*service_reloaded_cb)(struct service *s, int rc, json_t *result, void *ctx);
+void service_reload(struct service *s, service_reloaded_cb done, void *ctx);
+/* The same, its reply (as a command's) to waiter once done; -1 without memory. */
+int service_reload_for(struct service *s, uint64_t waiter);
 
 /* Reopen the event and pcap outputs (after log rotation). */
 int service_reopen(struct service *s, char *err, size_t errlen);

@@ -118,12 +118,19 @@ int service_alert_policy(struct service *s);
 
 /* service_lists.c */
 /*
- * Bring the running lists in line with cfg and read every list's file (and,
- * starting, the versions kept in the state directory for those that could
- * not be read); *refused counts the lists refused. -1 (logged) when a kept
- * version is damaged: bloomd does not start, as with a damaged snapshot.
+ * At start: bring the lists in line with cfg and read every list's file,
+ * and the versions kept in the state directory for those that could not be
+ * read; *refused counts the lists refused. -1 (logged) when a kept version
+ * is damaged: bloomd does not start, as with a damaged snapshot.
  */
-int service_lists_load(struct service *s, const struct config *cfg, bool starting, unsigned *refused);
+int service_lists_load(struct service *s, const struct config *cfg, unsigned *refused);
+/*
+ * At a reload: the same, each list's file taken a slice at a time (the
+ * loop serves capture and control meanwhile); done is told how many were
+ * refused once the last is taken or refused, maybe before this returns.
+ */
+typedef void (*service_lists_reloaded_cb)(struct service *s, unsigned refused, void *ctx);
+void service_lists_reload(struct service *s, const struct config *cfg, service_lists_reloaded_cb done, void *ctx);
 /* Keep again the lists whose versions could not be kept (housekeeping); changes are accepted once all are. */
 void service_lists_keep_again(struct service *s);
 /* What list i's last load found (replace's "load"). */

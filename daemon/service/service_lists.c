@@ -188,16 +188,15 @@ static int load_file(struct service *s, int i)
 	return rc;
 }
 
-int service_lists_load(struct service *s, const struct config *cfg, bool starting, unsigned *refused)
+/* The running lists brought in line with cfg: their holders, actions and followers; -1 (logged) when they cannot be. */
+static int configure(struct service *s, const struct config *cfg)
 {
 	char err[256];
 
-	*refused = 0;
 	service_slices_settle(s); /* before a list it is for can go */
 	if (lists_configure(&s->lists, s->matcher, cfg, err, sizeof(err)) < 0) {
 		log_error("lists: %s", err);
-		*refused = 1;
-		return 0;
+		return -1;
 	}
 	s->engine.drop_holders = lists_acting(&s->lists, LIST_ACTION_DROP);
 	s->engine.reject_holders = lists_acting(&s->lists, LIST_ACTION_REJECT);
@@ -206,18 +205,87 @@ int service_lists_load(struct service *s, const struct config *cfg, bool startin
 	if (service_xdp_on(s) || service_mirror_on(s))
 		service_changes_all(s);
 	service_workers_verdicts(s);
+	return 0;
+}
+
+int service_lists_load(struct service *s, const struct config *cfg, unsigned *refused)
+{
+	*refused = 0;
+	if (configure(s, cfg) < 0) {
+		*refused = 1;
+		return 0;
+	}
 	for (int i = 1; i < LISTS_SLOTS; i++) {
 		if (s->lists.slot[i].name[0] == '\0')
 			continue;
 		/* A CrowdSec stream document may be a change: it applies to the version kept, read first. */
 		bool kept_first = s->lists.slot[i].cfg->format.format == FEED_CROWDSEC_JSON;
-		if (starting && kept_first && load_saved(s, i) < 0)
+		if (kept_first && load_saved(s, i) < 0)
 			return -1;
 		*refused += load_file(s, i) < 0;
-		if (starting && !kept_first && load_saved(s, i) < 0)
+		if (!kept_first && load_saved(s, i) < 0)
 			return -1;
 	}
 	return 0;
+}
+
+/* A reload's lists being taken: told once the last is taken or refused. */
+struct reloading {
+	unsigned pending, refused;
+	service_lists_reloaded_cb done;
+	void *ctx;
+};
+
+static void reload_taken(struct service *s, int list, int rc, void *ctx)
+{
+	struct reloading *rl = ctx;
+
+	(void)list;
+	rl->refused += rc < 0;
+	if (--rl->pending > 0)
+		return;
+	rl->done(s, rl->refused, rl->ctx);
+	free(rl);
+}
+
+/* List i's file, to be taken a slice at a time (rl told); false if it was refused at once (logged). */
+static bool reload_file(struct service *s, int i, struct reloading *rl)
+{
+	const struct list_config *lc = s->lists.slot[i].cfg;
+	FILE *f = fopen(lc->file, "re");
+	char err[512];
+
+	if (f == NULL) {
+		note_unreadable(s, i, lc->file, errno);
+		return false;
+	}
+	rl->pending++;
+	if (service_slices_take_file(s, i, f, lc->file, &lc->format, file_stated(f), reload_taken, rl, err,
+				     sizeof(err)) == 0)
+		return true;
+	rl->pending--;
+	log_error("list %s: %s; the list keeps its previous version", s->lists.slot[i].name, err);
+	return false;
+}
+
+void service_lists_reload(struct service *s, const struct config *cfg, service_lists_reloaded_cb done, void *ctx)
+{
+	struct reloading *rl = calloc(1, sizeof(*rl));
+	unsigned refused;
+
+	if (rl == NULL) { /* read at once, as a start reads them */
+		service_lists_load(s, cfg, &refused);
+		done(s, refused, ctx);
+		return;
+	}
+	*rl = (struct reloading){ .pending = 1, .done = done, .ctx = ctx }; /* 1: this call's, so done comes last */
+	if (configure(s, cfg) < 0)
+		rl->refused = 1;
+	else
+		for (int i = 1; i < LISTS_SLOTS; i++)
+			if (s->lists.slot[i].name[0] && s->lists.slot[i].cfg->file && !reload_file(s, i, rl))
+				rl->refused++;
+	reload_taken(s, 0, 0, rl);
 }
 
 /* ---- labels ---- */

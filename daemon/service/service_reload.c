@@ -63,18 +63,61 @@ static void restart_needed(void *ctx, const char *what)
 	json_array_append_new(ctx, json_string(what));
 }
 
-static int reload(struct service *s, json_t **problems)
+/* A reload taken, its lists being read: told once both the rest and the lists are done. */
+struct reloading {
+	service_reloaded_cb done;
+	void *ctx;
+	json_t *restart;           /* the keys that wait for the next start */
+	bool rebuild, lists_taken, rest_done;
+	unsigned refused;
+};
+
+static void reload_done(struct service *s, struct reloading *rl)
+{
+	if (!rl->lists_taken || !rl->rest_done)
+		return;
+	log_info("configuration reloaded%s", rl->refused ? "; some lists were refused and keep their previous versions" : "");
+	json_t *result = json_pack("{s:b,s:o,s:o}", "rebuild", rl->rebuild, "restart_needed", rl->restart, "lists",
+				   service_lists_json(s));
+	int rc = rl->refused ? 1 : 0;
+	s->upkeep.last_reload = time(NULL);
+	s->upkeep.last_reload_ok = rc == 0;
+	rl->done(s, rc, result, rl->ctx);
+	free(rl);
+}
+
+static void lists_reloaded(struct service *s, unsigned refused, void *ctx)
+{
+	struct reloading *rl = ctx;
+
+	rl->refused = refused;
+	rl->lists_taken = true;
+	reload_done(s, rl);
+}
+
+static void refused(struct service *s, json_t *problems, service_reloaded_cb done, void *ctx)
+{
+	s->upkeep.last_reload = time(NULL);
+	s->upkeep.last_reload_ok = false;
+	done(s, -1, problems, ctx);
+}
+
+void service_reload(struct service *s, service_reloaded_cb done, void *ctx)
 {
 	json_t *found = json_array(), *restart = json_array();
 	struct config *fresh = config_load(s->cfg->path, collect_problem, found), *old = s->cfg;
+	struct reloading *rl = calloc(1, sizeof(*rl));
 	struct match_config mc;
 	char err[512];
-	int changed;
 
-	*problems = found;
-	if (fresh == NULL) {
+	if (fresh == NULL || rl == NULL) {
+		if (rl == NULL)
+			json_array_append_new(found, json_string("out of memory"));
+		config_free(fresh);
 		json_decref(restart);
-		return -1;
+		free(rl);
+		refused(s, found, done, ctx);
+		return;
 	}
 	config_keep_running(old, fresh, restart_needed, restart);
 	/* Everything that can fail first; only then is anything of the running daemon changed. */
@@ -90,13 +133,15 @@ static int reload(struct service *s, json_t **problems)
 		thresholds_free(rules);
 		goto refuse;
 	}
+	json_decref(found);
+	*rl = (struct reloading){ .done = done, .ctx = ctx, .restart = restart };
 	thresholds_free(s->engine.thresholds);
 	s->engine.thresholds = rules;
-	changed = matcher_reconfigure(s->matcher, &mc, NULL, 0); /* checked above: it cannot fail */
+	int changed = matcher_reconfigure(s->matcher, &mc, NULL, 0); /* checked above: it cannot fail */
+	rl->rebuild = changed > 0;
 	s->cfg = fresh;
 	/* Before the old configuration goes: the lists point into it. Each list is taken or refused on its own. */
-	unsigned refused;
-	service_lists_load(s, fresh, false, &refused); /* -1 only when starting */
+	service_lists_reload(s, fresh, lists_reloaded, rl);
 	service_fetch_configure(s, false); /* logged */
 	log_setup(fresh->log_level, fresh->log_target, fresh->log_format);
 	if (ev)
@@ -109,25 +154,47 @@ static int reload(struct service *s, json_t **problems)
 		service_rebuild_settings_changed(s);
 	for (size_t i = 0; i < json_array_size(restart); i++)
 		log_warning("reload: %s takes effect at the next start", json_string_value(json_array_get(restart, i)));
-	log_info("configuration reloaded%s", refused ? "; some lists were refused and keep their previous versions" : "");
-	json_decref(found);
-	*problems = json_pack("{s:b,s:o,s:o}", "rebuild", changed > 0, "restart_needed", restart, "lists",
-			      service_lists_json(s));
-	return refused ? 1 : 0;
+	rl->rest_done = true;
+	reload_done(s, rl);
+	return;
 refuse:
 	config_keep_running(old, fresh, restart_needed, restart); /* swaps the running strings back */
 	config_free(fresh);
 	json_decref(restart);
-	return -1;
+	free(rl);
+	refused(s, found, done, ctx);
 }
 
-int service_reload(struct service *s, json_t **problems)
+/* A reload done: its reply to the client that asked (ctx: its waiter). */
+static void reply_reloaded(struct service *s, int rc, json_t *result, void *ctx)
 {
-	int rc = reload(s, problems);
+	uint64_t *waiter = ctx;
+	json_t *reply = json_pack("{s:b}", "ok", rc == 0);
 
-	s->upkeep.last_reload = time(NULL);
-	s->upkeep.last_reload_ok = rc == 0;
-	return rc;
+	if (reply && rc < 0) {
+		json_object_set_new(reply, "error", json_string("reload: the configuration was refused; the running one is kept"));
+		json_object_set(reply, "problems", result);
+	} else if (reply) {
+		if (rc > 0)
+			json_object_set_new(reply, "error",
+					    json_string("reload: the configuration was taken, but some lists were refused and keep their previous versions (see lists)"));
+		json_object_update(reply, result);
+	}
+	json_decref(result);
+	service_propagate(s); /* the lists reach the workers before the reply */
+	service_reply_to(s, *waiter, reply);
+	free(waiter);
+}
+
+int service_reload_for(struct service *s, uint64_t waiter)
+{
+	uint64_t *ctx = malloc(sizeof(*ctx));
+
+	if (ctx == NULL)
+		return -1;
+	*ctx = waiter;
+	service_reload(s, reply_reloaded, ctx);
+	return 0;
 }
 
 json_t *service_stats(struct service *s)

@@ -38,6 +38,7 @@ enum slicing_phase { READING, KEEPING, ADDING, REMOVING };
 
 struct slicing {
 	struct service *s;
+	struct slicing *queued;    /* the version to take after this one, or NULL */
 	struct event *next;        /* the next slice, after the loop's other events */
 	enum slicing_phase phase;
 	int list;
@@ -71,7 +72,12 @@ static void slicing_free(struct slicing *sl)
 	free(sl);
 }
 
-/* Done (rc: 0, or -1 with err): the cluster reads on, or whoever took the file is told. */
+static void again(struct slicing *sl);
+
+/*
+ * Done (rc: 0, or -1 with err): the cluster reads on, or whoever took the
+ * file is told; the version queued after it begins.
+ */
 static void finish(struct slicing *sl, int rc, const char *err)
 {
 	struct service *s = sl->s;
@@ -79,7 +85,8 @@ static void finish(struct slicing *sl, int rc, const char *err)
 	void *ctx = sl->done_ctx;
 	int list = sl->list;
 
-	s->versions.slicing = NULL;
+	if ((s->versions.slicing = sl->queued) != NULL)
+		again(s->versions.slicing);
 	slicing_free(sl);
 	if (done)
 		done(s, list, rc, ctx);
@@ -352,7 +359,6 @@ static struct slicing *slicing_new(struct service *s, int i, const char *source)
 {
 	struct slicing *sl = calloc(1, sizeof(*sl));
 
-	service_slices_settle(s); /* one at a time: the staging bit is free */
 	if (sl == NULL || (sl->next = evtimer_new(s->base, next_slice, sl)) == NULL) {
 		free(sl);
 		return NULL;
@@ -364,10 +370,16 @@ static struct slicing *slicing_new(struct service *s, int i, const char *source)
 	return sl;
 }
 
+/* Begun now, or queued after the versions being taken (one at a time: the staging bit is theirs). */
 static void slicing_go(struct slicing *sl)
 {
-	sl->s->versions.slicing = sl;
-	again(sl);
+	struct slicing **last = &sl->s->versions.slicing;
+
+	while (*last)
+		last = &(*last)->queued;
+	*last = sl;
+	if (sl->s->versions.slicing == sl)
+		again(sl);
 }
 
 enum cluster_apply service_slices_start(struct service *s, int i, const char *data, size_t len, char *err,
@@ -413,22 +425,31 @@ int service_slices_list(const struct service *s)
 
 void service_slices_settle(struct service *s)
 {
-	while (s->versions.slicing && one_slice(s->versions.slicing))
-		;
+	while (s->versions.slicing) /* the one begun, then those queued */
+		one_slice(s->versions.slicing);
 }
 
 void service_slices_cancel(struct service *s)
 {
 	struct slicing *sl = s->versions.slicing;
 
-	if (sl == NULL)
-		return;
-	lists_unstage(&s->lists, s->matcher, sl->list, &sl->r, "stopped before it was taken");
-	if (sl->done) /* a version from a file is refused; one from the stream is applied again at the next start */
-		finish(sl, -1, sl->r.error);
-	else {
-		s->versions.slicing = NULL;
+	if (sl) /* the one begun: what it staged goes */
+		lists_unstage(&s->lists, s->matcher, sl->list, &sl->r, "stopped before it was taken");
+	while ((sl = s->versions.slicing) != NULL) {
+		service_slices_done_cb done = sl->done;
+		void *ctx = sl->done_ctx;
+		int list = sl->list;
+
+		if (done && sl->r.refused == false) { /* one queued, not begun: refused all the same */
+			s->lists.slot[list].last = (struct list_load){ .refused = true };
+			error_set(s->lists.slot[list].last.error, sizeof(s->lists.slot[list].last.error),
+				  "stopped before it was taken");
+		}
+		s->versions.slicing = sl->queued;
 		slicing_free(sl);
+		/* A version from a file is refused; one from the stream is applied again at the next start. */
+		if (done)
+			done(s, list, -1, ctx);
 	}
 }
 

@@ -167,7 +167,7 @@ int service_load(struct service *s, struct config *cfg, bool use_store, bool che
 		return -1;
 	/* A list that is refused or cannot be read is logged and left out (or kept from the state): bloomd starts. */
 	uint64_t restored = matcher_entries_all(s->matcher);
-	if (service_lists_load(s, cfg, true, refused) < 0)
+	if (service_lists_load(s, cfg, refused) < 0)
 		return -1;
 	/* The snapshot holds the local list: the lists' entries went into its filters online. */
 	if (s->durable.restored && matcher_entries_all(s->matcher) > restored)

@@ -39,10 +39,12 @@ void service_fetch_stop(struct service *s);
  * log, relative times stated at stated, 0: now), read as spec says:
  * take_file returns 0 and calls done once the version is taken (rc 0) or
  * refused (rc -1, the list's last load says why), never before it returns;
- * or -1 with a message, done never called. Whatever else stages a version,
- * flushes a list or changes the lists settles first (the rest done at
- * once); stopping cancels it (a file's version refused, the stream's
- * applied again at the next start).
+ * or -1 with a message, done never called. One version is taken at a
+ * time (the staging bit is its), the others wait their turn in order.
+ * Whatever else stages a version, flushes a list or changes the lists
+ * settles them first (the rest of each done at once); stopping cancels
+ * them (a file's version refused, the stream's applied again at the next
+ * start).
  */
 typedef void (*service_slices_done_cb)(struct service *s, int list, int rc, void *ctx);
 enum cluster_apply service_slices_start(struct service *s, int i, const char *data, size_t len, char *err,
