@@ -78,13 +78,24 @@ static inline size_t home_slot(const struct store_table *t, struct hash128 h)
 	return (size_t)(h.hi >> (64 - __builtin_ctzll((unsigned long long)t->n)));
 }
 
+static bool inline_key(size_t len)
+{
+	return len <= STORE_INLINE_BYTES;
+}
+
+/* Item it's key bytes: in the item, or in the arena. */
+static const uint8_t *key_of(const struct store *s, const struct store_item *it)
+{
+	return inline_key(it->len) ? it->key.bytes : s->arena.bytes + it->key.offset;
+}
+
 static bool entry_is(const struct store *s, size_t i, struct hash128 h, uint8_t kind,
 		     const void *bytes, size_t len)
 {
 	const struct store_item *it = &s->items[i];
 
 	return s->hashes[i].lo == h.lo && s->hashes[i].hi == h.hi && it->kind == kind &&
-	       it->len == len && memcmp(s->arena.bytes + it->offset, bytes, len) == 0;
+	       it->len == len && memcmp(key_of(s, it), bytes, len) == 0;
 }
 
 /* The slot of t holding entry i (by its hash h), which must be there. */
@@ -151,7 +162,11 @@ static void grow_step(struct store *s)
 	s->moved = 0;
 }
 
-/* Keep the table at most half full, so probe runs stay short: a table twice its size begins. */
+/*
+ * A table three quarters full: one twice its size begins. Linear probing's
+ * runs lie in a line or two of the cache even then; at most half full, the
+ * table took 13.4 bytes an entry at 10,000,000 entries, where it takes 6.7.
+ */
 static int grow_begin(struct store *s)
 {
 	size_t n = s->table.n * 2;
@@ -190,14 +205,24 @@ ssize_t store_add(struct store *s, struct hash128 h, uint8_t kind, const void *b
 		errno = EEXIST;
 		return -1;
 	}
-	int64_t offset = -1;
-	bool outgrown = s->growing.slots == NULL && (s->count + 1) * 2 > s->table.n;
+	struct store_item it = { .len = (uint16_t)len, .kind = kind };
+	int64_t offset = 0;
+	bool outgrown = s->growing.slots == NULL && (s->count + 1) * 4 > s->table.n * 3;
 	if (entries_reserve(s) < 0 || (outgrown && grow_begin(s) < 0) ||
-	    (offset = arena_put(&s->arena, bytes, len)) < 0) {
+	    (!inline_key(len) && (offset = arena_put(&s->arena, bytes, len)) < 0)) {
 		errno = ENOMEM;
 		return -1;
 	}
-	s->items[i] = (struct store_item){ .offset = (uint64_t)offset, .len = (uint16_t)len, .kind = kind };
+	if (offset > (int64_t)UINT32_MAX) { /* past what an item can point at */
+		arena_drop(&s->arena, len);
+		errno = ENOMEM;
+		return -1;
+	}
+	if (inline_key(len))
+		memcpy(it.key.bytes, bytes, len);
+	else
+		it.key.offset = (uint32_t)offset;
+	s->items[i] = it;
 	s->hashes[i] = h;
 	s->groups[i] = group;
 	s->count++;
@@ -213,8 +238,13 @@ static void compact(struct store *s)
 
 	if (!arena_compact_begin(&s->arena, &c))
 		return; /* keep the garbage; try again on a later remove */
-	for (size_t i = 0; i < s->count; i++)
-		arena_compact_move(&s->arena, &c, &s->items[i].offset, s->items[i].len);
+	for (size_t i = 0; i < s->count; i++) {
+		if (inline_key(s->items[i].len))
+			continue;
+		uint64_t offset = s->items[i].key.offset;
+		arena_compact_move(&s->arena, &c, &offset, s->items[i].len);
+		s->items[i].key.offset = (uint32_t)offset; /* no further than it was */
+	}
 	arena_compact_end(&s->arena, &c);
 }
 
@@ -226,7 +256,8 @@ void store_remove(struct store *s, size_t i)
 	slot_delete(s, &s->table, slot_of(&s->table, s->hashes[i], i));
 	if (growing && i < s->moved)
 		slot_delete(s, &s->growing, slot_of(&s->growing, s->hashes[i], i));
-	arena_drop(&s->arena, s->items[i].len);
+	if (!inline_key(s->items[i].len))
+		arena_drop(&s->arena, s->items[i].len);
 	if (i != last) { /* the last entry moves to i: each table that has it says so */
 		s->table.slots[slot_of(&s->table, s->hashes[last], last)] = (uint32_t)(i + 1);
 		if (growing && last < s->moved)
@@ -249,7 +280,7 @@ void store_entry(const struct store *s, size_t i, uint8_t *kind, const uint8_t *
 		 size_t *len)
 {
 	*kind = s->items[i].kind;
-	*bytes = s->arena.bytes + s->items[i].offset;
+	*bytes = key_of(s, &s->items[i]);
 	*len = s->items[i].len;
 }
 

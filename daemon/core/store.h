@@ -24,14 +24,24 @@
 
 #define STORE_MAX_BYTES 65535
 
+/*
+ * 12 bytes an entry: a key of up to STORE_INLINE_BYTES (an IPv4 address) is
+ * kept in the item itself, a longer one in the arena (at most 4 GiB of
+ * them a store).
+ */
+#define STORE_INLINE_BYTES 4
+
 struct store_item {
-	uint64_t offset; /* into the arena */
+	union {
+		uint32_t offset;                   /* into the arena */
+		uint8_t bytes[STORE_INLINE_BYTES]; /* len <= STORE_INLINE_BYTES: the key itself */
+	} key;
 	uint16_t len;
 	uint8_t kind;
-	uint32_t holders; /* who holds the entry (match.h); in the item's padding */
+	uint32_t holders; /* who holds the entry (match.h) */
 };
 
-/* An open-addressing table of entry index + 1 (0: empty), at most half full. */
+/* An open-addressing table of entry index + 1 (0: empty), at most 3/4 full (6/7 while it grows). */
 struct store_table {
 	uint32_t *slots;
 	size_t n;         /* a power of two */
@@ -41,9 +51,9 @@ struct store_table {
  * A table outgrowing itself is not copied at once (a million entries would
  * hold the caller 50 ms): a table twice its size is filled a few entries at
  * each add and remove (STORE_GROW_STEP), lookups staying with the old one,
- * and takes its place once it has them all, before the old one is two thirds full.
+ * and takes its place once it has them all, before the old one is 6/7 full.
  */
-#define STORE_GROW_STEP 4
+#define STORE_GROW_STEP 8
 
 struct store {
 	size_t count, cap;

@@ -129,7 +129,7 @@ static int add_signature(struct matcher *m, const struct entry *e, int group, un
 	return 0;
 }
 
-_Static_assert(sizeof(struct store_item) == 16, "an entry's holders fit in its store item's padding");
+_Static_assert(sizeof(struct store_item) == 12, "an entry's item is 12 bytes, its holders included");
 _Static_assert(ENTRY_MAX_KEY <= STORE_MAX_BYTES, "every entry's key fits the store");
 
 int matcher_hold(struct matcher *m, const struct entry *e, uint32_t holders, char *err, size_t errlen)
