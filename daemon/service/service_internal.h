@@ -128,9 +128,16 @@ int service_lists_load(struct service *s, const struct config *cfg, unsigned *re
  * At a reload: the same, each list's file taken a slice at a time (the
  * loop serves capture and control meanwhile); done is told how many were
  * refused once the last is taken or refused, maybe before this returns.
+ * rl is the caller's, and in use until then.
  */
 typedef void (*service_lists_reloaded_cb)(struct service *s, unsigned refused, void *ctx);
-void service_lists_reload(struct service *s, const struct config *cfg, service_lists_reloaded_cb done, void *ctx);
+struct service_lists_reloading {
+	unsigned pending, refused;
+	service_lists_reloaded_cb done;
+	void *ctx;
+};
+void service_lists_reload(struct service *s, const struct config *cfg, struct service_lists_reloading *rl,
+			  service_lists_reloaded_cb done, void *ctx);
 /* Keep again the lists whose versions could not be kept (housekeeping); changes are accepted once all are. */
 void service_lists_keep_again(struct service *s);
 /* What list i's last load found (replace's "load"). */

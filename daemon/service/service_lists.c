@@ -229,27 +229,18 @@ int service_lists_load(struct service *s, const struct config *cfg, unsigned *re
 	return 0;
 }
 
-/* A reload's lists being taken: told once the last is taken or refused. */
-struct reloading {
-	unsigned pending, refused;
-	service_lists_reloaded_cb done;
-	void *ctx;
-};
-
 static void reload_taken(struct service *s, int list, int rc, void *ctx)
 {
-	struct reloading *rl = ctx;
+	struct service_lists_reloading *rl = ctx;
 
 	(void)list;
 	rl->refused += rc < 0;
-	if (--rl->pending > 0)
-		return;
-	rl->done(s, rl->refused, rl->ctx);
-	free(rl);
+	if (--rl->pending == 0)
+		rl->done(s, rl->refused, rl->ctx);
 }
 
 /* List i's file, to be taken a slice at a time (rl told); false if it was refused at once (logged). */
-static bool reload_file(struct service *s, int i, struct reloading *rl)
+static bool reload_file(struct service *s, int i, struct service_lists_reloading *rl)
 {
 	const struct list_config *lc = s->lists.slot[i].cfg;
 	FILE *f = fopen(lc->file, "re");
@@ -268,17 +259,10 @@ static bool reload_file(struct service *s, int i, struct reloading *rl)
 	return false;
 }
 
-void service_lists_reload(struct service *s, const struct config *cfg, service_lists_reloaded_cb done, void *ctx)
+void service_lists_reload(struct service *s, const struct config *cfg, struct service_lists_reloading *rl,
+			  service_lists_reloaded_cb done, void *ctx)
 {
-	struct reloading *rl = calloc(1, sizeof(*rl));
-	unsigned refused;
-
-	if (rl == NULL) { /* read at once, as a start reads them */
-		service_lists_load(s, cfg, &refused);
-		done(s, refused, ctx);
-		return;
-	}
-	*rl = (struct reloading){ .pending = 1, .done = done, .ctx = ctx }; /* 1: this call's, so done comes last */
+	*rl = (struct service_lists_reloading){ .pending = 1, .done = done, .ctx = ctx }; /* 1: this call's, so done comes last */
 	if (configure(s, cfg) < 0)
 		rl->refused = 1;
 	else

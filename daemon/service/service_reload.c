@@ -70,6 +70,7 @@ struct reloading {
 	json_t *restart;           /* the keys that wait for the next start */
 	bool rebuild, lists_taken, rest_done;
 	unsigned refused;
+	struct service_lists_reloading lists;
 };
 
 static void reload_done(struct service *s, struct reloading *rl)
@@ -141,7 +142,7 @@ void service_reload(struct service *s, service_reloaded_cb done, void *ctx)
 	rl->rebuild = changed > 0;
 	s->cfg = fresh;
 	/* Before the old configuration goes: the lists point into it. Each list is taken or refused on its own. */
-	service_lists_reload(s, fresh, lists_reloaded, rl);
+	service_lists_reload(s, fresh, &rl->lists, lists_reloaded, rl);
 	service_fetch_configure(s, false); /* logged */
 	log_setup(fresh->log_level, fresh->log_target, fresh->log_format);
 	if (ev)
