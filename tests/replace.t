@@ -8,7 +8,7 @@
 # after another, its reply (and systemd's READY) once the last is.
 . "$(dirname "$0")/support/tap.sh"
 . "$(dirname "$0")/support/daemon.sh"
-plan 24
+plan 25
 command -v python3 >/dev/null || skip_all "no python3"
 tmp=$(mktemp -d)
 pid= server=
@@ -143,4 +143,14 @@ taken=$(grep -n "list small: .*version .* taken" err | cut -d: -f1 | head -n 1)
 reloaded=$(grep -n "configuration reloaded" err | cut -d: -f1 | head -n 1)
 [ -n "$taken" ] && [ -n "$reloaded" ] && [ "$taken" -lt "$reloaded" ]
 ok $? "SIGHUP: the reload is said to be done after its lists are taken (log lines $taken, $reloaded)"
-stop; ok $? "bloomd stops cleanly"
+
+# Stopped while a version is taken: its client is told it was refused, and the next start
+# has the list as it was before.
+version big.list 0 300000
+C --json replace big > stopped.out 2>/dev/null &
+client=$!
+for _ in $(seq 100); do [ "$(C --json lists | jq '.lists[] | select(.name == "big") | .taking')" = true ] && break; sleep 0.02; done
+stop; ok $? "bloomd stops cleanly, a replace under way"
+wait "$client"
+is "$?/$(jq -r .error stopped.out | grep -o 'stopped before it was taken')" "2/stopped before it was taken" \
+	"the replace's client is told it was refused: stopped before it was taken"

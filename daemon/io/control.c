@@ -243,6 +243,9 @@ void control_close(struct control *c)
 {
 	if (c == NULL)
 		return;
+	/* A reply given at the last moment (a replace waiting when bloomd stops) still goes out. */
+	for (struct control_client *cl = c->clients; cl; cl = cl->next)
+		control_client_flush(cl);
 	while (c->clients)
 		control_client_free(c->clients);
 	evconnlistener_free(c->listener);

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 void control_client_free(struct control_client *cl)
@@ -31,6 +32,21 @@ void control_client_free(struct control_client *cl)
 	evbuffer_free(cl->in);
 	bufferevent_free(cl->bev);
 	free(cl);
+}
+
+void control_client_flush(struct control_client *cl)
+{
+	struct evbuffer *out = bufferevent_get_output(cl->bev);
+
+	size_t len;
+
+	evbuffer_add_buffer(out, cl->pending);
+	/*
+	 * Only the bufferevent drains its output: sent from it as it is, never
+	 * blocking (a client gone, or with its buffer full, gets what fits).
+	 */
+	if ((len = evbuffer_get_length(out)) > 0)
+		send(bufferevent_getfd(cl->bev), evbuffer_pullup(out, -1), len, MSG_DONTWAIT | MSG_NOSIGNAL);
 }
 
 static struct evbuffer *reply_buffer(struct control_client *cl)

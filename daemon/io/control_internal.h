@@ -61,5 +61,7 @@ struct control {
 /* control_client.c: a client accepted on fd, set going; one freed, its place in the list given back. */
 void control_client_start(struct control *c, struct control_client *cl, int fd, const struct ucred *peer, bool trusted);
 void control_client_free(struct control_client *cl);
+/* What a client has been answered and not yet sent, written as far as its socket takes it now (at close). */
+void control_client_flush(struct control_client *cl);
 
 #endif
