@@ -18,8 +18,7 @@ pid=
 cleanup_more() { [ -z "$pid" ] || kill "$pid" 2>/dev/null || true; }
 . "$(dirname "$0")/bench-ns.sh"
 
-awk -v n="$size" 'BEGIN { for (i = 0; i < n; i++) printf "%d.%d.%d.%d\n", 100 + int(i / 16777216), int(i / 65536) % 256, int(i / 256) % 256, i % 256 }' \
-	> "$tmp/drop.list"
+addresses 0 "$size" > "$tmp/drop.list"
 last=$(tail -n 1 "$tmp/drop.list")
 { echo "create b4 hash:ip maxelem $((size * 2))"; sed 's/^/add b4 /' "$tmp/drop.list"; } > "$tmp/ipset.restore"
 cat > "$tmp/bloomd.conf" <<C

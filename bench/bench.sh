@@ -41,7 +41,7 @@ echo
 echo "== time to protection: a start with 1,000,000 addresses until bloomd answers, against ipset restore (as root)"
 "$(dirname "$0")/bench-start.sh" "$build"
 echo
-echo "== A list's new version while control waits: bloomctl replace of 1,000,000 addresses, the longest wait of control meanwhile (ipset restore and swap for scale, as root)"
+echo "== A list's new version while control waits: bloomctl replace of 1,000,000 addresses, the longest wait of control meanwhile, ipset restore and swap for scale (as root)"
 "$(dirname "$0")/bench-replace.sh" "$build"
 
 echo

@@ -431,20 +431,17 @@ void service_slices_settle(struct service *s)
 
 void service_slices_cancel(struct service *s)
 {
-	struct slicing *sl = s->versions.slicing;
+	struct slicing *sl;
 
-	if (sl) /* the one begun: what it staged goes */
-		lists_unstage(&s->lists, s->matcher, sl->list, &sl->r, "stopped before it was taken");
-	while ((sl = s->versions.slicing) != NULL) {
+	for (bool begun = true; (sl = s->versions.slicing) != NULL; begun = false) {
 		service_slices_done_cb done = sl->done;
 		void *ctx = sl->done_ctx;
 		int list = sl->list;
 
-		if (done && sl->r.refused == false) { /* one queued, not begun: refused all the same */
-			s->lists.slot[list].last = (struct list_load){ .refused = true };
-			error_set(s->lists.slot[list].last.error, sizeof(s->lists.slot[list].last.error),
-				  "stopped before it was taken");
-		}
+		if (begun) /* what it staged goes, and its list says why */
+			lists_unstage(&s->lists, s->matcher, list, &sl->r, "stopped before it was taken");
+		else if (done) /* queued: refused all the same */
+			s->lists.slot[list].last = (struct list_load){ .refused = true, .error = "stopped before it was taken" };
 		s->versions.slicing = sl->queued;
 		slicing_free(sl);
 		/* A version from a file is refused; one from the stream is applied again at the next start. */
