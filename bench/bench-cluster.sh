@@ -3,7 +3,8 @@
 # sensors: how long a change takes from its XADD on one node to being applied on the other
 # (p50/p99, as the receiving node measures it), entries applied per second against the same
 # entries loaded locally, and the catch-up of a node that was down while entries were added.
-# And how long control waits on a node while a 1,000,000-entry list version from the stream is taken.
+# And how long control waits on a node while a 1,000,000-entry list version from the stream is
+# taken, and while a new node restores the snapshot of another's local list (1,300,500 entries).
 # BENCH_CLUSTER_SIGNED=1: the same with [cluster] key_file (every change HMAC-signed and checked).
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
@@ -46,12 +47,12 @@ redis-server --port 0 --unixsocket "$tmp/redis.sock" --dir "$tmp" --appendonly n
 	--pidfile "$tmp/redis.pid" --logfile "$tmp/redis.log"
 for _ in $(seq 100); do R ping >/dev/null 2>&1 && break; sleep 0.05; done
 head -c 32 /dev/urandom | base64 > "$tmp/key" && chmod 600 "$tmp/key"
-for n in 1 2; do
+for n in 1 2 3; do # node 3 joins last, from a snapshot
 	mkdir -p "$tmp/n$n"
 	printf '[control]\nsocket = %s/n%s/s.sock\n[store]\ndir = %s/n%s/state\n[filter]\nauto_rebuild = no\n[cluster]\nredis = unix:%s/redis.sock\nnode = n%s\nmaxlen = 10000000\nmax_entry_bytes = 64MiB\n[log]\nlevel = warning\n[list big]\ncategory = bench\n' \
 		"$tmp" "$n" "$tmp" "$n" "$tmp" "$n" > "$tmp/n$n/bloomd.conf"
 	[ "$signed" = 1 ] && sed -i "/^node = /a key_file = $tmp/key" "$tmp/n$n/bloomd.conf"
-	start $n
+	[ "$n" = 3 ] || start $n
 done
 [ "$signed" = 1 ] && echo "(every change signed with HMAC-SHA256 and checked: [cluster] key_file)"
 
@@ -122,3 +123,23 @@ t1=$(now)
 wait "$replacing"
 printf '  taken on node 2 %.2f s after the replace began; the longest of %d control requests meanwhile: %.0f ms (the start of bloomctl included)\n' \
 	"$(echo "$t1 - $t0" | bc -l)" "$(wc -l < "$tmp/waits")" "$(echo "$(sort -g "$tmp/waits" | tail -n 1) * 1000" | bc -l)"
+
+echo "a snapshot restored: node 1 publishes its local list as the snapshot; node 3, new, starts from it"
+C 1 cluster snapshot >/dev/null
+last=$(C 1 --json cluster status | jq -r .cluster.last_id)
+until [ "$(R hget bloomd:entries:snapshot id)" = "$last" ]; do sleep 0.05; done # it is in Redis
+held=$(C 1 --json lists | jq '.lists[] | select(.name == "local") | .entries')
+t0=$(now)
+start 3
+python3 "$(dirname "$0")/loopprobe.py" "$tmp/n3/s.sock" "$tmp/waits3" &
+pid[probe]=$!
+until=$((SECONDS + 300))
+until [ "$(C 3 --json cluster status | jq .cluster.restored_from_snapshot)" = 1 ]; do
+	[ $SECONDS -lt $until ] || { echo "bench-cluster: node 3 did not restore the snapshot" >&2; exit 1; }
+	sleep 0.02
+done
+t1=$(now)
+kill "${pid[probe]}"; wait "${pid[probe]}" 2>/dev/null || true; unset "pid[probe]"
+printf '  %d entries restored %.2f s after node 3 started; control waited at most %s ms (p99 %s ms) meanwhile, over %d requests\n' \
+	"$held" "$(echo "$t1 - $t0" | bc -l)" "$(sort -g "$tmp/waits3" | tail -n 1)" \
+	"$(sort -g "$tmp/waits3" | awk '{ a[NR] = $1 } END { i = int(NR * 0.99); print a[i < 1 ? 1 : i] }')" "$(wc -l < "$tmp/waits3")"

@@ -2,11 +2,12 @@
 # A list version of 400,000 entries from the stream is taken in slices: control is answered
 # while it is, an entry in both versions is never out, the version is kept and survives a
 # restart, a kill -9 half-way applies it again at the next start, and a net too broad in its
-# last slice refuses it whole.
+# last slice refuses it whole. A snapshot of as many is restored in slices too: control is
+# answered while it is, and a change made on the node meanwhile is not undone by it.
 . "$(dirname "$0")/support/tap.sh"
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/support/cluster.sh"
-plan 10
+plan 18
 shared() { C 1 --json lists | jq ".lists[] | select(.name == \"shared\") | .$1"; }
 # version FILE FIRST COUNT: entries FIRST.. FIRST+COUNT-1 as addresses in 10/8, and 192.0.2.1
 version() {
@@ -64,4 +65,51 @@ push v3
 wait_for 30 grep -q "broader than" n1/err
 is "$(shared entries)/$(C 1 query addr 10.9.39.191 >/dev/null; echo $?)" 400001/1 \
 	"a version with a /4 net at its end is refused whole: $(grep -o 'a /4 net[^:]*' n1/err | head -n 1)"
+
+# A node joins from a snapshot of 400,002 entries, with a local entry of its own the snapshot
+# lacks (added before it joined the cluster).
+mkdir -p n2
+printf '[control]\nsocket = %s\n[store]\ndir = %s\n' "$tmp/n2/s.sock" "$tmp/n2/state" > n2/solo.conf
+"$BUILD/bloomd" -c n2/solo.conf 2>>n2/err &
+pid[2]=$!
+wait_for 10 eval 'C 2 add addr 192.0.2.60 >/dev/null 2>&1'
+stop 2
+{ cat v2; echo "addr 192.0.2.61"; } > snap
+last=$(tail -n 2 snap | head -n 1 | cut -d' ' -f2) # the snapshot's last 10/8 address
+id=$(R xadd bloomd:entries '*' node node9 op add entry "addr 192.0.2.62")
+R -x hset bloomd:entries:snapshot id "$id" node node9 data < snap >/dev/null
+node_conf 2
+sed -i "/^node = /a max_entry_bytes = 64MiB" n2/bloomd.conf
+# Redis takes no writes until the restore is checked: the node's own changes stay in its
+# outbox, so nothing but the node itself keeps them (the stream would bring them back).
+R config set min-replicas-to-write 1 >/dev/null
+start 2
+# Meanwhile: control answers; an add and a del made here (the del of the snapshot's last
+# entry, before the restore reaches it) hold from their reply on.
+seen=0 wrong=0 changed=
+for _ in $(seq 2000); do
+	if [ "$(status 2 restoring)" = true ]; then
+		seen=$((seen + 1))
+		[ -n "$changed" ] || { C 2 add addr 192.0.2.70 >/dev/null && { C 2 del addr "$last" >/dev/null; changed=yes; }; }
+	fi
+	if [ -n "$changed" ]; then
+		C 2 query addr 192.0.2.70 >/dev/null || wrong=$((wrong + 1))
+		C 2 query addr "$last" >/dev/null && wrong=$((wrong + 1))
+	fi
+	[ "$(status 2 restored_from_snapshot)" = 1 ] && [ "$(status 2 restoring)" = false ] && break
+done
+[ "$seen" -gt 0 ] && [ -n "$changed" ]; ok $? "control is answered while the snapshot is restored in slices (seen restoring $seen times)"
+is "$wrong" 0 "an add and a del made meanwhile hold throughout"
+grep -q "a new node: started from the snapshot at $id" n2/err; ok $? "the node says it started from the snapshot"
+C 2 query addr 192.0.2.70 >/dev/null && ! C 2 query addr "$last" >/dev/null && [ "$(status 2 outbox)" = 2 ]
+ok $? "the snapshot in, the add and the del made meanwhile stand (while only this node has them)"
+R config set min-replicas-to-write 0 >/dev/null
+wait_for 10 eval '[ "$(status 2 outbox)" = 0 ]'
+is "$(C 2 list --list local | wc -l)" 400002 "the local list is the snapshot's, with the changes made meanwhile"
+C 2 query addr 192.0.2.60 >/dev/null; is $? 1 "the entry the snapshot lacks is gone"
+C 2 query addr 192.0.2.70 >/dev/null && ! C 2 query addr "$last" >/dev/null && C 2 query addr 192.0.2.61 >/dev/null
+ok $? "once the stream after it is read too: the add and the del stand, and the snapshot's entries are in"
+stop 2
+start 2
+is "$(C 2 list --list local | wc -l)/$(status 2 restored_from_snapshot)" 400002/0 "after a restart, from its journal, not restored again"
 done_testing

@@ -326,6 +326,7 @@ void cluster_close(struct cluster *c)
 	free(c->own.node);
 	free(c->own.events_key);
 	seen_free(c->seen);
+	free(c->applying.seen);
 	if (c->key)
 		memset(c->key, 0, sizeof(*c->key));
 	free(c->key);
@@ -381,6 +382,7 @@ json_t *cluster_status(const struct cluster *c)
 			 "failed", (json_int_t)c->events_failed, "error", cluster_newest_error(c), "errors", errors_json(c));
 	if (o) {
 		json_object_set_new(o, "delay_seconds", stats_histogram_json(&c->delay_seconds));
+		json_object_set_new(o, "restoring", json_boolean(c->applying.on && c->applying.snapshot));
 		json_object_set_new(o, "master", master[0] ? json_string(master) : json_null());
 		json_object_set_new(o, "wait_replicas", json_integer(c->cfg->wait_replicas));
 	}

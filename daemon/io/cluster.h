@@ -62,8 +62,12 @@ enum cluster_apply {
 struct cluster_callbacks {
 	/* Apply an operation from the stream; err says why when it is refused or must wait. */
 	enum cluster_apply (*apply)(void *ctx, const struct cluster_op *op, char *err, size_t errlen);
-	/* Make the entries those of a snapshot (entry lines); -1 with a message. */
-	int (*restore)(void *ctx, const char *lines, size_t len, char *err, size_t errlen);
+	/*
+	 * Make the entries those of a snapshot (entry lines): APPLIED, LATER
+	 * with a message (the snapshot is asked for again after a pause), or
+	 * STARTED (being restored in slices: cluster_restored follows).
+	 */
+	enum cluster_apply (*restore)(void *ctx, const char *lines, size_t len, char *err, size_t errlen);
 	/* The entries as lines for a snapshot (caller frees), or NULL without memory. */
 	char *(*dump)(void *ctx, size_t *len);
 	/*
@@ -118,6 +122,14 @@ int cluster_snapshot(struct cluster *c, char *err, size_t errlen);
  * applies it again.
  */
 void cluster_applied(struct cluster *c, enum cluster_apply rc, const char *err);
+
+/*
+ * The snapshot whose restore returned CLUSTER_APPLY_STARTED is restored
+ * (CLUSTER_APPLIED: reading goes on from it) or not (LATER, err says why:
+ * asked for again after a pause). Not called if the daemon stops first:
+ * the cursor stays where it was, and the next start restores it again.
+ */
+void cluster_restored(struct cluster *c, enum cluster_apply rc, const char *err);
 
 /* Once a second: reconnect, write the cursor, fsync the outbox, measure the lag. */
 void cluster_tick(struct cluster *c);

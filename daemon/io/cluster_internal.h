@@ -100,12 +100,14 @@ struct cluster {
 	uint64_t desyncs;
 	char last_generated[ID_MAX]; /* the stream's last ID, as the last check found it */
 	char blocked_at[ID_MAX];   /* an entry that could not be applied now, tried again; "" when none */
-	struct {                   /* an entry the daemon applies in slices (CLUSTER_APPLY_STARTED): reading waits */
+	struct cluster_applying {  /* an entry or a snapshot the daemon applies in slices (CLUSTER_APPLY_STARTED): reading waits */
 		bool on;
 		char id[ID_MAX];
 		struct change_id change;
 		bool identified;
 		char what[200];    /* "replace LIST from NODE", for messages */
+		bool snapshot;     /* the snapshot at id: cluster_restored follows, not cluster_applied */
+		char *seen;        /* and the changes it covers (its seen lines), or NULL */
 	} applying;
 	unsigned retry_seconds;    /* how long until it is (doubling up to RETRY_MAX_SECONDS) */
 	time_t stale_since;

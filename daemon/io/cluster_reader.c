@@ -121,10 +121,8 @@ static enum cluster_apply apply_entry(struct cluster *c, const redisReply *e)
 	snprintf(what, sizeof(what), "%s %.64s from %.64s", op->str, entry->str, o.node);
 	enum cluster_apply rc = c->cb.apply(c->cb.ctx, &o, err, sizeof(err));
 	if (rc == CLUSTER_APPLY_STARTED) {
-		c->applying.on = true;
+		c->applying = (struct cluster_applying){ .on = true, .change = change, .identified = identified };
 		snprintf(c->applying.id, sizeof(c->applying.id), "%s", id);
-		c->applying.change = change;
-		c->applying.identified = identified;
 		snprintf(c->applying.what, sizeof(c->applying.what), "%s", what);
 		return CLUSTER_APPLY_STARTED;
 	}
@@ -143,7 +141,7 @@ static void retry_later(struct cluster *c)
 
 void cluster_applied(struct cluster *c, enum cluster_apply rc, const char *err)
 {
-	if (!c->applying.on)
+	if (!c->applying.on || c->applying.snapshot)
 		return;
 	c->applying.on = false;
 	if (entry_applied(c, c->applying.id, c->applying.identified ? &c->applying.change : NULL, rc, err,
@@ -444,6 +442,23 @@ static void reader_waits(struct cluster *c, const char *why)
 	c->stale_since = time(NULL);
 }
 
+/* The snapshot at id is the entries now: the stream is read on from it. */
+static void snapshot_taken(struct cluster *c, const char *id, const char *seen)
+{
+	take_seen(c, seen);
+	if (c->joining)
+		log_info("cluster: a new node: started from the snapshot at %s, then the stream after it", id);
+	else
+		log_info("cluster: the stream was trimmed past this node: started again from the snapshot at %s", id);
+	c->joining = false;
+	c->join_checked = true;
+	snprintf(c->cursor, sizeof(c->cursor), "%s", id);
+	c->cursor_dirty = true;
+	c->restored++;
+	cluster_clear_error(c, ERROR_READER);
+	cluster_reader_read(c);
+}
+
 void cluster_on_snapshot(redisAsyncContext *ac, void *r, void *priv)
 {
 	struct cluster *c = priv;
@@ -468,23 +483,42 @@ void cluster_on_snapshot(redisAsyncContext *ac, void *r, void *priv)
 		reader_waits(c, refused > 0 ? why : "out of memory for the snapshot's changes; tried again");
 		return;
 	}
-	if (c->cb.restore(c->cb.ctx, data->str, data->len, err, sizeof(err)) < 0) {
-		snprintf(why, sizeof(why), "restoring the snapshot: %s", err);
-		reader_waits(c, why);
+	/* The reply goes when this returns: what a restore in slices needs after it is copied. */
+	const char *seen = cluster_reply_text(cluster_field(reply, "seen"));
+	char *seen_kept = seen ? strdup(seen) : NULL;
+	if (seen && seen_kept == NULL) {
+		reader_waits(c, "out of memory for the snapshot's changes; tried again");
 		return;
 	}
-	take_seen(c, cluster_reply_text(cluster_field(reply, "seen")));
-	if (c->joining)
-		log_info("cluster: a new node: started from the snapshot at %s, then the stream after it", id->str);
+	enum cluster_apply rc = c->cb.restore(c->cb.ctx, data->str, data->len, err, sizeof(err));
+	if (rc == CLUSTER_APPLY_STARTED) {
+		c->applying = (struct cluster_applying){ .on = true, .snapshot = true, .seen = seen_kept };
+		snprintf(c->applying.id, sizeof(c->applying.id), "%s", id->str);
+		snprintf(c->applying.what, sizeof(c->applying.what), "the snapshot at %s", id->str);
+		return;
+	}
+	free(seen_kept);
+	if (rc == CLUSTER_APPLIED)
+		snapshot_taken(c, id->str, seen);
 	else
-		log_info("cluster: the stream was trimmed past this node: started again from the snapshot at %s", id->str);
-	c->joining = false;
-	c->join_checked = true;
-	snprintf(c->cursor, sizeof(c->cursor), "%s", id->str);
-	c->cursor_dirty = true;
-	c->restored++;
-	cluster_clear_error(c, ERROR_READER);
-	cluster_reader_read(c);
+		cluster_restored(c, rc, err);
+}
+
+void cluster_restored(struct cluster *c, enum cluster_apply rc, const char *err)
+{
+	char why[400];
+
+	if (c->applying.on && c->applying.snapshot) {
+		c->applying.on = false;
+		if (rc == CLUSTER_APPLIED)
+			snapshot_taken(c, c->applying.id, c->applying.seen);
+		free(c->applying.seen);
+		c->applying.seen = NULL;
+	}
+	if (rc != CLUSTER_APPLIED) {
+		snprintf(why, sizeof(why), "restoring the snapshot: %s", err);
+		reader_waits(c, why);
+	}
 }
 
 static uint64_t integer_field(const redisReply *r, const char *name)

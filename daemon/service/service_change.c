@@ -90,6 +90,28 @@ void service_stream_applied(struct service *s, int rc, const char *err)
 		cluster_applied(s->fleet.cluster, service_stream_outcome(s, rc), err);
 }
 
+void service_stream_restoring(struct service *s, bool on)
+{
+	s->fleet.restoring = on;
+}
+
+/* A change an operator made while a snapshot is restored: marked, so that the snapshot does not undo it. */
+static void mark_past_snapshot(struct service *s, enum service_origin from, const struct entry *e)
+{
+	char err[256];
+
+	if (shared(s, from) && s->fleet.restoring && matcher_hold(s->matcher, e, LISTS_STAGING, err, sizeof(err)) < 0)
+		log_warning("a change made while the cluster's snapshot is restored may be undone by it until the stream brings it back: %s",
+			    err);
+}
+
+void service_stream_restored(struct service *s, int rc, const char *err)
+{
+	s->fleet.restoring = false;
+	if (s->fleet.cluster)
+		cluster_restored(s->fleet.cluster, rc == 0 ? CLUSTER_APPLIED : CLUSTER_APPLY_LATER, err);
+}
+
 /*
  * The local list's hold on e, with its expiry. The matcher holds it first
  * and is undone when the journal cannot take it, so a change not written is
@@ -113,6 +135,7 @@ int service_add(struct service *s, const struct entry *e, uint64_t expiry, enum 
 			  was_local ? "changed" : "added");
 	} else if (journal(s, from, PERSIST_ADD, e, expiry, err, errlen) == 0) {
 		share(s, from, CLUSTER_ADD, e, expiry);
+		mark_past_snapshot(s, from, e);
 		if (was_local)
 			service_mirror_entry(s, e); /* its time changed, its holders did not: no change is logged */
 		return was_local ? 1 : 0;
@@ -132,6 +155,7 @@ int service_del(struct service *s, const struct entry *e, enum service_origin fr
 	if (!(holders & MATCH_HOLDER_DEFAULT)) {
 		/* Not here (yet): other nodes may have it, and the operator wants it gone from all. */
 		share(s, from, CLUSTER_DEL, e, 0);
+		mark_past_snapshot(s, from, e);
 		return 1;
 	}
 	if (journal(s, from, PERSIST_DEL, e, 0, err, errlen) < 0)
@@ -139,6 +163,7 @@ int service_del(struct service *s, const struct entry *e, enum service_origin fr
 	matcher_release(s->matcher, e, MATCH_HOLDER_DEFAULT, still_held);
 	ttl_set(s->durable.ttl, e, 0);
 	share(s, from, CLUSTER_DEL, e, 0);
+	mark_past_snapshot(s, from, e);
 	return 0;
 }
 

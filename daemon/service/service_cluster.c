@@ -70,73 +70,9 @@ static char *dump_local(void *ctx, size_t *len)
 	return d.text;
 }
 
-struct restoring {
-	struct service *s;
-	struct entry *gone;        /* local entries the snapshot does not have */
-	size_t ngone, cap;
-};
-
-static int note_gone(void *ctx, const struct entry *e, unsigned group, uint32_t holders)
+static enum cluster_apply restore_local(void *ctx, const char *lines, size_t len, char *err, size_t errlen)
 {
-	struct restoring *r = ctx;
-
-	(void)group;
-	if (!(holders & MATCH_HOLDER_DEFAULT) || (holders & LISTS_STAGING))
-		return 0;
-	if (r->ngone == r->cap) {
-		size_t cap = r->cap ? 2 * r->cap : 64;
-		struct entry *grown = realloc(r->gone, cap * sizeof(*grown));
-		if (grown == NULL)
-			return -1;
-		r->gone = grown;
-		r->cap = cap;
-	}
-	r->gone[r->ngone++] = *e;
-	return 0;
-}
-
-/*
- * Make the local list the snapshot's: its entries added (or their expiry
- * set), the others deleted, each journaled as a command would be. The
- * snapshot's entries are marked with the staging holder meanwhile.
- */
-static int restore_local(void *ctx, const char *lines, size_t len, char *err, size_t errlen)
-{
-	struct service *s = ctx;
-	struct restoring r = { .s = s };
-	static struct entry e;
-	uint64_t expires;
-	int rc = 0;
-	FILE *f = fmemopen((void *)(uintptr_t)lines, len, "r");
-	char *line = NULL;
-	size_t cap = 0;
-
-	if (f == NULL) {
-		error_set(err, errlen, "out of memory");
-		return -1;
-	}
-	service_slices_settle(s); /* the staging bit is free */
-	while (rc == 0 && getline(&line, &cap, f) > 0) {
-		if (entry_parse_expiry(line, &e, service_now(), &expires, err, errlen) != 1)
-			continue;
-		if (matcher_hold(s->matcher, &e, LISTS_STAGING, err, errlen) < 0 ||
-		    service_add(s, &e, expires, SERVICE_FROM_STREAM, err, errlen) < 0)
-			rc = -1;
-	}
-	free(line);
-	fclose(f);
-	if (rc == 0 && matcher_foreach(s->matcher, 0, note_gone, &r) != 0) {
-		error_set(err, errlen, "out of memory");
-		rc = -1;
-	}
-	for (size_t i = 0; rc == 0 && i < r.ngone; i++) {
-		uint32_t still_held;
-		if (service_del(s, &r.gone[i], SERVICE_FROM_STREAM, &still_held, err, errlen) < 0)
-			rc = -1;
-	}
-	matcher_rehold(s->matcher, 0, LISTS_STAGING, NULL);
-	free(r.gone);
-	return rc;
+	return service_slices_restore(ctx, lines, len, err, errlen);
 }
 
 /* ---- the daemon's side ---- */

@@ -15,6 +15,7 @@
 struct service_fleet {
 	struct cluster *cluster;   /* [cluster] redis or sentinels, or NULL */
 	struct log_limit events_lost_logged;
+	bool restoring;            /* a snapshot is being restored in slices: an operator's changes are marked */
 };
 
 /* service_cluster.c: follow the stream (-1 after logging); events to Redis; once a second; stopped (cursor and outbox written). */
@@ -32,5 +33,14 @@ void service_share_list(struct service *s, enum service_origin from, int i, cons
 enum cluster_apply service_stream_outcome(const struct service *s, int rc);
 /* A version from the stream taken in slices is done with (rc as above): the cluster reads on. */
 void service_stream_applied(struct service *s, int rc, const char *err);
+/*
+ * A snapshot is being restored in slices (on), or no longer (off): while it
+ * is, an entry an operator adds or deletes here is marked staged (the
+ * restore passes and keeps what is marked), as such a change comes after
+ * the snapshot and it must not undo it. Then it is in (rc 0) or not (-1,
+ * err says why): the cluster reads on from it, or asks again.
+ */
+void service_stream_restoring(struct service *s, bool on);
+void service_stream_restored(struct service *s, int rc, const char *err);
 
 #endif

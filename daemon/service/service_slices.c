@@ -29,6 +29,13 @@
  * added meanwhile (one moved ahead of them); lists_take then does what they
  * missed. An entry staged is never released before the version is taken,
  * so the keeping walk visits every one of them.
+ *
+ * A snapshot from the stream is restored into the local list the same
+ * way, each change journaled as a command's: READING adds its entries
+ * (marked staged), REMOVING deletes the local entries not marked, and the
+ * marks go. A change an operator makes meanwhile marks its entry too
+ * (service_slices_mark): it comes after the snapshot, which must not undo
+ * it (the stream brings it back, but only once the snapshot is in).
  */
 #define SLICE_LINES 4096
 #define SLICE_BYTES (4u << 20)
@@ -42,7 +49,8 @@ struct slicing {
 	struct event *next;        /* the next slice, after the loop's other events */
 	enum slicing_phase phase;
 	int list;
-	char *data;                /* from the stream: the version's entry lines (a copy); else NULL */
+	bool restore;              /* a snapshot restored into the local list, not a list's version */
+	char *data;                /* from the stream: the version's or snapshot's entry lines (a copy); else NULL */
 	size_t len, at;            /* read or kept up to at */
 	FILE *file;                /* from a file: it (taken over), read by feed */
 	struct feed_file feed;
@@ -85,13 +93,25 @@ static void finish(struct slicing *sl, int rc, const char *err)
 	void *ctx = sl->done_ctx;
 	int list = sl->list;
 
+	bool restore = sl->restore;
+
 	if ((s->versions.slicing = sl->queued) != NULL)
 		again(s->versions.slicing);
 	slicing_free(sl);
 	if (done)
 		done(s, list, rc, ctx);
+	else if (restore)
+		service_stream_restored(s, rc, err);
 	else
 		service_stream_applied(s, rc, err);
+}
+
+/* A snapshot not restored (err): its marks go, and the cluster asks for it again later. */
+static bool unrestored(struct slicing *sl, const char *err)
+{
+	matcher_rehold(sl->s->matcher, 0, LISTS_STAGING, NULL);
+	finish(sl, -1, err);
+	return false;
 }
 
 /* Refused for why: the list keeps its previous version. false: no more slices. */
@@ -195,6 +215,42 @@ static bool read_slice(struct slicing *sl)
 			return refuse(sl, sl->r.error);
 	}
 	return sl->at < sl->len || read_done(sl);
+}
+
+/*
+ * A slice of a snapshot's lines, each added to the local list and marked,
+ * unless marked already (said twice, or changed here meanwhile).
+ */
+static bool restore_slice(struct slicing *sl)
+{
+	static struct entry e;
+	struct service *s = sl->s;
+	size_t end = slice_end(sl), cap = 0;
+	char *line = NULL, err[256];
+	uint64_t expires;
+	int rc = 0;
+	FILE *f = end > sl->at ? fmemopen(sl->data + sl->at, end - sl->at, "r") : NULL;
+
+	if (end > sl->at && f == NULL)
+		return unrestored(sl, "out of memory");
+	service_stream_restoring(s, true); /* begun: an operator's changes are marked from now on */
+	while (f && rc == 0 && getline(&line, &cap, f) > 0) {
+		if (entry_parse_expiry(line, &e, service_now(), &expires, err, sizeof(err)) != 1 ||
+		    (matcher_holders(s->matcher, &e) & LISTS_STAGING))
+			continue;
+		if (matcher_hold(s->matcher, &e, LISTS_STAGING, err, sizeof(err)) < 0 ||
+		    service_add(s, &e, expires, SERVICE_FROM_STREAM, err, sizeof(err)) < 0)
+			rc = -1;
+	}
+	free(line);
+	if (f)
+		fclose(f);
+	if (rc < 0)
+		return unrestored(sl, err);
+	sl->at = end;
+	if (sl->at == sl->len)
+		sl->phase = REMOVING;
+	return true;
 }
 
 static bool read_file_slice(struct slicing *sl)
@@ -301,12 +357,19 @@ static bool walk_slice(struct slicing *sl)
 		memcpy(e.key, sl->picked + at + 3, e.len);
 		if (sl->phase == ADDING)
 			sl->added += matcher_hold(s->matcher, &e, bit, err, sizeof(err)) >= 0;
-		else
+		else if (!sl->restore)
 			sl->removed += matcher_release(s->matcher, &e, bit, &left) == 0;
+		else if (service_del(s, &e, SERVICE_FROM_STREAM, &left, err, sizeof(err)) < 0)
+			return unrestored(sl, err);
 	}
 	if (sl->walk.part < 2)
 		return true;
 	sl->walk = (struct match_cursor){ .started = false };
+	if (sl->restore) {
+		matcher_rehold(s->matcher, 0, LISTS_STAGING, NULL);
+		finish(sl, 0, "");
+		return false;
+	}
 	if (sl->phase == ADDING) {
 		sl->phase = REMOVING;
 		return true;
@@ -325,7 +388,7 @@ static bool one_slice(struct slicing *sl)
 {
 	switch (sl->phase) {
 	case READING:
-		return sl->file ? read_file_slice(sl) : read_slice(sl);
+		return sl->restore ? restore_slice(sl) : sl->file ? read_file_slice(sl) : read_slice(sl);
 	case KEEPING:
 		return sl->file ? keep_walk_slice(sl) : keep_slice(sl);
 	default:
@@ -382,21 +445,38 @@ static void slicing_go(struct slicing *sl)
 		again(sl);
 }
 
-enum cluster_apply service_slices_start(struct service *s, int i, const char *data, size_t len, char *err,
-					size_t errlen)
+/* List i's version, or the snapshot (restore), from the stream's data, begun or queued; NULL without memory. */
+static struct slicing *from_stream(struct service *s, int i, bool restore, const char *data, size_t len)
 {
 	struct slicing *sl = slicing_new(s, i, "the cluster");
 
 	if (sl == NULL || (sl->data = malloc(len + 1)) == NULL) {
 		if (sl)
 			slicing_free(sl);
-		error_set(err, errlen, "out of memory");
-		return CLUSTER_APPLY_LATER;
+		return NULL;
 	}
 	memcpy(sl->data, data, len);
 	sl->len = len;
+	sl->restore = restore;
 	slicing_go(sl);
-	return CLUSTER_APPLY_STARTED;
+	return sl;
+}
+
+enum cluster_apply service_slices_start(struct service *s, int i, const char *data, size_t len, char *err,
+					size_t errlen)
+{
+	if (from_stream(s, i, false, data, len) != NULL)
+		return CLUSTER_APPLY_STARTED;
+	error_set(err, errlen, "out of memory");
+	return CLUSTER_APPLY_LATER;
+}
+
+enum cluster_apply service_slices_restore(struct service *s, const char *data, size_t len, char *err, size_t errlen)
+{
+	if (from_stream(s, 0, true, data, len) != NULL)
+		return CLUSTER_APPLY_STARTED;
+	error_set(err, errlen, "out of memory");
+	return CLUSTER_APPLY_LATER;
 }
 
 int service_slices_take_file(struct service *s, int i, FILE *f, const char *source, const struct feed_spec *spec,
@@ -420,7 +500,7 @@ int service_slices_take_file(struct service *s, int i, FILE *f, const char *sour
 
 int service_slices_list(const struct service *s)
 {
-	return s->versions.slicing ? s->versions.slicing->list : -1;
+	return s->versions.slicing && !s->versions.slicing->restore ? s->versions.slicing->list : -1;
 }
 
 void service_slices_settle(struct service *s)
@@ -438,7 +518,10 @@ void service_slices_cancel(struct service *s)
 		void *ctx = sl->done_ctx;
 		int list = sl->list;
 
-		if (begun) /* what it staged goes, and its list says why */
+		if (begun && sl->restore) { /* its marks go; the next start restores it again */
+			matcher_rehold(s->matcher, 0, LISTS_STAGING, NULL);
+			service_stream_restoring(s, false);
+		} else if (begun) /* what it staged goes, and its list says why */
 			lists_unstage(&s->lists, s->matcher, list, &sl->r, "stopped before it was taken");
 		else if (done) /* queued: refused all the same */
 			s->lists.slot[list].last = (struct list_load){ .refused = true, .error = "stopped before it was taken" };

@@ -51,6 +51,12 @@ enum cluster_apply service_slices_start(struct service *s, int i, const char *da
 					size_t errlen);
 int service_slices_take_file(struct service *s, int i, FILE *f, const char *source, const struct feed_spec *spec,
 			     uint64_t stated, service_slices_done_cb done, void *ctx, char *err, size_t errlen);
+/*
+ * The cluster's snapshot (entry lines) restored into the local list in
+ * slices, in turn with the versions: STARTED (service_stream_restored
+ * follows), or LATER with a message.
+ */
+enum cluster_apply service_slices_restore(struct service *s, const char *data, size_t len, char *err, size_t errlen);
 /* The list whose version is being taken, or -1. */
 int service_slices_list(const struct service *s);
 void service_slices_settle(struct service *s);
