@@ -1,8 +1,21 @@
 /* arena.c - growable parallel arrays, and a byte arena that compacts away removed bytes. */
 #include "arena.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+
+/* Arrays this large are looked up at random: 2 MiB pages spare them most TLB misses. */
+#define HUGE_FROM (4u << 20)
+
+void memory_prefer_huge(void *p, size_t bytes)
+{
+	uintptr_t page = 4096, from = (uintptr_t)p & ~(page - 1);
+
+	if (p && bytes >= HUGE_FROM)
+		(void)madvise((void *)from, (uintptr_t)p + bytes - from, MADV_HUGEPAGE); /* a hint: failure is harmless */
+}
 
 int arrays_grow(const struct array_spec *arrays, size_t n, size_t *cap, size_t need)
 {
@@ -18,7 +31,7 @@ int arrays_grow(const struct array_spec *arrays, size_t n, size_t *cap, size_t n
 		if (q == NULL)
 			rc = -1;
 		else
-			*arrays[i].p = q;
+			memory_prefer_huge(*arrays[i].p = q, fresh * arrays[i].size);
 	}
 	if (rc == 0)
 		*cap = fresh;

@@ -22,6 +22,12 @@ int arrays_grow(const struct array_spec *arrays, size_t n, size_t *cap, size_t n
 /* The same for one array. */
 int array_grow(void **p, size_t *cap, size_t need, size_t size);
 
+/*
+ * Ask the kernel for 2 MiB pages under an allocation of bytes at p, when it
+ * is large enough for them to matter (a hint: the kernel may not have them).
+ */
+void memory_prefer_huge(void *p, size_t bytes);
+
 /* A copy of n bytes at p (NULL for n = 0), or NULL with *failed set. */
 void *array_dup(const void *p, size_t n, bool *failed);
 

@@ -6,6 +6,14 @@
 
 #include "arena.h"
 #include "error.h"
+#include "simd.h"
+
+/* The SIMD level from which costs are counted with the POPCNT instruction. */
+#if defined(__x86_64__)
+#define COUNTING_POPCNT_LEVEL SIMD_AVX2 /* every CPU with AVX2 has POPCNT */
+#else
+#define COUNTING_POPCNT_LEVEL SIMD_LEVELS /* none: elsewhere the compiler's popcount is the instruction already */
+#endif
 
 struct counting *counting_new(const struct filter_params *p, const struct hash_key *key,
 			      uint64_t seed, char *err, size_t errlen)
@@ -28,6 +36,8 @@ struct counting *counting_new(const struct filter_params *p, const struct hash_k
 	c->nibbles = calloc((size_t)(p->bits + 1) / 2, 1);
 	if (c->nibbles == NULL)
 		goto nomem;
+	memory_prefer_huge(c->nibbles, (size_t)(p->bits + 1) / 2);
+	c->popcnt = (int)simd_best() >= COUNTING_POPCNT_LEVEL;
 	rng_seed(&c->rng, seed);
 	filter_block_hit_table(p->hashes, c->hit);
 	return c;
@@ -128,7 +138,12 @@ static unsigned new_ones_classic(const struct counting *c, const uint64_t *pos, 
 	return nzero;
 }
 
-static double cost_blocked(const struct counting *c, struct hash128 h, unsigned g)
+/*
+ * What adding group g of h to a blocked filter costs in false positives:
+ * 16 popcounts, inlined into each variant below.
+ */
+static inline __attribute__((always_inline)) double block_cost(const struct counting *c, struct hash128 h,
+								unsigned g)
 {
 	uint64_t mask[FILTER_BLOCK_WORDS];
 	uint64_t b = filter_group_block(&c->params, h, g);
@@ -143,12 +158,28 @@ static double cost_blocked(const struct counting *c, struct hash128 h, unsigned 
 	return c->hit[ones + fresh] - c->hit[ones];
 }
 
+static double cost_blocked(const struct counting *c, struct hash128 h, unsigned g)
+{
+	return block_cost(c, h, g);
+}
+
+#if defined(__x86_64__)
+/* With the POPCNT instruction, where baseline x86-64 calls a loop in libgcc for each (a third of a round's time). */
+__attribute__((target("popcnt"))) static double cost_blocked_popcnt(const struct counting *c, struct hash128 h,
+								      unsigned g)
+{
+	return block_cost(c, h, g);
+}
+#else
+#define cost_blocked_popcnt cost_blocked
+#endif
+
 static double group_cost(const struct counting *c, struct hash128 h, unsigned g)
 {
 	uint64_t pos[FILTER_MAX_HASHES];
 
 	if (c->params.layout == FILTER_BLOCKED)
-		return cost_blocked(c, h, g);
+		return c->popcnt ? cost_blocked_popcnt(c, h, g) : cost_blocked(c, h, g);
 	filter_group_positions(&c->params, h, g, pos);
 	return new_ones_classic(c, pos, c->params.hashes);
 }
@@ -204,11 +235,36 @@ unsigned counting_insert(struct counting *c, struct hash128 h)
 	return g;
 }
 
+/*
+ * The lines an entry's group touches in a blocked filter, asked for ahead:
+ * its block of bits and the counters behind them (4 lines). A round visits
+ * the entries in their order, each at a random place: without this, each
+ * waits on memory in turn once the counters outgrow the caches.
+ */
+#define PREFETCH_AHEAD 8
+#define BLOCK_COUNTER_BYTES (FILTER_BLOCK_WORDS * 64 / 2)
+
+static void prefetch_groups(const struct counting *c, struct hash128 h)
+{
+	for (unsigned g = 0; g < c->params.choices; g++) {
+		uint64_t b = filter_group_block(&c->params, h, g);
+		const uint8_t *counters = c->nibbles + b * BLOCK_COUNTER_BYTES;
+
+		__builtin_prefetch(c->filter->words + b * FILTER_BLOCK_WORDS, 1);
+		for (unsigned at = 0; at < BLOCK_COUNTER_BYTES; at += 64)
+			__builtin_prefetch(counters + at, 1);
+	}
+}
+
 void counting_rebuild(struct counting *c, const struct hash128 *hashes, uint8_t *groups,
 		      size_t n, unsigned rounds)
 {
+	bool blocked = c->params.layout == FILTER_BLOCKED;
+
 	for (unsigned r = 0; r < rounds; r++) {
 		for (size_t i = 0; i < n; i++) {
+			if (blocked && i + PREFETCH_AHEAD < n)
+				prefetch_groups(c, hashes[i + PREFETCH_AHEAD]);
 			if (counting_remove(c, hashes[i], groups[i]) < 0)
 				continue; /* not counted as claimed: leave it alone */
 			groups[i] = (uint8_t)counting_insert(c, hashes[i]);
@@ -223,7 +279,10 @@ const struct filter *counting_filter(const struct counting *c)
 
 int counting_set_simd(struct counting *c, enum simd_level level)
 {
-	return filter_set_simd(c->filter, level);
+	if (filter_set_simd(c->filter, level) < 0)
+		return -1;
+	c->popcnt = (int)level >= COUNTING_POPCNT_LEVEL;
+	return 0;
 }
 
 struct filter *counting_derive(const struct counting *c)

@@ -174,6 +174,7 @@ static int grow_begin(struct store *s)
 
 	if (slots == NULL)
 		return -1;
+	memory_prefer_huge(slots, n * sizeof(*slots));
 	s->growing = (struct store_table){ slots, n };
 	s->moved = 0;
 	return 0;
