@@ -5,16 +5,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 /* Arrays this large are looked up at random: 2 MiB pages spare them most TLB misses. */
 #define HUGE_FROM (4u << 20)
 
 void memory_prefer_huge(void *p, size_t bytes)
 {
-	uintptr_t page = 4096, from = (uintptr_t)p & ~(page - 1);
-
-	if (p && bytes >= HUGE_FROM)
-		(void)madvise((void *)from, (uintptr_t)p + bytes - from, MADV_HUGEPAGE); /* a hint: failure is harmless */
+	if (p == NULL || bytes < HUGE_FROM)
+		return;
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), from = (uintptr_t)p & ~(page - 1);
+	(void)madvise((void *)from, (uintptr_t)p + bytes - from, MADV_HUGEPAGE); /* a hint: failure is harmless */
 }
 
 int arrays_grow(const struct array_spec *arrays, size_t n, size_t *cap, size_t need)
