@@ -184,6 +184,27 @@ static double group_cost(const struct counting *c, struct hash128 h, unsigned g)
 	return new_ones_classic(c, pos, c->params.hashes);
 }
 
+/*
+ * The lines an entry's group touches in a blocked filter, asked for ahead:
+ * its block of bits and the counters behind them (4 lines). A round visits
+ * the entries in their order, each at a random place: without this, each
+ * waits on memory in turn once the counters outgrow the caches.
+ */
+#define PREFETCH_AHEAD 8
+#define BLOCK_COUNTER_BYTES (FILTER_BLOCK_WORDS * 64 / 2)
+
+static void prefetch_groups(const struct counting *c, struct hash128 h)
+{
+	for (unsigned g = 0; g < c->params.choices; g++) {
+		uint64_t b = filter_group_block(&c->params, h, g);
+		const uint8_t *counters = c->nibbles + b * BLOCK_COUNTER_BYTES;
+
+		__builtin_prefetch(c->filter->words + b * FILTER_BLOCK_WORDS, 1);
+		for (unsigned at = 0; at < BLOCK_COUNTER_BYTES; at += 64)
+			__builtin_prefetch(counters + at, 1);
+	}
+}
+
 unsigned counting_choose(struct counting *c, struct hash128 h)
 {
 	unsigned best = 0, ties = 1;
@@ -227,7 +248,7 @@ int counting_remove(struct counting *c, struct hash128 h, unsigned g)
 	return 0;
 }
 
-unsigned counting_insert(struct counting *c, struct hash128 h)
+static unsigned choose_and_add(struct counting *c, struct hash128 h)
 {
 	unsigned g = counting_choose(c, h);
 
@@ -235,25 +256,11 @@ unsigned counting_insert(struct counting *c, struct hash128 h)
 	return g;
 }
 
-/*
- * The lines an entry's group touches in a blocked filter, asked for ahead:
- * its block of bits and the counters behind them (4 lines). A round visits
- * the entries in their order, each at a random place: without this, each
- * waits on memory in turn once the counters outgrow the caches.
- */
-#define PREFETCH_AHEAD 8
-#define BLOCK_COUNTER_BYTES (FILTER_BLOCK_WORDS * 64 / 2)
-
-static void prefetch_groups(const struct counting *c, struct hash128 h)
+unsigned counting_insert(struct counting *c, struct hash128 h)
 {
-	for (unsigned g = 0; g < c->params.choices; g++) {
-		uint64_t b = filter_group_block(&c->params, h, g);
-		const uint8_t *counters = c->nibbles + b * BLOCK_COUNTER_BYTES;
-
-		__builtin_prefetch(c->filter->words + b * FILTER_BLOCK_WORDS, 1);
-		for (unsigned at = 0; at < BLOCK_COUNTER_BYTES; at += 64)
-			__builtin_prefetch(counters + at, 1);
-	}
+	if (c->params.layout == FILTER_BLOCKED) /* the groups' lines fetched together, not one after another */
+		prefetch_groups(c, h);
+	return choose_and_add(c, h);
 }
 
 void counting_rebuild(struct counting *c, const struct hash128 *hashes, uint8_t *groups,
@@ -267,7 +274,7 @@ void counting_rebuild(struct counting *c, const struct hash128 *hashes, uint8_t 
 				prefetch_groups(c, hashes[i + PREFETCH_AHEAD]);
 			if (counting_remove(c, hashes[i], groups[i]) < 0)
 				continue; /* not counted as claimed: leave it alone */
-			groups[i] = (uint8_t)counting_insert(c, hashes[i]);
+			groups[i] = (uint8_t)choose_and_add(c, hashes[i]); /* its lines were asked for ahead */
 		}
 	}
 }
