@@ -41,7 +41,7 @@ struct store_item {
 	uint32_t holders; /* who holds the entry (match.h) */
 };
 
-/* An open-addressing table of entry index + 1 (0: empty), at most 3/4 full (6/7 while it grows). */
+/* An open-addressing table of entry index + 1 with a tag of its hash (0: empty), at most 3/4 full (6/7 while it grows). */
 struct store_table {
 	uint32_t *slots;
 	size_t n;         /* a power of two */
