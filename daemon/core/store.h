@@ -18,6 +18,8 @@
  * entry's keyed hash gives O(1) exact membership.
  *
  * Indices are dense, 0..count-1: removing entry i moves the last entry to i.
+ * A store holds at most 268,435,454 entries (an add past them fails, as
+ * without memory).
  * The caller supplies each entry's hash (the filter's keyed hash of the
  * bytes, hash.h), so the store and the filter always agree on it.
  */
