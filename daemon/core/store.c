@@ -29,7 +29,6 @@ void store_free(struct store *s)
 	if (s == NULL)
 		return;
 	free(s->hashes);
-	free(s->groups);
 	free(s->items);
 	arena_free(&s->arena);
 	free(s->table.slots);
@@ -49,7 +48,6 @@ struct store *store_clone(const struct store *s)
 	c->growing.n = s->growing.n;
 	c->moved = s->moved;
 	c->hashes = array_dup(s->hashes, s->count * sizeof(*s->hashes), &failed);
-	c->groups = array_dup(s->groups, s->count * sizeof(*s->groups), &failed);
 	c->items = array_dup(s->items, s->count * sizeof(*s->items), &failed);
 	c->table.slots = array_dup(s->table.slots, s->table.n * sizeof(*s->table.slots), &failed);
 	if (s->growing.slots)
@@ -212,13 +210,12 @@ static int entries_reserve(struct store *s)
 {
 	const struct array_spec arrays[] = {
 		{ (void **)&s->hashes, sizeof(*s->hashes) },
-		{ (void **)&s->groups, sizeof(*s->groups) },
 		{ (void **)&s->items, sizeof(*s->items) },
 	};
 
 	if (s->count >= SLOT_INDEX_MASK - 1) /* 268,435,454 entries: a slot's index is full */
 		return -1;
-	return arrays_grow(arrays, 3, &s->cap, s->count + 1);
+	return arrays_grow(arrays, 2, &s->cap, s->count + 1);
 }
 
 ssize_t store_add(struct store *s, struct hash128 h, uint8_t kind, const void *bytes,
@@ -234,7 +231,7 @@ ssize_t store_add(struct store *s, struct hash128 h, uint8_t kind, const void *b
 		errno = EEXIST;
 		return -1;
 	}
-	struct store_item it = { .len = (uint16_t)len, .kind = kind };
+	struct store_item it = { .len = (uint16_t)len, .kind = kind, .group = group };
 	int64_t offset = 0;
 	bool outgrown = s->growing.slots == NULL && (s->count + 1) * 4 > s->table.n * 3;
 	if (entries_reserve(s) < 0 || (outgrown && grow_begin(s) < 0) ||
@@ -253,7 +250,6 @@ ssize_t store_add(struct store *s, struct hash128 h, uint8_t kind, const void *b
 		it.key.offset = (uint32_t)offset;
 	s->items[i] = it;
 	s->hashes[i] = h;
-	s->groups[i] = group;
 	s->count++;
 	slot_insert(&s->table, h, i); /* the growing table takes it in its turn (i >= moved) */
 	grow_step(s);
@@ -294,7 +290,6 @@ void store_remove(struct store *s, size_t i)
 		else if (growing && i < s->moved)
 			slot_insert(&s->growing, s->hashes[last], i);
 		s->hashes[i] = s->hashes[last];
-		s->groups[i] = s->groups[last];
 		s->items[i] = s->items[last];
 	}
 	s->count--;
@@ -318,14 +313,9 @@ const struct hash128 *store_hashes(const struct store *s)
 	return s->hashes;
 }
 
-uint8_t *store_groups(const struct store *s)
-{
-	return s->groups;
-}
-
 size_t store_bytes(const struct store *s)
 {
-	return sizeof(*s) + s->cap * (sizeof(*s->hashes) + sizeof(*s->groups) + sizeof(*s->items)) +
+	return sizeof(*s) + s->cap * (sizeof(*s->hashes) + sizeof(*s->items)) +
 	       s->arena.cap + (s->table.n + s->growing.n) * sizeof(*s->table.slots);
 }
 

@@ -13,7 +13,7 @@
 /*
  * The store is the truth the filter summarises: every filter positive is
  * confirmed here, and the counting store is rebuilt from it. Entries live in
- * dense arrays (hashes and groups apart, so a rebuild streams through them)
+ * dense arrays (the hashes apart, so a rebuild streams through them)
  * with their bytes in one arena; an open-addressing table indexed by the
  * entry's keyed hash gives O(1) exact membership.
  *
@@ -40,6 +40,7 @@ struct store_item {
 	} key;
 	uint16_t len;
 	uint8_t kind;
+	uint8_t group;    /* the group its filter counts it in (in the padding: no byte of its own) */
 	uint32_t holders; /* who holds the entry (match.h) */
 };
 
@@ -60,7 +61,6 @@ struct store_table {
 struct store {
 	size_t count, cap;
 	struct hash128 *hashes;
-	uint8_t *groups;
 	struct store_item *items;
 	struct arena arena;
 	struct store_table table;   /* every entry: where they are looked up */
@@ -101,7 +101,17 @@ uint32_t store_holders(const struct store *s, size_t i);
 void store_set_holders(struct store *s, size_t i, uint32_t holders);
 
 const struct hash128 *store_hashes(const struct store *s);
-uint8_t *store_groups(const struct store *s);
+
+/* Entry i's group, and setting it. */
+static inline unsigned store_group(const struct store *s, size_t i)
+{
+	return s->items[i].group;
+}
+
+static inline void store_set_group(struct store *s, size_t i, unsigned group)
+{
+	s->items[i].group = (uint8_t)group;
+}
 
 /* Memory held, in bytes. */
 size_t store_bytes(const struct store *s);

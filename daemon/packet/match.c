@@ -443,7 +443,7 @@ int matcher_foreach_placed(const struct matcher *m, enum entry_kind only, match_
 		e.kind = kind;
 		e.len = (uint16_t)len;
 		memcpy(e.key, key, len);
-		rc = cb(ctx, &e, store_groups(m->addr.store)[i], 0, store_holders(m->addr.store, i));
+		rc = cb(ctx, &e, store_group(m->addr.store, i), 0, store_holders(m->addr.store, i));
 	}
 	if (only && only != ENTRY_SIG)
 		return rc;
@@ -452,7 +452,7 @@ int matcher_foreach_placed(const struct matcher *m, enum entry_kind only, match_
 		for (uint32_t id = m->heads[w]; id != NO_SIG && rc == 0; id = m->sigs[id].next) {
 			e.len = m->sigs[id].len;
 			memcpy(e.key, m->sig_arena.bytes + m->sigs[id].offset, e.len);
-			rc = cb(ctx, &e, store_groups(m->sig.store)[w], m->sigs[id].window, m->sigs[id].holders);
+			rc = cb(ctx, &e, store_group(m->sig.store, w), m->sigs[id].window, m->sigs[id].holders);
 		}
 	return rc;
 }
@@ -503,7 +503,7 @@ static size_t window_walk(const struct matcher *m, size_t w, match_entry_cb cb, 
 	for (uint32_t id = m->heads[w]; id != NO_SIG; id = m->sigs[id].next, n++) {
 		e.len = m->sigs[id].len;
 		memcpy(e.key, m->sig_arena.bytes + m->sigs[id].offset, e.len);
-		cb(ctx, &e, store_groups(m->sig.store)[w], m->sigs[id].holders);
+		cb(ctx, &e, store_group(m->sig.store, w), m->sigs[id].holders);
 	}
 	return n;
 }
@@ -551,7 +551,7 @@ void matcher_walk(const struct matcher *m, enum entry_kind only, struct match_cu
 		if (cur->part == 1)
 			done += window_walk(m, i, cb, ctx);
 		else if (address_at(m, i, only, &e))
-			cb(ctx, &e, store_groups(m->addr.store)[i], store_holders(m->addr.store, i));
+			cb(ctx, &e, store_group(m->addr.store, i), store_holders(m->addr.store, i));
 		done += cur->part == 0; /* bounded by what is looked at, listed or not */
 	}
 }

@@ -36,7 +36,7 @@ int match_filter_in(struct matcher *m, struct keyed_filter *kf, size_t index, ui
 	    match_counting_for(m, kf, (uint64_t)ceil(1024 * match_bits_per_key(&m->cfg, kf == &m->sig)), err, errlen) < 0)
 		return -1;
 	struct hash128 h = store_hashes(kf->store)[index];
-	store_groups(kf->store)[index] = (uint8_t)counting_insert(kf->counting, h);
+	store_set_group(kf->store, index, counting_insert(kf->counting, h));
 	kf->changes++;
 	if (m->rebuilding)
 		log_op(kf, (struct store_op){ .add = true, .hash = h, .word = word });
@@ -48,7 +48,7 @@ void match_filter_out(struct matcher *m, struct keyed_filter *kf, size_t index)
 {
 	if (kf->counting)
 		counting_remove(kf->counting, store_hashes(kf->store)[index],
-				store_groups(kf->store)[index]);
+				store_group(kf->store, index));
 	kf->changes++;
 	if (m->rebuilding)
 		log_op(kf, (struct store_op){ .add = false, .index = (uint32_t)index });

@@ -201,7 +201,8 @@ static int part_begin(const struct matcher *m, const struct keyed_filter *kf,
 			  (m->built || (given && given->bits));
 	p->n = n;
 	memcpy(p->hashes, store_hashes(kf->store), n * sizeof(*p->hashes));
-	memcpy(p->groups, store_groups(kf->store), n);
+	for (size_t i = 0; i < n; i++)
+		p->groups[i] = (uint8_t)store_group(kf->store, i);
 	if (sig)
 		memcpy(p->words, m->words, n * sizeof(*p->words));
 	for (size_t i = 0; i < n && p->groups_valid; i++)
@@ -376,7 +377,8 @@ int matcher_rebuild_finish(struct matcher *m, struct match_rebuild *r, char *err
 		struct rebuild_part *p = &r->part[i];
 		if (!p->active)
 			continue;
-		memcpy(store_groups(kf->store), p->groups, p->n);
+		for (size_t k = 0; k < p->n; k++)
+			store_set_group(kf->store, k, p->groups[k]);
 		counting_free(kf->counting);
 		kf->counting = p->counting;
 		p->counting = NULL;

@@ -95,7 +95,7 @@ static void random_operations_match_model(void **state)
 		assert_int_equal(len, entry_bytes(i, buf));
 		assert_memory_equal(bytes, buf, len);
 		assert_int_equal(kind, 1 + i % 3);
-		assert_int_equal(store_groups(s)[at], i % 3);
+		assert_int_equal(store_group(s, (size_t)at), i % 3);
 	}
 	store_free(s);
 }
