@@ -34,8 +34,9 @@
  * way, each change journaled as a command's: READING adds its entries
  * (marked staged), REMOVING deletes the local entries not marked, and the
  * marks go. A change an operator makes meanwhile marks its entry too
- * (service_slices_mark): it comes after the snapshot, which must not undo
- * it (the stream brings it back, but only once the snapshot is in).
+ * (service_change.c, while service_stream_restoring says so): it comes
+ * after the snapshot, which must not undo it (the stream brings it back,
+ * but only once the snapshot is in).
  */
 #define SLICE_LINES 4096
 #define SLICE_BYTES (4u << 20)
@@ -92,7 +93,6 @@ static void finish(struct slicing *sl, int rc, const char *err)
 	service_slices_done_cb done = sl->done;
 	void *ctx = sl->done_ctx;
 	int list = sl->list;
-
 	bool restore = sl->restore;
 
 	if ((s->versions.slicing = sl->queued) != NULL)
@@ -106,11 +106,11 @@ static void finish(struct slicing *sl, int rc, const char *err)
 		service_stream_applied(s, rc, err);
 }
 
-/* A snapshot not restored (err): its marks go, and the cluster asks for it again later. */
-static bool unrestored(struct slicing *sl, const char *err)
+/* A snapshot restored (rc 0), or not (-1, err: the cluster asks for it again later): its marks go. */
+static bool restore_done(struct slicing *sl, int rc, const char *err)
 {
 	matcher_rehold(sl->s->matcher, 0, LISTS_STAGING, NULL);
-	finish(sl, -1, err);
+	finish(sl, rc, err);
 	return false;
 }
 
@@ -232,7 +232,7 @@ static bool restore_slice(struct slicing *sl)
 	FILE *f = end > sl->at ? fmemopen(sl->data + sl->at, end - sl->at, "r") : NULL;
 
 	if (end > sl->at && f == NULL)
-		return unrestored(sl, "out of memory");
+		return restore_done(sl, -1, "out of memory");
 	service_stream_restoring(s, true); /* begun: an operator's changes are marked from now on */
 	while (f && rc == 0 && getline(&line, &cap, f) > 0) {
 		if (entry_parse_expiry(line, &e, service_now(), &expires, err, sizeof(err)) != 1 ||
@@ -246,7 +246,7 @@ static bool restore_slice(struct slicing *sl)
 	if (f)
 		fclose(f);
 	if (rc < 0)
-		return unrestored(sl, err);
+		return restore_done(sl, -1, err);
 	sl->at = end;
 	if (sl->at == sl->len)
 		sl->phase = REMOVING;
@@ -360,16 +360,13 @@ static bool walk_slice(struct slicing *sl)
 		else if (!sl->restore)
 			sl->removed += matcher_release(s->matcher, &e, bit, &left) == 0;
 		else if (service_del(s, &e, SERVICE_FROM_STREAM, &left, err, sizeof(err)) < 0)
-			return unrestored(sl, err);
+			return restore_done(sl, -1, err);
 	}
 	if (sl->walk.part < 2)
 		return true;
 	sl->walk = (struct match_cursor){ .started = false };
-	if (sl->restore) {
-		matcher_rehold(s->matcher, 0, LISTS_STAGING, NULL);
-		finish(sl, 0, "");
-		return false;
-	}
+	if (sl->restore)
+		return restore_done(sl, 0, "");
 	if (sl->phase == ADDING) {
 		sl->phase = REMOVING;
 		return true;
@@ -445,38 +442,34 @@ static void slicing_go(struct slicing *sl)
 		again(sl);
 }
 
-/* List i's version, or the snapshot (restore), from the stream's data, begun or queued; NULL without memory. */
-static struct slicing *from_stream(struct service *s, int i, bool restore, const char *data, size_t len)
+/* List i's version, or the snapshot (restore), from the stream's data: begun or queued. */
+static enum cluster_apply from_stream(struct service *s, int i, bool restore, const char *data, size_t len,
+				      char *err, size_t errlen)
 {
 	struct slicing *sl = slicing_new(s, i, "the cluster");
 
 	if (sl == NULL || (sl->data = malloc(len + 1)) == NULL) {
 		if (sl)
 			slicing_free(sl);
-		return NULL;
+		error_set(err, errlen, "out of memory");
+		return CLUSTER_APPLY_LATER;
 	}
 	memcpy(sl->data, data, len);
 	sl->len = len;
 	sl->restore = restore;
 	slicing_go(sl);
-	return sl;
+	return CLUSTER_APPLY_STARTED;
 }
 
 enum cluster_apply service_slices_start(struct service *s, int i, const char *data, size_t len, char *err,
 					size_t errlen)
 {
-	if (from_stream(s, i, false, data, len) != NULL)
-		return CLUSTER_APPLY_STARTED;
-	error_set(err, errlen, "out of memory");
-	return CLUSTER_APPLY_LATER;
+	return from_stream(s, i, false, data, len, err, errlen);
 }
 
 enum cluster_apply service_slices_restore(struct service *s, const char *data, size_t len, char *err, size_t errlen)
 {
-	if (from_stream(s, 0, true, data, len) != NULL)
-		return CLUSTER_APPLY_STARTED;
-	error_set(err, errlen, "out of memory");
-	return CLUSTER_APPLY_LATER;
+	return from_stream(s, 0, true, data, len, err, errlen);
 }
 
 int service_slices_take_file(struct service *s, int i, FILE *f, const char *source, const struct feed_spec *spec,
