@@ -5,12 +5,15 @@
 # loopprobe.py asks `version` every 2 ms: the replace's wall time and the longest and 99th
 # percentile wait of control meanwhile (the loop's longest stall). `ipset restore` of the
 # same new version into a new hash:ip set and its swap, in the same run and network
-# namespace, for scale. Medians of BENCH_REPLACE_RUNS (3). As root.
+# namespace, for scale. Medians of BENCH_REPLACE_RUNS (3). As root. BENCH_REPLACE_MODE=xdp:
+# the same with bloomd in mode = xdp on one end of a veth pair (the program in generic mode), so
+# each version also goes into the XDP program's table.
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
 runs=${BENCH_REPLACE_RUNS:-3}
 size=${BENCH_REPLACE_SIZE:-1000000}
+mode=${BENCH_REPLACE_MODE:-passive}
 if [ "$(id -u)" -ne 0 ] || ! command -v ipset >/dev/null; then
 	echo "bench-replace: skipped (needs root and ipset: tools/install-deps.sh bench)"
 	exit 0
@@ -22,7 +25,12 @@ cleanup_more() { for p in $probe $pid; do kill "$p" 2>/dev/null || true; done; }
 
 addresses 0 "$size" > "$tmp/v1"
 addresses $((size / 2)) "$size" > "$tmp/v2"
-cat > "$tmp/bloomd.conf" <<C
+: > "$tmp/bloomd.conf"
+if [ "$mode" = xdp ]; then
+	in_ns ip link add xdp0 type veth peer name xdp1 && in_ns ip link set xdp0 up && in_ns ip link set xdp1 up
+	printf '[capture]\nmode = xdp\ninterface = xdp0\nxdp_mode = generic\n[output]\nevents =\n' > "$tmp/bloomd.conf"
+fi
+cat >> "$tmp/bloomd.conf" <<C
 [list drop]
 file = $tmp/drop.list
 format = plain
@@ -65,7 +73,7 @@ for _ in $(seq "$runs"); do
 	echo $((($(now) - t0) / 1000000)) >> "$tmp/iwall"
 done
 in_ns ipset destroy
-echo "replace of a $size-address list, half of it new, with a state directory: medians of $runs"
+echo "replace of a $size-address list, half of it new, with a state directory, mode $mode: medians of $runs"
 printf '  bloomctl replace          %6d ms wall; control waited at most %s ms (p99 %s ms)\n' \
 	"$(median < "$tmp/wall")" "$(median < "$tmp/max")" "$(median < "$tmp/p99")"
 printf '  ipset restore + swap      %6d ms wall (the kernel set)\n' "$(median < "$tmp/iwall")"

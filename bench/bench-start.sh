@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # bench-start.sh - time to protection: bloomd started with one plain list of N IPv4 addresses
-# (BENCH_START_SIZE, 1000000) until it answers that the list's last address is held, filter
-# and store alike (its control socket opens once the filters are built, before capture
-# starts), against `ipset restore` of the same addresses into a hash:ip set, in the same run
-# and network namespace; then how long until the offline rounds are in force (stats
-# rebuild.optimised). Medians of BENCH_START_RUNS (3). As root.
+# until it answers that the list's last address is held, filter and store alike (its
+# control socket opens once the filters are built, before capture starts), against
+# `ipset restore` of the same addresses into a hash:ip set, in the same run and network
+# namespace; then how long until the offline rounds are in force (stats rebuild.optimised),
+# and bloomd's resident memory then, less that of a bloomd holding one entry, in bytes an
+# entry. Each size of BENCH_START_SIZES (1000000) in turn, medians of BENCH_START_RUNS (3);
+# every size after the first also as a multiple of the first's times. As root.
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
 runs=${BENCH_START_RUNS:-3}
-size=${BENCH_START_SIZE:-1000000}
+sizes=${BENCH_START_SIZES:-1000000}
 if [ "$(id -u)" -ne 0 ] || ! command -v ipset >/dev/null; then
 	echo "bench-start: skipped (needs root and ipset: tools/install-deps.sh bench)"
 	exit 0
@@ -18,33 +20,26 @@ pid=
 cleanup_more() { [ -z "$pid" ] || kill "$pid" 2>/dev/null || true; }
 . "$(dirname "$0")/bench-ns.sh"
 
-addresses 0 "$size" > "$tmp/drop.list"
-last=$(tail -n 1 "$tmp/drop.list")
-{ echo "create b4 hash:ip maxelem $((size * 2))"; sed 's/^/add b4 /' "$tmp/drop.list"; } > "$tmp/ipset.restore"
-cat > "$tmp/bloomd.conf" <<C
-[list drop]
-file = $tmp/drop.list
-format = plain
-[control]
-socket = $tmp/b.sock
-[store]
-dir =
-[log]
-level = warning
-C
+conf() { # conf LIST: a configuration with LIST as its one plain list
+	printf '[list drop]\nfile = %s\nformat = plain\n[control]\nsocket = %s/b.sock\n[store]\ndir =\n[log]\nlevel = warning\n' \
+		"$1" "$tmp" > "$tmp/bloomd.conf"
+}
 C() { "$build/bloomctl" -s "$tmp/b.sock" --json "$@" 2>/dev/null; }
 held() { [ "$(C query addr "$last" | jq -r '.present and .filter')" = true ]; }
 optimised() { [ "$(C stats | jq -r '.stats.rebuild.optimised != false')" = true ]; } # null: a bloomd before 0.14 (built offline)
+rss_kb() { awk '/^VmRSS:/ { print $2 }' /proc/"$pid"/status; }
 
-bloomd_run() { # ms until the last address is held; ms until the offline rounds are in force
-	local t0 held_ms
+bloomd_run() { # ms until the last address is held; ms until the offline rounds are in force; RSS (kB) then
+	local t0 held_ms optimised_ms
 	t0=$(now)
 	ip netns exec "$ns" "$build/bloomd" -c "$tmp/bloomd.conf" >/dev/null 2>>"$tmp/bloomd.err" &
 	pid=$!
-	until_true 600 held
+	until_true 1200 held
 	held_ms=$((($(now) - t0) / 1000000))
-	until_true 600 optimised
-	echo "$held_ms" $((($(now) - t0) / 1000000))
+	until_true 3600 optimised
+	optimised_ms=$((($(now) - t0) / 1000000))
+	sleep 1 # the rebuild's memory handed back
+	echo "$held_ms" "$optimised_ms" "$(rss_kb)"
 	kill "$pid"; wait "$pid" 2>/dev/null || true; pid=
 }
 ipset_run() {
@@ -55,11 +50,31 @@ ipset_run() {
 	in_ns ipset destroy
 }
 
-: > "$tmp/b"; : > "$tmp/i"
-for _ in $(seq "$runs"); do
-	bloomd_run >> "$tmp/b"
-	ipset_run >> "$tmp/i"
+# A bloomd whose list holds one entry, its rounds done: what the sizes' RSS is counted from.
+last=192.0.2.1
+echo "$last" > "$tmp/empty.list"
+conf "$tmp/empty.list"
+empty=$(bloomd_run | cut -d' ' -f3)
+
+first_b= first_o=
+for size in $sizes; do
+	addresses 0 "$size" > "$tmp/drop.list"
+	last=$(tail -n 1 "$tmp/drop.list")
+	{ echo "create b4 hash:ip maxelem $((size * 2))"; sed 's/^/add b4 /' "$tmp/drop.list"; } > "$tmp/ipset.restore"
+	conf "$tmp/drop.list"
+	: > "$tmp/b"; : > "$tmp/i"
+	for _ in $(seq "$runs"); do
+		bloomd_run >> "$tmp/b"
+		ipset_run >> "$tmp/i"
+	done
+	b=$(cut -d' ' -f1 "$tmp/b" | median) o=$(cut -d' ' -f2 "$tmp/b" | median) i=$(median < "$tmp/i")
+	r=$(cut -d' ' -f3 "$tmp/b" | median)
+	printf 'start with %d addresses (medians of %d): bloomd protecting after %d ms, the offline rounds in force after %d ms; ipset restore %d ms: %.2fx; then %.1f bytes an entry resident\n' \
+		"$size" "$runs" "$b" "$o" "$i" "$(echo "$b / $i" | bc -l)" "$(echo "($r - $empty) * 1024 / $size" | bc -l)"
+	if [ -z "$first_b" ]; then
+		first_b=$b first_o=$o first_size=$size
+	else
+		printf '  %d against %d addresses: protecting %.1fx the time, the rounds %.1fx\n' \
+			"$size" "$first_size" "$(echo "$b / $first_b" | bc -l)" "$(echo "$o / $first_o" | bc -l)"
+	fi
 done
-b=$(cut -d' ' -f1 "$tmp/b" | median) o=$(cut -d' ' -f2 "$tmp/b" | median) i=$(median < "$tmp/i")
-printf 'start with %d addresses (medians of %d): bloomd protecting after %d ms, the offline rounds in force after %d ms; ipset restore %d ms: %.2fx\n' \
-	"$size" "$runs" "$b" "$o" "$i" "$(echo "$b / $i" | bc -l)"

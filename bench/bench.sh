@@ -38,11 +38,12 @@ echo "== the cluster on a Redis that fails over: a master, two replicas, a redis
 "$(dirname "$0")/bench-failover.sh" "$build"
 
 echo
-echo "== time to protection: a start with 1,000,000 addresses until bloomd answers, against ipset restore (as root)"
-"$(dirname "$0")/bench-start.sh" "$build"
+echo "== time to protection: a start with 1,000,000 and 10,000,000 addresses until bloomd answers, against ipset restore; memory per entry (as root)"
+BENCH_START_SIZES=${BENCH_START_SIZES:-1000000 10000000} "$(dirname "$0")/bench-start.sh" "$build"
 echo
 echo "== A list's new version while control waits: bloomctl replace of 1,000,000 addresses, the longest wait of control meanwhile, ipset restore and swap for scale (as root)"
 "$(dirname "$0")/bench-replace.sh" "$build"
+BENCH_REPLACE_MODE=xdp "$(dirname "$0")/bench-replace.sh" "$build"
 
 echo
 echo "== A dropping list mirrored into nftables ([action] manage): bloomd against ipset restore and nft -f; changes kept in step (as root)"
