@@ -113,9 +113,10 @@ static void finish(struct rebuild *r)
 
 	/*
 	 * The old filters and the rounds' copies are free now, but the allocator
-	 * keeps freed blocks of up to 32 MB each resident in the heap they came
-	 * from (the rebuild thread's): 3 bytes an entry at 10,000,000, for good.
-	 * Handed back to the kernel, in well under a millisecond.
+	 * keeps freed blocks under its mmap threshold (which rises to 32 MB)
+	 * resident in the heaps they came from, the rebuild thread's and the
+	 * loop's: 3 bytes an entry at 10,000,000, for good. Handed back to the
+	 * kernel, in well under a millisecond.
 	 */
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	malloc_trim(0);
