@@ -20,7 +20,7 @@ struct rebuild_result {
 	bool ok;
 	char error[256];
 	double seconds;        /* begin to swap */
-	double stall_ms;       /* time the loop spent in begin and finish */
+	double stall_ms;       /* time the loop spent in begin, catch-ups and finish, in all (stats: max_stall_ms) */
 	unsigned rounds;
 };
 
