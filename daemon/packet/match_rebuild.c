@@ -201,12 +201,15 @@ static int part_begin(const struct matcher *m, const struct keyed_filter *kf,
 			  (m->built || (given && given->bits));
 	p->n = n;
 	memcpy(p->hashes, store_hashes(kf->store), n * sizeof(*p->hashes));
-	for (size_t i = 0; i < n; i++)
-		p->groups[i] = (uint8_t)store_group(kf->store, i);
+	bool in_range = true; /* not, when restored from other parameters */
+	for (size_t i = 0; i < n; i++) { /* one pass over the items: this is the loop's stall */
+		unsigned g = store_group(kf->store, i);
+		p->groups[i] = (uint8_t)g;
+		in_range &= g < p->params.choices;
+	}
+	p->groups_valid = p->groups_valid && in_range;
 	if (sig)
 		memcpy(p->words, m->words, n * sizeof(*p->words));
-	for (size_t i = 0; i < n && p->groups_valid; i++)
-		p->groups_valid = p->groups[i] < p->params.choices; /* restored from other parameters */
 	return 0;
 }
 
