@@ -7,7 +7,7 @@
 . "$(dirname "$0")/support/tap.sh"
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/support/cluster.sh"
-plan 68
+plan 69
 alerts() { # alerts N FILE: a capture of N packets from listed 192.0.2.77
 	{ echo "link en10mb"; for i in $(seq "$1"); do echo "packet src=192.0.2.77 dst=10.0.0.$i proto=udp sport=5000 dport=53"; done; } |
 		"$BUILD/pcapgen" -o "$2" -
@@ -263,6 +263,18 @@ wait "$poller"
 is "$(status 2 oversized)" 2 "the 200 MB entry is refused"
 grep -q "has 200000[0-9]* bytes, more than \[cluster\] max_entry_bytes (65536): refused unread" n2/err; ok $? "unread: $(grep -o 'a read from the stream passed [0-9]* bytes' n2/err | head -n 1)"
 [ "$(sort -n waits | tail -n 1)" -lt 1000 ]; ok $? "bloomctl stats answered within 1 s throughout (the longest of $(wc -l < waits): $(sort -n waits | tail -n 1) ms)"
+# A new node behind a trimmed stream whose first entry passes the read bound reads one entry
+# at a time, and the snapshot first all the same: what was trimmed is only there.
+C 1 add addr 192.0.2.111 >/dev/null
+R -x xadd bloomd:entries '*' node evil op replace entry shared data < big.data >/dev/null
+wait_for 5 eval '[ "$(status 1 last_id)" = "$(R --json xrange bloomd:entries - + | jq -r ".[-1][0]")" ]'
+C 1 cluster snapshot >/dev/null
+R xtrim bloomd:entries MAXLEN 1 >/dev/null # the big entry alone: the add is in the snapshot only
+signed_conf 4
+start 4
+wait_for 10 C 4 query addr 192.0.2.111 >/dev/null
+is "$?/$(status 4 restored_from_snapshot)" 0/1 "it starts from the snapshot, where the stream's first entry is too large to read at once"
+stop 4
 # A forged snapshot is not taken: a new node behind a trimmed stream waits for a signed one.
 R xtrim bloomd:entries MAXLEN 0 >/dev/null
 C 1 add addr 192.0.2.108 >/dev/null

@@ -180,6 +180,22 @@ static enum cluster_apply apply_entries(struct cluster *c, const redisReply *ent
 	return CLUSTER_APPLIED;
 }
 
+/*
+ * The check before a read found the stream trimmed past us (or this node
+ * new): what the read gave skips entries, so it is dropped and the snapshot
+ * is asked for first. Whether it was.
+ */
+static bool snapshot_first(struct cluster *c)
+{
+	if (!c->gap)
+		return false;
+	const char *argv[] = { "HGETALL", c->snapshot_key };
+	redisAsyncCommandArgv(c->reader.ac, cluster_on_snapshot, c, 2, argv, NULL);
+	return true;
+}
+
+static void send_check(struct cluster *c);
+
 static void on_read(redisAsyncContext *ac, void *r, void *priv)
 {
 	struct cluster *c = priv;
@@ -199,11 +215,8 @@ static void on_read(redisAsyncContext *ac, void *r, void *priv)
 		cluster_bad_reply(&c->reader, "XREAD", reply);
 		return;
 	}
-	if (c->gap) { /* the stream was trimmed past us: what XREAD gave skips entries; the snapshot first */
-		const char *argv[] = { "HGETALL", c->snapshot_key };
-		redisAsyncCommandArgv(c->reader.ac, cluster_on_snapshot, c, 2, argv, NULL);
+	if (snapshot_first(c))
 		return;
-	}
 	if (apply_entries(c, entries) != CLUSTER_APPLIED)
 		return;
 	if (c->resyncing && (entries == NULL || entries->elements < READ_COUNT)) {
@@ -255,7 +268,7 @@ static void on_peek(redisAsyncContext *ac, void *r, void *priv)
 	char from[ID_MAX + 1];
 
 	(void)ac;
-	if (reply == NULL || c->closing)
+	if (reply == NULL || c->closing || snapshot_first(c))
 		return;
 	if (cluster_reply_array(reply, 0, false)) { /* caught up: XREAD, as usual, from here */
 		c->careful = false;
@@ -294,6 +307,7 @@ static void peek(struct cluster *c)
 	c->state = READER_READING;
 	snprintf(from, sizeof(from), "(%s", c->cursor);
 	const char *argv[] = { "EVAL", PEEK_SCRIPT, "1", c->cfg->stream, from };
+	send_check(c); /* one at a time too, the stream may have been trimmed past us */
 	redisAsyncCommandArgv(c->reader.ac, on_peek, c, 5, argv, NULL);
 }
 
@@ -324,15 +338,23 @@ static const char INFO_SCRIPT[] =
 	"end\n"
 	"return i\n";
 
+/* The check that goes right before each read (cluster_on_check). */
+static void send_check(struct cluster *c)
+{
+	const char *info[] = { "EVAL", INFO_SCRIPT, "1", c->cfg->stream };
+
+	redisAsyncCommandArgv(c->reader.ac, cluster_on_check, c, 4, info, NULL);
+}
+
 /*
  * XINFO STREAM (less the entries' fields) and XREAD, sent together so that
  * Redis runs them back to back: the first says whether the stream was
  * trimmed past our cursor, in which case what the second returns has
- * skipped entries and is dropped.
+ * skipped entries and is dropped. Entries read one at a time (careful) are
+ * checked the same way.
  */
 void cluster_reader_read(struct cluster *c)
 {
-	const char *info[] = { "EVAL", INFO_SCRIPT, "1", c->cfg->stream };
 	const char *argv[] = { "XREAD", "COUNT", TEXT(READ_COUNT), "BLOCK", READ_BLOCK_MS, "STREAMS", c->cfg->stream, c->cursor };
 
 	if (c->careful) {
@@ -342,7 +364,7 @@ void cluster_reader_read(struct cluster *c)
 	if (!c->reader.up || c->applying.on)
 		return;
 	c->state = READER_READING;
-	redisAsyncCommandArgv(c->reader.ac, cluster_on_check, c, 4, info, NULL);
+	send_check(c);
 	redisAsyncCommandArgv(c->reader.ac, on_read, c, 8, argv, NULL);
 }
 
