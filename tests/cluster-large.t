@@ -3,11 +3,12 @@
 # while it is, an entry in both versions is never out, the version is kept and survives a
 # restart, a kill -9 half-way applies it again at the next start, and a net too broad in its
 # last slice refuses it whole. A snapshot of as many is restored in slices too: control is
-# answered while it is, and a change made on the node meanwhile is not undone by it.
+# answered while it is, and a change made on the node meanwhile is not undone by it, nor one
+# made while the snapshot waits behind a list version being taken.
 . "$(dirname "$0")/support/tap.sh"
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/support/cluster.sh"
-plan 18
+plan 21
 shared() { C 1 --json lists | jq ".lists[] | select(.name == \"shared\") | .$1"; }
 # version FILE FIRST COUNT: entries FIRST.. FIRST+COUNT-1 as addresses in 10/8, and 192.0.2.1
 version() {
@@ -112,4 +113,33 @@ ok $? "once the stream after it is read too: the add and the del stand, and the 
 stop 2
 start 2
 is "$(C 2 list --list local | wc -l)/$(status 2 restored_from_snapshot)" 400002/0 "after a restart, from its journal, not restored again"
+
+# A snapshot that arrives while a list version is taken waits behind it (the staging bit is
+# the version's): a change made here while it waits is not undone by it either. Redis is held
+# still until the version is being taken, so the snapshot comes in its middle.
+version big 0 1000000
+node_conf 3
+sed -i "/^node = /a stream = fleet2" n3/bloomd.conf # a stream of its own: the snapshot comes at once
+printf '[list big]\nfile = %s\n' "$tmp/big" >> n3/bloomd.conf
+id=$(R xadd fleet2 '*' node node9 op add entry "addr 192.0.2.82")
+printf 'addr 192.0.2.80\naddr 192.0.2.81\n' | R -x hset fleet2:snapshot id "$id" node node9 data >/dev/null
+R config set min-replicas-to-write 1 >/dev/null
+kill -STOP "$(cat redis.pid)"
+start 3
+version big 500000 1000000
+C 3 replace big > n3/replace.out &
+replacing=$!
+wait_for 10 eval '[ "$(C 3 --json lists | jq ".lists[] | select(.name == \"big\") | .taking")" = true ]'
+kill -CONT "$(cat redis.pid)"
+wait_for 30 eval '[ "$(status 3 restoring)" = true ]'
+C 3 add addr 192.0.2.90 >/dev/null && C 3 del addr 192.0.2.81 >/dev/null
+kill -0 "$replacing" 2>/dev/null
+ok $? "the snapshot came while the version was taken, and an add and a del were made while it waited"
+wait "$replacing"
+wait_for 30 eval '[ "$(status 3 restored_from_snapshot)" = 1 ] && [ "$(status 3 restoring)" = false ]'
+is "$(C 3 --json lists | jq '.lists[] | select(.name == "big") | .version')/$(status 3 outbox)" 2/2 \
+	"the version is taken, and the changes are only this node's"
+C 3 query addr 192.0.2.90 >/dev/null && ! C 3 query addr 192.0.2.81 >/dev/null && C 3 query addr 192.0.2.80 >/dev/null
+ok $? "the snapshot in, the add and the del made while it waited stand"
+R config set min-replicas-to-write 0 >/dev/null
 done_testing

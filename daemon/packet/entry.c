@@ -452,3 +452,42 @@ bool entry_net_holds(const uint8_t *key, const uint8_t *addr, size_t alen)
 		return false;
 	return rest == 0 || ((key[1 + whole] ^ addr[whole]) & (0xff << (8 - rest))) == 0;
 }
+
+int entry_run_add(struct entry_run *run, const struct entry *e)
+{
+	if (run->len + 3 + e->len > run->cap) {
+		size_t cap = run->cap ? 2 * run->cap : 65536; /* either is room for the longest entry */
+		uint8_t *grown = realloc(run->bytes, cap);
+		if (grown == NULL)
+			return -1;
+		run->bytes = grown;
+		run->cap = cap;
+	}
+	run->bytes[run->len] = (uint8_t)e->kind;
+	memcpy(run->bytes + run->len + 1, &e->len, 2);
+	memcpy(run->bytes + run->len + 3, e->key, e->len);
+	run->len += 3 + e->len;
+	return 0;
+}
+
+bool entry_run_next(const struct entry_run *run, size_t *at, struct entry *e)
+{
+	if (*at >= run->len)
+		return false;
+	e->kind = (enum entry_kind)run->bytes[*at];
+	memcpy(&e->len, run->bytes + *at + 1, 2);
+	memcpy(e->key, run->bytes + *at + 3, e->len);
+	*at += 3 + e->len;
+	return true;
+}
+
+void entry_run_clear(struct entry_run *run)
+{
+	run->len = 0;
+}
+
+void entry_run_free(struct entry_run *run)
+{
+	free(run->bytes);
+	*run = (struct entry_run){ .bytes = NULL };
+}

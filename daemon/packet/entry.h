@@ -98,4 +98,23 @@ bool entry_net_holds(const uint8_t *key, const uint8_t *addr, size_t alen);
 /* Address family (4 or 6) of an addr, net or pair key; 0 for a sig. */
 int entry_family(enum entry_kind kind, size_t len);
 
+
+/*
+ * Entries packed one after another (kind, length in 2 bytes, key), for what
+ * a walk picks and changes only once it is done (a walk's callback must not
+ * change the matcher), or what waits to be applied later.
+ */
+struct entry_run {
+	uint8_t *bytes;
+	size_t len, cap;
+};
+
+/* e added at the run's end: 0, or -1 without memory (the run as it was). */
+int entry_run_add(struct entry_run *run, const struct entry *e);
+/* The entry at *at into e, and *at past it: false at the run's end. */
+bool entry_run_next(const struct entry_run *run, size_t *at, struct entry *e);
+/* Emptied, its memory kept / freed. */
+void entry_run_clear(struct entry_run *run);
+void entry_run_free(struct entry_run *run);
+
 #endif

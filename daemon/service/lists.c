@@ -365,8 +365,7 @@ static void guard(const struct list_config *lc, const struct matcher *m, int i, 
 struct carrying {
 	uint32_t bit;
 	const struct ttl *deleted;
-	uint8_t *picked;           /* kind, length (2 bytes), key; ... */
-	size_t len, cap;
+	struct entry_run picked;
 	bool failed;
 };
 
@@ -377,20 +376,10 @@ static int pick_carried(void *ctx, const struct entry *e, unsigned group, uint32
 	(void)group;
 	if (!(holders & c->bit) || (holders & LISTS_STAGING) || (c->deleted && ttl_get(c->deleted, e)))
 		return 0;
-	if (c->len + 3 + e->len > c->cap) {
-		size_t cap = c->cap ? 2 * c->cap : 65536;
-		uint8_t *grown = realloc(c->picked, cap);
-		if (grown == NULL) {
-			c->failed = true;
-			return -1;
-		}
-		c->picked = grown;
-		c->cap = cap;
+	if (entry_run_add(&c->picked, e) < 0) {
+		c->failed = true;
+		return -1;
 	}
-	c->picked[c->len] = (uint8_t)e->kind;
-	memcpy(c->picked + c->len + 1, &e->len, 2);
-	memcpy(c->picked + c->len + 3, e->key, e->len);
-	c->len += 3 + e->len;
 	return 0;
 }
 
@@ -404,10 +393,7 @@ static void carry_forward(struct lists *ls, struct matcher *m, int i, struct lis
 	char err[256] = "out of memory";
 
 	matcher_foreach(m, 0, pick_carried, &c);
-	for (size_t at = 0; !c.failed && at < c.len; at += 3 + e.len) {
-		e.kind = (enum entry_kind)c.picked[at];
-		memcpy(&e.len, c.picked + at + 1, 2);
-		memcpy(e.key, c.picked + at + 3, e.len);
+	for (size_t at = 0; !c.failed && entry_run_next(&c.picked, &at, &e);) {
 		uint64_t expires = ls->expiry[i] ? ttl_get(ls->expiry[i], &e) : 0;
 		c.failed = matcher_hold(m, &e, LISTS_STAGING, err, sizeof(err)) < 0 ||
 			   (expires && ((*staged == NULL && (*staged = ttl_new()) == NULL) || ttl_set(*staged, &e, expires) < 0)) ||
@@ -417,7 +403,7 @@ static void carry_forward(struct lists *ls, struct matcher *m, int i, struct lis
 	}
 	if (c.failed)
 		error_set(r->error, sizeof(r->error), "the list's entries could not be carried into the change: %s", err);
-	free(c.picked);
+	entry_run_free(&c.picked);
 }
 
 int lists_stage_done(struct lists *ls, struct matcher *m, int i, bool guarded, struct list_load *r)

@@ -90,24 +90,42 @@ void service_stream_applied(struct service *s, int rc, const char *err)
 		cluster_applied(s->fleet.cluster, service_stream_outcome(s, rc), err);
 }
 
-void service_stream_restoring(struct service *s, bool on)
+static void mark_failed(const char *err)
 {
-	s->fleet.restoring = on;
+	log_warning("a change made while the cluster's snapshot is restored may be undone by it until the stream brings it back: %s",
+		    err);
 }
 
-/* A change an operator made while a snapshot is restored: marked, so that the snapshot does not undo it. */
-static void mark_past_snapshot(struct service *s, enum service_origin from, const struct entry *e)
+void service_stream_restoring(struct service *s, enum service_restore state)
 {
+	struct service_fleet *f = &s->fleet;
+	struct entry e;
 	char err[256];
 
-	if (shared(s, from) && s->fleet.restoring && matcher_hold(s->matcher, e, LISTS_STAGING, err, sizeof(err)) < 0)
-		log_warning("a change made while the cluster's snapshot is restored may be undone by it until the stream brings it back: %s",
-			    err);
+	if (state == RESTORE_BEGUN && f->restore == RESTORE_WAITING)
+		for (size_t at = 0; entry_run_next(&f->changed_meanwhile, &at, &e);)
+			if (matcher_hold(s->matcher, &e, LISTS_STAGING, err, sizeof(err)) < 0)
+				mark_failed(err);
+	if (state != RESTORE_WAITING)
+		entry_run_free(&f->changed_meanwhile);
+	f->restore = state;
+}
+
+/* A change an operator made after the snapshot came: marked (or remembered), so that the snapshot does not undo it. */
+static void mark_past_snapshot(struct service *s, enum service_origin from, const struct entry *e)
+{
+	char err[256] = "out of memory";
+
+	if (!shared(s, from) || s->fleet.restore == RESTORE_NONE)
+		return;
+	if (s->fleet.restore == RESTORE_WAITING ? entry_run_add(&s->fleet.changed_meanwhile, e) < 0
+						 : matcher_hold(s->matcher, e, LISTS_STAGING, err, sizeof(err)) < 0)
+		mark_failed(err);
 }
 
 void service_stream_restored(struct service *s, int rc, const char *err)
 {
-	s->fleet.restoring = false;
+	service_stream_restoring(s, RESTORE_NONE);
 	if (s->fleet.cluster)
 		cluster_restored(s->fleet.cluster, rc == 0 ? CLUSTER_APPLIED : CLUSTER_APPLY_LATER, err);
 }

@@ -7,15 +7,20 @@
 #include <stdint.h>
 
 #include "cluster.h"
+#include "entry.h"
 #include "events.h"
 #include "log.h"
 #include "service.h"
+
+/* Where the snapshot from the stream is: none, received (waiting behind a list version), restored. */
+enum service_restore { RESTORE_NONE, RESTORE_WAITING, RESTORE_BEGUN };
 
 /* Owned by: service_cluster.c service_change.c */
 struct service_fleet {
 	struct cluster *cluster;   /* [cluster] redis or sentinels, or NULL */
 	struct log_limit events_lost_logged;
-	bool restoring;            /* a snapshot is being restored in slices: an operator's changes are marked */
+	enum service_restore restore;      /* a snapshot waits or is restored: an operator's changes are marked */
+	struct entry_run changed_meanwhile; /* while it waits: those changes, marked when it begins */
 };
 
 /* service_cluster.c: follow the stream (-1 after logging); events to Redis; once a second; stopped (cursor and outbox written). */
@@ -34,13 +39,16 @@ enum cluster_apply service_stream_outcome(const struct service *s, int rc);
 /* A version from the stream taken in slices is done with (rc as above): the cluster reads on. */
 void service_stream_applied(struct service *s, int rc, const char *err);
 /*
- * A snapshot is being restored in slices (on), or no longer (off): while it
- * is, an entry an operator adds or deletes here is marked staged (the
- * restore passes and keeps what is marked), as such a change comes after
- * the snapshot and it must not undo it. Then it is in (rc 0) or not (-1,
- * err says why): the cluster reads on from it, or asks again.
+ * A snapshot from the stream waits to be restored (behind a list version
+ * being taken: the staging bit is the version's), is being restored in
+ * slices, or neither (it was called off). From the moment it is received,
+ * an entry an operator adds or deletes here is marked staged (the restore
+ * passes and keeps what is marked), as such a change comes after the
+ * snapshot and it must not undo it: remembered while it waits, and marked
+ * when it begins. Then it is in (rc 0) or not (-1, err says why): the
+ * cluster reads on from it, or asks again.
  */
-void service_stream_restoring(struct service *s, bool on);
+void service_stream_restoring(struct service *s, enum service_restore state);
 void service_stream_restored(struct service *s, int rc, const char *err);
 
 #endif

@@ -36,7 +36,9 @@
  * marks go. A change an operator makes meanwhile marks its entry too
  * (service_change.c, while service_stream_restoring says so): it comes
  * after the snapshot, which must not undo it (the stream brings it back,
- * but only once the snapshot is in).
+ * but only once the snapshot is in). The snapshot may wait behind a list
+ * version, which has the staging bit: changes made from the moment it is
+ * received are remembered, and marked when it begins.
  */
 #define SLICE_LINES 4096
 #define SLICE_BYTES (4u << 20)
@@ -63,8 +65,7 @@ struct slicing {
 	struct persist_list_writer *kept;
 	struct match_cursor walk;
 	uint64_t added, removed;
-	char *picked;              /* the entries one walk slice picked: kind, length, key, ... */
-	size_t npicked, picked_cap;
+	struct entry_run picked;   /* the entries one walk slice picked */
 };
 
 static void slicing_free(struct slicing *sl)
@@ -76,7 +77,7 @@ static void slicing_free(struct slicing *sl)
 		feed_file_close(&sl->feed);
 		fclose(sl->file);
 	}
-	free(sl->picked);
+	entry_run_free(&sl->picked);
 	free(sl->data);
 	free(sl);
 }
@@ -233,7 +234,7 @@ static bool restore_slice(struct slicing *sl)
 
 	if (end > sl->at && f == NULL)
 		return restore_done(sl, -1, "out of memory");
-	service_stream_restoring(s, true); /* begun: an operator's changes are marked from now on */
+	service_stream_restoring(s, RESTORE_BEGUN); /* those changed while it waited are marked too */
 	while (f && rc == 0 && getline(&line, &cap, f) > 0) {
 		if (entry_parse_expiry(line, &e, service_now(), &expires, err, sizeof(err)) != 1 ||
 		    (matcher_holders(s->matcher, &e) & LISTS_STAGING))
@@ -324,20 +325,8 @@ static int pick(void *ctx, const struct entry *e, unsigned group, uint32_t holde
 					: (holders & bit) && !(holders & LISTS_STAGING);
 
 	(void)group;
-	if (!want)
-		return 0;
-	if (sl->npicked + 3 + e->len > sl->picked_cap) {
-		size_t cap = sl->picked_cap ? sl->picked_cap * 2 : 65536;
-		char *grown = realloc(sl->picked, cap);
-		if (grown == NULL)
-			return 0; /* lists_take does it */
-		sl->picked = grown;
-		sl->picked_cap = cap;
-	}
-	sl->picked[sl->npicked++] = (char)e->kind;
-	memcpy(sl->picked + sl->npicked, &e->len, 2);
-	memcpy(sl->picked + sl->npicked + 2, e->key, e->len);
-	sl->npicked += 2 + e->len;
+	if (want)
+		entry_run_add(&sl->picked, e); /* without memory, lists_take does it */
 	return 0;
 }
 
@@ -349,12 +338,9 @@ static bool walk_slice(struct slicing *sl)
 	uint32_t bit = 1u << sl->list, left;
 	char err[256];
 
-	sl->npicked = 0;
+	entry_run_clear(&sl->picked);
 	matcher_walk(s->matcher, 0, &sl->walk, SLICE_VISITS, pick, sl);
-	for (size_t at = 0; at < sl->npicked; at += 3 + e.len) {
-		e.kind = (enum entry_kind)sl->picked[at];
-		memcpy(&e.len, sl->picked + at + 1, 2);
-		memcpy(e.key, sl->picked + at + 3, e.len);
+	for (size_t at = 0; entry_run_next(&sl->picked, &at, &e);) {
 		if (sl->phase == ADDING)
 			sl->added += matcher_hold(s->matcher, &e, bit, err, sizeof(err)) >= 0;
 		else if (!sl->restore)
@@ -457,6 +443,8 @@ static enum cluster_apply from_stream(struct service *s, int i, bool restore, co
 	memcpy(sl->data, data, len);
 	sl->len = len;
 	sl->restore = restore;
+	if (restore) /* it may wait behind a list version: changes from now on come after it */
+		service_stream_restoring(s, RESTORE_WAITING);
 	slicing_go(sl);
 	return CLUSTER_APPLY_STARTED;
 }
@@ -511,9 +499,10 @@ void service_slices_cancel(struct service *s)
 		void *ctx = sl->done_ctx;
 		int list = sl->list;
 
-		if (begun && sl->restore) { /* its marks go; the next start restores it again */
-			matcher_rehold(s->matcher, 0, LISTS_STAGING, NULL);
-			service_stream_restoring(s, false);
+		if (sl->restore) { /* its marks go; the next start restores it again */
+			if (begun)
+				matcher_rehold(s->matcher, 0, LISTS_STAGING, NULL);
+			service_stream_restoring(s, RESTORE_NONE);
 		} else if (begun) /* what it staged goes, and its list says why */
 			lists_unstage(&s->lists, s->matcher, list, &sl->r, "stopped before it was taken");
 		else if (done) /* queued: refused all the same */

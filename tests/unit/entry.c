@@ -156,7 +156,38 @@ static void expiry_after_an_entry(void **state)
 	assert_int_equal(entry_parse("addr 192.0.2.1 ttl=60", &e, err, sizeof(err)), -1);
 }
 
+/* A run gives back what was added, in order, across its growth (the longest signatures among them). */
+static void a_run_gives_back_its_entries(void **state)
+{
+	static struct entry in, out;
+	struct entry_run run = { .bytes = NULL };
+	size_t at = 0, n = 0;
+
+	(void)state;
+	for (unsigned i = 0; i < 100; i++) {
+		in.kind = i % 2 ? ENTRY_SIG : ENTRY_ADDR;
+		in.len = i % 2 ? ENTRY_MAX_SIG : 4;
+		memset(in.key, (int)i, in.len);
+		assert_int_equal(entry_run_add(&run, &in), 0);
+	}
+	assert_true(run.cap > 65536); /* it grew */
+	while (entry_run_next(&run, &at, &out)) {
+		assert_int_equal(out.kind, n % 2 ? ENTRY_SIG : ENTRY_ADDR);
+		assert_int_equal(out.len, n % 2 ? ENTRY_MAX_SIG : 4);
+		assert_int_equal(out.key[0], n);
+		assert_int_equal(out.key[out.len - 1], n);
+		n++;
+	}
+	assert_int_equal(n, 100);
+	entry_run_clear(&run);
+	at = 0;
+	assert_false(entry_run_next(&run, &at, &out));
+	entry_run_free(&run);
+	assert_null(run.bytes);
+}
+
 static const struct CMUnitTest tests[] = {
+	cmocka_unit_test(a_run_gives_back_its_entries),
 	cmocka_unit_test(expiry_after_an_entry),
 	cmocka_unit_test(kinds_parse_and_print),    cmocka_unit_test(blank_and_comment_lines),
 	cmocka_unit_test(errors_name_the_problem),  cmocka_unit_test(long_signature_limits),
