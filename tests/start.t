@@ -5,7 +5,7 @@
 # a snapshot keeps its entries' placement, and the lists' entries read again are optimised after.
 . "$(dirname "$0")/support/tap.sh"
 . "$(dirname "$0")/support/daemon.sh"
-plan 11
+plan 12
 tmp=$(mktemp -d)
 pid=
 trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$tmp"' EXIT
@@ -33,6 +33,8 @@ is "$(C --json query addr "$last" | jq -c '[.present, .filter]')" "[true,true]" 
 for _ in $(seq 600); do [ "$(rebuild .optimised)" = true ] && break; sleep 0.1; done
 is "$(rebuild '[.optimised, .count, .last.rounds, .last.ok]')" "[true,1,10,true]" \
 	"the offline rounds follow in the background, and are then in force"
+is "$(rebuild '.last | .longest_hold_ms > 0 and .longest_hold_ms < .max_stall_ms')" true \
+	"it held the loop in several turns, its copy in slices ($(rebuild '.last | [.longest_hold_ms, .max_stall_ms]') ms)"
 grep -q "the entries were placed in the filters online" err; ok $? "the log says so"
 C metrics | grep -q '^bloomd_rebuild_optimised 1$'; ok $? "metrics: bloomd_rebuild_optimised 1"
 

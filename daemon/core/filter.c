@@ -340,9 +340,45 @@ uint64_t filter_ones(const struct filter *f)
 	return ones;
 }
 
+/*
+ * Stats and metrics ask for the fill and the rate it predicts at every
+ * scrape, in the loop: a filter of more than SURVEY_GROUPS groups of 8
+ * words (1 MiB) is surveyed at that many groups spread evenly over it
+ * (where a key's bits land is random, so a spread is a fair sample). Well
+ * under a millisecond at any size, where a pass over a 10,000,000-entry
+ * filter took some 30 ms; exact up to 1 MiB.
+ */
+#define SURVEY_GROUPS (1u << 14)
+
+static unsigned group_ones(const uint64_t *words)
+{
+	unsigned ones = 0;
+
+	for (unsigned w = 0; w < FILTER_BLOCK_WORDS; w++)
+		ones += (unsigned)__builtin_popcountll(words[w]);
+	return ones;
+}
+
+/* How many of a filter's groups the survey visits, and where the i-th is. */
+static uint64_t survey_size(uint64_t groups)
+{
+	return groups < SURVEY_GROUPS ? groups : SURVEY_GROUPS;
+}
+
+static const uint64_t *surveyed(const struct filter *f, uint64_t i, uint64_t n, uint64_t groups)
+{
+	return f->words + i * groups / n * FILTER_BLOCK_WORDS;
+}
+
 double filter_fill(const struct filter *f)
 {
-	return (double)filter_ones(f) / (double)f->params.bits;
+	uint64_t groups = f->nwords / FILTER_BLOCK_WORDS, n = survey_size(groups), ones = 0;
+
+	if (groups <= SURVEY_GROUPS)
+		return (double)filter_ones(f) / (double)f->params.bits;
+	for (uint64_t i = 0; i < n; i++)
+		ones += group_ones(surveyed(f, i, n, groups));
+	return (double)ones / ((double)n * FILTER_BLOCK_BITS);
 }
 
 size_t filter_bytes(const struct filter *f)
@@ -378,15 +414,11 @@ double filter_fpr_from_fill(const struct filter *f)
 
 	if (p->layout == FILTER_BLOCKED) {
 		double table[FILTER_BLOCK_BITS + 1], sum = 0.0;
-		uint64_t nblocks = p->bits / FILTER_BLOCK_BITS;
+		uint64_t nblocks = p->bits / FILTER_BLOCK_BITS, n = survey_size(nblocks);
 		filter_block_hit_table(p->hashes, table);
-		for (uint64_t b = 0; b < nblocks; b++) {
-			unsigned ones = 0;
-			for (unsigned w = 0; w < FILTER_BLOCK_WORDS; w++)
-				ones += (unsigned)__builtin_popcountll(f->words[b * FILTER_BLOCK_WORDS + w]);
-			sum += table[ones];
-		}
-		q = sum / (double)nblocks;
+		for (uint64_t i = 0; i < n; i++)
+			sum += table[group_ones(surveyed(f, i, n, nblocks))];
+		q = sum / (double)n;
 	} else {
 		q = pow(filter_fill(f), p->hashes);
 	}

@@ -118,13 +118,15 @@ int filter_fold(struct filter *f, char *err, size_t errlen);
 
 bool filter_equal(const struct filter *a, const struct filter *b);
 uint64_t filter_ones(const struct filter *f);
+/* The fraction of bits set: exact up to 1 MiB, else from a 1 MiB sample spread over the filter. */
 double filter_fill(const struct filter *f);
 size_t filter_bytes(const struct filter *f);
 
 /*
  * Predicted false-positive rate from the bits set: 1 - (1 - q)^c, where q is
  * p^k for classic (p = fill) and, for blocked, the mean over blocks of the
- * chance that k random in-block probes all hit set bits.
+ * chance that k random in-block probes all hit set bits (over 1 MiB, over
+ * the blocks of a sample spread evenly, as for filter_fill).
  */
 double filter_fpr_from_fill(const struct filter *f);
 

@@ -9,18 +9,20 @@
 #include "match.h"
 
 /*
- * matcher_rebuild_begin copies in the loop; a thread runs the rounds on the
- * copies; when it is done it writes a byte to a pipe the loop watches, and
- * the loop joins it and calls matcher_rebuild_finish (the swap). Capture and
- * control are served throughout; only begin and finish run in the loop, and
- * their time is the stall reported.
+ * matcher_rebuild_copy copies in the loop, a slice a turn; a thread runs
+ * the rounds on the copies; when it is done it writes a byte to a pipe the
+ * loop watches, and the loop joins it and calls matcher_rebuild_finish (the
+ * swap). Capture and control are served throughout; only the copy's slices,
+ * catch-ups and finish run in the loop, and their time is the stall
+ * reported.
  */
 
 struct rebuild_result {
 	bool ok;
 	char error[256];
 	double seconds;        /* begin to swap */
-	double stall_ms;       /* time the loop spent in begin, catch-ups and finish, in all (stats: max_stall_ms) */
+	double stall_ms;       /* time the loop spent in begin, the copy, catch-ups and finish, in all (stats: max_stall_ms) */
+	double longest_hold_ms; /* the longest of those holds, each a turn of the loop */
 	unsigned rounds;
 };
 

@@ -517,6 +517,10 @@ static void count_bits(uint32_t h, uint64_t counts[32])
 
 void matcher_count_holders(const struct matcher *m, uint32_t with, uint64_t counts[32])
 {
+	if (with == 0) { /* kept as they change: stats ask at every scrape */
+		memcpy(counts, m->held, sizeof(m->held));
+		return;
+	}
 	memset(counts, 0, 32 * sizeof(*counts));
 	for (size_t i = 0, n = store_count(m->addr.store); i < n; i++) {
 		uint32_t h = store_holders(m->addr.store, i);

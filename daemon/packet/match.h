@@ -189,9 +189,13 @@ int matcher_build_restored(struct matcher *m, const struct filter_params params[
  *
  *   prepare (any thread, optional) allocates and touches the copies' memory,
  *           so that begin copies into warm pages;
- *   begin   (matcher's thread) copies each filter's key hashes and groups,
- *           sized for the entries stored now (or given params [2]); from
- *           then on every add and remove is also logged;
+ *   begin   (matcher's thread) sizes the new filters for the entries
+ *           stored now (or given params [2]);
+ *   copy    (matcher's thread) copies each filter's key hashes and groups,
+ *           budget keys a call, so that the loop serves packets and control
+ *           in between (changes meanwhile are followed in the copy); once
+ *           it returns 1 the copy is whole and every add and remove is
+ *           logged from then on;
  *   run     (any thread) counts the copies into new counting stores and
  *           runs the offline rounds; touches nothing of the matcher;
  *   finish  (matcher's thread) replays the logged changes onto the new
@@ -210,6 +214,8 @@ bool matcher_rebuild_prepared_for(const struct match_rebuild *prepared, const st
 struct match_rebuild *matcher_rebuild_begin(struct matcher *m, struct match_rebuild *prepared,
 					    unsigned rounds, const struct filter_params *params,
 					    char *err, size_t errlen);
+/* 1 when the copy is whole, 0 when there is more, -1 without memory (err says so; free r). */
+int matcher_rebuild_copy(struct matcher *m, struct match_rebuild *r, size_t budget, char *err, size_t errlen);
 int matcher_rebuild_run(struct match_rebuild *r, char *err, size_t errlen);
 /*
  * Optional, between run and finish, to keep finish short when many changes

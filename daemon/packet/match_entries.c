@@ -19,6 +19,15 @@ static void net_lengths_refresh(struct matcher *m, int v6)
 	m->n_net_lens[v6] = n;
 }
 
+/* An entry's holders went from before to after: each holder's count follows. */
+static void holders_changed(struct matcher *m, uint32_t before, uint32_t after)
+{
+	for (uint32_t gone = before & ~after; gone; gone &= gone - 1)
+		m->held[__builtin_ctz(gone)]--;
+	for (uint32_t came = after & ~before; came; came &= came - 1)
+		m->held[__builtin_ctz(came)]++;
+}
+
 static void net_length_used(struct matcher *m, int v6, unsigned len)
 {
 	if (m->net_count[v6][len]++ == 0)
@@ -39,7 +48,9 @@ static int add_address(struct matcher *m, const struct entry *e, int group, uint
 			return -1;
 		}
 		index = store_find(m->addr.store, h, (uint8_t)e->kind, e->key, e->len);
-		store_set_holders(m->addr.store, (size_t)index, store_holders(m->addr.store, (size_t)index) | holders);
+		uint32_t had = store_holders(m->addr.store, (size_t)index);
+		store_set_holders(m->addr.store, (size_t)index, had | holders);
+		holders_changed(m, had, had | holders);
 		return 1;
 	}
 	if (match_filter_in(m, &m->addr, (size_t)index, 0, group >= 0, err, errlen) < 0) {
@@ -48,6 +59,7 @@ static int add_address(struct matcher *m, const struct entry *e, int group, uint
 		return -1;
 	}
 	store_set_holders(m->addr.store, (size_t)index, holders);
+	holders_changed(m, 0, holders);
 	m->kind_entries[e->kind]++;
 	if (e->kind == ENTRY_NET)
 		net_length_used(m, e->len == 17, e->key[0]);
@@ -78,7 +90,8 @@ static uint32_t new_sig(struct matcher *m, const struct entry *e)
 static void drop_sig(struct matcher *m, uint32_t id)
 {
 	arena_drop(&m->sig_arena, m->sigs[id].len);
-	m->sigs[id].holders = 0; /* counted as holding nothing (matcher_count_holders) */
+	holders_changed(m, m->sigs[id].holders, 0);
+	m->sigs[id].holders = 0; /* counted as holding nothing (matcher_foreach) */
 	m->sigs[id].next = m->free_sigs;
 	m->free_sigs = id;
 }
@@ -104,6 +117,7 @@ static int add_signature(struct matcher *m, const struct entry *e, int group, un
 	}
 	match_place_signature(m, e, &p, &keys);
 	if (p.id != NO_SIG) {
+		holders_changed(m, m->sigs[p.id].holders, m->sigs[p.id].holders | holders);
 		m->sigs[p.id].holders |= holders;
 		return 1;
 	}
@@ -123,6 +137,7 @@ static int add_signature(struct matcher *m, const struct entry *e, int group, un
 	if (p.prev != NO_SIG) /* last in its window's chain (a new window's first: new_window put it there) */
 		m->sigs[p.prev].next = id;
 	m->sigs[id].holders = holders;
+	holders_changed(m, 0, holders);
 	m->kind_entries[ENTRY_SIG]++;
 	if (group < 0) /* a snapshot's signatures stay where they were */
 		match_spread(m, e, id, &keys);
@@ -181,6 +196,7 @@ static int remove_address(struct matcher *m, const struct entry *e)
 
 	if (at < 0)
 		return 1;
+	holders_changed(m, store_holders(m->addr.store, (size_t)at), 0);
 	match_filter_out(m, &m->addr, (size_t)at);
 	store_remove(m->addr.store, (size_t)at);
 	m->kind_entries[e->kind]--;
@@ -283,11 +299,13 @@ static void set_holders(struct matcher *m, const struct entry *e, uint32_t holde
 		matcher_remove(m, e);
 	} else if (e->kind == ENTRY_SIG) {
 		ssize_t window;
-		uint32_t prev;
-		m->sigs[find_signature(m, e, &window, &prev)].holders = holders;
+		uint32_t prev, id = find_signature(m, e, &window, &prev);
+		holders_changed(m, m->sigs[id].holders, holders);
+		m->sigs[id].holders = holders;
 	} else {
 		ssize_t at = store_find(m->addr.store, addr_hash(m, e->kind, e->key, e->len),
 					(uint8_t)e->kind, e->key, e->len);
+		holders_changed(m, store_holders(m->addr.store, (size_t)at), holders);
 		store_set_holders(m->addr.store, (size_t)at, holders);
 	}
 }
@@ -332,8 +350,10 @@ uint64_t matcher_rehold(struct matcher *m, uint32_t from, uint32_t to, uint64_t 
 			continue;
 		dropped += (h & to) && !(out & to);
 		got += !(h & to) && (out & to);
-		if (out)
+		if (out) {
+			holders_changed(m, h, out);
 			store_set_holders(m->addr.store, i, out);
+		}
 		if (out && (h & to) == (out & to))
 			continue;
 		uint8_t kind;
@@ -354,8 +374,10 @@ uint64_t matcher_rehold(struct matcher *m, uint32_t from, uint32_t to, uint64_t 
 			next = m->sigs[id].next;
 			dropped += (h & to) && !(out & to);
 			got += !(h & to) && (out & to);
-			if (out)
+			if (out) {
+				holders_changed(m, h, out);
 				m->sigs[id].holders = out;
+			}
 			if (out == h || (out && (h & to) == (out & to)))
 				continue;
 			e.len = m->sigs[id].len;

@@ -79,6 +79,7 @@ struct matcher {
 	struct match_rebuild *rebuilding; /* the rebuild in progress, or NULL */
 	struct keyed_filter addr;  /* addr, net, pair */
 	uint64_t kind_entries[MATCH_KINDS];
+	uint64_t held[32];         /* entries each holder bit holds, kept as holders change (matcher_count_holders) */
 	uint32_t net_count[2][129]; /* [v4, v6][prefix length]: net entries */
 	uint8_t net_lens[2][129];   /* the lengths in use, longest first */
 	unsigned n_net_lens[2];
@@ -130,6 +131,15 @@ void match_use_simd(struct counting *c, enum simd_level level);
 /* An empty counting store for a filter that had none (its first key after the build). */
 int match_counting_for(const struct matcher *m, struct keyed_filter *kf, uint64_t bits,
 		       char *err, size_t errlen);
+
+/*
+ * While a rebuild's copy is being made (copying), changes are not logged:
+ * an add lands past what is copied (a later slice takes it), and a remove
+ * at index, just before the store moves its last key there, is mirrored
+ * in the copy by copy_moves.
+ */
+bool match_rebuild_copying(const struct match_rebuild *r);
+void match_rebuild_copy_moves(struct matcher *m, struct keyed_filter *kf, size_t index);
 
 /*
  * Where a signature stands among the windows: the offset of the window it

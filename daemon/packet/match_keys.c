@@ -38,7 +38,7 @@ int match_filter_in(struct matcher *m, struct keyed_filter *kf, size_t index, ui
 	struct hash128 h = store_hashes(kf->store)[index];
 	store_set_group(kf->store, index, counting_insert(kf->counting, h));
 	kf->changes++;
-	if (m->rebuilding)
+	if (m->rebuilding && !match_rebuild_copying(m->rebuilding)) /* else a later slice copies it */
 		log_op(kf, (struct store_op){ .add = true, .hash = h, .word = word });
 	return 0;
 }
@@ -50,6 +50,8 @@ void match_filter_out(struct matcher *m, struct keyed_filter *kf, size_t index)
 		counting_remove(kf->counting, store_hashes(kf->store)[index],
 				store_group(kf->store, index));
 	kf->changes++;
-	if (m->rebuilding)
+	if (m->rebuilding && match_rebuild_copying(m->rebuilding))
+		match_rebuild_copy_moves(m, kf, index);
+	else if (m->rebuilding)
 		log_op(kf, (struct store_op){ .add = false, .index = (uint32_t)index });
 }

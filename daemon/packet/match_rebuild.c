@@ -92,6 +92,8 @@ struct rebuild_part {
 	struct hash_key key;
 	uint64_t seed;
 	bool groups_valid;         /* groups[] are counted groups (same choices) */
+	bool in_range;             /* every group copied is below params.choices (else restored from others) */
+	size_t copied;             /* keys 0..copied-1 are the store's, while the copy is made */
 	size_t n, cap;
 	struct hash128 *hashes;
 	uint8_t *groups;
@@ -104,6 +106,7 @@ struct rebuild_part {
 struct match_rebuild {
 	unsigned rounds, window;
 	bool restored;               /* the groups are a snapshot's, kept as they were */
+	bool copying;                /* the copy is being made, a slice at a time (matcher_rebuild_copy) */
 	enum simd_level simd;
 	atomic_bool stop;            /* set from another thread: run gives up between rounds */
 	struct rebuild_part part[2]; /* addresses, signatures */
@@ -131,7 +134,7 @@ void matcher_rebuild_free(struct matcher *m, struct match_rebuild *r)
 	free(r);
 }
 
-/* Room for n keys (touched, so that the copy into it does not page-fault in the loop). */
+/* Room for n keys, what is copied kept (the rest touched, so that the copy into it does not page-fault in the loop). */
 static int part_reserve(struct rebuild_part *p, size_t n, bool words)
 {
 	const struct array_spec arrays[] = {
@@ -139,15 +142,16 @@ static int part_reserve(struct rebuild_part *p, size_t n, bool words)
 		{ (void **)&p->groups, sizeof(*p->groups) },
 		{ (void **)&p->words, sizeof(*p->words) },
 	};
+	size_t had = p->cap;
 
 	if (n <= p->cap)
 		return 0;
 	if (arrays_grow(arrays, words ? 3 : 2, &p->cap, n) < 0)
 		return -1;
-	memset(p->hashes, 0, p->cap * sizeof(*p->hashes));
-	memset(p->groups, 0, p->cap);
+	memset(p->hashes + had, 0, (p->cap - had) * sizeof(*p->hashes));
+	memset(p->groups + had, 0, p->cap - had);
 	if (words)
-		memset(p->words, 0, p->cap * sizeof(*p->words));
+		memset(p->words + had, 0, (p->cap - had) * sizeof(*p->words));
 	return 0;
 }
 
@@ -173,7 +177,7 @@ uint64_t matcher_keys_count(const struct matcher *m, int sig)
 	return store_count(sig ? m->sig.store : m->addr.store);
 }
 
-/* Copy what the worker needs of one filter. */
+/* Set up one filter's share; its keys are copied by matcher_rebuild_copy. */
 static int part_begin(const struct matcher *m, const struct keyed_filter *kf,
 		      const struct filter_params *given, uint64_t bits, struct rebuild_part *p,
 		      char *err, size_t errlen)
@@ -199,17 +203,8 @@ static int part_begin(const struct matcher *m, const struct keyed_filter *kf,
 	p->groups_valid = kf->groups_valid &&
 			  (kf->counting == NULL || kf->counting->params.choices == p->params.choices) &&
 			  (m->built || (given && given->bits));
-	p->n = n;
-	memcpy(p->hashes, store_hashes(kf->store), n * sizeof(*p->hashes));
-	bool in_range = true; /* not, when restored from other parameters */
-	for (size_t i = 0; i < n; i++) { /* one pass over the items: this is the loop's stall */
-		unsigned g = store_group(kf->store, i);
-		p->groups[i] = (uint8_t)g;
-		in_range &= g < p->params.choices;
-	}
-	p->groups_valid = p->groups_valid && in_range;
-	if (sig)
-		memcpy(p->words, m->words, n * sizeof(*p->words));
+	p->in_range = true;
+	p->copied = p->n = 0;
 	return 0;
 }
 
@@ -239,13 +234,86 @@ struct match_rebuild *matcher_rebuild_begin(struct matcher *m, struct match_rebu
 		matcher_rebuild_free(m, r);
 		return NULL;
 	}
+	r->copying = true;
+	m->rebuilding = r;
+	return r;
+}
+
+/*
+ * Up to budget more of a filter's keys copied: from the store as it is now
+ * (it may have grown or shrunk since the last slice; match_rebuild_copy_moves
+ * kept what was copied in step). 1 when all are, 0 if not yet, -1 without memory.
+ */
+static int part_copy(const struct matcher *m, const struct keyed_filter *kf, struct rebuild_part *p,
+		     size_t *budget)
+{
+	size_t n = store_count(kf->store), from = p->copied;
+	size_t to = n - from < *budget ? n : from + *budget;
+	bool sig = kf == &m->sig;
+
+	if (part_reserve(p, n, sig) < 0)
+		return -1;
+	memcpy(p->hashes + from, store_hashes(kf->store) + from, (to - from) * sizeof(*p->hashes));
+	for (size_t i = from; i < to; i++) { /* one pass over the items: this is the loop's stall */
+		unsigned g = store_group(kf->store, i);
+		p->groups[i] = (uint8_t)g;
+		p->in_range &= g < p->params.choices;
+	}
+	if (sig)
+		memcpy(p->words + from, m->words + from, (to - from) * sizeof(*p->words));
+	p->copied = to;
+	*budget -= to - from;
+	return to == n;
+}
+
+int matcher_rebuild_copy(struct matcher *m, struct match_rebuild *r, size_t budget, char *err, size_t errlen)
+{
+	int done = 1;
+
+	for (int i = 0; i < 2 && r->copying; i++) {
+		struct rebuild_part *p = &r->part[i];
+		int rc = p->active ? part_copy(m, i ? &m->sig : &m->addr, p, &budget) : 1;
+		if (rc < 0) {
+			error_set(err, errlen, "out of memory copying %zu keys for a rebuild", store_count((i ? &m->sig : &m->addr)->store));
+			return -1;
+		}
+		done &= rc;
+	}
+	if (!done || !r->copying)
+		return done;
+	/* Copied whole: from now on, each change is logged for the rounds' result to replay. */
 	for (int i = 0; i < 2; i++) {
 		struct keyed_filter *kf = i ? &m->sig : &m->addr;
+		struct rebuild_part *p = &r->part[i];
+		p->n = p->copied;
+		p->groups_valid = p->groups_valid && p->in_range;
 		kf->nlog = 0;
 		kf->log_lost = false;
 	}
-	m->rebuilding = r;
-	return r;
+	r->copying = false;
+	return 1;
+}
+
+bool match_rebuild_copying(const struct match_rebuild *r)
+{
+	return r->copying;
+}
+
+void match_rebuild_copy_moves(struct matcher *m, struct keyed_filter *kf, size_t index)
+{
+	struct rebuild_part *p = &m->rebuilding->part[kf == &m->sig];
+	size_t last = store_count(kf->store) - 1;
+
+	if (index < p->copied) { /* the copy's key at index becomes the store's last, as the store's does */
+		unsigned g = store_group(kf->store, last);
+		p->hashes[index] = store_hashes(kf->store)[last];
+		p->groups[index] = (uint8_t)g;
+		p->in_range &= g < p->params.choices;
+		if (kf == &m->sig)
+			p->words[index] = m->words[last];
+	}
+	if (p->copied > last)
+		p->copied = last;
 }
 
 /* Count every key in a new store: in its group if known, else greedily; then the rounds. */
@@ -416,7 +484,7 @@ static int rebuild_now(struct matcher *m, unsigned rounds, const struct filter_p
 
 	if (r == NULL)
 		return -1;
-	if (matcher_rebuild_run(r, err, errlen) < 0) {
+	if (matcher_rebuild_copy(m, r, SIZE_MAX, err, errlen) < 0 || matcher_rebuild_run(r, err, errlen) < 0) {
 		matcher_rebuild_free(m, r);
 		return -1;
 	}

@@ -7,8 +7,9 @@
 
 static json_t *result_json(const struct rebuild_result *r)
 {
-	return json_pack("{s:b,s:f,s:f,s:i,s:s*}", "ok", r->ok, "seconds", r->seconds, "max_stall_ms",
-			 r->stall_ms, "rounds", (int)r->rounds, "error", r->ok ? NULL : r->error);
+	return json_pack("{s:b,s:f,s:f,s:f,s:i,s:s*}", "ok", r->ok, "seconds", r->seconds, "max_stall_ms",
+			 r->stall_ms, "longest_hold_ms", r->longest_hold_ms, "rounds", (int)r->rounds, "error",
+			 r->ok ? NULL : r->error);
 }
 
 static void rebuild_done(void *ctx, const struct rebuild_result *r)
@@ -22,8 +23,8 @@ static void rebuild_done(void *ctx, const struct rebuild_result *r)
 	rb->count++;
 	rb->last = *r;
 	if (r->ok)
-		log_info("rebuild done: %u rounds in %.2f s, the loop held for %.2f ms", r->rounds,
-			 r->seconds, r->stall_ms);
+		log_info("rebuild done: %u rounds in %.2f s, the loop held for %.2f ms in all, %.2f ms at most at once",
+			 r->rounds, r->seconds, r->stall_ms, r->longest_hold_ms);
 	else
 		log_error("rebuild failed (the filters are unchanged): %s", r->error);
 	service_propagate(s); /* the result reaches the workers before the reply */

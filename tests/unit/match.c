@@ -162,10 +162,31 @@ static void check_clone(struct matcher *m, struct clone_check *c, const struct p
 	}
 }
 
+static int count_holders(void *ctx, const struct entry *e, unsigned group, uint32_t holders)
+{
+	uint64_t *counts = ctx;
+
+	(void)e;
+	(void)group;
+	for (; holders; holders &= holders - 1)
+		counts[__builtin_ctz(holders)]++;
+	return 0;
+}
+
+/* The holders' counts kept as they change are what a walk over the entries counts. */
+static void assert_counts_kept(const struct matcher *m)
+{
+	uint64_t kept[32], walked[32] = { 0 };
+
+	matcher_count_holders(m, 0, kept);
+	matcher_foreach(m, 0, count_holders, walked);
+	assert_memory_equal(kept, walked, sizeof(kept));
+}
+
 static void run(enum filter_layout layout, unsigned c, uint64_t seed, enum simd_level simd, bool rebuilds)
 {
 	struct match_rebuild *job = NULL;
-	bool ran = false;
+	bool copied = false, ran = false;
 	struct match_config cfg = { .layout = layout, .choices = c, .memory = 128, .window = WINDOW };
 	struct matcher *m = matcher_new(&cfg, NULL, 0);
 	struct model model = { .n = 0 };
@@ -216,6 +237,12 @@ static void run(enum filter_layout layout, unsigned c, uint64_t seed, enum simd_
 					rng_below(&r, 200), rng_below(&r, 200)) : NULL;
 				job = matcher_rebuild_begin(m, prep, (unsigned)rng_below(&r, 3), NULL, NULL, 0);
 				assert_non_null(job);
+				copied = false;
+			} else if (!copied) {
+				/* The copy in slices, with adds and removes in between (followed in the copy). */
+				int rc = matcher_rebuild_copy(m, job, 1 + rng_below(&r, 60), NULL, 0);
+				assert_true(rc == 0 || rc == 1);
+				copied = rc == 1;
 			} else if (!ran) {
 				/* The rounds, and sometimes a catch-up pass; more changes come before the swap. */
 				assert_int_equal(matcher_rebuild_run(job, NULL, 0), 0);
@@ -273,6 +300,7 @@ static void run(enum filter_layout layout, unsigned c, uint64_t seed, enum simd_
 		unconfirmed += mc->positives - mc->confirmed;
 	}
 	assert_true(unconfirmed > 0);
+	assert_counts_kept(m);
 	matcher_free(m); /* with a rebuild still begun, maybe */
 }
 
@@ -518,6 +546,7 @@ static void rehold_names_its_diff(void **state)
 	matcher_record(m, NULL);
 	match_log_free(log);
 	matcher_free(copy);
+	assert_counts_kept(m);
 	matcher_free(m);
 }
 
@@ -565,6 +594,7 @@ static void holders_keep_entries(void **state)
 	assert_int_equal(matcher_entries(m, ENTRY_ADDR) + matcher_entries(m, ENTRY_NET) + matcher_entries(m, ENTRY_PAIR), 0);
 	assert_int_equal(matcher_entries(m, ENTRY_SIG), 1);
 	assert_true(matcher_lookup(m, &e[4], &filter));
+	assert_counts_kept(m);
 	matcher_free(m);
 }
 
@@ -735,6 +765,7 @@ static void rebuild_wanted_on_growth(void **state)
 	assert_true(matcher_rebuild_wanted(m, 0));
 	struct match_rebuild *r = matcher_rebuild_begin(m, NULL, 2, NULL, NULL, 0);
 	assert_false(matcher_rebuild_wanted(m, 0)); /* not while one runs */
+	assert_int_equal(matcher_rebuild_copy(m, r, SIZE_MAX, NULL, 0), 1);
 	assert_int_equal(matcher_rebuild_run(r, NULL, 0), 0);
 	assert_int_equal(matcher_rebuild_finish(m, r, NULL, 0), 0);
 	assert_false(matcher_rebuild_wanted(m, 0.001));
@@ -773,6 +804,7 @@ static void stopped_rebuild_changes_nothing(void **state)
 	}
 	assert_int_equal(matcher_build(m, NULL, 0), 0);
 	struct match_rebuild *r = matcher_rebuild_begin(m, NULL, 5, NULL, NULL, 0);
+	assert_int_equal(matcher_rebuild_copy(m, r, SIZE_MAX, NULL, 0), 1);
 	matcher_rebuild_stop(r);
 	assert_int_equal(matcher_rebuild_run(r, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "called off"));
@@ -784,6 +816,7 @@ static void stopped_rebuild_changes_nothing(void **state)
 	/* and the next rebuild runs */
 	r = matcher_rebuild_begin(m, NULL, 1, NULL, NULL, 0);
 	assert_non_null(r);
+	assert_int_equal(matcher_rebuild_copy(m, r, SIZE_MAX, NULL, 0), 1);
 	assert_int_equal(matcher_rebuild_run(r, NULL, 0), 0);
 	assert_int_equal(matcher_rebuild_finish(m, r, NULL, 0), 0);
 	matcher_free(m);
@@ -865,6 +898,7 @@ static void staged_entries_match_no_one(void **state)
 	/* once a list holds it too, it is a match, the staging bit with it */
 	assert_int_equal(matcher_hold(m, &src, 4, NULL, 0), 1);
 	assert_int_equal(matcher_found(m, hits, matcher_check(m, &v, hits, MATCH_MAX_HITS), found), 2);
+	assert_counts_kept(m);
 	matcher_free(m);
 }
 

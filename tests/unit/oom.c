@@ -97,7 +97,7 @@ static void rebuild(struct matcher *m)
 
 	if (r == NULL)
 		return;
-	if (matcher_rebuild_run(r, NULL, 0) < 0) {
+	if (matcher_rebuild_copy(m, r, SIZE_MAX, NULL, 0) < 0 || matcher_rebuild_run(r, NULL, 0) < 0) {
 		matcher_rebuild_free(m, r);
 		return;
 	}
