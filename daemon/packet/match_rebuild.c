@@ -271,10 +271,10 @@ int matcher_rebuild_copy(struct matcher *m, struct match_rebuild *r, size_t budg
 	int done = 1;
 
 	for (int i = 0; i < 2 && r->copying; i++) {
-		struct rebuild_part *p = &r->part[i];
-		int rc = p->active ? part_copy(m, i ? &m->sig : &m->addr, p, &budget) : 1;
+		const struct keyed_filter *kf = i ? &m->sig : &m->addr;
+		int rc = r->part[i].active ? part_copy(m, kf, &r->part[i], &budget) : 1;
 		if (rc < 0) {
-			error_set(err, errlen, "out of memory copying %zu keys for a rebuild", store_count((i ? &m->sig : &m->addr)->store));
+			error_set(err, errlen, "out of memory copying %zu keys for a rebuild", store_count(kf->store));
 			return -1;
 		}
 		done &= rc;
