@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <xxhash.h>
 
 #include "error.h"
 #include "match_internal.h"
@@ -517,8 +518,8 @@ static void count_bits(uint32_t h, uint64_t counts[32])
 
 void matcher_count_holders(const struct matcher *m, uint32_t with, uint64_t counts[32])
 {
-	if (with == 0) { /* kept as they change: stats ask at every scrape */
-		memcpy(counts, m->held, sizeof(m->held));
+	if (with == 0 || with == MATCH_HOLDER_STAGING) { /* kept as they change: stats ask at every scrape */
+		memcpy(counts, with ? m->held_staged : m->held, sizeof(m->held));
 		return;
 	}
 	memset(counts, 0, 32 * sizeof(*counts));
@@ -530,6 +531,16 @@ void matcher_count_holders(const struct matcher *m, uint32_t with, uint64_t coun
 	for (size_t id = 0; id < m->nsigs; id++) /* a removed one holds nothing */
 		if ((m->sigs[id].holders & with) == with)
 			count_bits(m->sigs[id].holders, counts);
+}
+
+uint64_t matcher_entry_digest(unsigned kind, const uint8_t *key, size_t len)
+{
+	return XXH3_64bits_withSeed(key, len, (uint64_t)kind + 1);
+}
+
+uint64_t matcher_holder_digest(const struct matcher *m, unsigned bit)
+{
+	return m->held_digest[bit];
 }
 
 void matcher_walk(const struct matcher *m, enum entry_kind only, struct match_cursor *cur, size_t max,

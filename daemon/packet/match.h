@@ -329,10 +329,17 @@ struct match_cursor {
 
 /*
  * How many entries each holder bit holds (counts[b] for bit b), of those
- * held by every bit of with (0: all): a pass over the holders alone, not
- * the entries (2 ms a million).
+ * held by every bit of with: kept as holders change for with 0 (all) and
+ * MATCH_HOLDER_STAGING, else a pass over the holders (2 ms a million).
  */
 void matcher_count_holders(const struct matcher *m, uint32_t with, uint64_t counts[32]);
+/*
+ * An entry's digest, XXH3-64 of its key seeded with its kind + 1; and the
+ * sum of those of every entry holder bit holds (kept as holders change), so
+ * that two sets of entries compare in any order.
+ */
+uint64_t matcher_entry_digest(unsigned kind, const uint8_t *key, size_t len);
+uint64_t matcher_holder_digest(const struct matcher *m, unsigned bit);
 
 /* Visit up to max more entries (whole signature windows); *cur says where it stopped, and when done. */
 void matcher_walk(const struct matcher *m, enum entry_kind only, struct match_cursor *cur, size_t max,

@@ -19,13 +19,28 @@ static void net_lengths_refresh(struct matcher *m, int v6)
 	m->n_net_lens[v6] = n;
 }
 
-/* An entry's holders went from before to after: each holder's count follows. */
-static void holders_changed(struct matcher *m, uint32_t before, uint32_t after)
+/* Each holder bit's count and digest, in or out (sign) of an entry of that digest. */
+static void account(struct matcher *m, uint32_t holders, uint64_t digest, int sign)
 {
-	for (uint32_t gone = before & ~after; gone; gone &= gone - 1)
-		m->held[__builtin_ctz(gone)]--;
-	for (uint32_t came = after & ~before; came; came &= came - 1)
-		m->held[__builtin_ctz(came)]++;
+	bool staged = holders & MATCH_HOLDER_STAGING;
+
+	for (; holders; holders &= holders - 1) {
+		unsigned b = (unsigned)__builtin_ctz(holders);
+		m->held[b] += (uint64_t)(int64_t)sign;
+		m->held_staged[b] += staged ? (uint64_t)(int64_t)sign : 0;
+		m->held_digest[b] += sign > 0 ? digest : -digest;
+	}
+}
+
+/* An entry's holders went from before to after: each holder's count and digest follow. */
+static void holders_changed(struct matcher *m, unsigned kind, const uint8_t *key, size_t len, uint32_t before,
+			    uint32_t after)
+{
+	if (before == after)
+		return;
+	uint64_t digest = matcher_entry_digest(kind, key, len);
+	account(m, before, digest, -1);
+	account(m, after, digest, 1);
 }
 
 static void net_length_used(struct matcher *m, int v6, unsigned len)
@@ -50,7 +65,7 @@ static int add_address(struct matcher *m, const struct entry *e, int group, uint
 		index = store_find(m->addr.store, h, (uint8_t)e->kind, e->key, e->len);
 		uint32_t had = store_holders(m->addr.store, (size_t)index);
 		store_set_holders(m->addr.store, (size_t)index, had | holders);
-		holders_changed(m, had, had | holders);
+		holders_changed(m, e->kind, e->key, e->len, had, had | holders);
 		return 1;
 	}
 	if (match_filter_in(m, &m->addr, (size_t)index, 0, group >= 0, err, errlen) < 0) {
@@ -59,7 +74,7 @@ static int add_address(struct matcher *m, const struct entry *e, int group, uint
 		return -1;
 	}
 	store_set_holders(m->addr.store, (size_t)index, holders);
-	holders_changed(m, 0, holders);
+	holders_changed(m, e->kind, e->key, e->len, 0, holders);
 	m->kind_entries[e->kind]++;
 	if (e->kind == ENTRY_NET)
 		net_length_used(m, e->len == 17, e->key[0]);
@@ -89,8 +104,8 @@ static uint32_t new_sig(struct matcher *m, const struct entry *e)
 /* A signature id taken back: its bytes become garbage, the id the next one reused. */
 static void drop_sig(struct matcher *m, uint32_t id)
 {
+	holders_changed(m, ENTRY_SIG, m->sig_arena.bytes + m->sigs[id].offset, m->sigs[id].len, m->sigs[id].holders, 0);
 	arena_drop(&m->sig_arena, m->sigs[id].len);
-	holders_changed(m, m->sigs[id].holders, 0);
 	m->sigs[id].holders = 0; /* counted as holding nothing (matcher_foreach) */
 	m->sigs[id].next = m->free_sigs;
 	m->free_sigs = id;
@@ -117,7 +132,7 @@ static int add_signature(struct matcher *m, const struct entry *e, int group, un
 	}
 	match_place_signature(m, e, &p, &keys);
 	if (p.id != NO_SIG) {
-		holders_changed(m, m->sigs[p.id].holders, m->sigs[p.id].holders | holders);
+		holders_changed(m, ENTRY_SIG, e->key, e->len, m->sigs[p.id].holders, m->sigs[p.id].holders | holders);
 		m->sigs[p.id].holders |= holders;
 		return 1;
 	}
@@ -137,7 +152,7 @@ static int add_signature(struct matcher *m, const struct entry *e, int group, un
 	if (p.prev != NO_SIG) /* last in its window's chain (a new window's first: new_window put it there) */
 		m->sigs[p.prev].next = id;
 	m->sigs[id].holders = holders;
-	holders_changed(m, 0, holders);
+	holders_changed(m, ENTRY_SIG, e->key, e->len, 0, holders);
 	m->kind_entries[ENTRY_SIG]++;
 	if (group < 0) /* a snapshot's signatures stay where they were */
 		match_spread(m, e, id, &keys);
@@ -196,7 +211,7 @@ static int remove_address(struct matcher *m, const struct entry *e)
 
 	if (at < 0)
 		return 1;
-	holders_changed(m, store_holders(m->addr.store, (size_t)at), 0);
+	holders_changed(m, e->kind, e->key, e->len, store_holders(m->addr.store, (size_t)at), 0);
 	match_filter_out(m, &m->addr, (size_t)at);
 	store_remove(m->addr.store, (size_t)at);
 	m->kind_entries[e->kind]--;
@@ -300,12 +315,12 @@ static void set_holders(struct matcher *m, const struct entry *e, uint32_t holde
 	} else if (e->kind == ENTRY_SIG) {
 		ssize_t window;
 		uint32_t prev, id = find_signature(m, e, &window, &prev);
-		holders_changed(m, m->sigs[id].holders, holders);
+		holders_changed(m, ENTRY_SIG, e->key, e->len, m->sigs[id].holders, holders);
 		m->sigs[id].holders = holders;
 	} else {
 		ssize_t at = store_find(m->addr.store, addr_hash(m, e->kind, e->key, e->len),
 					(uint8_t)e->kind, e->key, e->len);
-		holders_changed(m, store_holders(m->addr.store, (size_t)at), holders);
+		holders_changed(m, e->kind, e->key, e->len, store_holders(m->addr.store, (size_t)at), holders);
 		store_set_holders(m->addr.store, (size_t)at, holders);
 	}
 }
@@ -350,16 +365,16 @@ uint64_t matcher_rehold(struct matcher *m, uint32_t from, uint32_t to, uint64_t 
 			continue;
 		dropped += (h & to) && !(out & to);
 		got += !(h & to) && (out & to);
-		if (out) {
-			holders_changed(m, h, out);
-			store_set_holders(m->addr.store, i, out);
-		}
-		if (out && (h & to) == (out & to))
-			continue;
 		uint8_t kind;
 		const uint8_t *key;
 		size_t len;
 		store_entry(m->addr.store, i, &kind, &key, &len);
+		if (out) {
+			holders_changed(m, kind, key, len, h, out);
+			store_set_holders(m->addr.store, i, out);
+		}
+		if (out && (h & to) == (out & to))
+			continue;
 		e.kind = kind;
 		e.len = (uint16_t)len;
 		memcpy(e.key, key, len);
@@ -375,7 +390,7 @@ uint64_t matcher_rehold(struct matcher *m, uint32_t from, uint32_t to, uint64_t 
 			dropped += (h & to) && !(out & to);
 			got += !(h & to) && (out & to);
 			if (out) {
-				holders_changed(m, h, out);
+				holders_changed(m, ENTRY_SIG, m->sig_arena.bytes + m->sigs[id].offset, m->sigs[id].len, h, out);
 				m->sigs[id].holders = out;
 			}
 			if (out == h || (out && (h & to) == (out & to)))

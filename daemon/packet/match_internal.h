@@ -79,7 +79,8 @@ struct matcher {
 	struct match_rebuild *rebuilding; /* the rebuild in progress, or NULL */
 	struct keyed_filter addr;  /* addr, net, pair */
 	uint64_t kind_entries[MATCH_KINDS];
-	uint64_t held[32];         /* entries each holder bit holds, kept as holders change (matcher_count_holders) */
+	/* Kept as holders change, for each holder bit: the entries it holds, those of them staged too, their digest. */
+	uint64_t held[32], held_staged[32], held_digest[32];
 	uint32_t net_count[2][129]; /* [v4, v6][prefix length]: net entries */
 	uint8_t net_lens[2][129];   /* the lengths in use, longest first */
 	unsigned n_net_lens[2];

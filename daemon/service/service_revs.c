@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
-#include <xxhash.h>
 
 #include "log.h"
 #include "service_internal.h"
@@ -19,29 +18,6 @@
  * entries come in does not matter. The file is small and rewritten whole;
  * one lost in a crash only starts the list's revision again at 1.
  */
-
-struct digesting {
-	uint32_t holder;
-	uint64_t sum;
-};
-
-static int digest_entry(void *ctx, const struct entry *e, unsigned group, uint32_t holders)
-{
-	struct digesting *d = ctx;
-
-	(void)group;
-	if (holders & d->holder)
-		d->sum += XXH3_64bits_withSeed(e->key, e->len, (uint64_t)e->kind + 1);
-	return 0;
-}
-
-static uint64_t entries_digest(struct service *s, int i)
-{
-	struct digesting d = { .holder = 1u << i };
-
-	matcher_foreach(s->matcher, 0, digest_entry, &d);
-	return d.sum;
-}
 
 static void rev_path(const struct list_state *l, char *rel, size_t len, bool tmp)
 {
@@ -77,7 +53,7 @@ static void keep_rev(struct service *s, const struct list_state *l)
 void service_list_revised(struct service *s, int i)
 {
 	struct list_state *l = &s->lists.slot[i];
-	uint64_t digest = entries_digest(s, i);
+	uint64_t digest = matcher_holder_digest(s->matcher, (unsigned)i);
 	unsigned kept;
 	uint64_t kept_digest;
 

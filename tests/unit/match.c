@@ -162,25 +162,38 @@ static void check_clone(struct matcher *m, struct clone_check *c, const struct p
 	}
 }
 
+struct holder_counts {
+	uint64_t held[32], staged[32], digest[32];
+};
+
 static int count_holders(void *ctx, const struct entry *e, unsigned group, uint32_t holders)
 {
-	uint64_t *counts = ctx;
+	struct holder_counts *c = ctx;
+	uint64_t digest = matcher_entry_digest(e->kind, e->key, e->len);
+	bool staged = holders & MATCH_HOLDER_STAGING;
 
-	(void)e;
 	(void)group;
-	for (; holders; holders &= holders - 1)
-		counts[__builtin_ctz(holders)]++;
+	for (; holders; holders &= holders - 1) {
+		unsigned b = (unsigned)__builtin_ctz(holders);
+		c->held[b]++;
+		c->staged[b] += staged;
+		c->digest[b] += digest;
+	}
 	return 0;
 }
 
-/* The holders' counts kept as they change are what a walk over the entries counts. */
+/* The holders' counts and digests kept as they change are what a walk over the entries makes of them. */
 static void assert_counts_kept(const struct matcher *m)
 {
-	uint64_t kept[32], walked[32] = { 0 };
+	struct holder_counts kept, walked;
 
-	matcher_count_holders(m, 0, kept);
-	matcher_foreach(m, 0, count_holders, walked);
-	assert_memory_equal(kept, walked, sizeof(kept));
+	memset(&walked, 0, sizeof(walked));
+	matcher_count_holders(m, 0, kept.held);
+	matcher_count_holders(m, MATCH_HOLDER_STAGING, kept.staged);
+	for (unsigned b = 0; b < 32; b++)
+		kept.digest[b] = matcher_holder_digest(m, b);
+	matcher_foreach(m, 0, count_holders, &walked);
+	assert_memory_equal(&kept, &walked, sizeof(kept));
 }
 
 static void run(enum filter_layout layout, unsigned c, uint64_t seed, enum simd_level simd, bool rebuilds)
@@ -520,6 +533,7 @@ static void rehold_names_its_diff(void **state)
 	}
 	assert_int_equal(match_log_entries(log, note_named, &nd, &reheld), 0);
 	assert_int_equal(nd.n, 0); /* the version being staged is no one's yet */
+	assert_counts_kept(m);
 	matcher_rehold(m, 1u << 31, 2, NULL);
 	assert_int_equal(match_log_entries(log, note_named, &nd, &reheld), 0);
 	assert_int_equal(reheld, 1u << 31);
@@ -529,6 +543,7 @@ static void rehold_names_its_diff(void **state)
 	assert_true(was_named(&nd, "sig \"drop-me\""));
 	assert_true(was_named(&nd, "sig \"new-one\""));
 	assert_int_equal(matcher_replay(copy, log, err, sizeof(err)), 0);
+	assert_counts_kept(copy);
 	for (int i = 0; i < 5; i++) {
 		struct entry e = entry_of(next[i]);
 		assert_int_equal(matcher_holders(copy, &e), 2);
