@@ -3,7 +3,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <xxhash.h>
 
 #include "error.h"
 #include "match_internal.h"
@@ -531,16 +530,6 @@ void matcher_count_holders(const struct matcher *m, uint32_t with, uint64_t coun
 	for (size_t id = 0; id < m->nsigs; id++) /* a removed one holds nothing */
 		if ((m->sigs[id].holders & with) == with)
 			count_bits(m->sigs[id].holders, counts);
-}
-
-uint64_t matcher_entry_digest(unsigned kind, const uint8_t *key, size_t len)
-{
-	return XXH3_64bits_withSeed(key, len, (uint64_t)kind + 1);
-}
-
-uint64_t matcher_holder_digest(const struct matcher *m, unsigned bit)
-{
-	return m->held_digest[bit];
 }
 
 void matcher_walk(const struct matcher *m, enum entry_kind only, struct match_cursor *cur, size_t max,

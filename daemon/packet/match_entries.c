@@ -3,6 +3,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <xxhash.h>
 
 #include "check.h"
 #include "error.h"
@@ -17,6 +18,16 @@ static void net_lengths_refresh(struct matcher *m, int v6)
 		if (m->net_count[v6][l])
 			m->net_lens[v6][n++] = (uint8_t)l;
 	m->n_net_lens[v6] = n;
+}
+
+uint64_t matcher_entry_digest(unsigned kind, const uint8_t *key, size_t len)
+{
+	return XXH3_64bits_withSeed(key, len, (uint64_t)kind + 1);
+}
+
+uint64_t matcher_holder_digest(const struct matcher *m, unsigned bit)
+{
+	return m->held_digest[bit];
 }
 
 /* Each holder bit's count and digest, in or out (sign) of an entry of that digest. */
