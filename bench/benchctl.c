@@ -101,14 +101,19 @@ out:
 	return seconds;
 }
 
+/* Each run's rebuild: its seconds, the loop held in all and at most at once, the replays' longest gap. */
+struct rebuild_runs {
+	double seconds[100], stall_ms[100], hold_ms[100], gap_ms[100];
+};
+
 /*
  * Queue o->replays replays of pcap (each waited for on its own connection),
- * then rebuild with --wait while they run. Fills the rebuild's seconds and
- * loop stall, and the longest gap between packet batches the replays saw.
+ * then rebuild with --wait while they run. Fills run k of runs.
  */
 static int rebuild_under_load(const char *sock, const char *pcap, const struct control_options *o,
-			      double *seconds, double *stall_ms, double *gap_ms)
+			      struct rebuild_runs *runs, unsigned k)
 {
+	double *gap_ms = &runs->gap_ms[k];
 	struct ctlconn conns[64];
 	char line[PATH_MAX + 32];
 	unsigned n = o->replays;
@@ -129,8 +134,9 @@ static int rebuild_under_load(const char *sock, const char *pcap, const struct c
 		json_decref(r);
 		return -1;
 	}
-	*seconds = json_real_value(json_object_get(r, "seconds"));
-	*stall_ms = json_real_value(json_object_get(r, "max_stall_ms"));
+	runs->seconds[k] = json_real_value(json_object_get(r, "seconds"));
+	runs->stall_ms[k] = json_real_value(json_object_get(r, "max_stall_ms"));
+	runs->hold_ms[k] = json_real_value(json_object_get(r, "longest_hold_ms"));
 	json_decref(r);
 	*gap_ms = 0;
 	for (unsigned i = 0; i < n; i++) {
@@ -170,25 +176,29 @@ static int parse(int argc, char **argv, struct control_options *o)
 	return rc;
 }
 
-static void report(const struct control_options *o, double load_s, double rebuild_s, double stall,
-		   double gap)
+/* The medians of the runs (each array sorted). */
+static void report(const struct control_options *o, double load_s, struct rebuild_runs *runs)
 {
+	double rebuild_s = bench_median(runs->seconds, o->runs), stall = bench_median(runs->stall_ms, o->runs),
+	       hold = bench_median(runs->hold_ms, o->runs), gap = bench_median(runs->gap_ms, o->runs);
+
 	if (o->json) {
 		char name[2][64];
 		snprintf(name[0], sizeof(name[0]), "load-%llu", (unsigned long long)o->entries);
 		snprintf(name[1], sizeof(name[1]), "rebuild-%llu", (unsigned long long)o->entries);
-		cli_print_json(json_pack("{s:[{s:s,s:f,s:f},{s:s,s:f,s:i,s:f,s:f}]}", "rows", "name", name[0],
+		cli_print_json(json_pack("{s:[{s:s,s:f,s:f},{s:s,s:f,s:i,s:f,s:f,s:f}]}", "rows", "name", name[0],
 					 "seconds", load_s, "entries_per_second", (double)o->entries / load_s,
 					 "name", name[1], "seconds", rebuild_s, "rounds", (int)o->rounds,
-					 "max_stall_ms", stall, "replay_max_gap_ms", gap));
+					 "max_stall_ms", stall, "longest_hold_ms", hold, "replay_max_gap_ms", gap));
 		return;
 	}
 	printf("control: %llu addr and pair entries through the socket, median of %u runs\n",
 	       (unsigned long long)o->entries, o->runs);
 	printf("  load (bloomctl load)      %8.2f s   %8.0f entries/s\n", load_s, (double)o->entries / load_s);
-	printf("  rebuild, %2u rounds        %8.2f s   loop held %.2f ms; longest gap between\n"
-	       "                                        packet batches of a replay meanwhile %.2f ms\n",
-	       o->rounds, rebuild_s, stall, gap);
+	printf("  rebuild, %2u rounds        %8.2f s   loop held %.2f ms in all, %.2f ms at most at once;\n"
+	       "                                        longest gap between packet batches of a replay\n"
+	       "                                        meanwhile %.2f ms\n",
+	       o->rounds, rebuild_s, stall, hold, gap);
 }
 
 int bench_control(int argc, char **argv)
@@ -197,7 +207,8 @@ int bench_control(int argc, char **argv)
 				     .replays = 16 };
 	char dir[] = "/tmp/bloombench-XXXXXX", sock[PATH_MAX], list[PATH_MAX], pcap[PATH_MAX],
 	     self[PATH_MAX], bloomd[PATH_MAX], err[256];
-	double load[100], rebuild[100], stall[100], gap[100];
+	double load[100];
+	static struct rebuild_runs runs;
 	int rc = 1;
 
 	if (parse(argc, argv, &o) < 0 || mkdtemp(dir) == NULL) {
@@ -232,7 +243,7 @@ int bench_control(int argc, char **argv)
 		}
 		load[r] = load_list(sock, list, &added);
 		int ok = load[r] > 0 && added == o.entries &&
-			 rebuild_under_load(sock, pcap, &o, &rebuild[r], &stall[r], &gap[r]) == 0;
+			 rebuild_under_load(sock, pcap, &o, &runs, r) == 0;
 		stop_bloomd(pid);
 		if (!ok) {
 			fprintf(stderr, BENCH_PROG ": control: run %u failed (%llu of %llu entries taken)\n", r,
@@ -240,8 +251,7 @@ int bench_control(int argc, char **argv)
 			goto out;
 		}
 	}
-	report(&o, bench_median(load, o.runs), bench_median(rebuild, o.runs), bench_median(stall, o.runs),
-	       bench_median(gap, o.runs));
+	report(&o, bench_median(load, o.runs), &runs);
 	rc = 0;
 out:
 	unlink(list);
