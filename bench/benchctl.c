@@ -113,7 +113,6 @@ struct rebuild_runs {
 static int rebuild_under_load(const char *sock, const char *pcap, const struct control_options *o,
 			      struct rebuild_runs *runs, unsigned k)
 {
-	double *gap_ms = &runs->gap_ms[k];
 	struct ctlconn conns[64];
 	char line[PATH_MAX + 32];
 	unsigned n = o->replays;
@@ -138,12 +137,12 @@ static int rebuild_under_load(const char *sock, const char *pcap, const struct c
 	runs->stall_ms[k] = json_real_value(json_object_get(r, "max_stall_ms"));
 	runs->hold_ms[k] = json_real_value(json_object_get(r, "longest_hold_ms"));
 	json_decref(r);
-	*gap_ms = 0;
+	runs->gap_ms[k] = 0;
 	for (unsigned i = 0; i < n; i++) {
 		r = ctlconn_reply(&conns[i]);
 		double gap = json_real_value(json_object_get(r, "max_gap_ms"));
-		if (gap > *gap_ms)
-			*gap_ms = gap;
+		if (gap > runs->gap_ms[k])
+			runs->gap_ms[k] = gap;
 		json_decref(r);
 		ctlconn_close(&conns[i]);
 	}

@@ -374,7 +374,7 @@ double filter_fill(const struct filter *f)
 {
 	uint64_t groups = f->nwords / FILTER_BLOCK_WORDS, n = survey_size(groups), ones = 0;
 
-	if (groups <= SURVEY_GROUPS)
+	if (n == groups) /* small enough to count whole (a classic filter's tail words too) */
 		return (double)filter_ones(f) / (double)f->params.bits;
 	for (uint64_t i = 0; i < n; i++)
 		ones += group_ones(surveyed(f, i, n, groups));

@@ -508,30 +508,6 @@ static size_t window_walk(const struct matcher *m, size_t w, match_entry_cb cb, 
 	return n;
 }
 
-/* Each bit of h counted. */
-static void count_bits(uint32_t h, uint64_t counts[32])
-{
-	for (; h; h &= h - 1)
-		counts[__builtin_ctz(h)]++;
-}
-
-void matcher_count_holders(const struct matcher *m, uint32_t with, uint64_t counts[32])
-{
-	if (with == 0 || with == MATCH_HOLDER_STAGING) { /* kept as they change: stats ask at every scrape */
-		memcpy(counts, with ? m->held_staged : m->held, sizeof(m->held));
-		return;
-	}
-	memset(counts, 0, 32 * sizeof(*counts));
-	for (size_t i = 0, n = store_count(m->addr.store); i < n; i++) {
-		uint32_t h = store_holders(m->addr.store, i);
-		if ((h & with) == with)
-			count_bits(h, counts);
-	}
-	for (size_t id = 0; id < m->nsigs; id++) /* a removed one holds nothing */
-		if ((m->sigs[id].holders & with) == with)
-			count_bits(m->sigs[id].holders, counts);
-}
-
 void matcher_walk(const struct matcher *m, enum entry_kind only, struct match_cursor *cur, size_t max,
 		  match_entry_cb cb, void *ctx)
 {

@@ -328,11 +328,11 @@ struct match_cursor {
 };
 
 /*
- * How many entries each holder bit holds (counts[b] for bit b), of those
- * held by every bit of with: kept as holders change for with 0 (all) and
- * MATCH_HOLDER_STAGING, else a pass over the holders (2 ms a million).
+ * How many entries each holder bit holds (counts[b] for bit b), of all of
+ * them or of those staged too (MATCH_HOLDER_STAGING): kept as holders
+ * change, so that stats can ask at every scrape.
  */
-void matcher_count_holders(const struct matcher *m, uint32_t with, uint64_t counts[32]);
+void matcher_count_holders(const struct matcher *m, bool staged, uint64_t counts[32]);
 /*
  * An entry's digest, XXH3-64 of its key seeded with its kind + 1; and the
  * sum of those of every entry holder bit holds (kept as holders change), so

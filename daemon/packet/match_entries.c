@@ -30,6 +30,11 @@ uint64_t matcher_holder_digest(const struct matcher *m, unsigned bit)
 	return m->held_digest[bit];
 }
 
+void matcher_count_holders(const struct matcher *m, bool staged, uint64_t counts[32])
+{
+	memcpy(counts, staged ? m->held_staged : m->held, sizeof(m->held));
+}
+
 /* Each holder bit's count and digest, in or out (sign) of an entry of that digest. */
 static void account(struct matcher *m, uint32_t holders, uint64_t digest, int sign)
 {
@@ -117,7 +122,7 @@ static void drop_sig(struct matcher *m, uint32_t id)
 {
 	holders_changed(m, ENTRY_SIG, m->sig_arena.bytes + m->sigs[id].offset, m->sigs[id].len, m->sigs[id].holders, 0);
 	arena_drop(&m->sig_arena, m->sigs[id].len);
-	m->sigs[id].holders = 0; /* counted as holding nothing (matcher_foreach) */
+	m->sigs[id].holders = 0; /* a dropped id holds nothing */
 	m->sigs[id].next = m->free_sigs;
 	m->free_sigs = id;
 }

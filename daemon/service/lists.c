@@ -353,8 +353,8 @@ static void guard(const struct list_config *lc, const struct matcher *m, int i, 
 	if (lc->max_removed >= 1)
 		return;
 	uint64_t held[32], kept[32];
-	matcher_count_holders(m, 0, held);
-	matcher_count_holders(m, LISTS_STAGING, kept);
+	matcher_count_holders(m, false, held);
+	matcher_count_holders(m, true, kept);
 	uint64_t removed = held[i] - kept[i];
 	if ((double)removed > lc->max_removed * (double)held[i])
 		error_set(r->error, sizeof(r->error), "it would remove %llu of the list's %llu entries, more than max_removed (%g)",
@@ -532,6 +532,6 @@ void lists_count(const struct lists *ls, const struct matcher *m, uint64_t count
 	uint64_t all[32];
 
 	(void)ls;
-	matcher_count_holders(m, 0, all);
+	matcher_count_holders(m, false, all);
 	memcpy(counts, all, LISTS_SLOTS * sizeof(*counts));
 }

@@ -188,8 +188,8 @@ static void assert_counts_kept(const struct matcher *m)
 	struct holder_counts kept, walked;
 
 	memset(&walked, 0, sizeof(walked));
-	matcher_count_holders(m, 0, kept.held);
-	matcher_count_holders(m, MATCH_HOLDER_STAGING, kept.staged);
+	matcher_count_holders(m, false, kept.held);
+	matcher_count_holders(m, true, kept.staged);
 	for (unsigned b = 0; b < 32; b++)
 		kept.digest[b] = matcher_holder_digest(m, b);
 	matcher_foreach(m, 0, count_holders, &walked);
