@@ -3,7 +3,9 @@
 # of N IPv4 addresses (BENCH_REPLACE_SIZE, 1000000) and takes a new version of it, half of
 # its addresses new (`bloomctl replace LIST` after its file is rewritten), while
 # loopprobe.py asks `version` every 2 ms: the replace's wall time and the longest and 99th
-# percentile wait of control meanwhile (the loop's longest stall). `ipset restore` of the
+# percentile wait of control meanwhile (the loop's longest stall); then the same addresses
+# added as local entries and `bloomctl save`'s wall time and control's waits (a child writes
+# the snapshot). `ipset restore` of the
 # same new version into a new hash:ip set and its swap, in the same run and network
 # namespace, for scale. Medians of BENCH_REPLACE_RUNS (3). As root. BENCH_REPLACE_MODE=xdp:
 # the same with bloomd in mode = xdp on one end of a veth pair (the program in generic mode), so
@@ -69,6 +71,24 @@ echo "replace of a $size-address list, half of it new, with a state directory, m
 printf '  bloomctl replace          %6d ms wall; control waited at most %s ms (p99 %s ms)\n' \
 	"$(median < "$tmp/wall")" "$(median < "$tmp/max")" "$(median < "$tmp/p99")"
 [ "$mode" = passive ] || exit 0 # the kernel set's figure is the same in every mode: given once
+# The same addresses as local entries, in the snapshot: bloomctl save while control waits.
+sed 's/^/addr /' "$tmp/v1" | "$build/bloomctl" -s "$tmp/b.sock" load - >/dev/null
+: > "$tmp/wall"; : > "$tmp/max"; : > "$tmp/p99"
+for r in $(seq "$runs"); do
+	python3 "$here/loopprobe.py" "$tmp/b.sock" "$tmp/waits" &
+	probe=$!
+	sleep 0.2
+	t0=$(now)
+	C save > "$tmp/reply"
+	echo $((($(now) - t0) / 1000000)) >> "$tmp/wall"
+	sleep 0.1
+	kill "$probe"; wait "$probe" 2>/dev/null || true; probe=
+	jq -e '.ok' "$tmp/reply" >/dev/null || { echo "bench-replace: the save failed: $(cat "$tmp/reply")" >&2; exit 1; }
+	percentile 1 < "$tmp/waits" >> "$tmp/max"
+	percentile 0.99 < "$tmp/waits" >> "$tmp/p99"
+done
+printf '  bloomctl save (%d local)  %6d ms wall; control waited at most %s ms (p99 %s ms)\n' \
+	"$size" "$(median < "$tmp/wall")" "$(median < "$tmp/max")" "$(median < "$tmp/p99")"
 addresses 0 "$size" | { echo "create b4 hash:ip maxelem $((size * 2))"; sed 's/^/add b4 /'; } | in_ns ipset restore
 addresses $((size / 2)) "$size" | { echo "create b4new hash:ip maxelem $((size * 2))"; sed 's/^/add b4new /'; } > "$tmp/ipset.restore"
 : > "$tmp/iwall"

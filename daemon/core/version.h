@@ -2,6 +2,6 @@
 #ifndef BLOOMD_VERSION_H
 #define BLOOMD_VERSION_H
 
-#define BLOOMD_VERSION "0.17.0"
+#define BLOOMD_VERSION "0.18.0"
 
 #endif

@@ -14,70 +14,114 @@
 #include "persist_io.h"
 
 #define JOURNAL_FILE "journal"
-#define JOURNAL_TMP "journal.tmp"
+#define JOURNAL_TMP "journal.tmp"  /* the journal of the snapshot being written */
+#define JOURNAL_NEW "journal.new"  /* a fresh journal, before it is renamed into place */
 
 struct journal {
 	const struct statedir *d;
 	char path[4200];            /* for messages */
-	int fd;
+	int fd;                     /* where records go: the journal, or journal.tmp once diverted */
 	struct buf queue;
-	uint64_t records, bytes;
+	uint64_t records, bytes;    /* of the file fd writes */
 	bool unsynced;
 	bool broken;               /* an fsync failed: what the file holds is unknown until a snapshot */
-	int next_fd;               /* a prepared journal.tmp, or -1 */
+	int next_fd;               /* a prepared journal.tmp, not yet taking records, or -1 */
+	int old_fd;                /* diverted: the journal the snapshot being written replaces, or -1 */
+	bool broke_diverted;       /* journal.tmp broke: the snapshot being written does not mend it */
 };
 
-int journal_prepare(struct journal *j, uint64_t gen, char *err, size_t errlen)
+/* rel created anew with a header for gen, fsync'd: its descriptor (appending), or -1 with a message. */
+static int header_file(struct journal *j, const char *rel, uint64_t gen, char *err, size_t errlen)
 {
-	char tmp[4200];
+	char path[4200];
 	uint8_t h[JOURNAL_HEADER];
 
-	statedir_name(j->d, JOURNAL_TMP, tmp, sizeof(tmp));
 	memcpy(h, JOURNAL_MAGIC, MAGIC_LEN);
 	persist_put_le(h + MAGIC_LEN, JOURNAL_VERSION, 4);
 	persist_put_le(h + MAGIC_LEN + 4, gen, 8);
 	persist_put_le(h + MAGIC_LEN + 12, XXH3_64bits(h, MAGIC_LEN + 12), 8);
-	if (j->next_fd >= 0)
-		close(j->next_fd);
 	/* O_APPEND now: the same descriptor appends to the journal once it is renamed into place. */
-	j->next_fd = statedir_create(j->d, JOURNAL_TMP, O_APPEND);
-	if (j->next_fd < 0 || persist_write_all(j->next_fd, h, sizeof(h)) < 0 || fsync(j->next_fd) < 0) {
-		error_set(err, errlen, "%s: %s", tmp, statedir_strerror(errno));
-		if (j->next_fd >= 0) {
-			close(j->next_fd);
-			statedir_unlink(j->d, JOURNAL_TMP);
+	int fd = statedir_create(j->d, rel, O_APPEND);
+	if (fd < 0 || persist_write_all(fd, h, sizeof(h)) < 0 || fsync(fd) < 0) {
+		statedir_name(j->d, rel, path, sizeof(path));
+		error_set(err, errlen, "%s: %s", path, statedir_strerror(errno));
+		if (fd >= 0) {
+			close(fd);
+			statedir_unlink(j->d, rel);
 		}
-		j->next_fd = -1;
 		return -1;
 	}
+	return fd;
+}
+
+int journal_prepare(struct journal *j, uint64_t gen, char *err, size_t errlen)
+{
+	if (j->old_fd >= 0) {
+		error_set(err, errlen, "%s: a snapshot is being written: its journal takes the changes", j->path);
+		return -1;
+	}
+	if (j->next_fd >= 0)
+		close(j->next_fd);
+	j->next_fd = header_file(j, JOURNAL_TMP, gen, err, errlen);
+	return j->next_fd < 0 ? -1 : 0;
+}
+
+int journal_divert(struct journal *j, char *err, size_t errlen)
+{
+	if (j->next_fd < 0) {
+		error_set(err, errlen, "%s: no journal prepared", j->path);
+		return -1;
+	}
+	/* What is still queued is in the snapshot too; after it, replaying it again changes nothing. */
+	j->old_fd = j->fd;
+	j->fd = j->next_fd;
+	j->next_fd = -1;
+	j->records = 0;
+	j->bytes = JOURNAL_HEADER;
+	j->unsynced = false;
+	j->broke_diverted = false;
 	return 0;
+}
+
+bool journal_diverted(const struct journal *j)
+{
+	return j->old_fd >= 0;
 }
 
 int journal_switch(struct journal *j, char *err, size_t errlen)
 {
-	if (j->next_fd < 0 || statedir_rename(j->d, JOURNAL_TMP, JOURNAL_FILE) < 0 ||
+	if (j->old_fd < 0 || statedir_rename(j->d, JOURNAL_TMP, JOURNAL_FILE) < 0 ||
 	    statedir_sync(j->d, JOURNAL_FILE) < 0) {
-		error_set(err, errlen, "%s: %s", j->path, j->next_fd < 0 ? "no journal prepared" : statedir_strerror(errno));
+		error_set(err, errlen, "%s: %s", j->path, j->old_fd < 0 ? "no snapshot was being written" : statedir_strerror(errno));
 		return -1;
 	}
-	if (j->fd >= 0)
-		close(j->fd);
-	j->fd = j->next_fd;
-	j->next_fd = -1;
-	j->queue.len = 0; /* what was queued is in the snapshot just committed */
-	j->records = 0;
-	j->bytes = JOURNAL_HEADER;
-	j->unsynced = false;
-	j->broken = false;
+	close(j->old_fd);
+	j->old_fd = -1;
+	/* The snapshot holds all the broken journal held; a break of journal.tmp since, it does not. */
+	j->broken = j->broke_diverted;
+	j->broke_diverted = false;
 	return 0;
 }
 
-/* A fresh journal for gen, renamed over the old one. */
+/* A fresh journal for gen, renamed over the old one (journal.tmp, maybe still wanted, is left alone). */
 static int journal_create(struct journal *j, uint64_t gen, char *err, size_t errlen)
 {
-	if (journal_prepare(j, gen, err, errlen) < 0)
+	j->fd = header_file(j, JOURNAL_NEW, gen, err, errlen);
+	if (j->fd < 0)
 		return -1;
-	return journal_switch(j, err, errlen);
+	if (statedir_rename(j->d, JOURNAL_NEW, JOURNAL_FILE) < 0 || statedir_sync(j->d, JOURNAL_FILE) < 0) {
+		error_set(err, errlen, "%s: %s", j->path, statedir_strerror(errno));
+		return -1;
+	}
+	j->bytes = JOURNAL_HEADER;
+	return 0;
+}
+
+static void mark_broken(struct journal *j)
+{
+	j->broken = true;
+	if (j->old_fd >= 0)
+		j->broke_diverted = true;
 }
 
 /* Whether a whole record with a good checksum starts at p (left bytes on). */
@@ -107,7 +151,7 @@ static bool torn_tail(const struct buf *b, size_t at, size_t *whole_at)
 
 /* Replay the records of b; *valid: where the good records end. */
 static int journal_replay(const struct buf *b, size_t *valid, journal_record_cb cb, void *ctx,
-			  struct journal *j, char *err, size_t errlen)
+			  struct journal *j, const char *path, char *err, size_t errlen)
 {
 	static struct entry e;
 	size_t at = JOURNAL_HEADER;
@@ -119,7 +163,7 @@ static int journal_replay(const struct buf *b, size_t *valid, journal_record_cb 
 			break; /* torn length */
 		size_t body = (size_t)persist_get_le(p, 4);
 		if (body < RECORD_FIXED || body > RECORD_MAX_BODY) {
-			error_set(err, errlen, "%s: corrupt record at offset %zu (length %zu)", j->path, at, body);
+			error_set(err, errlen, "%s: corrupt record at offset %zu (length %zu)", path, at, body);
 			return -1;
 		}
 		size_t whole_at;
@@ -127,13 +171,13 @@ static int journal_replay(const struct buf *b, size_t *valid, journal_record_cb 
 			if (torn_tail(b, at, &whole_at))
 				break; /* torn body */
 			error_set(err, errlen, "%s: the record at offset %zu claims %zu bytes, past the end of the file, but a whole record follows at offset %zu: a damaged length, not a torn last record",
-				  j->path, at, body, whole_at);
+				  path, at, body, whole_at);
 			return -1;
 		}
 		if (XXH3_64bits(p, 4 + body) != persist_get_le(p + 4 + body, 8)) {
 			if (left == 4 + body + 8)
 				break; /* the last record, half written */
-			error_set(err, errlen, "%s: checksum mismatch in the record at offset %zu", j->path, at);
+			error_set(err, errlen, "%s: checksum mismatch in the record at offset %zu", path, at);
 			return -1;
 		}
 		const uint8_t *r = p + 4;
@@ -141,7 +185,7 @@ static int journal_replay(const struct buf *b, size_t *valid, journal_record_cb 
 		e.len = (uint16_t)persist_get_le(r + 2, 2);
 		if ((r[0] != PERSIST_ADD && r[0] != PERSIST_DEL) || body != (size_t)RECORD_FIXED + e.len ||
 		    !persist_entry_valid(r[1], r + RECORD_FIXED, e.len)) {
-			error_set(err, errlen, "%s: invalid record at offset %zu", j->path, at);
+			error_set(err, errlen, "%s: invalid record at offset %zu", path, at);
 			return -1;
 		}
 		memcpy(e.key, r + RECORD_FIXED, e.len);
@@ -177,12 +221,67 @@ static int journal_header(const struct buf *b, uint64_t gen, const char *path, c
 	return jgen < gen;
 }
 
+/* Replay rel's records, read into b, and open it to append after the last whole one: its descriptor, or -1. */
+static int replay_file(struct journal *j, const char *rel, const struct buf *b, journal_record_cb cb, void *ctx,
+		       struct journal_recovery *how, char *err, size_t errlen)
+{
+	char path[4200];
+	size_t valid = 0;
+
+	statedir_name(j->d, rel, path, sizeof(path));
+	j->records = 0;
+	if (journal_replay(b, &valid, cb, ctx, j, path, err, errlen) < 0)
+		return -1;
+	int fd = statedir_open_file(j->d, rel, O_WRONLY | O_APPEND);
+	if (fd < 0 || (valid < b->len && (ftruncate(fd, (off_t)valid) < 0 || fsync(fd) < 0))) {
+		how->read_only = errno == EROFS;
+		error_set(err, errlen, "%s: %s", path, statedir_strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	if (valid < b->len) {
+		how->torn_bytes = b->len - valid;
+		how->torn_file = rel;
+	}
+	j->bytes = valid;
+	return fd;
+}
+
+/* journal.tmp's generation, if its header is whole (else it was cut short while prepared, before any record). */
+static bool tmp_generation(const struct buf *t, uint64_t *gen)
+{
+	if (t->p == NULL || t->len < JOURNAL_HEADER || memcmp(t->p, JOURNAL_MAGIC, MAGIC_LEN) != 0 ||
+	    XXH3_64bits(t->p, MAGIC_LEN + 12) != persist_get_le(t->p + MAGIC_LEN + 12, 8) ||
+	    persist_get_le(t->p + MAGIC_LEN, 4) != JOURNAL_VERSION)
+		return false;
+	*gen = persist_get_le(t->p + MAGIC_LEN + 4, 8);
+	return true;
+}
+
+/*
+ * rel whole into b (b->p NULL if there is none): 0, or -1 with a message.
+ * link_is_none: a link there is taken for none (bloomd never makes one:
+ * a prepare replaces it, as it does a stale file).
+ */
+static int read_if_there(const struct statedir *d, const char *rel, struct buf *b, bool link_is_none, char *err,
+			 size_t errlen)
+{
+	char path[4200];
+
+	if (persist_read_file(d, rel, b) == 0 || errno == ENOENT || (link_is_none && errno == ELOOP))
+		return 0;
+	statedir_name(d, rel, path, sizeof(path));
+	error_set(err, errlen, "%s: %s", path, statedir_strerror(errno));
+	return -1;
+}
+
 struct journal *journal_open(const struct statedir *d, uint64_t gen, journal_record_cb cb, void *ctx,
 			     struct journal_recovery *how, char *err, size_t errlen)
 {
 	struct journal *j = calloc(1, sizeof(*j));
-	struct buf b = { 0 };
-	size_t valid = 0;
+	struct buf b = { 0 }, t = { 0 };
+	uint64_t tmp_gen = 0;
 	int stale = 1;
 
 	*how = (struct journal_recovery){ 0 };
@@ -190,39 +289,48 @@ struct journal *journal_open(const struct statedir *d, uint64_t gen, journal_rec
 		error_set(err, errlen, "out of memory for the journal");
 		return NULL;
 	}
-	j->fd = j->next_fd = -1;
+	j->fd = j->next_fd = j->old_fd = -1;
 	j->d = d;
 	statedir_name(d, JOURNAL_FILE, j->path, sizeof(j->path));
-	if (persist_read_file(d, JOURNAL_FILE, &b) < 0) {
-		if (errno != ENOENT) {
-			error_set(err, errlen, "%s: %s", j->path, statedir_strerror(errno));
-			goto fail;
-		}
-		how->missing = gen > 0;
-	}
+	if (read_if_there(d, JOURNAL_FILE, &b, false, err, errlen) < 0 ||
+	    read_if_there(d, JOURNAL_TMP, &t, true, err, errlen) < 0)
+		goto fail;
+	how->missing = b.p == NULL && gen > 0;
 	if (b.p && (stale = journal_header(&b, gen, j->path, err, errlen)) < 0)
 		goto fail;
-	if (stale) {
-		if (journal_create(j, gen, err, errlen) < 0) {
-			how->read_only = errno == EROFS;
-			goto fail;
-		}
-	} else {
-		if (journal_replay(&b, &valid, cb, ctx, j, err, errlen) < 0)
-			goto fail;
-		j->fd = statedir_open_file(d, JOURNAL_FILE, O_WRONLY | O_APPEND);
-		if (j->fd < 0 || (valid < b.len && (ftruncate(j->fd, (off_t)valid) < 0 || fsync(j->fd) < 0))) {
+	bool tmp_whole = tmp_generation(&t, &tmp_gen);
+	if (!stale) {
+		j->fd = replay_file(j, JOURNAL_FILE, &b, cb, ctx, how, err, errlen);
+	} else if (tmp_whole && tmp_gen == gen) {
+		/* A crash after a snapshot went in, before its journal did: journal.tmp is the journal. */
+		if (statedir_rename(d, JOURNAL_TMP, JOURNAL_FILE) < 0 || statedir_sync(d, JOURNAL_FILE) < 0) {
 			how->read_only = errno == EROFS;
 			error_set(err, errlen, "%s: %s", j->path, statedir_strerror(errno));
 			goto fail;
 		}
-		how->torn_bytes = b.len - valid;
-		j->bytes = valid;
+		how->missing = false;
+		tmp_whole = false;
+		j->fd = replay_file(j, JOURNAL_FILE, &t, cb, ctx, how, err, errlen);
+	} else if (journal_create(j, gen, err, errlen) < 0) {
+		how->read_only = errno == EROFS;
+		goto fail;
+	}
+	if (j->fd < 0)
+		goto fail;
+	if (tmp_whole && tmp_gen == gen + 1) {
+		/* A crash while a snapshot was written: the changes made since it began follow the journal's. */
+		j->old_fd = j->fd;
+		j->fd = replay_file(j, JOURNAL_TMP, &t, cb, ctx, how, err, errlen);
+		if (j->fd < 0)
+			goto fail;
+		how->unfinished_save = true;
 	}
 	free(b.p);
+	free(t.p);
 	return j;
 fail:
 	free(b.p);
+	free(t.p);
 	journal_close(j);
 	return NULL;
 }
@@ -235,6 +343,8 @@ void journal_close(struct journal *j)
 		close(j->fd);
 	if (j->next_fd >= 0)
 		close(j->next_fd);
+	if (j->old_fd >= 0)
+		close(j->old_fd);
 	free(j->queue.p);
 	free(j);
 }
@@ -274,7 +384,7 @@ int journal_flush(struct journal *j, bool sync, char *err, size_t errlen)
 			 * in the middle. The queue stays, to be written then.
 			 */
 			if (ftruncate(j->fd, (off_t)j->bytes) < 0)
-				j->broken = true;
+				mark_broken(j);
 			error_set(err, errlen, "%s: %s", j->path, strerror(write_errno));
 			return -1;
 		}
@@ -285,7 +395,7 @@ int journal_flush(struct journal *j, bool sync, char *err, size_t errlen)
 	if (sync && j->unsynced) {
 		/* After a failed fsync the kernel may have dropped the pages and report the next one clean. */
 		if (fdatasync(j->fd) < 0) {
-			j->broken = true;
+			mark_broken(j);
 			error_set(err, errlen, "%s: fsync: %s", j->path, statedir_strerror(errno));
 			return -1;
 		}

@@ -25,10 +25,19 @@
  *   journal    "BLOOMDJN", format version, the generation of the snapshot it
  *              follows, a checksum; then one record per add or delete:
  *              length, body, XXH3-64 of both.
+ *   journal.tmp the journal of the snapshot being written (generation + 1):
+ *              from the moment that snapshot's contents are fixed, changes
+ *              go here, and it is renamed over the journal once the
+ *              snapshot is in.
  *
  * At start the snapshot is read and the journal replayed over it. A journal
  * older than the snapshot is left over from a crash during a save: its
- * changes are in the snapshot already, so it is ignored. A torn last record
+ * changes are in the snapshot already, so it is ignored, and journal.tmp of
+ * the snapshot's generation is the journal. A journal.tmp one generation
+ * past the snapshot is left over from a crash while it was written: it is
+ * replayed after the journal. A record replayed over a snapshot that
+ * holds it already leaves the state as the record says, so the order is
+ * all that matters. A torn last record
  * (a crash during an append) is dropped and cut off. Anything else that does
  * not check out (magic, version, checksum, a record in the middle) is an
  * error naming the file and offset, and the file is left as it is.
@@ -107,6 +116,8 @@ typedef int (*journal_record_cb)(void *ctx, enum persist_op op, const struct ent
 struct journal_recovery {
 	bool missing;          /* no journal although gen > 0: the changes since the snapshot, if any, are gone */
 	size_t torn_bytes;     /* the bytes of a torn last record (a crash while writing it), cut off */
+	const char *torn_file; /* the file they were cut from: "journal" or "journal.tmp" */
+	bool unfinished_save;  /* journal.tmp was replayed too: a snapshot must be written (it is diverted) */
 	bool read_only;        /* refused because the file system is read-only (EROFS): the journal is as it was */
 };
 
@@ -130,15 +141,22 @@ int journal_append(struct journal *j, enum persist_op op, const struct entry *e,
 int journal_flush(struct journal *j, bool sync, char *err, size_t errlen);
 
 /*
- * Restarting the journal around a snapshot of generation gen, in two steps so
- * that nothing can fail between the two renames that matters:
- *   prepare  (before the snapshot) writes and fsyncs journal.tmp for gen;
- *   switch   (once the snapshot is committed) renames it over the journal,
- *            fsyncs the directory, and appends there from then on; what
- *            was queued is dropped (the snapshot holds it).
+ * Restarting the journal around a snapshot of generation gen, in steps so
+ * that a crash between any two leaves a state the next start reads whole:
+ *   prepare  writes and fsyncs journal.tmp for gen;
+ *   divert   (when the snapshot's contents are fixed) appends there from
+ *            then on, the queue included: the old journal stays until
+ *            the switch, and while it does, the snapshot may fail and be
+ *            written again;
+ *   switch   (once the snapshot is committed) renames journal.tmp over the
+ *            journal and fsyncs the directory. A journal broken before the
+ *            divert is mended; one broken since, not.
  */
 int journal_prepare(struct journal *j, uint64_t gen, char *err, size_t errlen);
+int journal_divert(struct journal *j, char *err, size_t errlen);
 int journal_switch(struct journal *j, char *err, size_t errlen);
+/* Between divert and switch (or since a start that found an unfinished save). */
+bool journal_diverted(const struct journal *j);
 
 /* Records and bytes in the journal file (written or queued), and whether any is not yet fsync'd. */
 uint64_t journal_records(const struct journal *j);

@@ -186,10 +186,12 @@ static int cmd_save(struct command *c)
 
 	if (c->args[0])
 		return command_fail(c, "save: unexpected '%.40s'", c->args);
-	if (service_save(c->s, err, sizeof(err)) < 0)
+	uint64_t waiter = control_hold(c->cl);
+	if (service_save(c->s, waiter, err, sizeof(err)) < 0) {
+		control_release(c->cl);
 		return command_fail(c, "save: %s", err);
-	json_object_set_new(c->reply, "generation", json_integer((json_int_t)service_generation(c->s)));
-	return 0;
+	}
+	return command_reply_later(c);
 }
 
 /*

@@ -73,8 +73,14 @@ int service_add(struct service *s, const struct entry *e, uint64_t expiry, enum 
 int service_del(struct service *s, const struct entry *e, enum service_origin from, uint32_t *still_held, char *err,
 		size_t errlen);
 
-/* Write a snapshot and restart the journal. */
-int service_save(struct service *s, char *err, size_t errlen);
+/*
+ * Write a snapshot and restart the journal, in the background (a child
+ * writes it while the loop goes on): 0 started, and waiter (a
+ * control_hold id, or 0) is told once the snapshot is in, or why not; -1
+ * with a message if it could not start. One asked for while another is
+ * written follows it, so that it holds every change made before it.
+ */
+int service_save(struct service *s, uint64_t waiter, char *err, size_t errlen);
 
 /*
  * A root start with [service] user: the state directory and all in it

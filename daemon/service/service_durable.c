@@ -94,8 +94,8 @@ json_t *service_store_json(const struct service *s)
 				  config_fsync_name(s->cfg->fsync), "writable", service_store_error(s)[0] == '\0', "error",
 				  service_store_error(s)[0] ? service_store_error(s) : NULL);
 	json_object_set_new(store, "last_snapshot",
-			    json_pack("{s:o,s:b}", "time", d->last_save ? json_integer((json_int_t)d->last_save) : json_null(),
-				      "ok", d->last_save_ok));
+			    json_pack("{s:o,s:b,s:b}", "time", d->last_save ? json_integer((json_int_t)d->last_save) : json_null(),
+				      "ok", d->last_save_ok, "writing", d->saver != NULL));
 	return store;
 }
 

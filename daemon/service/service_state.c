@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "error.h"
+#include "forkjob.h"
 #include "log.h"
 #include "packet.h"
 #include "service_internal.h"
@@ -134,8 +135,11 @@ static int load_state(struct service *s, struct loading *ld)
 		return -1;
 	}
 	if (how.torn_bytes)
-		log_warning("%s/journal: its last record was torn (a crash while writing it): its %zu bytes are dropped",
-			    dir, how.torn_bytes);
+		log_warning("%s/%s: its last record was torn (a crash while writing it): its %zu bytes are dropped",
+			    dir, how.torn_file, how.torn_bytes);
+	if (how.unfinished_save)
+		log_warning("%s/journal.tmp: bloomd stopped while a snapshot was written: the changes made meanwhile are replayed after the journal's, and the snapshot is written again",
+			    dir);
 	if (how.missing)
 		log_warning("%s/journal is missing beside snapshot generation %llu: any change made since that snapshot is lost; starting from the snapshot",
 			    dir, (unsigned long long)s->durable.generation);
@@ -189,7 +193,16 @@ int service_load(struct service *s, struct config *cfg, bool use_store, bool che
 	return 0;
 }
 
-/* ---- durable state ---- */
+/* ---- snapshots ---- */
+
+/*
+ * A snapshot is written by a child (forkjob.h) from the daemon's memory as
+ * it was at the fork, while the loop goes on: the changes made meanwhile go
+ * to the journal of the snapshot being written (journal_divert), so the
+ * snapshot and that journal hold everything together, crash or not.
+ */
+
+#define SAVE_RETRY_SECONDS 10
 
 struct saving {
 	struct snapshot_writer *w;
@@ -206,25 +219,19 @@ static int save_entry(void *ctx, const struct entry *e, unsigned group, unsigned
 	return snapshot_put(sv->w, e, group, window, ttl_get(sv->ttl, e));
 }
 
-static int save_state(struct service *s, char *err, size_t errlen)
+/* The snapshot of generation gen, written and committed. */
+static int save_write(struct service *s, uint64_t gen, char *err, size_t errlen)
 {
-	struct persist_header h = { .generation = s->durable.generation + 1, .window = s->cfg->window };
+	struct persist_header h = { .generation = gen, .window = s->cfg->window };
 	struct hash_key keys[2];
 	struct saving sv = { .ttl = s->durable.ttl };
 
-	if (s->durable.journal == NULL) {
-		error_set(err, errlen, "no state is kept: set [store] dir");
-		return -1;
-	}
 	matcher_keys(s->matcher, keys);
 	h.algo = keys[0].algo;
 	for (int i = 0; i < 2; i++) {
 		h.filter[i].present = matcher_params(s->matcher, i, &h.filter[i].params);
 		h.filter[i].key = keys[i];
 	}
-	/* The next journal first: once the snapshot is in, only a rename is left to do. */
-	if (journal_prepare(s->durable.journal, h.generation, err, errlen) < 0)
-		return -1;
 	sv.w = snapshot_begin(&s->durable.dir, &h, err, errlen);
 	if (sv.w == NULL)
 		return -1;
@@ -233,22 +240,148 @@ static int save_state(struct service *s, char *err, size_t errlen)
 		snapshot_abort(sv.w);
 		return -1;
 	}
-	if (snapshot_commit(sv.w, err, errlen) < 0)
+	return snapshot_commit(sv.w, err, errlen);
+}
+
+/* From here the next snapshot's journal takes the changes (still, if an earlier try left it so). */
+static int save_divert(struct service *s, char *err, size_t errlen)
+{
+	struct journal *j = s->durable.journal;
+
+	if (j == NULL) {
+		error_set(err, errlen, "no state is kept: set [store] dir");
 		return -1;
-	s->durable.generation++;
-	/* The new snapshot holds everything: a crash from here on leaves an older journal, ignored. */
-	/*
-	 * If the new journal cannot take over, changes appended to the old one
-	 * would be ignored after a restart: refuse them until a save succeeds.
-	 */
-	s->durable.journal_stale = journal_switch(s->durable.journal, err, errlen) < 0;
+	}
 	if (s->durable.journal_stale) {
+		error_set(err, errlen, "%s", service_store_error(s));
+		return -1;
+	}
+	if (journal_diverted(j))
+		return 0;
+	/* What the old journal holds reaches the disk as the fsync policy says, as if it stayed. */
+	service_sync(s, true);
+	if (journal_prepare(j, s->durable.generation + 1, err, errlen) < 0)
+		return -1;
+	return journal_divert(j, err, errlen);
+}
+
+/* The next generation's snapshot is in: its journal takes over (that alone, when an earlier switch failed). */
+static int save_done(struct service *s, char *err, size_t errlen)
+{
+	struct service_durable *d = &s->durable;
+
+	if (!d->journal_stale)
+		d->generation++;
+	/* Refused until the switch is made: a start reads the new snapshot with the old journal ignored. */
+	d->journal_stale = journal_switch(d->journal, err, errlen) < 0;
+	if (d->journal_stale) {
 		log_error("%s: refusing changes until a snapshot and a new journal can be written", err);
 		return -1;
 	}
-	if (s->durable.store_error[0] && s->durable.lists_unkept == 0) {
+	if (d->store_error[0] && d->lists_unkept == 0 && !journal_broken(d->journal)) {
 		log_info("a snapshot and a new journal are written: changes are accepted again");
-		s->durable.store_error[0] = '\0';
+		d->store_error[0] = '\0';
+	}
+	return 0;
+}
+
+/* In one go, on the loop (at stop). */
+static int save_now(struct service *s, char *err, size_t errlen)
+{
+	struct service_durable *d = &s->durable;
+	int rc;
+
+	if (d->journal_stale)
+		rc = save_done(s, err, errlen);
+	else
+		rc = save_divert(s, err, errlen) < 0 || save_write(s, d->generation + 1, err, errlen) < 0 ? -1 :
+		     save_done(s, err, errlen);
+	d->last_save = time(NULL);
+	d->last_save_ok = rc == 0;
+	return rc;
+}
+
+static int waiters_add(struct service_waiters *w, uint64_t id)
+{
+	if (id == 0)
+		return 0;
+	uint64_t *ids = realloc(w->ids, (w->n + 1) * sizeof(*ids));
+	if (ids == NULL)
+		return -1;
+	w->ids = ids;
+	w->ids[w->n++] = id;
+	return 0;
+}
+
+/* Each waiter of w told the same (reply is not taken). */
+static void waiters_tell(struct service *s, struct service_waiters *w, json_t *reply)
+{
+	for (size_t i = 0; i < w->n; i++)
+		service_reply_to(s, w->ids[i], json_deep_copy(reply));
+	free(w->ids);
+	*w = (struct service_waiters){ 0 };
+}
+
+static json_t *save_reply(struct service *s, int rc, const char *err)
+{
+	if (rc < 0)
+		return json_pack("{s:b,s:s+}", "ok", false, "error", "save: ", err);
+	return json_pack("{s:b,s:I}", "ok", true, "generation", (json_int_t)s->durable.generation);
+}
+
+static int save_job(void *ctx, char *err, size_t errlen)
+{
+	struct service *s = ctx;
+
+	return save_write(s, s->durable.generation + 1, err, errlen);
+}
+
+static int save_start(struct service *s, char *err, size_t errlen);
+
+static void save_ended(void *ctx, const char *error)
+{
+	struct service *s = ctx;
+	struct service_durable *d = &s->durable;
+	char err[512];
+	int rc;
+
+	d->saver = NULL;
+	if (error) {
+		snprintf(err, sizeof(err), "%s", error);
+		rc = -1;
+	} else {
+		rc = save_done(s, err, sizeof(err));
+	}
+	d->last_save = time(NULL);
+	d->last_save_ok = rc == 0;
+	if (rc < 0 && !d->journal_stale) {
+		log_error("snapshot: %s (tried again in %d s)", err, SAVE_RETRY_SECONDS);
+		d->next_snapshot_try = time(NULL) + SAVE_RETRY_SECONDS;
+	}
+	json_t *reply = save_reply(s, rc, err);
+	waiters_tell(s, &d->save_waiting, reply);
+	json_decref(reply);
+	if (d->save_again.n == 0)
+		return;
+	/* Asked for while that one was written: their changes may not be in it. */
+	d->save_waiting = d->save_again;
+	d->save_again = (struct service_waiters){ 0 };
+	if (save_start(s, err, sizeof(err)) < 0) {
+		reply = save_reply(s, -1, err);
+		waiters_tell(s, &d->save_waiting, reply);
+		json_decref(reply);
+	}
+}
+
+static int save_start(struct service *s, char *err, size_t errlen)
+{
+	struct service_durable *d = &s->durable;
+
+	if (save_divert(s, err, errlen) < 0 ||
+	    (d->saver = forkjob_start(s->base, save_job, save_ended, s, err, errlen)) == NULL) {
+		d->last_save = time(NULL);
+		d->last_save_ok = false;
+		return -1;
 	}
 	return 0;
 }
@@ -258,15 +391,20 @@ int service_give_state(struct service *s, uid_t uid, gid_t gid, char *err, size_
 	return statedir_give(&s->durable.dir, uid, gid, err, errlen);
 }
 
-int service_save(struct service *s, char *err, size_t errlen)
+int service_save(struct service *s, uint64_t waiter, char *err, size_t errlen)
 {
-	int rc = save_state(s, err, errlen);
+	struct service_durable *d = &s->durable;
 
-	if (s->durable.journal) {
-		s->durable.last_save = time(NULL);
-		s->durable.last_save_ok = rc == 0;
+	bool running = d->saver != NULL;
+
+	if (!running && save_start(s, err, errlen) < 0)
+		return -1;
+	/* The one being written may have begun before a change this waiter wants in: it waits for the next. */
+	if (waiters_add(running ? &d->save_again : &d->save_waiting, waiter) < 0) {
+		error_set(err, errlen, "out of memory");
+		return -1;
 	}
-	return rc;
+	return 0;
 }
 
 int service_sync(struct service *s, bool sync_now)
@@ -290,39 +428,47 @@ int service_sync(struct service *s, bool sync_now)
 	return 0;
 }
 
-#define SAVE_RETRY_SECONDS 10
-
 void service_durable_housekeeping(struct service *s)
 {
 	struct service_durable *d = &s->durable;
 	char err[512];
 
-	if (d->journal && (journal_bytes(d->journal) > s->cfg->journal_max || d->journal_stale) &&
-	    !journal_broken(d->journal) && service_save(s, err, sizeof(err)) < 0)
-		log_error("snapshot: %s", err);
 	if (d->lists_unkept && time(NULL) >= d->next_save_try) {
 		service_lists_keep_again(s);
 		d->next_save_try = time(NULL) + SAVE_RETRY_SECONDS;
 	}
-	/* A failed fsync: only a snapshot and a new journal make the state durable again. */
-	if (d->journal && journal_broken(d->journal) && time(NULL) >= d->next_save_try) {
-		if (service_save(s, err, sizeof(err)) < 0) {
-			log_error("snapshot to replace the journal whose fsync failed: %s (tried again in %d s)", err,
-				  SAVE_RETRY_SECONDS);
-			d->next_save_try = time(NULL) + SAVE_RETRY_SECONDS;
-		}
+	if (d->journal == NULL || d->saver)
+		return;
+	if (d->journal_stale) {
+		(void)save_done(s, err, sizeof(err));
+		return;
+	}
+	/* Past journal_max, a journal whose fsync failed, or a start that found a snapshot cut short. */
+	bool wanted = journal_bytes(d->journal) > s->cfg->journal_max || journal_broken(d->journal) ||
+		      journal_diverted(d->journal);
+	if (wanted && time(NULL) >= d->next_snapshot_try && save_start(s, err, sizeof(err)) < 0) {
+		log_error("snapshot: %s (tried again in %d s)", err, SAVE_RETRY_SECONDS);
+		d->next_snapshot_try = time(NULL) + SAVE_RETRY_SECONDS;
 	}
 }
 
 void service_durable_close(struct service *s)
 {
+	struct service_durable *d = &s->durable;
 	char err[512];
 
-	if (s->base && s->durable.journal && journal_records(s->durable.journal) > 0 && service_save(s, err, sizeof(err)) < 0)
+	/* The control socket is closed: nobody is left to hear of a snapshot, or to want another. */
+	free(d->save_again.ids);
+	d->save_again = (struct service_waiters){ 0 };
+	forkjob_finish(d->saver);
+	free(d->save_waiting.ids);
+	d->save_waiting = (struct service_waiters){ 0 };
+	if (s->base && d->journal && (journal_records(d->journal) > 0 || journal_diverted(d->journal)) &&
+	    save_now(s, err, sizeof(err)) < 0)
 		log_error("final snapshot: %s (the journal keeps the changes)", err);
-	if (s->durable.journal)
+	if (d->journal)
 		service_sync(s, true);
-	journal_close(s->durable.journal);
-	s->durable.journal = NULL;
-	statedir_close(&s->durable.dir);
+	journal_close(d->journal);
+	d->journal = NULL;
+	statedir_close(&d->dir);
 }

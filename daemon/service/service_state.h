@@ -7,10 +7,17 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "forkjob.h"
 #include "persist.h"
 #include "service.h"
 #include "statedir.h"
 #include "ttl.h"
+
+/* Control clients waiting for a reply (control_hold's ids). */
+struct service_waiters {
+	uint64_t *ids;
+	size_t n;
+};
 
 /* Owned by: service_durable.c service_state.c service_change.c */
 struct service_durable {
@@ -22,7 +29,10 @@ struct service_durable {
 	bool last_save_ok;
 	char store_error[512];     /* why the state cannot be written now ("": it can); changes refused */
 	uint32_t lists_unkept;     /* lists whose version could not be kept (holder bits): store_error stays */
-	time_t next_save_try;      /* with a broken journal: when housekeeping tries a snapshot again */
+	time_t next_save_try;      /* with a list not kept: when housekeeping keeps it again */
+	time_t next_snapshot_try;  /* after a snapshot failed: when housekeeping tries again */
+	struct forkjob *saver;     /* the snapshot being written, in a child; NULL: none */
+	struct service_waiters save_waiting, save_again; /* bloomctl save: for that one, for the next */
 	bool restored;             /* the filters came from a snapshot */
 	struct ttl *ttl;           /* the local list's expiry times */
 };

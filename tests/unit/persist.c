@@ -1,4 +1,4 @@
-/* Unit tests for persist.c: round trips, torn journals, corrupt and foreign files. */
+/* Unit tests for persist.c and journal.c: round trips, torn journals, corrupt and foreign files, crashes mid-save. */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +38,8 @@ static void clean(void)
 	path(p, "snapshot");
 	unlink(p);
 	path(p, "journal");
+	unlink(p);
+	path(p, "journal.tmp");
 	unlink(p);
 }
 
@@ -296,12 +298,133 @@ static void journal_corruption_and_generations(void **state)
 	journal_close(j);
 }
 
+/* The records replayed, in order: "+N" an add of entry N, "-N" a delete. */
+struct order {
+	char text[256];
+};
+
+static int order_record(void *ctx, enum persist_op op, const struct entry *e, uint64_t expiry)
+{
+	struct order *o = ctx;
+	size_t at = strlen(o->text);
+
+	(void)expiry;
+	snprintf(o->text + at, sizeof(o->text) - at, "%s%c%u", at ? " " : "", op == PERSIST_ADD ? '+' : '-',
+		 e->kind == ENTRY_ADDR ? e->key[3] : 0);
+	return 0;
+}
+
+static struct journal *reopen(uint64_t gen, struct order *o, struct journal_recovery *how)
+{
+	memset(o, 0, sizeof(*o));
+	struct journal *j = journal_open(&sd, gen, order_record, o, how, NULL, 0);
+	assert_non_null(j);
+	return j;
+}
+
+static void append_flush(struct journal *j, enum persist_op op, unsigned i)
+{
+	struct entry e;
+
+	entry_of(i, &e);
+	assert_int_equal(journal_append(j, op, &e, 0), 0);
+	assert_int_equal(journal_flush(j, true, NULL, 0), 0);
+}
+
+static bool file_there(const char *name)
+{
+	char p[256];
+
+	path(p, name);
+	return access(p, F_OK) == 0;
+}
+
+/*
+ * A snapshot written while changes go on: from the divert the changes go to
+ * journal.tmp. A crash before the snapshot is in leaves the journal and
+ * journal.tmp, replayed in that order over the old snapshot; a crash after
+ * it is in, before the switch, leaves journal.tmp the journal of the new one.
+ */
+static void journal_diverted_survives_a_crash_at_each_step(void **state)
+{
+	struct journal_recovery how;
+	struct order o;
+	char p[256];
+
+	(void)state;
+	clean();
+	struct journal *j = reopen(3, &o, &how);
+	append_flush(j, PERSIST_ADD, 2);
+	append_flush(j, PERSIST_DEL, 2);
+	assert_int_equal(journal_prepare(j, 4, NULL, 0), 0);
+	assert_int_equal(journal_divert(j, NULL, 0), 0);
+	assert_true(journal_diverted(j));
+	assert_int_equal(journal_records(j), 0);
+	append_flush(j, PERSIST_ADD, 2);
+	append_flush(j, PERSIST_ADD, 4);
+	journal_close(j); /* a crash while snapshot 4 is written */
+
+	j = reopen(3, &o, &how);
+	assert_string_equal(o.text, "+2 -2 +2 +4");
+	assert_true(how.unfinished_save);
+	assert_true(journal_diverted(j));
+	assert_int_equal(journal_records(j), 2);
+	assert_int_equal(journal_prepare(j, 4, NULL, 0), -1); /* its journal.tmp is wanted still */
+	append_flush(j, PERSIST_DEL, 4); /* goes on in journal.tmp */
+	journal_close(j);
+	j = reopen(3, &o, &how);
+	assert_string_equal(o.text, "+2 -2 +2 +4 -4");
+	journal_close(j);
+
+	/* A torn last record of journal.tmp is cut off as the journal's would be. */
+	path(p, "journal.tmp");
+	struct stat st;
+	stat(p, &st);
+	assert_int_equal(truncate(p, st.st_size - 3), 0);
+	j = reopen(3, &o, &how);
+	assert_string_equal(o.text, "+2 -2 +2 +4");
+	assert_string_equal(how.torn_file, "journal.tmp");
+	journal_close(j);
+
+	/* Snapshot 4 in, the switch not made: journal.tmp is its journal, the old one ignored. */
+	j = reopen(4, &o, &how);
+	assert_string_equal(o.text, "+2 +4");
+	assert_false(how.unfinished_save);
+	assert_false(how.missing);
+	assert_false(journal_diverted(j));
+	assert_false(file_there("journal.tmp"));
+	journal_close(j);
+	j = reopen(4, &o, &how);
+	assert_string_equal(o.text, "+2 +4");
+
+	/* The whole way: after the switch, the new journal alone. */
+	assert_int_equal(journal_prepare(j, 5, NULL, 0), 0);
+	assert_int_equal(journal_divert(j, NULL, 0), 0);
+	append_flush(j, PERSIST_ADD, 6);
+	assert_int_equal(journal_switch(j, NULL, 0), 0);
+	assert_false(journal_diverted(j));
+	append_flush(j, PERSIST_ADD, 8);
+	journal_close(j);
+	j = reopen(5, &o, &how);
+	assert_string_equal(o.text, "+6 +8");
+	assert_false(file_there("journal.tmp"));
+
+	/* A journal.tmp of no later generation (a save that failed before it diverted) is not replayed. */
+	assert_int_equal(journal_prepare(j, 5, NULL, 0), 0);
+	journal_close(j);
+	j = reopen(5, &o, &how);
+	assert_string_equal(o.text, "+6 +8");
+	assert_false(journal_diverted(j));
+	journal_close(j);
+}
+
 static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(snapshot_round_trip),
 	cmocka_unit_test(version_1_snapshot_reads),
 	cmocka_unit_test(corrupt_snapshot_refused),
 	cmocka_unit_test(journal_replays_and_drops_a_torn_tail),
 	cmocka_unit_test(journal_corruption_and_generations),
+	cmocka_unit_test(journal_diverted_survives_a_crash_at_each_step),
 };
 
 int main(void)

@@ -1,0 +1,37 @@
+/* forkjob.h - a job run in a forked child on the daemon's memory as it was at the fork, its end heard in the loop. */
+#ifndef BLOOMD_FORKJOB_H
+#define BLOOMD_FORKJOB_H
+
+/*
+ * fork() gives the child a copy-on-write image of the daemon: a job that
+ * reads a large structure (a snapshot of the entries) sees it as it was at
+ * that instant while the loop goes on changing its own copy. The child
+ * runs the job and exits; its one message (an error) comes back on a pipe
+ * whose end is the loop's sign that the child is done. The child dies with
+ * the daemon (PR_SET_PDEATHSIG), so no job outlives it to act behind a
+ * daemon started again. Nothing here prints.
+ */
+
+#include <stddef.h>
+#include <sys/types.h>
+
+struct event_base;
+struct forkjob;
+
+/* In the child: 0, or -1 with a message in err. It must not touch the loop. */
+typedef int (*forkjob_fn)(void *ctx, char *err, size_t errlen);
+/* In the loop, once the child has ended: error NULL if the job succeeded, else why not. */
+typedef void (*forkjob_done_cb)(void *ctx, const char *error);
+
+/*
+ * Fork a child to run job(ctx); done(ctx, ...) is called from base's loop
+ * when it has ended, and the forkjob freed after. NULL with a message if
+ * no child could be started.
+ */
+struct forkjob *forkjob_start(struct event_base *base, forkjob_fn job, forkjob_done_cb done, void *ctx, char *err,
+			      size_t errlen);
+/* Wait for the child here (at stop), call done, free. */
+void forkjob_finish(struct forkjob *f);
+pid_t forkjob_pid(const struct forkjob *f);
+
+#endif
