@@ -493,31 +493,37 @@ static bool address_at(const struct matcher *m, size_t i, enum entry_kind only, 
 	return true;
 }
 
-/* Every signature of window w. */
-static size_t window_walk(const struct matcher *m, size_t w, match_entry_cb cb, void *ctx)
+/* Every signature of window w that one of held's bits holds (held 0: every one); how many were visited. */
+static size_t window_walk(const struct matcher *m, size_t w, uint32_t held, match_entry_cb cb, void *ctx)
 {
 	struct entry e; /* not static: a const matcher may be read from any thread */
 	size_t n = 0;
 
 	e.kind = ENTRY_SIG;
-	for (uint32_t id = m->heads[w]; id != NO_SIG; id = m->sigs[id].next, n++) {
+	for (uint32_t id = m->heads[w]; id != NO_SIG; id = m->sigs[id].next) {
+		if (held && !(m->sigs[id].holders & held))
+			continue;
 		e.len = m->sigs[id].len;
 		memcpy(e.key, m->sig_arena.bytes + m->sigs[id].offset, e.len);
 		cb(ctx, &e, store_group(m->sig.store, w), m->sigs[id].holders);
+		n++;
 	}
 	return n;
 }
 
-void matcher_walk(const struct matcher *m, enum entry_kind only, struct match_cursor *cur, size_t max,
-		  match_entry_cb cb, void *ctx)
+/* An entry skipped for its holders costs a walk this fraction of one visited (a look at its holders). */
+#define WALK_SKIP_COST 32
+
+void matcher_walk(const struct matcher *m, enum entry_kind only, uint32_t held, struct match_cursor *cur,
+		  size_t max, match_entry_cb cb, void *ctx)
 {
 	struct entry e;
-	size_t done = 0;
+	size_t done = 0, looked = 0;
 
 	if (!cur->started) {
 		*cur = (struct match_cursor){ .part = only == ENTRY_SIG ? 1 : 0, .next = SIZE_MAX, .started = true };
 	}
-	while (cur->part < 2 && done < max) {
+	while (cur->part < 2 && done < max && looked < max * WALK_SKIP_COST) {
 		const struct store *st = cur->part ? m->sig.store : m->addr.store;
 		if (cur->next > store_count(st))
 			cur->next = store_count(st); /* removals since: start below the end */
@@ -528,11 +534,17 @@ void matcher_walk(const struct matcher *m, enum entry_kind only, struct match_cu
 			continue;
 		}
 		size_t i = --cur->next;
-		if (cur->part == 1)
-			done += window_walk(m, i, cb, ctx);
-		else if (address_at(m, i, only, &e))
-			cb(ctx, &e, store_group(m->addr.store, i), store_holders(m->addr.store, i));
-		done += cur->part == 0; /* bounded by what is looked at, listed or not */
+		looked++;
+		if (cur->part == 1) {
+			done += window_walk(m, i, held, cb, ctx);
+			continue;
+		}
+		uint32_t holders = store_holders(m->addr.store, i);
+		if (held && !(holders & held))
+			continue;
+		if (address_at(m, i, only, &e))
+			cb(ctx, &e, store_group(m->addr.store, i), holders);
+		done++; /* bounded by what is looked at, listed or not */
 	}
 }
 

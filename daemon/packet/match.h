@@ -341,8 +341,13 @@ void matcher_count_holders(const struct matcher *m, bool staged, uint64_t counts
 uint64_t matcher_entry_digest(unsigned kind, const uint8_t *key, size_t len);
 uint64_t matcher_holder_digest(const struct matcher *m, unsigned bit);
 
-/* Visit up to max more entries (whole signature windows); *cur says where it stopped, and when done. */
-void matcher_walk(const struct matcher *m, enum entry_kind only, struct match_cursor *cur, size_t max,
-		  match_entry_cb cb, void *ctx);
+/*
+ * Visit up to max more entries (whole signature windows); *cur says where
+ * it stopped, and when done. held: only the entries one of its holder bits
+ * holds (0: every one); one skipped costs 1/32 of a visit, so a walk for a
+ * small list beside many entries is quick.
+ */
+void matcher_walk(const struct matcher *m, enum entry_kind only, uint32_t held, struct match_cursor *cur,
+		  size_t max, match_entry_cb cb, void *ctx);
 
 #endif

@@ -174,7 +174,7 @@ static bool list_more(void *ctx, struct control_client *cl)
 	l->cl = cl;
 	if (!l->cursor.started)
 		list_put(l, head, sizeof(head) - 1);
-	service_walk(l->s, l->kind, &l->cursor, LIST_STEP, list_entry, l);
+	service_walk(l->s, l->kind, l->holder, &l->cursor, LIST_STEP, list_entry, l);
 	control_reply_part(cl, l->piece, l->len);
 	l->len = 0;
 	if (l->cursor.part < 2)

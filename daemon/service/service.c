@@ -147,10 +147,10 @@ void service_covering(const struct service *s, const uint8_t *addr, size_t alen,
 	matcher_covering(s->matcher, addr, alen, if_held, &h); /* one being staged is no one's yet */
 }
 
-void service_walk(const struct service *s, enum entry_kind only, struct match_cursor *cur, size_t max,
-		  match_entry_cb cb, void *ctx)
+void service_walk(const struct service *s, enum entry_kind only, uint32_t held, struct match_cursor *cur,
+		  size_t max, match_entry_cb cb, void *ctx)
 {
-	matcher_walk(s->matcher, only, cur, max, cb, ctx);
+	matcher_walk(s->matcher, only, held, cur, max, cb, ctx);
 }
 
 uint64_t service_entries(const struct service *s)

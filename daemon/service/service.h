@@ -175,9 +175,9 @@ bool service_lookup(const struct service *s, const struct entry *e, bool *filter
 /* The addr and net entries that cover an address (matcher_covering). */
 void service_covering(const struct service *s, const uint8_t *addr, size_t alen, match_entry_cb cb,
 		      void *ctx);
-/* The entries in steps (matcher_walk), for a listing sent as the client reads it. */
-void service_walk(const struct service *s, enum entry_kind only, struct match_cursor *cur, size_t max,
-		  match_entry_cb cb, void *ctx);
+/* The entries in steps (matcher_walk; held 0: every one), for a listing sent as the client reads it. */
+void service_walk(const struct service *s, enum entry_kind only, uint32_t held, struct match_cursor *cur,
+		  size_t max, match_entry_cb cb, void *ctx);
 /* When e expires (Unix seconds), or 0. */
 uint64_t service_expiry(const struct service *s, const struct entry *e);
 /* How many entries are stored, all kinds. */

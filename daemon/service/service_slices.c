@@ -305,7 +305,7 @@ static bool keep_walk_slice(struct slicing *sl)
 
 	error_set(err, sizeof(err), "out of memory for its kept version");
 	if ((lines.f = open_memstream(&text, &len)) != NULL) {
-		matcher_walk(s->matcher, 0, &sl->walk, SLICE_VISITS, service_list_line, &lines);
+		matcher_walk(s->matcher, 0, LISTS_STAGING, &sl->walk, SLICE_VISITS, service_list_line, &lines);
 		rc = fclose(lines.f) == 0 && !lines.failed ? 0 : -1;
 	}
 	if (rc == 0)
@@ -339,7 +339,8 @@ static bool walk_slice(struct slicing *sl)
 	char err[256];
 
 	entry_run_clear(&sl->picked);
-	matcher_walk(s->matcher, 0, &sl->walk, SLICE_VISITS, pick, sl);
+	/* Adding: the entries staged; removing: those the list holds. */
+	matcher_walk(s->matcher, 0, sl->phase == ADDING ? LISTS_STAGING : bit, &sl->walk, SLICE_VISITS, pick, sl);
 	for (size_t at = 0; entry_run_next(&sl->picked, &at, &e);) {
 		if (sl->phase == ADDING)
 			sl->added += matcher_hold(s->matcher, &e, bit, err, sizeof(err)) >= 0;

@@ -613,6 +613,82 @@ static void holders_keep_entries(void **state)
 	matcher_free(m);
 }
 
+struct walked {
+	uint32_t held;
+	unsigned delivered, wrong;
+	bool seen[4000];         /* by the entry's number (addresses 10.0.x.y: 256x + y) */
+};
+
+static int note_walked(void *ctx, const struct entry *e, unsigned group, uint32_t holders)
+{
+	struct walked *w = ctx;
+
+	(void)group;
+	w->delivered++;
+	w->wrong += !(holders & w->held);
+	if (e->kind == ENTRY_ADDR && e->len == 4)
+		w->seen[e->key[2] * 256 + e->key[3]] = true;
+	return 0;
+}
+
+static struct entry numbered(unsigned i)
+{
+	char text[64];
+
+	snprintf(text, sizeof(text), "addr 10.0.%u.%u", i / 256, i % 256);
+	return entry_of(text);
+}
+
+/*
+ * A walk for one holder visits every entry it holds (removals of others in
+ * between, which move entries), hands over no other, and passes over the
+ * rest at a fraction of a visit each.
+ */
+static void walk_by_holder(void **state)
+{
+	struct match_config cfg = { .layout = FILTER_BLOCKED, .choices = 2, .bits_per_entry = 16, .window = 4 };
+	struct matcher *m = matcher_new(&cfg, NULL, 0);
+	struct walked w = { .held = 4 };
+	struct match_cursor cur = { .started = false };
+	struct entry e;
+	uint32_t left;
+	unsigned steps = 0, n = 3000;
+
+	(void)state;
+	assert_int_equal(matcher_build(m, NULL, 0), 0);
+	for (unsigned i = 0; i < n; i++) {
+		e = numbered(i);
+		assert_int_equal(matcher_hold(m, &e, i % 10 ? 2 : 2 | 4, NULL, 0), 0);
+	}
+	e = entry_of("sig \"abcdef\"");
+	assert_int_equal(matcher_hold(m, &e, 4, NULL, 0), 0);
+	e = entry_of("sig \"uvwxyz\"");
+	assert_int_equal(matcher_hold(m, &e, 2, NULL, 0), 0);
+	unsigned gone = 1;
+	while (cur.part < 2) {
+		matcher_walk(m, 0, 4, &cur, 8, note_walked, &w);
+		steps++;
+		/* An entry bit 4 does not hold leaves: the last one moves into its place. */
+		for (int k = 0; k < 3 && gone < n; gone += 10, k++) {
+			e = numbered(gone);
+			assert_int_equal(matcher_release(m, &e, 2, &left), 0);
+		}
+	}
+	for (unsigned i = 0; i < n; i += 10)
+		assert_true(w.seen[i]);
+	assert_int_equal(w.wrong, 0);
+	assert_true(w.delivered >= n / 10 + 1); /* one moved ahead of the walk is visited twice */
+	assert_true(steps <= w.delivered / 8 + 2);
+	/* A holder with no entries: looked over 32 times as fast as visited. */
+	cur = (struct match_cursor){ .started = false };
+	w = (struct walked){ .held = 8 };
+	for (steps = 0; cur.part < 2; steps++)
+		matcher_walk(m, 0, 8, &cur, 8, note_walked, &w);
+	assert_int_equal(w.delivered, 0);
+	assert_true(steps <= matcher_entries_all(m) / (8 * 32) + 3);
+	matcher_free(m);
+}
+
 /* A copy shares nothing: what happens to the original afterwards leaves it as it was. */
 static void clone_stands_alone(void **state)
 {
@@ -1005,6 +1081,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(online_build_then_offline),
 	cmocka_unit_test(rehold_names_its_diff),
 	cmocka_unit_test(holders_keep_entries),
+	cmocka_unit_test(walk_by_holder),
 	cmocka_unit_test(staged_entries_match_no_one),
 	cmocka_unit_test(clone_stands_alone),
 };
