@@ -63,7 +63,16 @@ int journal_prepare(struct journal *j, uint64_t gen, char *err, size_t errlen)
 	if (j->next_fd >= 0)
 		close(j->next_fd);
 	j->next_fd = header_file(j, JOURNAL_TMP, gen, err, errlen);
-	return j->next_fd < 0 ? -1 : 0;
+	if (j->next_fd < 0)
+		return -1;
+	/* Changes acknowledged in it before the snapshot is in are found after a power cut only if its name is on disk. */
+	if (statedir_sync(j->d, JOURNAL_TMP) < 0) {
+		error_set(err, errlen, "%s: %s", j->path, statedir_strerror(errno));
+		close(j->next_fd);
+		j->next_fd = -1;
+		return -1;
+	}
+	return 0;
 }
 
 int journal_divert(struct journal *j, char *err, size_t errlen)
