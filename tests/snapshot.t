@@ -28,8 +28,9 @@ held() { C query "$@" >/dev/null 2>&1 && echo 1 || echo 0; }
 state_of() { sed 's/.*) \(.\).*/\1/' "/proc/$1/stat" 2>/dev/null; }
 save_bg() { rm -f state/snapshot.tmp; C "$@" save > "save$n.out" 2>&1 & saver=$!; n=$((n + 1)); }
 catch_child() { # the child writing the snapshot, caught once it has begun (tied to bloomd) and stopped: kid
+	local end=$((SECONDS + 30))
 	kid=
-	for _ in $(seq 200000); do
+	while [ "$SECONDS" -lt "$end" ]; do
 		[ -z "$kid" ] && read -r kid _ < "/proc/$pid/task/$pid/children" 2>/dev/null
 		[ -n "$kid" ] && [ -e state/snapshot.tmp ] && break
 	done
