@@ -336,22 +336,13 @@ static int save_job(void *ctx, char *err, size_t errlen)
 	return save_write(s, s->durable.generation + 1, err, errlen);
 }
 
-static int save_start(struct service *s, char *err, size_t errlen);
+static void save_start(struct service *s);
 
-static void save_ended(void *ctx, const char *error)
+/* A snapshot is in (rc 0) or not (err): said, its waiters told; those asked for meanwhile get the next. */
+static void save_finished(struct service *s, int rc, const char *err)
 {
-	struct service *s = ctx;
 	struct service_durable *d = &s->durable;
-	char err[512];
-	int rc;
 
-	d->saver = NULL;
-	if (error) {
-		snprintf(err, sizeof(err), "%s", error);
-		rc = -1;
-	} else {
-		rc = save_done(s, err, sizeof(err));
-	}
 	d->last_save = time(NULL);
 	d->last_save_ok = rc == 0;
 	if (rc < 0 && !d->journal_stale) {
@@ -366,24 +357,39 @@ static void save_ended(void *ctx, const char *error)
 	/* Asked for while that one was written: their changes may not be in it. */
 	d->save_waiting = d->save_again;
 	d->save_again = (struct service_waiters){ 0 };
-	if (save_start(s, err, sizeof(err)) < 0) {
-		reply = save_reply(s, -1, err);
-		waiters_tell(s, &d->save_waiting, reply);
-		json_decref(reply);
-	}
+	save_start(s);
 }
 
-static int save_start(struct service *s, char *err, size_t errlen)
+static void save_ended(void *ctx, const char *error)
+{
+	struct service *s = ctx;
+	char err[512];
+	int rc = -1;
+
+	s->durable.saver = NULL;
+	if (error)
+		snprintf(err, sizeof(err), "%s", error);
+	else
+		rc = save_done(s, err, sizeof(err));
+	save_finished(s, rc, err);
+}
+
+/* A snapshot begun, by a child; by the loop itself if none can be started (fork refused for memory). */
+static void save_start(struct service *s)
 {
 	struct service_durable *d = &s->durable;
+	char err[512];
 
-	if (save_divert(s, err, errlen) < 0 ||
-	    (d->saver = forkjob_start(s->base, save_job, save_ended, s, err, errlen)) == NULL) {
-		d->last_save = time(NULL);
-		d->last_save_ok = false;
-		return -1;
+	if (save_divert(s, err, sizeof(err)) < 0) {
+		save_finished(s, -1, err);
+		return;
 	}
-	return 0;
+	d->saver = forkjob_start(s->base, save_job, save_ended, s, err, sizeof(err));
+	if (d->saver)
+		return;
+	log_warning("snapshot: %s: it is written in the loop instead", err);
+	int rc = save_write(s, d->generation + 1, err, sizeof(err)) < 0 ? -1 : save_done(s, err, sizeof(err));
+	save_finished(s, rc, err);
 }
 
 int service_give_state(struct service *s, uid_t uid, gid_t gid, char *err, size_t errlen)
@@ -394,16 +400,19 @@ int service_give_state(struct service *s, uid_t uid, gid_t gid, char *err, size_
 int service_save(struct service *s, uint64_t waiter, char *err, size_t errlen)
 {
 	struct service_durable *d = &s->durable;
-
 	bool running = d->saver != NULL;
 
-	if (!running && save_start(s, err, errlen) < 0)
+	if (d->journal == NULL) {
+		error_set(err, errlen, "no state is kept: set [store] dir");
 		return -1;
+	}
 	/* The one being written may have begun before a change this waiter wants in: it waits for the next. */
 	if (waiters_add(running ? &d->save_again : &d->save_waiting, waiter) < 0) {
 		error_set(err, errlen, "out of memory");
 		return -1;
 	}
+	if (!running)
+		save_start(s);
 	return 0;
 }
 
@@ -446,10 +455,8 @@ void service_durable_housekeeping(struct service *s)
 	/* Past journal_max, a journal whose fsync failed, or a start that found a snapshot cut short. */
 	bool wanted = journal_bytes(d->journal) > s->cfg->journal_max || journal_broken(d->journal) ||
 		      journal_diverted(d->journal);
-	if (wanted && time(NULL) >= d->next_snapshot_try && save_start(s, err, sizeof(err)) < 0) {
-		log_error("snapshot: %s (tried again in %d s)", err, SAVE_RETRY_SECONDS);
-		d->next_snapshot_try = time(NULL) + SAVE_RETRY_SECONDS;
-	}
+	if (wanted && time(NULL) >= d->next_snapshot_try)
+		save_start(s);
 }
 
 void service_durable_close(struct service *s)
