@@ -52,20 +52,26 @@ cp "$tmp/v1" "$tmp/drop.list"
 ip netns exec "$ns" "$build/bloomd" -c "$tmp/bloomd.conf" 2>>"$tmp/bloomd.err" &
 pid=$!
 until_true 120 C stats >/dev/null 2>&1
-: > "$tmp/wall"; : > "$tmp/max"; : > "$tmp/p99"
-for r in $(seq "$runs"); do
-	if [ $((r % 2)) -eq 1 ]; then cp "$tmp/v2" "$tmp/drop.list"; else cp "$tmp/v1" "$tmp/drop.list"; fi
+# probed COMMAND...: one run of bloomctl COMMAND while loopprobe.py asks every 2 ms; its wall
+# time and control's longest and 99th percentile wait appended to wall, max and p99.
+probed() {
 	python3 "$here/loopprobe.py" "$tmp/b.sock" "$tmp/waits" &
 	probe=$!
 	sleep 0.2
+	local t0
 	t0=$(now)
-	C replace drop > "$tmp/reply"
+	C "$@" > "$tmp/reply"
 	echo $((($(now) - t0) / 1000000)) >> "$tmp/wall"
 	sleep 0.1
 	kill "$probe"; wait "$probe" 2>/dev/null || true; probe=
-	jq -e '.ok' "$tmp/reply" >/dev/null || { echo "bench-replace: the replace failed: $(cat "$tmp/reply")" >&2; exit 1; }
+	jq -e '.ok' "$tmp/reply" >/dev/null || { echo "bench-replace: $1 failed: $(cat "$tmp/reply")" >&2; exit 1; }
 	percentile 1 < "$tmp/waits" >> "$tmp/max"
 	percentile 0.99 < "$tmp/waits" >> "$tmp/p99"
+}
+: > "$tmp/wall"; : > "$tmp/max"; : > "$tmp/p99"
+for r in $(seq "$runs"); do
+	if [ $((r % 2)) -eq 1 ]; then cp "$tmp/v2" "$tmp/drop.list"; else cp "$tmp/v1" "$tmp/drop.list"; fi
+	probed replace drop
 done
 echo "replace of a $size-address list, half of it new, with a state directory, mode $mode: medians of $runs"
 printf '  bloomctl replace          %6d ms wall; control waited at most %s ms (p99 %s ms)\n' \
@@ -74,18 +80,8 @@ printf '  bloomctl replace          %6d ms wall; control waited at most %s ms (p
 # The same addresses as local entries, in the snapshot: bloomctl save while control waits.
 sed 's/^/addr /' "$tmp/v1" | "$build/bloomctl" -s "$tmp/b.sock" load - >/dev/null
 : > "$tmp/wall"; : > "$tmp/max"; : > "$tmp/p99"
-for r in $(seq "$runs"); do
-	python3 "$here/loopprobe.py" "$tmp/b.sock" "$tmp/waits" &
-	probe=$!
-	sleep 0.2
-	t0=$(now)
-	C save > "$tmp/reply"
-	echo $((($(now) - t0) / 1000000)) >> "$tmp/wall"
-	sleep 0.1
-	kill "$probe"; wait "$probe" 2>/dev/null || true; probe=
-	jq -e '.ok' "$tmp/reply" >/dev/null || { echo "bench-replace: the save failed: $(cat "$tmp/reply")" >&2; exit 1; }
-	percentile 1 < "$tmp/waits" >> "$tmp/max"
-	percentile 0.99 < "$tmp/waits" >> "$tmp/p99"
+for _ in $(seq "$runs"); do
+	probed save
 done
 printf '  bloomctl save (%d local)  %6d ms wall; control waited at most %s ms (p99 %s ms)\n' \
 	"$size" "$(median < "$tmp/wall")" "$(median < "$tmp/max")" "$(median < "$tmp/p99")"
