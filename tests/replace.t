@@ -4,11 +4,12 @@
 # is answered while a 300,000-entry version is taken, an entry in both versions answers
 # throughout, the reply comes once it is taken and says what came and went, bad lines are
 # named by their line in the whole file, a refused version keeps the old one, and the kept
-# copy of a version passed open is what the next start holds. A reload's lists are taken one
-# after another, its reply (and systemd's READY) once the last is.
+# copy of a version passed open is what the next start holds. A flush is an empty version taken
+# the same way. A reload's lists are taken one after another, its reply (and systemd's READY)
+# once the last is.
 . "$(dirname "$0")/support/tap.sh"
 . "$(dirname "$0")/support/daemon.sh"
-plan 25
+plan 28
 command -v python3 >/dev/null || skip_all "no python3"
 tmp=$(mktemp -d)
 pid= server=
@@ -112,6 +113,12 @@ is "$(jq -c '[.ok, .load.added]' <<<"$reply")/$taking" "[true,200001]/taking" "a
 stop; start; ok $? "bloomd restarts"
 is "$(entries passed)" 200001 "with the version passed open, from its kept copy"
 C query addr 11.3.13.63 >/dev/null; is $? 0 "an entry of it answers"
+
+# A flush is an empty version, taken the same way.
+read -r answered out taking reply <<<"$(during passed "flush passed")"
+is "$(jq -c '[.ok, .removed]' <<<"$reply")/$taking" "[true,200001]/taking" "a flush is taken in slices, the reply once the list is empty"
+[ "$answered" -ge 3 ]; ok $? "control is answered meanwhile ($answered rounds before the reply)"
+is "$(entries passed)" 0 "the list is empty"
 
 # Fetched: the new version from the url is taken the same way.
 version feeds/fetched.list 0 250000 172

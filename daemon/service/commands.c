@@ -296,13 +296,14 @@ static int cmd_replace(struct command *c)
 
 static int cmd_flush(struct command *c)
 {
-	uint64_t removed;
 	char err[512];
+	uint64_t waiter = control_hold(c->cl);
 
-	if (service_list_flush(c->s, c->args, SERVICE_FROM_OPERATOR, &removed, err, sizeof(err)) < 0)
+	if (service_list_flush(c->s, c->args, SERVICE_FROM_OPERATOR, waiter, err, sizeof(err)) < 0) {
+		control_release(c->cl);
 		return command_fail(c, "flush: %s", err);
-	json_object_set_new(c->reply, "removed", json_integer((json_int_t)removed));
-	return 0;
+	}
+	return command_reply_later(c);
 }
 
 /* `cluster status`, `cluster snapshot`. */

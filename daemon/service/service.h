@@ -205,8 +205,12 @@ int service_list_replace(struct service *s, const char *name, int fd, uint64_t w
  * (replace it as any other), -1 with a message.
  */
 int service_list_fetch(struct service *s, const char *name, uint64_t waiter, char *err, size_t errlen);
-/* Empty list name; *removed: the entries that left it. */
-int service_list_flush(struct service *s, const char *name, enum service_origin from, uint64_t *removed, char *err,
+/*
+ * Empty list name, in slices (service_slices_flush): 0 begun, and waiter
+ * (a control_hold id, or 0) told once it is empty ("removed": the entries
+ * that left it) or why not; -1 with a message.
+ */
+int service_list_flush(struct service *s, const char *name, enum service_origin from, uint64_t waiter, char *err,
 		       size_t errlen);
 /* Every list: source, format, labels, entries, last load; a list with a url, its fetches. */
 json_t *service_lists_json(struct service *s);

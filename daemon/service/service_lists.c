@@ -403,25 +403,47 @@ refuse:
 	return -1;
 }
 
-int service_list_flush(struct service *s, const char *name, enum service_origin from, uint64_t *removed, char *err,
+/* Who waits for a flush: told once the list is empty (its empty version kept and taken) or not. */
+struct flushing {
+	uint64_t waiter;
+	enum service_origin from;
+};
+
+static void flushed(struct service *s, int i, int rc, void *ctx)
+{
+	struct flushing *fl = ctx;
+	const struct list_state *l = &s->lists.slot[i];
+	json_t *reply;
+
+	if (rc == 0) {
+		service_share_list(s, fl->from, i, NULL, 0);
+		reply = json_pack("{s:b,s:I}", "ok", true, "removed", (json_int_t)l->last.removed);
+	} else {
+		reply = json_pack("{s:b,s:o}", "ok", false, "error",
+				  json_sprintf("flush: list %s keeps its entries: %s", l->name, l->last.error));
+	}
+	service_propagate(s); /* the empty list reaches the workers before the reply */
+	service_reply_to(s, fl->waiter, reply);
+	free(fl);
+}
+
+int service_list_flush(struct service *s, const char *name, enum service_origin from, uint64_t waiter, char *err,
 		       size_t errlen)
 {
 	int i = list_named(s, name, err, errlen);
+	struct flushing *fl = i >= 0 ? malloc(sizeof(*fl)) : NULL;
 
 	if (i < 0)
 		return -1;
-	service_slices_settle(s); /* a version being taken in slices comes before the flush */
-	/* The empty version is kept first: a flush the next start would undo is refused. */
-	if (service_journaled(s) && keep_text(s, i, "", 0, err, errlen) < 0) {
-		error_set(err, errlen, "list %s keeps its entries: %s", name, service_store_error(s));
+	if (fl == NULL) {
+		error_set(err, errlen, "out of memory");
 		return -1;
 	}
-	*removed = lists_flush(&s->lists, s->matcher, i);
-	s->lists.slot[i].version++;
-	s->lists.slot[i].loaded = (time_t)service_now();
-	s->lists.slot[i].last = (struct list_load){ .removed = *removed };
-	log_info("list %s flushed: %llu entries left it", name, (unsigned long long)*removed);
-	service_share_list(s, from, i, NULL, 0);
+	*fl = (struct flushing){ .waiter = waiter, .from = from };
+	if (service_slices_flush(s, i, flushed, fl, err, errlen) < 0) {
+		free(fl);
+		return -1;
+	}
 	return 0;
 }
 
@@ -429,14 +451,13 @@ enum cluster_apply service_list_from_cluster(struct service *s, const char *name
 					     char *err, size_t errlen)
 {
 	int i = lists_find(&s->lists, name);
-	uint64_t removed;
 
 	if (i <= 0 || s->lists.slot[i].cfg->file || s->lists.slot[i].cfg->url) {
 		error_set(err, errlen, "no list without a file or url is named '%.64s' here", name);
 		return CLUSTER_APPLY_REFUSED;
 	}
 	if (data == NULL)
-		return service_stream_outcome(s, service_list_flush(s, name, SERVICE_FROM_STREAM, &removed, err, errlen));
+		return service_slices_flush(s, i, NULL, NULL, err, errlen) == 0 ? CLUSTER_APPLY_STARTED : CLUSTER_APPLY_LATER;
 	return service_slices_start(s, i, data, len, err, errlen);
 }
 

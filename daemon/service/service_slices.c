@@ -12,7 +12,8 @@
 
 /*
  * A version of a million entries takes about a second to read, keep and
- * take at once; the loop would hold capture and control that long. So each
+ * take at once, and a flush of as many a quarter of one; the loop would
+ * hold capture and control that long. So each
  * turn of the loop does one slice, and the loop serves its other events in
  * between:
  *   READING   SLICE_LINES lines staged under the staging bit (no match yet)
@@ -53,6 +54,7 @@ struct slicing {
 	enum slicing_phase phase;
 	int list;
 	bool restore;              /* a snapshot restored into the local list, not a list's version */
+	bool flush;                /* an empty version, meant: the guards let it through */
 	char *data;                /* from the stream: the version's or snapshot's entry lines (a copy); else NULL */
 	size_t len, at;            /* read or kept up to at */
 	FILE *file;                /* from a file: it (taken over), read by feed */
@@ -184,7 +186,7 @@ static bool read_done(struct slicing *sl)
 	struct service *s = sl->s;
 	char err[512];
 
-	if (lists_stage_done(&s->lists, s->matcher, sl->list, true, &sl->r) < 0)
+	if (lists_stage_done(&s->lists, s->matcher, sl->list, !sl->flush, &sl->r) < 0)
 		return refuse(sl, sl->r.error);
 	sl->at = 0;
 	sl->phase = service_journaled(s) ? KEEPING : ADDING;
@@ -474,6 +476,23 @@ int service_slices_take_file(struct service *s, int i, FILE *f, const char *sour
 		return -1;
 	}
 	sl->file = f;
+	sl->done = done;
+	sl->done_ctx = ctx;
+	slicing_go(sl);
+	return 0;
+}
+
+int service_slices_flush(struct service *s, int i, service_slices_done_cb done, void *ctx, char *err, size_t errlen)
+{
+	struct slicing *sl = slicing_new(s, i, "flush");
+
+	if (sl == NULL || (sl->data = strdup("")) == NULL) {
+		if (sl)
+			slicing_free(sl);
+		error_set(err, errlen, "out of memory");
+		return -1;
+	}
+	sl->flush = true;
 	sl->done = done;
 	sl->done_ctx = ctx;
 	slicing_go(sl);

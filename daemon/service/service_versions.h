@@ -57,6 +57,13 @@ int service_slices_take_file(struct service *s, int i, FILE *f, const char *sour
  * follows), or LATER with a message.
  */
 enum cluster_apply service_slices_restore(struct service *s, const char *data, size_t len, char *err, size_t errlen);
+/*
+ * List i emptied in slices, in turn with the versions: an empty version,
+ * kept and taken as any (the guards aside: it is meant); done as for
+ * take_file, or with done NULL as for start (cluster_applied follows). 0,
+ * or -1 with a message.
+ */
+int service_slices_flush(struct service *s, int i, service_slices_done_cb done, void *ctx, char *err, size_t errlen);
 /* The list whose version is being taken, or -1. */
 int service_slices_list(const struct service *s);
 void service_slices_settle(struct service *s);
