@@ -4,11 +4,12 @@
 # restart, a kill -9 half-way applies it again at the next start, and a net too broad in its
 # last slice refuses it whole. A snapshot of as many is restored in slices too: control is
 # answered while it is, and a change made on the node meanwhile is not undone by it, nor one
-# made while the snapshot waits behind a list version being taken.
+# made while the snapshot waits behind a list version being taken. A node's own snapshot of as
+# many is written by a child while control answers.
 . "$(dirname "$0")/support/tap.sh"
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/support/cluster.sh"
-plan 21
+plan 26
 shared() { C 1 --json lists | jq ".lists[] | select(.name == \"shared\") | .$1"; }
 # version FILE FIRST COUNT: entries FIRST.. FIRST+COUNT-1 as addresses in 10/8, and 192.0.2.1
 version() {
@@ -113,6 +114,20 @@ ok $? "once the stream after it is read too: the add and the del stand, and the 
 stop 2
 start 2
 is "$(C 2 list --list local | wc -l)/$(status 2 restored_from_snapshot)" 400002/0 "after a restart, from its journal, not restored again"
+
+# This node's own snapshot of them is written by a child while control answers: caught and
+# held still, the node takes a change meanwhile; let go, the snapshot is its entries as they
+# were when it began (the change follows it in the stream).
+C 2 cluster snapshot > n2/snap.out 2>&1 &
+snapper=$!
+kid=
+for _ in $(seq 50000); do read -r kid _ < "/proc/${pid[2]}/task/${pid[2]}/children" 2>/dev/null; [ -n "$kid" ] && break; done
+[ -n "$kid" ] && kill -STOP "$kid"; ok $? "a child writes the node's snapshot (caught: $kid)"
+C 2 add addr 192.0.2.71 >/dev/null; ok $? "control answers and takes a change meanwhile"
+kill -0 "$snapper"; ok $? "while the snapshot's reply waits"
+kill -CONT "$kid"; wait "$snapper"; ok $? "which comes once Redis has it: $(cat n2/snap.out)"
+is "$(R hget bloomd:entries:snapshot node)/$(R hget bloomd:entries:snapshot data | grep -c '^addr')/$(R hget bloomd:entries:snapshot data | grep -c 192.0.2.71)" \
+	node2/400002/0 "the snapshot is the node's 400,002 entries as they were when it began"
 
 # A snapshot that arrives while a list version is taken waits behind it (the staging bit is
 # the version's): a change made here while it waits is not undone by it either. Redis is held

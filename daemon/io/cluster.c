@@ -327,6 +327,7 @@ void cluster_close(struct cluster *c)
 	free(c->own.events_key);
 	seen_free(c->seen);
 	free(c->applying.seen);
+	free(c->snap.seen);
 	if (c->key)
 		memset(c->key, 0, sizeof(*c->key));
 	free(c->key);

@@ -68,8 +68,14 @@ struct cluster_callbacks {
 	 * STARTED (being restored in slices: cluster_restored follows).
 	 */
 	enum cluster_apply (*restore)(void *ctx, const char *lines, size_t len, char *err, size_t errlen);
-	/* The entries as lines for a snapshot (caller frees), or NULL without memory. */
-	char *(*dump)(void *ctx, size_t *len);
+	/*
+	 * Begin making the entry lines of a snapshot of the entries as they are
+	 * now: cluster_snapshot_made follows, before this returns or from the
+	 * loop later. -1 if it cannot begin.
+	 */
+	int (*dump)(void *ctx);
+	/* The snapshot cluster_snapshot began is in Redis (error NULL), or not. Not called once closing. */
+	void (*snapshot_sent)(void *ctx, const char *error);
 	/*
 	 * Whether what was applied is as durable as the fsync policy makes local
 	 * changes: the cursor is saved past entries only then, so a restart
@@ -111,8 +117,19 @@ int cluster_outbox_error(const struct cluster *c, char *err, size_t errlen);
  */
 int cluster_event(struct cluster *c, const char *line, size_t len);
 
-/* Publish this node's entries as the snapshot a trimmed node starts from. -1 with a message. */
+/*
+ * Publish this node's entries as the snapshot a trimmed node starts from:
+ * 0 begun (cb.snapshot_sent follows), 1 one is on its way already (its
+ * outcome follows; its entries may be older than a change just made), -1
+ * with a message.
+ */
 int cluster_snapshot(struct cluster *c, char *err, size_t errlen);
+/*
+ * The entry lines cb.dump was asked for (data, len: read here, not kept), or
+ * why there are none: signed and sent with the stream's place and what was
+ * seen as they stood when cluster_snapshot began.
+ */
+void cluster_snapshot_made(struct cluster *c, const char *data, size_t len, const char *error);
 
 /*
  * The entry whose apply returned CLUSTER_APPLY_STARTED is done: rc and err

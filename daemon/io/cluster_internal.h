@@ -129,6 +129,12 @@ struct cluster {
 	uint64_t lag_entries;
 	bool lag_capped, lag_asked;
 	time_t last_snapshot;      /* when this node last published one (snapshot_every) */
+	struct cluster_snapshotting { /* this node's snapshot, from cluster_snapshot until Redis has it */
+		bool making;
+		char id[ID_MAX];   /* where the stream stood when its entries were fixed */
+		char *seen;        /* and what this node had seen of each other then */
+		size_t seen_len;
+	} snap;
 	char errors[ERROR_SLOTS][300]; /* the last problem of the reader, the writer, the state files; "" when none */
 	uint64_t error_seq[ERROR_SLOTS]; /* when each was set, to say the newest */
 	uint64_t errors_set;

@@ -279,6 +279,15 @@ int cluster_event(struct cluster *c, const char *line, size_t len)
 	return 0;
 }
 
+static void snapshot_over(struct cluster *c, const char *error)
+{
+	c->snap.making = false;
+	free(c->snap.seen);
+	c->snap.seen = NULL;
+	if (!c->closing)
+		c->cb.snapshot_sent(c->cb.ctx, error);
+}
+
 static void on_snapshot_written(redisAsyncContext *ac, void *r, void *priv)
 {
 	struct cluster *c = priv;
@@ -287,41 +296,52 @@ static void on_snapshot_written(redisAsyncContext *ac, void *r, void *priv)
 	(void)ac;
 	if (reply && !c->closing && reply->type == REDIS_REPLY_ERROR)
 		cluster_set_error(c, ERROR_WRITER, "snapshot: %s", reply->str);
+	snapshot_over(c, reply == NULL ? "the connection to Redis was lost" :
+			 reply->type == REDIS_REPLY_ERROR ? reply->str : NULL);
 }
 
 int cluster_snapshot(struct cluster *c, char *err, size_t errlen)
 {
-	size_t len;
-
 	if (!c->writer.up) {
 		error_set(err, errlen, "not connected to Redis (%s)", cluster_newest_error(c) ? cluster_newest_error(c) : "connecting");
 		return -1;
 	}
+	if (c->snap.making)
+		return 1;
 	c->last_snapshot = time(NULL);
-	char *data = c->cb.dump(c->cb.ctx, &len);
-	if (data == NULL) {
+	/* The place and what was seen as they stand now: the entries are fixed now too (cb.dump). */
+	snprintf(c->snap.id, sizeof(c->snap.id), "%s", c->cursor);
+	if ((c->snap.seen = seen_text(c->seen, &c->snap.seen_len)) == NULL) {
 		error_set(err, errlen, "out of memory");
 		return -1;
 	}
-	size_t seen_len = 0;
-	char *seen = seen_text(c->seen, &seen_len);
-	if (seen == NULL) {
-		free(data);
+	c->snap.making = true;
+	if (c->cb.dump(c->cb.ctx) < 0) {
+		c->snap.making = false;
+		free(c->snap.seen);
+		c->snap.seen = NULL;
 		error_set(err, errlen, "out of memory");
 		return -1;
+	}
+	return 0;
+}
+
+void cluster_snapshot_made(struct cluster *c, const char *data, size_t len, const char *error)
+{
+	if (error || !c->writer.up) {
+		snapshot_over(c, error ? error : "not connected to Redis");
+		return;
 	}
 	char mac[SIGN_HEX + 1] = "";
-	const char *argv[] = { "HSET", c->snapshot_key, "id", c->cursor, "data", data, "node", c->cfg->node, "seen", seen,
-			       "mac", mac };
-	size_t lens[] = { 4, strlen(c->snapshot_key), 2, strlen(c->cursor), 4, len, 4, strlen(c->cfg->node), 4, seen_len,
-			  3, SIGN_HEX };
+	const char *argv[] = { "HSET", c->snapshot_key, "id", c->snap.id, "data", data, "node", c->cfg->node, "seen",
+			       c->snap.seen, "mac", mac };
+	size_t lens[] = { 4, strlen(c->snapshot_key), 2, strlen(c->snap.id), 4, len, 4, strlen(c->cfg->node), 4,
+			  c->snap.seen_len, 3, SIGN_HEX };
 	if (c->key) {
 		struct sign_field f[5] = { { c->cfg->stream, strlen(c->cfg->stream) }, { argv[3], lens[3] },
 					   { argv[7], lens[7] }, { argv[5], lens[5] }, { argv[9], lens[9] } };
 		sign_fields(c->key, "bloomd snapshot", f, 5, mac);
 	}
-	redisAsyncCommandArgv(c->writer.ac, on_snapshot_written, c, c->key ? 12 : 10, argv, lens);
-	free(data);
-	free(seen);
-	return 0;
+	if (redisAsyncCommandArgv(c->writer.ac, on_snapshot_written, c, c->key ? 12 : 10, argv, lens) != REDIS_OK)
+		snapshot_over(c, "not connected to Redis");
 }

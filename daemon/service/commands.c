@@ -323,10 +323,12 @@ static int cmd_cluster(struct command *c)
 		return command_fail(c, "cluster: expected status or snapshot, got '%.40s'", c->args);
 	if (!control_client_trusted(c->cl))
 		return command_fail(c, "cluster snapshot: not allowed for this user");
-	if (service_cluster_snapshot(c->s, err, sizeof(err)) < 0)
+	uint64_t waiter = control_hold(c->cl);
+	if (service_cluster_snapshot(c->s, waiter, err, sizeof(err)) < 0) {
+		control_release(c->cl);
 		return command_fail(c, "cluster snapshot: %s", err);
-	json_object_set_new(c->reply, "snapshot", json_string("sent"));
-	return 0;
+	}
+	return command_reply_later(c);
 }
 
 /* `blocked`: the addresses in the [action] sets, with the seconds each has left. */

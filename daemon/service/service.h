@@ -231,8 +231,13 @@ json_t *service_holders_json(const struct service *s, uint32_t holders);
 
 /* ---- cluster ---- */
 
-/* Publish the local list as the snapshot a trimmed node starts from; -1 with a message. */
-int service_cluster_snapshot(struct service *s, char *err, size_t errlen);
+/*
+ * Publish the local list as the snapshot a trimmed node starts from, its
+ * entries written by a child while the loop goes on: 0 begun, and waiter
+ * (a control_hold id) told once Redis has it, or why not (one asked for
+ * while another is on its way gets the next); -1 with a message.
+ */
+int service_cluster_snapshot(struct service *s, uint64_t waiter, char *err, size_t errlen);
 /* Connections, last stream ID, lag, counts; NULL without [cluster]. */
 json_t *service_cluster_status(const struct service *s);
 

@@ -56,6 +56,26 @@ void service_reply_to(struct service *s, uint64_t waiter, json_t *reply)
 	json_decref(reply);
 }
 
+int service_waiters_add(struct service_waiters *w, uint64_t id)
+{
+	if (id == 0)
+		return 0;
+	uint64_t *ids = realloc(w->ids, (w->n + 1) * sizeof(*ids));
+	if (ids == NULL)
+		return -1;
+	w->ids = ids;
+	w->ids[w->n++] = id;
+	return 0;
+}
+
+void service_waiters_tell(struct service *s, struct service_waiters *w, json_t *reply)
+{
+	for (size_t i = 0; i < w->n; i++)
+		service_reply_to(s, w->ids[i], json_deep_copy(reply));
+	free(w->ids);
+	*w = (struct service_waiters){ 0 };
+}
+
 void service_api_stats(const struct service *s, json_t *o)
 {
 	if (s->api.control)

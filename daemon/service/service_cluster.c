@@ -1,8 +1,13 @@
 /* service_cluster.c - the daemon in a cluster: its changes to the stream, the stream's to it, events to Redis. */
 #include "service.h"
 
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "error.h"
 #include "log.h"
@@ -54,20 +59,100 @@ static int dump_entry(void *ctx, const struct entry *e, unsigned group, uint32_t
 	return fputc('\n', d->f) == EOF ? -1 : 0;
 }
 
-/* The local list as entry lines, for a snapshot. */
-static char *dump_local(void *ctx, size_t *len)
+/* The local list's entries as entry lines into f: -1 once f takes no more. */
+static int dump_local(const struct service *s, FILE *f)
 {
-	struct dumping d = { .s = ctx };
+	struct dumping d = { .s = s, .f = f };
 
-	if ((d.f = open_memstream(&d.text, &d.len)) == NULL)
-		return NULL;
-	int rc = matcher_foreach(d.s->matcher, 0, dump_entry, &d);
-	if (fclose(d.f) != 0 || rc != 0) {
-		free(d.text);
-		return NULL;
+	return matcher_foreach(s->matcher, 0, dump_entry, &d);
+}
+
+/* The snapshot's entry lines into the memfd (in a child, or in the loop when none can be started). */
+static int dump_job(void *ctx, char *err, size_t errlen)
+{
+	struct service *s = ctx;
+	int fd = dup(s->fleet.dump_fd);
+	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+
+	if (f == NULL) {
+		if (fd >= 0)
+			close(fd);
+		error_set(err, errlen, "the snapshot's entries: %s", strerror(errno));
+		return -1;
 	}
-	*len = d.len;
-	return d.text;
+	int rc = dump_local(s, f);
+	if (fclose(f) != 0 || rc < 0) {
+		error_set(err, errlen, "the snapshot's entries could not be written (out of memory)");
+		return -1;
+	}
+	return 0;
+}
+
+/* The lines written (or why there are none) to the cluster, which sends them. */
+static void dump_made(struct service *s, const char *error)
+{
+	int fd = s->fleet.dump_fd;
+	struct stat st = { 0 };
+	void *data = MAP_FAILED;
+
+	if (error == NULL && (fstat(fd, &st) < 0 ||
+			      (st.st_size && (data = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0)) == MAP_FAILED)))
+		error = "the snapshot's entries cannot be read back";
+	cluster_snapshot_made(s->fleet.cluster, data == MAP_FAILED ? "" : data, error ? 0 : (size_t)st.st_size, error);
+	if (data != MAP_FAILED)
+		munmap(data, (size_t)st.st_size);
+	close(fd);
+	s->fleet.dump_fd = -1;
+}
+
+static void dump_ended(void *ctx, const char *error)
+{
+	struct service *s = ctx;
+
+	s->fleet.dumper = NULL;
+	dump_made(s, error);
+}
+
+/*
+ * A snapshot's entries are written by a child from the daemon's memory as
+ * it was at the fork (forkjob.h), as the state's snapshot is: at a million
+ * entries the loop would be held a fifth of a second.
+ */
+static int dump_begin(void *ctx)
+{
+	struct service *s = ctx;
+	char err[256];
+
+	if ((s->fleet.dump_fd = memfd_create("bloomd-snapshot", MFD_CLOEXEC)) < 0)
+		return -1;
+	s->fleet.dumper = forkjob_start(s->base, dump_job, dump_ended, s, err, sizeof(err));
+	if (s->fleet.dumper == NULL) {
+		log_warning("cluster: the snapshot's entries: %s: they are written in the loop instead", err);
+		dump_made(s, dump_job(s, err, sizeof(err)) < 0 ? err : NULL);
+	}
+	return 0;
+}
+
+/* The snapshot began is in Redis, or not: its waiters told; those that asked meanwhile get the next. */
+static void snapshot_sent(void *ctx, const char *error)
+{
+	struct service *s = ctx;
+	struct service_fleet *f = &s->fleet;
+	char err[256];
+
+	for (;;) {
+		json_t *reply = error ? json_pack("{s:b,s:s+}", "ok", false, "error", "cluster snapshot: ", error)
+				      : json_pack("{s:b,s:s}", "ok", true, "snapshot", "sent");
+		service_waiters_tell(s, &f->snapshot_waiting, reply);
+		json_decref(reply);
+		if (f->snapshot_again.n == 0)
+			return;
+		f->snapshot_waiting = f->snapshot_again;
+		f->snapshot_again = (struct service_waiters){ 0 };
+		if (cluster_snapshot(f->cluster, err, sizeof(err)) >= 0)
+			return;
+		error = err;
+	}
 }
 
 static enum cluster_apply restore_local(void *ctx, const char *lines, size_t len, char *err, size_t errlen)
@@ -108,7 +193,8 @@ void service_cluster_events(struct service *s, struct events *ev)
 
 int service_cluster_start(struct service *s)
 {
-	const struct cluster_callbacks cb = { apply_op, restore_local, dump_local, applied_durable, event_from_redis, s };
+	const struct cluster_callbacks cb = { apply_op,		restore_local,	  dump_begin, snapshot_sent,
+					      applied_durable, event_from_redis, s };
 	char err[512];
 
 	if (!config_cluster_on(s->cfg))
@@ -125,13 +211,31 @@ int service_cluster_start(struct service *s)
 	return 0;
 }
 
-int service_cluster_snapshot(struct service *s, char *err, size_t errlen)
+int service_cluster_snapshot(struct service *s, uint64_t waiter, char *err, size_t errlen)
 {
-	if (s->fleet.cluster == NULL) {
+	struct service_fleet *f = &s->fleet;
+
+	if (f->cluster == NULL) {
 		error_set(err, errlen, "no [cluster] redis is set");
 		return -1;
 	}
-	return cluster_snapshot(s->fleet.cluster, err, errlen);
+	/* One on its way may hold entries older than a change this waiter made: it gets the next. */
+	int rc = 1;
+	if (f->snapshot_waiting.n == 0) {
+		/* Waiting first: the snapshot may be in before cluster_snapshot returns. */
+		if (service_waiters_add(&f->snapshot_waiting, waiter) < 0)
+			goto oom;
+		if ((rc = cluster_snapshot(f->cluster, err, errlen)) != 0 && waiter)
+			f->snapshot_waiting.n--;
+	}
+	if (rc < 0)
+		return -1;
+	if (rc == 1 && service_waiters_add(&f->snapshot_again, waiter) < 0)
+		goto oom;
+	return 0;
+oom:
+	error_set(err, errlen, "out of memory");
+	return -1;
 }
 
 json_t *service_cluster_status(const struct service *s)
@@ -147,8 +251,16 @@ void service_cluster_tick(struct service *s)
 
 void service_cluster_stop(struct service *s)
 {
-	cluster_close(s->fleet.cluster); /* its cursor and outbox written first */
-	s->fleet.cluster = NULL;
+	struct service_fleet *f = &s->fleet;
+
+	/* The control socket is closed: no one is left to tell. */
+	free(f->snapshot_again.ids);
+	f->snapshot_again = (struct service_waiters){ 0 };
+	free(f->snapshot_waiting.ids);
+	f->snapshot_waiting = (struct service_waiters){ 0 };
+	forkjob_finish(f->dumper); /* its lines go to Redis, as far as the close lets them */
+	cluster_close(f->cluster); /* its cursor and outbox written first */
+	f->cluster = NULL;
 }
 
 int service_fleet_outbox_error(const struct service *s, char *err, size_t errlen)

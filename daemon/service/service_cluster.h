@@ -9,8 +9,10 @@
 #include "cluster.h"
 #include "entry.h"
 #include "events.h"
+#include "forkjob.h"
 #include "log.h"
 #include "service.h"
+#include "service_state.h"
 
 /* Where the snapshot from the stream is: none, received (waiting behind a list version), restored. */
 enum service_restore { RESTORE_NONE, RESTORE_WAITING, RESTORE_BEGUN };
@@ -21,6 +23,9 @@ struct service_fleet {
 	struct log_limit events_lost_logged;
 	enum service_restore restore;      /* a snapshot waits or is restored: an operator's changes are marked */
 	struct entry_run changed_meanwhile; /* while it waits: those changes, marked when it begins */
+	struct forkjob *dumper;    /* this node's snapshot's entry lines, written by a child; NULL: none */
+	int dump_fd;               /* where it writes them (a memfd), or -1 */
+	struct service_waiters snapshot_waiting, snapshot_again; /* bloomctl cluster snapshot: that one, the next */
 };
 
 /* service_cluster.c: follow the stream (-1 after logging); events to Redis; once a second; stopped (cursor and outbox written). */

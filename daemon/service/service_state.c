@@ -301,27 +301,6 @@ static int save_now(struct service *s, char *err, size_t errlen)
 	return rc;
 }
 
-static int waiters_add(struct service_waiters *w, uint64_t id)
-{
-	if (id == 0)
-		return 0;
-	uint64_t *ids = realloc(w->ids, (w->n + 1) * sizeof(*ids));
-	if (ids == NULL)
-		return -1;
-	w->ids = ids;
-	w->ids[w->n++] = id;
-	return 0;
-}
-
-/* Each waiter of w told the same (reply is not taken). */
-static void waiters_tell(struct service *s, struct service_waiters *w, json_t *reply)
-{
-	for (size_t i = 0; i < w->n; i++)
-		service_reply_to(s, w->ids[i], json_deep_copy(reply));
-	free(w->ids);
-	*w = (struct service_waiters){ 0 };
-}
-
 static json_t *save_reply(struct service *s, int rc, const char *err)
 {
 	if (rc < 0)
@@ -350,7 +329,7 @@ static void save_finished(struct service *s, int rc, const char *err)
 		d->next_snapshot_try = time(NULL) + SAVE_RETRY_SECONDS;
 	}
 	json_t *reply = save_reply(s, rc, err);
-	waiters_tell(s, &d->save_waiting, reply);
+	service_waiters_tell(s, &d->save_waiting, reply);
 	json_decref(reply);
 	if (d->save_again.n == 0)
 		return;
@@ -407,7 +386,7 @@ int service_save(struct service *s, uint64_t waiter, char *err, size_t errlen)
 		return -1;
 	}
 	/* The one being written may have begun before a change this waiter wants in: it waits for the next. */
-	if (waiters_add(running ? &d->save_again : &d->save_waiting, waiter) < 0) {
+	if (service_waiters_add(running ? &d->save_again : &d->save_waiting, waiter) < 0) {
 		error_set(err, errlen, "out of memory");
 		return -1;
 	}
