@@ -125,10 +125,18 @@ int cluster_event(struct cluster *c, const char *line, size_t len);
  */
 int cluster_snapshot(struct cluster *c, char *err, size_t errlen);
 /*
- * The entry lines cb.dump was asked for (data, len: read here, not kept), or
- * why there are none: signed and sent with the stream's place and what was
- * seen as they stood when cluster_snapshot began.
+ * The entry lines cb.dump was asked for are written; the snapshot goes to
+ * Redis, signed, with the stream's place and what was seen as they stood
+ * when cluster_snapshot began, by one of two ways:
+ *   send  in a child (forkjob.h) with c as it was at the fork: on a
+ *         connection of its own, blocking (10 s at most for each step);
+ *         -1 with a message. The loop is then told by
+ *   sent  its outcome (error NULL: in Redis).
+ *   made  in the loop (data, len read here, not kept; or why there are
+ *         none), on the writer's connection.
  */
+int cluster_snapshot_send(const struct cluster *c, const char *data, size_t len, char *err, size_t errlen);
+void cluster_snapshot_sent(struct cluster *c, const char *error);
 void cluster_snapshot_made(struct cluster *c, const char *data, size_t len, const char *error);
 
 /*

@@ -29,6 +29,7 @@
 #define READ_BLOCK_MS "2000"     /* how long it waits for one */
 #define LAG_CAP 1000             /* lag counted up to this many entries */
 #define STALE_RETRY_SECONDS 2
+#define SNAPSHOT_SEND_SECONDS 10 /* a child sending a snapshot: for its connect, and for each reply */
 #define RETRY_MAX_SECONDS 30
 #define ID_MAX 48
 #define DELAYS 1024               /* the last so many propagation delays, for their percentiles */

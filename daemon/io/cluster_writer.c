@@ -326,22 +326,83 @@ int cluster_snapshot(struct cluster *c, char *err, size_t errlen)
 	return 0;
 }
 
+/* The snapshot's HSET, signed: argv and lens of 12 (10 without a key), mac its room. */
+static int snapshot_argv(const struct cluster *c, const char *data, size_t len, const char *argv[12], size_t lens[12],
+			 char mac[SIGN_HEX + 1])
+{
+	const char *a[12] = { "HSET", c->snapshot_key, "id", c->snap.id, "data", data, "node", c->cfg->node, "seen",
+			      c->snap.seen, "mac", mac };
+	size_t l[12] = { 4, strlen(c->snapshot_key), 2, strlen(c->snap.id), 4, len, 4, strlen(c->cfg->node), 4,
+			 c->snap.seen_len, 3, SIGN_HEX };
+
+	mac[0] = '\0';
+	if (c->key) {
+		struct sign_field f[5] = { { c->cfg->stream, strlen(c->cfg->stream) }, { a[3], l[3] }, { a[7], l[7] },
+					   { a[5], l[5] }, { a[9], l[9] } };
+		sign_fields(c->key, "bloomd snapshot", f, 5, mac);
+	}
+	memcpy(argv, a, sizeof(a));
+	memcpy(lens, l, sizeof(l));
+	return c->key ? 12 : 10;
+}
+
 void cluster_snapshot_made(struct cluster *c, const char *data, size_t len, const char *error)
 {
+	const char *argv[12];
+	size_t lens[12];
+	char mac[SIGN_HEX + 1];
+
 	if (error || !c->writer.up) {
 		snapshot_over(c, error ? error : "not connected to Redis");
 		return;
 	}
-	char mac[SIGN_HEX + 1] = "";
-	const char *argv[] = { "HSET", c->snapshot_key, "id", c->snap.id, "data", data, "node", c->cfg->node, "seen",
-			       c->snap.seen, "mac", mac };
-	size_t lens[] = { 4, strlen(c->snapshot_key), 2, strlen(c->snap.id), 4, len, 4, strlen(c->cfg->node), 4,
-			  c->snap.seen_len, 3, SIGN_HEX };
-	if (c->key) {
-		struct sign_field f[5] = { { c->cfg->stream, strlen(c->cfg->stream) }, { argv[3], lens[3] },
-					   { argv[7], lens[7] }, { argv[5], lens[5] }, { argv[9], lens[9] } };
-		sign_fields(c->key, "bloomd snapshot", f, 5, mac);
-	}
-	if (redisAsyncCommandArgv(c->writer.ac, on_snapshot_written, c, c->key ? 12 : 10, argv, lens) != REDIS_OK)
+	int argc = snapshot_argv(c, data, len, argv, lens, mac);
+	if (redisAsyncCommandArgv(c->writer.ac, on_snapshot_written, c, argc, argv, lens) != REDIS_OK)
 		snapshot_over(c, "not connected to Redis");
+}
+
+int cluster_snapshot_send(const struct cluster *c, const char *data, size_t len, char *err, size_t errlen)
+{
+	const struct timeval limit = { SNAPSHOT_SEND_SECONDS, 0 };
+	const struct redis_where *w = &c->master;
+	const char *argv[12];
+	size_t lens[12];
+	char mac[SIGN_HEX + 1];
+	redisContext *rc = w->path[0] ? redisConnectUnixWithTimeout(w->path, limit)
+				       : redisConnectWithTimeout(w->host, w->port, limit);
+	redisReply *reply = NULL;
+	bool failed = true;
+
+	if (rc == NULL || rc->err) {
+		error_set(err, errlen, "connecting to Redis: %s", rc ? rc->errstr : "out of memory");
+		goto done;
+	}
+	redisSetTimeout(rc, limit);
+	if (c->cfg->password) {
+		const char *auth[] = { "AUTH", c->cfg->password };
+		reply = redisCommandArgv(rc, 2, auth, NULL);
+		if (reply == NULL || reply->type == REDIS_REPLY_ERROR) {
+			error_set(err, errlen, "AUTH: %s", reply ? reply->str : rc->errstr);
+			goto done;
+		}
+		freeReplyObject(reply);
+	}
+	int argc = snapshot_argv(c, data, len, argv, lens, mac);
+	reply = redisCommandArgv(rc, argc, argv, lens);
+	failed = reply == NULL || reply->type == REDIS_REPLY_ERROR;
+	if (failed)
+		error_set(err, errlen, "%s", reply ? reply->str : rc->errstr);
+done:
+	if (reply)
+		freeReplyObject(reply);
+	if (rc)
+		redisFree(rc);
+	return failed ? -1 : 0;
+}
+
+void cluster_snapshot_sent(struct cluster *c, const char *error)
+{
+	if (error && !c->closing)
+		cluster_set_error(c, ERROR_WRITER, "snapshot: %s", error);
+	snapshot_over(c, error);
 }

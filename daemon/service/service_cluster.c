@@ -1,13 +1,9 @@
 /* service_cluster.c - the daemon in a cluster: its changes to the stream, the stream's to it, events to Redis. */
 #include "service.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "error.h"
 #include "log.h"
@@ -59,77 +55,64 @@ static int dump_entry(void *ctx, const struct entry *e, unsigned group, uint32_t
 	return fputc('\n', d->f) == EOF ? -1 : 0;
 }
 
-/* The local list's entries as entry lines into f: -1 once f takes no more. */
-static int dump_local(const struct service *s, FILE *f)
+/* The local list as entry lines, for a snapshot (the caller frees), or NULL without memory. */
+static char *dump_local(const struct service *s, size_t *len)
 {
-	struct dumping d = { .s = s, .f = f };
+	struct dumping d = { .s = s };
 
-	return matcher_foreach(s->matcher, 0, dump_entry, &d);
+	if ((d.f = open_memstream(&d.text, &d.len)) == NULL)
+		return NULL;
+	int rc = matcher_foreach(s->matcher, 0, dump_entry, &d);
+	if (fclose(d.f) != 0 || rc != 0) {
+		free(d.text);
+		return NULL;
+	}
+	*len = d.len;
+	return d.text;
 }
 
-/* The snapshot's entry lines into the memfd (in a child, or in the loop when none can be started). */
-static int dump_job(void *ctx, char *err, size_t errlen)
+/* In a child: the lines made and sent to Redis on a connection of its own. */
+static int dump_and_send(void *ctx, char *err, size_t errlen)
 {
 	struct service *s = ctx;
-	int fd = dup(s->fleet.dump_fd);
-	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	size_t len;
+	char *data = dump_local(s, &len);
 
-	if (f == NULL) {
-		if (fd >= 0)
-			close(fd);
-		error_set(err, errlen, "the snapshot's entries: %s", strerror(errno));
+	if (data == NULL) {
+		error_set(err, errlen, "out of memory for the snapshot's entries");
 		return -1;
 	}
-	int rc = dump_local(s, f);
-	if (fclose(f) != 0 || rc < 0) {
-		error_set(err, errlen, "the snapshot's entries could not be written (out of memory)");
-		return -1;
-	}
-	return 0;
+	return cluster_snapshot_send(s->fleet.cluster, data, len, err, errlen);
 }
 
-/* The lines written (or why there are none) to the cluster, which sends them. */
-static void dump_made(struct service *s, const char *error)
-{
-	int fd = s->fleet.dump_fd;
-	struct stat st = { 0 };
-	void *data = MAP_FAILED;
-
-	if (error == NULL && (fstat(fd, &st) < 0 ||
-			      (st.st_size && (data = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0)) == MAP_FAILED)))
-		error = "the snapshot's entries cannot be read back";
-	cluster_snapshot_made(s->fleet.cluster, data == MAP_FAILED ? "" : data, error ? 0 : (size_t)st.st_size, error);
-	if (data != MAP_FAILED)
-		munmap(data, (size_t)st.st_size);
-	close(fd);
-	s->fleet.dump_fd = -1;
-}
-
-static void dump_ended(void *ctx, const char *error)
+static void dump_sent(void *ctx, const char *error)
 {
 	struct service *s = ctx;
 
 	s->fleet.dumper = NULL;
-	dump_made(s, error);
+	cluster_snapshot_sent(s->fleet.cluster, error);
 }
 
 /*
- * A snapshot's entries are written by a child from the daemon's memory as
- * it was at the fork (forkjob.h), as the state's snapshot is: at a million
- * entries the loop would be held a fifth of a second.
+ * A snapshot's entries are made and sent by a child from the daemon's
+ * memory as it was at the fork (forkjob.h), as the state's snapshot is: at
+ * a million entries the loop would be held a fifth of a second, at ten
+ * million two seconds. Where no child can be started, the loop does it.
  */
 static int dump_begin(void *ctx)
 {
 	struct service *s = ctx;
 	char err[256];
+	size_t len;
 
-	if ((s->fleet.dump_fd = memfd_create("bloomd-snapshot", MFD_CLOEXEC)) < 0)
+	if ((s->fleet.dumper = forkjob_start(s->base, dump_and_send, dump_sent, s, err, sizeof(err))) != NULL)
+		return 0;
+	log_warning("cluster: the snapshot: %s: it is made in the loop instead", err);
+	char *data = dump_local(s, &len);
+	if (data == NULL)
 		return -1;
-	s->fleet.dumper = forkjob_start(s->base, dump_job, dump_ended, s, err, sizeof(err));
-	if (s->fleet.dumper == NULL) {
-		log_warning("cluster: the snapshot's entries: %s: they are written in the loop instead", err);
-		dump_made(s, dump_job(s, err, sizeof(err)) < 0 ? err : NULL);
-	}
+	cluster_snapshot_made(s->fleet.cluster, data, len, NULL);
+	free(data);
 	return 0;
 }
 
@@ -258,7 +241,7 @@ void service_cluster_stop(struct service *s)
 	f->snapshot_again = (struct service_waiters){ 0 };
 	free(f->snapshot_waiting.ids);
 	f->snapshot_waiting = (struct service_waiters){ 0 };
-	forkjob_finish(f->dumper); /* its lines go to Redis, as far as the close lets them */
+	forkjob_finish(f->dumper); /* a snapshot on its way reaches Redis first */
 	cluster_close(f->cluster); /* its cursor and outbox written first */
 	f->cluster = NULL;
 }

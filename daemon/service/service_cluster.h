@@ -23,8 +23,7 @@ struct service_fleet {
 	struct log_limit events_lost_logged;
 	enum service_restore restore;      /* a snapshot waits or is restored: an operator's changes are marked */
 	struct entry_run changed_meanwhile; /* while it waits: those changes, marked when it begins */
-	struct forkjob *dumper;    /* this node's snapshot's entry lines, written by a child; NULL: none */
-	int dump_fd;               /* where it writes them (a memfd), or -1 */
+	struct forkjob *dumper;    /* this node's snapshot, made and sent by a child; NULL: none */
 	struct service_waiters snapshot_waiting, snapshot_again; /* bloomctl cluster snapshot: that one, the next */
 };
 
