@@ -386,6 +386,7 @@ int cluster_snapshot_send(const struct cluster *c, const char *data, size_t len,
 			goto done;
 		}
 		freeReplyObject(reply);
+		reply = NULL;
 	}
 	int argc = snapshot_argv(c, data, len, argv, lens, mac);
 	reply = redisCommandArgv(rc, argc, argv, lens);
