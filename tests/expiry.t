@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Live decisions from files: times to live anchored to when the file was written (read again,
 # they are never extended), the longest of two decisions on one address, and the LAPI stream's
-# changes applied to the list (deleted bans leave it, the others stay) by file and by replace.
+# changes applied to the list (deleted bans leave it, the others stay) by file and by replace,
+# and many running out at once go a slice at a time.
 . "$(dirname "$0")/support/tap.sh"
 . "$(dirname "$0")/support/daemon.sh"
-plan 19
+plan 21
 tmp=$(mktemp -d); echo "# $tmp"
 pid=
 trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; [ -n "$KEEP" ] || rm -rf "$tmp"' EXIT
@@ -96,5 +97,31 @@ C replace pushed delta.json >/dev/null
 is "$(held addr 203.0.113.1)$(held addr 203.0.113.2)$(held addr 203.0.113.3)" 011 "and a delta by replace changes it"
 reply=$(C --json replace pushed delta.json)
 is "$(jq -r '.load.entries' <<<"$reply")" 2 "replace reports the whole version's entries after a delta"
+
+# 100,000 decisions of one duration run out at once: they go a slice a turn of the loop, which
+# answers in between (the list is seen at counts between all and none), and all of them go.
+python3 -c "
+import json
+d = [{'duration': '3s', 'origin': 'CAPI', 'scenario': 'x', 'scope': 'Ip', 'type': 'ban',
+      'value': '10.%d.%d.%d' % (i >> 16, i >> 8 & 255, i & 255)} for i in range(100000)]
+print(json.dumps([{'decisions': d}]))" > many.json
+C replace pushed many.json >/dev/null; is "$(C --json lists | jq '.lists[] | select(.name == "pushed") | .entries')" 100000 \
+	"100,000 decisions of 3 s are taken"
+seen=$(python3 - "$sock" <<'PY'
+import json, socket, sys, time
+s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); replies = s.makefile("rb")
+counts, deadline = [], time.monotonic() + 30
+while time.monotonic() < deadline:
+    s.sendall(b"lists\n")
+    n = next(l["entries"] for l in json.loads(replies.readline())["lists"] if l["name"] == "pushed")
+    if not counts or counts[-1] != n:
+        counts.append(n)
+    if n == 0:
+        break
+print(len([n for n in counts if 0 < n < 100000]), counts[-1])
+PY
+)
+read -r between last <<<"$seen"
+[ "$between" -ge 1 ] && [ "$last" = 0 ]; ok $? "they run out a slice at a time, control answering between ($between counts seen between all and none), till none is left"
 stop; ok $? "bloomd stops"
 done_testing

@@ -490,16 +490,18 @@ uint64_t lists_expiry(const struct lists *ls, unsigned slot, const struct entry 
 	return ls->expiry[slot] ? ttl_get(ls->expiry[slot], e) : 0;
 }
 
-uint64_t lists_expire(struct lists *ls, struct matcher *m, uint64_t now)
+uint64_t lists_expire(struct lists *ls, struct matcher *m, uint64_t now, size_t *budget)
 {
 	struct entry e;
 	uint64_t released = 0;
 	uint32_t left;
 
 	for (int i = 1; i < LISTS_SLOTS; i++)
-		while (ls->expiry[i] && ttl_pop_expired(ls->expiry[i], now, &e) == 1)
+		while (*budget && ls->expiry[i] && ttl_pop_expired(ls->expiry[i], now, &e) == 1) {
+			--*budget;
 			if (!(matcher_holders(m, &e) & LISTS_STAGING)) /* the version on its way decides, when it is taken */
 				released += matcher_release(m, &e, 1u << i, &left) == 0;
+		}
 	return released;
 }
 

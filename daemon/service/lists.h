@@ -75,9 +75,10 @@ uint64_t lists_expiry(const struct lists *ls, unsigned slot, const struct entry 
 /*
  * The lists' entries whose time to live (a feed's ipset timeout, CrowdSec
  * duration, expires=) has run out by now are released from the list that
- * gave it, unless a version being staged holds them too. How many.
+ * gave it, unless a version being staged holds them too: at most *budget
+ * of them looked at (each one taken off it). How many were released.
  */
-uint64_t lists_expire(struct lists *ls, struct matcher *m, uint64_t now);
+uint64_t lists_expire(struct lists *ls, struct matcher *m, uint64_t now, size_t *budget);
 
 /*
  * Follow cfg's lists: a new one gets a slot, one no longer there is flushed

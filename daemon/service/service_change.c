@@ -185,13 +185,20 @@ int service_del(struct service *s, const struct entry *e, enum service_origin fr
 	return 0;
 }
 
-void service_expire(struct service *s, uint64_t now)
+/* Entries whose time ran out at once (a feed's decisions of one duration) go this many a turn of the loop. */
+#define EXPIRE_SLICE 16384
+
+bool service_expire(struct service *s, uint64_t now)
 {
 	static struct entry e;
 	uint32_t left;
+	size_t budget = EXPIRE_SLICE;
 
-	while (ttl_pop_expired(s->durable.ttl, now, &e) == 1)
+	while (budget && ttl_pop_expired(s->durable.ttl, now, &e) == 1) {
+		budget--;
 		service_del(s, &e, SERVICE_FROM_EXPIRY, &left, NULL, 0);
+	}
 	/* A list's run out too; its kept version says when (expires=), so a restart does not bring them back. */
-	lists_expire(&s->lists, s->matcher, now);
+	lists_expire(&s->lists, s->matcher, now, &budget);
+	return budget == 0;
 }

@@ -63,7 +63,11 @@ void service_durable_close(struct service *s);
 /* Housekeeping: a snapshot when the journal has grown past journal_max or cannot be trusted; lists kept again. */
 void service_durable_housekeeping(struct service *s);
 
-/* service_change.c: the local list's entries whose time ran out by now, deleted. */
-void service_expire(struct service *s, uint64_t now);
+/*
+ * service_change.c: the entries whose time ran out by now (the local
+ * list's deleted, the lists' released), a slice of them: whether more may
+ * be left (to be called again at once, after the loop's other events).
+ */
+bool service_expire(struct service *s, uint64_t now);
 
 #endif

@@ -65,13 +65,33 @@ static void report_packet_problems(struct service *s)
 	}
 }
 
+/* More entries ran out than a slice takes: the next slice after the loop's other events. */
+static void expire_more(struct service *s)
+{
+	static const struct timeval now = { 0, 0 };
+
+	evtimer_add(s->upkeep.expiring, &now);
+}
+
+static void expiring_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct service *s = arg;
+
+	(void)fd;
+	(void)what;
+	if (service_expire(s, service_now()))
+		expire_more(s);
+	service_sync(s, false); /* written; the next second's housekeeping fsyncs them */
+}
+
 static void housekeeping_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct service *s = arg;
 
 	(void)fd;
 	(void)what;
-	service_expire(s, service_now());
+	if (!evtimer_pending(s->upkeep.expiring, NULL) && service_expire(s, service_now()))
+		expire_more(s);
 	service_sync(s, true); /* everysec's second; with always, the expiries */
 	service_cluster_tick(s);
 	service_action_check(s);
@@ -91,7 +111,8 @@ int service_upkeep_start(struct service *s)
 	struct timeval second = { .tv_sec = 1 };
 
 	s->upkeep.timer = event_new(s->base, -1, EV_PERSIST, housekeeping_cb, s);
-	if (s->upkeep.timer == NULL || event_add(s->upkeep.timer, &second) < 0) {
+	s->upkeep.expiring = evtimer_new(s->base, expiring_cb, s);
+	if (s->upkeep.timer == NULL || s->upkeep.expiring == NULL || event_add(s->upkeep.timer, &second) < 0) {
 		log_error("cannot start the housekeeping timer");
 		return -1;
 	}
@@ -103,6 +124,9 @@ void service_upkeep_stop(struct service *s)
 	if (s->upkeep.timer)
 		event_free(s->upkeep.timer);
 	s->upkeep.timer = NULL;
+	if (s->upkeep.expiring)
+		event_free(s->upkeep.expiring);
+	s->upkeep.expiring = NULL;
 }
 
 /* The process's own figures, from the kernel: what Prometheus's process_* metrics say. */

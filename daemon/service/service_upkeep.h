@@ -13,6 +13,7 @@
 /* Owned by: service_upkeep.c service_reload.c */
 struct service_upkeep {
 	struct event *timer;       /* housekeeping, once a second */
+	struct event *expiring;    /* the rest of the entries whose time ran out, a slice a turn */
 	time_t started;
 	time_t last_reload;        /* when the last reload was tried (0: never) */
 	bool last_reload_ok;
