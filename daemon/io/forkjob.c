@@ -57,7 +57,8 @@ static void ended(struct forkjob *f)
 			 strsignal(WTERMSIG(st)));
 		error = why;
 	} else if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-		error = f->len ? f->message : "the child writing it failed without saying why";
+		snprintf(why, sizeof(why), "%s", f->len ? f->message : "the child writing it failed without saying why");
+		error = why; /* f, which holds the message, is freed before done hears it */
 	}
 	if (f->readable)
 		event_free(f->readable);
