@@ -49,10 +49,14 @@ static void ended(struct forkjob *f)
 	const char *error = NULL;
 	int st = 0;
 
-	while (waitpid(f->pid, &st, 0) < 0 && errno == EINTR)
+	pid_t waited;
+	while ((waited = waitpid(f->pid, &st, 0)) < 0 && errno == EINTR)
 		;
 	f->message[f->len] = '\0';
-	if (WIFSIGNALED(st)) {
+	if (waited < 0) {
+		snprintf(why, sizeof(why), "cannot learn how the child writing it ended: %s", strerror(errno));
+		error = why;
+	} else if (WIFSIGNALED(st)) {
 		snprintf(why, sizeof(why), "the child writing it was killed by signal %d (%s)", WTERMSIG(st),
 			 strsignal(WTERMSIG(st)));
 		error = why;
