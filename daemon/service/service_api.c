@@ -68,10 +68,18 @@ int service_waiters_add(struct service_waiters *w, uint64_t id)
 	return 0;
 }
 
-void service_waiters_tell(struct service *s, struct service_waiters *w, json_t *reply)
+bool service_waiters_tell(struct service *s, struct service_waiters *w, struct service_waiters *next, json_t *reply)
 {
 	for (size_t i = 0; i < w->n; i++)
 		service_reply_to(s, w->ids[i], json_deep_copy(reply));
+	free(w->ids);
+	*w = *next;
+	*next = (struct service_waiters){ 0 };
+	return w->n > 0;
+}
+
+void service_waiters_free(struct service_waiters *w)
+{
 	free(w->ids);
 	*w = (struct service_waiters){ 0 };
 }

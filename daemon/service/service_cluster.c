@@ -126,13 +126,9 @@ static void snapshot_sent(void *ctx, const char *error)
 	for (;;) {
 		json_t *reply = error ? json_pack("{s:b,s:s+}", "ok", false, "error", "cluster snapshot: ", error)
 				      : json_pack("{s:b,s:s}", "ok", true, "snapshot", "sent");
-		service_waiters_tell(s, &f->snapshot_waiting, reply);
+		bool again = service_waiters_tell(s, &f->snapshot_waiting, &f->snapshot_again, reply);
 		json_decref(reply);
-		if (f->snapshot_again.n == 0)
-			return;
-		f->snapshot_waiting = f->snapshot_again;
-		f->snapshot_again = (struct service_waiters){ 0 };
-		if (cluster_snapshot(f->cluster, err, sizeof(err)) >= 0)
+		if (!again || cluster_snapshot(f->cluster, err, sizeof(err)) >= 0)
 			return;
 		error = err;
 	}
@@ -237,10 +233,8 @@ void service_cluster_stop(struct service *s)
 	struct service_fleet *f = &s->fleet;
 
 	/* The control socket is closed: no one is left to tell. */
-	free(f->snapshot_again.ids);
-	f->snapshot_again = (struct service_waiters){ 0 };
-	free(f->snapshot_waiting.ids);
-	f->snapshot_waiting = (struct service_waiters){ 0 };
+	service_waiters_free(&f->snapshot_again);
+	service_waiters_free(&f->snapshot_waiting);
 	forkjob_finish(f->dumper); /* a snapshot on its way reaches Redis first */
 	cluster_close(f->cluster); /* its cursor and outbox written first */
 	f->cluster = NULL;

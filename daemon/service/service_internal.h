@@ -110,9 +110,15 @@ int service_api_open(struct service *s, const struct control_options *control, c
 void service_api_close(struct service *s);
 /* Send reply to the control client waiting as waiter (if it still is), and free it. */
 void service_reply_to(struct service *s, uint64_t waiter, json_t *reply);
-/* A waiter (0: none) added; -1 without memory. Each waiter of w told the same (reply is not taken), w emptied. */
+/*
+ * Waiters for a job and for the one after it (asked for while it ran): add
+ * one (0: none; -1 without memory); tell each of w the same (reply is not
+ * taken), then next's become w's: whether there are any (the next job is
+ * to begin); free them untold (at stop, the control socket gone).
+ */
 int service_waiters_add(struct service_waiters *w, uint64_t id);
-void service_waiters_tell(struct service *s, struct service_waiters *w, json_t *reply);
+bool service_waiters_tell(struct service *s, struct service_waiters *w, struct service_waiters *next, json_t *reply);
+void service_waiters_free(struct service_waiters *w);
 /* The control socket's and the metrics endpoint's figures, into stats o. */
 void service_api_stats(const struct service *s, json_t *o);
 

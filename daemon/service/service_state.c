@@ -329,14 +329,11 @@ static void save_finished(struct service *s, int rc, const char *err)
 		d->next_snapshot_try = time(NULL) + SAVE_RETRY_SECONDS;
 	}
 	json_t *reply = save_reply(s, rc, err);
-	service_waiters_tell(s, &d->save_waiting, reply);
+	/* Those asked for while that one was written: their changes may not be in it. */
+	bool again = service_waiters_tell(s, &d->save_waiting, &d->save_again, reply);
 	json_decref(reply);
-	if (d->save_again.n == 0)
-		return;
-	/* Asked for while that one was written: their changes may not be in it. */
-	d->save_waiting = d->save_again;
-	d->save_again = (struct service_waiters){ 0 };
-	save_start(s);
+	if (again)
+		save_start(s);
 }
 
 static void save_ended(void *ctx, const char *error)
@@ -444,11 +441,9 @@ void service_durable_close(struct service *s)
 	char err[512];
 
 	/* The control socket is closed: nobody is left to hear of a snapshot, or to want another. */
-	free(d->save_again.ids);
-	d->save_again = (struct service_waiters){ 0 };
+	service_waiters_free(&d->save_again);
 	forkjob_finish(d->saver);
-	free(d->save_waiting.ids);
-	d->save_waiting = (struct service_waiters){ 0 };
+	service_waiters_free(&d->save_waiting);
 	if (s->base && d->journal && (journal_records(d->journal) > 0 || journal_diverted(d->journal)) &&
 	    save_now(s, err, sizeof(err)) < 0)
 		log_error("final snapshot: %s (the journal keeps the changes)", err);
