@@ -12,9 +12,11 @@ echo
 echo "== keyed hashing"
 "$build/bloombench" hash
 echo
-echo "== the packet path against a bare pcap_dispatch loop (100,000 addr and pair entries)"
+echo "== the packet path against a bare pcap_dispatch loop (100,000 addr and pair entries), in batches of 64 and one at a time"
 "$build/bloombench" replay --packets 2000000 --entries 100000 --runs 5
 "$build/bloombench" replay --packets 2000000 --entries 100000 --runs 5 --no-events
+echo "-- 4,000,000 entries: a filter past the caches"
+"$build/bloombench" replay --packets 2000000 --entries 4000000 --runs 3
 echo
 echo "== signature scanning against Hyperscan (its 1,000,000-signature compile takes a minute)"
 "$build/bloombench" signatures --sizes 1000,100000,1000000 --megabytes 16 --runs 3

@@ -11,6 +11,17 @@
 
 #include "error.h"
 
+/* A first batch's room for frames; a larger frame makes it larger. */
+#define HELD_BYTES (PACKET_BATCH_MAX * 2048)
+
+/* Packets copied out of libpcap's buffer until they are handed on together. */
+struct held_packets {
+	struct capture_packet p[PACKET_BATCH_MAX];
+	size_t count;
+	uint8_t *bytes;            /* their frames */
+	size_t used, size;
+};
+
 struct capture {
 	pcap_t *pcap;
 	char *name;
@@ -22,7 +33,55 @@ struct capture {
 	struct capture_callbacks cb;
 	bool finished;
 	long ns_per_tick;          /* of the handle's timestamp fraction: 1 (nano) or 1000 (micro) */
+	struct held_packets held;
 };
+
+static void hand_on(struct capture *cap)
+{
+	size_t count = cap->held.count;
+
+	if (count == 0)
+		return;
+	cap->held.count = 0;
+	cap->held.used = 0;
+	cap->cb.packets(cap->cb.ctx, cap, cap->held.p, count);
+}
+
+/* Room to hold len more bytes, the held packets handed on first if they leave too little; false: none to be had. */
+static bool make_room(struct capture *cap, size_t len)
+{
+	struct held_packets *h = &cap->held;
+
+	if (h->used + len <= h->size)
+		return true;
+	hand_on(cap);
+	if (len <= h->size)
+		return true;
+	size_t size = len > HELD_BYTES ? len : HELD_BYTES;
+	uint8_t *bytes = realloc(h->bytes, size);
+	if (bytes == NULL)
+		return false;
+	h->bytes = bytes;
+	h->size = size;
+	return true;
+}
+
+/* p copied into the batch, which is handed on when full; alone and in place when no batch is wanted or none fits. */
+static void hold(struct capture *cap, struct capture_packet p)
+{
+	struct held_packets *h = &cap->held;
+
+	if (cap->cb.batch_max <= 1 || !make_room(cap, p.caplen)) {
+		cap->cb.packets(cap->cb.ctx, cap, &p, 1);
+		return;
+	}
+	memcpy(h->bytes + h->used, p.frame, p.caplen);
+	p.frame = h->bytes + h->used;
+	h->used += p.caplen;
+	h->p[h->count++] = p;
+	if (h->count >= cap->cb.batch_max || h->count == PACKET_BATCH_MAX)
+		hand_on(cap);
+}
 
 static void on_packet(u_char *user, const struct pcap_pkthdr *h, const u_char *bytes)
 {
@@ -39,7 +98,7 @@ static void on_packet(u_char *user, const struct pcap_pkthdr *h, const u_char *b
 
 	if (p.ts.tv_nsec < 0 || p.ts.tv_nsec >= 1000000000)
 		p.ts.tv_nsec = 0; /* a corrupt fraction: keep the second */
-	cap->cb.packet(cap->cb.ctx, cap, &p);
+	hold(cap, p);
 }
 
 static void finish(struct capture *cap, const char *error)
@@ -59,6 +118,7 @@ static int dispatch_batch(struct capture *cap)
 {
 	int n = pcap_dispatch(cap->pcap, CAPTURE_BATCH, on_packet, (u_char *)cap);
 
+	hand_on(cap);
 	if (cap->cb.batch)
 		cap->cb.batch(cap->cb.ctx, cap);
 	return n;
@@ -288,6 +348,7 @@ void capture_free(struct capture *cap)
 		event_free(cap->timer);
 	if (cap->pcap)
 		pcap_close(cap->pcap);
+	free(cap->held.bytes);
 	free(cap->name);
 	free(cap);
 }

@@ -17,6 +17,7 @@
  * File: a file cannot be polled, so an event made active by hand dispatches
  * CAPTURE_BATCH packets and re-activates itself until the end of the file;
  * the loop serves its other events (signals, control clients) in between.
+ * Either way the packets go on in batches (capture_callbacks.batch_max).
  */
 
 #define CAPTURE_BATCH 256
@@ -24,17 +25,24 @@
 struct capture;
 
 
-typedef void (*capture_packet_cb)(void *ctx, struct capture *cap, const struct capture_packet *p);
+/* count packets, in order (their frames valid during the call). */
+typedef void (*capture_packets_cb)(void *ctx, struct capture *cap, const struct capture_packet *p, size_t count);
 /* A source ended: error is NULL at the end of a file, else what went wrong. */
 typedef void (*capture_done_cb)(void *ctx, struct capture *cap, const char *error);
 /* After each batch (flush outputs). */
 typedef void (*capture_batch_cb)(void *ctx, struct capture *cap);
 
 struct capture_callbacks {
-	capture_packet_cb packet;
+	capture_packets_cb packets;
 	capture_batch_cb batch;
 	capture_done_cb done;
 	void *ctx;
+	/*
+	 * Packets handed on at once, at most PACKET_BATCH_MAX: libpcap reuses a
+	 * packet's bytes once its callback returns, so each is copied out until
+	 * the batch is full or the dispatch ends. 0 or 1: each in place, alone.
+	 */
+	unsigned batch_max;
 };
 
 struct capture_live_options {

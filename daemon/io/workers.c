@@ -75,8 +75,10 @@ struct worker {
 	bool online, pushed;
 	struct stats stats;
 	uint64_t handoff_lost;
-	struct match_hit hits[MATCH_MAX_HITS];
-	struct match_found found[MATCH_MAX_HITS];
+	struct packet_view views[PACKET_BATCH_MAX]; /* a batch's packets, parsed */
+	struct match_hit hits[PACKET_BATCH_MAX][MATCH_MAX_HITS]; /* and their hits */
+	size_t nhits[PACKET_BATCH_MAX];
+	struct match_found found[MATCH_MAX_HITS]; /* the hits' entries, a packet at a time */
 
 	struct ring ring;
 	_Atomic bool failed;       /* its source stopped (error says why): the loop hears of it */
@@ -175,23 +177,18 @@ static bool hand_off(struct worker *w, const struct capture_packet *p, enum verd
 	return true;
 }
 
-/* Parse, check against the published matcher, hand a match to the loop; the packet's verdict. */
-static enum verdict judge(struct worker *w, const struct capture_packet *p)
+/* What the lists make of packet p, parsed as v, with its n hits; a match handed to the loop; its verdict. */
+static enum verdict judge(struct worker *w, const struct capture_packet *p, const struct packet_view *v,
+			  const struct match_hit *hits, size_t n)
 {
-	struct packet_view v;
-
-	go_online(w);
-	packet_parse(p->link, p->frame, p->caplen, p->wirelen, &v);
-	stats_count(&w->stats, p->wirelen, v.status);
-	size_t n = matcher_check_with(w->m, w->scratch, &v, w->hits, MATCH_MAX_HITS);
-	if (n == 0 || (n = matcher_found(w->m, w->hits, n, w->found)) == 0)
+	if (n == 0 || (n = matcher_found(w->m, hits, n, w->found)) == 0)
 		return VERDICT_ACCEPT;
 	uint32_t pass_holders = atomic_load_explicit(&w->pool->pass_holders, memory_order_relaxed);
 	uint32_t held = engine_held(w->found, n), passing = held & pass_holders;
 	unsigned exempt = 0;
 	if (passing) {
 		stats_passed(&w->stats, passing);
-		n = engine_exempt(&v, w->found, n, passing, pass_holders,
+		n = engine_exempt(v, w->found, n, passing, pass_holders,
 				  atomic_load_explicit(&w->pool->pass_packet_holders, memory_order_relaxed), &exempt);
 		if (n == 0)
 			return VERDICT_ACCEPT;
@@ -211,10 +208,26 @@ static enum verdict judge(struct worker *w, const struct capture_packet *p)
 	return verdict;
 }
 
-static void on_captured(void *ctx, struct capture *cap, const struct capture_packet *p)
+/* count packets parsed and checked against the published matcher at once, then judged in order. */
+static void judge_batch(struct worker *w, const struct capture_packet *p, size_t count, enum verdict *verdicts)
+{
+	go_online(w);
+	for (size_t i = 0; i < count; i++) {
+		packet_parse(p[i].link, p[i].frame, p[i].caplen, p[i].wirelen, &w->views[i]);
+		stats_count(&w->stats, p[i].wirelen, w->views[i].status);
+	}
+	matcher_check_batch(w->m, w->scratch, w->views, count, w->hits, w->nhits);
+	for (size_t i = 0; i < count; i++) {
+		enum verdict verdict = judge(w, &p[i], &w->views[i], w->hits[i], w->nhits[i]);
+		if (verdicts)
+			verdicts[i] = verdict;
+	}
+}
+
+static void on_captured(void *ctx, struct capture *cap, const struct capture_packet *p, size_t count)
 {
 	(void)cap;
-	judge(ctx, p);
+	judge_batch(ctx, p, count, NULL);
 }
 
 static void on_capture_batch(void *ctx, struct capture *cap)
@@ -237,7 +250,10 @@ static void on_capture_done(void *ctx, struct capture *cap, const char *error)
 
 static enum verdict on_queued(void *ctx, const struct capture_packet *p)
 {
-	return judge(ctx, p);
+	enum verdict verdict;
+
+	judge_batch(ctx, p, 1, &verdict);
+	return verdict;
 }
 
 static void on_queued_batch(void *ctx)
@@ -349,7 +365,7 @@ static int open_source(struct worker *w, const struct workers_options *o, unsign
 		if (w->queue == NULL)
 			return -1;
 	} else {
-		struct capture_callbacks cb = { on_captured, on_capture_batch, on_capture_done, w };
+		struct capture_callbacks cb = { on_captured, on_capture_batch, on_capture_done, w, o->batch };
 		snprintf(w->source, sizeof(w->source), "%s", o->live.interface);
 		w->cap = capture_open_live(w->base, &o->live, &cb, err, errlen);
 		if (w->cap == NULL)

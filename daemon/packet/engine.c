@@ -173,26 +173,46 @@ void engine_report(struct engine *e, const struct capture_packet *p, const struc
 	}
 }
 
-enum verdict engine_packet(struct engine *e, const struct capture_packet *p, const char *source, bool live)
+/* What the lists make of packet p, parsed as v, with its n hits; reported; its verdict. */
+static enum verdict judge(struct engine *e, const struct capture_packet *p, const struct packet_view *v,
+			  const struct match_hit *hits, size_t n, const char *source, bool live)
 {
-	struct packet_view v;
-
-	packet_parse(p->link, p->frame, p->caplen, p->wirelen, &v);
-	stats_count(&e->stats, p->wirelen, v.status);
-	size_t n = matcher_check_with(e->matcher, e->scratch, &v, e->hits, MATCH_MAX_HITS);
-	if (n == 0 || (n = matcher_found(e->matcher, e->hits, n, e->found)) == 0)
+	if (n == 0 || (n = matcher_found(e->matcher, hits, n, e->found)) == 0)
 		return VERDICT_ACCEPT;
 	uint32_t held = engine_held(e->found, n), passing = held & e->pass_holders;
 	unsigned exempt = 0;
 	if (passing) {
 		stats_passed(&e->stats, passing);
-		if ((n = engine_exempt(&v, e->found, n, passing, e->pass_holders, e->pass_packet_holders, &exempt)) == 0)
+		if ((n = engine_exempt(v, e->found, n, passing, e->pass_holders, e->pass_packet_holders, &exempt)) == 0)
 			return VERDICT_ACCEPT;
 		held = engine_held(e->found, n);
 	}
 	/* The verdict comes before any alert is left out: suppressing an alert never lets a packet through. */
 	enum verdict verdict = e->inline_mode ? engine_verdict(e->drop_holders, e->reject_holders, held) : VERDICT_ACCEPT;
 	stats_matched(&e->stats, held, verdict == VERDICT_ACCEPT ? 0 : held & (e->drop_holders | e->reject_holders));
-	engine_report(e, p, &v, e->found, n, exempt, source, live, verdict);
+	engine_report(e, p, v, e->found, n, exempt, source, live, verdict);
+	return verdict;
+}
+
+void engine_batch(struct engine *e, const struct capture_packet *p, size_t count, const char *source, bool live,
+		  enum verdict *verdicts)
+{
+	for (size_t i = 0; i < count; i++) {
+		packet_parse(p[i].link, p[i].frame, p[i].caplen, p[i].wirelen, &e->views[i]);
+		stats_count(&e->stats, p[i].wirelen, e->views[i].status);
+	}
+	matcher_check_batch(e->matcher, e->scratch, e->views, count, e->hits, e->nhits);
+	for (size_t i = 0; i < count; i++) {
+		enum verdict verdict = judge(e, &p[i], &e->views[i], e->hits[i], e->nhits[i], source, live);
+		if (verdicts)
+			verdicts[i] = verdict;
+	}
+}
+
+enum verdict engine_packet(struct engine *e, const struct capture_packet *p, const char *source, bool live)
+{
+	enum verdict verdict;
+
+	engine_batch(e, p, 1, source, live, &verdict);
 	return verdict;
 }

@@ -32,8 +32,10 @@ struct engine {
 	void *label_ctx;
 	const char *const *list_names; /* by holder bit, for the lists an event names; NULL: none */
 	struct stats stats;
-	struct match_hit hits[MATCH_MAX_HITS];
-	struct match_found found[MATCH_MAX_HITS];  /* hits[i]'s entries */
+	struct packet_view views[PACKET_BATCH_MAX]; /* a batch's packets, parsed */
+	struct match_hit hits[PACKET_BATCH_MAX][MATCH_MAX_HITS]; /* and their hits */
+	size_t nhits[PACKET_BATCH_MAX];
+	struct match_found found[MATCH_MAX_HITS];  /* the hits' entries, a packet at a time */
 	struct event_label labels[MATCH_MAX_HITS]; /* found[i]'s, found once a packet */
 	char event_error[256];     /* why the last alert could not be emitted (stats.event_errors counts them) */
 };
@@ -44,6 +46,14 @@ struct engine {
  * verdict: inline, engine_verdict of its hits; else accept.
  */
 enum verdict engine_packet(struct engine *e, const struct capture_packet *p, const char *source, bool live);
+/*
+ * The same for count packets (at most PACKET_BATCH_MAX) from one source,
+ * as engine_packet would handle them one by one: their matches are
+ * reported in order, and verdicts (NULL: not wanted) gets each one's. All
+ * are parsed and their addresses probed together first (matcher_check_batch).
+ */
+void engine_batch(struct engine *e, const struct capture_packet *p, size_t count, const char *source, bool live,
+		  enum verdict *verdicts);
 
 /*
  * A packet with these hits: dropped if one is held by a list in

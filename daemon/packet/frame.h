@@ -19,6 +19,13 @@ struct capture_packet {
 };
 
 /*
+ * The most packets a source hands on at once. The engine hashes all their
+ * addresses first and queries the filter for all of them together, so the
+ * blocks of later packets are fetched while earlier ones are tested.
+ */
+#define PACKET_BATCH_MAX 64
+
+/*
  * What becomes of a judged packet (inline): accepted; dropped; or rejected,
  * dropped with word to its sender (a TCP reset or an ICMP unreachable, which
  * the ruleset sends: inline.h).

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "error.h"
 #include "match_internal.h"
 
@@ -163,10 +164,17 @@ static size_t put_net_probe(const struct matcher *m, struct match_scratch *sc, s
 	return put_probe(sc, n, ENTRY_NET, k, 1 + alen, addr_hash(m, ENTRY_NET, k, 1 + alen));
 }
 
-static size_t check_addresses(const struct matcher *m, struct match_scratch *sc, const struct packet_view *v,
-			      struct match_hit *hits, size_t n, size_t max)
+/* The most address probes a packet of v's family may need: addr src, addr dst, pair, two per net length. */
+static size_t address_probes_max(const struct matcher *m, const struct packet_view *v)
 {
-	size_t alen = v->family == 4 ? 4 : 16, probes = 0;
+	return 3 + 2 * (size_t)m->n_net_lens[v->family == 6];
+}
+
+/* Packet number packet's address probes, hashed, after the first probes; the probes there are then. */
+static size_t put_addresses(const struct matcher *m, struct match_scratch *sc, const struct packet_view *v,
+			    size_t probes, size_t packet)
+{
+	size_t alen = v->family == 4 ? 4 : 16, first = probes;
 	int v6 = v->family == 6;
 
 	if (m->kind_entries[ENTRY_ADDR] || m->kind_entries[ENTRY_PAIR]) {
@@ -183,6 +191,15 @@ static size_t check_addresses(const struct matcher *m, struct match_scratch *sc,
 		probes = put_net_probe(m, sc, probes, v->src, alen, m->net_lens[v6][i]);
 		probes = put_net_probe(m, sc, probes, v->dst, alen, m->net_lens[v6][i]);
 	}
+	for (size_t i = first; i < probes; i++) /* a few: a call to memset would cost more */
+		sc->probe_packet[i] = (uint8_t)packet;
+	return probes;
+}
+
+/* The probes put, queried together; each the filter takes, confirmed in the store and added to its packet's hits. */
+static void confirm_addresses(const struct matcher *m, struct match_scratch *sc, size_t probes,
+			      struct match_hit *hits, size_t stride, size_t *n, size_t max)
+{
 	filter_query_batch(counting_filter(m->addr.counting), sc->probe_hash, probes, sc->probe_hit);
 	for (size_t i = 0; i < probes; i++) {
 		enum entry_kind kind = sc->probe_kind[i];
@@ -196,9 +213,9 @@ static size_t check_addresses(const struct matcher *m, struct match_scratch *sc,
 		if (at < 0)
 			continue;
 		c->confirmed++;
-		n = add_hit(sc, hits, n, max, kind, (uint32_t)at, 0);
+		size_t p = sc->probe_packet[i];
+		n[p] = add_hit(sc, hits + p * stride, n[p], max, kind, (uint32_t)at, 0);
 	}
-	return n;
 }
 
 /*
@@ -274,16 +291,48 @@ static size_t check_signatures(const struct matcher *m, struct match_scratch *sc
 	return n;
 }
 
+/*
+ * count packets, packet i's hits at hits + i * stride: the addresses of as
+ * many packets as the probes hold are queried at once, then each packet's
+ * payload is scanned, so each packet's hits come in the order one packet
+ * alone would give them.
+ */
+static void check_packets(const struct matcher *m, struct match_scratch *sc, const struct packet_view *v, size_t count,
+			  struct match_hit *hits, size_t stride, size_t *n, size_t max)
+{
+	size_t probes = 0;
+
+	for (size_t i = 0; i < count; i++) {
+		n[i] = 0;
+		if (v[i].family == 0 || m->addr.counting == NULL)
+			continue;
+		if (probes + address_probes_max(m, &v[i]) > BATCH_PROBES) {
+			confirm_addresses(m, sc, probes, hits, stride, n, max);
+			probes = 0;
+		}
+		probes = put_addresses(m, sc, &v[i], probes, i);
+	}
+	if (probes > 0)
+		confirm_addresses(m, sc, probes, hits, stride, n, max);
+	for (size_t i = 0; i < count; i++)
+		if (v[i].payload != NULL && m->sig.counting != NULL && v[i].payload_len >= m->cfg.window)
+			n[i] = check_signatures(m, sc, v[i].payload, v[i].payload_len, hits + i * stride, n[i], max);
+}
+
 size_t matcher_check_with(const struct matcher *m, struct match_scratch *sc, const struct packet_view *v,
 			  struct match_hit *hits, size_t max)
 {
-	size_t n = 0;
+	size_t n;
 
-	if (v->family != 0 && m->addr.counting != NULL)
-		n = check_addresses(m, sc, v, hits, n, max);
-	if (v->payload != NULL && m->sig.counting != NULL && v->payload_len >= m->cfg.window)
-		n = check_signatures(m, sc, v->payload, v->payload_len, hits, n, max);
+	check_packets(m, sc, v, 1, hits, max, &n, max);
 	return n;
+}
+
+void matcher_check_batch(const struct matcher *m, struct match_scratch *sc, const struct packet_view *v, size_t count,
+			 struct match_hit (*hits)[MATCH_MAX_HITS], size_t *n)
+{
+	BLOOMD_CHECK(count <= PACKET_BATCH_MAX);
+	check_packets(m, sc, v, count, hits[0], MATCH_MAX_HITS, n, MATCH_MAX_HITS);
 }
 
 size_t matcher_check(struct matcher *m, const struct packet_view *v, struct match_hit *hits,

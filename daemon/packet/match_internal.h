@@ -21,10 +21,12 @@
 #include "sigscan.h"
 #include "store.h"
 
-#define ADDR_PROBES (3 + 2 * 129) /* addr src, addr dst, pair, and a net probe per side and length */
+#define ADDR_PROBES (3 + 2 * 129) /* one packet's: addr src, addr dst, pair, and a net probe per side and length */
+/* A batch's address probes queried at once: a full batch of packets with no net lengths (3 each), or one packet's most. */
+#define BATCH_PROBES (3 * PACKET_BATCH_MAX > ADDR_PROBES ? 3 * PACKET_BATCH_MAX : ADDR_PROBES)
 /* Positions level 1 scans at a time: most packets in one go, so the filter batches are long (10% at 1M). */
 #define SIG_CHUNK 1024
-#define MAX_PROBES (SIG_CHUNK > ADDR_PROBES ? SIG_CHUNK : ADDR_PROBES)
+#define MAX_PROBES (SIG_CHUNK > BATCH_PROBES ? SIG_CHUNK : BATCH_PROBES)
 #define NO_SIG UINT32_MAX
 
 /*
@@ -43,12 +45,13 @@ struct store_op {
 struct match_scratch {
 	struct match_counters counters[MATCH_KINDS];
 	uint64_t hits_dropped;
-	const uint8_t *probe_key[ADDR_PROBES];   /* into the packet, or into net_key */
-	uint8_t probe_len[ADDR_PROBES];
-	uint8_t probe_kind[ADDR_PROBES];
+	const uint8_t *probe_key[BATCH_PROBES];   /* into the packet, or into net_key */
+	uint8_t probe_len[BATCH_PROBES];
+	uint8_t probe_kind[BATCH_PROBES];
+	uint8_t probe_packet[BATCH_PROBES];       /* which of the batch's packets asked */
 	struct hash128 probe_hash[MAX_PROBES];
 	bool probe_hit[MAX_PROBES];
-	uint8_t net_key[ADDR_PROBES][24];       /* by probe number: prefix length + network, whole words */
+	uint8_t net_key[BATCH_PROBES][24];       /* by probe number: prefix length + network, whole words */
 };
 
 /* Counting store plus the bookkeeping both filters share. */

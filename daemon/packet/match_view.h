@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "entry.h"
+#include "frame.h"
 #include "packet.h"
 
 /*
@@ -59,6 +60,15 @@ struct match_scratch *matcher_scratch_new(void);
 void matcher_scratch_free(struct match_scratch *sc);
 size_t matcher_check_with(const struct matcher *m, struct match_scratch *sc, const struct packet_view *v,
 			  struct match_hit *hits, size_t max);
+/*
+ * The same for count packets (at most PACKET_BATCH_MAX): packet i's hits
+ * go to hits[i], their number to n[i], as matcher_check_with would give
+ * them one packet at a time, with the same counters. Every packet's
+ * addresses are hashed and queried before any is confirmed, so the filter
+ * fetches later packets' blocks while it tests earlier ones.
+ */
+void matcher_check_batch(const struct matcher *m, struct match_scratch *sc, const struct packet_view *v, size_t count,
+			 struct match_hit (*hits)[MATCH_MAX_HITS], size_t *n);
 const struct match_counters *matcher_scratch_counters(const struct match_scratch *sc, enum entry_kind kind);
 uint64_t matcher_scratch_hits_dropped(const struct match_scratch *sc);
 

@@ -18,11 +18,11 @@
 
 /* ---- sources ---- */
 
-static void on_packet(void *ctx, struct capture *cap, const struct capture_packet *p)
+static void on_packets(void *ctx, struct capture *cap, const struct capture_packet *p, size_t count)
 {
 	struct service *s = ctx;
 
-	engine_packet(&s->engine, p, capture_name(cap), capture_is_live(cap));
+	engine_batch(&s->engine, p, count, capture_name(cap), capture_is_live(cap), NULL);
 }
 
 static void on_batch(void *ctx, struct capture *cap)
@@ -131,9 +131,10 @@ static void on_done(void *ctx, struct capture *cap, const char *error)
 
 static const struct capture_callbacks *callbacks(struct service *s)
 {
-	static struct capture_callbacks cb = { on_packet, on_batch, on_done, NULL };
+	static struct capture_callbacks cb = { on_packets, on_batch, on_done, NULL, 0 };
 
 	cb.ctx = s;
+	cb.batch_max = s->cfg->batch;
 	return &cb;
 }
 
@@ -393,7 +394,7 @@ int service_capture_live(struct service *s, const char *interface)
 	char err[512];
 
 	if (s->cfg->workers > 1) {
-		struct workers_options wo = { .count = s->cfg->workers, .live = o };
+		struct workers_options wo = { .count = s->cfg->workers, .live = o, .batch = s->cfg->batch };
 		wo.live.fanout_group = (unsigned)getpid() & 0xffff;
 		snprintf(s->sources.queue_name, sizeof(s->sources.queue_name), "%s", interface);
 		if (start_workers(s, &wo) < 0)

@@ -162,6 +162,79 @@ static void check_clone(struct matcher *m, struct clone_check *c, const struct p
 	}
 }
 
+/*
+ * Packets held back to be checked together (matcher_check_batch), each
+ * checked alone first on a scratch of its own: a batch must give every
+ * packet the hits it gets alone, in their order, and count the same.
+ */
+#define BATCH_FRAME 512
+
+struct batch_check {
+	struct match_scratch *one, *many;
+	struct rng r;
+	uint8_t frames[PACKET_BATCH_MAX][BATCH_FRAME];
+	struct packet_view v[PACKET_BATCH_MAX];
+	struct match_hit alone[PACKET_BATCH_MAX][MATCH_MAX_HITS], together[PACKET_BATCH_MAX][MATCH_MAX_HITS];
+	size_t nalone[PACKET_BATCH_MAX], ntogether[PACKET_BATCH_MAX];
+	size_t count, size;        /* held; this batch's size, at random */
+	unsigned batches, fullest;
+};
+
+static struct batch_check *batch_check_new(uint64_t seed)
+{
+	struct batch_check *b = calloc(1, sizeof(*b));
+
+	assert_non_null(b);
+	b->one = matcher_scratch_new();
+	b->many = matcher_scratch_new();
+	rng_seed(&b->r, seed);
+	b->size = 1 + rng_below(&b->r, PACKET_BATCH_MAX);
+	return b;
+}
+
+/* The held packets checked together, against what each got alone. */
+static void batch_flush(const struct matcher *m, struct batch_check *b)
+{
+	if (b->count == 0)
+		return;
+	matcher_check_batch(m, b->many, b->v, b->count, b->together, b->ntogether);
+	for (size_t i = 0; i < b->count; i++) {
+		assert_int_equal(b->ntogether[i], b->nalone[i]);
+		assert_memory_equal(b->together[i], b->alone[i], b->nalone[i] * sizeof(struct match_hit));
+	}
+	b->batches++;
+	if (b->count > b->fullest)
+		b->fullest = (unsigned)b->count;
+	b->count = 0;
+	b->size = 1 + rng_below(&b->r, PACKET_BATCH_MAX);
+}
+
+/* A packet's frame, held (parsed from a copy of its own) and checked alone; the batch checked when full. */
+static void batch_add(const struct matcher *m, struct batch_check *b, const uint8_t *frame, size_t len)
+{
+	size_t i = b->count++;
+
+	assert_true(len <= BATCH_FRAME);
+	memcpy(b->frames[i], frame, len);
+	packet_parse(1, b->frames[i], len, len, &b->v[i]);
+	b->nalone[i] = matcher_check_with(m, b->one, &b->v[i], b->alone[i], MATCH_MAX_HITS);
+	if (b->count == b->size)
+		batch_flush(m, b);
+}
+
+/* Both ways counted the same; freed. */
+static void batch_check_done(const struct matcher *m, struct batch_check *b)
+{
+	batch_flush(m, b);
+	for (int k = ENTRY_ADDR; k <= ENTRY_SIG; k++)
+		assert_memory_equal(matcher_scratch_counters(b->many, (enum entry_kind)k),
+				    matcher_scratch_counters(b->one, (enum entry_kind)k), sizeof(struct match_counters));
+	assert_int_equal(matcher_scratch_hits_dropped(b->many), matcher_scratch_hits_dropped(b->one));
+	matcher_scratch_free(b->one);
+	matcher_scratch_free(b->many);
+	free(b);
+}
+
 struct holder_counts {
 	uint64_t held[32], staged[32], digest[32];
 };
@@ -207,6 +280,7 @@ static void run(enum filter_layout layout, unsigned c, uint64_t seed, enum simd_
 	static uint8_t frame[SYNTH_MAX_FRAME], payload[64];
 	struct match_hit hits[MATCH_MAX_HITS];
 	struct clone_check clone = { .scratch = matcher_scratch_new(), .log = match_log_new() };
+	struct batch_check *batch = batch_check_new(seed);
 
 	assert_non_null(m);
 	rng_seed(&r, seed);
@@ -224,6 +298,8 @@ static void run(enum filter_layout layout, unsigned c, uint64_t seed, enum simd_
 	for (int i = 0; i < 3000; i++) {
 		/* Entries come and go while packets flow: adds after the build, removes, lookups. */
 		uint64_t op = rng_below(&r, 100);
+		if (op < 16)
+			batch_flush(m, batch); /* the held packets are checked against the matcher they were checked alone against */
 		if (op < 4 && model.n > 0) {
 			size_t j = (size_t)rng_below(&r, model.n);
 			bool says;
@@ -301,7 +377,10 @@ static void run(enum filter_layout layout, unsigned c, uint64_t seed, enum simd_
 		}
 		assert_int_equal(n, expected); /* and nothing else: no false alert */
 		check_clone(m, &clone, &v, hits, n, i);
+		batch_add(m, batch, frame, len);
 	}
+	assert_true(batch->fullest > 8);
+	batch_check_done(m, batch);
 	assert_true(clone.replays > clone.copies); /* mostly replayed, not copied */
 	matcher_free(clone.m);
 	matcher_scratch_free(clone.scratch);
@@ -964,6 +1043,60 @@ static void every_prefix_length_probed(void **state)
 	matcher_free(m);
 }
 
+/*
+ * Batches whose probes outgrow what one query holds (every prefix length of
+ * both families: 69 probes an IPv4 packet, 261 an IPv6 one), with packets
+ * of no IP and packets past MATCH_MAX_HITS among them: each packet's hits
+ * are those it gets alone.
+ */
+static void batches_match_one_at_a_time(void **state)
+{
+	enum simd_level level = test_simd_level(state);
+	struct match_config cfg = { .layout = FILTER_BLOCKED, .choices = 2, .bits_per_entry = 16, .window = WINDOW };
+	struct matcher *m = matcher_new(&cfg, NULL, 0);
+	struct batch_check *b = batch_check_new(5);
+	static uint8_t frame[SYNTH_MAX_FRAME];
+	uint8_t payload[48];
+	struct rng r;
+	struct entry e;
+	char text[96];
+
+	assert_int_equal(matcher_set_simd(m, level), 0);
+	for (unsigned len = 0; len <= 128; len++) {
+		snprintf(text, sizeof(text), "net 2001:db8::%u/%u", len % 24, len);
+		assert_int_equal(entry_parse(text, &e, NULL, 0), 1);
+		assert_true(matcher_add(m, &e, NULL, 0) >= 0);
+		if (len > 32)
+			continue;
+		snprintf(text, sizeof(text), "net 10.0.%u.%u/%u", len % 2, len % 24, len);
+		assert_int_equal(entry_parse(text, &e, NULL, 0), 1);
+		assert_true(matcher_add(m, &e, NULL, 0) >= 0);
+	}
+	rng_seed(&r, 11);
+	for (int i = 0; i < 40; i++) {
+		random_entry(&r, &e);
+		assert_true(matcher_add(m, &e, NULL, 0) >= 0);
+	}
+	assert_int_equal(matcher_build(m, NULL, 0), 0);
+	for (int i = 0; i < 2000; i++) {
+		struct synth_packet p = { .link = 1, .family = rng_below(&r, 2) ? 4 : 6, .proto = 17, .payload = payload };
+		random_addr(&r, p.family, p.src);
+		random_addr(&r, p.family, p.dst);
+		p.payload_len = rng_below(&r, sizeof(payload));
+		random_text(&r, payload, p.payload_len);
+		size_t len = synth_build(&p, frame);
+		if (rng_below(&r, 16) == 0) { /* ARP: no addresses, no payload */
+			frame[12] = 0x08, frame[13] = 0x06;
+			len = 42;
+		}
+		batch_add(m, b, frame, len);
+	}
+	assert_true(b->batches > 20 && b->fullest > 48);
+	assert_true(matcher_scratch_hits_dropped(b->one) > 0); /* some packet held more than an event reports */
+	batch_check_done(m, b);
+	matcher_free(m);
+}
+
 /* An entry held only under the staging bit is checked (the filter has it) but is no one's match. */
 static void staged_entries_match_no_one(void **state)
 {
@@ -1076,6 +1209,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(rebuild_wanted_on_growth),
 	cmocka_unit_test(stopped_rebuild_changes_nothing),
 	cmocka_unit_test(every_prefix_length_probed),
+	SIMD_UNIT_TESTS(batches_match_one_at_a_time),
 	cmocka_unit_test(long_payload_signatures),
 	cmocka_unit_test(signature_filter_sized_by_its_own_bits),
 	cmocka_unit_test(online_build_then_offline),
