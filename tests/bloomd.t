@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bloomd's command line: -n, bad config and lists, missing files, statistics, the match pcap.
 . "$(dirname "$0")/support/tap.sh"
-plan 60
+plan 63
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -23,6 +23,13 @@ P
 
 out=$("$BUILD/bloomd" -n -c good.conf -r in.pcap); is $? 0 "-n on a good config exits 0"
 grep -q "2 entries in 2 lists" <<<"$out"; ok $? "-n counts the entries (a repeat once) and the lists"
+grep -q "^bloomd: no state kept" <<<"$out"; ok $? "and says a replay keeps no state"
+out=$("$BUILD/bloomd" -n -c good.conf 2>/dev/null)
+grep -q "^bloomd: state kept in /var/lib/bloomd (the default: \[store\] dir is not set)$" <<<"$out"
+ok $? "-n names the default state directory a start would use: $(tail -n 1 <<<"$out")"
+printf '[store]\ndir = %s/st\n' "$PWD" | cat good.conf - > st.conf
+out=$("$BUILD/bloomd" -n -c st.conf 2>/dev/null)
+is "$(tail -n 1 <<<"$out")" "bloomd: state kept in $PWD/st" "and the one [store] dir names"
 
 cat > bad.list <<'L'
 addr 192.0.2.1

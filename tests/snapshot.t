@@ -3,10 +3,10 @@
 # next journal (journal.tmp): kill -9 before the snapshot is in (the child dies with bloomd)
 # and after it is in but before the journal's switch loses nothing; bloomctl save answers once
 # its snapshot is in, one asked for meanwhile gets a later one, a child killed is said and
-# written again, and where no child can be started the loop writes it itself.
+# written again (a child that keeps failing, at doubling waits), and where no child can be started the loop writes it itself.
 . "$(dirname "$0")/support/tap.sh"
 . "$(dirname "$0")/support/daemon.sh"
-plan 25
+plan 27
 tmp=$(mktemp -d); echo "# $tmp"
 pid=
 trap '[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null; [ -n "$KEEP" ] || rm -rf "$tmp"' EXIT
@@ -85,13 +85,17 @@ wait "$first" "$second"
 ga=$(jq .generation a.out) gb=$(jq .generation b.out)
 [ "$gb" -gt 3 ] && [ "$gb" -ge "$ga" ]; ok $? "two at once both answer; the later one's snapshot is a later one ($ga, $gb)"
 
-# ---- the child killed: said, and the snapshot written again ----
+# ---- the child killed: said, and the snapshot written again, after waits that double ----
 save_bg
 catch_child && kill -9 "$kid"
 wait "$saver"; rc=$?
 [ "$rc" -ne 0 ] && grep -q "killed by signal 9" save3.out; ok $? "a child killed: save fails saying so ($(head -c 100 save3.out))"
+grep -q "snapshot: .*killed by signal 9.*(tried again in 10 s)" err; ok $? "the log says when it is tried again: in 10 s"
 gen=$(store generation)
-for _ in $(seq 300); do [ "$(store generation)" -gt "$gen" ] && break; sleep 0.1; done
+catch_child && kill -9 "$kid" # housekeeping's try
+for _ in $(seq 100); do grep -q "tried again in 20 s" err && break; sleep 0.05; done
+grep -q "tried again in 20 s" err; ok $? "that one killed too: tried again after twice the wait"
+for _ in $(seq 400); do [ "$(store generation)" -gt "$gen" ] && break; sleep 0.1; done
 [ "$(store generation)" -gt "$gen" ] && [ "$(held addr 192.0.2.3)" = 1 ]; ok $? "housekeeping writes it again ($(store generation))"
 stop; ok $? "bloomd stops"
 

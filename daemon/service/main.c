@@ -364,6 +364,12 @@ int main(int argc, char **argv)
 		if (refused)
 			printf(" (%u refused: see above; bloomd starts without them)", refused);
 		printf("\n");
+		/* The default state directory may already hold another run's entries: say which one a start reads. */
+		if (use_store)
+			printf("bloomd: state kept in %s%s\n", cfg->store_dir,
+			       cfg->store_set ? "" : " (the default: [store] dir is not set)");
+		else
+			printf("bloomd: no state kept (files replayed without [store] dir)\n");
 		rc = 0;
 		goto out;
 	}

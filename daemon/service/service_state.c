@@ -203,6 +203,8 @@ int service_load(struct service *s, struct config *cfg, bool use_store, bool che
  */
 
 #define SAVE_RETRY_SECONDS 10
+/* A snapshot that keeps failing (a full disk) is tried again at doubling waits, up to this. */
+#define SNAPSHOT_RETRY_MAX_SECONDS 600
 
 struct saving {
 	struct snapshot_writer *w;
@@ -324,9 +326,15 @@ static void save_finished(struct service *s, int rc, const char *err)
 
 	d->last_save = time(NULL);
 	d->last_save_ok = rc == 0;
+	d->snapshot_failures = rc < 0 ? d->snapshot_failures + 1 : 0;
 	if (rc < 0 && !d->journal_stale) {
-		log_error("snapshot: %s (tried again in %d s)", err, SAVE_RETRY_SECONDS);
-		d->next_snapshot_try = time(NULL) + SAVE_RETRY_SECONDS;
+		/* Each try forks and writes everything while journal.tmp grows: the waits double. */
+		unsigned shift = d->snapshot_failures - 1 < 6 ? d->snapshot_failures - 1 : 6;
+		int wait = SAVE_RETRY_SECONDS << shift;
+		if (wait > SNAPSHOT_RETRY_MAX_SECONDS)
+			wait = SNAPSHOT_RETRY_MAX_SECONDS;
+		log_error("snapshot: %s (tried again in %d s)", err, wait);
+		d->next_snapshot_try = time(NULL) + wait;
 	}
 	json_t *reply = save_reply(s, rc, err);
 	/* Those asked for while that one was written: their changes may not be in it. */

@@ -31,6 +31,7 @@ struct service_durable {
 	uint32_t lists_unkept;     /* lists whose version could not be kept (holder bits): store_error stays */
 	time_t next_save_try;      /* with a list not kept: when housekeeping keeps it again */
 	time_t next_snapshot_try;  /* after a snapshot failed: when housekeeping tries again */
+	unsigned snapshot_failures; /* snapshots failed since the last one in */
 	struct forkjob *saver;     /* the snapshot being written, in a child; NULL: none */
 	struct service_waiters save_waiting, save_again; /* bloomctl save: for that one, for the next */
 	bool restored;             /* the filters came from a snapshot */
