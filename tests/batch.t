@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
-# Packets checked in batches ([capture] batch, PACKET_BATCH_MAX by default) give what
-# they give one at a time (batch = 1): the same events, byte for byte, and the same
-# counts. On the replay cases' packets and lists all in one capture, a random capture
-# whose nets match across batches, and the shared captures (real files written by
-# others) with a list that matches every packet. Once per SIMD level.
+# Packets checked in batches ([capture] batch = 64) give what they give one at a time
+# (batch = 1): the same events, byte for byte, and the same counts. On the replay cases'
+# packets and lists all in one capture, a random capture whose nets match across batches,
+# and the shared captures (real files written by others) with a list that matches every
+# packet. Once per SIMD level. batch = auto (the default) batches once the address filter
+# outgrows half the L2, and gives the same again.
 . "$(dirname "$0")/support/tap.sh"
 root=$(cd "$(dirname "$0")/.." && pwd)
 pcaps=${BLOOMD_SHARED_PCAPS:-$root/../shared/pcaps}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 levels=(scalar avx2 avx512)
-plan $((${#levels[@]} * 3 * 3 + 3))
+plan $((${#levels[@]} * 3 * 3 + 3 + 8))
 
 # The replay cases' Ethernet packets, ten times over, and all their lists as one.
 awk '
@@ -35,10 +36,12 @@ printf 'net 10.0.0.0/15\n' > "$tmp/random-pass.list"
 # The shared captures, each on its own: every address and a payload pattern listed.
 printf 'net 0.0.0.0/0\nnet ::/0\nsig "GET / HTTP"\nsig hex:0000000000000000\n' > "$tmp/shared.list"
 
-# conf NAME LISTS BATCH: a configuration with these lists (a pass list when named *-pass.list).
+# conf NAME LISTS BATCH [MEMORY]: a configuration with these lists (a pass list when named
+# *-pass.list); batch default: the key left out.
 conf() {
 	{
 		[ "$3" = default ] || printf '[capture]\nbatch = %s\n' "$3"
+		[ -n "$4" ] && printf '[filter]\nmemory = %s\n' "$4"
 		printf '[signatures]\nwindow = 4\n'
 		for l in $2; do
 			printf '[list %s]\nfile = %s\n' "${l%.list}" "$l"
@@ -48,17 +51,18 @@ conf() {
 }
 
 # Counts that do not depend on when the background rounds swapped in their filter:
-# the filters' false positives do, so they, the filters and the process are left out.
+# the filters' false positives do, so they, the filters and the process are left out
+# (and the batch, which differs).
 counts() {
-	tail -n 1 "$1" | jq -S 'del(.filters, .process, .rebuild, .uptime_seconds, .reload, .lists[].loaded) |
+	tail -n 1 "$1" | jq -S 'del(.filters, .process, .rebuild, .uptime_seconds, .reload, .lists[].loaded, .packet_batch) |
 		.kinds |= map_values(del(.filter_positives, .unconfirmed, .fpr_measured))'
 }
 
-# same LEVEL NAME PCAP LISTS: the capture replayed one at a time and in batches.
+# same LEVEL NAME PCAP LISTS [BATCH [MEMORY]]: the capture replayed one at a time and in batches.
 same() {
 	local level=$1 name=$2 pcap=$3 lists=$4
-	conf one "$lists" 1
-	conf many "$lists" default
+	conf one "$lists" 1 "$6"
+	conf many "$lists" "${5:-64}" "$6"
 	(cd "$tmp" && BLOOMD_SIMD=$level "$BUILD/bloomd" -c one.conf -r "$pcap" > one.out 2> one.err)
 	(cd "$tmp" && BLOOMD_SIMD=$level "$BUILD/bloomd" -c many.conf -r "$pcap" > many.out 2> many.err)
 	local alerts
@@ -120,14 +124,24 @@ for level in "${levels[@]}"; do
 	fi
 done
 
+# auto: one at a time while the address filter fits half the L2, batches once it outgrows it.
+l2=$(getconf LEVEL2_CACHE_SIZE 2>/dev/null); [ "${l2:-0}" -gt 0 ] || l2=$((1 << 20))
+batch_of() { tail -n 1 "$tmp/$1" | jq -r '"\(.packet_batch) \(.filters.addresses.bytes)"'; }
+same avx2 "auto, a filter of 64 KiB" random.pcap random.list default 64KiB
+read -r b bytes <<<"$(batch_of many.out)"
+[ "$b" = 1 ] && [ "$bytes" -le $((l2 / 2)) ]; ok $? "auto: a $bytes-byte filter, half the L2 ($l2) or less: one at a time ($b)"
+same avx2 "auto, a filter of 64 MiB" random.pcap random.list default 64MiB
+read -r b bytes <<<"$(batch_of many.out)"
+[ "$b" = 64 ] && [ "$bytes" -gt $((l2 / 2)) ]; ok $? "auto: a $bytes-byte filter: batches of 64 ($b)"
+
 # The key's bounds, refused with the file and the line.
 for bad in 0 65; do
 	printf '[capture]\nbatch = %s\n' "$bad" > "$tmp/bad.conf"
 	"$BUILD/bloomd" -n -c "$tmp/bad.conf" > /dev/null 2> "$tmp/bad.err"
-	[ $? -ne 0 ] && grep -q "bad.conf:2.*batch" "$tmp/bad.err"
+	[ $? -ne 0 ] && grep -q "bad.conf:2: batch: expected a whole number from 1 to 64 or 'auto', got '$bad'" "$tmp/bad.err"
 	ok $? "batch = $bad refused: $(head -c 120 "$tmp/bad.err")"
 done
-printf '[capture]\nbatch = 1\n' > "$tmp/good.conf"
+printf '[capture]\nbatch = auto\n' > "$tmp/good.conf"
 "$BUILD/bloomd" -n -c "$tmp/good.conf" > /dev/null 2>&1
-ok $? "batch = 1 taken"
+ok $? "batch = auto taken"
 done_testing

@@ -44,7 +44,6 @@ struct config *config_defaults(void)
 	c->snaplen = 262144;
 	c->fail_open = true;
 	c->workers = 1;
-	c->batch = PACKET_BATCH_MAX;
 	c->xdp_events_rate = 1000;
 	c->reject_mark = CONFIG_REJECT_MARK;
 	c->promisc = true;

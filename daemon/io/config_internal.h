@@ -85,7 +85,7 @@ void config_problem(struct loader *ld, const char *fmt, ...) __attribute__((form
 
 /* config_set.c. Setters: 1 if set, 0 after reporting a problem. path: relative to the file's directory. */
 int config_set_string(struct loader *ld, char **slot, const char *value, bool path);
-int config_set_uint(struct loader *ld, const char *key, const char *value, unsigned min, unsigned max,
+int config_set_uint(struct loader *ld, const char *key, const char *value, unsigned min, unsigned max, const char *word,
 		    unsigned *out);
 int config_set_int(struct loader *ld, const char *key, const char *value, int min, int max, int *out);
 int config_set_bool(struct loader *ld, const char *key, const char *value, bool *out);

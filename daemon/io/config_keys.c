@@ -110,7 +110,7 @@ static const struct config_key KEYS[] = {
 	{ "capture", "queue_maxlen", KEY_UINT, FIELD(queue_maxlen), .min = 0, .max = 1u << 24, RESTART },
 	{ "capture", "reject_mark", KEY_MARK, FIELD(reject_mark), RESTART },
 	{ "capture", "workers", KEY_UINT, FIELD(workers), .min = 1, .max = CONFIG_MAX_WORKERS, RESTART },
-	{ "capture", "batch", KEY_UINT, FIELD(batch), .min = 1, .max = PACKET_BATCH_MAX, RESTART },
+	{ "capture", "batch", KEY_UINT, FIELD(batch), .min = 1, .max = PACKET_BATCH_MAX, .word = "auto", RESTART },
 
 	/* memory: at least a block for each filter; at most what a filter may have */
 	{ "filter", "memory", KEY_SIZE, FIELD(memory), .min = 1024, .max = FILTER_MAX_BITS / 8 },
@@ -312,7 +312,7 @@ static int read_value(struct loader *ld, const struct config_key *k, void *base,
 	}
 	switch (k->type) {
 	case KEY_UINT:
-		return config_set_uint(ld, k->name, value, (unsigned)k->min, (unsigned)k->max, field);
+		return config_set_uint(ld, k->name, value, (unsigned)k->min, (unsigned)k->max, k->word, field);
 	case KEY_INT:
 		return config_set_int(ld, k->name, value, (int)k->min, (int)k->max, field);
 	case KEY_NUMBER:

@@ -70,7 +70,7 @@ int config_push_path(struct loader *ld, char ***list, size_t *n, const char *val
 }
 
 int config_set_uint(struct loader *ld, const char *key, const char *value, unsigned min,
-		    unsigned max, unsigned *out)
+		    unsigned max, const char *word, unsigned *out)
 {
 	char *end;
 	unsigned long v;
@@ -78,7 +78,8 @@ int config_set_uint(struct loader *ld, const char *key, const char *value, unsig
 	errno = 0;
 	v = strtoul(value, &end, 10);
 	if (!isdigit((unsigned char)value[0]) || *end != '\0' || errno || v < min || v > max) {
-		config_problem(ld, "%s: expected a whole number from %u to %u, got '%s'", key, min, max, value);
+		config_problem(ld, "%s: expected a whole number from %u to %u%s%s%s, got '%s'", key, min, max,
+			       word ? " or '" : "", word ? word : "", word ? "'" : "", value);
 		return 0;
 	}
 	*out = (unsigned)v;

@@ -91,6 +91,8 @@ struct workers {
 	const struct matcher *_Atomic current; /* published (release), read at a batch's start (acquire) */
 	_Atomic uint32_t drop_holders, reject_holders, pass_holders, pass_packet_holders;
 	bool inline_mode;
+	unsigned packet_batch;     /* passive: workers_options.batch, and its cache_bytes */
+	size_t cache_bytes;
 	struct event_base *loop;
 	int wake_fd;               /* a worker's ring has matches */
 	struct event *wake;
@@ -232,8 +234,11 @@ static void on_captured(void *ctx, struct capture *cap, const struct capture_pac
 
 static void on_capture_batch(void *ctx, struct capture *cap)
 {
-	(void)cap;
-	batch_end(ctx);
+	struct worker *w = ctx;
+
+	if (w->pool->packet_batch == 0 && w->online) /* while the matcher read is still ours */
+		capture_set_batch(cap, engine_auto_batch(w->m, w->pool->cache_bytes));
+	batch_end(w);
 }
 
 /* The capture stopped (the interface went away): the loop is told, as it would be of its own. */
@@ -365,7 +370,8 @@ static int open_source(struct worker *w, const struct workers_options *o, unsign
 		if (w->queue == NULL)
 			return -1;
 	} else {
-		struct capture_callbacks cb = { on_captured, on_capture_batch, on_capture_done, w, o->batch };
+		/* auto: one at a time until the first batch has read the matcher */
+		struct capture_callbacks cb = { on_captured, on_capture_batch, on_capture_done, w, o->batch ? o->batch : 1 };
 		snprintf(w->source, sizeof(w->source), "%s", o->live.interface);
 		w->cap = capture_open_live(w->base, &o->live, &cb, err, errlen);
 		if (w->cap == NULL)
@@ -422,6 +428,8 @@ struct workers *workers_start(struct event_base *loop, const struct workers_opti
 	}
 	atomic_init(&ws->current, m);
 	ws->inline_mode = o->inline_mode;
+	ws->packet_batch = o->batch;
+	ws->cache_bytes = o->cache_bytes;
 	ws->loop = loop;
 	ws->match = cb->match;
 	ws->batch = cb->batch;

@@ -56,6 +56,18 @@ void engine_batch(struct engine *e, const struct capture_packet *p, size_t count
 		  enum verdict *verdicts);
 
 /*
+ * The batch for packets checked against m when none is set ([capture]
+ * batch = auto): PACKET_BATCH_MAX once its address filter outgrows half
+ * of cache_bytes (a core's L2), where the probes wait on memory and a
+ * batch overlaps the waits; else 1, for a filter the L2 holds has no wait
+ * to hide and the batch's copy would cost more than it saves.
+ */
+static inline unsigned engine_auto_batch(const struct matcher *m, size_t cache_bytes)
+{
+	return matcher_address_filter_bytes(m) > cache_bytes / 2 ? PACKET_BATCH_MAX : 1;
+}
+
+/*
  * A packet with these hits: dropped if one is held by a list in
  * drop_holders, else rejected if one is held by a list in reject_holders
  * (the quieter wins), else accepted.

@@ -69,6 +69,8 @@ size_t matcher_check_with(const struct matcher *m, struct match_scratch *sc, con
  */
 void matcher_check_batch(const struct matcher *m, struct match_scratch *sc, const struct packet_view *v, size_t count,
 			 struct match_hit (*hits)[MATCH_MAX_HITS], size_t *n);
+/* The address filter's bytes (0 while it is not built): what its probes read. */
+size_t matcher_address_filter_bytes(const struct matcher *m);
 const struct match_counters *matcher_scratch_counters(const struct match_scratch *sc, enum entry_kind kind);
 uint64_t matcher_scratch_hits_dropped(const struct match_scratch *sc);
 

@@ -25,12 +25,19 @@ static void on_packets(void *ctx, struct capture *cap, const struct capture_pack
 	engine_batch(&s->engine, p, count, capture_name(cap), capture_is_live(cap), NULL);
 }
 
+/* The batch the loop's sources hand on: [capture] batch, or what the address filter's size asks for now. */
+static unsigned batch_now(const struct service *s)
+{
+	return s->cfg->batch ? s->cfg->batch : engine_auto_batch(s->engine.matcher, s->sources.cache_bytes);
+}
+
 static void on_batch(void *ctx, struct capture *cap)
 {
 	struct service *s = ctx;
 	struct timespec t;
 
 	events_flush(s->events);
+	capture_set_batch(cap, batch_now(s)); /* the filter grows and shrinks with the lists */
 	if (cap != s->sources.replaying)
 		return;
 	/* The longest wait between batches of a replay: what anything else in the loop cost it. */
@@ -134,7 +141,7 @@ static const struct capture_callbacks *callbacks(struct service *s)
 	static struct capture_callbacks cb = { on_packets, on_batch, on_done, NULL, 0 };
 
 	cb.ctx = s;
-	cb.batch_max = s->cfg->batch;
+	cb.batch_max = batch_now(s);
 	return &cb;
 }
 
@@ -394,7 +401,8 @@ int service_capture_live(struct service *s, const char *interface)
 	char err[512];
 
 	if (s->cfg->workers > 1) {
-		struct workers_options wo = { .count = s->cfg->workers, .live = o, .batch = s->cfg->batch };
+		struct workers_options wo = { .count = s->cfg->workers, .live = o, .batch = s->cfg->batch,
+					      .cache_bytes = s->sources.cache_bytes };
 		wo.live.fanout_group = (unsigned)getpid() & 0xffff;
 		snprintf(s->sources.queue_name, sizeof(s->sources.queue_name), "%s", interface);
 		if (start_workers(s, &wo) < 0)
@@ -484,6 +492,9 @@ void service_fail(struct service *s)
 
 int service_sources_start(struct service *s)
 {
+	long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+
+	s->sources.cache_bytes = l2 > 0 ? (size_t)l2 : 1u << 20; /* unknown: a small L2 */
 	s->sources.replayed = json_array();
 	return s->sources.replayed ? 0 : -1;
 }
@@ -565,6 +576,7 @@ void service_sources_stats(const struct service *s, json_t *o, const struct work
 {
 	const struct service_sources *src = &s->sources;
 
+	json_object_set_new(o, "packet_batch", json_integer(batch_now(s)));
 	if (src->workers)
 		json_object_set_new(o, "workers", workers_json(s, t));
 	if (src->inline_queue || (src->workers && s->cfg->inline_mode))

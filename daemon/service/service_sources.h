@@ -31,6 +31,7 @@ struct service_sources {
 	char current_error[512];
 	uint64_t replay_matched_before;
 	struct timespec last_batch;
+	size_t cache_bytes;        /* a core's L2, for [capture] batch = auto (engine_auto_batch) */
 	double replay_max_gap_ms;
 	struct capture *live;
 	struct inline_queue *inline_queue; /* [capture] mode = inline, or NULL */
