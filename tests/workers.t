@@ -6,7 +6,7 @@
 # replaced is in force for every worker by the time bloomctl says so.
 . "$(dirname "$0")/support/tap.sh"
 . "$(dirname "$0")/support/netns.sh"
-plan 26
+plan 28
 command -v python3 >/dev/null || skip_all "no python3"
 getent passwd nobody >/dev/null || skip_all "no user nobody"
 netns_test w "network namespaces, netfilter queues"
@@ -179,7 +179,7 @@ window = 4
 [control]
 socket = $tmp/ctl.sock
 [store]
-dir =
+dir = $tmp/pstate
 [output]
 events = $tmp/passive.json
 C
@@ -194,6 +194,18 @@ is "$(jq -r '.alert.context.matches[0].list' passive.json | sort | uniq -c | awk
 for _ in $(seq 20); do stats=$(C --json stats); [ "$(jq .stats.packets <<<"$stats")" -ge 144 ] && break; sleep 0.1; done
 is "$(jq -c '[.stats.packets, ([.stats.workers.packets[] | select(. > 0)] | length)]' <<<"$stats")" "[144,2]" \
 	"each packet went to one worker, and both had some"
+# A snapshot's child is forked from a process whose workers run (under the sanitizers too:
+# their allocators' locks across a fork): it is written, and the workers go on.
+C add addr 198.51.100.7 >/dev/null
+for i in 4 5; do send "LIST-TWO $i"; done &
+sending=$!
+is "$(C --json save | jq -c '[.ok, .generation > 0]')" "[true,true]" "a snapshot is written while two workers capture"
+wait "$sending"
+send "fine 6"
+arrived "fine 6" 24 >/dev/null
+for _ in $(seq 50); do [ "$(wc -l < passive.json 2>/dev/null)" -ge 120 ] && break; sleep 0.05; done
+is "$(wc -l < passive.json)/$([ -s pstate/snapshot ] && echo snapshot)" "120/snapshot" \
+	"and the workers go on checking, every match reported; the snapshot is there"
 # The interface goes away under the workers: bloomd exits with an error, as with one thread.
 ip -n $b link del veth-b$$
 # (20 s at most: once, with the suites of both passes loading the machine, 5 s was not enough)
