@@ -75,9 +75,7 @@ struct worker {
 	bool online, pushed;
 	struct stats stats;
 	uint64_t handoff_lost;
-	struct packet_view views[PACKET_BATCH_MAX]; /* a batch's packets, parsed */
-	struct match_hit hits[PACKET_BATCH_MAX][MATCH_MAX_HITS]; /* and their hits */
-	size_t nhits[PACKET_BATCH_MAX];
+	struct packet_batch batch;
 	struct match_found found[MATCH_MAX_HITS]; /* the hits' entries, a packet at a time */
 
 	struct ring ring;
@@ -213,14 +211,12 @@ static enum verdict judge(struct worker *w, const struct capture_packet *p, cons
 /* count packets parsed and checked against the published matcher at once, then judged in order. */
 static void judge_batch(struct worker *w, const struct capture_packet *p, size_t count, enum verdict *verdicts)
 {
+	struct packet_batch *b = &w->batch;
+
 	go_online(w);
+	engine_check_batch(w->m, w->scratch, &w->stats, p, count, b);
 	for (size_t i = 0; i < count; i++) {
-		packet_parse(p[i].link, p[i].frame, p[i].caplen, p[i].wirelen, &w->views[i]);
-		stats_count(&w->stats, p[i].wirelen, w->views[i].status);
-	}
-	matcher_check_batch(w->m, w->scratch, w->views, count, w->hits, w->nhits);
-	for (size_t i = 0; i < count; i++) {
-		enum verdict verdict = judge(w, &p[i], &w->views[i], w->hits[i], w->nhits[i]);
+		enum verdict verdict = judge(w, &p[i], &b->views[i], b->hits[i], b->nhits[i]);
 		if (verdicts)
 			verdicts[i] = verdict;
 	}

@@ -194,16 +194,24 @@ static enum verdict judge(struct engine *e, const struct capture_packet *p, cons
 	return verdict;
 }
 
+void engine_check_batch(const struct matcher *m, struct match_scratch *sc, struct stats *stats,
+			const struct capture_packet *p, size_t count, struct packet_batch *b)
+{
+	for (size_t i = 0; i < count; i++) {
+		packet_parse(p[i].link, p[i].frame, p[i].caplen, p[i].wirelen, &b->views[i]);
+		stats_count(stats, p[i].wirelen, b->views[i].status);
+	}
+	matcher_check_batch(m, sc, b->views, count, b->hits, b->nhits);
+}
+
 void engine_batch(struct engine *e, const struct capture_packet *p, size_t count, const char *source, bool live,
 		  enum verdict *verdicts)
 {
+	struct packet_batch *b = &e->batch;
+
+	engine_check_batch(e->matcher, e->scratch, &e->stats, p, count, b);
 	for (size_t i = 0; i < count; i++) {
-		packet_parse(p[i].link, p[i].frame, p[i].caplen, p[i].wirelen, &e->views[i]);
-		stats_count(&e->stats, p[i].wirelen, e->views[i].status);
-	}
-	matcher_check_batch(e->matcher, e->scratch, e->views, count, e->hits, e->nhits);
-	for (size_t i = 0; i < count; i++) {
-		enum verdict verdict = judge(e, &p[i], &e->views[i], e->hits[i], e->nhits[i], source, live);
+		enum verdict verdict = judge(e, &p[i], &b->views[i], b->hits[i], b->nhits[i], source, live);
 		if (verdicts)
 			verdicts[i] = verdict;
 	}

@@ -11,6 +11,13 @@
 #include "stats.h"
 #include "threshold.h"
 
+/* A batch's packets, parsed, and their hits: the loop's engine has one, as each worker has. */
+struct packet_batch {
+	struct packet_view views[PACKET_BATCH_MAX];
+	struct match_hit hits[PACKET_BATCH_MAX][MATCH_MAX_HITS];
+	size_t nhits[PACKET_BATCH_MAX];
+};
+
 struct engine {
 	const struct matcher *matcher; /* not owned */
 	struct match_scratch *scratch; /* the loop's own probes and counters (matcher_scratch_new) */
@@ -32,9 +39,7 @@ struct engine {
 	void *label_ctx;
 	const char *const *list_names; /* by holder bit, for the lists an event names; NULL: none */
 	struct stats stats;
-	struct packet_view views[PACKET_BATCH_MAX]; /* a batch's packets, parsed */
-	struct match_hit hits[PACKET_BATCH_MAX][MATCH_MAX_HITS]; /* and their hits */
-	size_t nhits[PACKET_BATCH_MAX];
+	struct packet_batch batch;
 	struct match_found found[MATCH_MAX_HITS];  /* the hits' entries, a packet at a time */
 	struct event_label labels[MATCH_MAX_HITS]; /* found[i]'s, found once a packet */
 	char event_error[256];     /* why the last alert could not be emitted (stats.event_errors counts them) */
@@ -54,6 +59,9 @@ enum verdict engine_packet(struct engine *e, const struct capture_packet *p, con
  */
 void engine_batch(struct engine *e, const struct capture_packet *p, size_t count, const char *source, bool live,
 		  enum verdict *verdicts);
+/* engine_batch's first part, which the workers share: count packets parsed into b, counted in stats, checked against m. */
+void engine_check_batch(const struct matcher *m, struct match_scratch *sc, struct stats *stats,
+			const struct capture_packet *p, size_t count, struct packet_batch *b);
 
 /*
  * The batch for packets checked against m when none is set ([capture]
