@@ -5,7 +5,7 @@
 # say blocked or allowed; with bloomd killed, traffic keeps flowing (bypass).
 . "$(dirname "$0")/support/tap.sh"
 . "$(dirname "$0")/support/netns.sh"
-plan 24
+plan 28
 netns_test i "network namespaces, netfilter queues"
 netns_hosts 1
 queue_rule 9999 7
@@ -128,6 +128,41 @@ send "EVIL-PAYLOAD after"
 send "hello after"
 for _ in $(seq 100); do grep -q "hello after" recv.txt 2>/dev/null && break; sleep 0.05; done
 is "$(grep -c after recv.txt)" 2 "with bloomd killed, traffic keeps flowing (bypass)"
+
+# Batches: bloomd held still (SIGSTOP) while 60 datagrams queue, every third of a dropping
+# list, then let go: one read brings them, judged together (batch = 64) or one by one
+# (batch = 1), with the same verdicts and events.
+blocked() { grep -c '"action":"blocked"' events.json; }
+burst() {
+	local before
+	before=$(blocked)
+	sed "s/^queue = 7$/queue = 7\nbatch = $1/" bloomd.conf > burst$1.conf
+	ip netns exec $b "$BUILD/bloomd" -c burst$1.conf 2>burst$1.err &
+	pid=$!
+	for _ in $(seq 100); do "$BUILD/bloomctl" -s ctl.sock version >/dev/null 2>&1 && break; sleep 0.05; done
+	kill -STOP "$pid"
+	ip netns exec $a python3 - "$1" <<'PY'
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for i in range(60):
+    text = "EVIL-PAYLOAD" if i % 3 == 0 else "fine"
+    s.sendto(f"{text} burst{sys.argv[1]} {i}\n".encode(), ("10.77.0.2", 9999))
+PY
+	sleep 0.3
+	kill -CONT "$pid"
+	for _ in $(seq 100); do grep -q "fine burst$1 59" recv.txt 2>/dev/null && break; sleep 0.05; done
+	for _ in $(seq 50); do [ "$(blocked)" -ge $((before + 20)) ] && break; sleep 0.05; done
+	stats=$("$BUILD/bloomctl" -s ctl.sock --json stats)
+	is "$(grep -c "fine burst$1" recv.txt)/$(grep -c "EVIL-PAYLOAD burst$1" recv.txt)/$(jq .stats.inline.dropped <<<"$stats")/$(($(blocked) - before))" \
+		40/0/20/20 "batch = $1: the 40 unlisted datagrams arrive, the 20 listed are dropped, each with its event"
+	largest=$(jq .stats.inline.largest_batch <<<"$stats")
+	if [ "$1" = 1 ]; then is "$largest" 1 "one by one"; else [ "$largest" -gt 1 ]; ok $? "judged $largest at once"; fi
+	kill "$pid"
+	wait "$pid" 2>/dev/null
+	pid=
+}
+burst 64
+burst 1
 
 # Set actions: bloomd watching the interface (passive) puts the source of a match into an
 # nftables set with a timeout; the kernel drops what follows from it, at line rate.

@@ -11,15 +11,11 @@
 
 #include "error.h"
 
-/* A first batch's room for frames; a larger frame makes it larger. */
-#define HELD_BYTES (PACKET_BATCH_MAX * 2048)
-
 /* Packets copied out of libpcap's buffer until they are handed on together. */
 struct held_packets {
 	struct capture_packet p[PACKET_BATCH_MAX];
 	size_t count;
-	uint8_t *bytes;            /* their frames */
-	size_t used, size;
+	struct frame_copies copies; /* their frames */
 };
 
 struct capture {
@@ -43,41 +39,25 @@ static void hand_on(struct capture *cap)
 	if (count == 0)
 		return;
 	cap->held.count = 0;
-	cap->held.used = 0;
+	frame_copies_clear(&cap->held.copies);
 	cap->cb.packets(cap->cb.ctx, cap, cap->held.p, count);
 }
 
-/* Room to hold len more bytes, the held packets handed on first if they leave too little; false: none to be had. */
-static bool make_room(struct capture *cap, size_t len)
-{
-	struct held_packets *h = &cap->held;
-
-	if (h->used + len <= h->size)
-		return true;
-	hand_on(cap);
-	if (len <= h->size)
-		return true;
-	size_t size = len > HELD_BYTES ? len : HELD_BYTES;
-	uint8_t *bytes = realloc(h->bytes, size);
-	if (bytes == NULL)
-		return false;
-	h->bytes = bytes;
-	h->size = size;
-	return true;
-}
-
-/* p copied into the batch, which is handed on when full; alone and in place when no batch is wanted or none fits. */
+/* p copied into the batch, which is handed on when full; alone and in place when no batch is wanted or no copy can be had. */
 static void hold(struct capture *cap, struct capture_packet p)
 {
 	struct held_packets *h = &cap->held;
+	const uint8_t *copy = NULL;
 
-	if (cap->cb.batch_max <= 1 || !make_room(cap, p.caplen)) {
+	if (cap->cb.batch_max > 1 && (copy = frame_copy(&h->copies, p.frame, p.caplen)) == NULL) {
+		hand_on(cap);
+		copy = frame_copy(&h->copies, p.frame, p.caplen);
+	}
+	if (copy == NULL) {
 		cap->cb.packets(cap->cb.ctx, cap, &p, 1);
 		return;
 	}
-	memcpy(h->bytes + h->used, p.frame, p.caplen);
-	p.frame = h->bytes + h->used;
-	h->used += p.caplen;
+	p.frame = copy;
 	h->p[h->count++] = p;
 	if (h->count >= cap->cb.batch_max || h->count == PACKET_BATCH_MAX)
 		hand_on(cap);
@@ -348,7 +328,7 @@ void capture_free(struct capture *cap)
 		event_free(cap->timer);
 	if (cap->pcap)
 		pcap_close(cap->pcap);
-	free(cap->held.bytes);
+	frame_copies_free(&cap->held.copies);
 	free(cap->name);
 	free(cap);
 }

@@ -18,10 +18,20 @@
 #include "stats.h"
 
 #define MAX_QUEUES 64
-#define BATCH 64                   /* messages read in one wake-up */
+#define BATCH PACKET_BATCH_MAX     /* messages read in one wake-up */
 #define RECV_BUFFER (4u << 20)     /* the socket's, so that bursts wait there */
 #define LATENCIES 1024
 #define FAIL_OPEN_MAXLEN 65536     /* more than RECV_BUFFER holds */
+
+/* A packet read, waiting for its verdict with the rest of its batch. */
+struct held {
+	struct nfq_q_handle *qh;
+	uint32_t id;
+	unsigned k;                /* its queue's index; nqueues: not one of ours */
+	bool judged;               /* by the callback; else its verdict is known already */
+	enum verdict verdict;
+	struct timespec received;
+};
 
 struct inline_queue {
 	struct nfq_handle *h;
@@ -29,8 +39,16 @@ struct inline_queue {
 	unsigned first, nqueues;
 	uint32_t reject_mark;
 	struct event *ev;
-	inline_packet_cb packet;
+	inline_packets_cb packets;
 	inline_batch_cb batch;
+	unsigned batch_max;
+	/* The batch: every packet read, in order; those the callback judges, and their copies. */
+	struct held held[BATCH];
+	unsigned nheld;
+	struct capture_packet judging[BATCH];
+	enum verdict verdicts[BATCH];
+	unsigned njudging;
+	struct frame_copies copies;
 	void *ctx;
 	char *buf;
 	size_t buflen;
@@ -104,52 +122,24 @@ static void flush_accepts(struct inline_queue *q)
 	q->nwaiting = 0;
 }
 
-static int on_packet(struct nfq_q_handle *qh, struct nfgenmsg *msg, struct nfq_data *nfa, void *data)
+/* A packet's verdict, sent (a drop or a reject) or left to the accepts' batch verdict. */
+static void give_verdict(struct inline_queue *q, const struct held *h, enum verdict verdict)
 {
-	struct inline_queue *q = data;
-	struct nfqnl_msg_packet_hdr *ph = nfq_get_msg_packet_hdr(nfa);
-	unsigned char *payload;
-	int len = nfq_get_payload(nfa, &payload);
 	struct timespec done;
 
-	(void)msg;
-	if (ph == NULL)
-		return 0;
-	uint32_t id = ntohl(ph->packet_id);
-	unsigned k = 0;
-	while (k < q->nqueues && q->qh[k] != qh)
-		k++;
-	if (k < q->nqueues) { /* IDs the kernel gave that never reached us: accepted unjudged (fail-open) */
-		q->st.unjudged += id - q->last_id[k] - 1u;
-		q->last_id[k] = id;
-	}
-	enum verdict verdict = VERDICT_ACCEPT;
-	if (q->reject_mark && nfq_get_nfmark(nfa) == q->reject_mark) {
-		/* rejected already, and back: the ruleset has no rule rejecting the mark */
-		verdict = VERDICT_DROP;
-		q->st.reject_unruled++;
-	} else if (len > 0) {
-		struct capture_packet p = {
-			.link = PACKET_LINK_RAW, .frame = payload, .caplen = (size_t)len, .wirelen = (size_t)len,
-			.index = ++q->index,
-		};
-		clock_gettime(CLOCK_REALTIME, &p.ts);
-		verdict = q->packet(q->ctx, &p);
-	}
-	q->st.packets++;
 	if (verdict == VERDICT_ACCEPT) { /* its verdict goes with the batch's */
-		if (k == q->nqueues || q->nwaiting == BATCH)
+		if (h->k == q->nqueues || q->nwaiting == BATCH)
 			flush_accepts(q);
-		if (k < q->nqueues) {
-			q->accept_upto[k] = id;
-			q->accepts[k]++;
-			q->waiting[q->nwaiting++] = q->received;
-			return 0;
+		if (h->k < q->nqueues) {
+			q->accept_upto[h->k] = h->id;
+			q->accepts[h->k]++;
+			q->waiting[q->nwaiting++] = h->received;
+			return;
 		}
 	}
 	/* A drop at once (a batch verdict would accept it); its ID is below the accepts that follow. */
-	int rc = verdict == VERDICT_REJECT ? nfq_set_verdict2(qh, id, NF_REPEAT, q->reject_mark, 0, NULL)
-					   : nfq_set_verdict(qh, id, verdict == VERDICT_DROP ? NF_DROP : NF_ACCEPT, 0, NULL);
+	int rc = verdict == VERDICT_REJECT ? nfq_set_verdict2(h->qh, h->id, NF_REPEAT, q->reject_mark, 0, NULL)
+					   : nfq_set_verdict(h->qh, h->id, verdict == VERDICT_DROP ? NF_DROP : NF_ACCEPT, 0, NULL);
 	if (rc < 0)
 		q->st.verdict_errors++;
 	else if (verdict == VERDICT_DROP)
@@ -159,7 +149,81 @@ static int on_packet(struct nfq_q_handle *qh, struct nfgenmsg *msg, struct nfq_d
 	else
 		q->st.accepted++;
 	clock_gettime(CLOCK_MONOTONIC, &done);
-	note_latency(q, &q->received, &done);
+	note_latency(q, &h->received, &done);
+}
+
+/* The packets held judged together, and each given its verdict in the order they came. */
+static void judge_held(struct inline_queue *q)
+{
+	unsigned j = 0;
+
+	if (q->njudging > 0)
+		q->packets(q->ctx, q->judging, q->njudging, q->verdicts);
+	if (q->njudging > q->st.largest_batch)
+		q->st.largest_batch = q->njudging;
+	for (unsigned i = 0; i < q->nheld; i++) {
+		const struct held *h = &q->held[i];
+		give_verdict(q, h, h->judged ? q->verdicts[j++] : h->verdict);
+	}
+	q->nheld = q->njudging = 0;
+	frame_copies_clear(&q->copies);
+}
+
+/* p to be judged with the batch, copied out of the socket's buffer; false: no copy can be had. */
+static bool hold_for_judging(struct inline_queue *q, struct capture_packet p)
+{
+	const uint8_t *copy = frame_copy(&q->copies, p.frame, p.caplen);
+
+	if (copy == NULL) {
+		judge_held(q);
+		if ((copy = frame_copy(&q->copies, p.frame, p.caplen)) == NULL)
+			return false;
+	}
+	p.frame = copy;
+	q->judging[q->njudging++] = p;
+	return true;
+}
+
+static int on_packet(struct nfq_q_handle *qh, struct nfgenmsg *msg, struct nfq_data *nfa, void *data)
+{
+	struct inline_queue *q = data;
+	struct nfqnl_msg_packet_hdr *ph = nfq_get_msg_packet_hdr(nfa);
+	unsigned char *payload;
+	int len = nfq_get_payload(nfa, &payload);
+
+	(void)msg;
+	if (ph == NULL)
+		return 0;
+	struct held h = { .qh = qh, .id = ntohl(ph->packet_id), .verdict = VERDICT_ACCEPT, .received = q->received };
+	while (h.k < q->nqueues && q->qh[h.k] != qh)
+		h.k++;
+	if (h.k < q->nqueues) { /* IDs the kernel gave that never reached us: accepted unjudged (fail-open) */
+		q->st.unjudged += h.id - q->last_id[h.k] - 1u;
+		q->last_id[h.k] = h.id;
+	}
+	q->st.packets++;
+	if (q->reject_mark && nfq_get_nfmark(nfa) == q->reject_mark) {
+		/* rejected already, and back: the ruleset has no rule rejecting the mark */
+		h.verdict = VERDICT_DROP;
+		q->st.reject_unruled++;
+	} else if (len > 0) {
+		struct capture_packet p = {
+			.link = PACKET_LINK_RAW, .frame = payload, .caplen = (size_t)len, .wirelen = (size_t)len,
+			.index = ++q->index,
+		};
+		clock_gettime(CLOCK_REALTIME, &p.ts);
+		h.judged = true;
+		if (q->batch_max <= 1 || !hold_for_judging(q, p)) {
+			judge_held(q); /* those held first; then this one alone, as it lies in the socket's buffer */
+			q->judging[q->njudging++] = p;
+			q->held[q->nheld++] = h;
+			judge_held(q);
+			return 0;
+		}
+	}
+	q->held[q->nheld++] = h;
+	if (q->batch_max <= 1 || q->njudging >= q->batch_max || q->nheld == BATCH)
+		judge_held(q);
 	return 0;
 }
 
@@ -187,12 +251,13 @@ static void on_readable(evutil_socket_t fd, short what, void *arg)
 		clock_gettime(CLOCK_MONOTONIC, &q->received);
 		nfq_handle_packet(q->h, q->buf, (int)n);
 	}
+	judge_held(q);
 	flush_accepts(q);
 	if (q->batch)
 		q->batch(q->ctx);
 }
 
-struct inline_queue *inline_open(struct event_base *base, const struct inline_options *o, inline_packet_cb packet,
+struct inline_queue *inline_open(struct event_base *base, const struct inline_options *o, inline_packets_cb packets,
 				 inline_batch_cb batch, void *ctx, char *err, size_t errlen)
 {
 	struct inline_queue *q = calloc(1, sizeof(*q));
@@ -206,8 +271,9 @@ struct inline_queue *inline_open(struct event_base *base, const struct inline_op
 		return NULL;
 	}
 	q->buflen = o->snaplen + 4096;
-	q->packet = packet;
+	q->packets = packets;
 	q->batch = batch;
+	q->batch_max = o->batch_max;
 	q->ctx = ctx;
 	q->first = o->first;
 	q->reject_mark = o->reject_mark;
@@ -260,8 +326,15 @@ void inline_close(struct inline_queue *q)
 		nfq_destroy_queue(q->qh[i]);
 	if (q->h)
 		nfq_close(q->h);
+	frame_copies_free(&q->copies);
 	free(q->buf);
 	free(q);
+}
+
+void inline_set_batch(struct inline_queue *q, unsigned batch_max)
+{
+	judge_held(q); /* nothing, from the batch callback */
+	q->batch_max = batch_max;
 }
 
 /* The kernel's counters of our queues, from /proc/net/netfilter/nfnetlink_queue. */

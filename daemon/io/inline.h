@@ -12,10 +12,12 @@
 /*
  * The queues first..last are bound on one netlink socket (libnetfilter_queue),
  * read in the loop as a read event: every message waiting is taken at once
- * (up to a batch) and each packet given to the callback. A drop's verdict is
- * sent at once; the accepts wait for the end of the batch, where one verdict
- * per queue accepts every packet up to the last ID accepted (packets the
- * socket lost, below it, go with them: fail-open). The kernel sends the IP
+ * (up to PACKET_BATCH_MAX), its packets judged by the callback batch_max at
+ * a time (copied out of the socket's buffer meanwhile) or one by one, and
+ * given their verdicts in the order they came. A drop's verdict is sent at
+ * once; the accepts wait for the end of the read, where one verdict per
+ * queue accepts every packet up to the last ID accepted (packets the socket
+ * lost, below it, go with them: fail-open). The kernel sends the IP
  * packet (raw IP: link type PACKET_LINK_RAW), copied up to snaplen bytes.
  *
  * fail_open sets NFQA_CFG_F_FAIL_OPEN: a packet that finds the queue full is
@@ -32,23 +34,27 @@ struct inline_options {
 	unsigned maxlen;           /* packets a queue holds in the kernel; 0: 65,536 fail-open, else the kernel's */
 	unsigned snaplen;
 	uint32_t reject_mark;
+	unsigned batch_max;        /* packets judged at once, at most PACKET_BATCH_MAX; 0 or 1: each as it is read */
 };
 
 /*
- * Judge one packet. A rejected one goes back to the start of its hook
+ * Judge count packets, in order: verdicts[i] gets packet i's (their frames
+ * are valid during the call). A rejected one goes back to the start of its hook
  * (NF_REPEAT) carrying reject_mark, for the ruleset's rule ahead of the
  * queue rule (`meta mark 0xb10c reject`) to reject: a packet comes back
  * with that mark only if no such rule took it, and is then dropped and
  * counted (reject_unruled), never queued round again.
  */
-typedef enum verdict (*inline_packet_cb)(void *ctx, const struct capture_packet *p);
+typedef void (*inline_packets_cb)(void *ctx, const struct capture_packet *p, size_t count, enum verdict *verdicts);
 /* After each batch (flush outputs). */
 typedef void (*inline_batch_cb)(void *ctx);
 
 /* NULL with a message (no CAP_NET_ADMIN, a queue bound by another process, ...). */
-struct inline_queue *inline_open(struct event_base *base, const struct inline_options *o, inline_packet_cb packet,
+struct inline_queue *inline_open(struct event_base *base, const struct inline_options *o, inline_packets_cb packets,
 				 inline_batch_cb batch, void *ctx, char *err, size_t errlen);
 void inline_close(struct inline_queue *q);
+/* From the batch callback: the packets judged at once from now on (inline_options.batch_max). */
+void inline_set_batch(struct inline_queue *q, unsigned batch_max);
 
 struct inline_stats {
 	uint64_t packets, accepted, dropped, rejected;
@@ -56,6 +62,7 @@ struct inline_stats {
 	uint64_t verdict_errors;   /* verdicts the kernel did not take */
 	uint64_t lost;             /* messages the socket lost (ENOBUFS): their packets went as fail_open says */
 	uint64_t unjudged;         /* packets the kernel let through without a verdict (gaps in the IDs) */
+	unsigned largest_batch;    /* the most packets judged at once */
 	uint64_t queue_dropped;    /* the kernel's: the queue was full */
 	uint64_t user_dropped;     /* the kernel's: the netlink socket was full */
 	uint32_t verdict_ns_p50, verdict_ns_p99; /* from reading a packet to its verdict, the last 1024 */

@@ -89,7 +89,7 @@ struct workers {
 	const struct matcher *_Atomic current; /* published (release), read at a batch's start (acquire) */
 	_Atomic uint32_t drop_holders, reject_holders, pass_holders, pass_packet_holders;
 	bool inline_mode;
-	unsigned packet_batch;     /* passive: workers_options.batch, and its cache_bytes */
+	unsigned packet_batch;     /* workers_options.batch, and its cache_bytes */
 	size_t cache_bytes;
 	struct event_base *loop;
 	int wake_fd;               /* a worker's ring has matches */
@@ -249,17 +249,18 @@ static void on_capture_done(void *ctx, struct capture *cap, const char *error)
 	event_base_loopbreak(w->base);
 }
 
-static enum verdict on_queued(void *ctx, const struct capture_packet *p)
+static void on_queued(void *ctx, const struct capture_packet *p, size_t count, enum verdict *verdicts)
 {
-	enum verdict verdict;
-
-	judge_batch(ctx, p, 1, &verdict);
-	return verdict;
+	judge_batch(ctx, p, count, verdicts);
 }
 
 static void on_queued_batch(void *ctx)
 {
-	batch_end(ctx);
+	struct worker *w = ctx;
+
+	if (w->pool->packet_batch == 0 && w->online) /* while the matcher read is still ours */
+		inline_set_batch(w->queue, engine_auto_batch(w->m, w->pool->cache_bytes));
+	batch_end(w);
 }
 
 /* The kernel's counters, every TICK_MS (reading them costs a syscall or a file). */
@@ -358,6 +359,7 @@ static int open_source(struct worker *w, const struct workers_options *o, unsign
 
 	if (o->inline_mode) {
 		struct inline_options q = queues_of(o, i);
+		q.batch_max = o->batch ? o->batch : 1; /* auto: one at a time until the first batch has read the matcher */
 		if (q.first == q.last)
 			snprintf(w->source, sizeof(w->source), "nfqueue%u", q.first);
 		else
@@ -541,6 +543,8 @@ static void add_counters(struct workers_totals *t, const struct workers_totals *
 		q->verdict_ns_p50 = w->queues.verdict_ns_p50;
 	if (w->queues.verdict_ns_p99 > q->verdict_ns_p99)
 		q->verdict_ns_p99 = w->queues.verdict_ns_p99;
+	if (w->queues.largest_batch > q->largest_batch)
+		q->largest_batch = w->queues.largest_batch;
 }
 
 void workers_totals(struct workers *ws, struct workers_totals *out)

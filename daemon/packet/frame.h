@@ -26,6 +26,27 @@ struct capture_packet {
 #define PACKET_BATCH_MAX 64
 
 /*
+ * Copies of the frames of a batch, kept past their source's buffer, which
+ * it reuses for the next packet (libpcap's, the netfilter queue's).
+ */
+struct frame_copies {
+	uint8_t *bytes;
+	size_t used, size;
+};
+
+/*
+ * A copy of frame's len bytes, or NULL: they do not fit beside the copies
+ * kept (hand the batch on, clear them, and copy again), or no memory.
+ */
+const uint8_t *frame_copy(struct frame_copies *fc, const uint8_t *frame, size_t len);
+/* The batch is handed on: its copies' room is free again. */
+static inline void frame_copies_clear(struct frame_copies *fc)
+{
+	fc->used = 0;
+}
+void frame_copies_free(struct frame_copies *fc);
+
+/*
  * What becomes of a judged packet (inline): accepted; dropped; or rejected,
  * dropped with word to its sender (a TCP reset or an ICMP unreachable, which
  * the ruleset sends: inline.h).

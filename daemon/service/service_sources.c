@@ -431,11 +431,11 @@ int service_capture_xdp(struct service *s, const char *interface)
 
 /* ---- inline: packets from netfilter queues ---- */
 
-static enum verdict on_queued(void *ctx, const struct capture_packet *p)
+static void on_queued(void *ctx, const struct capture_packet *p, size_t count, enum verdict *verdicts)
 {
 	struct service *s = ctx;
 
-	return engine_packet(&s->engine, p, s->sources.queue_name, true);
+	engine_batch(&s->engine, p, count, s->sources.queue_name, true, verdicts);
 }
 
 static void on_queued_batch(void *ctx)
@@ -443,13 +443,15 @@ static void on_queued_batch(void *ctx)
 	struct service *s = ctx;
 
 	events_flush(s->events);
+	inline_set_batch(s->sources.inline_queue, batch_now(s));
 }
 
 int service_capture_inline(struct service *s)
 {
 	const struct config *c = s->cfg;
 	struct inline_options o = { .first = c->queue.first, .last = c->queue.last, .fail_open = c->fail_open,
-				    .maxlen = c->queue_maxlen, .snaplen = c->snaplen, .reject_mark = c->reject_mark };
+				    .maxlen = c->queue_maxlen, .snaplen = c->snaplen, .reject_mark = c->reject_mark,
+				    .batch_max = batch_now(s) };
 	char err[512];
 
 	if (c->queue.first == c->queue.last)
@@ -458,7 +460,8 @@ int service_capture_inline(struct service *s)
 		snprintf(s->sources.queue_name, sizeof(s->sources.queue_name), "nfqueue%u-%u", c->queue.first, c->queue.last);
 	s->engine.inline_mode = true;
 	if (c->workers > 1) {
-		struct workers_options wo = { .count = c->workers, .inline_mode = true, .queues = o };
+		struct workers_options wo = { .count = c->workers, .inline_mode = true, .queues = o, .batch = c->batch,
+					      .cache_bytes = s->sources.cache_bytes };
 		if (start_workers(s, &wo) < 0)
 			return -1;
 	} else if ((s->sources.inline_queue = inline_open(s->base, &o, on_queued, on_queued_batch, s, err, sizeof(err))) == NULL) {
@@ -569,6 +572,7 @@ static json_t *inline_json(const struct service *s, const struct inline_stats *i
 			      (json_int_t)is->verdict_ns_p50, "p99", (json_int_t)is->verdict_ns_p99);
 
 	json_object_set_new(o, "verdict_seconds", stats_histogram_json(&is->verdict_seconds));
+	json_object_set_new(o, "largest_batch", json_integer(is->largest_batch));
 	return o;
 }
 
