@@ -16,7 +16,7 @@ lapi=
 trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; [ -n "$lapi" ] && kill "$lapi" 2>/dev/null; rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 1
 sock=$tmp/ctl.sock
-port=$((20000 + RANDOM % 20000))
+port=$(free_port)
 mkdir state
 . "$tap_dir/crowdsec-lapi.sh"
 lapi_config "$tmp" "$port"

@@ -15,7 +15,7 @@ flood=
 trap '[ -n "$flood" ] && kill "$flood" 2>/dev/null; [ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 1
 sock=$tmp/ctl.sock
-port=$((20000 + RANDOM % 20000))
+port=$(free_port)
 
 # flood.py PORT COUNT SECONDS: COUNT connections, each sending a byte of a request every half
 # second for SECONDS; prints how many were answered 503, and how many the server closed.

@@ -37,7 +37,7 @@ first_seen,dst_ip,malware
 2026-11-01,192.0.2.20,"Emotet, epoch 5"
 2026-11-02,2001:db8::20,QakBot
 F
-port=$((20000 + RANDOM % 20000))
+port=$(free_port)
 # An HTTP request by hand (no curl needed): the whole response.
 http_get() {
 	exec 3<>"/dev/tcp/127.0.0.1/$port" || return 1

@@ -12,7 +12,7 @@ tmp=$(mktemp -d)
 pid=
 trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 1
-port=$(( 20000 + RANDOM % 20000 ))
+port=$(free_port)
 cat > list <<'L'
 pair 127.0.0.1 127.0.0.3
 sig "bloomd-live-signature"

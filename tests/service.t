@@ -118,7 +118,7 @@ kill -TERM "$pid"; wait "$pid"
 
 # ---- the privilege drop ----
 if is_root && ip link show lo >/dev/null 2>&1 && id nobody >/dev/null 2>&1 && getent group adm >/dev/null; then
-	port=$(( 20000 + RANDOM % 20000 ))
+	port=$(free_port)
 	echo 'sig "bloomd-privilege-check"' > list
 	cat > drop.conf <<C
 [capture]

@@ -6,9 +6,11 @@ start() { # in the background, until it answers (10 s at most); pid is its proce
 	pid=$!
 	for _ in $(seq 200); do
 		C version >/dev/null 2>&1 && return 0
-		kill -0 "$pid" 2>/dev/null || return 1
+		kill -0 "$pid" 2>/dev/null || break
 		sleep 0.05
 	done
+	# What bloomd said, as TAP comments, so a failed start names its cause.
+	tail -n 5 err 2>/dev/null | sed 's/^/#   /'
 	return 1
 }
 on_small_disk() { # on_small_disk SIZE: as root, $tmp with a tmpfs of SIZE at $tmp/disk (else a TAP skip)

@@ -12,6 +12,19 @@ tap_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 plan() { tap_planned=$1; echo "1..$1"; }
 
+# A TCP port for a test's listener: below the kernel's ephemeral range, where no client's
+# connection (nor its TIME_WAIT, which a bind cannot share) takes it, and held by no socket now.
+free_port() {
+	local low port
+	read -r low _ < /proc/sys/net/ipv4/ip_local_port_range || low=32768
+	[ "$low" -gt 11024 ] || low=11024
+	for _ in $(seq 100); do
+		port=$((10000 + RANDOM % (low - 10000)))
+		[ -z "$(ss -Htan "sport = :$port" 2>/dev/null)" ] && break
+	done
+	echo "$port"
+}
+
 # Every planned test a skip, for a test that cannot run here (call it after plan).
 skip_all() {
 	for i in $(seq "$tap_planned"); do echo "ok $i # SKIP $1"; done
