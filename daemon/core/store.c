@@ -30,6 +30,7 @@ void store_free(struct store *s)
 		return;
 	free(s->hashes);
 	free(s->items);
+	free(s->groups);
 	arena_free(&s->arena);
 	free(s->table.slots);
 	free(s->growing.slots);
@@ -49,6 +50,7 @@ struct store *store_clone(const struct store *s)
 	c->moved = s->moved;
 	c->hashes = array_dup(s->hashes, s->count * sizeof(*s->hashes), &failed);
 	c->items = array_dup(s->items, s->count * sizeof(*s->items), &failed);
+	c->groups = array_dup(s->groups, s->count * sizeof(*s->groups), &failed);
 	c->table.slots = array_dup(s->table.slots, s->table.n * sizeof(*s->table.slots), &failed);
 	if (s->growing.slots)
 		c->growing.slots = array_dup(s->growing.slots, s->growing.n * sizeof(*s->growing.slots), &failed);
@@ -211,11 +213,12 @@ static int entries_reserve(struct store *s)
 	const struct array_spec arrays[] = {
 		{ (void **)&s->hashes, sizeof(*s->hashes) },
 		{ (void **)&s->items, sizeof(*s->items) },
+		{ (void **)&s->groups, sizeof(*s->groups) },
 	};
 
 	if (s->count >= SLOT_INDEX_MASK - 1) /* 268,435,454 entries: a slot's index is full */
 		return -1;
-	return arrays_grow(arrays, 2, &s->cap, s->count + 1);
+	return arrays_grow(arrays, 3, &s->cap, s->count + 1);
 }
 
 ssize_t store_add(struct store *s, struct hash128 h, uint8_t kind, const void *bytes,
@@ -231,7 +234,7 @@ ssize_t store_add(struct store *s, struct hash128 h, uint8_t kind, const void *b
 		errno = EEXIST;
 		return -1;
 	}
-	struct store_item it = { .len = (uint16_t)len, .kind = kind, .group = group };
+	struct store_item it = { .len = (uint16_t)len, .kind = kind };
 	int64_t offset = 0;
 	bool outgrown = s->growing.slots == NULL && (s->count + 1) * 4 > s->table.n * 3;
 	if (entries_reserve(s) < 0 || (outgrown && grow_begin(s) < 0) ||
@@ -249,6 +252,7 @@ ssize_t store_add(struct store *s, struct hash128 h, uint8_t kind, const void *b
 	else
 		it.key.offset = (uint32_t)offset;
 	s->items[i] = it;
+	s->groups[i] = group;
 	s->hashes[i] = h;
 	s->count++;
 	slot_insert(&s->table, h, i); /* the growing table takes it in its turn (i >= moved) */
@@ -291,6 +295,7 @@ void store_remove(struct store *s, size_t i)
 			slot_insert(&s->growing, s->hashes[last], i);
 		s->hashes[i] = s->hashes[last];
 		s->items[i] = s->items[last];
+		s->groups[i] = s->groups[last];
 	}
 	s->count--;
 	if (s->moved > s->count)
@@ -315,8 +320,24 @@ const struct hash128 *store_hashes(const struct store *s)
 
 size_t store_bytes(const struct store *s)
 {
-	return sizeof(*s) + s->cap * (sizeof(*s->hashes) + sizeof(*s->items)) +
+	return sizeof(*s) + s->cap * (sizeof(*s->hashes) + sizeof(*s->items) + sizeof(*s->groups)) +
 	       s->arena.cap + (s->table.n + s->growing.n) * sizeof(*s->table.slots);
+}
+
+int store_take_groups(struct store *s, uint8_t **groups, size_t *room)
+{
+	if (*room < s->cap) { /* a large block grows by remapping its pages, not by a copy */
+		uint8_t *grown = realloc(*groups, s->cap);
+		if (grown == NULL)
+			return -1;
+		*groups = grown;
+		*room = s->cap;
+	}
+	uint8_t *old = s->groups;
+	s->groups = *groups;
+	*groups = old;
+	*room = s->cap;
+	return 0;
 }
 
 uint32_t store_holders(const struct store *s, size_t i)

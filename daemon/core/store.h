@@ -27,9 +27,9 @@
 #define STORE_MAX_BYTES 65535
 
 /*
- * 12 bytes an entry: a key of up to STORE_INLINE_BYTES (an IPv4 address) is
- * kept in the item itself, a longer one in the arena (at most 4 GiB of
- * them a store).
+ * 12 bytes an entry (its group apart): a key of up to STORE_INLINE_BYTES (an
+ * IPv4 address) is kept in the item itself, a longer one in the arena (at
+ * most 4 GiB of them a store).
  */
 #define STORE_INLINE_BYTES 4
 
@@ -40,7 +40,6 @@ struct store_item {
 	} key;
 	uint16_t len;
 	uint8_t kind;
-	uint8_t group;    /* the group its filter counts it in (in the padding: no byte of its own) */
 	uint32_t holders; /* who holds the entry (match.h) */
 };
 
@@ -62,6 +61,8 @@ struct store {
 	size_t count, cap;
 	struct hash128 *hashes;
 	struct store_item *items;
+	uint8_t *groups;            /* the group its filter counts each entry in: an array of its own,
+				       so that a rebuild's result takes its place at once */
 	struct arena arena;
 	struct store_table table;   /* every entry: where they are looked up */
 	struct store_table growing; /* while table grows: twice its size, entries 0..moved-1 in it; else empty */
@@ -105,13 +106,20 @@ const struct hash128 *store_hashes(const struct store *s);
 /* Entry i's group, and setting it. */
 static inline unsigned store_group(const struct store *s, size_t i)
 {
-	return s->items[i].group;
+	return s->groups[i];
 }
 
 static inline void store_set_group(struct store *s, size_t i, unsigned group)
 {
-	s->items[i].group = (uint8_t)group;
+	s->groups[i] = (uint8_t)group;
 }
+
+/*
+ * Every entry's group at once: *groups (an entry's at its index, room for
+ * *room) takes the place of the store's, which is handed back in it. 0, or
+ * -1 without memory to give it the store's room (nothing changed).
+ */
+int store_take_groups(struct store *s, uint8_t **groups, size_t *room);
 
 /* Memory held, in bytes. */
 size_t store_bytes(const struct store *s);

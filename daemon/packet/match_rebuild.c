@@ -94,7 +94,7 @@ struct rebuild_part {
 	bool groups_valid;         /* groups[] are counted groups (same choices) */
 	bool in_range;             /* every group copied is below params.choices (else restored from others) */
 	size_t copied;             /* keys 0..copied-1 are the store's, while the copy is made */
-	size_t n, cap;
+	size_t n, cap, touched;   /* touched: the arrays' first entries written once (part_reserve) */
 	struct hash128 *hashes;
 	uint8_t *groups;
 	uint64_t *words;           /* signatures: each window's word, for the new prefilter */
@@ -134,7 +134,12 @@ void matcher_rebuild_free(struct matcher *m, struct match_rebuild *r)
 	free(r);
 }
 
-/* Room for n keys, what is copied kept (the rest touched, so that the copy into it does not page-fault in the loop). */
+/*
+ * Room for n keys, what is copied kept, and the first n touched, so that the
+ * copy into them does not page-fault in the loop. The room past them is
+ * not: the store takes the groups array as it is, resident only as far as
+ * it was written.
+ */
 static int part_reserve(struct rebuild_part *p, size_t n, bool words)
 {
 	const struct array_spec arrays[] = {
@@ -142,16 +147,17 @@ static int part_reserve(struct rebuild_part *p, size_t n, bool words)
 		{ (void **)&p->groups, sizeof(*p->groups) },
 		{ (void **)&p->words, sizeof(*p->words) },
 	};
-	size_t had = p->cap;
+	size_t from = p->touched;
 
-	if (n <= p->cap)
+	if (n <= from)
 		return 0;
 	if (arrays_grow(arrays, words ? 3 : 2, &p->cap, n) < 0)
 		return -1;
-	memset(p->hashes + had, 0, (p->cap - had) * sizeof(*p->hashes));
-	memset(p->groups + had, 0, p->cap - had);
+	memset(p->hashes + from, 0, (n - from) * sizeof(*p->hashes));
+	memset(p->groups + from, 0, n - from);
 	if (words)
-		memset(p->words + had, 0, (p->cap - had) * sizeof(*p->words));
+		memset(p->words + from, 0, (n - from) * sizeof(*p->words));
+	p->touched = n;
 	return 0;
 }
 
@@ -254,7 +260,7 @@ static int part_copy(const struct matcher *m, const struct keyed_filter *kf, str
 	if (part_reserve(p, n, sig) < 0)
 		return -1;
 	memcpy(p->hashes + from, store_hashes(kf->store) + from, (to - from) * sizeof(*p->hashes));
-	for (size_t i = from; i < to; i++) { /* one pass over the items: this is the loop's stall */
+	for (size_t i = from; i < to; i++) {
 		unsigned g = store_group(kf->store, i);
 		p->groups[i] = (uint8_t)g;
 		p->in_range &= g < p->params.choices;
@@ -448,8 +454,11 @@ int matcher_rebuild_finish(struct matcher *m, struct match_rebuild *r, char *err
 		struct rebuild_part *p = &r->part[i];
 		if (!p->active)
 			continue;
-		for (size_t k = 0; k < p->n; k++)
-			store_set_group(kf->store, k, p->groups[k]);
+		if (store_take_groups(kf->store, &p->groups, &p->cap) < 0) {
+			error_set(err, errlen, "out of memory taking the rebuild's groups");
+			rc = -1;
+			break;
+		}
 		counting_free(kf->counting);
 		kf->counting = p->counting;
 		p->counting = NULL;

@@ -100,6 +100,40 @@ static void random_operations_match_model(void **state)
 	store_free(s);
 }
 
+/*
+ * A rebuild's groups taken at once, from an array with less room than the
+ * store's: each entry has its new group, and removes and adds after it move
+ * and keep them as before.
+ */
+static void groups_taken_whole(void **state)
+{
+	struct store *s = store_new();
+	size_t n = 1000, room = n;
+	uint8_t *groups = malloc(room);
+
+	(void)state;
+	assert_non_null(s);
+	assert_non_null(groups);
+	for (uint64_t i = 0; i < n; i++)
+		assert_int_equal(add(s, i), (ssize_t)i);
+	for (size_t i = 0; i < n; i++)
+		groups[i] = (uint8_t)(2 - i % 3); /* each another than it was */
+	assert_int_equal(store_take_groups(s, &groups, &room), 0);
+	assert_true(room >= n);
+	for (size_t i = 0; i < n; i++) {
+		assert_int_equal(store_group(s, i), 2 - i % 3);
+		assert_int_equal(groups[i], i % 3); /* the store's old ones, handed back */
+	}
+	free(groups);
+	for (uint64_t i = 0; i < n; i += 2) /* each remove moves the last entry, with its group */
+		store_remove(s, (size_t)find(s, i));
+	for (uint64_t i = n; i < 2 * n; i++) /* past the room the taken array had */
+		assert_true(add(s, i) >= 0);
+	for (uint64_t i = 1; i < 2 * n; i += i < n ? 2 : 1)
+		assert_int_equal(store_group(s, (size_t)find(s, i)), i < n ? 2 - i % 3 : i % 3);
+	store_free(s);
+}
+
 /* Every present entry found at its index, every absent one not. */
 static void assert_matches_model(const struct store *s, const bool *present, uint64_t universe)
 {
@@ -271,6 +305,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(kind_is_part_of_identity),
 	cmocka_unit_test(bad_lengths_are_refused),
 	cmocka_unit_test(colliding_hashes),
+	cmocka_unit_test(groups_taken_whole),
 };
 
 int main(void)
