@@ -30,6 +30,7 @@ void store_free(struct store *s)
 		return;
 	free(s->hashes);
 	free(s->items);
+	free(s->holders);
 	free(s->groups);
 	arena_free(&s->arena);
 	free(s->table.slots);
@@ -50,6 +51,7 @@ struct store *store_clone(const struct store *s)
 	c->moved = s->moved;
 	c->hashes = array_dup(s->hashes, s->count * sizeof(*s->hashes), &failed);
 	c->items = array_dup(s->items, s->count * sizeof(*s->items), &failed);
+	c->holders = array_dup(s->holders, s->count * sizeof(*s->holders), &failed);
 	c->groups = array_dup(s->groups, s->count * sizeof(*s->groups), &failed);
 	c->table.slots = array_dup(s->table.slots, s->table.n * sizeof(*s->table.slots), &failed);
 	if (s->growing.slots)
@@ -213,12 +215,13 @@ static int entries_reserve(struct store *s)
 	const struct array_spec arrays[] = {
 		{ (void **)&s->hashes, sizeof(*s->hashes) },
 		{ (void **)&s->items, sizeof(*s->items) },
+		{ (void **)&s->holders, sizeof(*s->holders) },
 		{ (void **)&s->groups, sizeof(*s->groups) },
 	};
 
 	if (s->count >= SLOT_INDEX_MASK - 1) /* 268,435,454 entries: a slot's index is full */
 		return -1;
-	return arrays_grow(arrays, 3, &s->cap, s->count + 1);
+	return arrays_grow(arrays, 4, &s->cap, s->count + 1);
 }
 
 ssize_t store_add(struct store *s, struct hash128 h, uint8_t kind, const void *bytes,
@@ -252,6 +255,7 @@ ssize_t store_add(struct store *s, struct hash128 h, uint8_t kind, const void *b
 	else
 		it.key.offset = (uint32_t)offset;
 	s->items[i] = it;
+	s->holders[i] = 0;
 	s->groups[i] = group;
 	s->hashes[i] = h;
 	s->count++;
@@ -295,6 +299,7 @@ void store_remove(struct store *s, size_t i)
 			slot_insert(&s->growing, s->hashes[last], i);
 		s->hashes[i] = s->hashes[last];
 		s->items[i] = s->items[last];
+		s->holders[i] = s->holders[last];
 		s->groups[i] = s->groups[last];
 	}
 	s->count--;
@@ -320,8 +325,33 @@ const struct hash128 *store_hashes(const struct store *s)
 
 size_t store_bytes(const struct store *s)
 {
-	return sizeof(*s) + s->cap * (sizeof(*s->hashes) + sizeof(*s->items) + sizeof(*s->groups)) +
+	return sizeof(*s) + s->cap * (sizeof(*s->hashes) + sizeof(*s->items) + sizeof(*s->holders) + sizeof(*s->groups)) +
 	       s->arena.cap + (s->table.n + s->growing.n) * sizeof(*s->table.slots);
+}
+
+/* Entries whose holders store_held_below reads as one (the compiler makes vector ORs of them). */
+#define HELD_BLOCK 64
+
+ssize_t store_held_below(const struct store *s, size_t i, size_t floor, uint32_t mask)
+{
+	if (i > s->count)
+		i = s->count;
+	while (i > floor) {
+		if (i % HELD_BLOCK == 0 && i - floor >= HELD_BLOCK) {
+			const uint32_t *h = s->holders + i - HELD_BLOCK;
+			uint32_t any = 0;
+			for (size_t k = 0; k < HELD_BLOCK; k++)
+				any |= h[k];
+			if (!(any & mask)) {
+				i -= HELD_BLOCK;
+				continue;
+			}
+		}
+		i--;
+		if (s->holders[i] & mask)
+			return (ssize_t)i;
+	}
+	return -1;
 }
 
 int store_take_groups(struct store *s, uint8_t **groups, size_t *room)
@@ -338,14 +368,4 @@ int store_take_groups(struct store *s, uint8_t **groups, size_t *room)
 	*groups = old;
 	*room = s->cap;
 	return 0;
-}
-
-uint32_t store_holders(const struct store *s, size_t i)
-{
-	return s->items[i].holders;
-}
-
-void store_set_holders(struct store *s, size_t i, uint32_t holders)
-{
-	s->items[i].holders = holders;
 }

@@ -13,9 +13,10 @@
 /*
  * The store is the truth the filter summarises: every filter positive is
  * confirmed here, and the counting store is rebuilt from it. Entries live in
- * dense arrays (the hashes apart, so a rebuild streams through them)
- * with their bytes in one arena; an open-addressing table indexed by the
- * entry's keyed hash gives O(1) exact membership.
+ * dense arrays (the hashes, holders and groups each apart, so that a rebuild
+ * or a pass over the holders streams through them alone) with their bytes in
+ * one arena; an open-addressing table indexed by the entry's keyed hash
+ * gives O(1) exact membership.
  *
  * Indices are dense, 0..count-1: removing entry i moves the last entry to i.
  * A store holds at most 268,435,454 entries (an add past them fails, as
@@ -27,9 +28,9 @@
 #define STORE_MAX_BYTES 65535
 
 /*
- * 12 bytes an entry (its group apart): a key of up to STORE_INLINE_BYTES (an
- * IPv4 address) is kept in the item itself, a longer one in the arena (at
- * most 4 GiB of them a store).
+ * 8 bytes an entry (its holders and group apart): a key of up to
+ * STORE_INLINE_BYTES (an IPv4 address) is kept in the item itself, a longer
+ * one in the arena (at most 4 GiB of them a store).
  */
 #define STORE_INLINE_BYTES 4
 
@@ -40,7 +41,6 @@ struct store_item {
 	} key;
 	uint16_t len;
 	uint8_t kind;
-	uint32_t holders; /* who holds the entry (match.h) */
 };
 
 /* An open-addressing table of entry index + 1 with a tag of its hash (0: empty), at most 3/4 full (6/7 while it grows). */
@@ -61,6 +61,8 @@ struct store {
 	size_t count, cap;
 	struct hash128 *hashes;
 	struct store_item *items;
+	uint32_t *holders;          /* who holds each entry (match.h): an array of their own, so that a
+				       list's version, which reads every entry's, reads no more */
 	uint8_t *groups;            /* the group its filter counts each entry in: an array of its own,
 				       so that a rebuild's result takes its place at once */
 	struct arena arena;
@@ -97,11 +99,26 @@ void store_remove(struct store *s, size_t i);
 void store_entry(const struct store *s, size_t i, uint8_t *kind, const uint8_t **bytes,
 		 size_t *len);
 
-/* Entry i's holders (0 when added), and setting them. */
-uint32_t store_holders(const struct store *s, size_t i);
-void store_set_holders(struct store *s, size_t i, uint32_t holders);
 
 const struct hash128 *store_hashes(const struct store *s);
+
+/* Entry i's holders (0 when added), and setting them: inline, as a list's version reads every entry's. */
+static inline uint32_t store_holders(const struct store *s, size_t i)
+{
+	return s->holders[i];
+}
+
+static inline void store_set_holders(struct store *s, size_t i, uint32_t holders)
+{
+	s->holders[i] = holders;
+}
+
+/*
+ * The last entry from floor up to below i (the count, if i is past it) that
+ * any holder of mask holds, or -1 if none: a pass over some holders'
+ * entries, which skips a block of entries held by none of them at once.
+ */
+ssize_t store_held_below(const struct store *s, size_t i, size_t floor, uint32_t mask);
 
 /* Entry i's group, and setting it. */
 static inline unsigned store_group(const struct store *s, size_t i)

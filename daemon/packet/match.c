@@ -565,8 +565,13 @@ static size_t window_walk(const struct matcher *m, size_t w, uint32_t held, matc
 	return n;
 }
 
-/* An entry skipped for its holders costs a walk this fraction of one visited (a look at its holders). */
+/*
+ * An entry skipped for its holders costs a walk this fraction of one visited
+ * (a look at its holders); passed over in a block held by none of the walk's
+ * holders, a fraction WALK_BLOCK_SKIP times smaller still.
+ */
 #define WALK_SKIP_COST 32
+#define WALK_BLOCK_SKIP 16
 
 void matcher_walk(const struct matcher *m, enum entry_kind only, uint32_t held, struct match_cursor *cur,
 		  size_t max, match_entry_cb cb, void *ctx)
@@ -586,6 +591,16 @@ void matcher_walk(const struct matcher *m, enum entry_kind only, uint32_t held, 
 			cur->part = sigs_too ? 1 : 2;
 			cur->next = SIZE_MAX;
 			continue;
+		}
+		if (cur->part == 0 && held) { /* on to the next entry held, as far as the budget reaches */
+			size_t reach = (max * WALK_SKIP_COST - looked) * WALK_BLOCK_SKIP;
+			size_t floor = cur->next > reach ? cur->next - reach : 0;
+			ssize_t at = store_held_below(st, cur->next, floor, held);
+			size_t to = at >= 0 ? (size_t)at + 1 : floor;
+			looked += (cur->next - to) / WALK_BLOCK_SKIP;
+			cur->next = to;
+			if (at < 0)
+				continue;
 		}
 		size_t i = --cur->next;
 		looked++;

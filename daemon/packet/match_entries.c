@@ -175,7 +175,7 @@ static int add_signature(struct matcher *m, const struct entry *e, int group, un
 	return 0;
 }
 
-_Static_assert(sizeof(struct store_item) == 12, "an entry's item is 12 bytes, its holders included");
+_Static_assert(sizeof(struct store_item) == 8, "an entry's item is 8 bytes, its holders and group apart");
 _Static_assert(ENTRY_MAX_KEY <= STORE_MAX_BYTES, "every entry's key fits the store");
 
 int matcher_hold(struct matcher *m, const struct entry *e, uint32_t holders, char *err, size_t errlen)
@@ -374,11 +374,14 @@ uint64_t matcher_rehold(struct matcher *m, uint32_t from, uint32_t to, uint64_t 
 
 	m->changes++;
 	match_log_rehold(m, from, to);
-	/* Downwards: a removal moves the last entry (or window) into the hole, which was seen already. */
-	for (size_t i = store_count(m->addr.store); i-- > 0;) {
+	/*
+	 * Downwards: a removal moves the last entry (or window) into the hole, which was seen
+	 * already. Only an entry held by from or to changes.
+	 */
+	for (ssize_t at = store_held_below(m->addr.store, SIZE_MAX, 0, from | to); at >= 0;
+	     at = store_held_below(m->addr.store, (size_t)at, 0, from | to)) {
+		size_t i = (size_t)at;
 		uint32_t h = store_holders(m->addr.store, i), out = reheld(h, from, to);
-		if (out == h)
-			continue;
 		dropped += (h & to) && !(out & to);
 		got += !(h & to) && (out & to);
 		uint8_t kind;

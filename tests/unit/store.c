@@ -1,5 +1,6 @@
 /* Unit and property tests for store.c against a plain model. */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,6 +132,38 @@ static void groups_taken_whole(void **state)
 		assert_true(add(s, i) >= 0);
 	for (uint64_t i = 1; i < 2 * n; i += i < n ? 2 : 1)
 		assert_int_equal(store_group(s, (size_t)find(s, i)), i < n ? 2 - i % 3 : i % 3);
+	store_free(s);
+}
+
+/* store_held_below against a plain scan: sparse holders, blocks held by none, every start, floors in and out of blocks. */
+static void held_below_matches_a_scan(void **state)
+{
+	struct store *s = store_new();
+	struct rng r;
+	size_t n = 1000;
+
+	(void)state;
+	assert_non_null(s);
+	rng_seed(&r, 7);
+	for (uint64_t i = 0; i < n; i++) {
+		assert_int_equal(add(s, i), (ssize_t)i);
+		/* bits 1-3 on one entry in 50, bit 0 on every other; none at all from 300 to 500 */
+		uint32_t h = (i % 2 ? 1u : 0u) | (rng_below(&r, 50) == 0 ? 1u << (1 + rng_below(&r, 3)) : 0u);
+		store_set_holders(s, i, i >= 300 && i < 500 ? 0 : h);
+	}
+	static const size_t floors[] = { 0, 1, 63, 64, 100, 299, 320, 500, 999 };
+	for (uint32_t mask = 1; mask < 16; mask++)
+		for (size_t f = 0; f < sizeof(floors) / sizeof(floors[0]); f++)
+			for (size_t from = 0; from <= n + 1; from++) {
+				ssize_t want = -1;
+				for (size_t i = from < n ? from : n; i-- > floors[f];)
+					if (store_holders(s, i) & mask) {
+						want = (ssize_t)i;
+						break;
+					}
+				assert_int_equal(store_held_below(s, from, floors[f], mask), want);
+			}
+	assert_int_equal(store_held_below(s, SIZE_MAX, 0, 1u << 9), -1);
 	store_free(s);
 }
 
@@ -306,6 +339,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(bad_lengths_are_refused),
 	cmocka_unit_test(colliding_hashes),
 	cmocka_unit_test(groups_taken_whole),
+	cmocka_unit_test(held_below_matches_a_scan),
 };
 
 int main(void)
