@@ -276,6 +276,25 @@ int entry_parse(const char *text, struct entry *e, char *err, size_t errlen)
 	return rc;
 }
 
+int entry_parse_address(const char *text, struct entry *e)
+{
+	char word[INET6_ADDRSTRLEN + 8];
+	const char *p = text;
+	int family, len;
+
+	if (next_word(&p, word, sizeof(word)) >= sizeof(word) || !rest_is_empty(p))
+		return -1;
+	if (strchr(word, '/')) {
+		e->kind = ENTRY_NET;
+		return parse_net(word, e, NULL, 0);
+	}
+	if ((len = parse_addr(word, e->key, &family)) < 0)
+		return -1;
+	e->kind = ENTRY_ADDR;
+	e->len = (uint16_t)len;
+	return 0;
+}
+
 bool entry_category_valid(const char *category)
 {
 	size_t n = strlen(category);

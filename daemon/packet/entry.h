@@ -47,6 +47,13 @@ struct entry {
 int entry_parse(const char *text, struct entry *e, char *err, size_t errlen);
 
 /*
+ * An address or ADDRESS/LENGTH alone (blanks and a '#' comment around it
+ * allowed), as "addr TEXT" or "net TEXT" would parse: a feed's column,
+ * read without building that line. 0 with *e filled, or -1.
+ */
+int entry_parse_address(const char *text, struct entry *e);
+
+/*
  * The same, where the entry may be followed by when it expires: expires=N
  * (Unix seconds, as list writes it) or ttl=TIME (from now: 90, 90s, 15m,
  * 4h, 7d, 1h30m; at most ENTRY_TTL_MAX). *expires is 0 when neither is given.

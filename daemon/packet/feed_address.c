@@ -8,14 +8,7 @@
 /* An address ("addr") or a network ("net"; a whole-length one is its address). */
 int feed_address(const char *text, struct entry *e, char *err, size_t errlen)
 {
-	char line[FEED_TOKEN_MAX + 8], why[128];
-
-	if (strlen(text) > FEED_TOKEN_MAX || *text == '\0') {
-		error_set(err, errlen, "not an address or a network");
-		return -1;
-	}
-	snprintf(line, sizeof(line), "%s %s", strchr(text, '/') ? "net" : "addr", text);
-	if (entry_parse(line, e, why, sizeof(why)) != 1) {
+	if (strlen(text) > FEED_TOKEN_MAX || entry_parse_address(text, e) < 0) {
 		error_set(err, errlen, "not an address or a network");
 		return -1;
 	}

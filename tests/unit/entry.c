@@ -156,6 +156,32 @@ static void expiry_after_an_entry(void **state)
 	assert_int_equal(entry_parse("addr 192.0.2.1 ttl=60", &e, err, sizeof(err)), -1);
 }
 
+/* An address or a network alone parses as "addr TEXT" or "net TEXT" does, or is refused as they are. */
+static void an_address_alone_parses_as_its_line(void **state)
+{
+	static const char *texts[] = {
+		"192.0.2.1", "  2001:DB8:0::1  ", "198.51.100.7/24", "10.1.2.3/0", "2001:db8:ff::1/33",
+		"192.0.2.1 # a comment", "192.0.2.1#", "::ffff:192.0.2.1", "192.0.2.256", "192.0.2.1/33",
+		"192.0.2.1/", "/24", "", "   ", "# 192.0.2.1", "192.0.2.1 x", "192.0.2.1/24 24", "1.2.3.4/024",
+		"2001:db8::/129", "10.0.0.0/8x",
+		"1111:2222:3333:4444:5555:6666:7777:8888:9999:aaaa:bbbb:cccc:dddd:eeee:ffff", /* past the word */
+	};
+	struct entry alone, line;
+	char text[128], err[128];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+		snprintf(text, sizeof(text), "%s %s", strchr(texts[i], '/') ? "net" : "addr", texts[i]);
+		int want = entry_parse(text, &line, err, sizeof(err)) == 1 ? 0 : -1;
+		assert_int_equal(entry_parse_address(texts[i], &alone), want);
+		if (want < 0)
+			continue;
+		assert_int_equal(alone.kind, line.kind);
+		assert_int_equal(alone.len, line.len);
+		assert_memory_equal(alone.key, line.key, line.len);
+	}
+}
+
 /* A run gives back what was added, in order, across its growth (the longest signatures among them). */
 static void a_run_gives_back_its_entries(void **state)
 {
@@ -188,6 +214,7 @@ static void a_run_gives_back_its_entries(void **state)
 
 static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(a_run_gives_back_its_entries),
+	cmocka_unit_test(an_address_alone_parses_as_its_line),
 	cmocka_unit_test(expiry_after_an_entry),
 	cmocka_unit_test(kinds_parse_and_print),    cmocka_unit_test(blank_and_comment_lines),
 	cmocka_unit_test(errors_name_the_problem),  cmocka_unit_test(long_signature_limits),
