@@ -325,8 +325,9 @@ const struct hash128 *store_hashes(const struct store *s)
 
 size_t store_bytes(const struct store *s)
 {
-	return sizeof(*s) + s->cap * (sizeof(*s->hashes) + sizeof(*s->items) + sizeof(*s->holders) + sizeof(*s->groups)) +
-	       s->arena.cap + (s->table.n + s->growing.n) * sizeof(*s->table.slots);
+	size_t entry = sizeof(*s->hashes) + sizeof(*s->items) + sizeof(*s->holders) + sizeof(*s->groups);
+
+	return sizeof(*s) + s->cap * entry + s->arena.cap + (s->table.n + s->growing.n) * sizeof(*s->table.slots);
 }
 
 /* Entries whose holders store_held_below reads as one (the compiler makes vector ORs of them). */
@@ -356,16 +357,13 @@ ssize_t store_held_below(const struct store *s, size_t i, size_t floor, uint32_t
 
 int store_take_groups(struct store *s, uint8_t **groups, size_t *room)
 {
-	if (*room < s->cap) { /* a large block grows by remapping its pages, not by a copy */
-		uint8_t *grown = realloc(*groups, s->cap);
-		if (grown == NULL)
-			return -1;
-		*groups = grown;
-		*room = s->cap;
-	}
-	uint8_t *old = s->groups;
-	s->groups = *groups;
-	*groups = old;
+	uint8_t *taken = *groups;
+
+	/* Given the store's room: a large block grows by remapping its pages, not by a copy. */
+	if (*room < s->cap && (taken = realloc(taken, s->cap)) == NULL)
+		return -1;
+	*groups = s->groups;
 	*room = s->cap;
+	s->groups = taken;
 	return 0;
 }

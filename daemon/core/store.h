@@ -99,7 +99,6 @@ void store_remove(struct store *s, size_t i);
 void store_entry(const struct store *s, size_t i, uint8_t *kind, const uint8_t **bytes,
 		 size_t *len);
 
-
 const struct hash128 *store_hashes(const struct store *s);
 
 /* Entry i's holders (0 when added), and setting them: inline, as a list's version reads every entry's. */

@@ -382,6 +382,8 @@ uint64_t matcher_rehold(struct matcher *m, uint32_t from, uint32_t to, uint64_t 
 	     at = store_held_below(m->addr.store, (size_t)at, 0, from | to)) {
 		size_t i = (size_t)at;
 		uint32_t h = store_holders(m->addr.store, i), out = reheld(h, from, to);
+		if (out == h)
+			continue;
 		dropped += (h & to) && !(out & to);
 		got += !(h & to) && (out & to);
 		uint8_t kind;
