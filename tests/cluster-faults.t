@@ -76,7 +76,7 @@ stop 1
 rm -rf n1
 # Then as a sentinel (on TCP): each reply type to SENTINEL get-master-addr-by-name, then its own
 # address, so the node takes it for the master, and each reply type to ROLE.
-fport=$((12000 + ($$ % 5000) * 4))
+fport=$(free_port)
 node_conf 1
 sed -i "s|^redis = .*|sentinels = 127.0.0.1:$fport\nsentinel_master = fake\ntimeout = 2|" n1/bloomd.conf
 python3 "$here/support/fake-redis.py" "tcp:$fport" 1 45 kinds-c.txt > fake.out &

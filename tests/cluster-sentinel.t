@@ -9,8 +9,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/support/cluster.sh"
 command -v redis-sentinel >/dev/null || skip_all "no redis-sentinel (Debian's redis-sentinel; tools/install-deps.sh test)"
 plan 9
-base=$((12000 + ($$ % 5000) * 4))
-m=$base r1=$((base + 1)) r2=$((base + 2)) s=$((base + 3))
+{ read -r m; read -r r1; read -r r2; read -r s; } < <(free_ports 4)
 at_exit='for f in "$tmp"/*.pid; do kill -9 "$(cat "$f")" 2>/dev/null; done'
 redis_on() { # redis_on PORT [ARGS]: a redis-server on 127.0.0.1:PORT, AOF on
 	mkdir -p "r$1"

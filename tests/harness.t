@@ -2,7 +2,7 @@
 # The shell tests' own helpers: the ports their listeners take, and a failed start that says why.
 . "$(dirname "$0")/support/tap.sh"
 . "$(dirname "$0")/support/daemon.sh"
-plan 5
+plan 6
 tmp=$(mktemp -d)
 pid=
 holder=
@@ -34,6 +34,10 @@ RANDOM=7
 free_port > second
 ok "$([ -e held ] && [ "$(cat first)" != "$(cat second)" ]; echo $?)" "free_port passes over a port a socket holds"
 kill "$holder"; holder=
+
+# Several listeners at once (a master, its replicas and a sentinel) need distinct ports: draws
+# from a range of three must still give three.
+is "$(free_port() { echo $((10000 + RANDOM % 3)); }; free_ports 3 | sort -u | wc -l)" 3 "free_ports: distinct ports"
 
 # A client's port left in TIME_WAIT: bloomd cannot listen there, and start says so.
 python3 -c '

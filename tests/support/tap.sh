@@ -25,6 +25,16 @@ free_port() {
 	echo "$port"
 }
 
+free_ports() { # free_ports N: N distinct ports as free_port draws them, one a line
+	local -a got=()
+	local port
+	while [ "${#got[@]}" -lt "$1" ]; do
+		port=$(free_port)
+		[[ " ${got[*]} " == *" $port "* ]] || got+=("$port")
+	done
+	printf '%s\n' "${got[@]}"
+}
+
 # Every planned test a skip, for a test that cannot run here (call it after plan).
 skip_all() {
 	for i in $(seq "$tap_planned"); do echo "ok $i # SKIP $1"; done
