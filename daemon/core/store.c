@@ -31,6 +31,7 @@ void store_free(struct store *s)
 	free(s->hashes);
 	free(s->items);
 	free(s->holders);
+	free(s->held_blocks);
 	free(s->groups);
 	arena_free(&s->arena);
 	free(s->table.slots);
@@ -52,6 +53,8 @@ struct store *store_clone(const struct store *s)
 	c->hashes = array_dup(s->hashes, s->count * sizeof(*s->hashes), &failed);
 	c->items = array_dup(s->items, s->count * sizeof(*s->items), &failed);
 	c->holders = array_dup(s->holders, s->count * sizeof(*s->holders), &failed);
+	c->held_blocks_cap = (s->count + STORE_HELD_BLOCK - 1) / STORE_HELD_BLOCK;
+	c->held_blocks = array_dup(s->held_blocks, c->held_blocks_cap * sizeof(*s->held_blocks), &failed);
 	c->groups = array_dup(s->groups, s->count * sizeof(*s->groups), &failed);
 	c->table.slots = array_dup(s->table.slots, s->table.n * sizeof(*s->table.slots), &failed);
 	if (s->growing.slots)
@@ -221,7 +224,10 @@ static int entries_reserve(struct store *s)
 
 	if (s->count >= SLOT_INDEX_MASK - 1) /* 268,435,454 entries: a slot's index is full */
 		return -1;
-	return arrays_grow(arrays, 4, &s->cap, s->count + 1);
+	if (arrays_grow(arrays, 4, &s->cap, s->count + 1) < 0)
+		return -1;
+	return array_grow((void **)&s->held_blocks, &s->held_blocks_cap, s->cap / STORE_HELD_BLOCK + 1,
+			  sizeof(*s->held_blocks));
 }
 
 ssize_t store_add(struct store *s, struct hash128 h, uint8_t kind, const void *bytes,
@@ -256,6 +262,8 @@ ssize_t store_add(struct store *s, struct hash128 h, uint8_t kind, const void *b
 		it.key.offset = (uint32_t)offset;
 	s->items[i] = it;
 	s->holders[i] = 0;
+	if (i % STORE_HELD_BLOCK == 0) /* a block begun (again): none of its entries is held */
+		s->held_blocks[i / STORE_HELD_BLOCK] = 0;
 	s->groups[i] = group;
 	s->hashes[i] = h;
 	s->count++;
@@ -299,7 +307,7 @@ void store_remove(struct store *s, size_t i)
 			slot_insert(&s->growing, s->hashes[last], i);
 		s->hashes[i] = s->hashes[last];
 		s->items[i] = s->items[last];
-		s->holders[i] = s->holders[last];
+		store_set_holders(s, i, s->holders[last]);
 		s->groups[i] = s->groups[last];
 	}
 	s->count--;
@@ -327,30 +335,43 @@ size_t store_bytes(const struct store *s)
 {
 	size_t entry = sizeof(*s->hashes) + sizeof(*s->items) + sizeof(*s->holders) + sizeof(*s->groups);
 
-	return sizeof(*s) + s->cap * entry + s->arena.cap + (s->table.n + s->growing.n) * sizeof(*s->table.slots);
+	return sizeof(*s) + s->cap * entry + s->held_blocks_cap * sizeof(*s->held_blocks) + s->arena.cap +
+	       (s->table.n + s->growing.n) * sizeof(*s->table.slots);
 }
 
-/* Entries whose holders store_held_below reads as one (the compiler makes vector ORs of them). */
-#define HELD_BLOCK 64
+/* The holders of n entries together (vector ORs, for a block's STORE_HELD_BLOCK). */
+static uint32_t holders_of(const uint32_t *h, size_t n)
+{
+	uint32_t any = 0;
+
+	if (n == STORE_HELD_BLOCK) {
+		for (size_t k = 0; k < STORE_HELD_BLOCK; k++)
+			any |= h[k];
+		return any;
+	}
+	for (size_t k = 0; k < n; k++)
+		any |= h[k];
+	return any;
+}
 
 ssize_t store_held_below(const struct store *s, size_t i, size_t floor, uint32_t mask)
 {
 	if (i > s->count)
 		i = s->count;
 	while (i > floor) {
-		if (i % HELD_BLOCK == 0 && i - floor >= HELD_BLOCK) {
-			const uint32_t *h = s->holders + i - HELD_BLOCK;
-			uint32_t any = 0;
-			for (size_t k = 0; k < HELD_BLOCK; k++)
-				any |= h[k];
-			if (!(any & mask)) {
-				i -= HELD_BLOCK;
-				continue;
-			}
+		size_t b = (i - 1) / STORE_HELD_BLOCK, start = b * STORE_HELD_BLOCK;
+		size_t top = start + STORE_HELD_BLOCK < s->count ? start + STORE_HELD_BLOCK : s->count;
+		size_t low = start > floor ? start : floor;
+		/* Its word may keep a holder let go since: the block says (once a pass, from its top). */
+		if ((s->held_blocks[b] & mask) && i == top)
+			s->held_blocks[b] = holders_of(s->holders + start, top - start);
+		if (!(s->held_blocks[b] & mask)) {
+			i = low;
+			continue;
 		}
-		i--;
-		if (s->holders[i] & mask)
-			return (ssize_t)i;
+		while (i > low)
+			if (s->holders[--i] & mask)
+				return (ssize_t)i;
 	}
 	return -1;
 }

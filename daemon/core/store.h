@@ -63,6 +63,9 @@ struct store {
 	struct store_item *items;
 	uint32_t *holders;          /* who holds each entry (match.h): an array of their own, so that a
 				       list's version, which reads every entry's, reads no more */
+	uint32_t *held_blocks;      /* per STORE_HELD_BLOCK entries, every holder any of them has (and
+				       perhaps some let go since: store_held_below) */
+	size_t held_blocks_cap;
 	uint8_t *groups;            /* the group its filter counts each entry in: an array of its own,
 				       so that a rebuild's result takes its place at once */
 	struct arena arena;
@@ -101,6 +104,9 @@ void store_entry(const struct store *s, size_t i, uint8_t *kind, const uint8_t *
 
 const struct hash128 *store_hashes(const struct store *s);
 
+/* The entries whose holders one word of held_blocks sums up. */
+#define STORE_HELD_BLOCK 64
+
 /* Entry i's holders (0 when added), and setting them: inline, as a list's version reads every entry's. */
 static inline uint32_t store_holders(const struct store *s, size_t i)
 {
@@ -110,12 +116,17 @@ static inline uint32_t store_holders(const struct store *s, size_t i)
 static inline void store_set_holders(struct store *s, size_t i, uint32_t holders)
 {
 	s->holders[i] = holders;
+	s->held_blocks[i / STORE_HELD_BLOCK] |= holders;
 }
 
 /*
  * The last entry from floor up to below i (the count, if i is past it) that
  * any holder of mask holds, or -1 if none: a pass over some holders'
- * entries, which skips a block of entries held by none of them at once.
+ * entries, which passes over a block of entries held by none of them by
+ * its word in held_blocks. A block whose word has a bit of mask that none
+ * of its entries has any more (a holder let go) is read once, entered from
+ * its top, and its word made exact: the words are the loop's alone, as the
+ * holders are.
  */
 ssize_t store_held_below(const struct store *s, size_t i, size_t floor, uint32_t mask);
 

@@ -2,6 +2,6 @@
 #ifndef BLOOMD_VERSION_H
 #define BLOOMD_VERSION_H
 
-#define BLOOMD_VERSION "0.20.0"
+#define BLOOMD_VERSION "0.21.0"
 
 #endif

@@ -167,6 +167,71 @@ static void held_below_matches_a_scan(void **state)
 	store_free(s);
 }
 
+/* Each word of held_blocks has every holder of its block's entries (more is allowed). */
+static void assert_blocks_cover(const struct store *s)
+{
+	for (size_t i = 0; i < store_count(s); i++)
+		assert_int_equal(store_holders(s, i) & ~s->held_blocks[i / STORE_HELD_BLOCK], 0);
+}
+
+/* store_held_below from i to floor against a plain scan. */
+static void assert_held_below_scans(const struct store *s, size_t from, size_t floor, uint32_t mask)
+{
+	ssize_t want = -1;
+
+	for (size_t i = from < store_count(s) ? from : store_count(s); i-- > floor;)
+		if (store_holders(s, i) & mask) {
+			want = (ssize_t)i;
+			break;
+		}
+	assert_int_equal(store_held_below(s, from, floor, mask), want);
+}
+
+/*
+ * The blocks' words through adds, removes (the last entry moving into a
+ * hole, the count falling below a block and climbing past it again),
+ * holders let go and a clone: passes agree with a scan, and every word
+ * still covers its block.
+ */
+static void held_blocks_through_changes(void **state)
+{
+	struct store *s = store_new();
+	struct rng r;
+
+	(void)state;
+	assert_non_null(s);
+	rng_seed(&r, 11);
+	for (int step = 0; step < 20000; step++) {
+		uint64_t key = rng_below(&r, 400);
+		ssize_t at = find(s, key);
+		unsigned what = (unsigned)rng_below(&r, 10);
+		if (at < 0 && what < 5) {
+			at = add(s, key);
+			assert_true(at >= 0);
+		}
+		if (at >= 0 && what >= 5 && what < 7)
+			store_remove(s, (size_t)at);
+		else if (at >= 0) /* none (let go), or one of 16: blocks' words differ */
+			store_set_holders(s, (size_t)at, what % 2 ? 0 : 1u << rng_below(&r, 16));
+		if (step % 2000 == 1999) {
+			struct store *c = store_clone(s);
+			assert_non_null(c);
+			store_free(s);
+			s = c;
+		}
+		assert_blocks_cover(s);
+		if (step % 10 != 0)
+			continue;
+		for (uint32_t mask = 1; mask < 1u << 16; mask <<= 1) { /* a pass as a list's version makes it, then from anywhere */
+			for (ssize_t i = store_held_below(s, SIZE_MAX, 0, mask); i >= 0; i = store_held_below(s, (size_t)i, 0, mask))
+				assert_held_below_scans(s, (size_t)i, 0, mask);
+			assert_held_below_scans(s, rng_below(&r, store_count(s) + 2), rng_below(&r, 3) ? 0 : rng_below(&r, 200), mask);
+		}
+	}
+	assert_blocks_cover(s);
+	store_free(s);
+}
+
 /* Every present entry found at its index, every absent one not. */
 static void assert_matches_model(const struct store *s, const bool *present, uint64_t universe)
 {
@@ -340,6 +405,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(colliding_hashes),
 	cmocka_unit_test(groups_taken_whole),
 	cmocka_unit_test(held_below_matches_a_scan),
+	cmocka_unit_test(held_blocks_through_changes),
 };
 
 int main(void)
