@@ -121,7 +121,8 @@ is "$(C 2 list --list local | wc -l)/$(status 2 restored_from_snapshot)" 400002/
 C 2 cluster snapshot > n2/snap.out 2>&1 &
 snapper=$!
 kid=
-for _ in $(seq 50000); do read -r kid _ < "/proc/${pid[2]}/task/${pid[2]}/children" 2>/dev/null; [ -n "$kid" ] && break; done
+end=$((SECONDS + 30))
+while [ -z "$kid" ] && [ "$SECONDS" -lt "$end" ]; do read -r kid _ < "/proc/${pid[2]}/task/${pid[2]}/children" 2>/dev/null; done
 [ -n "$kid" ] && kill -STOP "$kid"; ok $? "a child writes the node's snapshot (caught: $kid)"
 C 2 add addr 192.0.2.71 >/dev/null; ok $? "control answers and takes a change meanwhile"
 kill -0 "$snapper"; ok $? "while the snapshot's reply waits"
