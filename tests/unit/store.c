@@ -222,10 +222,13 @@ static void held_blocks_through_changes(void **state)
 		assert_blocks_cover(s);
 		if (step % 10 != 0)
 			continue;
-		for (uint32_t mask = 1; mask < 1u << 16; mask <<= 1) { /* a pass as a list's version makes it, then from anywhere */
-			for (ssize_t i = store_held_below(s, SIZE_MAX, 0, mask); i >= 0; i = store_held_below(s, (size_t)i, 0, mask))
+		/* A pass as a list's version makes it, then one from anywhere. */
+		for (uint32_t mask = 1; mask < 1u << 16; mask <<= 1) {
+			ssize_t i = store_held_below(s, SIZE_MAX, 0, mask);
+			for (; i >= 0; i = store_held_below(s, (size_t)i, 0, mask))
 				assert_held_below_scans(s, (size_t)i, 0, mask);
-			assert_held_below_scans(s, rng_below(&r, store_count(s) + 2), rng_below(&r, 3) ? 0 : rng_below(&r, 200), mask);
+			size_t floor = rng_below(&r, 3) ? 0 : rng_below(&r, 200);
+			assert_held_below_scans(s, rng_below(&r, store_count(s) + 2), floor, mask);
 		}
 	}
 	assert_blocks_cover(s);
