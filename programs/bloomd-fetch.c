@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/capability.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -216,7 +217,12 @@ static struct curl_slist *conditions(const struct request *rq)
 	return headers;
 }
 
-/* The transfer's options: http(s) only, a redirect never from https to http, certificates checked. */
+/*
+ * The transfer's options: http(s) only, a redirect never from https to http,
+ * certificates checked. With headers of the request's own (a key), libcurl
+ * would send them to any host a redirect names: redirects are then followed
+ * here (follow), not by libcurl.
+ */
 static CURLcode set_options(CURL *curl, const struct request *rq, struct transfer *t, struct curl_slist *headers,
 			    char *curl_err)
 {
@@ -230,14 +236,14 @@ static CURLcode set_options(CURL *curl, const struct request *rq, struct transfe
 	SET(CURLOPT_URL, rq->url);
 	SET(CURLOPT_PROTOCOLS_STR, "http,https");
 	SET(CURLOPT_REDIR_PROTOCOLS_STR, https ? "https" : "http,https");
-	SET(CURLOPT_FOLLOWLOCATION, 1L);
+	SET(CURLOPT_FOLLOWLOCATION, rq->headers[0] ? 0L : 1L);
 	SET(CURLOPT_MAXREDIRS, 5L);
 	SET(CURLOPT_TIMEOUT, (long)rq->timeout);
 	SET(CURLOPT_CONNECTTIMEOUT, (long)connect);
 	SET(CURLOPT_NOSIGNAL, 1L);
 	SET(CURLOPT_SSL_VERIFYPEER, 1L);
 	SET(CURLOPT_SSL_VERIFYHOST, 2L);
-	SET(CURLOPT_USERAGENT, PROG "/" BLOOMD_VERSION);
+	SET(CURLOPT_USERAGENT, "bloomd/" BLOOMD_VERSION); /* a LAPI's bouncer list names bloomd */
 	SET(CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)rq->max_size);
 	SET(CURLOPT_HTTPHEADER, headers);
 	SET(CURLOPT_WRITEFUNCTION, write_body);
@@ -248,6 +254,63 @@ static CURLcode set_options(CURL *curl, const struct request *rq, struct transfe
 	if (rq->ca_file)
 		SET(CURLOPT_CAINFO, rq->ca_file);
 #undef SET
+	return rc;
+}
+
+/* url's origin, "scheme://host:port" with the scheme's port where none is written; -1 if url has none. */
+static int origin_of(const char *url, char *out, size_t len)
+{
+	CURLU *u = curl_url();
+	char *scheme = NULL, *host = NULL, *port = NULL;
+	int rc = u && curl_url_set(u, CURLUPART_URL, url, 0) == CURLUE_OK &&
+			 curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) == CURLUE_OK &&
+			 curl_url_get(u, CURLUPART_HOST, &host, 0) == CURLUE_OK &&
+			 curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) == CURLUE_OK
+		 ? 0 : -1;
+
+	if (rc == 0)
+		snprintf(out, len, "%s://%s:%s", scheme, host, port);
+	curl_free(scheme);
+	curl_free(host);
+	curl_free(port);
+	curl_url_cleanup(u);
+	return rc;
+}
+
+#define REDIRECTS_MAX 5
+
+/*
+ * A request with headers of its own, its redirects followed here: to the
+ * same origin (scheme, host and port) only, where the headers may go; a
+ * redirect elsewhere fails the fetch, saying where it was sent.
+ */
+static CURLcode follow(CURL *curl, const struct request *rq, long *http, char *err, size_t errlen)
+{
+	char at[4096], origin[1024], there[1024];
+	const char *next = NULL;
+	CURLcode rc = curl_easy_perform(curl);
+
+	snprintf(at, sizeof(at), "%s", rq->url);
+	for (int hops = 0; rc == CURLE_OK; hops++) {
+		curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, http);
+		if (*http < 300 || *http > 399 || curl_easy_getinfo(curl, CURLINFO_REDIRECT_URL, &next) != CURLE_OK ||
+		    next == NULL)
+			return CURLE_OK;
+		if (hops == REDIRECTS_MAX) {
+			snprintf(err, errlen, "more than %d redirects", REDIRECTS_MAX);
+			return CURLE_TOO_MANY_REDIRECTS;
+		}
+		if (origin_of(at, origin, sizeof(origin)) < 0 || origin_of(next, there, sizeof(there)) < 0 ||
+		    strcasecmp(origin, there) != 0) {
+			snprintf(err, errlen, "redirected to %.100s, away from %.70s: refused, the key is not sent there",
+				 next, origin);
+			return CURLE_UNSUPPORTED_PROTOCOL;
+		}
+		snprintf(at, sizeof(at), "%s", next);
+		rc = curl_easy_setopt(curl, CURLOPT_URL, at);
+		if (rc == CURLE_OK)
+			rc = curl_easy_perform(curl);
+	}
 	return rc;
 }
 
@@ -313,7 +376,9 @@ static int fetch(const struct request *rq, struct transfer *t)
 	CURL *curl = t->curl = curl_easy_init();
 	struct curl_slist *headers = conditions(rq);
 	CURLcode rc = curl ? set_options(curl, rq, t, headers, curl_err) : CURLE_FAILED_INIT;
-	if (rc == CURLE_OK)
+	if (rc == CURLE_OK && rq->headers[0])
+		rc = follow(curl, rq, &http, curl_err, sizeof(curl_err));
+	else if (rc == CURLE_OK)
 		rc = curl_easy_perform(curl);
 	if (curl)
 		curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &http);

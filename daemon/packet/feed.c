@@ -504,7 +504,7 @@ int feed_file_read(struct feed_file *ff, size_t max_lines, feed_entry_cb on_entr
 
 	*counts = (struct feed_counts){ 0 };
 	if (ff->r.spec.format == FEED_CROWDSEC_JSON) /* one document: read whole, whatever max_lines says */
-		return feed_crowdsec_read(ff->f, ff->r.spec.stream_whole, ff->r.now, on_entry, on_bad, ctx, counts, err,
+		return feed_crowdsec_read(ff->f, &ff->r.spec, ff->r.now, on_entry, on_bad, ctx, counts, err,
 					  errlen);
 	for (size_t n = 0; n < max_lines && (got = getline(&ff->line, &ff->cap, ff->f)) >= 0; n++)
 		one_line(ff, got, on_entry, on_bad, ctx, counts);

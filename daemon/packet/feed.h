@@ -35,7 +35,9 @@
  *                     their time to live (run out: nothing), their scenario the category label
  *                     (read whole, not by line). A stream document ({"new", "deleted"}) is
  *                     a change to the list's current version (its deleted decisions leave
- *                     it), unless spec's stream_whole says it was asked for with startup=true
+ *                     it), unless spec's stream_whole says it was asked for with startup=true;
+ *                     with spec's stream_only (the LAPI's stream was asked for), anything
+ *                     but a stream document is refused: never a version of 0 decisions
  *
  * An address alone is an addr entry, a network a net entry (a /32 or /128
  * network is its address). A UTF-8 byte order mark opening a file is
@@ -66,6 +68,7 @@ struct feed_spec {
 	/* iprep: category N's short name at [N] ("": iprep-N), NULL for none; the caller owns it */
 	const char (*category_names)[ENTRY_CATEGORY_MAX];
 	bool stream_whole;                /* crowdsec-json: a stream document is whole (startup=true) */
+	bool stream_only;                 /* crowdsec-json: only a stream document answers (the LAPI's stream) */
 };
 
 /* "plain", "csv:3", "csv:ip", ...: 0, or -1 with a message. */

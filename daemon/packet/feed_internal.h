@@ -13,8 +13,8 @@ void feed_unmap_v4(struct entry *e);
 
 /* feed_json.c: a line of Spamhaus's DROP in JSON, as feed_line. */
 int feed_spamhaus_json_line(const char *line, struct entry *e, char *err, size_t errlen);
-/* A CrowdSec document read whole, each decision a line, as feed_read (stream_whole: as feed_spec's). */
-int feed_crowdsec_read(FILE *f, bool stream_whole, uint64_t now, feed_entry_cb on_entry, feed_bad_cb on_bad,
+/* A CrowdSec document read whole, each decision a line, as feed_read (stream_whole, stream_only: spec's). */
+int feed_crowdsec_read(FILE *f, const struct feed_spec *spec, uint64_t now, feed_entry_cb on_entry, feed_bad_cb on_bad,
 		       void *ctx, struct feed_counts *counts, char *err, size_t errlen);
 
 #endif

@@ -6,6 +6,7 @@
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -34,33 +35,60 @@ int feed_spamhaus_json_line(const char *line, struct entry *e, char *err, size_t
 	return rc;
 }
 
-/* Go's duration ("3h59m51.5s", "500ms", "-5m2s" for one past) in seconds, into *out; -1 if it is not one. */
-static int go_duration(const char *p, double *out)
+/* Go's largest duration, 2^63-1 ns, in seconds: a longer one is refused, as time.ParseDuration does. */
+#define GO_DURATION_MAX 9223372036.854775807
+
+/* One unit of Go's duration at *p, its seconds into *seconds and p moved past it; false if none is. */
+static bool go_unit(const char **p, double *seconds)
 {
 	static const struct {
 		const char *unit;
 		double seconds;
-	} UNITS[] = { { "h", 3600 }, { "ms", 1e-3 }, { "m", 60 }, { "s", 1 }, { "us", 1e-6 }, { "\u00b5s", 1e-6 }, { "ns", 1e-9 } };
+	} UNITS[] = { { "ns", 1e-9 }, { "us", 1e-6 }, { "\u00b5s", 1e-6 }, { "\u03bcs", 1e-6 }, { "ms", 1e-3 },
+		      { "s", 1 },     { "m", 60 },    { "h", 3600 } };
+	size_t len = strcspn(*p, "0123456789.");
+
+	for (size_t u = 0; u < sizeof(UNITS) / sizeof(UNITS[0]); u++)
+		if (len > 0 && strlen(UNITS[u].unit) == len && strncmp(*p, UNITS[u].unit, len) == 0) {
+			*seconds = UNITS[u].seconds;
+			*p += len;
+			return true;
+		}
+	return false;
+}
+
+/*
+ * Go's duration, as time.ParseDuration reads it (CrowdSec writes it so):
+ * [-+]?([0-9]*(\.[0-9]*)?UNIT)+ or "0", e.g. "3h59m51.5s", "500ms", "-5m2s"
+ * for one past. In seconds, into *out; -1 if it is not one (1e3s, 0x10s,
+ * inf, a unit missing or unknown).
+ */
+static int go_duration(const char *p, double *out)
+{
 	double total = 0, sign = *p == '-' ? -1 : 1;
 
-	p += *p == '-';
+	p += *p == '-' || *p == '+';
+	if (strcmp(p, "0") == 0)
+		return *out = 0, 0;
 	if (*p == '\0')
 		return -1;
 	while (*p) {
-		char *end;
-		size_t u = 0;
-		double v = isdigit((unsigned char)*p) ? strtod(p, &end) : -1;
-		if (v < 0)
+		double whole = 0, fraction = 0, scale = 1, unit;
+		const char *start = p;
+		for (; isdigit((unsigned char)*p); p++)
+			whole = whole * 10 + (*p - '0');
+		bool digits = p != start;
+		if (*p == '.')
+			for (p++; isdigit((unsigned char)*p); p++, digits = true)
+				fraction += (*p - '0') * (scale /= 10);
+		if (!digits || !go_unit(&p, &unit))
 			return -1;
-		while (u < sizeof(UNITS) / sizeof(UNITS[0]) && strncmp(end, UNITS[u].unit, strlen(UNITS[u].unit)) != 0)
-			u++;
-		if (u == sizeof(UNITS) / sizeof(UNITS[0]))
+		total += (whole + fraction) * unit;
+		if (total > GO_DURATION_MAX)
 			return -1;
-		total += v * UNITS[u].seconds;
-		p = end + strlen(UNITS[u].unit);
 	}
 	*out = sign * total;
-	return isfinite(total) && total < 1e12 ? 0 : -1;
+	return 0;
 }
 
 /* A decision's address: 1 for an Ip or Range ban, 0 for another (a country, a captcha), -1 with a message. */
@@ -163,12 +191,38 @@ static void crowdsec_each(const json_t *list, bool deleted, uint64_t now, feed_e
 	}
 }
 
+/* Whether doc is the LAPI's stream: {"new": [...] or null, "deleted": [...] or null}, one of them at least. */
+static bool is_stream(const json_t *doc)
+{
+	const json_t *added = json_object_get(doc, "new"), *deleted = json_object_get(doc, "deleted");
+
+	return json_is_object(doc) && (added || deleted) && (!added || json_is_array(added) || json_is_null(added)) &&
+	       (!deleted || json_is_array(deleted) || json_is_null(deleted));
+}
+
+/* What came back instead of a stream, as an operator reads it: its JSON, cut short. */
+static void not_a_stream(const json_t *doc, char *err, size_t errlen)
+{
+	char *text = json_dumps(doc, JSON_COMPACT | JSON_ENCODE_ANY);
+	char shown[100];
+
+	snprintf(shown, sizeof(shown), "%s", text ? text : "?");
+	if (text && strlen(text) >= sizeof(shown))
+		memcpy(shown + sizeof(shown) - 4, "...", 4);
+	error_printable(shown);
+	error_set(err, errlen, "the answer is not a decision stream ({\"new\": [...], \"deleted\": [...]}) but %s: "
+		  "the list keeps its decisions", shown);
+	free(text);
+}
+
 /*
  * A CrowdSec document, read whole: each decision counts as a line. A stream
  * document not asked for whole is a change: its deleted decisions first,
- * then its new ones (a decision replaced is in both).
+ * then its new ones (a decision replaced is in both). Where the stream was
+ * asked for, anything else (an error object a proxy sends, {}, []) is
+ * refused: taken as a version, it would lift every ban.
  */
-int feed_crowdsec_read(FILE *f, bool stream_whole, uint64_t now, feed_entry_cb on_entry, feed_bad_cb on_bad,
+int feed_crowdsec_read(FILE *f, const struct feed_spec *spec, uint64_t now, feed_entry_cb on_entry, feed_bad_cb on_bad,
 		       void *ctx, struct feed_counts *counts, char *err, size_t errlen)
 {
 	json_error_t why;
@@ -189,8 +243,13 @@ int feed_crowdsec_read(FILE *f, bool stream_whole, uint64_t now, feed_entry_cb o
 						    : why.text);
 		return 0;
 	}
-	bool stream = json_is_object(doc) && (json_object_get(doc, "new") || json_object_get(doc, "deleted"));
-	counts->change = stream && !stream_whole;
+	bool stream = is_stream(doc);
+	if (spec->stream_only && !stream) {
+		not_a_stream(doc, err, errlen);
+		json_decref(doc);
+		return -1;
+	}
+	counts->change = stream && !spec->stream_whole;
 	if (counts->change)
 		crowdsec_each(json_object_get(doc, "deleted"), true, now, on_entry, on_bad, ctx, counts);
 	decisions = crowdsec_decisions(doc);

@@ -211,6 +211,7 @@ static int take_version(struct list_fetch *lf)
 	}
 	lf->child.body_fd = -1; /* f has it */
 	spec.stream_whole = lf->whole_asked;
+	spec.stream_only = lf->headers != NULL; /* the LAPI's stream was asked for */
 	if (service_slices_take_file(lf->s, lf->slot, f, lf->url, &spec, body_stated(lf), version_taken, lf,
 				     lf->last.error, sizeof(lf->last.error)) < 0)
 		return -1;

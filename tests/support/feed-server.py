@@ -12,8 +12,11 @@ If-None-Match (or, without one, a not-older If-Modified-Since). Special paths:
   /huge-length     says 1 GiB in Content-Length and starts sending
   /slow/NAME       NAME a line a second
   /redirect/URL    a 302 to URL
-The port it listens on (0: any) is written to PORTFILE; each request is one
-line of LOG: "METHOD PATH inm=ETAG ims=DATE".
+  /lapi/NAME/...   a CrowdSec LAPI's stream: NAME (startup=true) or NAME.delta
+                   (startup=false; nothing changed when there is none), as it is
+It listens on FEED_ADDR (127.0.0.1 unless set), on a port of its own, written
+to PORTFILE; each request is one line of LOG:
+"METHOD PATH inm=ETAG ims=DATE key=X-API-KEY ua=USER-AGENT".
 """
 import email.utils
 import gzip
@@ -33,9 +36,10 @@ class Feed(http.server.BaseHTTPRequestHandler):
 
     def note(self):
         with open(self.server.log, "a") as f:
-            f.write("%s %s inm=%s ims=%s\n" % (self.command, self.path,
+            f.write("%s %s inm=%s ims=%s key=%s ua=%s\n" % (self.command, self.path,
                     self.headers.get("If-None-Match", ""),
-                    self.headers.get("If-Modified-Since", "")))
+                    self.headers.get("If-Modified-Since", ""),
+                    self.headers.get("X-Api-Key", ""), self.headers.get("User-Agent", "")))
 
     def file(self, name):
         path = os.path.join(self.server.dir, os.path.basename(name))
@@ -62,6 +66,8 @@ class Feed(http.server.BaseHTTPRequestHandler):
                 return self.slow(rest)
             if kind == "redirect":
                 return self.redirect(rest)
+            if kind == "lapi":
+                return self.lapi(rest)
             return self.feed(kind)
         except FileNotFoundError:
             return self.page(404)
@@ -140,6 +146,22 @@ class Feed(http.server.BaseHTTPRequestHandler):
             self.wfile.flush()
             time.sleep(1)
 
+    def lapi(self, rest):
+        name = rest.split("/")[0]
+        delta = os.path.join(self.server.dir, name + ".delta")
+        if "startup=false" not in rest:
+            body, _ = self.file(name)
+        elif os.path.exists(delta):
+            body, _ = self.file(name + ".delta")
+        else:
+            body = b'{"new":null,"deleted":null}'
+
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
     def redirect(self, url):
         self.send_response(302)
         self.send_header("Location", url)
@@ -149,7 +171,7 @@ class Feed(http.server.BaseHTTPRequestHandler):
 
 def main():
     directory, portfile, log = sys.argv[1:4]
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Feed)
+    server = http.server.ThreadingHTTPServer((os.environ.get("FEED_ADDR", "127.0.0.1"), 0), Feed)
     server.daemon_threads = True
     # A client that hangs up (bloomd-fetch past max_size or its timeout) is what these tests do.
     server.handle_error = lambda request, address: None if isinstance(

@@ -340,6 +340,80 @@ static void crowdsec_stream_change(void **state)
 	assert_false(c->change);
 }
 
+/*
+ * Where the LAPI's stream was asked for, only a stream answers: what a
+ * proxy, a captive portal or a wrong path sends ({}, an error object, [])
+ * is refused by name, never read as a version of no decisions.
+ */
+static void crowdsec_stream_only(void **state)
+{
+	static const char *const not_streams[] = { "{}", "{\"message\":\"access forbidden\"}", "[]", "{\"new\":5}",
+						    "{\"deleted\":\"x\",\"new\":null}", "null" };
+	struct feed_spec spec;
+	struct feed_counts n;
+	struct collected c = { 0 };
+	char err[256];
+
+	(void)state;
+	assert_int_equal(feed_spec_parse("crowdsec-json", &spec, err, sizeof(err)), 0);
+	spec.stream_only = true;
+	for (size_t i = 0; i < sizeof(not_streams) / sizeof(not_streams[0]); i++) {
+		char text[64];
+		snprintf(text, sizeof(text), "%s", not_streams[i]);
+		FILE *f = fmemopen(text, strlen(text), "r");
+		err[0] = '\0';
+		assert_int_equal(feed_read(f, &spec, 1000, collect_entry, collect_bad, &c, &n, err, sizeof(err)), -1);
+		assert_non_null(strstr(err, "not a decision stream"));
+		assert_non_null(strstr(err, not_streams[i])); /* what came back, named */
+		fclose(f);
+	}
+	assert_int_equal(c.entries, 0);
+	char empty[] = "{\"new\":null,\"deleted\":null}";
+	FILE *f = fmemopen(empty, strlen(empty), "r");
+	assert_int_equal(feed_read(f, &spec, 1000, collect_entry, collect_bad, &c, &n, err, sizeof(err)), 0);
+	assert_true(n.change);
+	fclose(f);
+}
+
+/* A decision's duration as Go's time.ParseDuration reads it: 1 if taken (its TTL in *seconds), 0 if bad. */
+static int decision_lasting(const char *duration, uint64_t *seconds)
+{
+	char doc[256];
+
+	snprintf(doc, sizeof(doc), "[{\"duration\":\"%s\",\"scope\":\"Ip\",\"type\":\"ban\",\"value\":\"192.0.2.1\"}]",
+		 duration);
+	struct collected *c = read_as("crowdsec-json", doc, 0);
+	*seconds = first_expires ? first_expires - 1000 : 0;
+	return c->bad == 0;
+}
+
+/* Go's grammar, [-+]?([0-9]*(\.[0-9]*)?UNIT)+ or 0: what C's strtod also takes (1e3, 0x10, inf) is refused. */
+static void crowdsec_go_durations(void **state)
+{
+	static const char *const refused[] = { "1e3s", "0x10s", "inf", "infs", "nans", "5", "1.5", ".s", "s", "1d", "1hh",
+					       "1h-5m", "--5s", "1 h", "", "+", "3000000h" };
+	static const struct {
+		const char *text;
+		uint64_t seconds;
+	} taken[] = { { "3h59m51s", 14391 }, { "1.5h", 5400 }, { ".5s", 1 }, { "1.s", 1 }, { "+90s", 90 },
+		      { "87600h", 315360000 }, { "1h0m0.000000001s", 3601 }, { "2000ms", 2 }, { "1500000us", 2 },
+		      { "1\u00b5s", 1 }, { "1\u03bcs", 1 }, { "3ns", 1 } };
+	uint64_t seconds;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		if (decision_lasting(refused[i], &seconds))
+			fail_msg("'%s' was taken as a duration", refused[i]);
+	}
+	for (size_t i = 0; i < sizeof(taken) / sizeof(taken[0]); i++) {
+		if (!decision_lasting(taken[i].text, &seconds) || seconds != taken[i].seconds)
+			fail_msg("'%s': %llu seconds, not %llu", taken[i].text, (unsigned long long)seconds,
+				 (unsigned long long)taken[i].seconds);
+	}
+	assert_true(decision_lasting("0", &seconds)); /* Go's bare 0: run out, holds nothing, not bad */
+	assert_true(decision_lasting("-5m2s", &seconds));
+}
+
 /* ::ffff:a.b.c.d in a Suricata dataset is IPv4, as Suricata reads it; elsewhere it stays IPv6. */
 static void mapped_addresses(void **state)
 {
@@ -445,7 +519,8 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(spamhaus_drop),             cmocka_unit_test(ipset_save), cmocka_unit_test(ipset_nomatch), cmocka_unit_test(byte_order_mark),
 	cmocka_unit_test(csv_columns),               cmocka_unit_test(suricata_dataset),
 	cmocka_unit_test(formats_are_named),         cmocka_unit_test(ipset_one_set), cmocka_unit_test(spamhaus_json),
-	cmocka_unit_test(zeek_intel),                cmocka_unit_test(iprep), cmocka_unit_test(crowdsec_json), cmocka_unit_test(crowdsec_stream_change), cmocka_unit_test(ipset_other_types),
+	cmocka_unit_test(zeek_intel),                cmocka_unit_test(iprep), cmocka_unit_test(crowdsec_json), cmocka_unit_test(crowdsec_stream_change), cmocka_unit_test(crowdsec_stream_only),
+	cmocka_unit_test(crowdsec_go_durations), cmocka_unit_test(ipset_other_types),
 	cmocka_unit_test(mapped_addresses),           cmocka_unit_test(read_in_parts_as_whole),
 };
 
