@@ -118,6 +118,24 @@ static int put_element(struct nft_batch *b, unsigned msg, unsigned flags, const 
 	return 0;
 }
 
+const char *nft_timeout_text(uint64_t ms, char *out, size_t len)
+{
+	static const struct {
+		uint64_t ms;
+		const char *unit;
+	} PARTS[] = { { 86400000, "d" }, { 3600000, "h" }, { 60000, "m" }, { 1000, "s" }, { 1, "ms" } };
+	size_t at = 0;
+
+	out[0] = '\0';
+	for (size_t i = 0; i < sizeof(PARTS) / sizeof(PARTS[0]); i++) {
+		uint64_t n = ms / PARTS[i].ms;
+		ms %= PARTS[i].ms;
+		if ((n || (ms == 0 && at == 0 && PARTS[i].ms == 1)) && at < len)
+			at += (size_t)snprintf(out + at, len - at, "%llu%s", (unsigned long long)n, PARTS[i].unit);
+	}
+	return out;
+}
+
 int nft_batch_add(struct nft_batch *b, const char *set, const uint8_t *key, size_t len, uint64_t timeout_s)
 {
 	return put_element(b, NFT_MSG_NEWSETELEM, NLM_F_CREATE, set, key, len, timeout_s);

@@ -23,6 +23,14 @@ void nft_batch_close(struct nft_batch *b);
 /* Queue: key (4 or 16 bytes) into set with timeout_s seconds (0: none), or out of it. -1 without memory. */
 int nft_batch_add(struct nft_batch *b, const char *set, const uint8_t *key, size_t len, uint64_t timeout_s);
 int nft_batch_delete(struct nft_batch *b, const char *set, const uint8_t *key, size_t len);
+/*
+ * A timeout of ms milliseconds (> 0) as nft's text takes it: in days,
+ * hours, minutes, seconds and milliseconds ("1157d9h46m40s"), since nft
+ * refuses one part that large ("100000000s": value too large). The kernel
+ * takes up to about 213,000 days. Returns out.
+ */
+const char *nft_timeout_text(uint64_t ms, char *out, size_t len);
+
 /* Whether anything is queued. */
 bool nft_batch_pending(const struct nft_batch *b);
 

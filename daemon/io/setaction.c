@@ -185,7 +185,7 @@ static int commit_batch(struct set_action *a, char *err, size_t errlen)
 /* addr into or out of a blocked set: by the batch (manage), else an nft command to the operator's set. */
 static int change_blocked(struct set_action *a, bool add, const uint8_t *addr, int family, char *err, size_t errlen)
 {
-	char text[INET6_ADDRSTRLEN], cmd[400];
+	char text[INET6_ADDRSTRLEN], cmd[400], timeout[64];
 
 	if (a->batch) {
 		const char *set = family == 4 ? "blocked4" : "blocked6";
@@ -197,7 +197,8 @@ static int change_blocked(struct set_action *a, bool add, const uint8_t *addr, i
 	}
 	inet_ntop(family == 4 ? AF_INET : AF_INET6, addr, text, sizeof(text));
 	if (add)
-		snprintf(cmd, sizeof(cmd), "add element %s { %s timeout %us }", a->set[family == 6], text, a->timeout);
+		snprintf(cmd, sizeof(cmd), "add element %s { %s timeout %s }", a->set[family == 6], text,
+			 nft_timeout_text((uint64_t)a->timeout * 1000, timeout, sizeof(timeout)));
 	else
 		snprintf(cmd, sizeof(cmd), "delete element %s { %s }", a->set[family == 6], text);
 	return commit(a, cmd, err, errlen);
@@ -234,7 +235,8 @@ static int put_element(void *ctx, void *rec)
 	else
 		fputs(", ", w->f);
 	inet_ntop(w->family == 4 ? AF_INET : AF_INET6, b->key.addr, text, sizeof(text));
-	fprintf(w->f, "%s timeout %llums", text, (unsigned long long)((b->until - w->now + 999999) / 1000000));
+	fprintf(w->f, "%s timeout ", text);
+	fputs(nft_timeout_text((b->until - w->now + 999999) / 1000000, text, sizeof(text)), w->f);
 	w->n++;
 	return 0;
 }
@@ -294,22 +296,28 @@ static void put_chain(FILE *f, const char *hook, int priority, bool source_too)
 }
 
 /*
- * bloomd's table made again in one transaction (whatever was there goes:
- * "add" then "delete" works whether it was there or not), with every
- * address and net it holds, each for the time it has left; its shape kept
- * for set_action_check.
+ * The lists' elements, a statement a line, committed one statement at a
+ * time: what the kernel refuses costs its own statement, not the table.
+ * The number refused (the first one's error in err).
  */
-static int make_table(struct set_action *a, char *err, size_t errlen)
+static unsigned commit_each_statement(struct set_action *a, char *elements, char *err, size_t errlen)
 {
-	char *cmd = NULL;
-	size_t len;
-	FILE *f = open_memstream(&cmd, &len);
-	uint64_t now = now_ns();
+	char why[512];
+	unsigned refused = 0;
 
-	if (f == NULL) {
-		error_set(err, errlen, "[action]: out of memory");
-		return -1;
+	for (char *line = elements, *end; line && *line; line = end) {
+		end = strchr(line, '\n');
+		if (end)
+			*end++ = '\0';
+		if (commit(a, line, why, sizeof(why)) < 0 && refused++ == 0)
+			error_set(err, errlen, "%s", why);
 	}
+	return refused;
+}
+
+/* The table's sets, chains and rules, with the blocked and protected addresses: all but the lists' elements. */
+static void put_shape(struct set_action *a, FILE *f, uint64_t now)
+{
 	fprintf(f, "add table inet %s\ndelete table inet %s\ntable inet %s {\n", a->table, a->table, a->table);
 	fputs("  set blocked4 { type ipv4_addr; flags timeout; }\n  set blocked6 { type ipv6_addr; flags timeout; }\n"
 	      "  set protected4 { type ipv4_addr; flags interval; }\n  set protected6 { type ipv6_addr; flags interval; }\n", f);
@@ -320,10 +328,54 @@ static int make_table(struct set_action *a, char *err, size_t errlen)
 	put_elements(a, 4, now, f);
 	put_elements(a, 6, now, f);
 	put_protected(a, f);
-	set_mirror_write_all(a->mirror, f, (uint64_t)time(NULL));
-	if (commit_written(a, f, &cmd, err, errlen) < 0)
+}
+
+/*
+ * bloomd's table made again in one transaction (whatever was there goes:
+ * "add" then "delete" works whether it was there or not), with every
+ * address and net it holds, each for the time it has left; its shape kept
+ * for set_action_check. Should the kernel refuse that (not for want of
+ * permission), the table is made without the lists' elements, which then
+ * go in a statement at a time: 1, the first refusal in err and each
+ * counted, if some did not.
+ */
+static int make_table(struct set_action *a, char *err, size_t errlen)
+{
+	char *cmd = NULL, *elements = NULL;
+	size_t len, elements_len;
+	FILE *f = open_memstream(&cmd, &len), *g = open_memstream(&elements, &elements_len);
+	uint64_t now = now_ns();
+	unsigned refused = 0;
+
+	if (g)
+		set_mirror_write_all(a->mirror, g, (uint64_t)time(NULL));
+	if (f == NULL || g == NULL || fclose(g) != 0) {
+		if (f)
+			fclose(f);
+		free(cmd);
+		free(elements);
+		error_set(err, errlen, "[action]: out of memory");
 		return -1;
-	return nft_shape_keep(a->shape, err, errlen);
+	}
+	put_shape(a, f, now);
+	fputs(elements, f);
+	if (commit_written(a, f, &cmd, err, errlen) < 0) {
+		if (strstr(err, "Operation not permitted") || (f = open_memstream(&cmd, &len)) == NULL) {
+			free(elements);
+			return -1;
+		}
+		put_shape(a, f, now);
+		if (commit_written(a, f, &cmd, err, errlen) < 0) {
+			free(elements);
+			return -1;
+		}
+		refused = commit_each_statement(a, elements, err, errlen);
+		a->st.errors += refused;
+	}
+	free(elements);
+	if (nft_shape_keep(a->shape, err, errlen) < 0)
+		return -1;
+	return refused ? 1 : 0;
 }
 
 /* The elements of the set of family as nft lists them (JSON; caller frees), or NULL (no such set). */
@@ -406,14 +458,14 @@ struct answer {
 
 static void answer_blocked(struct answer *r, const struct nft_watch_change *c, int family)
 {
-	char text[INET6_ADDRSTRLEN];
+	char text[INET6_ADDRSTRLEN], timeout[64];
 	const struct blocked *b = find(r->a, c->key, family);
 	uint64_t now = now_ns();
 
 	inet_ntop(family == 4 ? AF_INET : AF_INET6, c->key, text, sizeof(text));
 	if (!c->added && b && b->until > now + NS)
-		fprintf(r->f, "add element %s { %s timeout %llums }\n", r->a->set[family == 6], text,
-			(unsigned long long)((b->until - now) / 1000000));
+		fprintf(r->f, "add element %s { %s timeout %s }\n", r->a->set[family == 6], text,
+			nft_timeout_text((b->until - now) / 1000000, timeout, sizeof(timeout)));
 	else if (c->added && !(b && b->until > now))
 		fprintf(r->f, "delete element %s { %s }\n", r->a->set[family == 6], text);
 	else
@@ -517,11 +569,14 @@ static int open_table(struct set_action *a, const struct set_action_options *o, 
 		error_set(err, errlen, "[action]: out of memory for the lists' elements");
 		return -1;
 	}
-	if (make_table(a, err, errlen) < 0) {
+	int rc = make_table(a, err, errlen);
+	if (rc < 0) {
 		free(a->table); /* nothing of ours to delete */
 		a->table = NULL;
 		return -1;
 	}
+	if (rc == 0)
+		err[0] = '\0';
 	return 0;
 }
 
@@ -643,13 +698,13 @@ int set_action_settle(struct set_action *a, char *err, size_t errlen)
 			fclose(f);
 		free(cmd);
 		nft_batch_commit(a->batch, err, errlen); /* emptied: the table made anew holds it all */
-		return make_table(a, err, errlen); /* the elements told are forgotten: all written anew */
+		return make_table(a, err, errlen) != 0 ? -1 : 0; /* the elements told are forgotten: all written anew */
 	}
 	/* The nets first: an address set's batch refused leaves them committed, and both are made anew. */
 	if (commit_written(a, f, &cmd, err, errlen) == 0 && commit_batch(a, err, errlen) == 0)
 		return 0;
 	a->st.errors++;
-	return make_table(a, err, errlen); /* the kernel's sets were not as told: made anew from what is wanted */
+	return make_table(a, err, errlen) != 0 ? -1 : 0; /* the kernel's sets were not as told: made anew */
 }
 
 int set_action_watch_fd(const struct set_action *a)

@@ -60,7 +60,11 @@ struct set_action_stats {
 	uint64_t hidden;           /* manage: nets of a list that another of its nets holds (not in the kernel's set) */
 };
 
-/* NULL with a message (no such set, no CAP_NET_ADMIN; manage: the table could not be made). */
+/*
+ * NULL with a message (no such set, no CAP_NET_ADMIN; manage: the table
+ * could not be made). manage: made, err is "" or what nft refused of the
+ * lists' elements (a statement of them each, counted in errors).
+ */
 struct set_action *set_action_open(const struct set_action_options *o, char *err, size_t errlen);
 /*
  * manage: the table stays, with its sets and their elements, so the kernel

@@ -112,11 +112,14 @@ int set_mirror_put(struct set_mirror *m, enum set_mirror_kind kind, const uint8_
 
 	if (r == NULL)
 		return -1;
+	/* An end past what 32 bits of Unix time hold (February 2106): no timeout in the kernel, bloomd removes it. */
+	uint32_t until32 = until > UINT32_MAX ? 0 : (uint32_t)until;
+
 	r->mark = m->sweep_mark;
-	if (r->wanted && r->until == (uint32_t)until)
+	if (r->wanted && r->until == until32)
 		return 0;
 	r->wanted = 1;
-	r->until = (uint32_t)until;
+	r->until = until32;
 	return note_dirty(m, &k);
 }
 
@@ -204,7 +207,7 @@ static void write_add(struct writer *w, const struct mirrored *r)
 	element_text(&r->key, text, sizeof(text));
 	fprintf(w->f, "%s%s", w->n++ ? ", " : "", text);
 	if (r->until)
-		fprintf(w->f, " timeout %llus", (unsigned long long)seconds_left(w, r));
+		fprintf(w->f, " timeout %s", nft_timeout_text(seconds_left(w, r) * 1000, text, sizeof(text)));
 }
 
 /* Deleted whether the kernel still holds it or has let it run out: added first, in the same transaction. */

@@ -170,12 +170,16 @@ int service_action_open(struct service *s)
 
 	if (a->set4 == NULL && a->set6 == NULL)
 		return 0;
+	err[0] = '\0';
 	if ((s->action.sets = set_action_open(&o, err, sizeof(err))) == NULL) {
-		log_error(a->manage ? "%s (bloomd needs CAP_NET_ADMIN to make its table)"
-				    : "%s (bloomd needs CAP_NET_ADMIN, and the set made beforehand, with flags timeout)",
-			  err);
+		bool denied = strstr(err, "Operation not permitted") != NULL;
+		log_error("%s%s", err,
+			  denied ? " (bloomd needs CAP_NET_ADMIN)"
+			  : a->manage ? "" : " (the set must be made beforehand, with flags timeout)");
 		return -1;
 	}
+	if (err[0])
+		log_error("[action]: nft refused some of the lists' elements, the rest are in: %s", err);
 	set_action_stats(s->action.sets, &st);
 	if (a->manage)
 		log_info("[action]: table inet %s made, with the lists' elements (%llu listed, %llu passed, %llu exempt) "
