@@ -205,7 +205,10 @@ static int handler(void *user, const char *section, const char *key, const char 
 	if (list && (base = config_list_named(ld, section + 5)) == NULL)
 		return 1;
 	const struct config_key *k = config_key_find(list ? "list" : section, key);
-	if (k == NULL)
+	const char *near = k ? NULL : config_key_near(list ? "list" : section, key);
+	if (k == NULL && near)
+		config_problem(ld, "unknown key '%s' in [%s]: did you mean '%s'?", key, section, near);
+	else if (k == NULL)
 		config_problem(ld, "unknown key '%s' in [%s]", key, section);
 	else if (!config_key_repeated(ld, section, key, k->many))
 		config_key_set(ld, k, base, value);

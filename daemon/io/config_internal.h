@@ -68,6 +68,8 @@ struct config_key {
 };
 
 /* config_keys.c: the row for key in section ("list" for [list NAME]), or NULL. */
+/* The key of section whose name is nearest name (two edits at most), or NULL: a "did you mean". */
+const char *config_key_near(const char *section, const char *name);
 const struct config_key *config_key_find(const char *section, const char *name);
 /* Whether a section header names a known section (or [list NAME]). */
 bool config_section_known(const char *name, size_t len);
@@ -139,6 +141,9 @@ bool config_nft_name(const char *value);
 bool config_nft_set(const char *value);
 /* config_lists.c: a value a URL's query may carry as it is (a CrowdSec stream's filter). */
 bool config_query_value(const char *value);
+/* source = crowdsec's scopes (ip, range) and origins (CrowdSec's own names), joined by commas. */
+bool config_crowdsec_scopes(const char *value);
+bool config_crowdsec_origins(const char *value);
 bool config_plain_name(const char *value);
 
 #endif

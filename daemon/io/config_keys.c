@@ -11,6 +11,8 @@
 #define LIST_FIELD(f) .offset = offsetof(struct list_config, f), .size = sizeof(((struct list_config *)0)->f)
 #define NAMES(...) .names = (const char *const[]){ __VA_ARGS__, NULL }
 #define QUERY_VALUE "words of letters, digits and . _ - / : joined by commas"
+#define CROWDSEC_SCOPES "ip, range or both, joined by a comma (the scopes bloomd enforces)"
+#define CROWDSEC_ORIGINS "CrowdSec's origins joined by commas: crowdsec, cscli, CAPI, lists, console, cscli-import, appsec"
 #define RESTART .restart = true
 
 /* An offset of 0 is "no given flag": there both structs keep a pointer, never a flag. */
@@ -145,10 +147,10 @@ static const struct config_key KEYS[] = {
 	{ "list", "ca_file", KEY_PATH, LIST_FIELD(ca_file), .empty_none = true },
 	{ "list", "source", KEY_CHOICE, LIST_FIELD(source), NAMES("feed", "crowdsec") },
 	{ "list", "api_key_file", KEY_PATH, LIST_FIELD(api_key_file), .empty_none = true },
-	{ "list", "scopes", KEY_STRING, LIST_FIELD(scopes), .valid = config_query_value, .expect = QUERY_VALUE,
+	{ "list", "scopes", KEY_STRING, LIST_FIELD(scopes), .valid = config_crowdsec_scopes, .expect = CROWDSEC_SCOPES,
 	  .empty_none = true },
-	{ "list", "origins", KEY_STRING, LIST_FIELD(origins), .valid = config_query_value, .expect = QUERY_VALUE,
-	  .empty_none = true },
+	{ "list", "origins", KEY_STRING, LIST_FIELD(origins), .valid = config_crowdsec_origins,
+	  .expect = CROWDSEC_ORIGINS, .empty_none = true },
 	{ "list", "scenarios_containing", KEY_STRING, LIST_FIELD(scenarios_containing), .valid = config_query_value,
 	  .expect = QUERY_VALUE, .empty_none = true },
 	{ "list", "scenarios_not_containing", KEY_STRING, LIST_FIELD(scenarios_not_containing),
@@ -236,6 +238,46 @@ static const struct config_key KEYS[] = {
 };
 
 #define NKEYS (sizeof(KEYS) / sizeof(KEYS[0]))
+
+/* Edits (insert, delete, change, swap of two neighbours) from a to b, up to 3 (more is 3). */
+static unsigned edits(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	unsigned d[3][64];
+
+	if (la >= 63 || lb >= 63 || (la > lb ? la - lb : lb - la) >= 3)
+		return 3;
+	for (size_t j = 0; j <= lb; j++)
+		d[0][j] = (unsigned)j;
+	for (size_t i = 1; i <= la; i++) {
+		unsigned *row = d[i % 3], *up = d[(i - 1) % 3], *up2 = d[(i + 1) % 3];
+		row[0] = (unsigned)i;
+		for (size_t j = 1; j <= lb; j++) {
+			unsigned best = up[j - 1] + (a[i - 1] != b[j - 1]);
+			best = up[j] + 1 < best ? up[j] + 1 : best;
+			best = row[j - 1] + 1 < best ? row[j - 1] + 1 : best;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && up2[j - 2] + 1 < best)
+				best = up2[j - 2] + 1;
+			row[j] = best;
+		}
+	}
+	return d[la % 3][lb] < 3 ? d[la % 3][lb] : 3;
+}
+
+const char *config_key_near(const char *section, const char *name)
+{
+	const char *near = NULL;
+	unsigned best = 3;
+
+	for (size_t i = 0; i < NKEYS; i++) {
+		unsigned e = strcmp(KEYS[i].section, section) == 0 ? edits(name, KEYS[i].name) : 3;
+		if (e < best) {
+			best = e;
+			near = KEYS[i].name;
+		}
+	}
+	return near;
+}
 
 const struct config_key *config_key_find(const char *section, const char *name)
 {

@@ -247,6 +247,38 @@ bool config_query_value(const char *value)
 	return true;
 }
 
+/* Whether value is words of names, joined by commas, each word one of names. */
+static bool words_of(const char *value, const char *const *names, size_t n)
+{
+	if (*value == '\0')
+		return false;
+	while (*value) {
+		size_t len = strcspn(value, ","), i = 0;
+		while (i < n && (strlen(names[i]) != len || strncmp(value, names[i], len) != 0))
+			i++;
+		if (i == n)
+			return false;
+		value += len + (value[len] == ',');
+		if (value[-1] == ',' && *value == '\0')
+			return false;
+	}
+	return true;
+}
+
+bool config_crowdsec_scopes(const char *value)
+{
+	static const char *const scopes[] = { "ip", "range" };
+
+	return words_of(value, scopes, 2);
+}
+
+bool config_crowdsec_origins(const char *value)
+{
+	static const char *const origins[] = { "crowdsec", "cscli", "CAPI", "lists", "console", "cscli-import", "appsec" };
+
+	return words_of(value, origins, sizeof(origins) / sizeof(origins[0]));
+}
+
 /* source = crowdsec: a LAPI's url and a bouncer's key; its decisions in CrowdSec's format, polled often. */
 static void crowdsec_validate(struct loader *ld, struct list_config *l, const char *section)
 {

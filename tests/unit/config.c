@@ -227,14 +227,20 @@ static void crowdsec_source(void **state)
 	assert_null(l->scenarios_containing);
 	config_free(c);
 	c = load("[list a]\nsource = crowdsec\n[list b]\napi_key_file = /k\n[list c]\nsource = crowdsec\n"
-		 "url = http://127.0.0.1:8080\napi_key_file = /k\nformat = plain\nscopes = ip&x=1\n",
+		 "url = http://127.0.0.1:8080\napi_key_file = /k\nformat = plain\nscopes = ip&x=1\n"
+		 "[list d]\nsource = crowdsec\nurl = http://127.0.0.1:8080\napi_key_file = /k\n" /* 11-14 */
+		 "scopes = ip,rnage\norigins = crowdsec,capi\nscopse = ip\n", /* 15-17 */
 		 &p);
 	assert_null(c);
 	assert_true(any_problem_has(&p, ":2: [list a] source = crowdsec reads the decisions of CrowdSec's local API: give its url"));
 	assert_true(any_problem_has(&p, ":2: [list a] source = crowdsec needs a bouncer's key: give api_key_file"));
 	assert_true(any_problem_has(&p, ":4: [list b] api_key_file is for a list read from CrowdSec: give source = crowdsec"));
 	assert_true(any_problem_has(&p, ":6: [list c] source = crowdsec reads CrowdSec's decisions: leave format out"));
-	assert_true(any_problem_has(&p, ":10: scopes: expected words of letters"));
+	assert_true(any_problem_has(&p, ":10: scopes: expected ip, range or both"));
+	/* a scope or origin CrowdSec does not have is refused by name: no list silently fetched with nothing */
+	assert_true(any_problem_has(&p, ":15: scopes: expected ip, range or both, joined by a comma (the scopes bloomd enforces), got 'ip,rnage'"));
+	assert_true(any_problem_has(&p, ":16: origins: expected CrowdSec's origins joined by commas: crowdsec, cscli, CAPI"));
+	assert_true(any_problem_has(&p, ":17: unknown key 'scopse' in [list d]: did you mean 'scopes'?"));
 }
 
 /* [cluster] and events = redis: the settings, and what is refused. */
@@ -484,6 +490,7 @@ static void every_problem_with_its_line(void **state)
 	assert_true(any_problem_has(&p, ":3: layout: expected classic or blocked, got 'round'"));
 	assert_true(any_problem_has(&p, ":4: memory: expected a size"));
 	assert_true(any_problem_has(&p, ":5: unknown key 'colour' in [filter]"));
+	assert_false(any_problem_has(&p, "in [filter]: did you mean")); /* nothing near colour */
 	assert_true(any_problem_has(&p, ":6: unknown section [nonsense]"));
 	assert_true(any_problem_has(&p, ":8: promisc: expected yes or no, got 'maybe'"));
 	assert_true(any_problem_has(&p, ":9: syntax error"));
