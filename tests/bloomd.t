@@ -236,7 +236,7 @@ is "$("$BUILD/bloomd" --version)" "bloomd $(sed -n 's/^#define BLOOMD_VERSION "\
 # [log] format = json: each message one eve engine record (done_testing checks them against Suricata's schema).
 printf '[entries]\nfile = good.list\n[log]\nformat = json\n' > json.conf
 "$BUILD/bloomd" -c json.conf -r in.pcap > /dev/null 2> log.json; ok $? "bloomd runs with [log] format = json"
-is "$(jq -r 'select(.event_type == "engine" and .log_level == "Info") | .engine.message' log.json | grep -c "version 1 taken")" 1 \
+is "$(jq -r 'select(.event_type == "engine" and .log_level == "Info") | .engine.message' log.json | grep -c "version 1 taken: ")" 1 \
 	"its log lines are JSON objects, the message in engine.message"
 
 # Events to a full disk (/dev/full): buffered lines that a flush could not write are counted, not lost silently.

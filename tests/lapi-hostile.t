@@ -6,7 +6,7 @@
 # key follows a redirect only within its origin, never to another address; requests say bloomd.
 . "$(dirname "$0")/support/tap.sh"
 . "$(dirname "$0")/support/daemon.sh"
-plan 18
+plan 20
 tmp=$(mktemp -d)
 pid=
 servers=()
@@ -52,6 +52,11 @@ source = crowdsec
 url = $a/redirect/$a/lapi/within
 api_key_file = $tmp/key
 refresh = 1
+[list down]
+source = crowdsec
+url = http://127.0.0.1:$(free_port)/
+api_key_file = $tmp/key
+refresh = 1
 [control]
 socket = $sock
 [store]
@@ -78,9 +83,13 @@ for bad in '{}' '{"message":"access forbidden"}' '[]'; do
 	before=$(fetch_of cs refused)
 	wait_until '[ "$(fetch_of cs refused)" -gt "$before" ]'
 	is "$(held 192.0.2.1 192.0.2.2 192.0.2.3)" 111 "changes answered $bad are refused: every ban kept"
-	grep -qF "the answer is not a decision stream ({\"new\": [...], \"deleted\": [...]}) but $bad" err
-	ok $? "the log names what came back"
 done
+grep -qF 'the answer is not a decision stream ({"new": [...], "deleted": [...]}) but {}' err
+ok $? "the log names what came back"
+is "$(grep -c "list cs: .*refused, the list keeps" err)" 1 "a refusal that recurs is logged once a minute, not at each poll"
+# Seconds of polls have passed: a LAPI that is down is said once, one that has nothing new not at all.
+is "$(grep -c "list down: " err)" 1 "a LAPI down for seconds: one line ($(grep -m1 "list down: " err | cut -c1-90)...)"
+is "$(grep -c "list within: .*version" err)" 1 "polls that bring nothing new log nothing (the first version's line alone)"
 # Each refusal is followed by a startup=true request: what changed meanwhile is not lost.
 grep "^GET /lapi/cs/" a.log | grep -o 'startup=[a-z]*' | tail -n 6 | tr '\n' ' ' | grep -q 'startup=false startup=true'
 ok $? "after a refused change the next request asks for all (startup=true)"

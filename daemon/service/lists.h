@@ -10,6 +10,7 @@
 #include "config.h"
 #include "feed.h"
 #include "labels.h"
+#include "log.h"
 #include "match.h"
 #include "ttl.h"
 
@@ -45,6 +46,7 @@ struct list_state {
 	time_t loaded;                /* when the last version was taken (0: never) */
 	struct list_load last;
 	uint64_t refusals;            /* versions refused */
+	struct log_limit refusals_logged;
 	const struct list_config *cfg;
 };
 

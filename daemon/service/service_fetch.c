@@ -39,6 +39,10 @@ struct list_fetch {
 	struct fetch_result last;
 	bool any;                      /* last holds a result */
 	bool stale;                    /* the last fetch failed or was refused: the list is as it was */
+	uint64_t stale_since;          /* Unix seconds: the first failure of the stale spell */
+	uint64_t stale_failures;       /* fetches failed or refused in it */
+	struct log_limit failures_logged;
+	bool stale_told;               /* the stale spell was logged: its end will be */
 	char *headers;                 /* source = crowdsec: "X-Api-Key: KEY\n", read at start */
 	bool whole_next, whole_asked;  /* crowdsec: ask with startup=true (first, after a gap); the one under way did */
 };
@@ -142,6 +146,38 @@ static uint64_t body_stated(const struct list_fetch *lf)
 	return t > 0 && (uint64_t)t < lf->started ? (uint64_t)t : lf->started;
 }
 
+/*
+ * A list's fetch going stale (since when, why) or current again (after how
+ * long, how many failures): each said once, and a failure that recurs
+ * meanwhile, or a list that keeps flapping, at most once a minute with the
+ * count between. A refusal's own reason is logged where it is found
+ * (service_list_loaded), as limited.
+ */
+static void note_staleness(struct list_fetch *lf, bool stale)
+{
+	uint64_t now = service_now();
+	bool failed = lf->last.outcome == FETCH_FAILED;
+	time_t told = lf->failures_logged.last;
+
+	if (stale && !lf->stale) {
+		lf->stale_since = now;
+		lf->stale_failures = 0;
+		log_limited(&lf->failures_logged, 60, LOG_LEVEL_ERROR, "list %s: stale, it keeps its previous version: %s %s%s",
+			    lf->name, lf->url, failed ? "cannot be fetched: " : "answered what is refused",
+			    failed ? lf->last.error : "");
+		lf->stale_told = lf->failures_logged.last != told;
+	} else if (stale && failed) {
+		log_limited(&lf->failures_logged, 60, LOG_LEVEL_ERROR, "list %s: still stale (%llu s): %s: %s", lf->name,
+			    (unsigned long long)(now - lf->stale_since), lf->url, lf->last.error);
+		lf->stale_told |= lf->failures_logged.last != told;
+	} else if (!stale && lf->stale && lf->stale_told) {
+		log_info("list %s: current again after %llu s stale and %llu failed or refused fetches", lf->name,
+			 (unsigned long long)(now - lf->stale_since), (unsigned long long)lf->stale_failures);
+	}
+	lf->stale_failures += stale;
+	lf->stale = stale;
+}
+
 /* What came of the fetch: the version taken (rc 0) or refused (-1), or none brought (rc 0). */
 static void fetch_done(struct list_fetch *lf, int rc)
 {
@@ -160,10 +196,8 @@ static void fetch_done(struct list_fetch *lf, int rc)
 		log_debug("list %s: %s not modified", lf->name, lf->url);
 	} else {
 		lf->failed++;
-		log_error("list %s: fetching %s failed: %s; the list keeps its previous version", lf->name, lf->url,
-			  lf->last.error);
 	}
-	lf->stale = lf->last.outcome == FETCH_FAILED || rc < 0;
+	note_staleness(lf, lf->last.outcome == FETCH_FAILED || rc < 0);
 	if (lf->stale) /* a CrowdSec change may be missed (the LAPI moves on at each answer): all is asked for again */
 		lf->whole_next = true;
 	else if (lf->whole_asked)
