@@ -107,7 +107,7 @@ chmod 600 key
 start_lapi
 start
 for _ in $(seq 50); do grep -q "HTTP 403" err && break; sleep 0.1; done
-grep -q "list cs: fetching .* failed: the server answered HTTP 403" err; ok $? "a wrong key: the LAPI's 403 is said"
+grep -q "list cs: stale, .* cannot be fetched: the server answered HTTP 403" err; ok $? "a wrong key: the LAPI's 403 is said"
 is "$(held addr 192.0.2.5)" 1 "and the list keeps enforcing its kept version"
 stop
 done_testing

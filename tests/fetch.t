@@ -176,7 +176,7 @@ wait_for '.failed >= 1' unavailable
 ok $? "a 503 is a failed fetch"
 fetch_of unavailable | jq -r .last.error | grep -q "HTTP 503"
 ok $? "which says the server's status ($(fetch_of unavailable | jq -r .last.error))"
-grep -q "list unavailable: fetching $http/status/503 failed: .*503" err
+grep -q "list unavailable: stale, it keeps its previous version: $http/status/503 cannot be fetched: .*503" err
 ok $? "and is logged"
 wait_for '.failed >= 1' truncated
 ok $? "a truncated body is a failed fetch"

@@ -91,11 +91,11 @@ void service_list_loaded(struct service *s, int i, const char *source, const str
 		log_limited(&s->lists.slot[i].refusals_logged, 60, LOG_LEVEL_ERROR,
 			    "list %s: %s: refused, the list keeps its previous version (%llu entries read, %llu bad lines): %s",
 			    l->name, source, (unsigned long long)r->entries, (unsigned long long)r->bad, r->error);
-	else if (r->added || r->removed || r->bad || l->version == 1)
+	else if (r->added || r->removed || r->bad || l->version == 1 || l->cfg == NULL || l->cfg->url == NULL)
 		log_info("list %s: %s: version %u taken: %llu added, %llu removed (%llu entries, %llu bad lines skipped)",
 			 l->name, source, l->version, (unsigned long long)r->added, (unsigned long long)r->removed,
 			 (unsigned long long)r->entries, (unsigned long long)r->bad);
-	else /* a poll that brought nothing new is no news */
+	else /* a fetch that brought nothing new is no news */
 		log_debug("list %s: %s: version %u taken: nothing changed (%llu entries)", l->name, source, l->version,
 			  (unsigned long long)r->entries);
 }
