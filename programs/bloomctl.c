@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -258,25 +259,75 @@ static void print_exempt(json_t *names)
 		       lists_text(names, buf, sizeof(buf)));
 }
 
+/* seconds as an operator reads an age or a wait: "45 s", "12 min", "3 h", "2 d". */
+static const char *span(long long seconds, char *buf, size_t len)
+{
+	if (seconds < 0)
+		seconds = 0;
+	if (seconds < 120)
+		snprintf(buf, len, "%lld s", seconds);
+	else if (seconds < 7200)
+		snprintf(buf, len, "%lld min", seconds / 60);
+	else if (seconds < 2 * 86400)
+		snprintf(buf, len, "%lld h", seconds / 3600);
+	else
+		snprintf(buf, len, "%lld d", seconds / 86400);
+	return buf;
+}
+
+/* A fetched list's line: its state, the age of its last success, its next fetch, its last error shortened. */
+static void print_fetch(json_t *fetch, bool taking)
+{
+	const char *state = json_string_value(json_object_get(fetch, "state"));
+	json_t *answered = json_object_get(fetch, "answered"), *next = json_object_get(fetch, "next");
+	const char *error = json_string_value(json_object_get(json_object_get(fetch, "last"), "error"));
+	long long now = (long long)time(NULL);
+	char a[32], b[32];
+
+	if (taking || json_is_true(json_object_get(fetch, "under_way")))
+		state = "taking";
+	printf("  %s", state ? state : "?");
+	if (json_object_get(fetch, "stale_since"))
+		printf(" for %s", span(now - json_integer_value(json_object_get(fetch, "stale_since")), a, sizeof(a)));
+	printf("; last success %s%s", json_is_integer(answered) ? span(now - json_integer_value(answered), a, sizeof(a)) : "never",
+	       json_is_integer(answered) ? " ago" : "");
+	if (json_is_integer(next))
+		printf("; next fetch in %s", span(json_integer_value(next) - now, b, sizeof(b)));
+	printf("; %lld new, %lld not modified, %lld failed, %lld refused\n",
+	       (long long)json_integer_value(json_object_get(fetch, "new")),
+	       (long long)json_integer_value(json_object_get(fetch, "not_modified")),
+	       (long long)json_integer_value(json_object_get(fetch, "failed")),
+	       (long long)json_integer_value(json_object_get(fetch, "refused")));
+	if (error && strcmp(state ? state : "", "current") != 0)
+		printf("  last error: %.160s%s\n", error, strlen(error) > 160 ? "..." : "");
+}
+
 static void print_list(json_t *l)
 {
-	json_t *last = json_object_get(l, "last_load");
-	const char *file = json_string_value(json_object_get(l, "file"));
+	json_t *last = json_object_get(l, "last_load"), *fetch = json_object_get(l, "fetch");
+	const char *file = json_string_value(json_object_get(l, "file")), *url = json_string_value(json_object_get(l, "url"));
+	const char *source = fetch && json_object_get(fetch, "source") ? "crowdsec" : url ? "url" : file ? "file" : "bloomctl";
+	bool taking = json_is_true(json_object_get(l, "taking"));
+	bool refused = last && !json_is_true(json_object_get(last, "taken"));
 
-	printf("%s: %lld entries, %s%s%s, version %lld, category %s, severity %lld, sid %lld, action %s\n",
+	printf("%s: %lld entries, %s %s (%s), version %lld, category %s, severity %lld, sid %lld, action %s\n",
 	       json_string_value(json_object_get(l, "name")), (long long)json_integer_value(json_object_get(l, "entries")),
-	       json_string_value(json_object_get(l, "format")), file ? " from " : "", file ? file : "",
+	       source, url ? url : file ? file : "replace and add", json_string_value(json_object_get(l, "format")),
 	       (long long)json_integer_value(json_object_get(l, "version")),
 	       json_string_value(json_object_get(l, "category")) ? json_string_value(json_object_get(l, "category")) : "-",
 	       (long long)json_integer_value(json_object_get(l, "severity")),
 	       (long long)json_integer_value(json_object_get(l, "sid")), json_string_value(json_object_get(l, "action")));
-	if (last && !json_is_true(json_object_get(last, "taken")))
-		printf("  last load refused: %s\n", json_string_value(json_object_get(last, "error")));
+	if (fetch)
+		print_fetch(fetch, taking);
+	else
+		printf("  %s\n", taking ? "taking" : refused ? "refused" : "current");
+	if (refused)
+		printf("  last version refused: %s\n", json_string_value(json_object_get(last, "error")));
 	else if (last)
-		printf("  last load: %lld entries read, %lld added, %lld removed, %lld bad lines skipped\n",
-		       (long long)json_integer_value(json_object_get(last, "entries")),
+		printf("  last version: %lld added, %lld removed (%lld entries read, %lld bad lines skipped)\n",
 		       (long long)json_integer_value(json_object_get(last, "added")),
 		       (long long)json_integer_value(json_object_get(last, "removed")),
+		       (long long)json_integer_value(json_object_get(last, "entries")),
 		       (long long)json_integer_value(json_object_get(last, "bad")));
 }
 

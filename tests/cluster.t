@@ -56,7 +56,7 @@ wait_for 10 eval '! C 2 query addr 192.0.2.200 >/dev/null'
 wait_for 10 eval 'C 3 lists | grep -q "max_removed"'
 is "$(C 2 query addr 192.0.2.200 >/dev/null; echo $?)/$(C 3 query addr 192.0.2.200 >/dev/null; echo $?)" 1/0 \
 	"a version from the stream removing more than a node's max_removed is refused there: it keeps its previous one"
-C 3 lists | grep -q "last load refused: it would remove 1 of the list's 2 entries, more than max_removed (0.4)"
+C 3 lists | grep -q "last version refused: it would remove 1 of the list's 2 entries, more than max_removed (0.4)"
 ok $? "and says why in lists"
 C 2 flush shared >/dev/null
 for _ in $(seq 50); do C 3 query addr 192.0.2.201 >/dev/null || break; sleep 0.05; done

@@ -111,7 +111,7 @@ ok $? "pass on a list that is not a pass list is refused by name"
 : > level1.netset
 C reload >/dev/null 2>&1
 is "$(C --json lists | jq -r '.lists[] | select(.name == "level1") | .entries')" 2 "an empty file does not empty the list"
-C lists | grep -A1 "^level1:" | grep -q "last load refused: 0 entries, fewer than min_entries (1)"
+C lists | grep -A2 "^level1:" | grep -q "last version refused: 0 entries, fewer than min_entries (1)"
 ok $? "the refusal says why, in lists"
 printf '#\n# firehol_level1\n#\n' > level1.netset
 C reload >/dev/null 2>&1

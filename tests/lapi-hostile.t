@@ -6,7 +6,7 @@
 # key follows a redirect only within its origin, never to another address; requests say bloomd.
 . "$(dirname "$0")/support/tap.sh"
 . "$(dirname "$0")/support/daemon.sh"
-plan 20
+plan 23
 tmp=$(mktemp -d)
 pid=
 servers=()
@@ -89,6 +89,15 @@ ok $? "the log names what came back"
 is "$(grep -c "list cs: .*refused, the list keeps" err)" 1 "a refusal that recurs is logged once a minute, not at each poll"
 # Seconds of polls have passed: a LAPI that is down is said once, one that has nothing new not at all.
 is "$(grep -c "list down: " err)" 1 "a LAPI down for seconds: one line ($(grep -m1 "list down: " err | cut -c1-90)...)"
+# What an operator types: plain bloomctl lists says each list's source, state, last success, next fetch and error.
+C lists > lists.txt
+grep -A1 "^down: 0 entries, crowdsec http://127.0.0.1:[0-9]*/ (crowdsec-json)" lists.txt |
+	grep -Eq "^  (stale for [0-9]+ s|taking); last success never(; next fetch in [0-9]+ s)?; 0 new, 0 not modified, [0-9]+ failed, 0 refused"
+ok $? "plain lists: a LAPI that is down is stale, with its source and counts ($(grep -A1 '^down:' lists.txt | tail -n 1))"
+grep -A2 "^down:" lists.txt | grep -q "^  last error: .*onnect"
+ok $? "and its last error, shortened"
+grep -A1 "^within: 1 entries, crowdsec $a/redirect/" lists.txt | grep -Eq "^  (current|taking); last success [0-9]+ s ago"
+ok $? "a current one: its last success's age ($(grep -A1 '^within:' lists.txt | tail -n 1))"
 is "$(grep -c "list within: .*version" err)" 1 "polls that bring nothing new log nothing (the first version's line alone)"
 # Each refusal is followed by a startup=true request: what changed meanwhile is not lost.
 grep "^GET /lapi/cs/" a.log | grep -o 'startup=[a-z]*' | tail -n 6 | tr '\n' ' ' | grep -q 'startup=false startup=true'

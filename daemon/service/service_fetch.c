@@ -531,6 +531,11 @@ static json_t *fetch_json(const struct list_fetch *lf)
 		json_object_set_new(o, "source", json_string("crowdsec"));
 	json_object_set_new(o, "started", lf->started ? json_integer((json_int_t)lf->started) : json_null());
 	json_object_set_new(o, "answered", lf->answered ? json_integer((json_int_t)lf->answered) : json_null());
+	if (lf->stale)
+		json_object_set_new(o, "stale_since", json_integer((json_int_t)lf->stale_since));
+	uint64_t next = lf->started + lc->refresh, now = service_now();
+	json_object_set_new(o, "next", lf->child.pid > 0 || lf->taking ? json_null()
+				       : json_integer((json_int_t)(lf->started == 0 || next < now ? now : next)));
 	if (lf->etag[0])
 		json_object_set_new(o, "etag", json_string(lf->etag));
 	if (lf->last_modified[0])
