@@ -92,8 +92,64 @@ print("""  - interval: 1m
           - exp_labels: {severity: critical, job: bloomd, instance: "sensor1:9477"}
             exp_annotations:
               summary: "bloomd on sensor1:9477 is not answering its metrics scrape\"""" % errors)
+print("""  - interval: 1m
+    input_series:
+      - series: 'bloomd_set_errors_total'
+        values: '0 0 1x10'
+      - series: 'bloomd_set_restored_total'
+        values: '0 0 0 1x10'
+      - series: 'bloomd_capture_dropped_packets_total{interface="eth0"}'
+        values: '0 5 10x10'
+      - series: 'bloomd_list_fetch_stale{list="fast"}'
+        values: '0 1x30'
+      - series: 'bloomd_list_fetch_stale_since_timestamp_seconds{list="fast"}'
+        values: '0 60x30'
+      - series: 'bloomd_list_fetch_refresh_seconds{list="fast"}'
+        values: '10x30'
+      - series: 'bloomd_list_fetch_stale{list="slow"}'
+        values: '0 1x30'
+      - series: 'bloomd_list_fetch_stale_since_timestamp_seconds{list="slow"}'
+        values: '0 60x30'
+      - series: 'bloomd_list_fetch_refresh_seconds{list="slow"}'
+        values: '600x30'
+    alert_rule_test:
+      - eval_time: 3m
+        alertname: BloomdSetErrors
+        exp_alerts:
+          - exp_labels: {severity: critical}
+            exp_annotations:
+              summary: "nft refused elements of bloomd's table: the kernel may not drop all that is listed (the log quotes nft)"
+      - eval_time: 4m
+        alertname: BloomdSetRestored
+        exp_alerts:
+          - exp_labels: {severity: warning}
+            exp_annotations:
+              summary: "another process changed bloomd's nftables table (a rule, an element, a flush): bloomd put it back"
+      - eval_time: 2m
+        alertname: BloomdCaptureDrops
+        exp_alerts:
+          - exp_labels: {severity: warning, interface: eth0}
+            exp_annotations:
+              summary: "the kernel dropped captured packets on eth0: bloomd did not see them (a larger [capture] buffer, or workers)"
+      - eval_time: 5m
+        alertname: BloomdListStale
+      - eval_time: 7m
+        alertname: BloomdListStale
+        exp_alerts:
+          - exp_labels: {severity: warning, list: fast}
+            exp_annotations:
+              summary: "list fast: its fetches fail or are refused; it enforces what it had"
+      - eval_time: 22m
+        alertname: BloomdListStale
+        exp_alerts:
+          - exp_labels: {severity: warning, list: fast}
+            exp_annotations:
+              summary: "list fast: its fetches fail or are refused; it enforces what it had"
+          - exp_labels: {severity: warning, list: slow}
+            exp_annotations:
+              summary: "list slow: its fetches fail or are refused; it enforces what it had\"""")
 PY
 grep -q 'bloomd_list_last_load_success{list="gone"} 0' scrape.txt; ok $? "the scrape says list gone's last load failed"
-promtool test rules tests.yml > test.out 2>&1; ok $? "promtool test rules: the scrape's series fire BloomdListRefused for gone alone; rising errors, a down job and a detached XDP program fire theirs"
+promtool test rules tests.yml > test.out 2>&1; ok $? "promtool test rules: the scrape's series fire BloomdListRefused for gone alone; rising errors, a down job, a detached XDP program, nft's refusals, a table put back and capture drops fire theirs; a stale list after two refreshes or 5 minutes, whichever is longer"
 [ $tap_failed -eq 0 ] || sed 's/^/# /' test.out tests.yml
 done_testing

@@ -210,6 +210,10 @@ static const struct metric_family FAMILIES[] = {
 	  "answered" },
 	{ "list_fetch_stale", G, "1 while a list's last fetch failed or was refused: it enforces what it had.", "fetches",
 	  "list", "stale" },
+	{ "list_fetch_stale_since_timestamp_seconds", G, "When each list's fetches began to fail or be refused (0: current).",
+	  "fetches", "list", "stale_since" },
+	{ "list_fetch_refresh_seconds", G, "How often each list with a url is fetched (its refresh).", "fetches", "list",
+	  "refresh" },
 };
 
 /* The capture's counters, labelled with its interface. */

@@ -568,10 +568,12 @@ json_t *service_fetches_stats(const struct service *s)
 		const struct list_fetch *lf = &s->versions.fetches->list[i];
 		if (lf->url)
 			json_object_set_new(out, lf->name,
-					    json_pack("{s:I,s:I,s:I,s:I,s:I,s:i}", "new", (json_int_t)lf->new_versions,
+					    json_pack("{s:I,s:I,s:I,s:I,s:I,s:i,s:I,s:I}", "new", (json_int_t)lf->new_versions,
 						      "not_modified", (json_int_t)lf->not_modified, "failed",
 						      (json_int_t)lf->failed, "refused", (json_int_t)lf->refused,
-						      "answered", (json_int_t)lf->answered, "stale", lf->stale));
+						      "answered", (json_int_t)lf->answered, "stale", lf->stale, "stale_since",
+						      (json_int_t)(lf->stale ? lf->stale_since : 0), "refresh",
+						      (json_int_t)lf->s->lists.slot[lf->slot].cfg->refresh));
 	}
 	return out;
 }
