@@ -77,6 +77,13 @@ static void on_master_addr(redisAsyncContext *ac, void *r, void *priv)
 		snprintf(w.host, sizeof(w.host), "%s", reply->element[0]->str);
 		w.port = atoi(reply->element[1]->str);
 	}
+	for (const char *h = w.host; *h && w.port; h++)
+		if ((unsigned char)*h <= ' ' || (unsigned char)*h >= 0x7f) {
+			cluster_set_error(c, ERROR_READER, "sentinel %s:%d: names a master whose host holds control characters "
+					  "or bytes that are not ASCII ('%s'): refused", ac->c.tcp.host, ac->c.tcp.port, w.host);
+			redisAsyncDisconnect(let_go(c, false));
+			return;
+		}
 	if (w.port <= 0 || w.port >= 65536) {
 		cluster_set_error(c, ERROR_READER, "sentinel %s:%d: %s", ac->c.tcp.host, ac->c.tcp.port,
 				  reply->type == REDIS_REPLY_ERROR ? reply->str : "does not know the master by [cluster] sentinel_master's name");
@@ -105,9 +112,12 @@ static void on_ask_disconnect(const redisAsyncContext *ac, int status)
 {
 	struct cluster *c = ac->data;
 
-	(void)status;
-	if (c->ask.ac == ac)
-		let_go(c, false);
+	if (c->ask.ac != ac)
+		return;
+	if (status != REDIS_OK) /* what hiredis could not read (garbage, not RESP) is named */
+		cluster_set_error(c, ERROR_READER, "sentinel %s:%d: %s", ac->c.tcp.host, ac->c.tcp.port,
+				  ac->errstr[0] ? ac->errstr : "connection lost");
+	let_go(c, false);
 }
 
 /* Ask the next sentinel where the master is. */

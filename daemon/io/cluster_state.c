@@ -36,14 +36,30 @@ int cluster_id_cmp(const char *a, const char *b)
 	return x.seq < y.seq ? -1 : x.seq > y.seq;
 }
 
+/* in with each byte that is not printable ASCII as \xNN: a server's garbage named, and always valid in JSON. */
+static void escape(const char *in, char *out, size_t len)
+{
+	size_t at = 0;
+
+	for (; *in && at + 5 < len; in++) {
+		unsigned char b = (unsigned char)*in;
+		if (b < 0x20 || b >= 0x7f)
+			at += (size_t)snprintf(out + at, len - at, "\\x%02x", b);
+		else
+			out[at++] = (char)b;
+	}
+	out[at] = '\0';
+}
+
 void cluster_set_error(struct cluster *c, enum error_slot slot, const char *fmt, ...)
 {
-	char text[sizeof(c->errors[0])];
+	char raw[sizeof(c->errors[0])], text[sizeof(c->errors[0])];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(text, sizeof(text), fmt, ap);
+	vsnprintf(raw, sizeof(raw), fmt, ap);
 	va_end(ap);
+	escape(raw, text, sizeof(text));
 	if (strcmp(text, c->errors[slot]) != 0)
 		log_warning("cluster: %s", text);
 	snprintf(c->errors[slot], sizeof(c->errors[slot]), "%s", text);
