@@ -153,12 +153,14 @@ pid=$!
 # From main's first line on (before it, the loader runs: nothing can hold a signal there). The
 # loader can take seconds under a sanitizer on a busy machine, so wait until SIGUSR1 is blocked
 # (lists loading) or caught (the loop's handler), whichever is seen first.
-for _ in $(seq 2000); do
+# Up to 2 minutes (tests/signals.t sends each signal at each phase of a start, loaded on purpose).
+for _ in $(seq 12000); do
 	masks=$(awk '/^Sig(Blk|Cgt):/ { printf "%s ", $2 }' /proc/$pid/status 2>/dev/null)
 	held=0
 	for mask in $masks; do [ $((0x$mask & 0x200)) -ne 0 ] && held=1; done
 	[ "$held" -eq 1 ] && break
-	sleep 0.005
+	kill -0 "$pid" 2>/dev/null || break
+	sleep 0.01
 done
 [ "$held" -eq 1 ] || echo "# SIGUSR1 never blocked nor caught in bloomd ($pid)"
 # The load takes about 6 s under ASan here: signal it until the socket is up (up to a minute).
