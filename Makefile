@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # Makefile - bloomd: build, test (make check), benchmark (make bench), install.
 
 PREFIX     ?= /usr/local

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # bench-cluster.sh - the cluster's figures, with a real redis-server on a Unix socket and two
 # sensors: how long a change takes from its XADD on one node to being applied on the other
 # (p50/p99, as the receiving node measures it), entries applied per second against the same

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # bench-crowdsec.sh - CrowdSec's local API (Debian's crowdsec, a private configuration and
 # database) holding N ban decisions: the time from a bouncer's start until every decision is
 # enforced. bloomd ([list] source = crowdsec, [action] manage = yes: until its nftables set holds

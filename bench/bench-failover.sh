@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # bench-failover.sh - the cluster on a Redis that fails over: a master, two replicas and a
 # redis-sentinel on loopback, two sensors finding the master through it. Propagation (p50/p99
 # of the delay from one node's XADD to the other's apply, as the receiving node measures it)

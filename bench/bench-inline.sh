@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # bench-inline.sh - inline mode's and the workers' figures (as root): small UDP datagrams
 # flooded from 8 source addresses in one network namespace into another for a few seconds,
 # counted where they reach UDP there, with

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # bench-mirror.sh - a dropping list of N entries (addresses and /24 nets, BENCH_MIRROR_SIZE,
 # 1000000) mirrored into nftables by bloomd ([action] manage = yes): the time from bloomd's start
 # until the kernel holds every entry, and the kernel memory the sets take (Slab), against

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # bench-netns.sh - what the flood benchmarks share; source it with NAME (for messages) and
 # NET (the first three octets of their /24) set: root checked, a scratch directory $tmp,
 # namespaces $a (the sender, 8 source addresses NET.10-17 in ${sources[@]} on va$$) and $b

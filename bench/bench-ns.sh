@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # bench-ns.sh - what the one-namespace benchmarks (bench-mirror, -crowdsec, -start, -replace) share;
 # source it with NAME set (for messages and the namespace's name), as root: a scratch
 # directory $tmp, a network namespace $ns with lo up and in_ns to run a command there, a

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # bench-replace.sh - a list's new version while control waits: bloomd holds one plain list
 # of N IPv4 addresses (BENCH_REPLACE_SIZE, 1000000) and takes a new version of it, half of
 # its addresses new (`bloomctl replace LIST` after its file is rewritten), while

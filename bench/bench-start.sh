@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # bench-start.sh - time to protection: bloomd started with one plain list of N IPv4 addresses
 # until it answers that the list's last address is held, filter and store alike (its
 # control socket opens once the filters are built, before capture starts), against

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # bench-xdp.sh - what dropping a listed source costs end to end (as root): small UDP datagrams
 # flooded from 8 listed source addresses in one network namespace into another over a veth
 # pair for a few seconds, all dropped on arrival by

@@ -1,4 +1,5 @@
 /* bench.c - what every benchmark shares: the clock, medians, the daemon's default matcher. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "bench.h"
 
 #include <stdlib.h>

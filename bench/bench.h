@@ -1,4 +1,5 @@
 /* bench.h - what the benchmark commands share (bench.c), and the commands bloombench.c runs. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef BLOOMD_BENCH_H
 #define BLOOMD_BENCH_H
 

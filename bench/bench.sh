@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # bench.sh - the benchmarks `make bench` runs. Every figure is a median of several
 # runs and every peer is measured in the same run, so read the ratios.
 set -euo pipefail

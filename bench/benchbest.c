@@ -1,4 +1,5 @@
 /* benchbest.c - bloombench peers: bloomd's blocked filter against the fastest peers, Boost.Bloom and RocksDB's. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <getopt.h>
 #include <jansson.h>
 #include <math.h>

@@ -1,4 +1,5 @@
 /* benchctl.c - bloombench control: bulk load through the control socket, and a rebuild under load. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <errno.h>
 #include <getopt.h>
 #include <jansson.h>

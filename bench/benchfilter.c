@@ -1,4 +1,5 @@
 /* benchfilter.c - bloombench filter and hash: bloomd's filters against libbloom, XXH3 against SipHash. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <bloom.h>
 #include <getopt.h>
 #include <jansson.h>

@@ -1,4 +1,5 @@
 /* benchpath.c - bloombench replay and signatures: the packet path against its peers. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <event2/event.h>
 #include <getopt.h>
 #include <hs/hs.h>

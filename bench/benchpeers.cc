@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 // benchpeers.cc - the peers of bloomd's filter lookups, built for make bench only: Boost.Bloom's
 // fast_multiblock32<8> and fast_multiblock64<K>, and RocksDB's FastLocalBloom, at the baseline
 // (x86-64: Boost's SSE2 code, RocksDB's scalar probes).

@@ -1,4 +1,5 @@
 /* benchpeers.h - the filter peers make bench measures bloomd's lookups against (bench/benchpeers.cc, C++). */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef BLOOMD_BENCHPEERS_H
 #define BLOOMD_BENCHPEERS_H
 

@@ -1,4 +1,5 @@
 /* benchsimilar.c - bloombench similar: entry sets that look alike against random ones. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <getopt.h>
 #include <jansson.h>
 #include <stdio.h>

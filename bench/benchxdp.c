@@ -1,4 +1,5 @@
 /* benchxdp.c - bloomd's XDP program against BPF peers, per packet through BPF_PROG_TEST_RUN. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <errno.h>
 #include <getopt.h>
 #include <glob.h>

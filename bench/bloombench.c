@@ -1,4 +1,5 @@
 /* bloombench.c - speed benchmarks of bloomd's parts against peers measured in the same run. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <stdio.h>
 #include <string.h>
 

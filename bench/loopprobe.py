@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """loopprobe.py SOCKET OUT - how long bloomd's loop keeps control waiting: `version` asked
 over the control socket every 2 ms until SIGTERM, each reply's wait in ms written to OUT
 (a line each), so a caller reads the longest and the 99th percentile of a span."""

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """nftprobe.py - an nftables set's elements as the kernel has them, by netlink alone (nft itself
 reads every element of a set first: 50 s for a million).
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * udpflood - send small UDP datagrams as fast as sendmmsg goes, for a time:
  * make bench's inline and capture figures. Given source addresses, a batch

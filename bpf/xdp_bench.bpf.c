@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /* xdp_bench.bpf.c - the benchmark's peers of bloomd's XDP program, and the front that feeds them keys. */
 
 /*
@@ -184,4 +184,4 @@ int peer_bloom(struct xdp_md *ctx)
 	return bpf_map_peek_elem(&bloom6, &e.s6) == 0 || bpf_map_peek_elem(&bloom6, &e.d6) == 0 ? XDP_DROP : XDP_PASS;
 }
 
-char LICENSE[] SEC("license") = "GPL";
+char LICENSE[] SEC("license") = "Dual BSD/GPL"; /* GPL-compatible: the GPL-only helpers stay */

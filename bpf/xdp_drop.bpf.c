@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 /* xdp_drop.bpf.c - bloomd at the driver: a packet's addresses through the daemon's filter, confirmed exactly. */
 
 /*
@@ -524,4 +524,4 @@ int bloomd_xdp(struct xdp_md *ctx)
 	return XDP_PASS;
 }
 
-char LICENSE[] SEC("license") = "GPL";
+char LICENSE[] SEC("license") = "Dual BSD/GPL"; /* GPL-compatible: the GPL-only helpers stay */

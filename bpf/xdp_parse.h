@@ -1,4 +1,5 @@
 /* xdp_parse.h - a frame's addresses as bloomd's XDP program and its benchmark's peers read them. */
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 #ifndef BLOOMD_XDP_PARSE_H
 #define BLOOMD_XDP_PARSE_H
 

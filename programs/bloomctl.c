@@ -1,4 +1,5 @@
 /* bloomctl.c - the operator's client: commands to bloomd's control socket; `calc` locally. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>

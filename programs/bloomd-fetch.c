@@ -1,4 +1,5 @@
 /* bloomd-fetch.c - one list version fetched over HTTP(S) with libcurl, in a process with no privileges. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>

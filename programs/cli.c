@@ -1,4 +1,5 @@
 /* cli.c - option parsing shared by the command-line tools. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "cli.h"
 
 #include <ctype.h>

@@ -1,4 +1,5 @@
 /* cli.h - option parsing shared by the command-line tools. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef BLOOMD_CLI_H
 #define BLOOMD_CLI_H
 

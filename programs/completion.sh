@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # completion.sh - bloomctl's bash completion, written from daemon/service/commands.def (each command,
 # its options and what its arguments are) to standard output. The Makefile runs it.
 set -euo pipefail

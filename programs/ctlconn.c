@@ -1,4 +1,5 @@
 /* ctlconn.c - a client connection to bloomd's control socket: send lines, read JSON replies. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "ctlconn.h"
 #include "cli.h"
 

@@ -1,4 +1,5 @@
 /* ctlconn.h - a client connection to bloomd's control socket: send lines, read JSON replies. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef BLOOMD_CTLCONN_H
 #define BLOOMD_CTLCONN_H
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # The core (filters, their NEON kernel, hashing, the signature prefilter) and its unit
 # tests cross-built for aarch64 and run under qemu-user: the kernels an x86 machine cannot
 # run are tested on it all the same. Needs gcc-aarch64-linux-gnu, qemu-user and the arm64

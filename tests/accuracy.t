@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # bloomsim reproduces Lumetta & Mitzenmacher's Tables 1-3 (classic, n = 10,000) to +-10%,
 # Table 2's fill to +-0.001, and the blocked layout beats a standard filter of equal size.
 . "$(dirname "$0")/support/tap.sh"

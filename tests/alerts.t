@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # The alerting rules shipped for Prometheus (conf/bloomd-alerts.yml): promtool check rules, every
 # bloomd metric they read is one bloomd exports, and promtool test rules on series taken from a
 # real scrape: a bloomd with one list read and one whose file is gone fires BloomdListRefused for

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Packets checked in batches ([capture] batch = 64) give what they give one at a time
 # (batch = 1): the same events, byte for byte, and the same counts. On the replay cases'
 # packets and lists all in one capture, a random capture whose nets match across batches,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Three sensors taking adds and deletes of the same few entries, one at a time on random
 # nodes, while nodes are killed (-9) right after acknowledging, Redis is killed and
 # restarted from its AOF, and a node is killed while Redis is down. At the end every node

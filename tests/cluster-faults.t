@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # The cluster under faults: replies of every wrong shape from a fake server (no crash, under
 # the sanitizers too), at random and then each reply type to each command in turn, alerts Redis does not take (a wrong-typed key, a connection lost with
 # them in flight) going to the fallback file, stream text that would forge log lines, a

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # A list version of 400,000 entries from the stream is taken in slices: control is answered
 # while it is, an entry in both versions is never out, the version is kept and survives a
 # restart, a kill -9 half-way applies it again at the next start, and a net too broad in its

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # A node cut off from Redis by a partition (its packets dropped without a word, in a network
 # namespace of its own with nftables, not a closed socket) says so within [cluster] timeout
 # (state stale, the reader not connected, the error naming the silence), and catches up within

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Sentinels that answer what no Sentinel sends: bytes that are not RESP, and a master whose host
 # holds control characters. bloomd lives on, and its cluster status names each (escaped, so it
 # is valid JSON and forges no log line), never an empty error.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # The fleet outlives its master: a real redis-server master with two replicas and a
 # redis-sentinel watching them; two sensors find the master through the sentinel
 # ([cluster] sentinels, sentinel_master) and publish with wait_replicas = 1. The master is

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Three sensors sharing their entries through a real redis-server (a Unix socket in a temp
 # directory, AOF on): convergence after adds spread over the nodes, a node down during
 # changes, Redis killed and restarted, a stream trimmed past a node, alerts shipped to Redis

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # bloomctl's bash completion, written from daemon/service/commands.def: it offers every command the
 # daemon knows, an entry's kinds, a command's options and words, and the names of the lists of
 # the daemon answering on the socket given with -s.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # The control plane end to end: bloomctl against a running bloomd over its socket.
 # Entries, replays, TTL, rebuild during a replay, restarts, kill -9, torn and corrupt
 # state files, hostile clients, and a client that may not change state.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # [list NAME] source = crowdsec against Debian's real CrowdSec local API (LAPI only, a private
 # configuration and database): bloomd registered as a bouncer takes every ban at start, then
 # the stream's changes (added, deleted, ended) within a refresh; the LAPI stopped leaves the

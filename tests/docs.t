@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # The documentation's shape: a README a newcomer reads in minutes (250 lines at most) that links
 # every page of doc/, and pages that name only what exists: every file:function of the code tour
 # is a function defined in that file, and every path of the tree written in backquotes is there.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Nothing acknowledged is lost on a full disk: with the state on a small tmpfs filled up
 # and fsync = always, every add answered ok survives kill -9 and a restart, every other
 # add is refused with a clear error (or, the one caught by the fsync, answered "not

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Safe enforcement, with real netfilter across two network namespaces joined by a veth pair:
 # inline, a pass address inside a dropping net arrives (with a dropping signature too) and
 # gives no event; fail-open packets while bloomd is stopped are counted; with [action]

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Exceptions and feed guards, by replay: a pass list with pass = packet exempts a packet from
 # every other list (signatures included) and is counted; with pass = address (the default) only
 # its addresses are exempt: a listed source sending to a passed server is still judged, and so is

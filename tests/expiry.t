@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Live decisions from files: times to live anchored to when the file was written (read again,
 # they are never extended), the longest of two decisions on one address, and the LAPI stream's
 # changes applied to the list (deleted bans leave it, the others stay) by file and by replace,

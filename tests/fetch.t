@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Lists fetched from a url, against a real HTTP(S) server on loopback that fails as real ones do:
 # conditional GETs answered 304, a new version taken on the next refresh, a 503 page, a truncated
 # body, a gzip body whole and cut short, an endless body, a slow server, a version the guards refuse, TLS verified (and refused

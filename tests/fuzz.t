@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # A short, fixed-seed libFuzzer pass over each parser of untrusted bytes (built by make fuzz-build
 # into FUZZ_BUILD, default build-fuzz).
 . "$(dirname "$0")/support/tap.sh"

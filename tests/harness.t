@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # The shell tests' own helpers: the ports their listeners take, and a failed start that says why.
 . "$(dirname "$0")/support/tap.sh"
 . "$(dirname "$0")/support/daemon.sh"

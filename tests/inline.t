@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Inline mode across two network namespaces joined by a veth pair: datagrams to the receiver's
 # namespace go through a netfilter queue rule with bypass to bloomd there; a match of a
 # dropping list never arrives, one of an alerting list and everything else does; the events

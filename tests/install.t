@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # make install into a DESTDIR puts every file in place and keeps an existing configuration;
 # make uninstall removes them and keeps the configuration.
 . "$(dirname "$0")/support/tap.sh"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # source = crowdsec against a LAPI that answers as a hostile or broken one would (a server of the
 # tests' own, the real LAPI being crowdsec.t's): a changes answer that is no decision stream ({},
 # an error object a proxy sends, []) is refused by name, keeps every ban, and the next request

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # daemon/'s four layers, a folder each (core, packet, io, service; daemon/README says what each
 # holds): every source is in one; the build compiles a layer's files with its own and the lower
 # layers' headers alone, so an include that goes up does not compile (a probe shows it), and

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # No client can starve the control socket: 1,100 HTTP connections trickling a byte at a time
 # into [metrics] get at most max_connections (the rest a 503), each cut off after timeout
 # however it trickles; bloomctl answers meanwhile and bloomd's CPU stays low. With the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Entry lists end to end: feeds in their own formats, labels in alerts, reload dropping what
 # left a feed, a refused version keeping the old one, replace and flush, lists kept across
 # a restart, and del leaving what a feed still holds.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Live capture on lo: UDP and TCP packets to 127.0.0.x, a listed pair and a signature
 # produce events; other traffic does not; packets sent 250 ms apart are stamped so, in
 # the events and in the match pcap; SIGTERM stops bloomd cleanly.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # The man pages render without a warning; bloomctl(8) describes exactly the commands of
 # daemon/service/commands.def (and calc, bloomctl's own).
 . "$(dirname "$0")/support/tap.sh"

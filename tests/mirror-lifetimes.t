@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # [action] manage = yes with entries whose lifetimes run from a second to a hundred years (a
 # CrowdSec 87600h decision, a far expires=, bloomctl add --ttl 87600h): every one reaches the
 # kernel's sets, addresses and nets, with the time bloomctl says it has left (none past

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # [action] manage = yes mirrors the lists into the kernel, with real nftables across two network
 # namespaces and real traffic: a listed source is dropped from its first datagram, IPv4 and
 # IPv6; an entry deleted, expired or left out of a new version passes within a second; a net

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # NEWS, the one changelog: its newest version is the one bloomd and bloomctl say they are, the
 # versions go down from there to 0.6.0 without a gap, and each but the first says what an
 # upgrade from the one before it asks (or that it asks nothing).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # A list's new version is read, kept and taken a slice at a time, whether from its file
 # (`bloomctl replace LIST`, a reload), passed open (`replace LIST FILE`) or fetched from its url: control
 # is answered while a 300,000-entry version is taken, an entry in both versions answers

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Table-driven replay: for each case in tests/replay/cases, write its packets with pcapgen,
 # replay them through bloomd with its entry list, and compare the events: once per SIMD
 # level (BLOOMD_SIMD), a level this CPU lacks reported as skipped.

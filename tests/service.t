@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # bloomd as a service: the systemd unit (verify, exposure), sd_notify and the watchdog
 # through a fake NOTIFY_SOCKET, the privilege drop to [service] user, and capture across
 # two network namespaces joined by a veth pair.

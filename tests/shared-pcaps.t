@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Every capture in ../shared/pcaps (real files written by others, many malformed on purpose)
 # replays: the files libpcap reads give exit 0 and the packet count MANIFEST.tsv records;
 # the files libpcap refuses give exit 1 and libpcap's own message. Under the sanitizer

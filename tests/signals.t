@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # The signals the unit and an operator send (HUP, USR1, TERM, INT) at each phase of a start,
 # with two busy loops beside it: none kills bloomd, none is lost. From main's first line on
 # they are held until the loop handles them (before it the dynamic loader runs, and a sanitizer's

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # A snapshot is written by a child while the loop answers and takes changes, which go to the
 # next journal (journal.tmp): kill -9 before the snapshot is in (the child dies with bloomd)
 # and after it is in but before the journal's switch loses nothing; bloomctl save answers once

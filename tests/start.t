@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # A start protects at once: without a snapshot the filters are built by online insertion, the
 # socket answers with every entry, and the offline rounds follow in a background rebuild
 # (stats rebuild.optimised); an operator's rebuild asked for meanwhile follows it; a start from

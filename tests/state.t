@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # The state directory keeps what bloomd acknowledges, and only bloomd decides where it writes:
 # a list version refused on a full disk (not acknowledged, then lost), a root start with
 # [service] user handing lists/ over (never a file hard-linked in), links anywhere below the

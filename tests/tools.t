@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # bloomctl calc and bloomsim: output formats, the textbook recommendation, bad input.
 . "$(dirname "$0")/support/tap.sh"
 plan 24

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # [capture] workers = 2 across two network namespaces joined by a veth pair: inline, each
 # worker judges its own netfilter queue (the rule balances flows over queues 7 and 8);
 # passive, each worker reads its own capture handle in one PACKET_FANOUT group. Datagrams

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # mode = xdp across two network namespaces joined by a veth pair: bloomd's XDP program on the
 # receiving end (native, then generic) drops a listed address, net and pair, IPv4 and IPv6
 # (behind stacked VLAN tags too),

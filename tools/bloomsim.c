@@ -1,4 +1,5 @@
 /* bloomsim.c - false-positive simulations of two-choice filters (Lumetta & Mitzenmacher). */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <getopt.h>
 #include <jansson.h>
 #include <pthread.h>

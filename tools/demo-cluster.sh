@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # demo-cluster.sh - what `make demo-cluster` shows: a real redis-server on a Unix socket in a
 # temporary directory and three bloomd sensors sharing one entry log through it; an entry
 # added on the first alerts on the third, whose alert goes to Redis.

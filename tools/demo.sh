@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # demo.sh - what `make demo` shows: bloomd replaying a bundled capture against a
 # bundled entry list, the events it reports, and its statistics.
 set -euo pipefail

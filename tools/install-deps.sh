@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # install-deps.sh - install the Debian packages bloomd needs, for one purpose:
 #   build  build bloomd and run the demo (make demo)
 #   test   build and run the test suite, sanitizers and fuzzers included (make check)

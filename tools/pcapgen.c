@@ -1,4 +1,5 @@
 /* pcapgen.c - write deterministic synthetic pcap files, from a spec or at random. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <getopt.h>

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # reproduce-paper.sh - Lumetta & Mitzenmacher Tables 1-3 (n = 10,000) with bloomsim,
 # printed as a Markdown table beside the paper's figures.
 # Usage: tools/reproduce-paper.sh [BUILD] [TRIALS] [QUERIES_PER_TRIAL]

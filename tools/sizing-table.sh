@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # sizing-table.sh - measure the best k and its FPR for the filter shapes that have no
 # closed form (offline rebuilds, blocked layout) and write daemon/core/sizing_table.h.
 # Usage: tools/sizing-table.sh [BUILD]   (needs BUILD/bloomsim; takes a few minutes)

@@ -1,4 +1,5 @@
 /* arena.c - growable parallel arrays, and a byte arena that compacts away removed bytes. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "arena.h"
 
 #include <stdint.h>

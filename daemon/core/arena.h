@@ -1,4 +1,5 @@
 /* arena.h - growable parallel arrays, and a byte arena that compacts away removed bytes. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef BLOOMD_ARENA_H
 #define BLOOMD_ARENA_H
 

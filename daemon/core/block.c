@@ -1,4 +1,5 @@
 /* block.c - the blocked layout's salts: the one definition the filter and its query kernels share. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "block.h"
 
 const uint32_t BLOCK_SALT32[FILTER_MAX_HASHES] = {

@@ -1,4 +1,5 @@
 /* block.h - where a key's groups lie in a blocked filter: shared by the filter and its kernels. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef BLOOMD_BLOCK_H
 #define BLOOMD_BLOCK_H
 

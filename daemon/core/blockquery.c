@@ -1,4 +1,5 @@
 /* blockquery.c - blocked-filter queries, one kernel per SIMD level. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "blockquery.h"
 
 #include "block.h"

@@ -1,4 +1,5 @@
 /* blockquery.h - blocked-filter queries, one kernel per SIMD level. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef BLOOMD_BLOCKQUERY_H
 #define BLOOMD_BLOCKQUERY_H
 

@@ -1,4 +1,5 @@
 /* check.h - invariants: the cheap ones checked always, the rest in debug and sanitizer builds, constants at compile time. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef BLOOMD_CHECK_H
 #define BLOOMD_CHECK_H
 

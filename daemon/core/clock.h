@@ -1,4 +1,5 @@
 /* clock.h - milliseconds between monotonic timestamps. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef BLOOMD_CLOCK_H
 #define BLOOMD_CLOCK_H
 

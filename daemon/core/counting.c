@@ -1,4 +1,5 @@
 /* counting.c - the counting backing store: 4-bit sticky counters, greedy choice, rounds. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "counting.h"
 
 #include <stdlib.h>

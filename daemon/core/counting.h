@@ -1,4 +1,5 @@
 /* counting.h - the counting backing store: 4-bit sticky counters, greedy choice, rounds. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef BLOOMD_COUNTING_H
 #define BLOOMD_COUNTING_H
 

@@ -1,4 +1,5 @@
 /* error.c - the caller's error buffer that library functions fill in. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "error.h"
 
 #include <stdarg.h>

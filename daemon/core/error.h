@@ -1,4 +1,5 @@
 /* error.h - the caller's error buffer that library functions fill in. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef BLOOMD_ERROR_H
 #define BLOOMD_ERROR_H
 

@@ -1,4 +1,5 @@
 /* filter.c - the query-side bit filter: two layouts, c choices, union and fold. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "filter.h"
 
 #include "hash_inline.h"

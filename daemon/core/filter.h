@@ -1,4 +1,5 @@
 /* filter.h - the query-side bit filter: two layouts, c choices, union and fold. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef BLOOMD_FILTER_H
 #define BLOOMD_FILTER_H
 

@@ -1,4 +1,5 @@
 /* hash.c - keyed 128-bit hashing of entry bytes (XXH3 or SipHash-1-3). */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "hash.h"
 
 #include <errno.h>

@@ -1,4 +1,5 @@
 /* hash.h - keyed 128-bit hashing of entry bytes (XXH3 or SipHash-1-3). */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef BLOOMD_HASH_H
 #define BLOOMD_HASH_H
 

@@ -1,4 +1,5 @@
 /* hash_inline.h - hash.h's XXH3 inlined, for the files that hash a key per packet. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef BLOOMD_HASH_INLINE_H
 #define BLOOMD_HASH_INLINE_H
 

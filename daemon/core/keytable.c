@@ -1,4 +1,5 @@
 /* keytable.c - fixed-size records found by a key at their start. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "keytable.h"
 
 #include <stdint.h>

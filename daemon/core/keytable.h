@@ -1,4 +1,5 @@
 /* keytable.h - fixed-size records found by a key at their start: open addressing, linear probing. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef BLOOMD_KEYTABLE_H
 #define BLOOMD_KEYTABLE_H
 

@@ -1,4 +1,5 @@
 /* rng.h - small, fast, seedable PRNG (xoshiro256**) for tie-breaks and simulations. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef BLOOMD_RNG_H
 #define BLOOMD_RNG_H
 

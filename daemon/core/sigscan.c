@@ -1,4 +1,5 @@
 /* sigscan.c - signature windows: their keyed hash, and the one-word prefilter scanned per byte. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "sigscan.h"
 
 #include <stdlib.h>

@@ -1,4 +1,5 @@
 /* sigscan.h - signature windows: their keyed hash, and the one-word prefilter scanned per byte. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef BLOOMD_SIGSCAN_H
 #define BLOOMD_SIGSCAN_H
 

@@ -1,4 +1,5 @@
 /* simd.c - which vector instructions this CPU has, and the level the kernels may use. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "simd.h"
 
 #include <stdlib.h>

@@ -1,4 +1,5 @@
 /* simd.h - which vector instructions this CPU has, and the level the kernels may use. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef BLOOMD_SIMD_H
 #define BLOOMD_SIMD_H
 

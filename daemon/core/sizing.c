@@ -1,4 +1,5 @@
 /* sizing.c - formulas, the fill predictor, and the best k for a filter's shape. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "sizing.h"
 
 #include <ctype.h>

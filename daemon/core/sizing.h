@@ -1,4 +1,5 @@
 /* sizing.h - formulas, the fill predictor, and the best k for a filter's shape. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef BLOOMD_SIZING_H
 #define BLOOMD_SIZING_H
 

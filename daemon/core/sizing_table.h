@@ -1,4 +1,5 @@
 /* sizing_table.h - best k and FPR measured with bloomsim; by tools/sizing-table.sh. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* 5000 entries, 4 trials a point, FPR predicted from the fill; rounds: c=2 10, c=3 30. */
 static const struct sizing_point P_CLASSIC_C2_OFFLINE[] = {
 	{ 4, 4, 0.127493 },

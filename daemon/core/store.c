@@ -1,4 +1,5 @@
 /* store.c - the exact entries behind the filter: bytes, kind, chosen group. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "store.h"
 
 #include <errno.h>

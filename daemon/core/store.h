@@ -1,4 +1,5 @@
 /* store.h - the exact entries behind the filter: bytes, kind, chosen group. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef BLOOMD_STORE_H
 #define BLOOMD_STORE_H
 

@@ -1,4 +1,5 @@
 /* capture.c - libpcap sources (live interfaces and pcap files) inside the libevent loop. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "capture.h"
 
 #include <errno.h>

@@ -1,4 +1,5 @@
 /* capture.h - libpcap sources (live interfaces and pcap files) inside the libevent loop. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef BLOOMD_CAPTURE_H
 #define BLOOMD_CAPTURE_H
 

@@ -1,4 +1,5 @@
 /* cluster.c - sensors sharing their entries through a Redis stream, and events to Redis: connections, lag, the whole. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "cluster_internal.h"
 
 #include <hiredis/adapters/libevent.h>

@@ -1,4 +1,5 @@
 /* cluster.h - sensors sharing their entries through a Redis stream, and events to Redis (hiredis, in the loop). */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef BLOOMD_CLUSTER_H
 #define BLOOMD_CLUSTER_H
 

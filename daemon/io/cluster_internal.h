@@ -1,4 +1,5 @@
 /* cluster_internal.h - what the cluster's files share: its state, and the helpers one file gives the others. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef BLOOMD_CLUSTER_INTERNAL_H
 #define BLOOMD_CLUSTER_INTERNAL_H
 

@@ -1,4 +1,5 @@
 /* cluster_reader.c - following the stream: entries checked and applied in order, snapshots, desyncs. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "cluster_internal.h"
 
 #include <stdio.h>

@@ -1,4 +1,5 @@
 /* cluster_reply.c - the shape of Redis's replies, checked before anything is read of them. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "cluster_internal.h"
 
 #include <stdio.h>

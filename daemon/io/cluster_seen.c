@@ -1,4 +1,5 @@
 /* cluster_seen.c - which changes of the stream were applied: each change's identity, re-sends known. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "cluster_seen.h"
 
 #include <errno.h>

@@ -1,4 +1,5 @@
 /* cluster_seen.h - which changes of the stream were applied: each change's identity, re-sends known. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef BLOOMD_CLUSTER_SEEN_H
 #define BLOOMD_CLUSTER_SEEN_H
 

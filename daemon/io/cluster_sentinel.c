@@ -1,4 +1,5 @@
 /* cluster_sentinel.c - where the master is: [cluster] redis, or asked of Redis Sentinels (and checked with ROLE). */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "cluster_internal.h"
 
 #include <hiredis/adapters/libevent.h>

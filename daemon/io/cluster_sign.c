@@ -1,4 +1,5 @@
 /* cluster_sign.c - changes and snapshots in the stream signed with a shared key (HMAC-SHA256, nettle). */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "cluster_sign.h"
 
 #include <errno.h>

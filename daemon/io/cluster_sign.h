@@ -1,4 +1,5 @@
 /* cluster_sign.h - changes and snapshots in the stream signed with a shared key (HMAC-SHA256, nettle). */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef BLOOMD_CLUSTER_SIGN_H
 #define BLOOMD_CLUSTER_SIGN_H
 

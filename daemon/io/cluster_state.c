@@ -1,4 +1,5 @@
 /* cluster_state.c - the cluster's stream IDs, its problems, and its state files: the cursor and the outbox. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "cluster_internal.h"
 
 #include <errno.h>

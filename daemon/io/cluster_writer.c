@@ -1,4 +1,5 @@
 /* cluster_writer.c - to the stream: local changes from the outbox, events, snapshots. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "cluster_internal.h"
 
 #include <errno.h>

@@ -1,4 +1,5 @@
 /* config.c - the INI configuration: defaults, parsing with inih, validation with file:line. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "config.h"
 
 #include <ctype.h>

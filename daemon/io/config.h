@@ -1,4 +1,5 @@
 /* config.h - the INI configuration: defaults, parsing with inih, validation with file:line. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef BLOOMD_CONFIG_H
 #define BLOOMD_CONFIG_H
 

@@ -1,4 +1,5 @@
 /* config_cluster.c - [cluster] (entries shared through a Redis stream, events to Redis) and [action] (nftables sets). */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,4 +1,5 @@
 /* config_internal.h - what the config files share: the loader, the setters, each part's keys. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef BLOOMD_CONFIG_INTERNAL_H
 #define BLOOMD_CONFIG_INTERNAL_H
 

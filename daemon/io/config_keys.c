@@ -1,4 +1,5 @@
 /* config_keys.c - the key table: every key of the file, how it is read, where it goes, whether a reload applies it. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

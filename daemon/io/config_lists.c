@@ -1,4 +1,5 @@
 /* config_lists.c - the [list NAME] sections and [entries] file: named entry lists and their labels. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>

@@ -1,4 +1,5 @@
 /* config_set.c - what every section's keys share: a problem said with its line, and the setters. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "config_internal.h"
 
 #include <ctype.h>

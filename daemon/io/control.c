@@ -1,4 +1,5 @@
 /* control.c - the control socket: the Unix stream server, the peer check, the limits on clients. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "control_internal.h"
 
 #include <errno.h>

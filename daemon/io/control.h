@@ -1,4 +1,5 @@
 /* control.h - the control socket: Unix stream server, line framing, peer check, limits. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef BLOOMD_CONTROL_H
 #define BLOOMD_CONTROL_H
 

@@ -1,4 +1,5 @@
 /* control_client.c - one control client: its lines read and served, replies and streams written, limits. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "control_internal.h"
 
 #include <errno.h>

@@ -1,4 +1,5 @@
 /* control_internal.h - what the control socket's two files share: the server and its clients. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef BLOOMD_CONTROL_INTERNAL_H
 #define BLOOMD_CONTROL_INTERNAL_H
 

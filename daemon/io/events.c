@@ -1,4 +1,5 @@
 /* events.c - matches out: one JSON object a line, and a pcap of the matched packets. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "events.h"
 
 #include <arpa/inet.h>

@@ -1,4 +1,5 @@
 /* events.h - matches out, to files: one JSON object a line, and a pcap of the matched packets. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef BLOOMD_EVENTS_H
 #define BLOOMD_EVENTS_H
 

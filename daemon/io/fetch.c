@@ -1,4 +1,5 @@
 /* fetch.c - bloomd-fetch started with a memory file for the body and a pipe for its status, and reaped. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "fetch.h"
 
 #include <errno.h>

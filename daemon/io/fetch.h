@@ -1,4 +1,5 @@
 /* fetch.h - a list's new version fetched from its URL by bloomd-fetch, a process of its own. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef BLOOMD_FETCH_H
 #define BLOOMD_FETCH_H
 

@@ -1,4 +1,5 @@
 /* forkjob.c - a job run in a forked child on the daemon's memory as it was at the fork. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "forkjob.h"
 
 #include <errno.h>

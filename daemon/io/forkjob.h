@@ -1,4 +1,5 @@
 /* forkjob.h - a job run in a forked child on the daemon's memory as it was at the fork, its end heard in the loop. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef BLOOMD_FORKJOB_H
 #define BLOOMD_FORKJOB_H
 

@@ -1,4 +1,5 @@
 /* inline.c - packets from netfilter queues (NFQUEUE), judged in the event loop: accepted or dropped. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "inline.h"
 
 #include <arpa/inet.h>

@@ -1,4 +1,5 @@
 /* inline.h - packets from netfilter queues (NFQUEUE), judged in the event loop: accepted or dropped. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef BLOOMD_INLINE_H
 #define BLOOMD_INLINE_H
 

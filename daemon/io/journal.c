@@ -1,4 +1,5 @@
 /* journal.c - durable state: the journal of changes since the snapshot. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "persist.h"
 
 #include <errno.h>

@@ -1,4 +1,5 @@
 /* log.c - the daemon's log: four levels, to stderr (journald adds the rest) or syslog. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "log.h"
 
 #include <jansson.h>

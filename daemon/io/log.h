@@ -1,4 +1,5 @@
 /* log.h - the daemon's log: four levels, to stderr (journald adds the rest) or syslog. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef BLOOMD_LOG_H
 #define BLOOMD_LOG_H
 

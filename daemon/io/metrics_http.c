@@ -1,4 +1,5 @@
 /* metrics_http.c - an HTTP listener for Prometheus: GET /metrics, nothing else, on bounded connections. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "metrics_http.h"
 
 #include <errno.h>

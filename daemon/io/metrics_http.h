@@ -1,4 +1,5 @@
 /* metrics_http.h - an HTTP listener for Prometheus: GET /metrics, nothing else, on bounded connections. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef BLOOMD_METRICS_HTTP_H
 #define BLOOMD_METRICS_HTTP_H
 

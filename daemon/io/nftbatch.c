@@ -1,4 +1,5 @@
 /* nftbatch.c - elements added to and deleted from an inet table's address sets, as one netlink batch. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "nftbatch.h"
 
 #include <endian.h>

@@ -1,4 +1,5 @@
 /* nftbatch.h - elements added to and deleted from an inet table's address sets: one netlink batch, one transaction. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef BLOOMD_NFTBATCH_H
 #define BLOOMD_NFTBATCH_H
 

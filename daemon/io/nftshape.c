@@ -1,4 +1,5 @@
 /* nftshape.c - what an nftables table does, read from the kernel by netlink. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "nftshape.h"
 
 #include <arpa/inet.h>

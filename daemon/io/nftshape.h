@@ -1,4 +1,5 @@
 /* nftshape.h - what an nftables table does, read from the kernel by netlink: its shape, its drop rules' counters. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef BLOOMD_NFTSHAPE_H
 #define BLOOMD_NFTSHAPE_H
 

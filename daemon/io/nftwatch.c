@@ -1,4 +1,5 @@
 /* nftwatch.c - what others change in an nftables table, as the kernel announces it. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "nftwatch.h"
 
 #include <arpa/inet.h>

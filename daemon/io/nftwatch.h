@@ -1,4 +1,5 @@
 /* nftwatch.h - what others change in an nftables table, as the kernel announces it (netlink, NFNLGRP_NFTABLES). */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef BLOOMD_NFTWATCH_H
 #define BLOOMD_NFTWATCH_H
 

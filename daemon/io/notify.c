@@ -1,4 +1,5 @@
 /* notify.c - telling the service manager how bloomd is doing (sd_notify), and its watchdog. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "notify.h"
 
 #include <stdint.h>

@@ -1,4 +1,5 @@
 /* notify.h - telling the service manager how bloomd is doing (sd_notify), and its watchdog. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef BLOOMD_NOTIFY_H
 #define BLOOMD_NOTIFY_H
 

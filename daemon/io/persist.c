@@ -1,4 +1,5 @@
 /* persist.c - durable state: snapshot files, and the byte and file helpers the journal shares. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "persist.h"
 
 #include <errno.h>

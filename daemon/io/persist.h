@@ -1,4 +1,5 @@
 /* persist.h - durable state: snapshot files and the journal of changes since. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef BLOOMD_PERSIST_H
 #define BLOOMD_PERSIST_H
 

@@ -1,4 +1,5 @@
 /* persist_io.h - what the snapshot and the journal share: byte order, buffers, whole-file I/O. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef BLOOMD_PERSIST_IO_H
 #define BLOOMD_PERSIST_IO_H
 

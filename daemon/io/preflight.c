@@ -1,4 +1,5 @@
 /* preflight.c - what a start needs from the system: made where it can be, checked by -n. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "preflight.h"
 
 #include "fetch.h"

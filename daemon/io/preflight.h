@@ -1,4 +1,5 @@
 /* preflight.h - what a start needs from the system: made where it can be, checked by -n. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef BLOOMD_PREFLIGHT_H
 #define BLOOMD_PREFLIGHT_H
 

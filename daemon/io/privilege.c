@@ -1,4 +1,5 @@
 /* privilege.c - giving up privileges once the capture is open. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "privilege.h"
 
 #include <errno.h>

@@ -1,4 +1,5 @@
 /* privilege.h - giving up privileges once the capture is open. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef BLOOMD_PRIVILEGE_H
 #define BLOOMD_PRIVILEGE_H
 

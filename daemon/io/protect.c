@@ -1,4 +1,5 @@
 /* protect.c - the addresses never blocked: the host's own (read from its interfaces), loopback, and the operator's nets. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "protect.h"
 
 #include <arpa/inet.h>

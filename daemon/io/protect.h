@@ -1,4 +1,5 @@
 /* protect.h - the addresses never blocked: the host's own (read from its interfaces), loopback, and the operator's nets. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef BLOOMD_PROTECT_H
 #define BLOOMD_PROTECT_H
 

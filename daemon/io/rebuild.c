@@ -1,4 +1,5 @@
 /* rebuild.c - the background rebuild: a worker thread, and the swap back in the event loop. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "rebuild.h"
 
 #include <errno.h>

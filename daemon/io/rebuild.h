@@ -1,4 +1,5 @@
 /* rebuild.h - the background rebuild: a worker thread, and the swap back in the event loop. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef BLOOMD_REBUILD_H
 #define BLOOMD_REBUILD_H
 

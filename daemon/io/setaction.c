@@ -1,4 +1,5 @@
 /* setaction.c - addresses that matched, added to an nftables set with a timeout. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "setaction.h"
 
 #include <arpa/inet.h>

@@ -1,4 +1,5 @@
 /* setaction.h - bloomd's nftables table: the addresses that matched, and the lists mirrored; the kernel drops. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef BLOOMD_SETACTION_H
 #define BLOOMD_SETACTION_H
 

@@ -1,4 +1,5 @@
 /* setmirror.c - the dropping and pass lists' addresses and nets, as nftables elements of bloomd's table. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "setmirror.h"
 
 #include <arpa/inet.h>

@@ -1,4 +1,5 @@
 /* setmirror.h - the dropping and pass lists' addresses and nets, as nftables elements of bloomd's table. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef BLOOMD_SETMIRROR_H
 #define BLOOMD_SETMIRROR_H
 

@@ -1,4 +1,5 @@
 /* statedir.c - the one way bloomd opens, makes, renames and syncs files in its state directory. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "statedir.h"
 
 #include <dirent.h>

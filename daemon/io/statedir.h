@@ -1,4 +1,5 @@
 /* statedir.h - the one way bloomd opens, makes, renames and syncs files in its state directory. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef BLOOMD_STATEDIR_H
 #define BLOOMD_STATEDIR_H
 

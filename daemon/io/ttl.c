@@ -1,4 +1,5 @@
 /* ttl.c - entries that expire: their expiry times, soonest first. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "ttl.h"
 
 #include <stdbool.h>

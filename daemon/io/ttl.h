@@ -1,4 +1,5 @@
 /* ttl.h - entries that expire: their expiry times, soonest first. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef BLOOMD_TTL_H
 #define BLOOMD_TTL_H
 

@@ -1,4 +1,5 @@
 /* workers.c - packet sources on threads of their own, checked against the matcher published to them. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * liburcu's read side inline: no call per batch. Not under ThreadSanitizer,
  * which cannot follow liburcu's own barriers: there the library's calls,

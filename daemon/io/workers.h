@@ -1,4 +1,5 @@
 /* workers.h - packet sources on threads of their own, checked against the matcher published to them. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef BLOOMD_WORKERS_H
 #define BLOOMD_WORKERS_H
 

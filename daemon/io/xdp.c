@@ -1,4 +1,5 @@
 /* xdp.c - the XDP program on an interface: loaded, filled, attached through a link, swapped, and its events. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "xdp.h"
 
 #include <errno.h>

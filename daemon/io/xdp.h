@@ -1,4 +1,5 @@
 /* xdp.h - the XDP program on an interface: loaded, filled, attached through a link, swapped, and its events. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef BLOOMD_XDP_H
 #define BLOOMD_XDP_H
 

@@ -1,4 +1,5 @@
 /* alert.h - what the engine hands on about a match: the packet, its hits, their labels. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef BLOOMD_ALERT_H
 #define BLOOMD_ALERT_H
 

@@ -1,4 +1,5 @@
 /* communityid.c - the Community ID of a packet's flow (version 1), as Zeek and Suricata write it. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "communityid.h"
 
 #include <nettle/base64.h>

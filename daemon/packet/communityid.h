@@ -1,4 +1,5 @@
 /* communityid.h - the Community ID of a packet's flow (version 1), as Zeek and Suricata write it. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef BLOOMD_COMMUNITYID_H
 #define BLOOMD_COMMUNITYID_H
 

@@ -1,4 +1,5 @@
 /* engine.c - one packet through the daemon's path: parse, count, match, report. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "engine.h"
 
 #include <string.h>

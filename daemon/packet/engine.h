@@ -1,4 +1,5 @@
 /* engine.h - one packet through the daemon's path: parse, count, match, report. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef BLOOMD_ENGINE_H
 #define BLOOMD_ENGINE_H
 

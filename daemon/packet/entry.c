@@ -1,4 +1,5 @@
 /* entry.c - the entry syntax shared by lists, commands and events: parse and format. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "entry.h"
 
 #include <arpa/inet.h>

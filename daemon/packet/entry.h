@@ -1,4 +1,5 @@
 /* entry.h - the entry syntax shared by lists, commands and events: parse and format. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef BLOOMD_ENTRY_H
 #define BLOOMD_ENTRY_H
 

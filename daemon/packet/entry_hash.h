@@ -1,4 +1,5 @@
 /* entry_hash.h - an address, net or pair entry's keyed hash, as the filters and the XDP program take it. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef BLOOMD_ENTRY_HASH_H
 #define BLOOMD_ENTRY_HASH_H
 

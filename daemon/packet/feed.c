@@ -1,4 +1,5 @@
 /* feed.c - entry lists in the formats feeds come in. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "feed_internal.h"
 
 #include <ctype.h>

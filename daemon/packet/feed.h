@@ -1,4 +1,5 @@
 /* feed.h - entry lists in the formats feeds come in: bloomd's own, plain, netset, DROP, ipset, CSV, Suricata datasets. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef BLOOMD_FEED_H
 #define BLOOMD_FEED_H
 

@@ -1,4 +1,5 @@
 /* feed_address.c - an address or a network as the feeds write them: the entry it is. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "feed_internal.h"
 
 #include <string.h>

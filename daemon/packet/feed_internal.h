@@ -1,4 +1,5 @@
 /* feed_internal.h - what the feed files share: feed.c (the line formats) uses feed_json.c and feed_address.c. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef BLOOMD_FEED_INTERNAL_H
 #define BLOOMD_FEED_INTERNAL_H
 

@@ -1,4 +1,5 @@
 /* feed_json.c - the feeds published as JSON: Spamhaus's DROP (an object a line) and CrowdSec's decisions (one document). */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "feed_internal.h"
 
 #include <ctype.h>

@@ -1,4 +1,5 @@
 /* flows.c - which entries alerted on which flows lately: alert once per flow per entry. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "flows.h"
 
 #include <stdlib.h>

@@ -1,4 +1,5 @@
 /* flows.h - which entries alerted on which flows lately: alert once per flow per entry. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef BLOOMD_FLOWS_H
 #define BLOOMD_FLOWS_H
 

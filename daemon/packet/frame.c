@@ -1,4 +1,5 @@
 /* frame.c - copies of a batch's frames, past their source's buffer. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "frame.h"
 
 #include <stdlib.h>

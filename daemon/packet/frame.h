@@ -1,4 +1,5 @@
 /* frame.h - a packet as a source hands it to the engine, and what becomes of it. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef BLOOMD_FRAME_H
 #define BLOOMD_FRAME_H
 

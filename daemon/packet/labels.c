@@ -1,4 +1,5 @@
 /* labels.c - the labels entries carry inline in a list, per entry and list. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "labels.h"
 
 #include <stdio.h>

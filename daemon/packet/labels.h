@@ -1,4 +1,5 @@
 /* labels.h - the labels entries carry inline in a list (category=, severity=), per entry and list. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef BLOOMD_LABELS_H
 #define BLOOMD_LABELS_H
 

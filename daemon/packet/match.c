@@ -1,4 +1,5 @@
 /* match.c - per-packet checks: address and signature probes, confirmation, counters. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "match.h"
 
 #include <stdlib.h>

@@ -1,4 +1,5 @@
 /* match.h - the matcher's builder: entries held and released, filters built and rebuilt, copies kept in step. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef BLOOMD_MATCH_H
 #define BLOOMD_MATCH_H
 

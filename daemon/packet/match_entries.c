@@ -1,4 +1,5 @@
 /* match_entries.c - the matcher's entries: the exact stores, the signature index and its arena. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>

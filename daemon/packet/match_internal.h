@@ -1,4 +1,5 @@
 /* match_internal.h - the matcher's state, shared by the match files. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef BLOOMD_MATCH_INTERNAL_H
 #define BLOOMD_MATCH_INTERNAL_H
 

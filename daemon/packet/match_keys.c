@@ -1,4 +1,5 @@
 /* match_keys.c - a key into and out of its filter as it is stored and removed, and into a rebuild's log. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <math.h>
 #include <stdlib.h>
 

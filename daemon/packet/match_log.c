@@ -1,4 +1,5 @@
 /* match_log.c - a matcher's changes recorded, for a copy of it to replay (matcher_replay, match.c). */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <stdlib.h>
 #include <string.h>
 

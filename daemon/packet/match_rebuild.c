@@ -1,4 +1,5 @@
 /* match_rebuild.c - the matcher's filters: their sizes, and building and rebuilding them off the loop. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <math.h>
 #include <stdatomic.h>
 #include <stdlib.h>

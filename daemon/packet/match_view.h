@@ -1,4 +1,5 @@
 /* match_view.h - what the packet path may do with a matcher: check a packet, read what it found. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef BLOOMD_MATCH_VIEW_H
 #define BLOOMD_MATCH_VIEW_H
 

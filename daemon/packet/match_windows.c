@@ -1,4 +1,5 @@
 /* match_windows.c - which of its windows indexes each signature: one few others share, and none known to be common. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <stdlib.h>
 #include <string.h>
 

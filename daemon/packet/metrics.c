@@ -1,4 +1,5 @@
 /* metrics.c - the statistics object as Prometheus text, from one registry of every metric. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "metrics.h"
 
 #include <stdio.h>

@@ -1,4 +1,5 @@
 /* metrics.h - the statistics object as Prometheus text, from one registry of every metric. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef BLOOMD_METRICS_H
 #define BLOOMD_METRICS_H
 

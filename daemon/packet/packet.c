@@ -1,4 +1,5 @@
 /* packet.c - bounds-checked, zero-copy parsing of captured packets down to L4. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "packet.h"
 
 #include <stdio.h>

@@ -1,4 +1,5 @@
 /* packet.h - bounds-checked, zero-copy parsing of captured packets down to L4. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef BLOOMD_PACKET_H
 #define BLOOMD_PACKET_H
 

@@ -1,4 +1,5 @@
 /* stats.c - packet counters and the statistics object bloomd reports. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "stats.h"
 
 #include <stdio.h>

@@ -1,4 +1,5 @@
 /* stats.h - packet counters and the statistics object bloomd reports. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef BLOOMD_STATS_H
 #define BLOOMD_STATS_H
 

@@ -1,4 +1,5 @@
 /* threshold.c - Suricata's threshold.config: threshold and suppress rules for alerts. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "threshold.h"
 
 #include <arpa/inet.h>

@@ -1,4 +1,5 @@
 /* threshold.h - Suricata's threshold.config: threshold and suppress rules for alerts. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef BLOOMD_THRESHOLD_H
 #define BLOOMD_THRESHOLD_H
 

@@ -1,4 +1,5 @@
 /* xdp_layout.h - what the XDP program and the daemon share: its parameters, the exact table, events, counters. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef BLOOMD_XDP_LAYOUT_H
 #define BLOOMD_XDP_LAYOUT_H
 

@@ -1,4 +1,5 @@
 /* xdpset.c - the entries the XDP program decides on: a blocked filter and an exact table, in its layout. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "xdpset.h"
 
 #include <stdlib.h>

@@ -1,4 +1,5 @@
 /* xdpset.h - the entries the XDP program decides on: a blocked filter and an exact table, in its layout. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef BLOOMD_XDPSET_H
 #define BLOOMD_XDPSET_H
 

@@ -1,4 +1,5 @@
 /* commands.c - the control protocol's commands: parse a line, act on the service, reply. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "commands.h"
 
 #include <arpa/inet.h>

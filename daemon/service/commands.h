@@ -1,4 +1,5 @@
 /* commands.h - the control protocol's commands: parse a line, act on the service, reply. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef BLOOMD_COMMANDS_H
 #define BLOOMD_COMMANDS_H
 

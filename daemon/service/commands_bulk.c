@@ -1,4 +1,5 @@
 /* commands_bulk.c - the commands that move many entries: load (lines in) and list (parts out). */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,4 +1,5 @@
 /* commands_internal.h - what the command files share; no one else includes it. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef BLOOMD_COMMANDS_INTERNAL_H
 #define BLOOMD_COMMANDS_INTERNAL_H
 

@@ -1,4 +1,5 @@
 /* commands_reply.c - what every command shares: replies sent, errors made, arguments taken apart. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "commands_internal.h"
 
 #include <ctype.h>

@@ -1,4 +1,5 @@
 /* lists.c - the running entry lists: a holder each, versions swapped in whole, labels for alerts. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "lists.h"
 
 #include <errno.h>

@@ -1,4 +1,5 @@
 /* lists.h - the running entry lists: a holder each, versions swapped in whole, labels for alerts. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef BLOOMD_LISTS_H
 #define BLOOMD_LISTS_H
 

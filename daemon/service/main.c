@@ -1,4 +1,5 @@
 /* main.c - bloomd: options, signals, and the wiring from capture to events. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <errno.h>
 #include <event2/event.h>
 #include <getopt.h>

@@ -1,4 +1,5 @@
 /* service.c - the running daemon: made, started and stopped, and what the rest of the daemon reads of it. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "service.h"
 
 #include <stdlib.h>

@@ -1,4 +1,5 @@
 /* service.h - the running daemon: entries, durable state, sources, rebuilds, housekeeping. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef BLOOMD_SERVICE_H
 #define BLOOMD_SERVICE_H
 

@@ -1,4 +1,5 @@
 /* service_action.c - [action]: the nftables sets bloomd blocks addresses in, checked, listed, unblocked. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "service.h"
 
 #include "error.h"

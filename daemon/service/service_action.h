@@ -1,4 +1,5 @@
 /* service_action.h - [action]: the nftables sets bloomd blocks addresses in, and with manage its own table mirroring the lists. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef BLOOMD_SERVICE_ACTION_H
 #define BLOOMD_SERVICE_ACTION_H
 

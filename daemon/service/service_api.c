@@ -1,4 +1,5 @@
 /* service_api.c - the sockets bloomd answers on: the control socket and the metrics endpoint. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "service.h"
 
 #include <stdlib.h>

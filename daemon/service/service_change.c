@@ -1,4 +1,5 @@
 /* service_change.c - the one way a change reaches the entries, and what its origin sends it on to. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "service.h"
 
 #include <stdio.h>

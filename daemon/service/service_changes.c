@@ -1,4 +1,5 @@
 /* service_changes.c - the log of the matcher's changes its followers (workers' copy, XDP set, nft mirror) read. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "service.h"
 
 #include "service_internal.h"

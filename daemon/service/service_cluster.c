@@ -1,4 +1,5 @@
 /* service_cluster.c - the daemon in a cluster: its changes to the stream, the stream's to it, events to Redis. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "service.h"
 
 #include <stdio.h>

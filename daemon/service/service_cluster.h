@@ -1,4 +1,5 @@
 /* service_cluster.h - the daemon in a fleet: its changes to the stream, the stream's to it. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef BLOOMD_SERVICE_CLUSTER_H
 #define BLOOMD_SERVICE_CLUSTER_H
 

@@ -1,4 +1,5 @@
 /* service_durable.c - the durable state's own part: what it holds and says, and a change journaled. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "service.h"
 
 #include <stdio.h>

@@ -1,4 +1,5 @@
 /* service_fetch.c - the lists with a url: fetched every refresh by bloomd-fetch, each new version taken as a file's is. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "service.h"
 
 #include <errno.h>

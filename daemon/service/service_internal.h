@@ -1,4 +1,5 @@
 /* service_internal.h - the daemon's state: a few things every service file reads, and parts each owned by its files. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef BLOOMD_SERVICE_INTERNAL_H
 #define BLOOMD_SERVICE_INTERNAL_H
 

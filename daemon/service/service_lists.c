@@ -1,4 +1,5 @@
 /* service_lists.c - the daemon's entry lists: loaded at start and reload, replaced, flushed, kept. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "service.h"
 
 #include <errno.h>

@@ -1,4 +1,5 @@
 /* service_mirror.c - [action] manage: bloomd's nftables table kept equal to the dropping and pass lists. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "service.h"
 
 #include <string.h>

@@ -1,4 +1,5 @@
 /* service_rebuild.c - the filters rebuilt in the background: on request, after a reload, when they outgrow their shape. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "service.h"
 
 #include "error.h"

@@ -1,4 +1,5 @@
 /* service_rebuild.h - the filters rebuilt in the background: on request, after a reload, when they outgrow their shape. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef BLOOMD_SERVICE_REBUILD_H
 #define BLOOMD_SERVICE_REBUILD_H
 

@@ -1,4 +1,5 @@
 /* service_reload.c - the daemon's configuration reloaded, outputs reopened, statistics. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "service.h"
 
 #include <dirent.h>

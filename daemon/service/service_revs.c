@@ -1,4 +1,5 @@
 /* service_revs.c - each list's revision (eve's alert.rev) kept across restarts, changed only by a change of entries. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>

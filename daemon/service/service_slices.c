@@ -1,4 +1,5 @@
 /* service_slices.c - a list's new version read, kept and taken a slice at a time. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "service.h"
 
 #include <event2/event.h>

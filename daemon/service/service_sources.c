@@ -1,4 +1,5 @@
 /* service_sources.c - the daemon's packet sources: the queue of files to replay and the live interface. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "service.h"
 
 #include <errno.h>

@@ -1,4 +1,5 @@
 /* service_sources.h - the daemon's packet sources, the workers, and the log of changes that their copy follows. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef BLOOMD_SERVICE_SOURCES_H
 #define BLOOMD_SERVICE_SOURCES_H
 

@@ -1,4 +1,5 @@
 /* service_state.c - the daemon's durable state: loading it, snapshots, the journal's sync. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "service.h"
 
 #include <errno.h>

@@ -1,4 +1,5 @@
 /* service_state.h - the daemon's durable state: the state directory, the journal, snapshots, the local list's expiry. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef BLOOMD_SERVICE_STATE_H
 #define BLOOMD_SERVICE_STATE_H
 

@@ -1,4 +1,5 @@
 /* service_upkeep.c - the daemon's own upkeep: the once-a-second housekeeping, problems reported, uptime. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "service.h"
 
 #include <dirent.h>

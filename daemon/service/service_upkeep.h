@@ -1,4 +1,5 @@
 /* service_upkeep.h - the daemon's own upkeep: the once-a-second housekeeping, problems reported, uptime, reloads. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef BLOOMD_SERVICE_UPKEEP_H
 #define BLOOMD_SERVICE_UPKEEP_H
 

@@ -1,4 +1,5 @@
 /* service_versions.h - lists' new versions arriving: fetched from their url, taken a slice at a time. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef BLOOMD_SERVICE_VERSIONS_H
 #define BLOOMD_SERVICE_VERSIONS_H
 

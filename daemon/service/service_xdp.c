@@ -1,4 +1,5 @@
 /* service_xdp.c - mode = xdp: the XDP set kept equal to the dropping and pass lists, its events and counters. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "service.h"
 
 #include <pcap/dlt.h>

@@ -1,4 +1,5 @@
 /* service_xdp.h - mode = xdp: the XDP set kept equal to the dropping and pass lists, its drops reported. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef BLOOMD_SERVICE_XDP_H
 #define BLOOMD_SERVICE_XDP_H
 

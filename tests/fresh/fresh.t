@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # The README's two commands on a fresh machine: a minimal Debian root (git, make, gcc,
 # libc6-dev, pkg-config, ca-certificates) made with mmdebstrap from this machine's apt
 # sources, the committed HEAD cloned into it, then `make demo` and `make check` run there

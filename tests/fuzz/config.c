@@ -1,4 +1,5 @@
 /* Fuzz harness: config_load on any file content. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

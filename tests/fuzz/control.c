@@ -1,4 +1,5 @@
 /* Fuzz harness: any bytes on the control socket of a running service (framing and commands). */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <errno.h>
 #include <event2/event.h>
 #include <stdint.h>

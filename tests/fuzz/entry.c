@@ -1,4 +1,5 @@
 /* Fuzz harness: entry_parse on any line; what parses must print and parse back to the same key. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

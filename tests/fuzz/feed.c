@@ -1,4 +1,5 @@
 /* Fuzz harness: feed_line in every format on any line (crowdsec-json: feed_read on a whole document); an entry it gives is one entry_parse takes back. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,4 +1,5 @@
 /* Fuzz harness: packet_parse on any link type, then the matcher on what it parsed. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,4 +1,5 @@
 /* Fuzz harness: snapshot, journal and kept list files with valid checksums around any content. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # cluster.sh - a redis-server and bloomd nodes for the cluster tests; source it after tap.sh.
 # It skips the test without redis-server, and works in $tmp (a directory others may enter,
 # removed at exit with the nodes in pid[N] and Redis stopped).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # crowdsec-lapi.sh - a private CrowdSec local API for the tests and the bench: source it, then
 # lapi_config DIR PORT writes DIR/config.yaml (its database, credentials and simulation file in
 # DIR; no central API, no log acquisition, no metrics) for `crowdsec -c DIR/config.yaml -no-cs`

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # daemon.sh - the bloomd a shell test talks to; source it after tap.sh. It runs in the current
 # directory from bloomd.conf, its log appended to err, its control socket at $sock.
 C() { "$BUILD/bloomctl" -s "$sock" "$@"; }

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """eve-check.py PATH... - every eve event in the files (or under the directories) given,
 validated against Suricata's own schema (tests/suricata/eve.schema.json); other lines
 (a replay's closing statistics) are left out. A file is an

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """fake-redis.py SOCKET SEED SECONDS [REPORT]: a server on a Unix socket that speaks RESP but
 answers every command with a reply of a random shape (seeded): errors, integers, nils,
 strings, and arrays nested a few deep, some shaped almost like what XREAD, XRANGE, XINFO or

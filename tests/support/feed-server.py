@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-2-Clause
 """feed-server.py - an HTTP(S) server on loopback that publishes feeds the way real ones fail.
 
 usage: feed-server.py DIR PORTFILE LOG [CERT KEY]

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """hostile-sentinel.py PORT KIND: a Sentinel on 127.0.0.1:PORT that answers every command with
 what no Sentinel sends, until killed. KIND garbage: bytes that are not RESP; KIND host: the
 master's address as [host, port] with a host holding a carriage return and a newline."""

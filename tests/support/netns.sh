@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # netns.sh - two network namespaces joined by a veth pair, a netfilter queue rule in the
 # second, and the helpers a test of bloomd there shares; source it after tap.sh (its
 # skip_all), after plan. Names are $a and $b, the ends veth-a$$ and veth-b$$ (up, without addresses).

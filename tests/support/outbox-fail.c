@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * outbox-fail.c - an LD_PRELOAD shim for tests/cluster-faults.t: while the file named by
  * BLOOMD_FAIL_FLAG exists, write(2) and fdatasync(2) on a descriptor open on a file named

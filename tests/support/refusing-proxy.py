@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """refusing-proxy.py LISTEN UPSTREAM STREAM NTH SECONDS: a proxy on the Unix socket LISTEN to
 the Redis at the Unix socket UPSTREAM that passes every byte both ways, but makes Redis refuse
 the NTH XADD to STREAM (counted over all connections, from 1): its command name goes up as

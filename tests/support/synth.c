@@ -1,4 +1,5 @@
 /* synth.c - build synthetic frames (link, VLANs, IPv4/IPv6, extension headers, L4, payload). */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "synth.h"
 
 #include <arpa/inet.h>

@@ -1,4 +1,5 @@
 /* synth.h - build synthetic frames (link, VLANs, IPv4/IPv6, extension headers, L4, payload). */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef BLOOMD_SYNTH_H
 #define BLOOMD_SYNTH_H
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # tap.sh - tiny TAP emitter for the shell tests; source it, call plan, then checks.
 # BUILD (default build) names the build directory whose binaries are tested; a relative
 # one is taken from the top of the tree, so tests may change directory.

@@ -1,4 +1,5 @@
 /* Unit tests for cluster_seen.c: re-sends known by identity, kept as text, what a snapshot covers, bounded. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

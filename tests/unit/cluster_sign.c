@@ -1,4 +1,5 @@
 /* Unit tests for cluster_sign.c: the key file's checks, and MACs that catch any change of any field. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,4 +1,5 @@
 /* Unit tests for communityid.c: the Community ID spec's baseline vectors (seed 0, base64). */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <arpa/inet.h>
 #include <string.h>
 

@@ -1,4 +1,5 @@
 /* Unit tests for config.c: defaults, every key, and every problem reported with its line. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,4 +1,5 @@
 /* Unit and property tests for counting.c against an exact model of the set. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <stdlib.h>
 #include <string.h>
 

@@ -1,4 +1,5 @@
 /* Unit tests for entry.c: every kind parses to its key and prints back canonically. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,4 +1,5 @@
 /* Unit tests for feed.c: each format's lines, written from its documented form, good and malformed. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

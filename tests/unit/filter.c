@@ -1,4 +1,5 @@
 /* Unit tests for filter.c: parameters, queries, union, fold, fill. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

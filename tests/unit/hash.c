@@ -1,4 +1,5 @@
 /* Unit tests for hash.c: reference vectors, keying, determinism. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <string.h>
 
 #include "hash.h"

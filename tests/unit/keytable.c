@@ -1,4 +1,5 @@
 /* Unit and property tests for keytable.c against a plain model. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <string.h>
 
 #include "keytable.h"

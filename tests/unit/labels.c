@@ -1,4 +1,5 @@
 /* Unit tests for labels.c: an entry's own labels, per list, moved and dropped with list versions. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <stdio.h>
 #include <string.h>
 

@@ -1,4 +1,5 @@
 /* Property test for match.c: random packets and entry lists against a brute-force model. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>

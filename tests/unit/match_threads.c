@@ -1,4 +1,5 @@
 /* The matcher's const readers from several threads at once (make check-tsan runs this under ThreadSanitizer). */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <pthread.h>
 #include <string.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Out of memory at every allocation in turn: the matcher's adds, removes,
  * builds and rebuilds with the N-th allocation failing, for every N a clean

@@ -1,4 +1,5 @@
 /* Unit tests for packet.c: layers, truncation at every byte, and random bytes against a guard page. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>

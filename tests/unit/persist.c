@@ -1,4 +1,5 @@
 /* Unit tests for persist.c and journal.c: round trips, torn journals, corrupt and foreign files, crashes mid-save. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>

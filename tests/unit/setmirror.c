@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Unit and property tests for setmirror.c: the commands it writes, run on a
  * model of the kernel's sets (which, like the kernel, refuses an interval

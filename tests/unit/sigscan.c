@@ -1,4 +1,5 @@
 /* Unit tests for sigscan.c: each SIMD level's prefilter scan against the one-at-a-time one. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <stdlib.h>
 #include <string.h>
 

@@ -1,4 +1,5 @@
 /* Unit tests for sizing.c: formulas, the ODE against the paper's Table 2, parsing. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <math.h>
 #include <string.h>
 

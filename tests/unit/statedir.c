@@ -1,4 +1,5 @@
 /* Unit tests for statedir.c and the kept list versions: links, FIFOs and strangers' files refused, checksums checked. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>

@@ -1,4 +1,5 @@
 /* Unit and property tests for store.c against a plain model. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>

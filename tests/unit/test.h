@@ -1,4 +1,5 @@
 /* test.h - cmocka with TAP output, so prove runs every suite the same way. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef BLOOMD_TEST_H
 #define BLOOMD_TEST_H
 

@@ -1,4 +1,5 @@
 /* Unit tests for threshold.c: Suricata's threshold and suppress rules, read and applied. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>

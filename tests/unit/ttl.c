@@ -1,4 +1,5 @@
 /* Unit and property tests for ttl.c against a plain model. */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <stdio.h>
 #include <string.h>
 

@@ -1,4 +1,5 @@
 /* Unit tests for xdpset.c and xdp.c: the set's table and filter, and the XDP program run on packets (BPF_PROG_TEST_RUN). */
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
