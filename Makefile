@@ -6,6 +6,8 @@ BINDIR     ?= $(PREFIX)/bin
 SBINDIR    ?= $(PREFIX)/sbin
 MANDIR     ?= $(PREFIX)/share/man
 DOCDIR     ?= $(PREFIX)/share/doc/bloomd
+# What an operator copies from: the systemd drop-ins and the alerting rules.
+EXAMPLESDIR ?= $(DOCDIR)/examples
 SYSCONFDIR ?= /etc
 # Where systemd looks for system units (systemd.pc says; the usual place without it).
 SYSTEMDUNITDIR ?= $(or $(shell pkg-config --variable=systemdsystemunitdir systemd 2>/dev/null),/usr/lib/systemd/system)
@@ -79,8 +81,9 @@ $(BUILD)/daemon/service/%.o: INC = $(INC_service)
 layer-flags-%:
 	@echo $(INC_$*)
 
-ALL_CFLAGS = -std=c11 $(WARN) $(CFLAGS) $(ARCH_CFLAGS) $(SANFLAGS) -D_GNU_SOURCE $(INC) $(PKG_CFLAGS) -MMD -MP
-LDLIBS     = $(PKG_LIBS) -lm -pthread
+# CPPFLAGS and LDFLAGS as a packager gives them (dpkg-buildflags: fortify, relro, now).
+ALL_CFLAGS = -std=c11 $(WARN) $(CPPFLAGS) $(CFLAGS) $(ARCH_CFLAGS) $(SANFLAGS) -D_GNU_SOURCE $(INC) $(PKG_CFLAGS) -MMD -MP
+LDLIBS     = $(LDFLAGS) $(PKG_LIBS) -lm -pthread
 
 CORE_SRC    = $(wildcard daemon/core/*.c)
 PACKET_SRC  = $(wildcard daemon/packet/*.c)
@@ -104,7 +107,7 @@ TOOLS     = $(BUILD)/bloomd $(BUILD)/bloomd-fetch $(BUILD)/bloomsim $(BUILD)/blo
 UNIT_TESTS = $(patsubst tests/unit/%.c,$(BUILD)/tests/%.t,$(wildcard tests/unit/*.c))
 SCRIPT_TESTS = $(filter-out tests/fuzz.t,$(wildcard tests/*.t))
 
-.PHONY: all check check-asan check-tsan check-fresh core-tests packet-tests test bench demo demo-cluster clean install uninstall deps fuzz fuzz-build
+.PHONY: deb all check check-asan check-tsan check-fresh core-tests packet-tests test bench demo demo-cluster clean install uninstall deps fuzz fuzz-build
 
 all: $(TOOLS) $(BUILD)/bloomctl.bash
 
@@ -266,11 +269,19 @@ demo-cluster:
 # The README's two commands, in order, in a minimal Debian root made for the
 # purpose from this machine's apt sources (needs root and mmdebstrap).
 check-fresh:
-	prove --verbose --exec tests/support/run-one.sh tests/fresh/fresh.t
+	prove --verbose --exec tests/support/run-one.sh tests/fresh/fresh.t tests/fresh/deb.t
 
 # What the test suite needs (tools/install-deps.sh build|test|bench|ci for other purposes).
 deps:
 	tools/install-deps.sh test
+
+# The Debian package, built from this tree as dpkg-buildpackage builds it (in a copy, so the
+# tree's own build/ is left alone): ../bloomd_VERSION_ARCH.deb beside the tree, checked by
+# lintian. debian/changelog is written from NEWS first.
+deb:
+	tools/install-deps.sh deb
+	tools/debian-changelog.py NEWS > debian/changelog
+	tools/build-deb.sh
 
 # Binaries, man pages, the systemd unit (with these paths in it), its sysusers and
 # tmpfiles files, a logrotate file, and the annotated configuration (an existing one is
@@ -279,7 +290,7 @@ install: all
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man5 \
 		$(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(SYSCONFDIR)/bloomd $(DESTDIR)$(SYSTEMDUNITDIR) \
 		$(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(TMPFILESDIR) $(DESTDIR)$(SYSCONFDIR)/logrotate.d \
-		$(DESTDIR)$(DOCDIR) $(DESTDIR)$(BASHCOMPDIR)
+		$(DESTDIR)$(EXAMPLESDIR) $(DESTDIR)$(BASHCOMPDIR)
 	install -m 644 $(BUILD)/bloomctl.bash $(DESTDIR)$(BASHCOMPDIR)/bloomctl
 	install -m 755 $(BUILD)/bloomd $(BUILD)/bloomd-fetch $(DESTDIR)$(SBINDIR)/
 	install -m 755 $(BUILD)/bloomctl $(BUILD)/bloomsim $(BUILD)/pcapgen $(DESTDIR)$(BINDIR)/
@@ -292,7 +303,8 @@ install: all
 	install -m 644 systemd/bloomd.tmpfiles $(DESTDIR)$(TMPFILESDIR)/bloomd.conf
 	install -m 644 systemd/bloomd.logrotate $(DESTDIR)$(SYSCONFDIR)/logrotate.d/bloomd
 	install -m 644 systemd/bloomd-metrics.conf systemd/bloomd-cluster.conf systemd/bloomd-inline.conf systemd/bloomd-fetch.conf systemd/bloomd-xdp.conf \
-		conf/bloomd-alerts.yml NEWS $(DESTDIR)$(DOCDIR)/
+		conf/bloomd-alerts.yml $(DESTDIR)$(EXAMPLESDIR)/
+	install -m 644 NEWS $(DESTDIR)$(DOCDIR)/
 	test -e $(DESTDIR)$(SYSCONFDIR)/bloomd/bloomd.conf || \
 		install -m 644 conf/bloomd.conf $(DESTDIR)$(SYSCONFDIR)/bloomd/bloomd.conf
 
@@ -303,9 +315,9 @@ uninstall:
 		$(DESTDIR)$(MANDIR)/man8/bloomctl.8 $(DESTDIR)$(MANDIR)/man8/bloomd-fetch.8 $(DESTDIR)$(MANDIR)/man5/bloomd.conf.5 \
 		$(DESTDIR)$(SYSTEMDUNITDIR)/bloomd.service $(DESTDIR)$(SYSUSERSDIR)/bloomd.conf \
 		$(DESTDIR)$(TMPFILESDIR)/bloomd.conf $(DESTDIR)$(SYSCONFDIR)/logrotate.d/bloomd \
-		$(DESTDIR)$(DOCDIR)/bloomd-metrics.conf $(DESTDIR)$(DOCDIR)/bloomd-cluster.conf \
-		$(DESTDIR)$(DOCDIR)/bloomd-inline.conf $(DESTDIR)$(DOCDIR)/bloomd-fetch.conf $(DESTDIR)$(DOCDIR)/bloomd-xdp.conf \
-		$(DESTDIR)$(DOCDIR)/bloomd-alerts.yml $(DESTDIR)$(DOCDIR)/NEWS
+		$(DESTDIR)$(EXAMPLESDIR)/bloomd-metrics.conf $(DESTDIR)$(EXAMPLESDIR)/bloomd-cluster.conf \
+		$(DESTDIR)$(EXAMPLESDIR)/bloomd-inline.conf $(DESTDIR)$(EXAMPLESDIR)/bloomd-fetch.conf \
+		$(DESTDIR)$(EXAMPLESDIR)/bloomd-xdp.conf $(DESTDIR)$(EXAMPLESDIR)/bloomd-alerts.yml $(DESTDIR)$(DOCDIR)/NEWS
 
 clean:
 	rm -rf build build-asan build-tsan build-fuzz build-aarch64 build-debug

@@ -16,9 +16,9 @@ tmpfilesdir=${tmpfilesdir:-/usr/lib/tmpfiles.d}
 files=(usr/sbin/bloomd usr/sbin/bloomd-fetch usr/bin/bloomctl usr/bin/bloomsim usr/bin/pcapgen usr/share/bash-completion/completions/bloomctl
        usr/share/man/man8/bloomd.8 usr/share/man/man8/bloomctl.8 usr/share/man/man8/bloomd-fetch.8 usr/share/man/man5/bloomd.conf.5
        etc/bloomd/bloomd.conf "${unitdir#/}/bloomd.service" "${sysusersdir#/}/bloomd.conf"
-       "${tmpfilesdir#/}/bloomd.conf" etc/logrotate.d/bloomd usr/share/doc/bloomd/bloomd-metrics.conf
-       usr/share/doc/bloomd/bloomd-cluster.conf usr/share/doc/bloomd/bloomd-inline.conf usr/share/doc/bloomd/bloomd-fetch.conf usr/share/doc/bloomd/bloomd-xdp.conf
-       usr/share/doc/bloomd/bloomd-alerts.yml)
+       "${tmpfilesdir#/}/bloomd.conf" etc/logrotate.d/bloomd usr/share/doc/bloomd/examples/bloomd-metrics.conf
+       usr/share/doc/bloomd/examples/bloomd-cluster.conf usr/share/doc/bloomd/examples/bloomd-inline.conf usr/share/doc/bloomd/examples/bloomd-fetch.conf usr/share/doc/bloomd/examples/bloomd-xdp.conf
+       usr/share/doc/bloomd/examples/bloomd-alerts.yml)
 inst() { make -s -C "$root" BUILD="$BUILD" PREFIX=/usr SYSCONFDIR=/etc DESTDIR="$dest" "$@" >/dev/null; }
 
 inst install; ok $? "make install"

@@ -5,6 +5,7 @@
 #   test   build and run the test suite, sanitizers and fuzzers included (make check)
 #   bench  run the benchmarks against their peers (make bench)
 #   cluster  build, and a redis-server for the cluster demo (make demo-cluster)
+#   deb    build, and what builds and checks the Debian package (make deb)
 #   ci     all of these, plus what the fresh-machine check and the aarch64 tests need
 # Installs only what is missing; needs root (or sudo) when something is.
 set -euo pipefail
@@ -22,9 +23,13 @@ test=("${build[@]}" perl iproute2 groff-base man-db socat libcmocka-dev clang li
 bench=("${build[@]}" libbloom-dev redis-server redis-sentinel bc iproute2 nftables iptables g++ libboost1.81-dev xdp-tools
        crowdsec crowdsec-firewall-bouncer ipset)
 cluster=("${build[@]}" redis-server)
+# debhelper builds the package (dpkg-buildpackage), lintian checks it; devscripts and equivs
+# give mk-build-deps, which installs a package's Build-Depends; bash-completion and systemd
+# name their directories (pkg-config).
+deb=("${build[@]}" debhelper devscripts equivs lintian fakeroot bash-completion systemd)
 # Hyperscan is built for amd64 only.
 [ "$(dpkg --print-architecture)" = amd64 ] && bench+=(libhyperscan-dev)
-ci=("${test[@]}" "${bench[@]}" mmdebstrap qemu-user gcc-aarch64-linux-gnu libc6-dev-arm64-cross)
+ci=("${test[@]}" "${bench[@]}" "${deb[@]}" mmdebstrap qemu-user gcc-aarch64-linux-gnu libc6-dev-arm64-cross)
 # The aarch64 core tests (tests/aarch64.t) link the arm64 cmocka: a foreign architecture.
 foreign=()
 [ "${1:-test}" = ci ] && [ "$(dpkg --print-architecture)" = amd64 ] &&
@@ -35,8 +40,9 @@ build) packages=("${build[@]}") ;;
 test) packages=("${test[@]}") ;;
 bench) packages=("${bench[@]}") ;;
 cluster) packages=("${cluster[@]}") ;;
+deb) packages=("${deb[@]}") ;;
 ci) packages=("${ci[@]}") ;;
-*) echo "usage: install-deps.sh [build|test|bench|cluster|ci]" >&2; exit 2 ;;
+*) echo "usage: install-deps.sh [build|test|bench|cluster|deb|ci]" >&2; exit 2 ;;
 esac
 
 missing=()
