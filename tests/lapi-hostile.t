@@ -7,7 +7,7 @@
 # key follows a redirect only within its origin, never to another address; requests say bloomd.
 . "$(dirname "$0")/support/tap.sh"
 . "$(dirname "$0")/support/daemon.sh"
-plan 23
+plan 22
 tmp=$(mktemp -d)
 pid=
 servers=()

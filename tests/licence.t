@@ -15,7 +15,7 @@ cd "$root" || exit 1
 # third_party/ and the documentation and data files.
 tracked() {
 	{ git ls-files 2>/dev/null || find . -type f ! -path './.git/*' ! -path './build*' | sed 's|^\./||'; } |
-		grep -Ev '^third_party/|^debian/(changelog|copyright|source/format|.*\.(lintian-overrides|docs|examples|manpages|links|dirs|install|conffiles))$|\.(md|[158]|json|list|spec|txt|gitignore)$|(^|/)(README|NEWS|LICENSE|cases)$'
+		grep -Ev '^third_party/|^debian/(changelog|copyright|clean|source/format|.*\.(lintian-overrides|docs|examples|manpages|links|dirs|install|conffiles))$|\.(md|[158]|json|list|spec|txt|gitignore)$|(^|/)(README|NEWS|LICENSE|cases)$'
 }
 # The files of $@ without an SPDX-License-Identifier line in their first four lines.
 unlicensed() { for f in "$@"; do head -n 4 "$f" | grep -q 'SPDX-License-Identifier: [A-Za-z0-9.+-]' || echo "$f"; done; }

@@ -88,7 +88,33 @@ static void apply(struct kernel *k, bool add, const char *set, const char *text,
 	k->timeout[s][k->n[s]++] = timeout;
 }
 
-/* Each line "add|delete element inet t SET { E [timeout Ns], ... }" applied. */
+/* nft's time, "1d2h3m4s500ms", in whole seconds (the parts in that order, each at most once); 0 for "". */
+static unsigned nft_seconds(const char *when)
+{
+	static const struct {
+		const char *unit;
+		unsigned ms;
+	} PARTS[] = { { "d", 86400000 }, { "h", 3600000 }, { "m", 60000 }, { "s", 1000 }, { "ms", 1 } };
+	unsigned long long ms = 0;
+	size_t next = 0;
+
+	while (*when) {
+		char *end;
+		unsigned long long n = strtoull(when, &end, 10);
+		size_t u = next;
+		assert_true(end != when);
+		while (u < 5 && !(strncmp(end, PARTS[u].unit, strlen(PARTS[u].unit)) == 0 &&
+				  (u != 2 || end[1] != 's'))) /* "m", not the "ms" after it */
+			u++;
+		assert_true(u < 5);
+		ms += n * PARTS[u].ms;
+		when = end + strlen(PARTS[u].unit);
+		next = u + 1;
+	}
+	return (unsigned)(ms / 1000);
+}
+
+/* Each line "add|delete element inet t SET { E [timeout 1d2h3m4s], ... }" applied. */
 static void run(struct kernel *k, char *cmds)
 {
 	char *line_end;
@@ -102,10 +128,9 @@ static void run(struct kernel *k, char *cmds)
 		assert_true(add || strcmp(op, "delete") == 0);
 		*strchr(line, '}') = '\0';
 		for (char *one = strtok_r(line + used, ",", &save); one; one = strtok_r(NULL, ",", &save)) {
-			char text[64];
-			unsigned timeout = 0;
-			assert_true(sscanf(one, " %63s timeout %us", text, &timeout) >= 1);
-			apply(k, add, set, text, timeout);
+			char text[64], when[64] = "";
+			assert_true(sscanf(one, " %63s timeout %63s", text, when) >= 1);
+			apply(k, add, set, text, nft_seconds(when));
 		}
 	}
 }
