@@ -12,6 +12,7 @@
 
 #include "rng.h"
 #include "setmirror.h"
+#include "nftbatch.h"
 #include "test.h"
 
 #define NETS 64                    /* a universe of IPv4 nets and addresses that hold one another */
@@ -228,8 +229,24 @@ static void commands_bring_the_kernel_to_what_is_wanted(void **state)
 	set_mirror_free(m);
 }
 
+/* A timeout in the parts nft takes (one part of 100,000,000 s it refuses: value too large). */
+static void timeouts_in_parts(void **state)
+{
+	char text[64];
+
+	(void)state;
+	assert_string_equal(nft_timeout_text(1000, text, sizeof(text)), "1s");
+	assert_string_equal(nft_timeout_text(1, text, sizeof(text)), "1ms");
+	assert_string_equal(nft_timeout_text(0, text, sizeof(text)), "0ms");
+	assert_string_equal(nft_timeout_text(3601500, text, sizeof(text)), "1h1s500ms");
+	assert_string_equal(nft_timeout_text(100000000000ULL, text, sizeof(text)), "1157d9h46m40s");
+	assert_string_equal(nft_timeout_text(315360000000ULL, text, sizeof(text)), "3650d"); /* 87600h */
+	assert_int_equal(nft_seconds(nft_timeout_text(4294967295000ULL, text, sizeof(text))), 4294967295u);
+}
+
 static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(commands_bring_the_kernel_to_what_is_wanted),
+	cmocka_unit_test(timeouts_in_parts),
 };
 
 TEST_MAIN("setmirror", tests)
