@@ -513,8 +513,16 @@ void service_slices_settle(struct service *s)
 
 void service_slices_cancel(struct service *s)
 {
-	struct slicing *sl;
+	struct slicing *sl, *first = s->versions.slicing;
 
+	/*
+	 * A version already kept is what the next start reads: it is taken
+	 * now (its last walks, a second or so at a million entries), so its
+	 * client is told the truth. One still being read or kept is refused,
+	 * and the next start has the one before.
+	 */
+	while (first && s->versions.slicing == first && !first->restore && first->phase >= ADDING)
+		one_slice(first);
 	for (bool begun = true; (sl = s->versions.slicing) != NULL; begun = false) {
 		service_slices_done_cb done = sl->done;
 		void *ctx = sl->done_ctx;
@@ -524,7 +532,7 @@ void service_slices_cancel(struct service *s)
 			if (begun)
 				matcher_rehold(s->matcher, 0, LISTS_STAGING, NULL);
 			service_stream_restoring(s, RESTORE_NONE);
-		} else if (begun) /* what it staged goes, and its list says why */
+		} else if (begun) /* not yet kept: what it staged goes, and its list says why */
 			lists_unstage(&s->lists, s->matcher, list, &sl->r, "stopped before it was taken");
 		else if (done) /* queued: refused all the same */
 			s->lists.slot[list].last = (struct list_load){ .refused = true, .error = "stopped before it was taken" };

@@ -68,6 +68,7 @@ int service_slices_flush(struct service *s, int i, service_slices_done_cb done, 
 /* The list whose version is being taken, or -1. */
 int service_slices_list(const struct service *s);
 void service_slices_settle(struct service *s);
+/* At stop: a version already kept is taken first (the next start reads it); the others are refused. */
 void service_slices_cancel(struct service *s);
 /*
  * service_slices.c too: a matcher walk's callback (ctx a struct service_list_lines): each entry
