@@ -25,8 +25,8 @@ bench=("${build[@]}" libbloom-dev redis-server redis-sentinel bc iproute2 nftabl
 cluster=("${build[@]}" redis-server)
 # debhelper builds the package (dpkg-buildpackage), lintian checks it; devscripts and equivs
 # give mk-build-deps, which installs a package's Build-Depends; bash-completion and systemd
-# name their directories (pkg-config).
-deb=("${build[@]}" debhelper devscripts equivs lintian fakeroot bash-completion systemd)
+# name their directories (pkg-config); python3 writes debian/changelog from NEWS.
+deb=("${build[@]}" python3 debhelper devscripts equivs lintian fakeroot bash-completion systemd)
 # Hyperscan is built for amd64 only.
 [ "$(dpkg --print-architecture)" = amd64 ] && bench+=(libhyperscan-dev)
 ci=("${test[@]}" "${bench[@]}" "${deb[@]}" mmdebstrap qemu-user gcc-aarch64-linux-gnu libc6-dev-arm64-cross)

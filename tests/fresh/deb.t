@@ -9,7 +9,7 @@
 . "$(dirname "$0")/../support/tap.sh"
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 
-PLANNED=17
+PLANNED=18
 . "$(dirname "$0")/root.sh"
 
 # Each step in the root, its log kept; a failure shows the log's end.
@@ -22,7 +22,7 @@ step() { # step NAME COMMAND
 arch=$(chroot "$root" dpkg --print-architecture)
 version=$(chroot "$root" sh -c 'sed -n "1s/^bloomd (\([^)]*\)).*/\1/p" /src/bloomd/debian/changelog')
 start=$SECONDS
-step builddep "apt-get update -q && apt-get install -y -q --no-install-recommends dpkg-dev lintian && apt-get build-dep -y -q ./"
+step builddep "apt-get update -q && apt-get install -y -q --no-install-recommends dpkg-dev lintian python3 && apt-get build-dep -y -q ./"
 ok $? "apt-get build-dep ./ installs what debian/control's Build-Depends names ($((SECONDS - start)) s)"
 start=$SECONDS
 step build "tools/build-deb.sh /src"
@@ -67,7 +67,7 @@ ok $? "the entry added before the upgrade is there after it"
 chroot "$root" dpkg-query -L bloomd > "$root/deb-owned.txt"
 step purge "apt-get purge -y -q bloomd"
 ok $? "apt-get purge bloomd"
-left=$(while read -r f; do [ -f "$root$f" ] || [ -L "$root$f" ] && echo "$f"; done < "$root/deb-owned.txt")
+left=$(while read -r f; do [ ! -d "$root$f" ] && { [ -e "$root$f" ] || [ -L "$root$f" ]; } && echo "$f"; done < "$root/deb-owned.txt")
 is "$left" "" "no file the package installed is left"
 for d in /etc/bloomd /var/lib/bloomd /var/log/bloomd /run/bloomd; do [ -e "$root$d" ] && echo "$d"; done > "$root/deb-left.txt"
 is "$(cat "$root/deb-left.txt")" "" "nor its configuration, state, logs or socket directory"
