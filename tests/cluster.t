@@ -7,7 +7,7 @@
 . "$(dirname "$0")/support/tap.sh"
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/support/cluster.sh"
-plan 40
+plan 44
 # Wait (up to 20 s) until every running node lists the same local entries, count of them.
 converge() {
 	local want=$1 a b c
@@ -154,9 +154,14 @@ grep -q '^# TYPE bloomd_cluster_apply_delay_seconds histogram$' delay.txt &&
 ok $? "metrics: that delay as a histogram, every change under 5 s ($applied applied)"
 
 # Redis restarted with nothing (its data lost): the nodes see the stream gone, publish what
-# they hold as the snapshot, and a node that joins afterwards starts from it.
+# they hold as the snapshot, and the versions of the lists they share, and a node that joins
+# afterwards starts from them.
 for n in 1 2 3; do node_conf $n; done # no snapshot_every
 for n in 1 2; do stop $n; start $n; done
+awk 'BEGIN { for (i = 0; i < 2000; i++) printf "addr 10.88.%d.%d\n", i / 256, i % 256 }' > shared.list
+C 1 replace shared shared.list >/dev/null
+wait_for 10 eval '[ "$(C 2 --json lists | jq ".lists[] | select(.name == \"shared\") | .entries")" = 2000 ]'
+is "$(C 2 --json lists | jq '.lists[] | select(.name == "shared") | .entries')" 2000 "a file-less list's version (2,000 entries) reaches the other node"
 stop 3; rm -rf n3
 redis-cli -s "$tmp/redis.sock" shutdown nosave >/dev/null 2>&1
 for _ in $(seq 100); do [ -S redis.sock ] || break; sleep 0.05; done
@@ -166,11 +171,17 @@ C 2 add addr 192.0.2.251 >/dev/null
 wait_for 10 eval '[ "$(R hexists bloomd:entries:snapshot id)" = 1 ]'
 ok $? "the nodes republish what they hold as the snapshot"
 grep -q "the stream is gone\|the stream was made anew" n1/err n2/err; ok $? "and say why: $(grep -ho 'rebuilding: the stream [a-z ]*' n1/err n2/err | head -n 1)"
+grep -q "Redis writer connection" n1/err; ok $? "while Redis was down, the writer's connection failed: $(grep -m1 -o 'Redis writer connection[^;]*' n1/err | head -c 70)"
+wait_for 10 eval '[ "$(status 1 errors.writer)" = null ]'
+is "$(status 1 errors.writer)" null "and once it is back, the status no longer says so"
 held=$(C 1 list --list local | wc -l)
 node_conf 3; start 3
 wait_for 20 eval '[ "$(C 3 list --list local | wc -l)" -eq '"$held"' ]'
 is "$(C 3 list --list local | wc -l)" "$held" "a node that joins afterwards has every entry ($held), the older ones too"
 C 3 query addr 192.0.2.251 >/dev/null; ok $? "and the change made after the loss"
+wait_for 20 eval '[ "$(C 3 --json lists | jq ".lists[] | select(.name == \"shared\") | .entries")" = 2000 ]'
+is "$(C 3 --json lists | jq '.lists[] | select(.name == "shared") | .entries')" 2000 \
+	"and the file-less list's whole version, published again after the loss"
 grep -q "a new node: started from the snapshot" n3/err; ok $? "it started from the snapshot, then the stream"
 
 # make demo-cluster's script: its alert comes out of Redis.

@@ -36,6 +36,21 @@ static void heard_cb(evutil_socket_t fd, short what, void *arg)
 		cluster_reader_too_much(c);
 }
 
+/*
+ * Connected: an error that named this connection's failure, or the
+ * sentinels' on the way to it, no longer stands (another, such as a
+ * desync or a WAIT short of replicas, does until its own end).
+ */
+static void forget_connection_error(struct conn *k)
+{
+	const char *error = k->c->errors[k->slot];
+	size_t n = strlen(k->name);
+
+	if ((strncmp(error, k->name, n) == 0 && strncmp(error + n, " connection", 11) == 0) ||
+	    strncmp(error, "sentinel", 8) == 0)
+		cluster_clear_error(k->c, k->slot);
+}
+
 static void on_connect(const redisAsyncContext *ac, int status)
 {
 	struct conn *k = ac->data;
@@ -48,6 +63,7 @@ static void on_connect(const redisAsyncContext *ac, int status)
 		return;
 	}
 	k->up = true;
+	forget_connection_error(k);
 	cluster_check_role(k->c, k);
 	k->heard_at = time(NULL);
 	k->heard = event_new(k->c->base, ac->c.fd, EV_READ | EV_PERSIST, heard_cb, k);
@@ -290,8 +306,10 @@ void cluster_tick(struct cluster *c)
 		if (cluster_snapshot(c, err, sizeof(err)) < 0) {
 			log_warning("cluster: publishing this node's entries as the snapshot: %s", err);
 		} else {
-			log_info("cluster: this node's entries are published as the snapshot, for nodes that join after the loss");
+			log_info("cluster: this node's entries are published as the snapshot, and its shared lists' versions, "
+				 "for nodes that join after the loss");
 			c->republish = false;
+			c->cb.republish_lists(c->cb.ctx);
 		}
 	}
 	/* Up to date (as the last lag check found): a snapshot now and then, for nodes behind the trim. */

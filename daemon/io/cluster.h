@@ -85,6 +85,12 @@ struct cluster_callbacks {
 	bool (*durable)(void *ctx);
 	/* An event cluster_event took that Redis did not (an error, a lost connection): the fallback's. */
 	void (*event_lost)(void *ctx, const char *line, size_t len);
+	/*
+	 * The stream was lost (Redis lost its data) and this node's snapshot is
+	 * published again: publish again, too, each list version it shares
+	 * (a list with no file or url), which the lost stream held.
+	 */
+	void (*republish_lists)(void *ctx);
 	void *ctx;
 };
 

@@ -171,10 +171,16 @@ void service_cluster_events(struct service *s, struct events *ev)
 		events_set_sink(ev, event_to_redis, s);
 }
 
+static void republish_lists(void *ctx)
+{
+	service_share_lists_again(ctx);
+}
+
 int service_cluster_start(struct service *s)
 {
-	const struct cluster_callbacks cb = { apply_op,		restore_local,	  dump_begin, snapshot_sent,
-					      applied_durable, event_from_redis, s };
+	const struct cluster_callbacks cb = { apply_op,	       restore_local,	 dump_begin,
+					      snapshot_sent,   applied_durable, event_from_redis,
+					      republish_lists, s };
 	char err[512];
 
 	if (!config_cluster_on(s->cfg))
@@ -212,6 +218,7 @@ int service_cluster_snapshot(struct service *s, uint64_t waiter, char *err, size
 		return -1;
 	if (rc == 1 && service_waiters_add(&f->snapshot_again, waiter) < 0)
 		goto oom;
+	service_share_lists_again(s); /* the snapshot holds the local list; the stream, the shared lists' versions */
 	return 0;
 oom:
 	error_set(err, errlen, "out of memory");

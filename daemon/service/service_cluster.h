@@ -39,6 +39,8 @@ int service_fleet_outbox_error(const struct service *s, char *err, size_t errlen
 /* service_change.c: whether list i's new versions and flushes from origin go to the stream; list i's new version (entry lines) or flush (data NULL), to the stream if its origin shares it. */
 bool service_shares(const struct service *s, enum service_origin from, int i);
 void service_share_list(struct service *s, enum service_origin from, int i, const char *data, size_t len);
+/* service_lists.c: each list version this node shares published again (the stream lost them; a snapshot asked for). */
+void service_share_lists_again(struct service *s);
 /* What a change from the stream came to (rc: the local path's, -1 with its message). */
 enum cluster_apply service_stream_outcome(const struct service *s, int rc);
 /* A version from the stream taken in slices is done with (rc as above): the cluster reads on. */

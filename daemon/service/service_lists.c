@@ -333,6 +333,22 @@ json_t *service_list_load_json(const struct service *s, int i)
 	return load_json(&s->lists.slot[i].last);
 }
 
+void service_share_lists_again(struct service *s)
+{
+	for (int i = 1; i < LISTS_SLOTS; i++) {
+		const struct list_state *l = &s->lists.slot[i];
+		size_t len = 0;
+		if (l->name[0] == '\0' || l->cfg == NULL || l->version == 0 || !service_shares(s, SERVICE_FROM_OPERATOR, i))
+			continue;
+		char *text = version_text(s, i, &len);
+		if (text)
+			service_share_list(s, SERVICE_FROM_OPERATOR, i, text, len);
+		else
+			log_error("cluster: list %s: out of memory to publish its version again", l->name);
+		free(text);
+	}
+}
+
 /* Who waits for a version replaced: told when it is taken or refused. */
 struct replacing {
 	uint64_t waiter;
