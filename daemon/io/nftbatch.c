@@ -90,33 +90,120 @@ static struct nlmsghdr *put_message(struct nft_batch *b, unsigned type, unsigned
 	return nlh;
 }
 
-static int put_element(struct nft_batch *b, unsigned msg, unsigned flags, const char *set, const uint8_t *key,
-		       size_t len, uint64_t timeout_s)
+/* One element of a message: its key, and what the kernel holds with it. */
+struct element {
+	const uint8_t *key;
+	size_t len;
+	uint64_t timeout_s;        /* 0: none */
+	uint32_t flags;            /* NFT_SET_ELEM_INTERVAL_END for an interval's end */
+	bool open;                 /* an interval that reaches the top of the address space: it has no end */
+};
+
+/* The batch's begin, before its first message. */
+static int begin(struct nft_batch *b)
 {
-	if (b->len == 0) {
-		struct nlmsghdr *begin = put_message(b, NFNL_MSG_BATCH_BEGIN, 0, AF_UNSPEC, NFNL_SUBSYS_NFTABLES);
-		if (begin == NULL)
-			return -1;
-		b->len = begin->nlmsg_len;
-	}
+	if (b->len > 0)
+		return 0;
+	struct nlmsghdr *nlh = put_message(b, NFNL_MSG_BATCH_BEGIN, 0, AF_UNSPEC, NFNL_SUBSYS_NFTABLES);
+	if (nlh == NULL)
+		return -1;
+	b->len = nlh->nlmsg_len;
+	return 0;
+}
+
+static void put_one(struct nlmsghdr *nlh, const struct element *e)
+{
+	/* nft's own mark of an open interval (NFTNL_UDATA_SET_ELEM_FLAGS: NFTNL_SET_ELEM_F_INTERVAL_OPEN), so it lists it right */
+	static const uint8_t OPEN[] = { 1, 4, 1, 0, 0, 0 };
+	struct nlattr *elem = mnl_attr_nest_start(nlh, NFTA_LIST_ELEM);
+	struct nlattr *k = mnl_attr_nest_start(nlh, NFTA_SET_ELEM_KEY);
+
+	mnl_attr_put(nlh, NFTA_DATA_VALUE, e->len, e->key);
+	mnl_attr_nest_end(nlh, k);
+	if (e->timeout_s)
+		mnl_attr_put_u64(nlh, NFTA_SET_ELEM_TIMEOUT, htobe64(e->timeout_s * 1000));
+	if (e->flags)
+		mnl_attr_put_u32(nlh, NFTA_SET_ELEM_FLAGS, htobe32(e->flags));
+	if (e->open)
+		mnl_attr_put(nlh, NFTA_SET_ELEM_USERDATA, sizeof(OPEN), OPEN);
+	mnl_attr_nest_end(nlh, elem);
+}
+
+/* A message of n elements (an address: one; a net: its start and, unless open, its end) queued. */
+static int put_elements(struct nft_batch *b, unsigned msg, unsigned flags, const char *set, const struct element *e,
+			size_t n)
+{
+	if (begin(b) < 0)
+		return -1;
 	struct nlmsghdr *nlh = put_message(b, (NFNL_SUBSYS_NFTABLES << 8) | msg, flags, NFPROTO_INET, 0);
 	if (nlh == NULL)
 		return -1;
 	mnl_attr_put_strz(nlh, NFTA_SET_ELEM_LIST_TABLE, b->table);
 	mnl_attr_put_strz(nlh, NFTA_SET_ELEM_LIST_SET, set);
 	struct nlattr *list = mnl_attr_nest_start(nlh, NFTA_SET_ELEM_LIST_ELEMENTS);
-	struct nlattr *elem = mnl_attr_nest_start(nlh, NFTA_LIST_ELEM);
-	struct nlattr *k = mnl_attr_nest_start(nlh, NFTA_SET_ELEM_KEY);
-	mnl_attr_put(nlh, NFTA_DATA_VALUE, len, key);
-	mnl_attr_nest_end(nlh, k);
-	if (timeout_s)
-		mnl_attr_put_u64(nlh, NFTA_SET_ELEM_TIMEOUT, htobe64(timeout_s * 1000));
-	mnl_attr_nest_end(nlh, elem);
+	for (size_t i = 0; i < n; i++)
+		put_one(nlh, &e[i]);
 	mnl_attr_nest_end(nlh, list);
 	b->last = b->len;
 	b->len += nlh->nlmsg_len;
 	b->messages++;
 	return 0;
+}
+
+static int put_element(struct nft_batch *b, unsigned msg, unsigned flags, const char *set, const uint8_t *key,
+		       size_t len, uint64_t timeout_s)
+{
+	const struct element e = { .key = key, .len = len, .timeout_s = timeout_s };
+
+	return put_elements(b, msg, flags, set, &e, 1);
+}
+
+/*
+ * A net as an interval set holds it: its first address, and the first
+ * address past it flagged as the interval's end; a net that reaches the
+ * top of the address space has no end (an open interval). 2 or 1 elements
+ * in e; end is their keys' room.
+ */
+static size_t net_elements(const uint8_t *addr, size_t len, unsigned prefix, uint64_t timeout_s, uint8_t end[16],
+			   struct element e[2])
+{
+	bool carry = prefix == 0; /* a /0 reaches the top */
+
+	memcpy(end, addr, len);
+	if (prefix > 0) { /* end = addr + 2^(bits - prefix): the prefix's last bit, carried up */
+		size_t i = (prefix - 1) / 8;
+		unsigned sum = end[i] + (0x80u >> ((prefix - 1) % 8));
+		end[i] = (uint8_t)sum;
+		carry = sum > 0xff;
+		while (carry && i-- > 0)
+			carry = ++end[i] == 0;
+	}
+	e[0] = (struct element){ .key = addr, .len = len, .timeout_s = timeout_s, .open = carry };
+	if (carry)
+		return 1;
+	e[1] = (struct element){ .key = end, .len = len, .flags = NFT_SET_ELEM_INTERVAL_END };
+	return 2;
+}
+
+int nft_batch_add_net(struct nft_batch *b, const char *set, const uint8_t *addr, size_t len, unsigned prefix,
+		      uint64_t timeout_s)
+{
+	uint8_t end[16];
+	struct element e[2];
+	size_t n = net_elements(addr, len, prefix, timeout_s, end, e);
+
+	return put_elements(b, NFT_MSG_NEWSETELEM, NLM_F_CREATE, set, e, n);
+}
+
+int nft_batch_delete_net(struct nft_batch *b, const char *set, const uint8_t *addr, size_t len, unsigned prefix)
+{
+	uint8_t end[16];
+	struct element e[2];
+	size_t n = net_elements(addr, len, prefix, 0, end, e);
+
+	if (put_elements(b, NFT_MSG_NEWSETELEM, NLM_F_CREATE, set, e, n) < 0)
+		return -1;
+	return put_elements(b, NFT_MSG_DELSETELEM, 0, set, e, n);
 }
 
 const char *nft_timeout_text(uint64_t ms, char *out, size_t len)

@@ -160,21 +160,35 @@ void set_mirror_sweep_end(struct set_mirror *m)
 
 /* ---- writing nft's commands ---- */
 
-struct writer {
-	FILE *f;
-	struct nft_batch *batch;   /* the addresses' elements, if not f */
-	bool failed;               /* out of memory for the batch */
-	const char *table;
-	uint64_t now;
-	int open;                  /* the set index of the "add element" statement open, or -1 */
-	unsigned n;                /* elements in it */
+/* A set's additions, gathered: nft reads a statement of 4096 elements in the time it takes one of a single element. */
+struct additions {
+	char *text;
+	size_t len;
+	FILE *f;                   /* NULL until the first */
+	unsigned n;
 };
 
-static void close_statement(struct writer *w)
+struct writer {
+	FILE *f;
+	struct nft_batch *batch;   /* the elements, if not f */
+	bool failed;               /* out of memory for the batch or the additions */
+	const char *table;
+	uint64_t now;
+	struct additions adds[SETS]; /* by set index: written to f after the deletions, at the end */
+};
+
+/* Each set's additions to f, in statements of ELEMENTS_A_STATEMENT, after whatever was written there. */
+static void close_statements(struct writer *w)
 {
-	if (w->open >= 0)
-		fputs(" }\n", w->f);
-	w->open = -1;
+	for (unsigned i = 0; i < SETS; i++) {
+		struct additions *a = &w->adds[i];
+		if (a->f == NULL)
+			continue;
+		fputs(" }\n", a->f);
+		w->failed |= fclose(a->f) != 0 || fwrite(a->text, 1, a->len, w->f) != a->len;
+		free(a->text);
+		*a = (struct additions){ 0 };
+	}
 }
 
 static void element_text(const struct mirror_key *k, char *out, size_t outlen)
@@ -194,21 +208,27 @@ static void write_add(struct writer *w, const struct mirrored *r)
 	char text[INET6_ADDRSTRLEN + 8];
 	int set = (int)set_index(r->key.kind, r->key.family, r->key.nets);
 
-	if (w->batch && !r->key.nets) {
-		w->failed |= nft_batch_add(w->batch, set_names[set], r->key.addr, r->key.family == 4 ? 4 : 16,
-					   seconds_left(w, r)) < 0;
+	if (w->batch) {
+		unsigned alen = r->key.family == 4 ? 4 : 16;
+		w->failed |= (r->key.nets ? nft_batch_add_net(w->batch, set_names[set], r->key.addr, alen, r->key.prefix,
+							     seconds_left(w, r))
+					  : nft_batch_add(w->batch, set_names[set], r->key.addr, alen, seconds_left(w, r))) < 0;
 		return;
 	}
-	if (w->open != set || w->n == ELEMENTS_A_STATEMENT) {
-		close_statement(w);
-		fprintf(w->f, "add element inet %s %s { ", w->table, set_names[set]);
-		w->open = set;
-		w->n = 0;
+	struct additions *a = &w->adds[set];
+	if (a->f == NULL && (a->f = open_memstream(&a->text, &a->len)) == NULL) {
+		w->failed = true;
+		return;
 	}
+	if (a->n % ELEMENTS_A_STATEMENT == 0)
+		fprintf(a->f, "%sadd element inet %s %s { ", a->n ? " }\n" : "", w->table, set_names[set]);
+	else
+		fputs(", ", a->f);
+	a->n++;
 	element_text(&r->key, text, sizeof(text));
-	fprintf(w->f, "%s%s", w->n++ ? ", " : "", text);
+	fputs(text, a->f);
 	if (r->until)
-		fprintf(w->f, " timeout %s", nft_timeout_text(seconds_left(w, r) * 1000, text, sizeof(text)));
+		fprintf(a->f, " timeout %s", nft_timeout_text(seconds_left(w, r) * 1000, text, sizeof(text)));
 }
 
 /* Deleted whether the kernel still holds it or has let it run out: added first, in the same transaction. */
@@ -217,11 +237,12 @@ static void write_delete(struct writer *w, const struct mirrored *r)
 	char text[INET6_ADDRSTRLEN + 8];
 	const char *set = set_names[set_index(r->key.kind, r->key.family, r->key.nets)];
 
-	if (w->batch && !r->key.nets) {
-		w->failed |= nft_batch_delete(w->batch, set, r->key.addr, r->key.family == 4 ? 4 : 16) < 0;
+	if (w->batch) {
+		unsigned alen = r->key.family == 4 ? 4 : 16;
+		w->failed |= (r->key.nets ? nft_batch_delete_net(w->batch, set, r->key.addr, alen, r->key.prefix)
+					  : nft_batch_delete(w->batch, set, r->key.addr, alen)) < 0;
 		return;
 	}
-	close_statement(w);
 	element_text(&r->key, text, sizeof(text));
 	fprintf(w->f, "add element inet %s %s { %s }\ndelete element inet %s %s { %s }\n", w->table, set, text, w->table,
 		set, text);
@@ -305,9 +326,9 @@ static int settle_address(void *ctx, void *rec)
 	return !r->wanted && !r->told;
 }
 
-int set_mirror_settle(struct set_mirror *m, FILE *f, struct nft_batch *addresses, uint64_t now)
+int set_mirror_settle(struct set_mirror *m, FILE *f, struct nft_batch *batch, uint64_t now)
 {
-	struct writer w = { .f = f, .batch = addresses, .table = m->table, .now = now, .open = -1 };
+	struct writer w = { .f = f, .batch = batch, .table = m->table, .now = now };
 
 	if (m->all_dirty) {
 		keytable_each(m->recs, settle_address, &w);
@@ -324,7 +345,7 @@ int set_mirror_settle(struct set_mirror *m, FILE *f, struct nft_batch *addresses
 		p.adding = true;
 		keytable_each(m->recs, settle_net, &p);
 	}
-	close_statement(&w);
+	close_statements(&w);
 	m->ndirty = 0;
 	m->all_dirty = false;
 	m->nets_dirty = 0;
@@ -356,16 +377,16 @@ static int write_told_net(void *ctx, void *rec)
 
 void set_mirror_write_nets(struct set_mirror *m, FILE *f, uint64_t now)
 {
-	struct writer w = { .f = f, .table = m->table, .now = now, .open = -1 };
+	struct writer w = { .f = f, .table = m->table, .now = now };
 
 	keytable_each(m->recs, write_told_net, &w);
-	close_statement(&w);
+	close_statements(&w);
 }
 
 int set_mirror_answer(struct set_mirror *m, const char *set, const uint8_t *addr, int family, bool added, FILE *f,
 		      uint64_t now)
 {
-	struct writer w = { .f = f, .table = m->table, .now = now, .open = -1 };
+	struct writer w = { .f = f, .table = m->table, .now = now };
 	char text[INET6_ADDRSTRLEN];
 
 	for (unsigned i = 0; i < SETS; i++) {
@@ -376,7 +397,7 @@ int set_mirror_answer(struct set_mirror *m, const char *set, const uint8_t *addr
 		bool there = r && r->told && (r->told_until == 0 || r->told_until > now);
 		if (!added && there) {
 			write_add(&w, r);
-			close_statement(&w);
+			close_statements(&w);
 			return 1;
 		}
 		if (added && !there) {

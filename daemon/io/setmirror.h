@@ -57,13 +57,14 @@ void set_mirror_sweep_end(struct set_mirror *m);
 
 /*
  * The commands that bring the kernel's sets to what is wanted, appended to f
- * (nothing when they are in step), the address sets' elements queued in
- * addresses instead when it is given (the nets stay nft commands); the
+ * (nothing when they are in step), or queued in batch instead when it is
+ * given, nets as their intervals' elements (nft's own deletion of a net
+ * from a large interval set takes some hundred milliseconds each); the
  * mirror then counts them as done. now: Unix seconds. -1 without memory
  * (the table made anew puts it right).
  */
 struct nft_batch;
-int set_mirror_settle(struct set_mirror *m, FILE *f, struct nft_batch *addresses, uint64_t now);
+int set_mirror_settle(struct set_mirror *m, FILE *f, struct nft_batch *batch, uint64_t now);
 
 /* Every element wanted, for the table made anew (its sets empty), counted as done. */
 void set_mirror_write_all(struct set_mirror *m, FILE *f, uint64_t now);
