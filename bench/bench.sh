@@ -51,6 +51,8 @@ BENCH_REPLACE_MODE=xdp "$(dirname "$0")/bench-replace.sh" "$build"
 echo
 echo "== A dropping list mirrored into nftables ([action] manage): bloomd against ipset restore and nft -f; changes kept in step (as root)"
 "$(dirname "$0")/bench-mirror.sh" "$build"
+echo "== The mirror at scale: 1% of a million addresses and 100,000 nets changed, against ipset restore; a flushed set put back (as root)"
+"$(dirname "$0")/bench-mirror-scale.sh" "$build"
 echo
 echo "== CrowdSec: every decision of its local API enforced from a bouncer's start, bloomd against crowdsec-firewall-bouncer (as root)"
 "$(dirname "$0")/bench-crowdsec.sh" "$build"
