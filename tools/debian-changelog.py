@@ -8,7 +8,7 @@ VERSION, if given, is the newest entry's version instead of NEWS's (a rebuild's 
 import re
 import sys
 import textwrap
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 # The project publishes no mail address: .invalid (RFC 2606) says so, where a made-up one would mislead.
 MAINTAINER = "bloomd authors <maintainers@bloomd.invalid>"
@@ -33,13 +33,19 @@ def main():
     news = sys.argv[1]
     newest = sys.argv[2] if len(sys.argv) > 2 else None
     out = []
-    for i, e in enumerate(list(entries(news))):
+    all_entries = list(entries(news))
+    # Each entry later than the one before it, as Debian wants: versions of one day an hour apart.
+    last = None
+    for e in reversed(all_entries):
+        when = datetime.strptime(e["date"], "%Y-%m-%d").replace(tzinfo=timezone.utc)
+        e["when"] = last + timedelta(hours=1) if last and when <= last else when
+        last = e["when"]
+    for i, e in enumerate(all_entries):
         version = newest if i == 0 and newest else e["version"]
         out.append("bloomd (%s) unstable; urgency=medium\n" % version)
         for item in e["items"] or ["See NEWS."]:
             out.append("\n".join(textwrap.wrap(item, 76, initial_indent="  * ", subsequent_indent="    ")))
-        when = datetime.strptime(e["date"], "%Y-%m-%d").replace(tzinfo=timezone.utc)
-        out.append("\n -- %s  %s\n" % (MAINTAINER, when.strftime("%a, %d %b %Y %H:%M:%S +0000")))
+        out.append("\n -- %s  %s\n" % (MAINTAINER, e["when"].strftime("%a, %d %b %Y %H:%M:%S +0000")))
     sys.stdout.write("\n".join(out))
 
 

@@ -44,7 +44,9 @@ ok $? "the unit, sysusers and tmpfiles, man pages, config (a conffile), logrotat
 # tmpfiles' here, where no systemd runs).
 run_bloomd='runuser -u bloomd -g bloomd -G bloomctl -- /usr/sbin/bloomd -c /etc/bloomd/bloomd.conf > /tmp/bloomd.out 2>&1 &
 	echo $! > /tmp/bloomd.pid; for i in $(seq 100); do bloomctl version >/dev/null 2>&1 && break; sleep 0.1; done'
-stop_bloomd='kill -TERM $(cat /tmp/bloomd.pid); for i in $(seq 100); do kill -0 $(cat /tmp/bloomd.pid) 2>/dev/null || exit 0; sleep 0.1; done; exit 1'
+# Stopped within 10 s: 0, else 1 (the step's own status kept in rc, and the worse of the two its exit).
+stop_bloomd='kill -TERM $(cat /tmp/bloomd.pid); for i in $(seq 100); do kill -0 $(cat /tmp/bloomd.pid) 2>/dev/null || break; sleep 0.1; done;
+	! kill -0 $(cat /tmp/bloomd.pid) 2>/dev/null || rc=1'
 step run "$run_bloomd; bloomctl add addr 192.0.2.77 && bloomctl query addr 192.0.2.77; rc=\$?; $stop_bloomd; exit \$rc"
 ok $? "bloomd runs as the unit runs it: an entry added, then stopped"
 step harmless "grep -q 'waiting for commands' /tmp/bloomd.out && ! grep -qE '^[^#;]*(interface|queue|manage) *= *[^ ]' /etc/bloomd/bloomd.conf"
