@@ -218,7 +218,8 @@ int service_cluster_snapshot(struct service *s, uint64_t waiter, char *err, size
 		return -1;
 	if (rc == 1 && service_waiters_add(&f->snapshot_again, waiter) < 0)
 		goto oom;
-	service_share_lists_again(s); /* the snapshot holds the local list; the stream, the shared lists' versions */
+	if (rc == 0) /* a snapshot begun holds the local list; the stream gets the shared lists' versions */
+		service_share_lists_again(s);
 	return 0;
 oom:
 	error_set(err, errlen, "out of memory");
