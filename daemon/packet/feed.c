@@ -75,7 +75,7 @@ void feed_reader_init(struct feed_reader *r, const struct feed_spec *spec, uint6
 
 static const char *skip_blanks(const char *p)
 {
-	while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')
+	while (*p && isspace((unsigned char)*p)) /* every blank next_word stops at: \v and \f too, or it never moves on */
 		p++;
 	return p;
 }

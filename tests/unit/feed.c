@@ -187,6 +187,9 @@ static void ipset_one_set(void **state)
 	assert_string_equal(c->text, "net 192.0.2.0/24;addr 198.51.100.9 (expires);");
 	c = read_as("ipset", saved, 0);
 	assert_int_equal(c->entries, 4);
+	/* a vertical tab or form feed among an add line's options is a blank (it looped for ever: fuzz-feed) */
+	c = read_as("ipset", "create b hash:ip\nadd b 192.0.2.7 \v\t\f timeout\v5\n", 0);
+	assert_string_equal(c->text, "addr 192.0.2.7 (expires);");
 }
 
 /*
