@@ -322,6 +322,8 @@ static void print_list(json_t *l)
 		print_fetch(fetch, taking);
 	else
 		printf("  %s\n", taking ? "taking" : refused ? "refused" : "current");
+	if (json_object_get(l, "kernel"))
+		printf("  kernel's sets: %s\n", json_string_value(json_object_get(l, "kernel")));
 	if (refused)
 		printf("  last version refused: %s\n", json_string_value(json_object_get(last, "error")));
 	else if (last)

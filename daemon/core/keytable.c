@@ -151,20 +151,38 @@ size_t keytable_count(const struct keytable *t)
 	return t->count;
 }
 
-int keytable_each(struct keytable *t, keytable_cb cb, void *ctx)
+size_t keytable_slots(const struct keytable *t)
 {
-	for (size_t i = 0; i < t->nslots;) {
+	return t->nslots;
+}
+
+int keytable_each_at(struct keytable *t, size_t *at, size_t n, keytable_cb cb, void *ctx)
+{
+	size_t i = *at, end = i < t->nslots && n < t->nslots - i ? i + n : t->nslots;
+
+	while (i < end) {
 		if (!t->used[i]) {
 			i++;
 			continue;
 		}
 		int rc = cb(ctx, rec_at(t, i));
-		if (rc < 0)
+		if (rc < 0) {
+			*at = i;
 			return rc;
+		}
 		if (rc > 0)
 			free_slot(t, i); /* another may have moved into i */
 		else
 			i++;
 	}
-	return 0;
+	*at = i;
+	return i >= t->nslots;
+}
+
+int keytable_each(struct keytable *t, keytable_cb cb, void *ctx)
+{
+	size_t at = 0;
+	int rc = keytable_each_at(t, &at, SIZE_MAX, cb, ctx);
+
+	return rc < 0 ? rc : 0;
 }

@@ -38,4 +38,14 @@ size_t keytable_count(const struct keytable *t);
 typedef int (*keytable_cb)(void *ctx, void *rec);
 int keytable_each(struct keytable *t, keytable_cb cb, void *ctx);
 
+/*
+ * The same in steps: the slots from *at, at most n of them, *at moved past
+ * those looked at. 1 once the last slot is passed, 0 if more remain, < 0
+ * as cb. Between steps a record put may land before *at (unseen by this
+ * walk), and a put that grows the table moves every record: keytable_slots
+ * then changes, and a walk that must see each record begins again.
+ */
+int keytable_each_at(struct keytable *t, size_t *at, size_t n, keytable_cb cb, void *ctx);
+size_t keytable_slots(const struct keytable *t);
+
 #endif

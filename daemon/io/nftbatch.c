@@ -2,6 +2,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include "nftbatch.h"
 
+#include <arpa/inet.h>
 #include <endian.h>
 #include <errno.h>
 #include <libmnl/libmnl.h>
@@ -18,16 +19,46 @@
 #include "error.h"
 
 #define SEND_BUFFER (16 << 20)     /* bytes: a batch of some hundred thousand changes in one send */
-#define MESSAGE_ROOM 256           /* bytes at most one element's message takes */
+#define ELEMENTS_A_MESSAGE 512     /* their list is a netlink attribute: 64 KiB at most */
+#define MESSAGE_ROOM (ELEMENTS_A_MESSAGE * 96 + 512) /* bytes at most one message takes */
+#define SETS_A_BATCH 16
+
+/* One element queued: its key, and what the kernel holds with it. */
+struct element {
+	uint8_t key[16];
+	uint8_t len;
+	bool end;                  /* an interval's end (NFT_SET_ELEM_INTERVAL_END) */
+	bool open;                 /* an interval that reaches the top of the address space: it has no end */
+	uint64_t timeout_s;        /* 0: none */
+};
+
+struct elements {
+	struct element *e;
+	size_t n, cap;
+};
+
+/*
+ * A set's changes, sent in this order whatever order they were queued in:
+ * its flush; the additions that precede deletions (so that an element the
+ * kernel let run out is no error); the deletions; the additions. An
+ * element is added and deleted at most once a batch, so only an interval
+ * added where another goes depends on the order, and it comes after.
+ */
+struct set_queue {
+	char name[32];
+	bool flush;
+	struct elements before, out, in;
+};
 
 struct nft_batch {
 	struct mnl_socket *nl;
 	unsigned portid, seq;
 	char *table;
-	char *buf;                 /* the messages queued, after the batch's begin */
+	struct set_queue sets[SETS_A_BATCH];
+	unsigned nsets;
+	size_t queued;             /* elements (and flushes) queued */
+	char *buf;                 /* the messages being sent */
 	size_t len, cap;
-	unsigned messages;         /* element messages queued */
-	size_t last;               /* where the last of them starts: it alone asks for an ack */
 };
 
 struct nft_batch *nft_batch_open(const char *table, char *err, size_t errlen)
@@ -57,12 +88,27 @@ struct nft_batch *nft_batch_open(const char *table, char *err, size_t errlen)
 	return b;
 }
 
+void nft_batch_discard(struct nft_batch *b)
+{
+	for (unsigned i = 0; i < b->nsets; i++) {
+		struct set_queue *q = &b->sets[i];
+		q->flush = false;
+		q->before.n = q->out.n = q->in.n = 0;
+	}
+	b->queued = 0;
+}
+
 void nft_batch_close(struct nft_batch *b)
 {
 	if (b == NULL)
 		return;
 	if (b->nl)
 		mnl_socket_close(b->nl);
+	for (unsigned i = 0; i < b->nsets; i++) {
+		free(b->sets[i].before.e);
+		free(b->sets[i].out.e);
+		free(b->sets[i].in.e);
+	}
 	free(b->buf);
 	free(b->table);
 	free(b);
@@ -70,140 +116,120 @@ void nft_batch_close(struct nft_batch *b)
 
 bool nft_batch_pending(const struct nft_batch *b)
 {
-	return b->messages > 0;
+	return b->queued > 0;
 }
 
-/* A message header of type at the end of the queue (room made for one message), with its nfgenmsg. */
-static struct nlmsghdr *put_message(struct nft_batch *b, unsigned type, unsigned flags, unsigned family, unsigned res_id)
+size_t nft_batch_queued(const struct nft_batch *b)
 {
-	if (array_grow((void **)&b->buf, &b->cap, b->len + MESSAGE_ROOM, 1) < 0)
+	return b->queued;
+}
+
+/* The queue of the set named, made if it is new; NULL when SETS_A_BATCH are in use (or the name is too long). */
+static struct set_queue *queue_of(struct nft_batch *b, const char *set)
+{
+	for (unsigned i = 0; i < b->nsets; i++)
+		if (strcmp(b->sets[i].name, set) == 0)
+			return &b->sets[i];
+	if (b->nsets == SETS_A_BATCH || strlen(set) >= sizeof(b->sets[0].name))
 		return NULL;
-	memset(b->buf + b->len, 0, MESSAGE_ROOM);
-	struct nlmsghdr *nlh = mnl_nlmsg_put_header(b->buf + b->len);
-	nlh->nlmsg_type = (uint16_t)type;
-	nlh->nlmsg_flags = (uint16_t)(NLM_F_REQUEST | flags);
-	nlh->nlmsg_seq = ++b->seq;
-	struct nfgenmsg *g = mnl_nlmsg_put_extra_header(nlh, sizeof(*g));
-	g->nfgen_family = (uint8_t)family;
-	g->version = NFNETLINK_V0;
-	g->res_id = htobe16((uint16_t)res_id);
-	return nlh;
+	struct set_queue *q = &b->sets[b->nsets++];
+	snprintf(q->name, sizeof(q->name), "%s", set);
+	return q;
 }
 
-/* One element of a message: its key, and what the kernel holds with it. */
-struct element {
-	const uint8_t *key;
-	size_t len;
-	uint64_t timeout_s;        /* 0: none */
-	uint32_t flags;            /* NFT_SET_ELEM_INTERVAL_END for an interval's end */
-	bool open;                 /* an interval that reaches the top of the address space: it has no end */
-};
-
-/* The batch's begin, before its first message. */
-static int begin(struct nft_batch *b)
+static int push(struct nft_batch *b, struct elements *list, const struct element *e, size_t n)
 {
-	if (b->len > 0)
-		return 0;
-	struct nlmsghdr *nlh = put_message(b, NFNL_MSG_BATCH_BEGIN, 0, AF_UNSPEC, NFNL_SUBSYS_NFTABLES);
-	if (nlh == NULL)
+	if (array_grow((void **)&list->e, &list->cap, list->n + n, sizeof(*list->e)) < 0)
 		return -1;
-	b->len = nlh->nlmsg_len;
+	memcpy(list->e + list->n, e, n * sizeof(*e));
+	list->n += n;
+	b->queued += n;
 	return 0;
-}
-
-static void put_one(struct nlmsghdr *nlh, const struct element *e)
-{
-	/* nft's own mark of an open interval (NFTNL_UDATA_SET_ELEM_FLAGS: NFTNL_SET_ELEM_F_INTERVAL_OPEN), so it lists it right */
-	static const uint8_t OPEN[] = { 1, 4, 1, 0, 0, 0 };
-	struct nlattr *elem = mnl_attr_nest_start(nlh, NFTA_LIST_ELEM);
-	struct nlattr *k = mnl_attr_nest_start(nlh, NFTA_SET_ELEM_KEY);
-
-	mnl_attr_put(nlh, NFTA_DATA_VALUE, e->len, e->key);
-	mnl_attr_nest_end(nlh, k);
-	if (e->timeout_s)
-		mnl_attr_put_u64(nlh, NFTA_SET_ELEM_TIMEOUT, htobe64(e->timeout_s * 1000));
-	if (e->flags)
-		mnl_attr_put_u32(nlh, NFTA_SET_ELEM_FLAGS, htobe32(e->flags));
-	if (e->open)
-		mnl_attr_put(nlh, NFTA_SET_ELEM_USERDATA, sizeof(OPEN), OPEN);
-	mnl_attr_nest_end(nlh, elem);
-}
-
-/* A message of n elements (an address: one; a net: its start and, unless open, its end) queued. */
-static int put_elements(struct nft_batch *b, unsigned msg, unsigned flags, const char *set, const struct element *e,
-			size_t n)
-{
-	if (begin(b) < 0)
-		return -1;
-	struct nlmsghdr *nlh = put_message(b, (NFNL_SUBSYS_NFTABLES << 8) | msg, flags, NFPROTO_INET, 0);
-	if (nlh == NULL)
-		return -1;
-	mnl_attr_put_strz(nlh, NFTA_SET_ELEM_LIST_TABLE, b->table);
-	mnl_attr_put_strz(nlh, NFTA_SET_ELEM_LIST_SET, set);
-	struct nlattr *list = mnl_attr_nest_start(nlh, NFTA_SET_ELEM_LIST_ELEMENTS);
-	for (size_t i = 0; i < n; i++)
-		put_one(nlh, &e[i]);
-	mnl_attr_nest_end(nlh, list);
-	b->last = b->len;
-	b->len += nlh->nlmsg_len;
-	b->messages++;
-	return 0;
-}
-
-static int put_element(struct nft_batch *b, unsigned msg, unsigned flags, const char *set, const uint8_t *key,
-		       size_t len, uint64_t timeout_s)
-{
-	const struct element e = { .key = key, .len = len, .timeout_s = timeout_s };
-
-	return put_elements(b, msg, flags, set, &e, 1);
 }
 
 /*
  * A net as an interval set holds it: its first address, and the first
  * address past it flagged as the interval's end; a net that reaches the
  * top of the address space has no end (an open interval). 2 or 1 elements
- * in e; end is their keys' room.
+ * in e.
  */
-static size_t net_elements(const uint8_t *addr, size_t len, unsigned prefix, uint64_t timeout_s, uint8_t end[16],
-			   struct element e[2])
+static size_t net_elements(const uint8_t *addr, size_t len, unsigned prefix, uint64_t timeout_s, struct element e[2])
 {
 	bool carry = prefix == 0; /* a /0 reaches the top */
 
-	memcpy(end, addr, len);
+	e[0] = (struct element){ .len = (uint8_t)len, .timeout_s = timeout_s };
+	memcpy(e[0].key, addr, len);
+	e[1] = (struct element){ .len = (uint8_t)len, .end = true };
+	memcpy(e[1].key, addr, len);
 	if (prefix > 0) { /* end = addr + 2^(bits - prefix): the prefix's last bit, carried up */
 		size_t i = (prefix - 1) / 8;
-		unsigned sum = end[i] + (0x80u >> ((prefix - 1) % 8));
-		end[i] = (uint8_t)sum;
+		unsigned sum = e[1].key[i] + (0x80u >> ((prefix - 1) % 8));
+		e[1].key[i] = (uint8_t)sum;
 		carry = sum > 0xff;
 		while (carry && i-- > 0)
-			carry = ++end[i] == 0;
+			carry = ++e[1].key[i] == 0;
 	}
-	e[0] = (struct element){ .key = addr, .len = len, .timeout_s = timeout_s, .open = carry };
-	if (carry)
-		return 1;
-	e[1] = (struct element){ .key = end, .len = len, .flags = NFT_SET_ELEM_INTERVAL_END };
-	return 2;
+	e[0].open = carry;
+	return carry ? 1 : 2;
+}
+
+/* n elements (an address, or a net's start and end) queued into set: added, or deleted (added before, deleted). */
+static int queue(struct nft_batch *b, const char *set, bool add, const struct element *e, size_t n)
+{
+	struct set_queue *q = queue_of(b, set);
+
+	if (q == NULL)
+		return -1;
+	if (add)
+		return push(b, &q->in, e, n);
+	struct element plain[2];
+	for (size_t i = 0; i < n; i++) { /* the addition before a deletion: no time limit, not an open interval */
+		plain[i] = e[i];
+		plain[i].timeout_s = 0;
+	}
+	return push(b, &q->before, plain, n) < 0 ? -1 : push(b, &q->out, e, n);
 }
 
 int nft_batch_add_net(struct nft_batch *b, const char *set, const uint8_t *addr, size_t len, unsigned prefix,
 		      uint64_t timeout_s)
 {
-	uint8_t end[16];
 	struct element e[2];
-	size_t n = net_elements(addr, len, prefix, timeout_s, end, e);
 
-	return put_elements(b, NFT_MSG_NEWSETELEM, NLM_F_CREATE, set, e, n);
+	return queue(b, set, true, e, net_elements(addr, len, prefix, timeout_s, e));
 }
 
 int nft_batch_delete_net(struct nft_batch *b, const char *set, const uint8_t *addr, size_t len, unsigned prefix)
 {
-	uint8_t end[16];
 	struct element e[2];
-	size_t n = net_elements(addr, len, prefix, 0, end, e);
 
-	if (put_elements(b, NFT_MSG_NEWSETELEM, NLM_F_CREATE, set, e, n) < 0)
+	return queue(b, set, false, e, net_elements(addr, len, prefix, 0, e));
+}
+
+int nft_batch_add(struct nft_batch *b, const char *set, const uint8_t *key, size_t len, uint64_t timeout_s)
+{
+	struct element e = { .len = (uint8_t)len, .timeout_s = timeout_s };
+
+	memcpy(e.key, key, len);
+	return queue(b, set, true, &e, 1);
+}
+
+int nft_batch_delete(struct nft_batch *b, const char *set, const uint8_t *key, size_t len)
+{
+	struct element e = { .len = (uint8_t)len };
+
+	memcpy(e.key, key, len);
+	return queue(b, set, false, &e, 1);
+}
+
+int nft_batch_flush(struct nft_batch *b, const char *set)
+{
+	struct set_queue *q = queue_of(b, set);
+
+	if (q == NULL)
 		return -1;
-	return put_elements(b, NFT_MSG_DELSETELEM, 0, set, e, n);
+	b->queued += !q->flush;
+	q->flush = true;
+	return 0;
 }
 
 const char *nft_timeout_text(uint64_t ms, char *out, size_t len)
@@ -224,16 +250,99 @@ const char *nft_timeout_text(uint64_t ms, char *out, size_t len)
 	return out;
 }
 
-int nft_batch_add(struct nft_batch *b, const char *set, const uint8_t *key, size_t len, uint64_t timeout_s)
+/* ---- the messages ---- */
+
+/* A message header of type at the end of the buffer (room made for one message), with its nfgenmsg. */
+static struct nlmsghdr *put_message(struct nft_batch *b, unsigned type, unsigned flags, unsigned family, unsigned res_id)
 {
-	return put_element(b, NFT_MSG_NEWSETELEM, NLM_F_CREATE, set, key, len, timeout_s);
+	if (array_grow((void **)&b->buf, &b->cap, b->len + MESSAGE_ROOM, 1) < 0)
+		return NULL;
+	memset(b->buf + b->len, 0, MESSAGE_ROOM);
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(b->buf + b->len);
+	nlh->nlmsg_type = (uint16_t)type;
+	nlh->nlmsg_flags = (uint16_t)(NLM_F_REQUEST | flags);
+	nlh->nlmsg_seq = ++b->seq;
+	struct nfgenmsg *g = mnl_nlmsg_put_extra_header(nlh, sizeof(*g));
+	g->nfgen_family = (uint8_t)family;
+	g->version = NFNETLINK_V0;
+	g->res_id = htobe16((uint16_t)res_id);
+	return nlh;
 }
 
-int nft_batch_delete(struct nft_batch *b, const char *set, const uint8_t *key, size_t len)
+static void put_one(struct nlmsghdr *nlh, const struct element *e)
 {
-	if (put_element(b, NFT_MSG_NEWSETELEM, NLM_F_CREATE, set, key, len, 0) < 0)
+	/* nft's own mark of an open interval (NFTNL_UDATA_SET_ELEM_FLAGS: NFTNL_SET_ELEM_F_INTERVAL_OPEN), so it lists it right */
+	static const uint8_t OPEN[] = { 1, 4, 1, 0, 0, 0 };
+	struct nlattr *elem = mnl_attr_nest_start(nlh, NFTA_LIST_ELEM);
+	struct nlattr *k = mnl_attr_nest_start(nlh, NFTA_SET_ELEM_KEY);
+
+	mnl_attr_put(nlh, NFTA_DATA_VALUE, e->len, e->key);
+	mnl_attr_nest_end(nlh, k);
+	if (e->timeout_s)
+		mnl_attr_put_u64(nlh, NFTA_SET_ELEM_TIMEOUT, htobe64(e->timeout_s * 1000));
+	if (e->end)
+		mnl_attr_put_u32(nlh, NFTA_SET_ELEM_FLAGS, htobe32(NFT_SET_ELEM_INTERVAL_END));
+	if (e->open)
+		mnl_attr_put(nlh, NFTA_SET_ELEM_USERDATA, sizeof(OPEN), OPEN);
+	mnl_attr_nest_end(nlh, elem);
+}
+
+/*
+ * Messages of msg for set: n elements (none: the whole set, a flush), at
+ * most ELEMENTS_A_MESSAGE a message, an interval's start and end never
+ * apart. -1 without memory.
+ */
+static int put_messages(struct nft_batch *b, unsigned msg, unsigned flags, const char *set, const struct element *e,
+			size_t n)
+{
+	size_t at = 0;
+
+	do {
+		struct nlmsghdr *nlh = put_message(b, (NFNL_SUBSYS_NFTABLES << 8) | msg, flags, NFPROTO_INET, 0);
+		if (nlh == NULL)
+			return -1;
+		mnl_attr_put_strz(nlh, NFTA_SET_ELEM_LIST_TABLE, b->table);
+		mnl_attr_put_strz(nlh, NFTA_SET_ELEM_LIST_SET, set);
+		if (n > 0) {
+			struct nlattr *list = mnl_attr_nest_start(nlh, NFTA_SET_ELEM_LIST_ELEMENTS);
+			size_t last = at + ELEMENTS_A_MESSAGE < n ? at + ELEMENTS_A_MESSAGE : n;
+			if (last < n && e[last].end)
+				last++; /* with its start */
+			for (; at < last; at++)
+				put_one(nlh, &e[at]);
+			mnl_attr_nest_end(nlh, list);
+		}
+		b->len += nlh->nlmsg_len;
+	} while (at < n);
+	return 0;
+}
+
+/* The batch's messages, between its begin and end, each set's in the order struct set_queue gives. */
+static int put_batch(struct nft_batch *b, unsigned *first_seq, unsigned *last_seq)
+{
+	b->len = 0;
+	struct nlmsghdr *nlh = put_message(b, NFNL_MSG_BATCH_BEGIN, 0, AF_UNSPEC, NFNL_SUBSYS_NFTABLES);
+	if (nlh == NULL)
 		return -1;
-	return put_element(b, NFT_MSG_DELSETELEM, 0, set, key, len, 0);
+	b->len = nlh->nlmsg_len;
+	*first_seq = b->seq + 1;
+	for (unsigned i = 0; i < b->nsets; i++) {
+		const struct set_queue *q = &b->sets[i];
+		if ((q->flush && put_messages(b, NFT_MSG_DELSETELEM, 0, q->name, NULL, 0) < 0) ||
+		    (q->before.n && put_messages(b, NFT_MSG_NEWSETELEM, NLM_F_CREATE, q->name, q->before.e, q->before.n) < 0) ||
+		    (q->out.n && put_messages(b, NFT_MSG_DELSETELEM, 0, q->name, q->out.e, q->out.n) < 0) ||
+		    (q->in.n && put_messages(b, NFT_MSG_NEWSETELEM, NLM_F_CREATE, q->name, q->in.e, q->in.n) < 0))
+			return -1;
+	}
+	*last_seq = b->seq;
+	size_t last = b->len; /* the last message: it alone asks for an ack */
+	for (size_t at = 0; at < b->len; at += ((struct nlmsghdr *)(b->buf + at))->nlmsg_len)
+		last = at;
+	((struct nlmsghdr *)(b->buf + last))->nlmsg_flags |= NLM_F_ACK;
+	if ((nlh = put_message(b, NFNL_MSG_BATCH_END, 0, AF_UNSPEC, NFNL_SUBSYS_NFTABLES)) == NULL)
+		return -1;
+	b->len += nlh->nlmsg_len;
+	return 0;
 }
 
 /*
@@ -270,27 +379,57 @@ static int read_acks(struct nft_batch *b, unsigned first_seq, unsigned last_seq,
 	}
 }
 
+int nft_batch_generation(struct nft_batch *b, uint32_t *gen)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	unsigned seq = ++b->seq;
+
+	nlh->nlmsg_type = (NFNL_SUBSYS_NFTABLES << 8) | NFT_MSG_GETGEN;
+	nlh->nlmsg_flags = NLM_F_REQUEST;
+	nlh->nlmsg_seq = seq;
+	struct nfgenmsg *g = mnl_nlmsg_put_extra_header(nlh, sizeof(*g));
+	g->nfgen_family = AF_UNSPEC;
+	g->version = NFNETLINK_V0;
+	if (mnl_socket_sendto(b->nl, nlh, nlh->nlmsg_len) < 0)
+		return -1;
+	for (;;) {
+		ssize_t n = mnl_socket_recvfrom(b->nl, buf, sizeof(buf));
+		if (n < 0)
+			return -1;
+		int rest = (int)n;
+		for (nlh = (struct nlmsghdr *)buf; mnl_nlmsg_ok(nlh, rest); nlh = mnl_nlmsg_next(nlh, &rest)) {
+			if (nlh->nlmsg_seq != seq)
+				continue; /* an answer to an earlier request, left unread */
+			if (nlh->nlmsg_type == NLMSG_ERROR)
+				return -1;
+			struct nlattr *a; /* not const: libmnl's loops cast them */
+			mnl_attr_for_each(a, nlh, sizeof(struct nfgenmsg))
+				if (mnl_attr_get_type(a) == NFTA_GEN_ID && mnl_attr_get_payload_len(a) == 4) {
+					*gen = ntohl(mnl_attr_get_u32(a));
+					return 0;
+				}
+			return -1;
+		}
+	}
+}
+
 int nft_batch_commit(struct nft_batch *b, char *err, size_t errlen)
 {
-	if (b->messages == 0)
+	unsigned first_seq, last_seq;
+	int rc = 0;
+
+	if (b->queued == 0)
 		return 0;
-	struct nlmsghdr *last = (struct nlmsghdr *)(b->buf + b->last);
-	unsigned first_seq = ((struct nlmsghdr *)b->buf)->nlmsg_seq, last_seq = last->nlmsg_seq;
-	last->nlmsg_flags |= NLM_F_ACK;
-	struct nlmsghdr *end = put_message(b, NFNL_MSG_BATCH_END, 0, AF_UNSPEC, NFNL_SUBSYS_NFTABLES);
-	int rc = end ? 0 : -1;
-	if (rc == 0) {
-		b->len += end->nlmsg_len;
-		if (mnl_socket_sendto(b->nl, b->buf, b->len) < 0) {
-			error_set(err, errlen, "nftables: netlink: %s", strerror(errno));
-			rc = -1;
-		} else {
-			rc = read_acks(b, first_seq, last_seq, err, errlen);
-		}
-	} else {
+	if (put_batch(b, &first_seq, &last_seq) < 0) {
 		error_set(err, errlen, "nftables: out of memory");
+		rc = -1;
+	} else if (mnl_socket_sendto(b->nl, b->buf, b->len) < 0) {
+		error_set(err, errlen, "nftables: netlink: %s", strerror(errno));
+		rc = -1;
+	} else {
+		rc = read_acks(b, first_seq, last_seq, err, errlen);
 	}
-	b->len = 0;
-	b->messages = 0;
+	nft_batch_discard(b);
 	return rc;
 }

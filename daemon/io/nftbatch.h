@@ -43,8 +43,20 @@ int nft_batch_delete_net(struct nft_batch *b, const char *set, const uint8_t *ad
  */
 const char *nft_timeout_text(uint64_t ms, char *out, size_t len);
 
-/* Whether anything is queued. */
+/* Queue: every element of set out (a flush). -1 without memory. */
+int nft_batch_flush(struct nft_batch *b, const char *set);
+
+/* Whether anything is queued; how many messages (an element's addition or deletion, a flush). */
 bool nft_batch_pending(const struct nft_batch *b);
+size_t nft_batch_queued(const struct nft_batch *b);
+/* What is queued dropped unsent. */
+void nft_batch_discard(struct nft_batch *b);
+
+/*
+ * The kernel's ruleset generation (one more at each transaction anyone
+ * commits) in *gen: 0, or -1 (no answer).
+ */
+int nft_batch_generation(struct nft_batch *b, uint32_t *gen);
 
 /* What is queued, sent and committed (the queue emptied either way): 0, or -1 with the kernel's refusal. */
 int nft_batch_commit(struct nft_batch *b, char *err, size_t errlen);

@@ -18,6 +18,8 @@
 #include "error.h"
 
 #define RECEIVE_BUFFER (8 << 20)   /* bytes: a flush of some ten thousand elements announced without loss */
+#define TRANSACTION_MAX 65536      /* changes kept of one transaction; a larger one is as good as lost (look at everything) */
+#define READS_A_CALL 32            /* datagrams read by one nft_watch_read: the rest wait for the next */
 
 struct nft_watch {
 	struct mnl_socket *nl;
@@ -25,6 +27,7 @@ struct nft_watch {
 	bool paused;
 	struct nft_watch_change *pending;  /* the transaction being read, until its new generation */
 	size_t npending, cap;
+	bool too_large;            /* the transaction being read has more than TRANSACTION_MAX changes */
 	bool overflowed;
 };
 
@@ -96,6 +99,10 @@ struct reading {
 
 static struct nft_watch_change *more(struct nft_watch *w)
 {
+	if (w->too_large || w->npending == TRANSACTION_MAX) {
+		w->too_large = true;
+		return NULL;
+	}
 	if (array_grow((void **)&w->pending, &w->cap, w->npending + 1, sizeof(*w->pending)) < 0) {
 		w->overflowed = true; /* without memory to keep it, the change is as good as lost */
 		return NULL;
@@ -186,10 +193,13 @@ static int on_message(const struct nlmsghdr *nlh, void *data)
 	    mnl_nlmsg_get_payload_len(nlh) < sizeof(struct nfgenmsg))
 		return MNL_CB_OK;
 	if (type == NFT_MSG_NEWGEN) {
-		if (generation_pid(nlh) != (uint32_t)getpid())
+		if (generation_pid(nlh) != (uint32_t)getpid() && w->too_large)
+			w->overflowed = true;
+		else if (generation_pid(nlh) != (uint32_t)getpid())
 			for (size_t i = 0; i < w->npending; i++)
 				r->cb(r->ctx, &w->pending[i]);
 		w->npending = 0;
+		w->too_large = false;
 		return MNL_CB_OK;
 	}
 	if (!ours(w, nlh))
@@ -209,11 +219,12 @@ int nft_watch_read(struct nft_watch *w, nft_watch_cb cb, void *ctx, char *err, s
 	static char buf[1 << 17]; /* past the largest datagram the kernel sends a listener */
 	struct reading r = { w, cb, ctx };
 
-	for (;;) {
+	for (int reads = 0; reads < READS_A_CALL; reads++) {
 		ssize_t n = mnl_socket_recvfrom(w->nl, buf, sizeof(buf));
 		if (n < 0 && errno == ENOBUFS) {
 			w->overflowed = true;
 			w->npending = 0; /* a transaction in part: what it was is lost either way */
+			w->too_large = false;
 			continue;
 		}
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
@@ -222,6 +233,8 @@ int nft_watch_read(struct nft_watch *w, nft_watch_cb cb, void *ctx, char *err, s
 			error_set(err, errlen, "nftables watch: %s", strerror(errno));
 			return -1;
 		}
+		if (w->overflowed)
+			continue; /* lost: the owner looks at everything, so what follows is only read out */
 		if (mnl_cb_run(buf, (size_t)n, 0, 0, on_message, &r) < 0) {
 			error_set(err, errlen, "nftables watch: an announcement not understood: %s", strerror(errno));
 			return -1;

@@ -39,9 +39,11 @@ void nft_watch_pause(struct nft_watch *w);
 void nft_watch_resume(struct nft_watch *w);
 
 /*
- * Hand on what others changed, read until nothing is pending: 0, or 1 when
- * announcements were lost (the socket overflowed: look at everything), or
- * -1 with a message.
+ * Hand on what others changed, read until nothing is pending or for 32
+ * datagrams at most (the descriptor stays readable for the rest): 0, or 1
+ * when announcements were lost (the socket overflowed, or a transaction
+ * changed more than 65,536 things: look at everything), or -1 with a
+ * message.
  */
 typedef void (*nft_watch_cb)(void *ctx, const struct nft_watch_change *c);
 int nft_watch_read(struct nft_watch *w, nft_watch_cb cb, void *ctx, char *err, size_t errlen);

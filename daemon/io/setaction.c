@@ -23,6 +23,9 @@
 #define NS 1000000000ull
 #define HOST_READ_EVERY 10         /* checks: the host's addresses read anew */
 #define ELEMENTS_A_STATEMENT 4096
+#define SETTLE_SLICE_NS (10 * 1000000ull) /* the loop's time a settle takes before it lets others in */
+#define SETTLE_STEP_SLOTS 4096     /* the mirror's records' slots looked at in one step */
+#define ELEMENTS_A_TRANSACTION 8192 /* the lists' elements' changes committed together (about, at most) */
 
 /* An address in the set: until is when its element runs out (CLOCK_MONOTONIC ns). */
 struct blocked_key {
@@ -50,7 +53,10 @@ struct set_action {
 	struct set_mirror *mirror; /* manage: the lists' addresses and nets */
 	struct nft_watch *watch;   /* manage: what others change in the table */
 	struct nft_shape *shape;   /* manage: the table's sets, chains and rules as made (set_action_check compares) */
-	struct nft_batch *batch;   /* manage: the address sets' elements, changed one by one */
+	struct nft_batch *batch;   /* manage: the blocked sets' elements, changed one by one */
+	struct nft_batch *mirror_batch; /* manage: the lists' elements, changed by set_action_settle's steps */
+	uint32_t generation;       /* manage: the kernel's, read before a commit of bloomd's own */
+	bool missed;               /* manage: another committed while the watch was paused: everything told again */
 	struct set_action_stats st;
 };
 
@@ -159,27 +165,49 @@ static json_t *run_json(struct set_action *a, const char *cmd, bool terse, char 
 	return out;
 }
 
+/*
+ * Around a commit of bloomd's own the watch is paused: it need not hear of
+ * it. Another's commit meanwhile goes unheard too, so the kernel's
+ * generation is read on both sides: moved by more than bloomd's own
+ * transaction, and everything is told again (a->missed).
+ */
+static void pause_watch(struct set_action *a)
+{
+	if (a->watch == NULL)
+		return;
+	if (nft_batch_generation(a->batch, &a->generation) < 0)
+		a->missed = true;
+	nft_watch_pause(a->watch);
+}
+
+static void resume_watch(struct set_action *a, bool committed)
+{
+	uint32_t now;
+
+	if (a->watch == NULL)
+		return;
+	nft_watch_resume(a->watch);
+	if (nft_batch_generation(a->batch, &now) < 0 || now - a->generation > (committed ? 1u : 0u))
+		a->missed = true;
+}
+
 /* Run cmd, a commit of bloomd's own: the watch, paused meanwhile, does not hear of it. */
 static int commit(struct set_action *a, const char *cmd, char *err, size_t errlen)
 {
-	if (a->watch)
-		nft_watch_pause(a->watch);
+	pause_watch(a);
 	int rc = run(a, cmd, err, errlen);
-	if (a->watch)
-		nft_watch_resume(a->watch);
+	resume_watch(a, rc == 0);
 	return rc;
 }
 
-/* The batch's elements committed, the watch paused meanwhile. */
-static int commit_batch(struct set_action *a, char *err, size_t errlen)
+/* A batch's elements committed, the watch paused meanwhile. */
+static int commit_batch(struct set_action *a, struct nft_batch *batch, char *err, size_t errlen)
 {
-	if (!nft_batch_pending(a->batch))
+	if (!nft_batch_pending(batch))
 		return 0;
-	if (a->watch)
-		nft_watch_pause(a->watch);
-	int rc = nft_batch_commit(a->batch, err, errlen);
-	if (a->watch)
-		nft_watch_resume(a->watch);
+	pause_watch(a);
+	int rc = nft_batch_commit(batch, err, errlen);
+	resume_watch(a, rc == 0);
 	return rc;
 }
 
@@ -194,7 +222,7 @@ static int change_blocked(struct set_action *a, bool add, const uint8_t *addr, i
 			     : nft_batch_delete(a->batch, set, addr, addr_len(family));
 		if (rc < 0)
 			error_set(err, errlen, "[action]: out of memory");
-		return rc < 0 ? -1 : commit_batch(a, err, errlen);
+		return rc < 0 ? -1 : commit_batch(a, a->batch, err, errlen);
 	}
 	inet_ntop(family == 4 ? AF_INET : AF_INET6, addr, text, sizeof(text));
 	if (add)
@@ -251,12 +279,13 @@ static void put_elements(struct set_action *a, int family, uint64_t now, FILE *f
 		fputs(" }\n", f);
 }
 
-/* protected4 and 6: the nets never blocked, each written once (those another holds left out: intervals must not overlap). */
-static void put_protected(const struct set_action *a, FILE *f)
+/* Each of the nets never blocked (protected4 and 6) once, those another holds left out: intervals must not overlap. */
+typedef void (*protected_cb)(void *ctx, const uint8_t *addr, size_t alen, unsigned prefix);
+
+static void each_protected(const struct set_action *a, protected_cb cb, void *ctx)
 {
 	size_t n;
 	const struct protect_net *nets = protect_nets(a->protect, &n);
-	char text[INET6_ADDRSTRLEN];
 
 	for (size_t i = 0; i < n; i++) {
 		size_t alen = nets[i].len - 1u;
@@ -264,11 +293,30 @@ static void put_protected(const struct set_action *a, FILE *f)
 		for (size_t j = 0; j < n && !held; j++)
 			held = j != i && nets[j].len == nets[i].len && nets[j].key[0] <= nets[i].key[0] &&
 			       entry_net_holds(nets[j].key, nets[i].key + 1, alen) && (nets[j].key[0] < nets[i].key[0] || j < i);
-		if (held)
-			continue;
-		inet_ntop(alen == 4 ? AF_INET : AF_INET6, nets[i].key + 1, text, sizeof(text));
-		fprintf(f, "add element inet %s protected%d { %s/%u }\n", a->table, alen == 4 ? 4 : 6, text, nets[i].key[0]);
+		if (!held)
+			cb(ctx, nets[i].key + 1, alen, nets[i].key[0]);
 	}
+}
+
+struct protected_writer {
+	const struct set_action *a;
+	FILE *f;
+};
+
+static void write_protected(void *ctx, const uint8_t *addr, size_t alen, unsigned prefix)
+{
+	const struct protected_writer *w = ctx;
+	char text[INET6_ADDRSTRLEN];
+
+	inet_ntop(alen == 4 ? AF_INET : AF_INET6, addr, text, sizeof(text));
+	fprintf(w->f, "add element inet %s protected%d { %s/%u }\n", w->a->table, alen == 4 ? 4 : 6, text, prefix);
+}
+
+static void put_protected(const struct set_action *a, FILE *f)
+{
+	struct protected_writer w = { a, f };
+
+	each_protected(a, write_protected, &w);
 }
 
 /*
@@ -379,6 +427,32 @@ static int make_table(struct set_action *a, char *err, size_t errlen)
 	return refused ? 1 : 0;
 }
 
+/*
+ * bloomd's table made again, its shape with the blocked and protected
+ * addresses in one transaction, and the lists' elements told again by the
+ * settles that follow, a step at a time: a repair that never holds the
+ * loop for the lists' size. 0, or -1 (err).
+ */
+static int remake(struct set_action *a, char *err, size_t errlen)
+{
+	char *cmd = NULL;
+	size_t len;
+	FILE *f = open_memstream(&cmd, &len);
+
+	if (f == NULL) {
+		error_set(err, errlen, "[action]: out of memory");
+		return -1;
+	}
+	nft_batch_discard(a->mirror_batch); /* what it held is told again */
+	nft_batch_discard(a->batch);
+	a->missed = false; /* all of it is told again */
+	put_shape(a, f, now_ns());
+	if (commit_written(a, f, &cmd, err, errlen) < 0 || nft_shape_keep(a->shape, err, errlen) < 0)
+		return -1;
+	set_mirror_retell(a->mirror);
+	return 0;
+}
+
 /* The elements of the set of family as nft lists them (JSON; caller frees), or NULL (no such set). */
 static json_t *set_elements(struct set_action *a, int family, json_t **listing, char *err, size_t errlen)
 {
@@ -453,7 +527,8 @@ struct answer {
 	struct set_action *a;
 	FILE *f;
 	bool shape_changed;        /* a rule, chain or set, or the table: its shape looked at again */
-	bool refill;               /* an interval set's element: those sets written whole again */
+	bool protected_changed;    /* a protected set's element: those sets written whole again */
+	bool failed;               /* out of memory for an answer */
 	long answered;
 };
 
@@ -479,59 +554,109 @@ static void on_change(void *ctx, const struct nft_watch_change *c)
 	struct answer *r = ctx;
 	int family = c->len == 4 ? 4 : 6;
 
-	if (!c->element) {
+	if (!c->element || (c->len != 4 && c->len != 16)) {
 		r->shape_changed = true;
 		return;
 	}
-	if (strncmp(c->set, "blocked", 7) == 0 && (c->len == 4 || c->len == 16))
+	if (strncmp(c->set, "blocked", 7) == 0)
 		answer_blocked(r, c, family);
-	else if (strncmp(c->set, "protected", 9) == 0 || strstr(c->set, "nets") || c->interval_end)
-		r->refill = true; /* an interval set's: few elements, written whole */
-	else if (c->len == 4 || c->len == 16)
-		r->answered += set_mirror_answer(r->a->mirror, c->set, c->key, family, c->added, r->f, (uint64_t)time(NULL));
-	else
-		r->shape_changed = true;
+	else if (strncmp(c->set, "protected", 9) == 0)
+		r->protected_changed = true; /* few elements, written whole */
+	else {
+		int rc = set_mirror_answer(r->a->mirror, c->set, c->key, family, c->added, r->a->mirror_batch,
+					   (uint64_t)time(NULL));
+		r->failed |= rc < 0;
+		r->answered += rc > 0;
+	}
 }
 
-/* The interval sets (protected, the lists' nets) emptied and written whole again. */
-static void refill_intervals(struct set_action *a, FILE *f)
+/* The protected sets emptied and written whole again. */
+static void refill_protected(struct set_action *a, FILE *f)
 {
-	for (int v = 4; v <= 6; v += 2) {
-		fprintf(f, "flush set inet %s protected%d\n", a->table, v);
-		for (int kind = 0; kind < SET_MIRROR_KINDS; kind++)
-			fprintf(f, "flush set inet %s %s\n", a->table, set_mirror_set_name(kind, v, true));
-	}
+	fprintf(f, "flush set inet %s protected4\nflush set inet %s protected6\n", a->table, a->table);
 	put_protected(a, f);
-	set_mirror_write_nets(a->mirror, f, (uint64_t)time(NULL));
+}
+
+struct batch_writer {
+	struct set_action *a;
+	uint64_t now;
+	bool failed;
+};
+
+static void queue_protected(void *ctx, const uint8_t *addr, size_t alen, unsigned prefix)
+{
+	struct batch_writer *w = ctx;
+
+	w->failed |= nft_batch_add_net(w->a->batch, alen == 4 ? "protected4" : "protected6", addr, alen, prefix, 0) < 0;
+}
+
+static int queue_blocked(void *ctx, void *rec)
+{
+	struct batch_writer *w = ctx;
+	const struct blocked *b = rec;
+
+	if (b->until > w->now + NS)
+		w->failed |= nft_batch_add(w->a->batch, b->key.family == 4 ? "blocked4" : "blocked6", b->key.addr,
+					   addr_len(b->key.family), (b->until - w->now) / NS) < 0;
+	return 0;
 }
 
 /*
- * What others changed, answered: an element of a hash set put back or taken
- * out again, one by one; the interval sets written whole; the table made
- * again if its shape is no longer what was made (or the announcements were
- * lost). 1 if something was answered, 0 if there was nothing to, -1 (err).
+ * What the table holds unknown (the kernel's announcements lost: a flush of
+ * a million elements announces each; or another committed while the watch
+ * was paused), its shape as made: the blocked and protected addresses
+ * added again (those there stay as they are) over netlink, since nft's own
+ * commands read every interval set's elements first; the lists' elements
+ * told again by the settles that follow. -1 without memory.
+ */
+static int retell(struct set_action *a)
+{
+	struct batch_writer w = { a, now_ns(), false };
+
+	a->st.lost++;
+	a->missed = false;
+	keytable_each(a->slots, queue_blocked, &w);
+	each_protected(a, queue_protected, &w);
+	set_mirror_retell(a->mirror);
+	return w.failed ? -1 : 0;
+}
+
+/*
+ * What others changed, answered: an element of a blocked set put back or
+ * taken out again, one by one; the protected sets written whole; the
+ * lists' elements told again by the settles that follow (an interval
+ * set's whole, flushed first if another added to it); the table made again
+ * if its shape is no longer what was made. 1 if something was answered, 0
+ * if there was nothing to, -1 (err).
  */
 static int answer_changes(struct set_action *a, char *err, size_t errlen)
 {
 	char *cmd = NULL;
 	size_t len;
-	struct answer r = { a, open_memstream(&cmd, &len), false, false, 0 };
+	struct answer r = { a, open_memstream(&cmd, &len), false, false, false, 0 };
 
 	if (r.f == NULL) {
 		error_set(err, errlen, "[action]: out of memory");
 		return -1;
 	}
 	int lost = nft_watch_read(a->watch, on_change, &r, err, errlen);
-	if (lost < 0 || lost == 1 || (r.shape_changed && !table_there(a) && !table_there(a))) {
+	bool unknown = lost == 1 || a->missed; /* what the table holds */
+	bool shape_gone = (unknown || r.shape_changed) && !table_there(a) && !table_there(a);
+	if (unknown && !shape_gone) {
+		r.failed |= retell(a) < 0;
+		r.answered++;
+	}
+	if (lost < 0 || r.failed || shape_gone) {
 		fclose(r.f);
 		free(cmd);
-		return lost < 0 ? -1 : make_table(a, err, errlen) < 0 ? -1 : 1;
+		return lost < 0 ? -1 : remake(a, err, errlen) < 0 ? -1 : 1;
 	}
-	if (r.refill)
-		refill_intervals(a, r.f);
-	if (commit_written(a, r.f, &cmd, err, errlen) < 0)
-		return make_table(a, err, errlen) < 0 ? -1 : 1;
-	return r.answered > 0 || r.refill;
+	if (r.protected_changed)
+		refill_protected(a, r.f);
+	if (commit_written(a, r.f, &cmd, err, errlen) < 0 || commit_batch(a, a->batch, err, errlen) < 0 ||
+	    commit_batch(a, a->mirror_batch, err, errlen) < 0)
+		return remake(a, err, errlen) < 0 ? -1 : 1;
+	return r.answered > 0 || r.protected_changed;
 }
 
 /* ---- the interface ---- */
@@ -562,7 +687,8 @@ static int open_table(struct set_action *a, const struct set_action_options *o, 
 	}
 	if ((a->watch = nft_watch_open(o->table, err, errlen)) == NULL ||
 	    (a->shape = nft_shape_open(o->table, err, errlen)) == NULL ||
-	    (a->batch = nft_batch_open(o->table, err, errlen)) == NULL)
+	    (a->batch = nft_batch_open(o->table, err, errlen)) == NULL ||
+	    (a->mirror_batch = nft_batch_open(o->table, err, errlen)) == NULL)
 		return -1;
 	adopt(a, 4);
 	adopt(a, 6);
@@ -628,6 +754,7 @@ void set_action_close(struct set_action *a)
 	nft_watch_close(a->watch);
 	nft_shape_close(a->shape);
 	nft_batch_close(a->batch);
+	nft_batch_close(a->mirror_batch);
 	free(a);
 }
 
@@ -688,24 +815,30 @@ struct set_mirror *set_action_mirror(struct set_action *a)
 
 int set_action_settle(struct set_action *a, char *err, size_t errlen)
 {
-	char *cmd = NULL;
-	size_t len;
-	FILE *f;
+	uint64_t began = now_ns();
 
 	if (a->mirror == NULL)
 		return 0;
-	if ((f = open_memstream(&cmd, &len)) == NULL || set_mirror_settle(a->mirror, f, a->batch, (uint64_t)time(NULL)) < 0) {
-		if (f)
-			fclose(f);
-		free(cmd);
-		nft_batch_commit(a->batch, err, errlen); /* emptied: the table made anew holds it all */
-		return make_table(a, err, errlen) != 0 ? -1 : 0; /* the elements told are forgotten: all written anew */
+	for (;;) {
+		int more = set_mirror_settle(a->mirror, NULL, a->mirror_batch, (uint64_t)time(NULL), SETTLE_STEP_SLOTS);
+		if (more < 0) { /* out of memory: what was told is unknown */
+			a->st.errors++;
+			return remake(a, err, errlen) < 0 ? -1 : 1;
+		}
+		bool slice_over = more == 0 || now_ns() - began >= SETTLE_SLICE_NS;
+		if ((slice_over || nft_batch_queued(a->mirror_batch) >= ELEMENTS_A_TRANSACTION) &&
+		    commit_batch(a, a->mirror_batch, err, errlen) < 0) {
+			a->st.errors++;
+			return remake(a, err, errlen) < 0 ? -1 : 1; /* the kernel's sets were not as told */
+		}
+		if (slice_over)
+			return more;
 	}
-	/* The nets first: an address set's batch refused leaves them committed, and both are made anew. */
-	if (commit_written(a, f, &cmd, err, errlen) == 0 && commit_batch(a, err, errlen) == 0)
-		return 0;
-	a->st.errors++;
-	return make_table(a, err, errlen) != 0 ? -1 : 0; /* the kernel's sets were not as told: made anew */
+}
+
+bool set_action_syncing(const struct set_action *a)
+{
+	return a->mirror && set_mirror_syncing(a->mirror);
 }
 
 int set_action_watch_fd(const struct set_action *a)
@@ -729,8 +862,14 @@ int set_action_check(struct set_action *a, char *err, size_t errlen)
 		return 0;
 	/* Read twice before it is made again: a dump that meets another's transaction half-way can differ. */
 	if (!table_there(a) && !table_there(a)) {
-		if (make_table(a, err, errlen) < 0)
+		if (remake(a, err, errlen) < 0)
 			return -1;
+		a->st.restored++;
+		return 1;
+	}
+	if (a->missed) { /* another's commit went unheard: what it changed is put right */
+		if (retell(a) < 0 || commit_batch(a, a->batch, err, errlen) < 0)
+			return remake(a, err, errlen) < 0 ? -1 : 1;
 		a->st.restored++;
 		return 1;
 	}
@@ -743,8 +882,7 @@ int set_action_check(struct set_action *a, char *err, size_t errlen)
 		error_set(err, errlen, "[action]: out of memory");
 		return -1;
 	}
-	fprintf(f, "flush set inet %s protected4\nflush set inet %s protected6\n", a->table, a->table);
-	put_protected(a, f);
+	refill_protected(a, f);
 	return commit_written(a, f, &cmd, err, errlen);
 }
 

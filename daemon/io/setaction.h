@@ -29,9 +29,12 @@ struct set_mirror;
  * before it left (its blocked addresses, with the time they have left) and
  * makes it anew in one transaction with the lists' elements in, so nothing
  * is let through meanwhile; at close it leaves it unless told to remove it.
+ * Later changes to the lists' elements reach it in slices (set_action_settle).
  * What others change in it is heard from the kernel (nftwatch.h) and
  * answered at once (set_action_watched); set_action_check, every second,
- * compares what the table does with what was made (set_action_check).
+ * compares what the table does with what was made. A repair makes the
+ * table's shape again in one transaction, and the lists' elements follow
+ * in slices: it never holds the caller for the lists' size.
  * Without manage, the sets are the operator's: they must exist, of type
  * ipv4_addr (or ipv6_addr for set6) with flags timeout.
  */
@@ -54,6 +57,7 @@ struct set_action_stats {
 	uint64_t added, repeated, rate_limited, errors;
 	uint64_t unblocked;        /* lifted by set_action_unblock */
 	uint64_t restored;         /* times what others changed in the table was undone (manage) */
+	uint64_t lost;             /* manage: times the kernel's announcements of changes were lost (all told again) */
 	uint64_t taken_over;       /* addresses found in the table at start (a bloomd before left it) */
 	uint64_t protected;        /* additions passed over: the host's own address, loopback, [action] protect */
 	uint64_t blocked;          /* addresses in the set now, as bloomd knows them */
@@ -91,8 +95,9 @@ int set_action_unblock(struct set_action *a, const uint8_t *addr, int family, ch
  * and flags, its chains' hooks, priorities and policies, its rules'
  * expressions: a listing of it, compared), made again in one transaction
  * if not; and every tenth call the host's addresses read again, the
- * protected sets rewritten when they moved. 1 if the table was made again,
- * 0 if all was there, -1 (err). Without manage, only forgets the addresses
+ * protected sets rewritten when they moved. 1 if the table was made again
+ * (its lists' elements then follow by set_action_settle), 0 if all was
+ * there, -1 (err). Without manage, only forgets the addresses
  * whose time ran out.
  */
 int set_action_check(struct set_action *a, char *err, size_t errlen);
@@ -100,17 +105,23 @@ int set_action_check(struct set_action *a, char *err, size_t errlen);
 /* manage: the lists' elements (NULL without manage); what they tell it goes in at set_action_settle. */
 struct set_mirror *set_action_mirror(struct set_action *a);
 /*
- * The mirror's changes committed in one transaction; one the kernel refuses
- * (its sets not as bloomd told them) makes the table anew. 0, or -1 (err).
+ * The mirror's changes, for a slice of the loop's time (10 ms) at most,
+ * committed in transactions of a few thousand elements; one the kernel
+ * refuses (its sets not as bloomd told them) makes the table again, its
+ * lists' elements told again by the calls that follow. 1 if more calls
+ * are needed, 0 when the kernel is in step, -1 (err).
  */
 int set_action_settle(struct set_action *a, char *err, size_t errlen);
+/* manage: whether the lists' elements are still on their way to the kernel (set_action_settle has more to do). */
+bool set_action_syncing(const struct set_action *a);
 
 /*
  * manage: the descriptor on which the kernel announces changes (-1 without
- * manage), and what to do when it is readable: another's change undone at
- * once (an element put back or taken out again, the interval sets
- * rewritten, the table made anew when its shape changed or announcements
- * were lost). 1 if something was undone, 0, or -1 (err).
+ * manage), and what to do when it is readable: another's change undone (a
+ * blocked or protected element at once; the lists' elements told again by
+ * the set_action_settle calls that follow: set_action_syncing), every
+ * element told again when announcements were lost, the table made again
+ * when its shape changed. 1 if something was undone, 0, or -1 (err).
  */
 int set_action_watch_fd(const struct set_action *a);
 int set_action_watched(struct set_action *a, char *err, size_t errlen);

@@ -29,16 +29,35 @@ struct mirrored {
 	struct mirror_key key;
 	uint32_t until, told_until;   /* Unix seconds; 0: no time limit */
 	uint8_t wanted, told, in, mark;
+	uint8_t retell;               /* told, but whether the kernel still has it is unknown: added again (a no-op if there) */
+	uint8_t pass_wanted;          /* a net: wanted when the nets' pass under way began (what it works from) */
+};
+
+/*
+ * The settle under way, a step at a time: every address (after a sweep),
+ * the addresses changed, or the nets of some sets, first their deletions
+ * (PASS_NETS_OUT: an interval added must not meet one on its way out) then
+ * their additions (PASS_NETS_IN).
+ */
+enum pass_kind { PASS_NONE, PASS_ADDRESSES, PASS_CHANGED, PASS_NETS_OUT, PASS_NETS_IN };
+
+struct pass {
+	enum pass_kind kind;
+	size_t at;                    /* the slot (or the changed address) looked at next */
+	size_t slots;                 /* the table's slots when the walk began: more, and it begins again */
+	unsigned sets;                /* PASS_NETS_*: by set index, those whose nets are settled */
 };
 
 struct set_mirror {
 	char *table;
-	struct keytable *recs;
-	struct mirror_key *dirty;     /* changed since the last settle */
+	struct keytable *addrs, *nets; /* struct mirrored: apart, so that the nets' passes walk only the nets */
+	struct mirror_key *dirty;     /* addresses changed, settled after the pass under way */
 	size_t ndirty, dirty_cap;
-	bool all_dirty;               /* a sweep: every record looked at */
-	unsigned nets_dirty;          /* by set index: its nets' cover to be worked out again */
+	bool all_dirty;               /* a sweep: every address to be looked at by the next pass */
+	unsigned nets_dirty;          /* by set index: its nets' cover to be worked out again by the next pass */
+	unsigned nets_retold, nets_flushed; /* by set index: told again (flushed) before the next pass over them */
 	uint8_t sweep_mark;
+	struct pass pass;
 };
 
 static unsigned set_index(unsigned kind, int family, bool nets)
@@ -63,7 +82,8 @@ struct set_mirror *set_mirror_new(const char *table)
 	struct set_mirror *m = calloc(1, sizeof(*m));
 
 	if (m == NULL || (m->table = strdup(table)) == NULL ||
-	    (m->recs = keytable_new(sizeof(struct mirrored), sizeof(struct mirror_key))) == NULL) {
+	    (m->addrs = keytable_new(sizeof(struct mirrored), sizeof(struct mirror_key))) == NULL ||
+	    (m->nets = keytable_new(sizeof(struct mirrored), sizeof(struct mirror_key))) == NULL) {
 		set_mirror_free(m);
 		return NULL;
 	}
@@ -74,7 +94,8 @@ void set_mirror_free(struct set_mirror *m)
 {
 	if (m == NULL)
 		return;
-	keytable_free(m->recs);
+	keytable_free(m->addrs);
+	keytable_free(m->nets);
 	free(m->dirty);
 	free(m->table);
 	free(m);
@@ -88,6 +109,11 @@ static struct mirror_key key_of(unsigned kind, const uint8_t *addr, int family, 
 	k.nets = prefix < bits;
 	memcpy(k.addr, addr, family == 4 ? 4 : 16);
 	return k;
+}
+
+static struct keytable *table_of(const struct set_mirror *m, const struct mirror_key *k)
+{
+	return k->nets ? m->nets : m->addrs;
 }
 
 static int note_dirty(struct set_mirror *m, const struct mirror_key *k)
@@ -109,7 +135,7 @@ int set_mirror_put(struct set_mirror *m, enum set_mirror_kind kind, const uint8_
 {
 	struct mirror_key k = key_of(kind, addr, family, prefix);
 	bool added;
-	struct mirrored *r = keytable_put(m->recs, &k, &added);
+	struct mirrored *r = keytable_put(table_of(m, &k), &k, &added);
 
 	if (r == NULL)
 		return -1;
@@ -127,7 +153,7 @@ int set_mirror_put(struct set_mirror *m, enum set_mirror_kind kind, const uint8_
 void set_mirror_drop(struct set_mirror *m, enum set_mirror_kind kind, const uint8_t *addr, int family, unsigned prefix)
 {
 	struct mirror_key k = key_of(kind, addr, family, prefix);
-	struct mirrored *r = keytable_find(m->recs, &k);
+	struct mirrored *r = keytable_find(table_of(m, &k), &k);
 
 	if (r == NULL || !r->wanted)
 		return;
@@ -139,7 +165,7 @@ void set_mirror_drop(struct set_mirror *m, enum set_mirror_kind kind, const uint
 void set_mirror_sweep_begin(struct set_mirror *m)
 {
 	m->sweep_mark++;
-	m->all_dirty = true; /* what the sweep puts is looked at whole at the next settle */
+	m->all_dirty = true; /* what the sweep puts is looked at whole by the next pass */
 }
 
 static int unmark_unput(void *ctx, void *rec)
@@ -154,7 +180,8 @@ static int unmark_unput(void *ctx, void *rec)
 
 void set_mirror_sweep_end(struct set_mirror *m)
 {
-	keytable_each(m->recs, unmark_unput, m);
+	keytable_each(m->addrs, unmark_unput, m);
+	keytable_each(m->nets, unmark_unput, m);
 	m->nets_dirty = ~0u;
 }
 
@@ -262,7 +289,10 @@ static void settle_one(struct writer *w, struct mirrored *r, bool in)
 	if (r->told && (!in || time_moved(r))) {
 		write_delete(w, r);
 		r->told = 0;
+	} else if (r->told && r->retell) {
+		write_add(w, r);
 	}
+	r->retell = 0;
 	if (in && !r->told && (r->until == 0 || r->until > w->now)) {
 		write_add(w, r);
 		r->told = 1;
@@ -282,8 +312,8 @@ static bool held_by_shorter(const struct set_mirror *m, const struct mirror_key 
 		up.addr[byte] &= (uint8_t)(0xff00u >> (p % 8));
 		memset(up.addr + byte + 1, 0, alen - byte - 1);
 		up.prefix = (uint8_t)p;
-		const struct mirrored *r = keytable_find(m->recs, &up);
-		if (r && r->wanted)
+		const struct mirrored *r = keytable_find(m->nets, &up);
+		if (r && r->pass_wanted)
 			return true;
 	}
 	return false;
@@ -292,26 +322,32 @@ static bool held_by_shorter(const struct set_mirror *m, const struct mirror_key 
 struct nets_pass {
 	struct set_mirror *m;
 	struct writer *w;
-	unsigned sets;             /* by set index: those whose nets are settled */
-	bool adding;               /* the second pass: deletions are all written */
 };
 
-static int settle_net(void *ctx, void *rec)
+/* PASS_NETS_OUT: whether each net goes in worked out; those told that no longer do (or whose time moved) out. */
+static int settle_net_out(void *ctx, void *rec)
 {
 	struct nets_pass *p = ctx;
 	struct mirrored *r = rec;
 
-	if (!r->key.nets || !(p->sets & (1u << set_index(r->key.kind, r->key.family, true))))
+	if (!(p->m->pass.sets & (1u << set_index(r->key.kind, r->key.family, true))))
 		return 0;
-	if (!p->adding) { /* first every deletion: an interval added must not meet one on its way out */
-		r->in = r->wanted && !held_by_shorter(p->m, &r->key);
-		if (r->told && (!r->in || time_moved(r))) {
-			write_delete(p->w, r);
-			r->told = 0;
-		}
+	r->in = r->pass_wanted && !held_by_shorter(p->m, &r->key);
+	if (r->told)
+		settle_one(p->w, r, r->in); /* one whose time moved goes out and in again, in one transaction */
+	return 0;
+}
+
+/* PASS_NETS_IN: the nets that go in and are not, in; a record neither wanted nor told, gone. */
+static int settle_net_in(void *ctx, void *rec)
+{
+	struct nets_pass *p = ctx;
+	struct mirrored *r = rec;
+
+	if (!(p->m->pass.sets & (1u << set_index(r->key.kind, r->key.family, true))))
 		return 0;
-	}
-	settle_one(p->w, r, r->in);
+	if (!r->told)
+		settle_one(p->w, r, r->in && r->wanted);
 	return !r->wanted && !r->told;
 }
 
@@ -320,36 +356,148 @@ static int settle_address(void *ctx, void *rec)
 	struct writer *w = ctx;
 	struct mirrored *r = rec;
 
-	if (r->key.nets)
-		return 0;
 	settle_one(w, r, r->wanted);
 	return !r->wanted && !r->told;
 }
 
-int set_mirror_settle(struct set_mirror *m, FILE *f, struct nft_batch *batch, uint64_t now)
+/*
+ * A nets' pass works from what was wanted when it began: a net put between
+ * its steps might otherwise go in beside one that holds it (each looked
+ * at before the other changed). What changes meanwhile, the next pass
+ * settles.
+ */
+static int begin_nets_pass(void *ctx, void *rec)
+{
+	const struct set_mirror *m = ctx;
+	struct mirrored *r = rec;
+
+	r->pass_wanted = r->wanted && (m->pass.sets & (1u << set_index(r->key.kind, r->key.family, true)));
+	return 0;
+}
+
+/* The next pass begun, from what is dirty; false when there is none (in step). */
+static bool begin_pass(struct set_mirror *m)
+{
+	struct pass *p = &m->pass;
+
+	*p = (struct pass){ PASS_NONE, 0, 0, 0 };
+	if (m->all_dirty) {
+		p->kind = PASS_ADDRESSES;
+		p->slots = keytable_slots(m->addrs);
+		m->all_dirty = false;
+		m->ndirty = 0; /* this pass sees them */
+	} else if (m->ndirty > 0) {
+		p->kind = PASS_CHANGED;
+	} else if (m->nets_dirty) {
+		p->kind = PASS_NETS_OUT;
+		p->slots = keytable_slots(m->nets);
+		p->sets = m->nets_dirty;
+		m->nets_dirty = 0;
+		m->nets_retold &= ~p->sets; /* this pass tells them: what is lost after it begins is told by the next */
+		m->nets_flushed &= ~p->sets;
+		keytable_each(m->nets, begin_nets_pass, m);
+	}
+	return p->kind != PASS_NONE;
+}
+
+/* A walk of table from the pass's slot, for at most *budget slots; whether it is done. */
+static bool walk(struct pass *p, struct keytable *t, keytable_cb cb, void *ctx, size_t *budget)
+{
+	size_t from = p->at;
+
+	if (keytable_slots(t) != p->slots) { /* grown: every record moved */
+		p->slots = keytable_slots(t);
+		from = p->at = 0;
+	}
+	bool done = keytable_each_at(t, &p->at, *budget, cb, ctx) == 1;
+	*budget -= p->at - from < *budget ? p->at - from : *budget;
+	return done;
+}
+
+/* The changed addresses from the pass's place, at most *budget of them; whether all are settled. */
+static bool settle_changed(struct set_mirror *m, struct writer *w, size_t *budget)
+{
+	for (; m->pass.at < m->ndirty && *budget > 0; m->pass.at++, --*budget) {
+		struct mirrored *r = keytable_find(m->addrs, &m->dirty[m->pass.at]);
+		if (r && settle_address(w, r))
+			keytable_remove(m->addrs, r);
+	}
+	if (m->pass.at < m->ndirty)
+		return false;
+	m->ndirty = 0;
+	return true;
+}
+
+/* One step of the pass under way (one begun if none is); 1 if more remain, 0 when in step. */
+static int step(struct set_mirror *m, struct writer *w, size_t *budget)
+{
+	struct nets_pass np = { m, w };
+	bool done = false;
+
+	if (m->pass.kind == PASS_NONE && !begin_pass(m))
+		return 0;
+	switch (m->pass.kind) {
+	case PASS_ADDRESSES:
+		done = walk(&m->pass, m->addrs, settle_address, w, budget);
+		break;
+	case PASS_CHANGED:
+		done = settle_changed(m, w, budget);
+		break;
+	case PASS_NETS_OUT:
+		if (walk(&m->pass, m->nets, settle_net_out, &np, budget)) {
+			m->pass.kind = PASS_NETS_IN;
+			m->pass.at = 0;
+		}
+		break;
+	case PASS_NETS_IN:
+		done = walk(&m->pass, m->nets, settle_net_in, &np, budget);
+		break;
+	case PASS_NONE:
+		break;
+	}
+	if (done) {
+		m->pass.kind = PASS_NONE;
+		close_statements(w); /* a pass's additions before the next pass's deletions */
+	}
+	return 1;
+}
+
+int set_mirror_settle(struct set_mirror *m, FILE *f, struct nft_batch *batch, uint64_t now, size_t records)
 {
 	struct writer w = { .f = f, .batch = batch, .table = m->table, .now = now };
+	size_t budget = records ? records : 1;
+	int more = 1;
 
-	if (m->all_dirty) {
-		keytable_each(m->recs, settle_address, &w);
-		m->nets_dirty = ~0u;
-	}
-	for (size_t i = 0; i < m->ndirty && !m->all_dirty; i++) {
-		struct mirrored *r = keytable_find(m->recs, &m->dirty[i]);
-		if (r && settle_address(&w, r))
-			keytable_remove(m->recs, r);
-	}
-	if (m->nets_dirty) {
-		struct nets_pass p = { m, &w, m->nets_dirty, false };
-		keytable_each(m->recs, settle_net, &p);
-		p.adding = true;
-		keytable_each(m->recs, settle_net, &p);
-	}
+	while (budget > 0 && (more = step(m, &w, &budget)) == 1)
+		;
+	if (more == 1 && m->pass.kind == PASS_NONE && !m->all_dirty && m->ndirty == 0 && m->nets_dirty == 0)
+		more = 0;
 	close_statements(&w);
+	return (f && ferror(f)) || w.failed ? -1 : more;
+}
+
+bool set_mirror_syncing(const struct set_mirror *m)
+{
+	return m->pass.kind != PASS_NONE || m->all_dirty || m->ndirty > 0 || m->nets_dirty;
+}
+
+static int retell_wanted(void *ctx, void *rec)
+{
+	struct mirrored *r = rec;
+
+	(void)ctx;
+	r->retell = r->told; /* still told: one no longer wanted goes out (a net before one that holds it comes in) */
+	return 0;
+}
+
+void set_mirror_retell(struct set_mirror *m)
+{
+	keytable_each(m->addrs, retell_wanted, NULL);
+	keytable_each(m->nets, retell_wanted, NULL);
+	m->pass.kind = PASS_NONE;
+	m->all_dirty = true;
 	m->ndirty = 0;
-	m->all_dirty = false;
-	m->nets_dirty = 0;
-	return ferror(f) || w.failed ? -1 : 0;
+	m->nets_dirty = ~0u;
 }
 
 static int forget_told(void *ctx, void *rec)
@@ -361,50 +509,63 @@ static int forget_told(void *ctx, void *rec)
 
 void set_mirror_write_all(struct set_mirror *m, FILE *f, uint64_t now)
 {
-	keytable_each(m->recs, forget_told, NULL);
+	keytable_each(m->addrs, forget_told, NULL);
+	keytable_each(m->nets, forget_told, NULL);
+	m->pass.kind = PASS_NONE;
 	m->all_dirty = true;
-	set_mirror_settle(m, f, NULL, now);
+	m->ndirty = 0;
+	m->nets_dirty = ~0u;
+	while (set_mirror_settle(m, f, NULL, now, SIZE_MAX) == 1)
+		;
 }
 
-static int write_told_net(void *ctx, void *rec)
-{
-	const struct mirrored *r = rec;
+struct set_told {
+	unsigned set;
+	bool flushed;
+};
 
-	if (r->key.nets && r->told)
-		write_add(ctx, r);
+static int retell_net(void *ctx, void *rec)
+{
+	const struct set_told *t = ctx;
+	struct mirrored *r = rec;
+
+	if (set_index(r->key.kind, r->key.family, true) != t->set)
+		return 0;
+	if (t->flushed)
+		r->told = 0;
+	else
+		r->retell = r->told;
 	return 0;
 }
 
-void set_mirror_write_nets(struct set_mirror *m, FILE *f, uint64_t now)
+int set_mirror_answer(struct set_mirror *m, const char *set, const uint8_t *addr, int family, bool added,
+		      struct nft_batch *batch, uint64_t now)
 {
-	struct writer w = { .f = f, .table = m->table, .now = now };
-
-	keytable_each(m->recs, write_told_net, &w);
-	close_statements(&w);
-}
-
-int set_mirror_answer(struct set_mirror *m, const char *set, const uint8_t *addr, int family, bool added, FILE *f,
-		      uint64_t now)
-{
-	struct writer w = { .f = f, .table = m->table, .now = now };
-	char text[INET6_ADDRSTRLEN];
-
 	for (unsigned i = 0; i < SETS; i++) {
-		if (strcmp(set, set_names[i]) != 0 || (i & 1))
+		if (strcmp(set, set_names[i]) != 0)
 			continue;
+		if (i & 1) { /* an interval set's: its nets told again whole, after a flush if another added to it */
+			struct set_told t = { i, added };
+			if ((added ? m->nets_flushed : m->nets_retold) & (1u << i))
+				return 1; /* already, for an earlier element of the same change */
+			if (added && nft_batch_flush(batch, set) < 0)
+				return -1;
+			keytable_each(m->nets, retell_net, &t);
+			m->nets_dirty |= 1u << i;
+			m->nets_retold |= 1u << i;
+			m->nets_flushed |= added ? 1u << i : 0;
+			return 1;
+		}
 		struct mirror_key k = key_of(i / 4, addr, family, family == 4 ? 32 : 128);
-		const struct mirrored *r = keytable_find(m->recs, &k);
+		struct mirrored *r = keytable_find(m->addrs, &k);
 		bool there = r && r->told && (r->told_until == 0 || r->told_until > now);
 		if (!added && there) {
-			write_add(&w, r);
-			close_statements(&w);
-			return 1;
+			r->retell = 1;
+			return note_dirty(m, &k) < 0 ? -1 : 1;
 		}
-		if (added && !there) {
-			inet_ntop(family == 4 ? AF_INET : AF_INET6, addr, text, sizeof(text));
-			fprintf(f, "delete element inet %s %s { %s }\n", m->table, set, text);
-			return 1;
-		}
+		if (added && !there)
+			return nft_batch_delete(batch, set, addr, family == 4 ? 4 : 16) < 0 ? -1 : 1;
+		return 0;
 	}
 	return 0;
 }
@@ -422,5 +583,7 @@ static int count_one(void *ctx, void *rec)
 void set_mirror_counts(const struct set_mirror *m, struct set_mirror_counts *out)
 {
 	memset(out, 0, sizeof(*out));
-	keytable_each((struct keytable *)m->recs, count_one, out); /* counting changes nothing */
+	/* counting changes nothing */
+	keytable_each((struct keytable *)m->addrs, count_one, out);
+	keytable_each((struct keytable *)m->nets, count_one, out);
 }

@@ -18,10 +18,11 @@
  *
  * Changes are told with set_mirror_put and set_mirror_drop (or between
  * set_mirror_sweep_begin and _end, where what was not put is dropped), then
- * set_mirror_settle writes the nft commands that bring the kernel in step:
- * an address element added once, re-added when its time changes by more
- * than a second, deleted with "add" before "delete" so that an element the
- * kernel already let run out is no error in the transaction.
+ * set_mirror_settle, a step at a time, brings the kernel in step: an
+ * element added once, re-added when its time changes by more than a
+ * second, deleted with "add" before "delete" so that an element the kernel
+ * already let run out is no error in the transaction. A step looks at a
+ * bounded number of records, so a million changes never hold the caller.
  */
 enum set_mirror_kind {
 	SET_MIRROR_LISTED,         /* a dropping list's: dropped, from or to it */
@@ -56,29 +57,42 @@ void set_mirror_sweep_begin(struct set_mirror *m);
 void set_mirror_sweep_end(struct set_mirror *m);
 
 /*
- * The commands that bring the kernel's sets to what is wanted, appended to f
- * (nothing when they are in step), or queued in batch instead when it is
- * given, nets as their intervals' elements (nft's own deletion of a net
- * from a large interval set takes some hundred milliseconds each); the
- * mirror then counts them as done. now: Unix seconds. -1 without memory
- * (the table made anew puts it right).
+ * One step toward the kernel's sets being what is wanted: at most records
+ * slots of the records' tables looked at, the changes they need written
+ * to f as nft commands, or queued in batch when it is given, nets as
+ * their intervals' elements (nft's own deletion of a net from a large
+ * interval set takes some hundred milliseconds each); the mirror then
+ * counts them as done. What a step wrote is one transaction: deletions
+ * before additions. A change made between steps is settled by a later
+ * one. now: Unix seconds. 1 if more steps are needed, 0 when in step, -1
+ * without memory (the table made anew puts it right).
  */
 struct nft_batch;
-int set_mirror_settle(struct set_mirror *m, FILE *f, struct nft_batch *batch, uint64_t now);
+int set_mirror_settle(struct set_mirror *m, FILE *f, struct nft_batch *batch, uint64_t now, size_t records);
+/* Whether a settle has more to do. */
+bool set_mirror_syncing(const struct set_mirror *m);
+
+/*
+ * What the kernel holds unknown (its sets made anew, or its announcements
+ * lost): each element wanted told again by the settles that follow (an
+ * element the kernel has is added again, which changes nothing), each told
+ * and no longer wanted taken out.
+ */
+void set_mirror_retell(struct set_mirror *m);
 
 /* Every element wanted, for the table made anew (its sets empty), counted as done. */
 void set_mirror_write_all(struct set_mirror *m, FILE *f, uint64_t now);
 
-/* The nets told to the kernel, written again (into interval sets just flushed). */
-void set_mirror_write_nets(struct set_mirror *m, FILE *f, uint64_t now);
-
 /*
- * Another's change to an element of one of the address sets (set by name),
- * answered in f: put back if it was deleted while bloomd wants it there,
- * deleted if it was added while bloomd does not. 1 if answered, else 0.
+ * Another's change to an element of one of the sets (by name): an address
+ * deleted while bloomd wants it there is told again by the next settle;
+ * one added while bloomd does not want it is queued out in batch; an
+ * interval set's element (a start or an end) has that set's nets told
+ * again whole, after its flush (queued) when another added to it. 1 if
+ * answered, 0 if there was nothing to answer, -1 without memory.
  */
-int set_mirror_answer(struct set_mirror *m, const char *set, const uint8_t *addr, int family, bool added, FILE *f,
-		      uint64_t now);
+int set_mirror_answer(struct set_mirror *m, const char *set, const uint8_t *addr, int family, bool added,
+		      struct nft_batch *batch, uint64_t now);
 
 struct set_mirror_counts {
 	uint64_t elements[SET_MIRROR_KINDS];  /* in the kernel, as bloomd told it */

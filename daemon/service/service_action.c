@@ -99,6 +99,7 @@ void service_action_check(struct service *s)
 	else if (rc > 0)
 		log_warning("[action]: table inet %s or addresses in it were gone (a flush, a firewall reload?): put back",
 			    s->cfg->action.table);
+	service_mirror_settle(s);
 }
 
 void service_action_stats(const struct service *s, json_t *o)
@@ -116,8 +117,12 @@ void service_action_stats(const struct service *s, json_t *o)
 				      (json_int_t)as.protected, "blocked", (json_int_t)as.blocked, "managed", s->cfg->action.manage,
 				      "listed", (json_int_t)as.listed, "passed", (json_int_t)as.passed, "exempt",
 				      (json_int_t)as.exempt, "hidden", (json_int_t)as.hidden));
-	if (s->cfg->action.manage)
+	if (s->cfg->action.manage) {
+		json_t *sa = json_object_get(o, "set_action");
+		json_object_set_new(sa, "lost", json_integer((json_int_t)as.lost));
+		json_object_set_new(sa, "syncing", json_boolean(set_action_syncing(s->action.sets)));
 		json_object_set_new(o, "set_dropped", set_action_dropped(s->action.sets));
+	}
 }
 
 void service_action_stop(struct service *s)

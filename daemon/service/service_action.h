@@ -16,7 +16,9 @@
 struct service_action {
 	struct set_action *sets;   /* [action] set, or NULL */
 	struct event *table_watch; /* manage: the kernel's announcements of changes to the table */
+	struct event *settler;     /* manage: the next slice of the lists' elements' way to the kernel */
 	bool mirror_stale;         /* the nft mirror missed a change (no memory): every entry looked at again */
+	uint64_t filled_after;     /* service_changes_all_asked when the mirror was filled whole (at open) */
 	struct log_limit errors_logged;
 };
 
@@ -48,9 +50,16 @@ int service_action_open(struct service *s);
 void service_mirror_sync(struct service *s);
 int service_mirror_start(struct service *s);
 void service_mirror_stop(struct service *s);
-/* Whether the table follows the lists (manage); whether it missed a change and must be looked at whole. */
+/*
+ * Whether the table follows the lists (manage); whether it missed a change
+ * and must be looked at whole; whether the lists' elements are still on
+ * their way to the kernel (a settle goes on in slices of the loop).
+ */
 bool service_mirror_on(const struct service *s);
 bool service_mirror_behind(const struct service *s);
+bool service_mirror_syncing(const struct service *s);
+/* The next slice of the settle asked for, if one is due (the table made again, another's change answered). */
+void service_mirror_settle(struct service *s);
 /* e told to the table now, with its holders and expiry as they are (an expiry changed without a change of holders). */
 void service_mirror_entry(struct service *s, const struct entry *e);
 /* Whether a dropping list holds addr in the table (addr or a net holding it): the lists' names in names, if so. */

@@ -13,6 +13,12 @@ const struct match_log *service_changes(const struct service *s, bool *whole)
 void service_changes_all(struct service *s)
 {
 	s->sources.actions_stale = true;
+	s->sources.actions_changed++;
+}
+
+uint64_t service_changes_all_asked(const struct service *s)
+{
+	return s->sources.actions_changed;
 }
 
 void service_changes_unfollowed(struct service *s, unsigned follower)

@@ -199,11 +199,15 @@ static int configure(struct service *s, const struct config *cfg)
 		log_error("lists: %s", err);
 		return -1;
 	}
+	uint32_t roles[] = { s->engine.drop_holders, s->engine.reject_holders, s->engine.pass_holders,
+			     s->engine.pass_packet_holders };
 	s->engine.drop_holders = lists_acting(&s->lists, LIST_ACTION_DROP);
 	s->engine.reject_holders = lists_acting(&s->lists, LIST_ACTION_REJECT);
 	s->engine.pass_holders = lists_acting(&s->lists, LIST_ACTION_PASS);
 	s->engine.pass_packet_holders = lists_passing_packets(&s->lists);
-	if (service_xdp_on(s) || service_mirror_on(s))
+	/* A list that acts otherwise changes what its every entry does: the XDP set and the table look at all. */
+	if (roles[0] != s->engine.drop_holders || roles[1] != s->engine.reject_holders ||
+	    roles[2] != s->engine.pass_holders || roles[3] != s->engine.pass_packet_holders)
 		service_changes_all(s);
 	service_workers_verdicts(s);
 	return 0;
@@ -484,6 +488,8 @@ json_t *service_lists_own_json(struct service *s)
 	json_t *out = json_array();
 	char format[FEED_COLUMN_NAME + 8];
 
+	uint32_t acting = s->engine.drop_holders | s->engine.reject_holders | s->engine.pass_holders;
+
 	lists_count(&s->lists, s->matcher, counts);
 	for (int i = 0; i < LISTS_SLOTS && out; i++) {
 		const struct list_state *l = &s->lists.slot[i];
@@ -501,6 +507,8 @@ json_t *service_lists_own_json(struct service *s)
 			json_object_set_new(o, "last_load", load_json(&l->last));
 		if (o && i == service_slices_list(s)) /* a new version is being taken, a slice at a time */
 			json_object_set_new(o, "taking", json_true());
+		if (o && service_mirror_on(s) && (acting & (1u << i))) /* its entries in bloomd's nft table */
+			json_object_set_new(o, "kernel", json_string(service_mirror_syncing(s) ? "syncing" : "in step"));
 		json_array_append_new(out, o);
 	}
 	return out;

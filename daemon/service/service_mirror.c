@@ -107,7 +107,10 @@ static int sweep(struct service *s, struct set_mirror *m)
 
 int service_mirror_fill(void *ctx, struct set_mirror *m)
 {
-	return sweep(ctx, m);
+	struct service *s = ctx;
+
+	s->action.filled_after = service_changes_all_asked(s);
+	return sweep(s, m);
 }
 
 static void mirror_changed(void *ctx, enum entry_kind kind, const uint8_t *key, size_t len)
@@ -124,24 +127,45 @@ static void mirror_changed(void *ctx, enum entry_kind kind, const uint8_t *key, 
 		w->s->action.mirror_stale = true;
 }
 
+/* A slice of the settle; the next one is asked for while the kernel is not yet in step (a second later after an error). */
+static void settle_slice(struct service *s)
+{
+	static const struct timeval now = { 0, 0 }, after_error = { 1, 0 };
+	char err[512];
+
+	int rc = set_action_settle(s->action.sets, err, sizeof(err));
+	if (rc < 0)
+		log_limited(&s->action.errors_logged, 60, LOG_LEVEL_ERROR, "[action]: the lists' elements: %s", err);
+	if (rc != 0 && s->action.settler) /* after what else is ready: the control socket, capture */
+		event_add(s->action.settler, rc < 0 ? &after_error : &now);
+}
+
+static void on_settle(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	settle_slice(arg);
+}
+
 void service_mirror_sync(struct service *s)
 {
 	struct set_mirror *m = s->action.sets ? set_action_mirror(s->action.sets) : NULL;
 	struct walk w = { s, m };
 	uint32_t reheld = 0;
 	uint32_t acting = s->engine.drop_holders | s->engine.reject_holders | s->engine.pass_holders;
-	char err[512];
 
 	if (m == NULL)
 		return;
 	bool whole;
 	const struct match_log *changes = service_changes(s, &whole);
-	whole |= s->action.mirror_stale;
+	/* Filled whole since the lists' actions last changed (the start): that was the look at every entry. */
+	whole = (whole && s->action.filled_after != service_changes_all_asked(s)) || s->action.mirror_stale;
+	s->action.filled_after = UINT64_MAX;
 	s->action.mirror_stale = false;
 	if (whole || match_log_entries(changes, mirror_changed, &w, &reheld) != 0 || (reheld & acting))
 		s->action.mirror_stale = sweep(s, m) < 0;
-	if (set_action_settle(s->action.sets, err, sizeof(err)) < 0)
-		log_limited(&s->action.errors_logged, 60, LOG_LEVEL_ERROR, "[action]: the lists' elements: %s", err);
+	if (s->action.settler == NULL || !event_pending(s->action.settler, EV_TIMEOUT, NULL))
+		settle_slice(s); /* else the slice already asked for settles these too */
 }
 
 static void on_watch(evutil_socket_t fd, short what, void *arg)
@@ -157,6 +181,15 @@ static void on_watch(evutil_socket_t fd, short what, void *arg)
 	else if (rc > 0)
 		log_warning("[action]: table inet %s changed by another process (a rule, an element, a flush?): put back",
 			    s->cfg->action.table);
+	service_mirror_settle(s);
+}
+
+void service_mirror_settle(struct service *s)
+{
+	static const struct timeval now = { 0, 0 };
+
+	if (s->action.settler && set_action_syncing(s->action.sets) && !event_pending(s->action.settler, EV_TIMEOUT, NULL))
+		event_add(s->action.settler, &now);
 }
 
 int service_action_open(struct service *s)
@@ -197,7 +230,8 @@ int service_mirror_start(struct service *s)
 	if (fd < 0)
 		return 0;
 	s->action.table_watch = event_new(s->base, fd, EV_READ | EV_PERSIST, on_watch, s);
-	if (s->action.table_watch == NULL || event_add(s->action.table_watch, NULL) < 0) {
+	s->action.settler = evtimer_new(s->base, on_settle, s);
+	if (s->action.table_watch == NULL || s->action.settler == NULL || event_add(s->action.table_watch, NULL) < 0) {
 		log_error("[action]: cannot watch table inet %s", s->cfg->action.table);
 		return -1;
 	}
@@ -208,21 +242,22 @@ void service_mirror_stop(struct service *s)
 {
 	if (s->action.table_watch)
 		event_free(s->action.table_watch);
-	s->action.table_watch = NULL;
+	if (s->action.settler)
+		event_free(s->action.settler);
+	s->action.table_watch = s->action.settler = NULL;
 	service_changes_unfollowed(s, SERVICE_FOLLOWS_MIRROR);
 }
 
 void service_mirror_entry(struct service *s, const struct entry *e)
 {
 	struct set_mirror *m = s->action.sets ? set_action_mirror(s->action.sets) : NULL;
-	char err[512];
 
 	if (m == NULL)
 		return;
 	if (mirror_entry(s, m, e, matcher_holders(s->matcher, e)) < 0)
 		s->action.mirror_stale = true;
-	else if (set_action_settle(s->action.sets, err, sizeof(err)) < 0)
-		log_limited(&s->action.errors_logged, 60, LOG_LEVEL_ERROR, "[action]: the lists' elements: %s", err);
+	else
+		settle_slice(s);
 }
 
 struct holding {
@@ -266,4 +301,9 @@ bool service_mirror_on(const struct service *s)
 bool service_mirror_behind(const struct service *s)
 {
 	return s->action.mirror_stale;
+}
+
+bool service_mirror_syncing(const struct service *s)
+{
+	return s->action.sets && set_action_syncing(s->action.sets);
 }

@@ -42,6 +42,7 @@ struct service_sources {
 	struct match_log *changes; /* matcher's changes since the replica, the XDP set and the nft mirror were in step */
 	uint64_t published;        /* matcher_changes when they were */
 	bool actions_stale;        /* the lists' actions changed: every entry looked at again (XDP set, nft mirror) */
+	uint64_t actions_changed;  /* times they changed: a follower filled whole since the last needs no second look */
 	unsigned followers;        /* SERVICE_FOLLOWS_*: who reads the changes */
 	struct event *publisher;   /* changes without a client waiting reach them within PUBLISH_MS */
 };
@@ -65,8 +66,9 @@ int service_record_changes(struct service *s, unsigned follower);
 
 /* service_changes.c: the changes since the followers were last in step (NULL: none recorded); *whole: every entry is to be looked at again. */
 const struct match_log *service_changes(const struct service *s, bool *whole);
-/* Every entry looked at again at the next propagation (the lists' actions changed). */
+/* Every entry looked at again at the next propagation (the lists' actions changed); how often that was asked. */
 void service_changes_all(struct service *s);
+uint64_t service_changes_all_asked(const struct service *s);
 /* follower stopped: the changes are no longer recorded once none is left. */
 void service_changes_unfollowed(struct service *s, unsigned follower);
 

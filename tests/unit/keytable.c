@@ -82,8 +82,54 @@ static void random_operations_match_the_model(void **state)
 	keytable_free(t);
 }
 
+/*
+ * A walk in steps of a few slots, records removed in it and found values
+ * changed between the steps, no record put: every record there when the
+ * walk began and not removed by it is seen (at most twice, where the array
+ * wraps), and 1 comes back once the last slot is passed.
+ */
+static void walks_in_steps_see_every_record(void **state)
+{
+	static struct model m;
+	struct keytable *t = keytable_new(sizeof(struct rec), sizeof(uint32_t));
+	struct rng r;
+
+	(void)state;
+	assert_non_null(t);
+	rng_seed(&r, 12);
+	m.r = &r;
+	for (int round = 0; round < 200; round++) {
+		for (int i = 0; i < 300; i++) {
+			uint32_t k = (uint32_t)rng_below(&r, UNIVERSE);
+			bool added;
+			struct rec *rec = keytable_put(t, &k, &added);
+			assert_non_null(rec);
+			rec->value = m.value[k] = (uint32_t)i;
+			m.there[k] = true;
+		}
+		bool was[UNIVERSE];
+		memcpy(was, m.there, sizeof(was));
+		memset(m.seen, 0, sizeof(m.seen));
+		size_t at = 0, slots = keytable_slots(t);
+		int rc;
+		while ((rc = keytable_each_at(t, &at, 1 + (size_t)rng_below(&r, 40), visit, &m)) == 0) {
+			assert_true(at < slots);
+			uint32_t k = (uint32_t)rng_below(&r, UNIVERSE); /* between steps: a value changed */
+			struct rec *rec = keytable_find(t, &k);
+			if (rec)
+				rec->value = m.value[k] = m.value[k] + 1;
+		}
+		assert_int_equal(rc, 1);
+		assert_int_equal(keytable_slots(t), slots);
+		for (unsigned i = 0; i < UNIVERSE; i++)
+			assert_true(was[i] ? m.seen[i] >= 1 && m.seen[i] <= 2 : m.seen[i] == 0);
+	}
+	keytable_free(t);
+}
+
 static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(random_operations_match_the_model),
+	cmocka_unit_test(walks_in_steps_see_every_record),
 };
 
 TEST_MAIN("keytable", tests)

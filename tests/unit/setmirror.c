@@ -156,30 +156,46 @@ static struct net universe_net(unsigned i)
 	return u[i];
 }
 
-static void settle_into(struct set_mirror *m, struct kernel *k, uint64_t now)
+/* One settle step of at most records slots, its commands run as one transaction: 1 if more remain. */
+static int step_into(struct set_mirror *m, struct kernel *k, uint64_t now, size_t records)
 {
 	char *cmds = NULL;
 	size_t len;
 	FILE *f = open_memstream(&cmds, &len);
 
 	assert_non_null(f);
-	assert_int_equal(set_mirror_settle(m, f, NULL, now), 0);
+	int more = set_mirror_settle(m, f, NULL, now, records);
+	assert_true(more == 0 || more == 1);
+	assert_int_equal(set_mirror_syncing(m), more == 1);
 	fclose(f);
 	run(k, cmds);
 	free(cmds);
+	return more;
 }
 
-/* Random puts, drops, sweeps and settles; after each settle the kernel's sets are what is wanted. */
-static void commands_bring_the_kernel_to_what_is_wanted(void **state)
+static void settle_into(struct set_mirror *m, struct kernel *k, uint64_t now)
+{
+	assert_int_equal(step_into(m, k, now, SIZE_MAX), 0);
+}
+
+/*
+ * Random puts, drops, sweeps and settles; after each settle the kernel's
+ * sets are what is wanted. steps: 0, each settle whole; else settles of a
+ * few slots at a time, with more changes between the steps (and sometimes
+ * some sets emptied behind bloomd's back, and every element told again),
+ * each step's commands a transaction of its own.
+ */
+static void random_changes(unsigned seed, size_t steps)
 {
 	static struct kernel k;
 	uint64_t want[2][NETS] = { { 0 } }; /* by kind (listed, passed): 0 not wanted, else until + 1 */
 	struct set_mirror *m = set_mirror_new("t");
 	struct rng r;
 	uint64_t now = 1000000;
+	int more = 0;
 
-	(void)state;
-	rng_seed(&r, 5);
+	memset(&k, 0, sizeof(k));
+	rng_seed(&r, seed);
 	for (int step = 0; step < 6000; step++) {
 		unsigned i = (unsigned)rng_below(&r, NETS), kind = (unsigned)rng_below(&r, 2);
 		unsigned op = (unsigned)rng_below(&r, 100);
@@ -205,9 +221,22 @@ static void commands_bring_the_kernel_to_what_is_wanted(void **state)
 				}
 			set_mirror_sweep_end(m);
 		}
+		if (steps && op == 99) { /* another emptied some of the sets: all is told again */
+			for (int s = 0; s < SETS_MAX; s++)
+				if (rng_below(&r, 2))
+					k.n[s] = 0;
+			set_mirror_retell(m);
+		}
+		if (steps && op % 3 == 0)
+			more = step_into(m, &k, now, 1 + (size_t)rng_below(&r, steps));
 		if (op % 10 != 0)
 			continue;
-		settle_into(m, &k, now);
+		if (steps) /* to the end: what changed meanwhile too */
+			while ((more = step_into(m, &k, now, 1 + (size_t)rng_below(&r, steps))) == 1)
+				;
+		else
+			settle_into(m, &k, now);
+		assert_int_equal(more, 0);
 		/* The model: every wanted address; every wanted net no wanted net of its kind holds. */
 		for (unsigned kk = 0; kk < 2; kk++)
 			for (unsigned j = 0; j < NETS; j++) {
@@ -219,6 +248,8 @@ static void commands_bring_the_kernel_to_what_is_wanted(void **state)
 				}
 				const char *name = set_mirror_set_name(kk, 4, o.prefix < 32);
 				int s = set_of(&k, name), at = find(&k, s, o);
+				if ((at >= 0) != (want[kk][j] && !hidden))
+					print_message("# step %d %s %08x/%u at %d want %llu hidden %d\n", step, name, o.addr, o.prefix, at, (unsigned long long)want[kk][j], hidden);
 				assert_true((at >= 0) == (want[kk][j] && !hidden));
 				if (at >= 0 && want[kk][j] > 1) { /* its time left, within the second allowed */
 					uint64_t left = want[kk][j] - 1 - now;
@@ -227,6 +258,20 @@ static void commands_bring_the_kernel_to_what_is_wanted(void **state)
 			}
 	}
 	set_mirror_free(m);
+}
+
+static void commands_bring_the_kernel_to_what_is_wanted(void **state)
+{
+	(void)state;
+	random_changes(5, 0);
+}
+
+/* The same a few slots a step, changes between steps: no step's transaction is refused, and each settle ends exact. */
+static void steps_bring_the_kernel_to_what_is_wanted(void **state)
+{
+	(void)state;
+	for (unsigned seed = 1; seed <= 4; seed++)
+		random_changes(seed, seed * 7);
 }
 
 /* A timeout in the parts nft takes (one part of 100,000,000 s it refuses: value too large). */
@@ -246,6 +291,7 @@ static void timeouts_in_parts(void **state)
 
 static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(commands_bring_the_kernel_to_what_is_wanted),
+	cmocka_unit_test(steps_bring_the_kernel_to_what_is_wanted),
 	cmocka_unit_test(timeouts_in_parts),
 };
 
