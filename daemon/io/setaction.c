@@ -433,7 +433,13 @@ static int make_table(struct set_action *a, char *err, size_t errlen)
  * settles that follow, a step at a time: a repair that never holds the
  * loop for the lists' size. 0, or -1 (err).
  */
-static int remake(struct set_action *a, char *err, size_t errlen)
+static void write_shape(struct set_action *a, FILE *f)
+{
+	put_shape(a, f, now_ns());
+}
+
+/* The commands write puts in a FILE, run as one transaction; -1 (err) out of memory or refused. */
+static int commit_writing(struct set_action *a, void (*write)(struct set_action *a, FILE *f), char *err, size_t errlen)
 {
 	char *cmd = NULL;
 	size_t len;
@@ -443,11 +449,16 @@ static int remake(struct set_action *a, char *err, size_t errlen)
 		error_set(err, errlen, "[action]: out of memory");
 		return -1;
 	}
+	write(a, f);
+	return commit_written(a, f, &cmd, err, errlen);
+}
+
+static int remake(struct set_action *a, char *err, size_t errlen)
+{
 	nft_batch_discard(a->mirror_batch); /* what it held is told again */
 	nft_batch_discard(a->batch);
 	a->missed = false; /* all of it is told again */
-	put_shape(a, f, now_ns());
-	if (commit_written(a, f, &cmd, err, errlen) < 0 || nft_shape_keep(a->shape, err, errlen) < 0)
+	if (commit_writing(a, write_shape, err, errlen) < 0 || nft_shape_keep(a->shape, err, errlen) < 0)
 		return -1;
 	set_mirror_retell(a->mirror);
 	return 0;
@@ -873,17 +884,7 @@ int set_action_check(struct set_action *a, char *err, size_t errlen)
 		a->st.restored++;
 		return 1;
 	}
-	if (!host_moved)
-		return 0;
-	char *cmd = NULL;
-	size_t len;
-	FILE *f = open_memstream(&cmd, &len);
-	if (f == NULL) {
-		error_set(err, errlen, "[action]: out of memory");
-		return -1;
-	}
-	refill_protected(a, f);
-	return commit_written(a, f, &cmd, err, errlen);
+	return host_moved ? commit_writing(a, refill_protected, err, errlen) : 0;
 }
 
 struct blocked_walk {
