@@ -225,3 +225,16 @@ enum verdict engine_packet(struct engine *e, const struct capture_packet *p, con
 	engine_batch(e, p, 1, source, live, &verdict);
 	return verdict;
 }
+
+void engine_evicted(const struct engine *e, uint64_t *flows, uint64_t *thresholds)
+{
+	*flows = e->evicted_before[0] + (e->flows ? flows_evicted(e->flows) : 0);
+	*thresholds = e->evicted_before[1] + (e->thresholds ? thresholds_evicted(e->thresholds) : 0);
+}
+
+void engine_set_tables(struct engine *e, struct flows *flows, struct thresholds *thresholds)
+{
+	engine_evicted(e, &e->evicted_before[0], &e->evicted_before[1]);
+	e->flows = flows;
+	e->thresholds = thresholds;
+}

@@ -26,6 +26,7 @@ struct engine {
 	void *emit_ctx;
 	struct flows *flows;       /* not owned; NULL: every matching packet alerts */
 	struct thresholds *thresholds; /* not owned; NULL: no threshold or suppress rules */
+	uint64_t evicted_before[2]; /* of the flows and thresholds tables replaced before these (engine_evicted) */
 	bool inline_mode;          /* packets are judged: a match of a dropping list drops */
 	uint32_t drop_holders;     /* the holders (lists) whose matches are dropped, inline */
 	uint32_t reject_holders;   /* and those whose matches are rejected */
@@ -136,5 +137,10 @@ size_t engine_exempt(const struct packet_view *v, struct match_found *found, siz
 void engine_report(struct engine *e, const struct capture_packet *p, const struct packet_view *v,
 		   const struct match_found *found, size_t n, unsigned exempt, const char *source, bool live,
 		   enum verdict verdict);
+
+/* What the alert tables pushed out to make room (engine.h: flows, thresholds), the tables replaced before counted too. */
+void engine_evicted(const struct engine *e, uint64_t *flows, uint64_t *thresholds);
+/* The flows and thresholds tables replaced (NULL: none), what the old ones pushed out kept; the old ones are the caller's to free. */
+void engine_set_tables(struct engine *e, struct flows *flows, struct thresholds *thresholds);
 
 #endif

@@ -6,30 +6,24 @@
 #include <string.h>
 
 #include "hash.h"
-
-struct slot {
-	uint64_t key;              /* 0: empty */
-	time_t seen;
-};
+#include "recent.h"
 
 struct flows {
 	struct hash_key secret;
 	unsigned timeout;
-	uint64_t mask;
-	struct slot *slots;
+	struct recent *seen;       /* time_t: when each (flow, entry) was last seen */
 };
 
-struct flows *flows_new(unsigned bits, unsigned timeout_seconds)
+struct flows *flows_new(size_t capacity, unsigned timeout_seconds)
 {
 	struct flows *f = calloc(1, sizeof(*f));
 
 	if (f == NULL || hash_key_random(&f->secret, HASH_XXH3) < 0 ||
-	    (f->slots = calloc(1ULL << bits, sizeof(*f->slots))) == NULL) {
-		free(f);
+	    (f->seen = recent_new(capacity, sizeof(time_t))) == NULL) {
+		flows_free(f);
 		return NULL;
 	}
 	f->timeout = timeout_seconds;
-	f->mask = (1ULL << bits) - 1;
 	return f;
 }
 
@@ -37,8 +31,13 @@ void flows_free(struct flows *f)
 {
 	if (f == NULL)
 		return;
-	free(f->slots);
+	recent_free(f->seen);
 	free(f);
+}
+
+uint64_t flows_evicted(const struct flows *f)
+{
+	return recent_evicted(f->seen);
 }
 
 /* The flow's two ends in one order, whichever way the packet goes, then the entry. */
@@ -63,18 +62,18 @@ static uint64_t key_of(const struct flows *f, const struct packet_view *v, enum 
 	buf[n++] = (uint8_t)kind;
 	memcpy(buf + n, key, len);
 	n += len;
-	uint64_t h = hash_bytes(&f->secret, buf, n).lo;
-	return h ? h : 1;
+	return hash_bytes(&f->secret, buf, n).lo;
 }
 
 bool flows_first(struct flows *f, const struct packet_view *v, enum entry_kind kind,
 		 const uint8_t *key, size_t len, time_t now)
 {
-	uint64_t k = key_of(f, v, kind, key, len);
-	struct slot *s = &f->slots[k & f->mask];
-	bool first = s->key != k || now - s->seen > (time_t)f->timeout || now < s->seen;
+	bool fresh;
+	time_t *seen = recent_use(f->seen, key_of(f, v, kind, key, len), &fresh);
 
-	s->key = k;
-	s->seen = now;
+	if (seen == NULL)
+		return true; /* without memory: an alert more, never one missed */
+	bool first = fresh || now - *seen > (time_t)f->timeout || now < *seen;
+	*seen = now;
 	return first;
 }

@@ -12,8 +12,9 @@
 
 #include "arena.h"
 #include "hash.h"
+#include "recent.h"
 
-#define TABLE_BITS 16
+#define TRACKED_MAX 65536          /* what rules track (addresses, pairs, rules), counted at once: about 4 MiB */
 #define MAX_NETS 64
 
 enum rule_kind { RULE_SUPPRESS, RULE_THRESHOLD };
@@ -36,7 +37,6 @@ struct rule {
 };
 
 struct slot {
-	uint64_t key;              /* 0: empty */
 	time_t start;              /* the period's first alert */
 	unsigned count;            /* seen in the period */
 };
@@ -45,7 +45,7 @@ struct thresholds {
 	struct rule *rules;
 	size_t nrules, cap;
 	struct hash_key secret;
-	struct slot *slots;
+	struct recent *slots;      /* struct slot, by the hash of a rule and what it tracks */
 };
 
 /* ---- reading ---- */
@@ -262,7 +262,7 @@ struct thresholds *thresholds_load(const char *path, threshold_error_cb on_error
 	size_t cap = 0;
 
 	if (t == NULL || f == NULL || hash_key_random(&t->secret, HASH_XXH3) < 0 ||
-	    (t->slots = calloc(1u << TABLE_BITS, sizeof(*t->slots))) == NULL) {
+	    (t->slots = recent_new(TRACKED_MAX, sizeof(struct slot))) == NULL) {
 		char msg[600];
 		snprintf(msg, sizeof(msg), "%s: %s", path, f ? "out of memory" : strerror(errno));
 		on_error(ctx, msg);
@@ -299,8 +299,13 @@ void thresholds_free(struct thresholds *t)
 	if (t == NULL)
 		return;
 	free(t->rules);
-	free(t->slots);
+	recent_free(t->slots);
 	free(t);
+}
+
+uint64_t thresholds_evicted(const struct thresholds *t)
+{
+	return recent_evicted(t->slots);
 }
 
 unsigned thresholds_rules(const struct thresholds *t)
@@ -343,7 +348,7 @@ static bool suppressed(const struct rule *r, const struct packet_view *v)
 	return r->track == TRACK_SRC ? src : r->track == TRACK_DST ? dst : src || dst;
 }
 
-/* The slot counting rule i's alerts for what it tracks in v. */
+/* The slot counting rule i's alerts for what it tracks in v; NULL without memory. */
 static struct slot *slot_for(struct thresholds *t, size_t i, const struct packet_view *v)
 {
 	const struct rule *r = &t->rules[i];
@@ -356,16 +361,14 @@ static struct slot *slot_for(struct thresholds *t, size_t i, const struct packet
 		memcpy(key + n, v->src, alen), n += alen;
 	if (alen && (r->track == TRACK_DST || r->track == TRACK_BOTH))
 		memcpy(key + n, v->dst, alen), n += alen;
-	struct hash128 h = hash_bytes(&t->secret, key, n);
-	struct slot *s = &t->slots[h.lo & ((1u << TABLE_BITS) - 1)];
-	uint64_t k = h.hi | 1;
-	if (s->key != k)
-		*s = (struct slot){ .key = k };
-	return s;
+	bool fresh;
+	return recent_use(t->slots, hash_bytes(&t->secret, key, n).lo, &fresh); /* a new one is zeroed */
 }
 
 static bool counted(const struct rule *r, struct slot *s, time_t now)
 {
+	if (s == NULL)
+		return true; /* without memory: an alert more, never one missed */
 	if (s->count == 0 || now - s->start >= (time_t)r->seconds || now < s->start) {
 		s->start = now;
 		s->count = 0;

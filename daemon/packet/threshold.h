@@ -24,9 +24,10 @@
  *   limit      at most count alerts in each period of seconds
  *   threshold  an alert every count-th time in a period
  *   both       one alert in a period, once count have been seen
- * Counts are kept per tracked address (or pair, or rule) in a fixed table:
- * two keys that want one slot share it, the newer evicting the older,
- * which can only mean an alert more.
+ * Counts are kept per tracked address (or pair, or rule), exactly for up
+ * to 65,536 of them at once; past that a new one takes the place of the
+ * one counted least recently (thresholds_evicted), which can only mean an
+ * alert more, and depends only on the alerts' order.
  */
 struct thresholds;
 
@@ -42,5 +43,7 @@ bool thresholds_pass(struct thresholds *t, uint32_t gid, uint32_t sid, const str
 		     time_t now);
 
 unsigned thresholds_rules(const struct thresholds *t);
+/* What was tracked and pushed out to make room: each may have meant an alert more. */
+uint64_t thresholds_evicted(const struct thresholds *t);
 
 #endif

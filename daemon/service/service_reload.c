@@ -137,8 +137,9 @@ void service_reload(struct service *s, service_reloaded_cb done, void *ctx)
 	}
 	json_decref(found);
 	*rl = (struct reloading){ .done = done, .ctx = ctx, .restart = restart };
-	thresholds_free(s->engine.thresholds);
-	s->engine.thresholds = rules;
+	struct thresholds *old_rules = s->engine.thresholds;
+	engine_set_tables(&s->engine, s->engine.flows, rules);
+	thresholds_free(old_rules);
 	int changed = matcher_reconfigure(s->matcher, &mc, NULL, 0); /* checked above: it cannot fail */
 	rl->rebuild = changed > 0;
 	s->cfg = fresh;
@@ -208,6 +209,10 @@ json_t *service_stats(struct service *s)
 	t.stats.event_errors += events_lost(s->events); /* handed back by Redis, and no fallback file took them */
 	t.stats.pcap_skipped += events_pcap_skipped(s->events);
 	o = stats_json(&t.stats, s->matcher, t.counters, t.hits_dropped);
+	uint64_t flows, thresholds;
+	engine_evicted(&s->engine, &flows, &thresholds);
+	json_object_set_new(o, "alert_tables_evicted", json_pack("{s:I,s:I}", "flows", (json_int_t)flows, "thresholds",
+								 (json_int_t)thresholds));
 	service_upkeep_stats(s, o);
 	json_object_set_new(o, "ttl_entries", json_integer((json_int_t)service_ttl_entries(s)));
 	json_object_set_new(o, "rebuild", service_rebuild_stats(s));
@@ -240,19 +245,15 @@ char *service_metrics(struct service *s)
 	return text;
 }
 
-#define FLOW_TABLE_BITS 16 /* 65,536 (flow, entry) pairs remembered: 1 MiB */
+#define FLOW_TABLE_PAIRS 65536 /* (flow, entry) pairs remembered: about 4 MiB */
 
 int service_alert_policy(struct service *s)
 {
-	if (!s->cfg->alert_once_per_flow) {
-		flows_free(s->engine.flows);
-		s->engine.flows = NULL;
-		return 0;
-	}
-	struct flows *f = flows_new(FLOW_TABLE_BITS, s->cfg->flow_timeout);
-	if (f == NULL)
+	struct flows *old = s->engine.flows, *f = NULL;
+
+	if (s->cfg->alert_once_per_flow && (f = flows_new(FLOW_TABLE_PAIRS, s->cfg->flow_timeout)) == NULL)
 		return -1;
-	flows_free(s->engine.flows); /* a reload starts a fresh table: the timeout may have changed */
-	s->engine.flows = f;
+	engine_set_tables(&s->engine, f, s->engine.thresholds); /* a reload starts a fresh table: the timeout may have changed */
+	flows_free(old);
 	return 0;
 }

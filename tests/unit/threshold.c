@@ -127,10 +127,80 @@ static void problems_name_their_lines(void **state)
 	assert_true(any_has(&p, ":4: a threshold needs type, track, count"));
 }
 
+/*
+ * Suricata's semantics, per tracked address, at one time (no period ends):
+ * the n-th alert of an address passes under limit while n <= count, under
+ * threshold when n is a multiple of count, under both when n == count.
+ */
+static bool model_passes(const char *type, unsigned count, unsigned n)
+{
+	return strcmp(type, "limit") == 0 ? n <= count : strcmp(type, "threshold") == 0 ? n % count == 0 : n == count;
+}
+
+/* addrs addresses, each alerting times times, in rounds; what passes counted (and checked one by one against the model). */
+static unsigned alerts_of(const char *type, const char *track, unsigned count, unsigned addrs, unsigned times,
+			  uint64_t *evicted)
+{
+	char rules[200];
+	struct problems p;
+	uint8_t a[4] = { 10, 0, 0, 0 }, b[4] = { 192, 0, 2, 1 };
+	struct packet_view v = { .family = 4, .src = a, .dst = b, .ip_proto = 17 };
+	bool by_src = strcmp(track, "by_src") == 0;
+	unsigned passed = 0;
+
+	snprintf(rules, sizeof(rules), "threshold gen_id 1, sig_id 7, type %s, track %s, count %u, seconds 3600\n", type,
+		 track, count);
+	struct thresholds *t = load(rules, &p);
+	assert_non_null(t);
+	for (unsigned n = 1; n <= times; n++)
+		for (unsigned i = 0; i < addrs; i++) {
+			uint8_t *x = by_src ? a : b;
+			x[1] = (uint8_t)(i >> 16), x[2] = (uint8_t)(i >> 8), x[3] = (uint8_t)i;
+			bool pass = thresholds_pass(t, 1, 7, &v, 1000);
+			if (addrs <= 65536)
+				assert_int_equal(pass, model_passes(type, count, n));
+			passed += pass;
+		}
+	*evicted = thresholds_evicted(t);
+	thresholds_free(t);
+	return passed;
+}
+
+/*
+ * 20,000 addresses (by source, by destination), each alerting twice, for
+ * each type: exactly what the model says, the same every run (each load
+ * draws a new hash secret); past 65,536 addresses the table forgets the
+ * least recently counted, and says how many.
+ */
+static void tables_count_exactly_within_capacity(void **state)
+{
+	static const char *const types[] = { "limit", "threshold", "both" }, *const tracks[] = { "by_src", "by_dst" };
+	uint64_t evicted;
+
+	(void)state;
+	for (int ty = 0; ty < 3; ty++)
+		for (int tr = 0; tr < 2; tr++)
+			for (unsigned count = 1; count <= 2; count++) {
+				unsigned want = 0;
+				for (unsigned n = 1; n <= 2; n++)
+					want += model_passes(types[ty], count, n) ? 20000 : 0;
+				for (int run = 0; run < 2; run++) {
+					assert_int_equal(alerts_of(types[ty], tracks[tr], count, 20000, 2, &evicted), want);
+					assert_int_equal(evicted, 0);
+				}
+			}
+	/* 70,000 sources in turn, twice: each second round's alert finds its count gone (limit 1: all pass again). */
+	assert_int_equal(alerts_of("limit", "by_src", 1, 70000, 2, &evicted), 140000);
+	assert_int_equal(evicted, 2 * 70000 - 65536);
+	assert_int_equal(alerts_of("limit", "by_src", 1, 65536, 2, &evicted), 65536);
+	assert_int_equal(evicted, 0);
+}
+
 static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(limit_threshold_both),
 	cmocka_unit_test(suppress_by_address),
 	cmocka_unit_test(problems_name_their_lines),
+	cmocka_unit_test(tables_count_exactly_within_capacity),
 };
 
 TEST_MAIN("threshold", tests)
