@@ -5,7 +5,7 @@
 # a restart, and del leaving what a feed still holds.
 . "$(dirname "$0")/support/tap.sh"
 . "$(dirname "$0")/support/daemon.sh"
-plan 70
+plan 71
 tmp=$(mktemp -d)
 chmod 755 "$tmp"
 pid=
@@ -120,8 +120,10 @@ printf 'link en10mb\npacket src=198.51.100.9 dst=10.0.0.1 proto=tcp sport=4444 d
 	"$BUILD/pcapgen" -o a.pcap -
 C replay a.pcap --wait >/dev/null; ok $? "replay"
 alert=$(jq -c 'select(.pcap_cnt == 1) | .alert | del(.context)' events.json)
-is "$alert" '{"action":"allowed","gid":1,"signature_id":2400001,"rev":1,"signature":"Spamhaus DROP listed network","category":"hijacked-netblock","severity":1}' \
-	"the alert object is the list's"
+is "$alert" '{"action":"allowed","gid":1,"signature_id":2400001,"rev":1,"signature":"Spamhaus DROP listed network","category":"hijacked-netblock","severity":1,"source":{"ip":"198.51.100.9","port":4444},"target":{"ip":"10.0.0.1","port":22}}' \
+	"the alert object is the list's, its source the listed side"
+is "$(jq -c 'select(.pcap_cnt == 2) | .alert | [.source, .target]' events.json)" '[{"ip":"192.0.2.20","port":53},{"ip":"10.0.0.2","port":5000}]' \
+	"a listed destination is the alert's source, the client that contacted it its target"
 is "$(jq -r 'select(.pcap_cnt == 2) | "\(.alert.category) \(.alert.context.matches[0].list) \(.direction)"' events.json)" "malware iocs to_server" \
 	"each match names its list"
 is "$(http_get /metrics | grep -E '^bloomd_list_matches_total\{list="(spamhaus-drop|iocs|tor)"\}' | tr -d '\r' | sort | tr '\n' ' ')" \

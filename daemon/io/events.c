@@ -37,6 +37,7 @@ struct event_shape {
 	json_t *obj;                        /* owns the values below */
 	json_t *ts, *flow_id, *cnt, *source, *src, *sport, *dst, *dport, *proto, *community, *direction, *vlan;
 	json_t *action, *sid, *rev, *signature, *category, *severity; /* of the alert object */
+	json_t *attacker_ip, *attacker_port, *target_ip, *target_port; /* alert.source and alert.target */
 	json_t *context, *matches;          /* alert.context, and its matches */
 };
 
@@ -264,6 +265,15 @@ static struct event_shape *shape_for(struct events *ev, unsigned bits)
 	s->signature = slot(alert, "signature", json_string(""));
 	s->category = slot(alert, "category", json_string(""));
 	s->severity = slot(alert, "severity", json_integer(0));
+	if (bits & SHAPE_IP) { /* Suricata's, for a rule with the target keyword: the listed side is the source */
+		json_t *source = slot(alert, "source", json_object()), *target = slot(alert, "target", json_object());
+		s->attacker_ip = slot(source, "ip", json_string(""));
+		s->target_ip = slot(target, "ip", json_string(""));
+		if (bits & SHAPE_PORTS) {
+			s->attacker_port = slot(source, "port", json_integer(0));
+			s->target_port = slot(target, "port", json_integer(0));
+		}
+	}
 	/* bloomd's own detail: where Suricata's schema allows it (what keywords such as dataset add) */
 	s->context = slot(alert, "context", json_object());
 	s->matches = slot(s->context, "matches", json_array());
@@ -315,6 +325,35 @@ static void set_blocked(struct events *ev, struct event_shape *s, const struct e
 	if (ev->extended)
 		json_object_set(s->obj, "blocked", blocked);
 	json_decref(blocked);
+}
+
+/*
+ * Whether the entry hit holds the packet's destination and not its source:
+ * an address or net there. A pair's first address is the packet's source,
+ * and a signature's sender is it too.
+ */
+static bool listed_side_is_dst(const struct match_found *hit, const struct packet_view *v)
+{
+	size_t alen = v->family == 4 ? 4 : 16;
+
+	if (hit->kind == ENTRY_ADDR && hit->len == alen)
+		return memcmp(hit->key, v->src, alen) != 0 && memcmp(hit->key, v->dst, alen) == 0;
+	if (hit->kind == ENTRY_NET && hit->len == alen + 1)
+		return !entry_net_holds(hit->key, v->src, alen) && entry_net_holds(hit->key, v->dst, alen);
+	return false;
+}
+
+/* alert.source (the listed side, the attacker to a tool that bans it) and alert.target (the other). */
+static void set_sides(struct event_shape *s, const struct packet_view *v, bool dst_listed, bool ports)
+{
+	char buf[INET6_ADDRSTRLEN];
+
+	set_ascii(s->attacker_ip, entry_format_addr(dst_listed ? v->dst : v->src, v->family, buf, sizeof(buf)));
+	set_ascii(s->target_ip, entry_format_addr(dst_listed ? v->src : v->dst, v->family, buf, sizeof(buf)));
+	if (ports) {
+		json_integer_set(s->attacker_port, dst_listed ? v->dport : v->sport);
+		json_integer_set(s->target_port, dst_listed ? v->sport : v->dport);
+	}
 }
 
 /* The event's JSON object, owned by ev: valid until the next event. */
@@ -371,6 +410,8 @@ static json_t *event_json(struct events *ev, const struct event_packet *p, const
 	set_name(s->signature, top->signature);
 	set_name(s->category, top->category);
 	json_integer_set(s->severity, top->severity);
+	if (bits & SHAPE_IP)
+		set_sides(s, v, listed_side_is_dst(&hits[p->top], v), bits & SHAPE_PORTS);
 	return s->obj;
 }
 
