@@ -8,6 +8,7 @@ MANDIR     ?= $(PREFIX)/share/man
 DOCDIR     ?= $(PREFIX)/share/doc/bloomd
 # What an operator copies from: the systemd drop-ins and the alerting rules.
 EXAMPLESDIR ?= $(DOCDIR)/examples
+CROWDSECDIR ?= $(PREFIX)/share/bloomd/crowdsec
 SYSCONFDIR ?= /etc
 # Where systemd looks for system units (systemd.pc says; the usual place without it).
 SYSTEMDUNITDIR ?= $(or $(shell pkg-config --variable=systemdsystemunitdir systemd 2>/dev/null),/usr/lib/systemd/system)
@@ -290,7 +291,11 @@ install: all
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man5 \
 		$(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(SYSCONFDIR)/bloomd $(DESTDIR)$(SYSTEMDUNITDIR) \
 		$(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(TMPFILESDIR) $(DESTDIR)$(SYSCONFDIR)/logrotate.d \
-		$(DESTDIR)$(EXAMPLESDIR) $(DESTDIR)$(BASHCOMPDIR)
+		$(DESTDIR)$(EXAMPLESDIR) $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(CROWDSECDIR)/parsers/s00-raw \
+		$(DESTDIR)$(CROWDSECDIR)/parsers/s01-parse $(DESTDIR)$(CROWDSECDIR)/scenarios
+	install -m 644 conf/crowdsec/parsers/s00-raw/bloomd-raw.yaml $(DESTDIR)$(CROWDSECDIR)/parsers/s00-raw/
+	install -m 644 conf/crowdsec/parsers/s01-parse/bloomd-eve.yaml $(DESTDIR)$(CROWDSECDIR)/parsers/s01-parse/
+	install -m 644 conf/crowdsec/scenarios/bloomd-listed.yaml $(DESTDIR)$(CROWDSECDIR)/scenarios/
 	install -m 644 $(BUILD)/bloomctl.bash $(DESTDIR)$(BASHCOMPDIR)/bloomctl
 	install -m 755 $(BUILD)/bloomd $(BUILD)/bloomd-fetch $(DESTDIR)$(SBINDIR)/
 	install -m 755 $(BUILD)/bloomctl $(BUILD)/bloomsim $(BUILD)/pcapgen $(DESTDIR)$(BINDIR)/
@@ -318,6 +323,8 @@ uninstall:
 		$(DESTDIR)$(EXAMPLESDIR)/bloomd-metrics.conf $(DESTDIR)$(EXAMPLESDIR)/bloomd-cluster.conf \
 		$(DESTDIR)$(EXAMPLESDIR)/bloomd-inline.conf $(DESTDIR)$(EXAMPLESDIR)/bloomd-fetch.conf \
 		$(DESTDIR)$(EXAMPLESDIR)/bloomd-xdp.conf $(DESTDIR)$(EXAMPLESDIR)/bloomd-alerts.yml $(DESTDIR)$(DOCDIR)/NEWS
+	rm -rf $(DESTDIR)$(CROWDSECDIR)
+	rmdir $(DESTDIR)$(PREFIX)/share/bloomd 2>/dev/null || true
 
 clean:
 	rm -rf build build-asan build-tsan build-fuzz build-aarch64 build-debug

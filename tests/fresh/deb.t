@@ -36,9 +36,10 @@ ok $? "the user bloomd exists, and owns its state directory (0750); the group bl
 where="/lib/systemd/system/bloomd.service /usr/lib/sysusers.d/bloomd.conf /usr/lib/tmpfiles.d/bloomd.conf
 	/usr/share/man/man8/bloomd.8.gz /usr/share/man/man8/bloomctl.8.gz /usr/share/man/man5/bloomd.conf.5.gz
 	/etc/bloomd/bloomd.conf /etc/logrotate.d/bloomd /usr/share/bash-completion/completions/bloomctl
-	/usr/share/doc/bloomd/copyright /usr/share/doc/bloomd/examples/bloomd-alerts.yml"
+	/usr/share/doc/bloomd/copyright /usr/share/doc/bloomd/examples/bloomd-alerts.yml
+	/usr/share/bloomd/crowdsec/parsers/s01-parse/bloomd-eve.yaml /usr/share/bloomd/crowdsec/scenarios/bloomd-listed.yaml"
 step files "for f in $(echo $where); do test -s \$f || { echo missing \$f; exit 1; }; done; dpkg-query -W -f='\${Conffiles}' bloomd | grep -q /etc/bloomd/bloomd.conf"
-ok $? "the unit, sysusers and tmpfiles, man pages, config (a conffile), logrotate and completion are where Debian puts them"
+ok $? "the unit, sysusers and tmpfiles, man pages, config (a conffile), logrotate, completion and the CrowdSec parser and scenario are where Debian puts them"
 
 # As the unit starts it: its user, its configuration (the directories the unit would make are the
 # tmpfiles' here, where no systemd runs).
