@@ -427,12 +427,6 @@ static int make_table(struct set_action *a, char *err, size_t errlen)
 	return refused ? 1 : 0;
 }
 
-/*
- * bloomd's table made again, its shape with the blocked and protected
- * addresses in one transaction, and the lists' elements told again by the
- * settles that follow, a step at a time: a repair that never holds the
- * loop for the lists' size. 0, or -1 (err).
- */
 static void write_shape(struct set_action *a, FILE *f)
 {
 	put_shape(a, f, now_ns());
@@ -453,6 +447,12 @@ static int commit_writing(struct set_action *a, void (*write)(struct set_action 
 	return commit_written(a, f, &cmd, err, errlen);
 }
 
+/*
+ * bloomd's table made again, its shape with the blocked and protected
+ * addresses in one transaction, and the lists' elements told again by the
+ * settles that follow, a step at a time: a repair that never holds the
+ * loop for the lists' size. 0, or -1 (err).
+ */
 static int remake(struct set_action *a, char *err, size_t errlen)
 {
 	nft_batch_discard(a->mirror_batch); /* what it held is told again */
