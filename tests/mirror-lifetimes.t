@@ -4,10 +4,10 @@
 # CrowdSec 87600h decision, a far expires=, bloomctl add --ttl 87600h): every one reaches the
 # kernel's sets, addresses and nets, with the time bloomctl says it has left (none past
 # February 2106: bloomd removes those itself); a start and a restart with them succeed; a 1 s
-# entry leaves the kernel within two.
+# entry leaves the kernel within two; a new version's times for entries it keeps reach the kernel.
 . "$(dirname "$0")/support/tap.sh"
 . "$(dirname "$0")/support/netns.sh"
-plan 12
+plan 13
 netns_test l "network namespaces, nftables"
 nftb() { ip netns exec $b nft "$@"; }
 now=$(date +%s)
@@ -60,3 +60,11 @@ bloomd_up lifetimes.conf; ok $? "a restart with them succeeds"
 wait_for '[ "$(days_left listed4 10.78.0.5)" = 3649 ]'
 is "$(days_left listed4 10.78.0.2):$(days_left listed4 10.78.0.5):$(days_left listednets4 10.78.3.0/24)" 3649:3649:3649 \
 	"and the kernel holds them again, for the time they have left"
+# A new version that gives entries of both versions other times (one longer, one none, a net's
+# longer): the kernel's elements take them, though the matcher sees no change of holders.
+sed -i -e "s/^addr 10.78.0.4 expires=.*/addr 10.78.0.4 expires=$((now + 10 * 86400))/" -e "s/^addr 10.78.0.3 expires=.*/addr 10.78.0.3/" \
+	-e "s|^net 10.78.2.0/24 expires=.*|net 10.78.2.0/24 expires=$((now + 20 * year))|" long.list
+C replace long >/dev/null
+wait_for '[ "$(days_left listed4 10.78.0.4)" = 9 ]'
+is "$(days_left listed4 10.78.0.4):$(days_left listed4 10.78.0.3):$(days_left listednets4 10.78.2.0/24)" 9:none:7299 \
+	"a version's new times reach the kernel for entries it kept"

@@ -62,6 +62,8 @@ bool service_mirror_syncing(const struct service *s);
 void service_mirror_settle(struct service *s);
 /* e told to the table now, with its holders and expiry as they are (an expiry changed without a change of holders). */
 void service_mirror_entry(struct service *s, const struct entry *e);
+/* The same as a lists_entry_cb (ctx: the service), for the entries a list's version gave another time to live. */
+void service_mirror_expiry(void *ctx, const struct entry *e);
 /* Whether a dropping list holds addr in the table (addr or a net holding it): the lists' names in names, if so. */
 bool service_mirror_listing(const struct service *s, const uint8_t *addr, int family, char *names, size_t size);
 

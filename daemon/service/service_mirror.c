@@ -260,6 +260,16 @@ void service_mirror_entry(struct service *s, const struct entry *e)
 		settle_slice(s);
 }
 
+void service_mirror_expiry(void *ctx, const struct entry *e)
+{
+	struct service *s = ctx;
+	struct set_mirror *m = set_action_mirror(s->action.sets);
+
+	if ((e->kind == ENTRY_ADDR || e->kind == ENTRY_NET) && mirror_entry(s, m, e, matcher_holders(s->matcher, e)) < 0)
+		s->action.mirror_stale = true;
+	service_mirror_settle(s);
+}
+
 struct holding {
 	const struct service *s;
 	char *names;

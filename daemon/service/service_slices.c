@@ -363,7 +363,8 @@ static bool walk_slice(struct slicing *sl)
 	}
 	sl->r.added = sl->added;
 	sl->r.removed = sl->removed;
-	lists_take(&s->lists, s->matcher, sl->list, service_now(), &sl->r);
+	lists_take(&s->lists, s->matcher, sl->list, service_now(), &sl->r, service_mirror_on(s) ? service_mirror_expiry : NULL,
+		   s);
 	s->lists.slot[sl->list].last = sl->r;
 	service_list_loaded(s, sl->list, sl->source, &sl->bad, &sl->r);
 	finish(sl, 0, "");
