@@ -481,7 +481,18 @@ bool set_mirror_syncing(const struct set_mirror *m)
 	return m->pass.kind != PASS_NONE || m->all_dirty || m->ndirty > 0 || m->nets_dirty;
 }
 
-static int retell_wanted(void *ctx, void *rec)
+/* Every record marked by mark, and the pass under way given up: the next settles look at all of them. */
+static void settle_all_again(struct set_mirror *m, keytable_cb mark)
+{
+	keytable_each(m->addrs, mark, NULL);
+	keytable_each(m->nets, mark, NULL);
+	m->pass.kind = PASS_NONE;
+	m->all_dirty = true;
+	m->ndirty = 0;
+	m->nets_dirty = ~0u;
+}
+
+static int mark_retell(void *ctx, void *rec)
 {
 	struct mirrored *r = rec;
 
@@ -492,12 +503,7 @@ static int retell_wanted(void *ctx, void *rec)
 
 void set_mirror_retell(struct set_mirror *m)
 {
-	keytable_each(m->addrs, retell_wanted, NULL);
-	keytable_each(m->nets, retell_wanted, NULL);
-	m->pass.kind = PASS_NONE;
-	m->all_dirty = true;
-	m->ndirty = 0;
-	m->nets_dirty = ~0u;
+	settle_all_again(m, mark_retell);
 }
 
 static int forget_told(void *ctx, void *rec)
@@ -509,12 +515,7 @@ static int forget_told(void *ctx, void *rec)
 
 void set_mirror_write_all(struct set_mirror *m, FILE *f, uint64_t now)
 {
-	keytable_each(m->addrs, forget_told, NULL);
-	keytable_each(m->nets, forget_told, NULL);
-	m->pass.kind = PASS_NONE;
-	m->all_dirty = true;
-	m->ndirty = 0;
-	m->nets_dirty = ~0u;
+	settle_all_again(m, forget_told);
 	while (set_mirror_settle(m, f, NULL, now, SIZE_MAX) == 1)
 		;
 }

@@ -51,25 +51,6 @@ size_t ttl_count(const struct ttl *t)
 	return store_count(t->entries);
 }
 
-int ttl_foreach(const struct ttl *t, ttl_cb cb, void *ctx)
-{
-	struct entry e;
-
-	for (size_t i = 0; i < store_count(t->entries); i++) {
-		uint8_t kind;
-		const uint8_t *key;
-		size_t len;
-		store_entry(t->entries, i, &kind, &key, &len);
-		e.kind = (enum entry_kind)kind;
-		e.len = (uint16_t)len;
-		memcpy(e.key, key, len);
-		int rc = cb(ctx, &e, t->expiry[i]);
-		if (rc)
-			return rc;
-	}
-	return 0;
-}
-
 /* ---- the heap ---- */
 
 static void heap_put(struct ttl *t, size_t at, size_t item)

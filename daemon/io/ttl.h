@@ -30,8 +30,4 @@ int ttl_pop_expired(struct ttl *t, uint64_t now, struct entry *e);
 
 size_t ttl_count(const struct ttl *t);
 
-/* cb for each entry with its expiry, in no order, while it returns 0 (its first non-zero is returned); t unchanged meanwhile. */
-typedef int (*ttl_cb)(void *ctx, const struct entry *e, uint64_t expiry);
-int ttl_foreach(const struct ttl *t, ttl_cb cb, void *ctx);
-
 #endif

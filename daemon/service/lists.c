@@ -440,26 +440,7 @@ int lists_stage(struct lists *ls, struct matcher *m, int i, FILE *f, const struc
 	return lists_stage_done(ls, m, i, guarded, r);
 }
 
-/* Each entry of one table whose time to live in the other differs (removed: only those the other lacks). */
-struct expiry_diff {
-	const struct ttl *other;
-	bool removed;
-	lists_entry_cb cb;
-	void *ctx;
-};
-
-static int tell_if_changed(void *ctx, const struct entry *e, uint64_t expiry)
-{
-	const struct expiry_diff *d = ctx;
-	uint64_t other = d->other ? ttl_get(d->other, e) : 0;
-
-	if (d->removed ? other == 0 : other != expiry)
-		d->cb(d->ctx, e);
-	return 0;
-}
-
-void lists_take(struct lists *ls, struct matcher *m, int i, uint64_t now, struct list_load *r,
-		lists_entry_cb expiry_changed, void *ctx)
+bool lists_take(struct lists *ls, struct matcher *m, int i, uint64_t now, struct list_load *r)
 {
 	struct list_state *l = &ls->slot[i];
 
@@ -468,22 +449,16 @@ void lists_take(struct lists *ls, struct matcher *m, int i, uint64_t now, struct
 	r->removed += matcher_rehold(m, LISTS_STAGING, 1u << i, &added); /* after what slices did, if any */
 	r->added += added;
 	labels_move(ls->labels, LISTS_SLOTS, (unsigned)i);
-	struct ttl *before = ls->expiry[i];
-	ls->expiry[i] = ls->expiry[LISTS_SLOTS]; /* the new version's times to live, none but its own */
+	bool timed = ls->expiry[i] || ls->expiry[LISTS_SLOTS];
+	ttl_free(ls->expiry[i]); /* the new version's times to live, none but its own */
+	ls->expiry[i] = ls->expiry[LISTS_SLOTS];
 	ls->expiry[LISTS_SLOTS] = NULL;
-	if (expiry_changed) { /* an entry in both versions is not reheld: its new time is told here */
-		struct expiry_diff changed = { before, false, expiry_changed, ctx }, gone = { ls->expiry[i], true, expiry_changed, ctx };
-		if (ls->expiry[i])
-			ttl_foreach(ls->expiry[i], tell_if_changed, &changed);
-		if (before)
-			ttl_foreach(before, tell_if_changed, &gone);
-	}
-	ttl_free(before);
 	l->version++;
 	if (l->rev == 0 || r->added || r->removed) /* a version the same as the last is not a new revision */
 		l->rev++;
 	l->loaded = (time_t)now;
 	l->last = *r;
+	return timed;
 }
 
 void lists_unstage(struct lists *ls, struct matcher *m, int i, struct list_load *r, const char *why)

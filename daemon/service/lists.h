@@ -145,13 +145,10 @@ int lists_stage_lines(struct lists *ls, struct matcher *m, struct feed_file *ff,
 int lists_stage_done(struct lists *ls, struct matcher *m, int i, bool guarded, struct list_load *r);
 /*
  * The staged version becomes list i's, in one step (r gets what was added
- * and removed); expiry_changed (NULL: none) with ctx is called, after, for
- * each entry whose time to live the version changed (one in both versions
- * changes nothing the matcher logs).
+ * and removed). Whether either version had times to live: an entry in
+ * both may have another now, which changes nothing the matcher logs.
  */
-typedef void (*lists_entry_cb)(void *ctx, const struct entry *e);
-void lists_take(struct lists *ls, struct matcher *m, int i, uint64_t now, struct list_load *r,
-		lists_entry_cb expiry_changed, void *ctx);
+bool lists_take(struct lists *ls, struct matcher *m, int i, uint64_t now, struct list_load *r);
 /* The staged version dropped whole, refused for why: list i keeps its previous one. */
 void lists_unstage(struct lists *ls, struct matcher *m, int i, struct list_load *r, const char *why);
 

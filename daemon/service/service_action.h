@@ -17,6 +17,8 @@ struct service_action {
 	struct set_action *sets;   /* [action] set, or NULL */
 	struct event *table_watch; /* manage: the kernel's announcements of changes to the table */
 	struct event *settler;     /* manage: the next slice of the lists' elements' way to the kernel */
+	uint32_t rereading;        /* manage: the lists whose entries are read again (service_mirror_taken) */
+	struct match_cursor reread_at; /* and where that walk is */
 	bool mirror_stale;         /* the nft mirror missed a change (no memory): every entry looked at again */
 	uint64_t filled_after;     /* service_changes_all_asked when the mirror was filled whole (at open) */
 	struct log_limit errors_logged;
@@ -62,8 +64,12 @@ bool service_mirror_syncing(const struct service *s);
 void service_mirror_settle(struct service *s);
 /* e told to the table now, with its holders and expiry as they are (an expiry changed without a change of holders). */
 void service_mirror_entry(struct service *s, const struct entry *e);
-/* The same as a lists_entry_cb (ctx: the service), for the entries a list's version gave another time to live. */
-void service_mirror_expiry(void *ctx, const struct entry *e);
+/*
+ * List i took a version; timed: either version had times to live. Then the
+ * list's entries are read again, a slice at a time, each told to the table
+ * with the time it has now (one kept by the version may have another).
+ */
+void service_mirror_taken(struct service *s, int i, bool timed);
 /* Whether a dropping list holds addr in the table (addr or a net holding it): the lists' names in names, if so. */
 bool service_mirror_listing(const struct service *s, const uint8_t *addr, int family, char *names, size_t size);
 

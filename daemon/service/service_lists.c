@@ -107,7 +107,7 @@ static int load_from(struct service *s, int i, FILE *f, const char *source, cons
 		rc = -1;
 	}
 	if (rc == 0)
-		lists_take(&s->lists, s->matcher, i, service_now(), &r, service_mirror_on(s) ? service_mirror_expiry : NULL, s);
+		service_mirror_taken(s, i, lists_take(&s->lists, s->matcher, i, service_now(), &r));
 	service_list_loaded(s, i, source, &b, &r);
 	return rc;
 }

@@ -8,6 +8,8 @@
 #include "service_internal.h"
 #include "setmirror.h"
 
+#define REREAD_A_SLICE 4096        /* entries of a list read again in a slice of the settle */
+
 /*
  * Each address and net entry that a pass list holds goes into the passed
  * sets (pass = address: never judged bad; a listed net that holds it does
@@ -127,16 +129,38 @@ static void mirror_changed(void *ctx, enum entry_kind kind, const uint8_t *key, 
 		w->s->action.mirror_stale = true;
 }
 
+static int put_reread(void *ctx, const struct entry *e, unsigned group, uint32_t holders)
+{
+	struct walk *w = ctx;
+
+	if (put_held(ctx, e, group, holders) < 0)
+		w->s->action.mirror_stale = true; /* no memory: the next propagation looks at every entry */
+	return 0;
+}
+
+/* Some of the entries of the lists being read again (service_mirror_taken), told to the table. */
+static void reread_some(struct service *s)
+{
+	struct walk w = { s, set_action_mirror(s->action.sets) };
+
+	if (s->action.rereading == 0)
+		return;
+	matcher_walk(s->matcher, 0, s->action.rereading, &s->action.reread_at, REREAD_A_SLICE, put_reread, &w);
+	if (s->action.reread_at.part == 2)
+		s->action.rereading = 0;
+}
+
 /* A slice of the settle; the next one is asked for while the kernel is not yet in step (a second later after an error). */
 static void settle_slice(struct service *s)
 {
 	static const struct timeval now = { 0, 0 }, after_error = { 1, 0 };
 	char err[512];
 
+	reread_some(s);
 	int rc = set_action_settle(s->action.sets, err, sizeof(err));
 	if (rc < 0)
 		log_limited(&s->action.errors_logged, 60, LOG_LEVEL_ERROR, "[action]: the lists' elements: %s", err);
-	if (rc != 0 && s->action.settler) /* after what else is ready: the control socket, capture */
+	if ((rc != 0 || s->action.rereading) && s->action.settler) /* after what else is ready: the control socket, capture */
 		event_add(s->action.settler, rc < 0 ? &after_error : &now);
 }
 
@@ -188,7 +212,7 @@ void service_mirror_settle(struct service *s)
 {
 	static const struct timeval now = { 0, 0 };
 
-	if (s->action.settler && set_action_syncing(s->action.sets) && !event_pending(s->action.settler, EV_TIMEOUT, NULL))
+	if (s->action.settler && service_mirror_syncing(s) && !event_pending(s->action.settler, EV_TIMEOUT, NULL))
 		event_add(s->action.settler, &now);
 }
 
@@ -260,13 +284,12 @@ void service_mirror_entry(struct service *s, const struct entry *e)
 		settle_slice(s);
 }
 
-void service_mirror_expiry(void *ctx, const struct entry *e)
+void service_mirror_taken(struct service *s, int i, bool timed)
 {
-	struct service *s = ctx;
-	struct set_mirror *m = set_action_mirror(s->action.sets);
-
-	if ((e->kind == ENTRY_ADDR || e->kind == ENTRY_NET) && mirror_entry(s, m, e, matcher_holders(s->matcher, e)) < 0)
-		s->action.mirror_stale = true;
+	if (!timed || !service_mirror_on(s))
+		return;
+	s->action.rereading |= 1u << i;
+	s->action.reread_at = (struct match_cursor){ .started = false }; /* from the start, for every list asked */
 	service_mirror_settle(s);
 }
 
@@ -315,5 +338,5 @@ bool service_mirror_behind(const struct service *s)
 
 bool service_mirror_syncing(const struct service *s)
 {
-	return s->action.sets && set_action_syncing(s->action.sets);
+	return s->action.sets && (s->action.rereading || set_action_syncing(s->action.sets));
 }
