@@ -38,12 +38,12 @@ endif
 
 # Libraries, as pkg-config names them, and the Debian package that ships each.
 PKGS        = libxxhash jansson
-DAEMON_PKGS = libpcap libevent_core hiredis libnetfilter_queue libnftables libmnl liburcu-qsbr inih libsystemd libcap nettle libbpf
+DAEMON_PKGS = libpcap libevent_core openssl libnetfilter_queue libnftables libmnl liburcu-qsbr inih libsystemd libcap nettle libbpf
 TEST_PKGS   = cmocka
 FETCH_PKGS  = libcurl libcap zlib
 BENCH_PKGS  = libhs libbloom  # libbloom has no pkg-config file: its header is looked for
 PKG_DEBS    = libxxhash:libxxhash-dev jansson:libjansson-dev libpcap:libpcap-dev \
-              libevent_core:libevent-dev hiredis:libhiredis-dev libnetfilter_queue:libnetfilter-queue-dev libnftables:libnftables-dev libmnl:libmnl-dev liburcu-qsbr:liburcu-dev inih:libinih-dev libsystemd:libsystemd-dev \
+              libevent_core:libevent-dev openssl:libssl-dev libnetfilter_queue:libnetfilter-queue-dev libnftables:libnftables-dev libmnl:libmnl-dev liburcu-qsbr:liburcu-dev inih:libinih-dev libsystemd:libsystemd-dev \
               libcap:libcap-dev libbpf:libbpf-dev libcurl:libcurl4-openssl-dev zlib:zlib1g-dev nettle:nettle-dev cmocka:libcmocka-dev libhs:libhyperscan-dev libbloom:libbloom-dev
 
 # Read once a make; `make demo` and `make check` install first and then build in a
@@ -69,7 +69,7 @@ BENCH_LIBS  := $(call pkg_flags,--libs,libhs) -lbloom
 # each library links with the ones below it alone (tests/layers.t links them so).
 INC_core    = -Idaemon/core
 INC_packet  = $(INC_core) -Idaemon/packet
-INC_io      = $(INC_packet) -Idaemon/io -I$(BUILD)/bpf
+INC_io      = $(INC_packet) -Idaemon/io -I$(BUILD)/bpf -isystem third_party
 INC_service = $(INC_io) -Idaemon/service
 # The programs, tools, benchmarks and tests see every layer.
 INC         = $(INC_service) -Iprograms -Ibench -Itests/support
@@ -98,8 +98,12 @@ CORE_LIB    = $(BUILD)/libbloomcore.a
 PACKET_LIB  = $(BUILD)/libbloompacket.a
 IO_LIB      = $(BUILD)/libbloomio.a
 SERVICE_LIB = $(BUILD)/libbloomservice.a
+# hiredis with TLS (third_party/hiredis/README: why vendored), for the io layer.
+HIREDIS_SRC = $(addprefix third_party/hiredis/,alloc.c async.c hiredis.c net.c read.c sds.c sockcompat.c ssl.c)
+HIREDIS_OBJ = $(HIREDIS_SRC:%.c=$(BUILD)/%.o)
+HIREDIS_LIB = $(BUILD)/libhiredis.a
 # Everything above the core, in link order (each library before the ones it uses).
-DAEMON_LIB  = $(SERVICE_LIB) $(IO_LIB) $(PACKET_LIB)
+DAEMON_LIB  = $(SERVICE_LIB) $(IO_LIB) $(HIREDIS_LIB) $(PACKET_LIB)
 DAEMON_OBJ  = $(PACKET_OBJ) $(IO_OBJ) $(SERVICE_OBJ)
 
 TOOL_COMMON = $(BUILD)/programs/cli.o $(BUILD)/programs/ctlconn.o
@@ -123,10 +127,17 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
 
+# Third-party code keeps its own warnings: ours are not turned on it.
+$(BUILD)/third_party/hiredis/%.o: third_party/hiredis/%.c
+	$(call need,openssl)
+	@mkdir -p $(dir $@)
+	$(CC) -std=c99 $(CPPFLAGS) $(CFLAGS) $(SANFLAGS) -D_GNU_SOURCE $(call pkg_flags,--cflags,openssl) -MMD -MP -c $< -o $@
+
 $(CORE_LIB): $(CORE_OBJ)
 $(PACKET_LIB): $(PACKET_OBJ)
 $(IO_LIB): $(IO_OBJ)
 $(SERVICE_LIB): $(SERVICE_OBJ)
+$(HIREDIS_LIB): $(HIREDIS_OBJ)
 $(CORE_LIB) $(DAEMON_LIB):
 	rm -f $@
 	ar rcs $@ $^
@@ -332,5 +343,5 @@ clean:
 # Keep the objects make would call intermediate, so a second make does nothing.
 .SECONDARY:
 
--include $(CORE_OBJ:.o=.d) $(DAEMON_OBJ:.o=.d) $(BUILD)/daemon/service/main.d \
+-include $(CORE_OBJ:.o=.d) $(DAEMON_OBJ:.o=.d) $(HIREDIS_OBJ:.o=.d) $(BUILD)/daemon/service/main.d \
 	$(wildcard $(BUILD)/programs/*.d $(BUILD)/tools/*.d $(BUILD)/bench/*.d $(BUILD)/tests/*/*.d)

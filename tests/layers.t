@@ -72,7 +72,7 @@ whole() { # whole NAME LIBS...: link every object of the named layers' libraries
 }
 is "$(whole core -lxxhash)" "" "libbloomcore.a links alone (xxHash)"
 is "$(whole "packet core" -lxxhash -ljansson -lnettle)" "" "libbloompacket.a links with the core alone (no libpcap, libevent, hiredis)"
-io_libs=$(pkg-config --libs libxxhash jansson nettle libpcap libevent_core hiredis libnetfilter_queue libnftables libmnl liburcu-qsbr inih libsystemd libcap libbpf 2>/dev/null)
+io_libs="$BUILD/libhiredis.a $(pkg-config --libs libxxhash jansson nettle libpcap libevent_core openssl libnetfilter_queue libnftables libmnl liburcu-qsbr inih libsystemd libcap libbpf 2>/dev/null)"
 is "$(whole "io packet core" $io_libs)" "" "libbloomio.a links with the packet layer and the core, no service"
 
 # Which file's object uses which file's symbols; a circle among them is a family that is not a tree.

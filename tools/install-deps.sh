@@ -12,7 +12,7 @@ set -euo pipefail
 
 # clang compiles the XDP program to BPF, bpftool makes its skeleton (libbpf).
 build=(make gcc libc6-dev pkg-config jq libxxhash-dev libjansson-dev libpcap-dev libevent-dev
-       libinih-dev libsystemd-dev libcap-dev libcurl4-openssl-dev zlib1g-dev nettle-dev libhiredis-dev libnetfilter-queue-dev libnftables-dev libmnl-dev liburcu-dev
+       libinih-dev libsystemd-dev libcap-dev libcurl4-openssl-dev zlib1g-dev nettle-dev libssl-dev libnetfilter-queue-dev libnftables-dev libmnl-dev liburcu-dev
        libbpf-dev bpftool clang linux-libc-dev)
 # systemd-analyze checks the unit, whose ExecReload needs /bin/kill (procps); crowdsec's local API is
 # the source of tests/crowdsec.t; prometheus's promtool checks the metrics text and the alerting rules.
@@ -20,7 +20,7 @@ test=("${build[@]}" perl iproute2 groff-base man-db socat libcmocka-dev clang li
       systemd procps logrotate python3-jsonschema redis-server redis-sentinel iptables nftables openssl crowdsec prometheus)
 # g++ and Boost 1.81 build the filter peers (Boost.Bloom, vendored in third_party/, needs the rest of Boost);
 # xdp-tools ships xdp-filter, a peer of the XDP program; crowdsec-firewall-bouncer the peer of source = crowdsec.
-bench=("${build[@]}" libbloom-dev redis-server redis-sentinel bc iproute2 nftables iptables g++ libboost1.81-dev xdp-tools
+bench=("${build[@]}" libbloom-dev redis-server redis-sentinel openssl bc iproute2 nftables iptables g++ libboost1.81-dev xdp-tools
        crowdsec crowdsec-firewall-bouncer ipset)
 cluster=("${build[@]}" redis-server)
 # debhelper builds the package (dpkg-buildpackage), lintian checks it; devscripts and equivs

@@ -54,9 +54,11 @@ static void forget_connection_error(struct conn *k)
 static void on_connect(const redisAsyncContext *ac, int status)
 {
 	struct conn *k = ac->data;
+	char why[TLS_WHY_MAX + 8];
 
 	if (status != REDIS_OK) {
-		cluster_set_error(k->c, k->slot, "%s connection: %s", k->name, ac->errstr);
+		cluster_set_error(k->c, k->slot, "%s connection: %s", k->name,
+				  cluster_tls_why(k->tls_why, ac->errstr, why, sizeof(why)));
 		k->ac = NULL; /* hiredis frees it */
 		if (k->c->cfg->sentinels)
 			k->c->master_known = false; /* asked again before the next try */
@@ -72,8 +74,8 @@ static void on_connect(const redisAsyncContext *ac, int status)
 	if (k == &k->c->reader)
 		k->c->timed_out = false;
 	if (k == &k->c->writer) {
-		k->c->out.sent = k->c->out.head; /* what was in flight on a lost connection goes again */
-		cluster_writer_flush(k->c);
+		k->c->heal.wanted = true; /* a failover, perhaps: are this node's acknowledged changes still there? */
+		cluster_writer_connected(k->c);
 	} else {
 		cluster_reader_read(k->c);
 	}
@@ -82,9 +84,11 @@ static void on_connect(const redisAsyncContext *ac, int status)
 static void on_disconnect(const redisAsyncContext *ac, int status)
 {
 	struct conn *k = ac->data;
+	char why[TLS_WHY_MAX + 8];
 
 	if (status != REDIS_OK && !k->c->closing)
-		cluster_set_error(k->c, k->slot, "%s connection lost: %s", k->name, ac->errstr);
+		cluster_set_error(k->c, k->slot, "%s connection lost: %s", k->name,
+				  cluster_tls_why(k->tls_why, ac->errstr, why, sizeof(why)));
 	k->ac = NULL;
 	k->up = false;
 	if (k->c->cfg->sentinels)
@@ -105,7 +109,7 @@ static void on_auth(redisAsyncContext *ac, void *r, void *priv)
 
 	(void)ac;
 	if (reply && reply->type == REDIS_REPLY_ERROR)
-		cluster_set_error(k->c, k->slot, "AUTH: %s", reply->str);
+		cluster_set_error(k->c, k->slot, "AUTH%s: %s", k->c->cfg->user ? " (user and password)" : "", reply->str);
 }
 
 static void connect_one(struct cluster *c, struct conn *k)
@@ -123,6 +127,12 @@ static void connect_one(struct cluster *c, struct conn *k)
 		redisAsyncFree(ac);
 		return;
 	}
+	if (cluster_tls_start(c, &ac->c, w->host, k->tls_why) < 0) {
+		char why[TLS_WHY_MAX + 8];
+		cluster_set_error(c, k->slot, "%s connection: %s", k->name, cluster_tls_why(k->tls_why, ac->errstr, why, sizeof(why)));
+		redisAsyncFree(ac);
+		return;
+	}
 	if (!w->path[0])
 		redisEnableKeepAlive(&ac->c); /* a peer gone without a word is found even while nothing is asked */
 	ac->data = k;
@@ -131,10 +141,10 @@ static void connect_one(struct cluster *c, struct conn *k)
 	redisLibeventAttach(ac, c->base);
 	redisAsyncSetConnectCallback(ac, on_connect);
 	redisAsyncSetDisconnectCallback(ac, on_disconnect);
-	if (c->cfg->password) {
-		const char *argv[] = { "AUTH", c->cfg->password };
-		redisAsyncCommandArgv(ac, on_auth, k, 2, argv, NULL);
-	}
+	const char *auth[3];
+	int n = cluster_auth_argv(c, auth);
+	if (n)
+		redisAsyncCommandArgv(ac, on_auth, k, n, auth, NULL);
 }
 
 /*
@@ -251,6 +261,9 @@ struct cluster *cluster_open(struct event_base *base, const struct cluster_confi
 	c->own.sentinels = cfg->sentinels ? strdup(cfg->sentinels) : NULL;
 	c->own.sentinel_master = cfg->sentinel_master ? strdup(cfg->sentinel_master) : NULL;
 	c->own.password = cfg->password ? strdup(cfg->password) : NULL;
+	c->own.user = cfg->user ? strdup(cfg->user) : NULL;
+	c->own.tls_server_name = cfg->tls_server_name ? strdup(cfg->tls_server_name) : NULL;
+	c->own.tls_ca_file = c->own.tls_cert_file = c->own.tls_key_file = NULL; /* read by cluster_tls_open, not kept */
 	c->own.stream = strdup(cfg->stream);
 	c->own.node = strdup(cfg->node);
 	c->own.events_key = strdup(cfg->events_key);
@@ -258,7 +271,8 @@ struct cluster *cluster_open(struct event_base *base, const struct cluster_confi
 	c->cb = *cb;
 	c->out.fd = -1;
 	if ((cfg->redis && !c->own.redis) || (cfg->sentinels && !c->own.sentinels) ||
-	    (cfg->sentinel_master && !c->own.sentinel_master) || (cfg->password && !c->own.password) || !c->own.stream ||
+	    (cfg->sentinel_master && !c->own.sentinel_master) || (cfg->password && !c->own.password) ||
+	    (cfg->user && !c->own.user) || (cfg->tls_server_name && !c->own.tls_server_name) || !c->own.stream ||
 	    !c->own.node || !c->own.events_key) {
 		error_set(err, errlen, "out of memory");
 		cluster_close(c);
@@ -272,10 +286,16 @@ struct cluster *cluster_open(struct event_base *base, const struct cluster_confi
 		cluster_close(c);
 		return NULL;
 	}
+	if (cluster_tls_open(c, cfg, err, errlen) < 0) {
+		cluster_close(c);
+		return NULL;
+	}
 	c->master_known = cfg->redis && cluster_where_parse(cfg->redis, &c->master);
 	c->reader = (struct conn){ .c = c, .name = "Redis reader", .slot = ERROR_READER };
 	c->writer = (struct conn){ .c = c, .name = "Redis writer", .slot = ERROR_WRITER };
 	snprintf(c->snapshot_key, sizeof(c->snapshot_key), "%s:snapshot", cfg->stream);
+	snprintf(c->nodes_key, sizeof(c->nodes_key), "%s:nodes", cfg->stream);
+	snprintf(c->digests_key, sizeof(c->digests_key), "%s:digests", cfg->stream);
 	if (cluster_load_cursor(c, err, errlen) < 0 || cluster_load_outbox(c, err, errlen) < 0) {
 		cluster_close(c);
 		return NULL;
@@ -301,6 +321,9 @@ void cluster_tick(struct cluster *c)
 	if (c->out.failed)
 		cluster_rewrite_outbox(c);
 	cluster_sync_outbox(c);
+	cluster_writer_tick(c);
+	cluster_heal_tick(c);
+	cluster_digest_tick(c);
 	char err[256];
 	if (c->republish && c->writer.up) { /* tried again each second until it is sent */
 		if (cluster_snapshot(c, err, sizeof(err)) < 0) {
@@ -341,10 +364,14 @@ void cluster_close(struct cluster *c)
 	free(c->own.sentinels);
 	free(c->own.sentinel_master);
 	free(c->own.password);
+	free(c->own.user);
+	free(c->own.tls_server_name);
+	cluster_tls_close(c);
 	free(c->own.stream);
 	free(c->own.node);
 	free(c->own.events_key);
 	seen_free(c->seen);
+	cluster_digest_close(c);
 	free(c->applying.seen);
 	free(c->snap.seen);
 	if (c->key)
@@ -389,7 +416,8 @@ json_t *cluster_status(const struct cluster *c)
 			 c->reader.up, "writer_connected", c->writer.up, "state",
 			 c->rebuilding ? "rebuilding"
 			 : c->resyncing || (c->state == READER_STALE && strncmp(c->errors[ERROR_READER], "desync", 6) == 0) ? "desync"
-			 : c->state == READER_READING ? "following" : c->state == READER_STALE ? "stale" : "connecting",
+			 : c->state == READER_READING ? (c->digest.divergent ? "divergent" : "following")
+			 : c->state == READER_STALE ? "stale" : "connecting",
 			 "last_id", c->cursor, "lag_entries", (json_int_t)c->lag_entries, "lag_entries_capped",
 			 c->lag_capped, "lag_seconds", lag_seconds, "delay_ms", delays_json(c), "applied",
 			 (json_int_t)c->applied, "apply_errors",
@@ -405,6 +433,11 @@ json_t *cluster_status(const struct cluster *c)
 		json_object_set_new(o, "restoring", json_boolean(c->applying.on && c->applying.snapshot));
 		json_object_set_new(o, "master", master[0] ? json_string(master) : json_null());
 		json_object_set_new(o, "wait_replicas", json_integer(c->cfg->wait_replicas));
+		json_object_set_new(o, "tls", json_boolean(c->tls != NULL));
+		json_object_set_new(o, "divergent", json_boolean(c->digest.divergent));
+		json_object_set_new(o, "digest", cluster_digest_status(c));
+		json_object_set_new(o, "user", c->cfg->user ? json_string(c->cfg->user) : json_null());
+		json_object_set_new(o, "publish_refused", c->publish_refused[0] ? json_string(c->publish_refused) : json_null());
 	}
 	return o;
 }

@@ -91,6 +91,16 @@ struct cluster_callbacks {
 	 * (a list with no file or url), which the lost stream held.
 	 */
 	void (*republish_lists)(void *ctx);
+	/*
+	 * What this node holds, for the fleet's digests: each shared list as a
+	 * line "NAME COUNT ENTRIES ENDS" (the count, and order-independent sums
+	 * of its entries' and their ends' digests, in hex), leaving out entries
+	 * that end at or before horizon (Unix seconds). The caller frees; NULL
+	 * without memory.
+	 */
+	char *(*digest)(void *ctx, uint64_t horizon);
+	/* Whether this node holds what op, a change of its own, made (an add: with its expiry; a del: the entry gone). */
+	bool (*holds)(void *ctx, const struct cluster_op *op);
 	void *ctx;
 };
 

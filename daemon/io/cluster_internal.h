@@ -43,6 +43,10 @@ struct stream_id {
 	uint64_t ms, seq;
 };
 
+#define HEAL_KEEP 100000          /* acknowledged changes kept at most (cluster_heal_keep) */
+#define HEAL_BYTES (16u << 20)    /* and their bytes */
+#define TLS_WHY_MAX 160           /* why a TLS session failed, as the verify callback wrote it */
+
 /* One connection: reader or writer. */
 struct conn {
 	struct cluster *c;
@@ -52,6 +56,7 @@ struct conn {
 	enum error_slot slot;      /* where its problems are said */
 	struct event *heard;       /* while up: notes each time bytes arrive (heard_at) */
 	time_t heard_at;           /* since when it has waited without hearing anything (or was last idle) */
+	char tls_why[TLS_WHY_MAX]; /* with TLS: why its session's check failed, "" if it did not */
 };
 
 /* Where Redis is: a Unix socket (path), or a host and port. */
@@ -66,6 +71,7 @@ struct sentinel_ask {
 	redisAsyncContext *ac;     /* the sentinel being asked; NULL: none */
 	unsigned next;             /* which to ask next */
 	time_t since;              /* when this one was asked */
+	char tls_why[TLS_WHY_MAX];
 };
 
 /* The outbox: changes journaled here, not yet acknowledged by the stream. */
@@ -75,6 +81,39 @@ struct outbox {
 	int fd;                    /* cluster.outbox, or -1 */
 	bool dirty;                /* written, not fsync'd */
 	bool failed;               /* a write or fsync failed: the file is not trusted until written anew */
+	char (*ids)[ID_MAX];       /* the stream IDs EXEC gave the batch in flight, by its place in it */
+	size_t ids_n, ids_cap;
+	char written[ID_MAX];      /* the batch in flight is in the stream from this ID on, short of replicas; "" if not */
+	bool asking;               /* a WAIT (or the check that it is still there) is in flight for it */
+};
+
+/* This node's changes the stream acknowledged, the newest kept: one the stream lost is found, and sent again. */
+struct acked_change {
+	char *line;                /* as in the outbox */
+	char id[ID_MAX];           /* where the stream took it */
+};
+
+struct cluster_heal {
+	struct acked_change *ring;
+	size_t start, n, bytes;    /* ring[start .. start + n) modulo HEAL_KEEP */
+	bool wanted;               /* look for lost ones when the writer is up (a new connection, a divergence) */
+	bool asking;               /* a look is in flight */
+	size_t looked;             /* how many of the ring this look has covered */
+	uint64_t resent;           /* changes found lost and sent again */
+};
+
+/* This node's digest of what it holds, published and compared with the others' at the same place. */
+struct cluster_digest {
+	uint64_t window;           /* the period (time / digest_every) of mine below */
+	char *mine;                /* "HORIZON PLACE" and the lists' lines, as published; NULL: none yet */
+	bool compared, asking;
+	bool placing;              /* the place is asked of Redis, for the cursor below */
+	char placed_at[ID_MAX];
+	bool divergent;            /* the last comparison found another node holding otherwise */
+	char divergence[300];      /* with whom and where */
+	time_t divergent_since;
+	uint64_t found;            /* divergences found (a stretch counts once) */
+	time_t compared_at;        /* when one last found a node to compare with */
 };
 
 struct cluster {
@@ -87,7 +126,9 @@ struct cluster {
 	struct redis_where master; /* where both connect: [cluster] redis, or as the sentinels said */
 	bool master_known;         /* with sentinels: said since a connection was last lost */
 	struct sentinel_ask ask;
+	struct ssl_ctx_st *tls;    /* [cluster] tls: the context every session is made from; NULL: plain TCP */
 	char snapshot_key[256];
+	char nodes_key[256];       /* STREAM:nodes: each node's mark, written where a WAIT must cover a batch */
 
 	char cursor[ID_MAX];       /* last stream ID applied */
 	bool cursor_dirty;
@@ -140,6 +181,11 @@ struct cluster {
 	char errors[ERROR_SLOTS][300]; /* the last problem of the reader, the writer, the state files; "" when none */
 	uint64_t error_seq[ERROR_SLOTS]; /* when each was set, to say the newest */
 	uint64_t errors_set;
+	struct cluster_heal heal;
+	struct cluster_digest digest;
+	char digests_key[256];     /* STREAM:digests: each node's digest */
+	char own_last[ID_MAX];     /* the stream ID of this node's newest change the stream took */
+	char publish_refused[200]; /* Redis's NOPERM to this node's writes since a batch was last taken; "" when none */
 	bool closing;
 	bool timed_out;            /* the reader was dropped for silence: stale until it follows again */
 	/* How long other nodes' changes took to be applied here: from their XADD (the ID's time) on. */
@@ -162,6 +208,9 @@ int cluster_load_outbox(struct cluster *c, char *err, size_t errlen);
 void cluster_outbox_failed(struct cluster *c, int e);
 void cluster_sync_outbox(struct cluster *c);
 void cluster_rewrite_outbox(struct cluster *c);
+void cluster_heal_keep(struct cluster *c, char *line, const char *id);
+struct acked_change *cluster_heal_at(const struct cluster_heal *h, size_t i);
+int cluster_auth_argv(const struct cluster *c, const char *argv[3]);
 
 /* cluster_reply.c */
 extern const char *const CLUSTER_OP_NAMES[4]; /* by enum cluster_op_kind */
@@ -186,6 +235,23 @@ void cluster_reader_too_much(struct cluster *c);
 
 /* cluster_writer.c */
 void cluster_writer_flush(struct cluster *c);
+void cluster_writer_connected(struct cluster *c);
+void cluster_writer_tick(struct cluster *c);
+
+/* cluster_tls.c */
+int cluster_tls_open(struct cluster *c, const struct cluster_config *k, char *err, size_t errlen);
+void cluster_tls_close(struct cluster *c);
+int cluster_tls_start(const struct cluster *c, redisContext *rc, const char *host, char why[TLS_WHY_MAX]);
+const char *cluster_tls_why(const char *why, const char *errstr, char *out, size_t len);
+
+/* cluster_digest.c */
+void cluster_digest_tick(struct cluster *c);
+void cluster_digest_close(struct cluster *c);
+json_t *cluster_digest_status(const struct cluster *c);
+void cluster_heal_tick(struct cluster *c);
+
+/* cluster_writer.c (besides) */
+int cluster_outbox_append(struct cluster *c, char *line);
 
 /* cluster_sentinel.c */
 void cluster_sentinel_tick(struct cluster *c);

@@ -102,9 +102,11 @@ static void on_ask_connect(const redisAsyncContext *ac, int status)
 {
 	struct cluster *c = ac->data;
 
+	char why[TLS_WHY_MAX + 8];
+
 	if (status == REDIS_OK)
 		return;
-	cluster_set_error(c, ERROR_READER, "sentinel: %s", ac->errstr);
+	cluster_set_error(c, ERROR_READER, "sentinel: %s", cluster_tls_why(c->ask.tls_why, ac->errstr, why, sizeof(why)));
 	if (c->ask.ac == ac)
 		let_go(c, false); /* hiredis frees it */
 }
@@ -112,12 +114,13 @@ static void on_ask_connect(const redisAsyncContext *ac, int status)
 static void on_ask_disconnect(const redisAsyncContext *ac, int status)
 {
 	struct cluster *c = ac->data;
+	char why[TLS_WHY_MAX + 8];
 
 	if (c->ask.ac != ac)
 		return;
 	if (status != REDIS_OK) /* what hiredis could not read (garbage, not RESP) is named */
 		cluster_set_error(c, ERROR_READER, "sentinel %s:%d: %s", ac->c.tcp.host, ac->c.tcp.port,
-				  ac->errstr[0] ? ac->errstr : "connection lost");
+				  cluster_tls_why(c->ask.tls_why, ac->errstr[0] ? ac->errstr : "connection lost", why, sizeof(why)));
 	let_go(c, false);
 }
 
@@ -133,6 +136,14 @@ static void ask_next(struct cluster *c)
 		return;
 	if (ac->err) {
 		cluster_set_error(c, ERROR_READER, "sentinel %s:%d: %s", w.host, w.port, ac->errstr);
+		redisAsyncFree(ac);
+		c->ask.next++;
+		return;
+	}
+	if (cluster_tls_start(c, &ac->c, w.host, c->ask.tls_why) < 0) {
+		char why[TLS_WHY_MAX + 8];
+		cluster_set_error(c, ERROR_READER, "sentinel %s:%d: %s", w.host, w.port,
+				  cluster_tls_why(c->ask.tls_why, ac->errstr, why, sizeof(why)));
 		redisAsyncFree(ac);
 		c->ask.next++;
 		return;

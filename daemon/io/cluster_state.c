@@ -270,3 +270,50 @@ int cluster_outbox_error(const struct cluster *c, char *err, size_t errlen)
 	error_set(err, errlen, "%s", c->errors[ERROR_FILES]);
 	return -1;
 }
+
+/* ---- this node's acknowledged changes, kept for healing (cluster_digest.c) ---- */
+
+struct acked_change *cluster_heal_at(const struct cluster_heal *h, size_t i)
+{
+	return &h->ring[(h->start + i) % HEAL_KEEP];
+}
+
+static void ring_drop_oldest(struct cluster_heal *h)
+{
+	struct acked_change *a = cluster_heal_at(h, 0);
+
+	if (a->line)
+		h->bytes -= strlen(a->line);
+	free(a->line);
+	a->line = NULL;
+	h->start = (h->start + 1) % HEAL_KEEP;
+	h->n--;
+	h->looked -= h->looked > 0;
+}
+
+void cluster_heal_keep(struct cluster *c, char *line, const char *id)
+{
+	struct cluster_heal *h = &c->heal;
+
+	if (!id[0] || (h->ring == NULL && (h->ring = calloc(HEAL_KEEP, sizeof(*h->ring))) == NULL)) {
+		free(line);
+		return;
+	}
+	while (h->n && (h->n == HEAL_KEEP || h->bytes + strlen(line) > HEAL_BYTES))
+		ring_drop_oldest(h);
+	struct acked_change *a = cluster_heal_at(h, h->n++);
+	a->line = line;
+	snprintf(a->id, sizeof(a->id), "%s", id);
+	h->bytes += strlen(line);
+}
+
+/* AUTH [user] password, or 0 without a password. */
+int cluster_auth_argv(const struct cluster *c, const char *argv[3])
+{
+	if (c->cfg->password == NULL)
+		return 0;
+	argv[0] = "AUTH";
+	argv[1] = c->cfg->user ? c->cfg->user : c->cfg->password;
+	argv[2] = c->cfg->password;
+	return c->cfg->user ? 3 : 2;
+}

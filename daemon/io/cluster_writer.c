@@ -18,6 +18,25 @@
 #define BATCH_BYTES (4u << 20)      /* and bytes (one change may be more) */
 
 /*
+ * An error reply to a write: NOPERM says this node's Redis user may not
+ * write (a following-only node): said once, in the log and the status,
+ * until a batch is taken.
+ */
+static void note_write_refused(struct cluster *c, const redisReply *reply)
+{
+	char why[sizeof(c->publish_refused)];
+
+	if (reply == NULL || reply->type != REDIS_REPLY_ERROR || strncmp(reply->str, "NOPERM", 6) != 0)
+		return;
+	snprintf(why, sizeof(why), "%s", reply->str);
+	error_printable(why);
+	if (c->publish_refused[0] == '\0')
+		log_warning("cluster: Redis refuses this node's writes (%s): it follows the stream, but its own changes "
+			    "wait in the outbox and are not shared", why);
+	memcpy(c->publish_refused, why, sizeof(why));
+}
+
+/*
  * The changes go in batches, MULTI, an XADD each, EXEC, one batch in flight
  * at a time. Redis refuses a command it cannot take (out of memory, a
  * replica, a failed save) when it queues it, and then runs none of the
@@ -32,8 +51,10 @@ static void on_queued(redisAsyncContext *ac, void *r, void *priv)
 	redisReply *reply = r;
 
 	(void)ac;
-	if (reply && !c->closing && reply->type == REDIS_REPLY_ERROR)
+	if (reply && !c->closing && reply->type == REDIS_REPLY_ERROR) {
 		cluster_set_error(c, ERROR_WRITER, "XADD: %s (the batch is not taken: kept and sent again)", reply->str);
+		note_write_refused(c, reply);
+	}
 }
 
 /* Whether EXEC's reply holds an ID for each of the n changes of the batch. */
@@ -54,10 +75,13 @@ static void batch_done(struct cluster *c)
 	size_t n = o->sent - o->head;
 
 	cluster_clear_error(c, ERROR_WRITER);
+	c->publish_refused[0] = '\0';
+	o->written[0] = '\0';
 	for (size_t i = 0; i < n; i++) {
-		free(o->lines[o->head]);
+		cluster_heal_keep(c, o->lines[o->head], i < o->ids_n ? o->ids[i] : "");
 		o->lines[o->head++] = NULL;
 	}
+	o->ids_n = 0;
 	c->published += n;
 	if (o->head == o->n) {
 		o->head = o->sent = o->n = 0;
@@ -67,10 +91,15 @@ static void batch_done(struct cluster *c)
 	cluster_writer_flush(c);
 }
 
-/* The batch stays in the outbox, to be sent again at the next connection (its copies are passed as duplicates). */
+/*
+ * The batch stays in the outbox and the connection is made again: if it is
+ * in the stream (written), the next connection checks that it still is and
+ * waits for replicas again; if not, it is sent again (a copy is passed as a
+ * duplicate).
+ */
 static void batch_again(struct cluster *c)
 {
-	c->out.sent = c->out.head;
+	c->out.asking = false;
 	redisAsyncDisconnect(c->writer.ac);
 }
 
@@ -83,18 +112,96 @@ static void on_waited(redisAsyncContext *ac, void *r, void *priv)
 	(void)ac;
 	if (reply == NULL || c->closing || c->out.sent == c->out.head)
 		return;
+	c->out.asking = false;
 	if (reply->type == REDIS_REPLY_INTEGER && reply->integer >= (long long)c->cfg->wait_replicas) {
 		batch_done(c);
 		return;
 	}
-	if (reply->type == REDIS_REPLY_INTEGER)
-		cluster_set_error(c, ERROR_WRITER, "WAIT: %lld of [cluster] wait_replicas (%u) replicas have the batch: it stays in the outbox and is sent again",
+	if (reply->type == REDIS_REPLY_INTEGER) /* in the stream once: asked again each second (cluster_writer_tick) */
+		cluster_set_error(c, ERROR_WRITER, "WAIT: %lld of [cluster] wait_replicas (%u) replicas have the batch: it stays in the outbox, and is waited for again",
 				  reply->integer, c->cfg->wait_replicas);
 	else if (reply->type == REDIS_REPLY_ERROR)
 		cluster_set_error(c, ERROR_WRITER, "WAIT: %s (the batch stays in the outbox)", reply->str);
 	else
 		cluster_bad_reply(&c->writer, "WAIT", reply);
-	batch_again(c);
+	if (reply->type != REDIS_REPLY_INTEGER)
+		batch_again(c);
+}
+
+/* Half the timeout: the writer is dropped if it hears nothing for the whole of it. */
+static void ask_replicas(struct cluster *c)
+{
+	c->out.asking = redisAsyncCommand(c->writer.ac, on_waited, c, "WAIT %u %u", c->cfg->wait_replicas,
+					  c->cfg->timeout * 500) == REDIS_OK;
+}
+
+void cluster_writer_tick(struct cluster *c)
+{
+	if (c->writer.up && c->out.written[0] && !c->out.asking && c->out.sent != c->out.head)
+		ask_replicas(c);
+}
+
+/*
+ * Whether the batch written on a connection now lost is in the stream still
+ * (its first entry, with its change's identity): then the script writes this
+ * node's mark (STREAM:nodes), so that WAIT on this connection covers the
+ * batch too, and 1; else 0, and the batch goes again.
+ */
+static const char STILL_SCRIPT[] =
+	"local e = redis.call('XRANGE', KEYS[1], ARGV[1], ARGV[1])\n"
+	"if #e == 0 then return 0 end\n"
+	"local f = e[1][2]\n"
+	"for i = 1, #f - 1, 2 do\n"
+	"  if f[i] == 'change' and f[i + 1] == ARGV[2] then\n"
+	"    redis.call('HSET', KEYS[2], ARGV[3], ARGV[1])\n"
+	"    return 1\n"
+	"  end\n"
+	"end\n"
+	"return 0\n";
+
+static void on_still(redisAsyncContext *ac, void *r, void *priv)
+{
+	struct cluster *c = priv;
+	redisReply *reply = r;
+
+	(void)ac;
+	if (reply == NULL || c->closing || c->out.sent == c->out.head)
+		return;
+	c->out.asking = false;
+	if (reply->type != REDIS_REPLY_INTEGER || (reply->integer != 0 && reply->integer != 1)) {
+		if (reply->type == REDIS_REPLY_ERROR)
+			cluster_set_error(c, ERROR_WRITER, "EVAL (the batch in the stream): %s", reply->str);
+		else
+			cluster_bad_reply(&c->writer, "EVAL (the batch in the stream)", reply);
+		batch_again(c);
+		return;
+	}
+	if (reply->integer == 1) {
+		ask_replicas(c);
+		return;
+	}
+	log_info("cluster: a batch of %zu changes written at %s is not in the stream any more (a failover lost it): sent again",
+		 c->out.sent - c->out.head, c->out.written);
+	c->out.written[0] = '\0';
+	c->out.sent = c->out.head;
+	cluster_writer_flush(c);
+}
+
+void cluster_writer_connected(struct cluster *c)
+{
+	struct outbox *o = &c->out;
+	char change[48] = "";
+
+	o->asking = false;
+	if (!o->written[0] || o->sent == o->head) { /* what was in flight, not written, goes again */
+		o->written[0] = '\0';
+		o->sent = o->head;
+		cluster_writer_flush(c);
+		return;
+	}
+	sscanf(o->lines[o->head], "@%47s", change);
+	const char *argv[] = { "EVAL", STILL_SCRIPT, "2", c->cfg->stream, c->nodes_key, o->written, change, c->cfg->node };
+	o->asking = redisAsyncCommandArgv(c->writer.ac, on_still, c, 8, argv, NULL) == REDIS_OK;
 }
 
 static void on_exec(redisAsyncContext *ac, void *r, void *priv)
@@ -115,12 +222,23 @@ static void on_exec(redisAsyncContext *ac, void *r, void *priv)
 		batch_again(c);
 		return;
 	}
+	if (n > o->ids_cap) {
+		char (*ids)[ID_MAX] = realloc(o->ids, n * sizeof(*ids));
+		if (ids) {
+			o->ids = ids;
+			o->ids_cap = n;
+		}
+	}
+	snprintf(c->own_last, sizeof(c->own_last), "%s", reply->element[n - 1]->str);
+	o->ids_n = n <= o->ids_cap ? n : 0; /* without memory, the batch is not kept for healing */
+	for (size_t i = 0; i < o->ids_n; i++)
+		snprintf(o->ids[i], ID_MAX, "%s", reply->element[i]->str);
 	if (c->cfg->wait_replicas == 0) {
 		batch_done(c);
 		return;
 	}
-	/* Half the timeout: the writer is dropped if it hears nothing for the whole of it. */
-	redisAsyncCommand(c->writer.ac, on_waited, c, "WAIT %u %u", c->cfg->wait_replicas, c->cfg->timeout * 500);
+	snprintf(o->written, sizeof(o->written), "%s", reply->element[0]->str);
+	ask_replicas(c);
 }
 
 static void send_change(struct cluster *c, const char *line)
@@ -195,11 +313,19 @@ int cluster_publish(struct cluster *c, const struct cluster_op *op, char *err, s
 	for (char *q = strchr(line, '\x1f'); q && *q; q++) /* one line in the outbox file */
 		if (*q == '\n')
 			*q = '\x1f';
-	if (cluster_outbox_push(c, line) < 0) {
+	if (cluster_outbox_append(c, line) < 0) {
 		free(line);
 		error_set(err, errlen, "out of memory for the cluster's outbox");
 		return -1;
 	}
+	return 0;
+}
+
+/* line (taken) into the outbox, its file (fsync'd with sync_always), and on to the stream; -1 without memory. */
+int cluster_outbox_append(struct cluster *c, char *line)
+{
+	if (cluster_outbox_push(c, line) < 0)
+		return -1;
 	if (c->out.fd >= 0 && !c->out.failed) {
 		size_t n = strlen(line);
 		if (write(c->out.fd, line, n) != (ssize_t)n || write(c->out.fd, "\n", 1) != 1)
@@ -238,6 +364,7 @@ static void on_event_sent(redisAsyncContext *ac, void *r, void *priv)
 		c->events_sent++;
 	} else {
 		c->events_failed++;
+		note_write_refused(c, reply);
 		if (reply && reply->type == REDIS_REPLY_ERROR)
 			cluster_set_error(c, ERROR_WRITER, "events: %s (sent to the fallback instead)", reply->str);
 		else if (reply)
@@ -295,8 +422,10 @@ static void on_snapshot_written(redisAsyncContext *ac, void *r, void *priv)
 	redisReply *reply = r;
 
 	(void)ac;
-	if (reply && !c->closing && reply->type == REDIS_REPLY_ERROR)
+	if (reply && !c->closing && reply->type == REDIS_REPLY_ERROR) {
 		cluster_set_error(c, ERROR_WRITER, "snapshot: %s", reply->str);
+		note_write_refused(c, reply);
+	}
 	snapshot_over(c, reply == NULL ? "the connection to Redis was lost" :
 			 reply->type == REDIS_REPLY_ERROR ? reply->str : NULL);
 }
@@ -378,10 +507,16 @@ int cluster_snapshot_send(const struct cluster *c, const char *data, size_t len,
 		error_set(err, errlen, "connecting to Redis: %s", rc ? rc->errstr : "out of memory");
 		goto done;
 	}
+	char tls_why[TLS_WHY_MAX], why[TLS_WHY_MAX + 8];
+	if (cluster_tls_start(c, rc, w->host, tls_why) < 0) {
+		error_set(err, errlen, "connecting to Redis: %s", cluster_tls_why(tls_why, rc->errstr, why, sizeof(why)));
+		goto done;
+	}
 	redisSetTimeout(rc, limit);
-	if (c->cfg->password) {
-		const char *auth[] = { "AUTH", c->cfg->password };
-		reply = redisCommandArgv(rc, 2, auth, NULL);
+	const char *auth[3];
+	int n = cluster_auth_argv(c, auth);
+	if (n) {
+		reply = redisCommandArgv(rc, n, auth, NULL);
 		if (reply == NULL || reply->type == REDIS_REPLY_ERROR) {
 			error_set(err, errlen, "AUTH: %s", reply ? reply->str : rc->errstr);
 			goto done;

@@ -116,6 +116,11 @@ struct config {
 		char *sentinel_master; /* the master's name with them */
 		unsigned wait_replicas; /* a batch leaves the outbox once WAIT says this many replicas have it */
 		char *password;       /* AUTH, or NULL */
+		char *user;           /* AUTH's ACL user with the password, or NULL: the default user */
+		bool tls;             /* to Redis and the sentinels over TLS, the server's certificate verified */
+		char *tls_ca_file;    /* the CAs that certify it, or NULL: the system's store */
+		char *tls_cert_file, *tls_key_file; /* this node's client certificate and key, or NULL: none */
+		char *tls_server_name; /* the name the certificate must hold, or NULL: the host connected to */
 		char *stream;         /* the entry log */
 		char *node;           /* this sensor's name (default: the host name) */
 		unsigned maxlen;      /* the stream is trimmed to about this many entries */
@@ -127,6 +132,7 @@ struct config {
 		uint64_t max_entry_bytes; /* a stream entry larger than this is refused, not applied */
 		unsigned max_prefix4, max_prefix6; /* nets from the stream broader than these are refused */
 		unsigned timeout;     /* seconds without a reply (or a connection) before it is dropped and made again */
+		unsigned digest_every; /* seconds between digests of what this node holds, compared with the others'; 0: none */
 	} cluster;              /* on when redis or sentinels is set */
 	/* [action]: addresses that match a dropping list go into nftables sets */
 	struct action_config {

@@ -30,6 +30,7 @@ int config_cluster_defaults(struct config *c)
 	c->cluster.max_prefix4 = 8;
 	c->cluster.max_prefix6 = 32;
 	c->cluster.timeout = 5;
+	c->cluster.digest_every = 20;
 	c->cluster.stream = strdup("bloomd:entries");
 	c->cluster.events_key = strdup("bloomd:events");
 	c->cluster.node = config_host_name();
@@ -100,6 +101,14 @@ void config_cluster_validate(struct loader *ld)
 		config_problem(ld, "[cluster] redis and sentinels: one or the other (the sentinels name the master)");
 	if ((k->sentinels != NULL) != (k->sentinel_master != NULL))
 		config_problem(ld, "[cluster] sentinels and sentinel_master go together: the sentinels, and the master's name with them");
+	if (k->user && !k->password)
+		config_problem(ld, "[cluster] user needs password (AUTH user password)");
+	if (!k->tls && (k->tls_ca_file || k->tls_cert_file || k->tls_key_file || k->tls_server_name))
+		config_problem(ld, "[cluster] tls_ca_file, tls_cert_file, tls_key_file and tls_server_name need tls = yes");
+	if ((k->tls_cert_file != NULL) != (k->tls_key_file != NULL))
+		config_problem(ld, "[cluster] tls_cert_file and tls_key_file go together: the client certificate, and its key");
+	if (k->tls && k->redis && strncmp(k->redis, "unix:", 5) == 0)
+		config_problem(ld, "[cluster] tls = yes needs redis = tcp://HOST:PORT (or sentinels): Redis speaks TLS on TCP only");
 }
 
 bool config_cluster_on(const struct config *c)
@@ -113,6 +122,11 @@ void config_cluster_free(struct config *c)
 	free(c->cluster.sentinels);
 	free(c->cluster.sentinel_master);
 	free(c->cluster.password);
+	free(c->cluster.user);
+	free(c->cluster.tls_ca_file);
+	free(c->cluster.tls_cert_file);
+	free(c->cluster.tls_key_file);
+	free(c->cluster.tls_server_name);
 	free(c->cluster.key_file);
 	free(c->cluster.stream);
 	free(c->cluster.node);

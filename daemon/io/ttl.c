@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <xxhash.h>
 
 #include "arena.h"
 #include "hash.h"
@@ -22,6 +23,7 @@ struct ttl {
 	size_t *heap_at;         /* per store index: its place in the heap */
 	size_t *heap;            /* store indices, soonest expiry first */
 	size_t cap;
+	uint64_t sum;            /* of ttl_item_digest over the entries: the same on every node that holds them */
 };
 
 struct ttl *ttl_new(void)
@@ -95,6 +97,23 @@ static void heap_fix(struct ttl *t, size_t at)
 
 /* ---- entries ---- */
 
+uint64_t ttl_item_digest(unsigned kind, const uint8_t *key, size_t len, uint64_t expiry)
+{
+	return XXH3_64bits_withSeed(key, len, expiry * 0x9E3779B97F4A7C15ull + kind + 1);
+}
+
+/* The store's entry at index, in or out (sign) of the sum. */
+static void account(struct ttl *t, size_t index, int sign)
+{
+	uint8_t kind;
+	const uint8_t *key;
+	size_t len;
+
+	store_entry(t->entries, index, &kind, &key, &len);
+	uint64_t d = ttl_item_digest(kind, key, len, t->expiry[index]);
+	t->sum += sign > 0 ? d : -d;
+}
+
 static struct hash128 item_hash(const struct ttl *t, const struct entry *e)
 {
 	return hash_bytes_domain(&t->key, e->kind, e->key, e->len);
@@ -104,6 +123,7 @@ static void item_remove(struct ttl *t, size_t index)
 {
 	size_t last = store_count(t->entries) - 1, hole = t->heap_at[index];
 
+	account(t, index, -1);
 	/* Out of the heap: its last element takes the hole. */
 	heap_put(t, hole, t->heap[last]);
 	/* Out of the store: its last entry takes index, and its times come along. */
@@ -137,7 +157,9 @@ int ttl_set(struct ttl *t, const struct entry *e, uint64_t expiry)
 		if (expiry == 0) {
 			item_remove(t, (size_t)i);
 		} else {
+			account(t, (size_t)i, -1);
 			t->expiry[i] = expiry;
+			account(t, (size_t)i, 1);
 			heap_fix(t, t->heap_at[i]);
 		}
 		return 0;
@@ -150,6 +172,7 @@ int ttl_set(struct ttl *t, const struct entry *e, uint64_t expiry)
 	if (i < 0)
 		return -1;
 	t->expiry[i] = expiry;
+	account(t, (size_t)i, 1);
 	heap_put(t, (size_t)i, (size_t)i); /* the store appended it: the heap's last place */
 	heap_fix(t, (size_t)i);
 	return 0;
@@ -178,4 +201,30 @@ int ttl_pop_expired(struct ttl *t, uint64_t now, struct entry *e)
 	memcpy(e->key, key, len);
 	item_remove(t, t->heap[0]);
 	return 1;
+}
+
+uint64_t ttl_sum(const struct ttl *t)
+{
+	return t->sum;
+}
+
+/* The heap below at, where the expiry is at or before horizon: a min-heap's such part is a subtree at its root. */
+static void due_from(const struct ttl *t, size_t at, uint64_t horizon, ttl_due_cb cb, void *ctx)
+{
+	size_t n = store_count(t->entries);
+	uint8_t kind;
+	const uint8_t *key;
+	size_t len;
+
+	if (at >= n || t->expiry[t->heap[at]] > horizon)
+		return;
+	store_entry(t->entries, t->heap[at], &kind, &key, &len);
+	cb(ctx, kind, key, len, t->expiry[t->heap[at]]);
+	due_from(t, 2 * at + 1, horizon, cb, ctx);
+	due_from(t, 2 * at + 2, horizon, cb, ctx);
+}
+
+void ttl_due(const struct ttl *t, uint64_t horizon, ttl_due_cb cb, void *ctx)
+{
+	due_from(t, 0, horizon, cb, ctx);
 }

@@ -30,4 +30,16 @@ int ttl_pop_expired(struct ttl *t, uint64_t now, struct entry *e);
 
 size_t ttl_count(const struct ttl *t);
 
+/*
+ * An entry with its expiry as a number every node computes alike (XXH3-64,
+ * seeded with both), and the sum of those of every entry here: two tables
+ * compare in any order, kept as entries come and go.
+ */
+uint64_t ttl_item_digest(unsigned kind, const uint8_t *key, size_t len, uint64_t expiry);
+uint64_t ttl_sum(const struct ttl *t);
+
+/* Each entry whose expiry is at or before horizon (soonest first along each branch of the heap). */
+typedef void (*ttl_due_cb)(void *ctx, unsigned kind, const uint8_t *key, size_t len, uint64_t expiry);
+void ttl_due(const struct ttl *t, uint64_t horizon, ttl_due_cb cb, void *ctx);
+
 #endif

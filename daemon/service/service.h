@@ -181,6 +181,8 @@ void service_walk(const struct service *s, enum entry_kind only, uint32_t held, 
 		  size_t max, match_entry_cb cb, void *ctx);
 /* When e expires (Unix seconds), or 0. */
 uint64_t service_expiry(const struct service *s, const struct entry *e);
+/* The local list's entries that expire, and when (ttl.h): read only. */
+const struct ttl *service_local_expiries(const struct service *s);
 /* How many entries are stored, all kinds. */
 uint64_t service_entries(const struct service *s);
 /* The offline rounds a rebuild makes; the snapshot generation. */

@@ -176,11 +176,82 @@ static void republish_lists(void *ctx)
 	service_share_lists_again(ctx);
 }
 
+/* ---- what this node holds, for the fleet's digests ---- */
+
+/* The lists the stream fills on every node alike: the local list, and those with no file or url. */
+static bool fleet_list(const struct service *s, int i)
+{
+	const struct list_state *l = &s->lists.slot[i];
+
+	return l->name[0] && (i == 0 || (l->cfg && l->cfg->file == NULL && l->cfg->url == NULL));
+}
+
+struct due_sums {
+	uint64_t count, entries, ends;
+};
+
+static void add_due(void *ctx, unsigned kind, const uint8_t *key, size_t len, uint64_t expiry)
+{
+	struct due_sums *d = ctx;
+
+	d->count++;
+	d->entries += matcher_entry_digest(kind, key, len);
+	d->ends += ttl_item_digest(kind, key, len, expiry);
+}
+
+/*
+ * Each shared list as "NAME COUNT ENTRIES ENDS", a line each (the caller
+ * frees): its entries' count, the sum of their digests (kept by the
+ * matcher as they come and go) and of their expiries' (kept by the list's
+ * ttl table), less the entries that end at or before horizon, so that a
+ * node whose sweep has not yet taken them says the same as one whose has.
+ */
+static char *digest_lists(void *ctx, uint64_t horizon)
+{
+	const struct service *s = ctx;
+	uint64_t counts[32];
+	char *text = NULL;
+	size_t len;
+	FILE *f = open_memstream(&text, &len);
+
+	if (f == NULL)
+		return NULL;
+	matcher_count_holders(s->matcher, false, counts);
+	for (int i = 0; i < LISTS_SLOTS; i++) {
+		if (!fleet_list(s, i))
+			continue;
+		const struct ttl *t = i == 0 ? service_local_expiries(s) : s->lists.expiry[i];
+		struct due_sums due = { 0 };
+		if (t)
+			ttl_due(t, horizon, add_due, &due);
+		fprintf(f, "%s %llu %016llx %016llx\n", s->lists.slot[i].name, (unsigned long long)(counts[i] - due.count),
+			(unsigned long long)(matcher_holder_digest(s->matcher, (unsigned)i) - due.entries),
+			(unsigned long long)((t ? ttl_sum(t) : 0) - due.ends));
+	}
+	if (fclose(f) != 0) {
+		free(text);
+		return NULL;
+	}
+	return text;
+}
+
+/* Whether this node holds what op (an add or del of the local list) made: a lost one of its own is sent again only then. */
+static bool still_holds(void *ctx, const struct cluster_op *op)
+{
+	const struct service *s = ctx;
+	struct entry e;
+	char err[128];
+
+	if ((op->kind != CLUSTER_ADD && op->kind != CLUSTER_DEL) || entry_parse(op->entry, &e, err, sizeof(err)) != 1)
+		return false;
+	bool held = matcher_holders(s->matcher, &e) & MATCH_HOLDER_DEFAULT;
+	return op->kind == CLUSTER_ADD ? held && service_expiry(s, &e) == op->expires : !held;
+}
+
 int service_cluster_start(struct service *s)
 {
-	const struct cluster_callbacks cb = { apply_op,	       restore_local,	 dump_begin,
-					      snapshot_sent,   applied_durable, event_from_redis,
-					      republish_lists, s };
+	const struct cluster_callbacks cb = { apply_op,	       restore_local, dump_begin,  snapshot_sent, applied_durable,
+					      event_from_redis, republish_lists, digest_lists, still_holds, s };
 	char err[512];
 
 	if (!config_cluster_on(s->cfg))

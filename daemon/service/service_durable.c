@@ -128,3 +128,8 @@ uint64_t service_expiry(const struct service *s, const struct entry *e)
 {
 	return ttl_get(s->durable.ttl, e);
 }
+
+const struct ttl *service_local_expiries(const struct service *s)
+{
+	return s->durable.ttl;
+}

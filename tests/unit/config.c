@@ -297,6 +297,27 @@ static void cluster_section(void **state)
 	c = load("[cluster]\nsentinels = s1:26379,,s2:1\nsentinel_master = m\n", &p);
 	assert_null(c);
 	assert_true(any_problem_has(&p, ":2: sentinels: expected HOST:PORT[,HOST:PORT...]"));
+
+	/* TLS and ACL users: the keys read, and what does not go together refused by name. */
+	c = load("[cluster]\nredis = tcp://redis.example:6380\ntls = yes\ntls_ca_file = /etc/ca.pem\n"
+		 "tls_cert_file = /etc/node.pem\ntls_key_file = /etc/node.key\ntls_server_name = redis.example\n"
+		 "user = bloomd\npassword = s\ndigest_every = 30\n", &p);
+	assert_int_equal(p.n, 0);
+	assert_true(c->cluster.tls);
+	assert_string_equal(c->cluster.tls_ca_file, "/etc/ca.pem");
+	assert_string_equal(c->cluster.tls_key_file, "/etc/node.key");
+	assert_string_equal(c->cluster.tls_server_name, "redis.example");
+	assert_string_equal(c->cluster.user, "bloomd");
+	assert_int_equal(c->cluster.digest_every, 30);
+	config_free(c);
+	c = load("[cluster]\nredis = unix:/r.sock\ntls = yes\ntls_cert_file = /n.pem\nuser = u\n", &p);
+	assert_null(c);
+	assert_true(any_problem_has(&p, "[cluster] tls = yes needs redis = tcp://HOST:PORT"));
+	assert_true(any_problem_has(&p, "[cluster] tls_cert_file and tls_key_file go together"));
+	assert_true(any_problem_has(&p, "[cluster] user needs password"));
+	c = load("[cluster]\nredis = tcp://r:1\ntls_ca_file = /ca.pem\n", &p);
+	assert_null(c);
+	assert_true(any_problem_has(&p, "need tls = yes"));
 }
 
 /* XDP mode: its interface, attach mode and event rate; lists drop unless they say alert. */

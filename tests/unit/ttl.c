@@ -15,7 +15,44 @@ static void entry_of(unsigned i, struct entry *e)
 	e->len = (uint16_t)snprintf((char *)e->key, sizeof(e->key), "key-%u", i / 4);
 }
 
-/* Random sets, clears and pops against an array of expiry times. */
+struct due {
+	uint64_t horizon, count, sum;
+};
+
+static void count_due(void *ctx, unsigned kind, const uint8_t *key, size_t len, uint64_t expiry)
+{
+	struct due *d = ctx;
+
+	assert_true(expiry <= d->horizon);
+	d->count++;
+	d->sum += ttl_item_digest(kind, key, len, expiry);
+}
+
+/* ttl_sum is the model's sum, and ttl_due visits exactly the entries ending by horizon. */
+static void sums_match_the_model(const struct ttl *t, const uint64_t *model, uint64_t horizon)
+{
+	uint64_t sum = 0, due_sum = 0, due_count = 0;
+	struct entry e;
+	struct due d = { .horizon = horizon };
+
+	for (unsigned j = 0; j < UNIVERSE; j++) {
+		if (model[j] == 0)
+			continue;
+		entry_of(j, &e);
+		uint64_t one = ttl_item_digest(e.kind, e.key, e.len, model[j]);
+		sum += one;
+		if (model[j] <= horizon) {
+			due_sum += one;
+			due_count++;
+		}
+	}
+	assert_true(ttl_sum(t) == sum);
+	ttl_due(t, horizon, count_due, &d);
+	assert_int_equal(d.count, due_count);
+	assert_true(d.sum == due_sum);
+}
+
+/* Random sets, clears and pops against an array of expiry times (and their digests' sums). */
 static void random_operations_match_the_model(void **state)
 {
 	static uint64_t model[UNIVERSE];
@@ -59,6 +96,8 @@ static void random_operations_match_the_model(void **state)
 			}
 			assert_int_equal(ttl_count(t), count);
 		}
+		if (step % 97 == 0)
+			sums_match_the_model(t, model, now + rng_below(&r, 60));
 	}
 	ttl_free(t);
 }
