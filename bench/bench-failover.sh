@@ -6,9 +6,12 @@
 # without and with [cluster] wait_replicas = 1, and the failover: the master killed with -9,
 # how long until the sentinel names another, until every sensor follows it, and until a change
 # made on one sensor is applied on the other again (medians of BENCH_FAILOVER_RUNS, 3).
+# BENCH_FAILOVER_TLS=1: the same with every Redis and the sentinel on TLS alone ([cluster] tls,
+# certificates made here with openssl).
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
 runs=${BENCH_FAILOVER_RUNS:-3}
+tls=${BENCH_FAILOVER_TLS:-0}
 tmp=$(mktemp -d)
 declare -A pid
 base=$((12000 + ($$ % 5000) * 4))
@@ -27,31 +30,53 @@ all_follow_other_than() { # all_follow_other_than OLD-MASTER: both sensors follo
 		[ "$s" != null ] && [ "$s" != "$1" ] && [ "$(status $n state)" = following ] || return 1
 	done
 }
+RC() { redis-cli "${tls_cli[@]}" "$@"; }
 ms() { echo $((($(date +%s%N) - $1) / 1000000)); }
 median() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 until_true() { # until_true SECONDS COMMAND...
 	local end=$((SECONDS + $1)); shift
 	until "$@"; do [ $SECONDS -lt $end ] || { echo "bench-failover: timed out: $*" >&2; exit 1; }; sleep 0.01; done
 }
-redis_on() { # redis_on PORT [ARGS]
+tls_cli=() tls_server=() tls_sentinel="" tls_node=""
+if [ "$tls" = 1 ]; then
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout "$tmp/ca.key" -out "$tmp/ca.pem" \
+		-days 2 -subj "/CN=bench ca" 2>/dev/null
+	openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout "$tmp/server.key" -out "$tmp/server.csr" \
+		-subj /CN=localhost 2>/dev/null
+	openssl x509 -req -in "$tmp/server.csr" -CA "$tmp/ca.pem" -CAkey "$tmp/ca.key" -CAcreateserial -out "$tmp/server.pem" \
+		-days 2 -extfile <(printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\n') 2>/dev/null
+	tls_cli=(--tls --cacert "$tmp/ca.pem")
+	tls_server=(--tls-cert-file "$tmp/server.pem" --tls-key-file "$tmp/server.key" --tls-ca-cert-file "$tmp/ca.pem"
+		    --tls-auth-clients no --tls-replication yes)
+	tls_sentinel="tls-cert-file $tmp/server.pem\ntls-key-file $tmp/server.key\ntls-ca-cert-file $tmp/ca.pem\ntls-auth-clients no\ntls-replication yes\n"
+	tls_node="tls = yes\ntls_ca_file = $tmp/ca.pem\n"
+	echo "(every Redis and the sentinel on TLS alone: [cluster] tls = yes)"
+fi
+redis_on() { # redis_on PORT [ARGS]: on TLS alone with BENCH_FAILOVER_TLS
 	mkdir -p "$tmp/r$1"
-	redis-server --port "$1" --bind 127.0.0.1 --dir "$tmp/r$1" --appendonly yes --save '' --daemonize yes \
-		--pidfile "$tmp/r$1.pid" --logfile "$tmp/r$1.log" "${@:2}"
+	if [ "$tls" = 1 ]; then
+		redis-server --port 0 --tls-port "$1" "${tls_server[@]}" --bind 127.0.0.1 --dir "$tmp/r$1" --appendonly yes \
+			--save '' --daemonize yes --pidfile "$tmp/r$1.pid" --logfile "$tmp/r$1.log" "${@:2}"
+	else
+		redis-server --port "$1" --bind 127.0.0.1 --dir "$tmp/r$1" --appendonly yes --save '' --daemonize yes \
+			--pidfile "$tmp/r$1.pid" --logfile "$tmp/r$1.log" "${@:2}"
+	fi
 }
 # A master, two replicas in sync, a sentinel watching them (ports from base up, 4 a round).
 topology() { # topology BASE
 	local m=$1
 	redis_on "$m"; redis_on $((m + 1)) --replicaof 127.0.0.1 "$m"; redis_on $((m + 2)) --replicaof 127.0.0.1 "$m"
-	until_true 20 eval '[ "$(redis-cli -p '"$m"' info replication | grep -c "^slave[0-9].*state=online")" = 2 ]'
-	printf 'port %s\nbind 127.0.0.1\ndir %s\nsentinel monitor bm 127.0.0.1 %s 1\nsentinel down-after-milliseconds bm 1000\nsentinel failover-timeout bm 10000\nsentinel parallel-syncs bm 2\n' \
-		$((m + 3)) "$tmp" "$m" > "$tmp/sentinel$m.conf"
+	until_true 20 eval '[ "$(RC -p '"$m"' info replication | grep -c "^slave[0-9].*state=online")" = 2 ]'
+	if [ "$tls" = 1 ]; then printf 'port 0\ntls-port %s\n' $((m + 3)); else printf 'port %s\n' $((m + 3)); fi > "$tmp/sentinel$m.conf"
+	printf "${tls_sentinel}bind 127.0.0.1\ndir %s\nsentinel monitor bm 127.0.0.1 %s 1\nsentinel down-after-milliseconds bm 1000\nsentinel failover-timeout bm 10000\nsentinel parallel-syncs bm 2\n" \
+		"$tmp" "$m" >> "$tmp/sentinel$m.conf"
 	redis-sentinel "$tmp/sentinel$m.conf" --daemonize yes --pidfile "$tmp/s$m.pid" --logfile "$tmp/s$m.log"
-	until_true 10 eval '[ "$(redis-cli -p '$((m + 3))' sentinel get-master-addr-by-name bm 2>/dev/null | tail -n 1)" = '"$m"' ]'
+	until_true 10 eval '[ "$(RC -p '$((m + 3))' sentinel get-master-addr-by-name bm 2>/dev/null | tail -n 1)" = '"$m"' ]'
 }
 nodes() { # nodes SENTINEL-PORT WAIT-REPLICAS: two sensors, started, on a stream of their own
 	for n in 1 2; do
 		mkdir -p "$tmp/n$n"
-		printf '[control]\nsocket = %s/n%s/s.sock\n[store]\ndir = %s/n%s/state\n[filter]\nauto_rebuild = no\n[cluster]\nsentinels = 127.0.0.1:%s\nsentinel_master = bm\nwait_replicas = %s\ntimeout = 2\nnode = n%s\nstream = bench:%s:%s\n[log]\nlevel = warning\n[list shared]\ncategory = bench\n' \
+		printf "[control]\nsocket = %s/n%s/s.sock\n[store]\ndir = %s/n%s/state\n[filter]\nauto_rebuild = no\n[cluster]\n${tls_node}sentinels = 127.0.0.1:%s\nsentinel_master = bm\nwait_replicas = %s\ntimeout = 2\nnode = n%s\nstream = bench:%s:%s\n[log]\nlevel = warning\n[list shared]\ncategory = bench\n" \
 			"$tmp" "$n" "$tmp" "$n" "$1" "$2" "$n" "$1" "$2" > "$tmp/n$n/bloomd.conf"
 		"$build/bloomd" -c "$tmp/n$n/bloomd.conf" 2>>"$tmp/n$n/err" &
 		pid[$n]=$!
@@ -80,7 +105,7 @@ for r in $(seq 1 "$runs"); do
 	nodes $((m + 3)) 1
 	t0=$(date +%s%N)
 	kill -9 "$(cat "$tmp/r$m.pid")"
-	until_true 60 eval '[ "$(redis-cli -p '$((m + 3))' sentinel get-master-addr-by-name bm | tail -n 1)" != '"$m"' ]'
+	until_true 60 eval '[ "$(RC -p '$((m + 3))' sentinel get-master-addr-by-name bm | tail -n 1)" != '"$m"' ]'
 	named+=("$(ms "$t0")")
 	until_true 60 all_follow_other_than "127.0.0.1:$m"
 	followed+=("$(ms "$t0")")

@@ -39,6 +39,8 @@ echo "-- the same, every change signed and checked ([cluster] key_file): the cos
 BENCH_CLUSTER_SIGNED=1 "$(dirname "$0")/bench-cluster.sh" "$build"
 echo "== the cluster on a Redis that fails over: a master, two replicas, a redis-sentinel"
 "$(dirname "$0")/bench-failover.sh" "$build"
+echo "-- the same on TLS alone"
+BENCH_FAILOVER_TLS=1 "$(dirname "$0")/bench-failover.sh" "$build"
 echo "== the cluster over TLS: propagation against plain TCP, on one redis-server"
 "$(dirname "$0")/bench-cluster-tls.sh" "$build"
 echo "== the cluster's divergence: changes the stream lost, seen and sent again"

@@ -31,11 +31,13 @@ cert server ca /CN=redis.test DNS:redis.test,IP:127.0.0.1 && cert node ca /CN=no
 ok $? "a CA, the servers' certificate and the nodes' made with openssl"
 
 TLS_ARGS="--tls-cert-file $tmp/server.pem --tls-key-file $tmp/server.key --tls-ca-cert-file $tmp/ca.pem --tls-auth-clients yes"
-# The least a publishing node needs, and a user that may only read (doc/operations.md).
-cat > users.acl <<'A'
+# The least a publishing node needs, as doc/operations.md gives it, and a user that may only read.
+least=$(grep '^user bloomd on >SECRET ' "$here/../doc/operations.md")
+[ -n "$least" ] || { echo "doc/operations.md gives no least ACL" >&2; exit 1; }
+cat > users.acl <<A
 user default on nopass ~* &* +@all
-user bloomd on >node-secret resetkeys ~bloomd:* resetchannels -@all +xadd +xread +xrange +xinfo|stream +eval +multi +exec +wait +hset +hgetall +rpush +role +ping
-user watcher on >watch-secret resetkeys %R~bloomd:* resetchannels -@all +xread +xrange +xinfo|stream +eval +hgetall +role +ping
+${least/>SECRET/>node-secret}
+user watcher on >watch-secret resetkeys %R~bloomd:* resetchannels -@all +xread +xrange +xrevrange +xinfo|stream +eval +hgetall +role +ping
 A
 redis_on() { # redis_on PORT [ARGS]: TLS only, AOF on
 	mkdir -p "r$1"

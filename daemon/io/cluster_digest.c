@@ -68,32 +68,6 @@ static bool send_again(struct cluster *c, struct acked_change *a)
 	return true;
 }
 
-/* Of ARGV's (ID, change) pairs, the places (from 1) of those not in the stream, past its first entry. */
-static const char MISSING_SCRIPT[] =
-	"local first = redis.call('XRANGE', KEYS[1], '-', '+', 'COUNT', 1)\n"
-	"local function before(a, b)\n"
-	"  local am, as = string.match(a, '^(%d+)-(%d+)$')\n"
-	"  local bm, bs = string.match(b, '^(%d+)-(%d+)$')\n"
-	"  if not am or not bm then return false end\n"
-	"  am, as, bm, bs = tonumber(am), tonumber(as), tonumber(bm), tonumber(bs)\n"
-	"  return am < bm or (am == bm and as < bs)\n"
-	"end\n"
-	"local missing = {}\n"
-	"for i = 1, #ARGV - 1, 2 do\n"
-	"  if not (first[1] and before(ARGV[i], first[1][1])) then\n"
-	"    local found = false\n"
-	"    local e = redis.call('XRANGE', KEYS[1], ARGV[i], ARGV[i])\n"
-	"    if #e == 1 then\n"
-	"      local f = e[1][2]\n"
-	"      for j = 1, #f - 1, 2 do\n"
-	"        if f[j] == 'change' and f[j + 1] == ARGV[i + 1] then found = true end\n"
-	"      end\n"
-	"    end\n"
-	"    if not found then missing[#missing + 1] = (i + 1) / 2 end\n"
-	"  end\n"
-	"end\n"
-	"return missing\n";
-
 static void look_next(struct cluster *c);
 
 static void on_missing(redisAsyncContext *ac, void *r, void *priv)
@@ -139,7 +113,7 @@ static void look_next(struct cluster *c)
 		return;
 	}
 	argv[argc++] = "EVAL";
-	argv[argc++] = MISSING_SCRIPT;
+	argv[argc++] = CLUSTER_MISSING_SCRIPT;
 	argv[argc++] = "1";
 	argv[argc++] = c->cfg->stream;
 	for (size_t i = 0; i < HEAL_CHUNK && h->looked + i < h->n; i++) {
@@ -347,6 +321,10 @@ static void on_place(redisAsyncContext *ac, void *r, void *priv)
 	d->placing = false;
 	if (reply == NULL || c->closing)
 		return;
+	if (reply->type == REDIS_REPLY_ERROR) { /* NOPERM, say: no digest, the connection kept */
+		cluster_set_error(c, ERROR_WRITER, "EVAL (the digest's place): %s", reply->str);
+		return;
+	}
 	const char *place = cluster_reply_text(reply);
 	if (place == NULL || !cluster_id_valid(place)) {
 		cluster_bad_reply(&c->writer, "EVAL (the digest's place)", reply);

@@ -214,6 +214,7 @@ int cluster_auth_argv(const struct cluster *c, const char *argv[3]);
 
 /* cluster_reply.c */
 extern const char *const CLUSTER_OP_NAMES[4]; /* by enum cluster_op_kind */
+extern const char CLUSTER_MISSING_SCRIPT[];
 const redisReply *cluster_field(const redisReply *r, const char *name);
 void cluster_bad_reply(struct conn *k, const char *command, const redisReply *r);
 void cluster_change_fields(const struct cluster *c, const redisReply *fields, struct sign_field out[7]);

@@ -101,3 +101,29 @@ void cluster_change_fields(const struct cluster *c, const redisReply *fields, st
  * (refused before any of it is parsed), and, with a key, signed with it.
  * What is not is counted and passed, never applied nor tried again.
  */
+
+/* Of ARGV's (ID, change) pairs, the places (from 1) of those not in the stream, past its first entry. */
+const char CLUSTER_MISSING_SCRIPT[] =
+	"local first = redis.call('XRANGE', KEYS[1], '-', '+', 'COUNT', 1)\n"
+	"local function before(a, b)\n"
+	"  local am, as = string.match(a, '^(%d+)-(%d+)$')\n"
+	"  local bm, bs = string.match(b, '^(%d+)-(%d+)$')\n"
+	"  if not am or not bm then return false end\n"
+	"  am, as, bm, bs = tonumber(am), tonumber(as), tonumber(bm), tonumber(bs)\n"
+	"  return am < bm or (am == bm and as < bs)\n"
+	"end\n"
+	"local missing = {}\n"
+	"for i = 1, #ARGV - 1, 2 do\n"
+	"  if not (first[1] and before(ARGV[i], first[1][1])) then\n"
+	"    local found = false\n"
+	"    local e = redis.call('XRANGE', KEYS[1], ARGV[i], ARGV[i])\n"
+	"    if #e == 1 then\n"
+	"      local f = e[1][2]\n"
+	"      for j = 1, #f - 1, 2 do\n"
+	"        if f[j] == 'change' and f[j + 1] == ARGV[i + 1] then found = true end\n"
+	"      end\n"
+	"    end\n"
+	"    if not found then missing[#missing + 1] = (i + 1) / 2 end\n"
+	"  end\n"
+	"end\n"
+	"return missing\n";

@@ -103,16 +103,24 @@ static void batch_again(struct cluster *c)
 	redisAsyncDisconnect(c->writer.ac);
 }
 
+/* A reply about the batch in flight, or NULL when there is none to take (the connection lost, closing, no batch). */
+static const redisReply *batch_reply(struct cluster *c, void *r)
+{
+	if (r == NULL || c->closing || c->out.sent == c->out.head)
+		return NULL;
+	c->out.asking = false;
+	return r;
+}
+
 /* WAIT's answer: the replicas that have the batch. */
 static void on_waited(redisAsyncContext *ac, void *r, void *priv)
 {
 	struct cluster *c = priv;
-	redisReply *reply = r;
+	const redisReply *reply = batch_reply(c, r);
 
 	(void)ac;
-	if (reply == NULL || c->closing || c->out.sent == c->out.head)
+	if (reply == NULL)
 		return;
-	c->out.asking = false;
 	if (reply->type == REDIS_REPLY_INTEGER && reply->integer >= (long long)c->cfg->wait_replicas) {
 		batch_done(c);
 		return;
@@ -143,32 +151,20 @@ void cluster_writer_tick(struct cluster *c)
 
 /*
  * Whether the batch written on a connection now lost is in the stream still
- * (its first entry, with its change's identity): then the script writes this
- * node's mark (STREAM:nodes), so that WAIT on this connection covers the
- * batch too, and 1; else 0, and the batch goes again.
+ * (its first entry, with its change's identity: CLUSTER_MISSING_SCRIPT says
+ * which of the pairs it is given are not). If it is, this node's mark goes
+ * to STREAM:nodes first, a write, so that WAIT on this new connection
+ * covers the batch too; if not (a failover lost it), it is sent again.
  */
-static const char STILL_SCRIPT[] =
-	"local e = redis.call('XRANGE', KEYS[1], ARGV[1], ARGV[1])\n"
-	"if #e == 0 then return 0 end\n"
-	"local f = e[1][2]\n"
-	"for i = 1, #f - 1, 2 do\n"
-	"  if f[i] == 'change' and f[i + 1] == ARGV[2] then\n"
-	"    redis.call('HSET', KEYS[2], ARGV[3], ARGV[1])\n"
-	"    return 1\n"
-	"  end\n"
-	"end\n"
-	"return 0\n";
-
 static void on_still(redisAsyncContext *ac, void *r, void *priv)
 {
 	struct cluster *c = priv;
-	redisReply *reply = r;
+	const redisReply *reply = batch_reply(c, r);
 
 	(void)ac;
-	if (reply == NULL || c->closing || c->out.sent == c->out.head)
+	if (reply == NULL)
 		return;
-	c->out.asking = false;
-	if (reply->type != REDIS_REPLY_INTEGER || (reply->integer != 0 && reply->integer != 1)) {
+	if (!cluster_reply_array(reply, 0, true) || reply->elements > 1) {
 		if (reply->type == REDIS_REPLY_ERROR)
 			cluster_set_error(c, ERROR_WRITER, "EVAL (the batch in the stream): %s", reply->str);
 		else
@@ -176,7 +172,9 @@ static void on_still(redisAsyncContext *ac, void *r, void *priv)
 		batch_again(c);
 		return;
 	}
-	if (reply->integer == 1) {
+	if (reply->elements == 0) {
+		const char *argv[] = { "HSET", c->nodes_key, c->cfg->node, c->out.written };
+		redisAsyncCommandArgv(c->writer.ac, NULL, NULL, 4, argv, NULL);
 		ask_replicas(c);
 		return;
 	}
@@ -200,8 +198,8 @@ void cluster_writer_connected(struct cluster *c)
 		return;
 	}
 	sscanf(o->lines[o->head], "@%47s", change);
-	const char *argv[] = { "EVAL", STILL_SCRIPT, "2", c->cfg->stream, c->nodes_key, o->written, change, c->cfg->node };
-	o->asking = redisAsyncCommandArgv(c->writer.ac, on_still, c, 8, argv, NULL) == REDIS_OK;
+	const char *argv[] = { "EVAL", CLUSTER_MISSING_SCRIPT, "1", c->cfg->stream, o->written, change };
+	o->asking = redisAsyncCommandArgv(c->writer.ac, on_still, c, 6, argv, NULL) == REDIS_OK;
 }
 
 static void on_exec(redisAsyncContext *ac, void *r, void *priv)
