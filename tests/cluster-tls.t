@@ -12,7 +12,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 command -v redis-sentinel >/dev/null || skip_all "no redis-sentinel (Debian's redis-sentinel; tools/install-deps.sh test)"
 command -v openssl >/dev/null || skip_all "no openssl (Debian's openssl; tools/install-deps.sh test)"
 ldd "$(command -v redis-server)" | grep -q libssl || skip_all "this redis-server is built without TLS"
-plan 15
+plan 16
 has() { grep -qF -- "$2" <<<"$1"; ok $? "$3"; } # has TEXT PART DESCRIPTION
 { read -r m; read -r r1; read -r s; } < <(free_ports 3)
 at_exit='for f in "$tmp"/*.pid; do kill -9 "$(cat "$f")" 2>/dev/null; done'
@@ -112,3 +112,10 @@ tls_node 6 bloomd node-secret "redis = tcp://127.0.0.1:$m"
 sed -i "s|^tls_ca_file = .*|tls_ca_file = $tmp/missing.pem|" n6/bloomd.conf
 ! start 6 && grep -q "tls_ca_file $tmp/missing.pem: " n6/err
 ok $? "a CA file that is not there stops the start, named: $(grep -o 'tls_ca_file [^ ]*: .*' n6/err | head -n 1)"
+
+# The master killed: node 1, on TLS through the sentinel, follows the replica it promotes (a
+# refused handshake to the dead master asks the sentinel again, as a refused connection does).
+stop 3 2>/dev/null; stop 4 2>/dev/null
+kill -9 "$(cat r$m.pid)"
+wait_for 60 eval '[ "$(status 1 master)" = 127.0.0.1:$r1 ] && [ "$(status 1 state)" = following ]'
+ok $? "the master killed, the node on TLS follows the one the sentinel promotes ($(status 1 master), $(status 1 state))"

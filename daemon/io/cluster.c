@@ -122,15 +122,14 @@ static void connect_one(struct cluster *c, struct conn *k)
 	ac = w->path[0] ? redisAsyncConnectUnix(w->path) : redisAsyncConnect(w->host, w->port);
 	if (ac == NULL)
 		return;
-	if (ac->err) {
-		cluster_set_error(c, k->slot, "%s connection: %s", k->name, ac->errstr);
+	char why[TLS_WHY_MAX + 8];
+	if (ac->err || cluster_tls_start(c, &ac->c, w->host, k->tls_why) < 0) {
+		/* Refused at once (a TLS handshake on a socket refused): as on_connect does, the sentinels asked again. */
+		cluster_set_error(c, k->slot, "%s connection: %s", k->name,
+				  ac->err ? ac->errstr : cluster_tls_why(k->tls_why, ac->errstr, why, sizeof(why)));
 		redisAsyncFree(ac);
-		return;
-	}
-	if (cluster_tls_start(c, &ac->c, w->host, k->tls_why) < 0) {
-		char why[TLS_WHY_MAX + 8];
-		cluster_set_error(c, k->slot, "%s connection: %s", k->name, cluster_tls_why(k->tls_why, ac->errstr, why, sizeof(why)));
-		redisAsyncFree(ac);
+		if (c->cfg->sentinels)
+			c->master_known = false;
 		return;
 	}
 	if (!w->path[0])
