@@ -75,7 +75,7 @@ static void on_missing(redisAsyncContext *ac, void *r, void *priv)
 	struct cluster *c = priv;
 	struct cluster_heal *h = &c->heal;
 	redisReply *reply = r;
-	size_t chunk = h->n - h->looked < HEAL_CHUNK ? h->n - h->looked : HEAL_CHUNK;
+	size_t chunk = h->chunk;
 
 	(void)ac;
 	h->asking = false;
@@ -124,6 +124,7 @@ static void look_next(struct cluster *c)
 		argv[argc++] = a->id;
 		argv[argc++] = changes[i];
 	}
+	h->chunk = (size_t)(argc - 4) / 2;
 	h->asking = redisAsyncCommandArgv(c->writer.ac, on_missing, c, argc, argv, NULL) == REDIS_OK;
 }
 

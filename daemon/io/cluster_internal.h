@@ -99,6 +99,7 @@ struct cluster_heal {
 	bool wanted;               /* look for lost ones when the writer is up (a new connection, a divergence) */
 	bool asking;               /* a look is in flight */
 	size_t looked;             /* how many of the ring this look has covered */
+	size_t chunk;              /* and how many after them it asked about */
 	uint64_t resent;           /* changes found lost and sent again */
 };
 

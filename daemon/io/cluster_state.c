@@ -299,8 +299,13 @@ void cluster_heal_keep(struct cluster *c, char *line, const char *id)
 		free(line);
 		return;
 	}
-	while (h->n && (h->n == HEAL_KEEP || h->bytes + strlen(line) > HEAL_BYTES))
+	while (h->n && (h->n == HEAL_KEEP || h->bytes + strlen(line) > HEAL_BYTES)) {
+		if (h->asking) { /* a look in flight counts on the places it sent: this one is not kept */
+			free(line);
+			return;
+		}
 		ring_drop_oldest(h);
+	}
 	struct acked_change *a = cluster_heal_at(h, h->n++);
 	a->line = line;
 	snprintf(a->id, sizeof(a->id), "%s", id);
