@@ -94,8 +94,10 @@ static int expect_name(SSL *ssl, const char *name)
 
 	if (inet_pton(AF_INET, name, &any) == 1 || inet_pton(AF_INET6, name, &any) == 1)
 		return X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), name) == 1 ? 0 : -1;
+	char sni[256]; /* SSL_set_tlsext_host_name's macro casts its name to void * */
+	snprintf(sni, sizeof(sni), "%s", name);
 	SSL_set_hostflags(ssl, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
-	return SSL_set1_host(ssl, name) == 1 && SSL_set_tlsext_host_name(ssl, name) == 1 ? 0 : -1;
+	return SSL_set1_host(ssl, name) == 1 && SSL_set_tlsext_host_name(ssl, sni) == 1 ? 0 : -1;
 }
 
 /*
