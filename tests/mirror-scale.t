@@ -100,6 +100,9 @@ addrs 104000 200000 > addrs.list # half of them new
 listed=$(addrs 150000 1)          # in both versions
 ( for _ in $(seq 300); do nftb delete element inet bloomd listed4 "{ $listed }" 2>/dev/null; done ) &
 C replace addrs >/dev/null; wait $!
-converge; ok $? "deleted by another process throughout a large change: put back, the kernel exact ($took ms)"
+converge; ok $? "deleted by another process throughout a large change: put back, the kernel exact ($took ms)" || {
+	echo "# the kernel lacks: $(comm -13 <(kernel listed4) <(sort addrs.list) | head -3 | tr '\n' ' '); has besides: $(comm -23 <(kernel listed4) <(sort addrs.list) | head -3 | tr '\n' ' ')" >&2
+	echo "# $(C --json stats | jq -c .stats.set_action)" >&2
+}
 kill "$pid" && wait "$pid"; ok $? "bloomd stops cleanly"
 pid=

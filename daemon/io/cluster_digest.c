@@ -258,13 +258,15 @@ static void on_digests(redisAsyncContext *ac, void *r, void *priv)
 		if (node == NULL || text == NULL || strcmp(node, c->cfg->node) == 0)
 			continue;
 		int rc = differs(d->mine, node, text, why, sizeof(why));
-		if (rc == 1) {
-			found_divergent(c, why);
+		if (rc == 1) { /* said once two periods in a row find it: a node just past a desync is not divergent */
+			if (++d->differing >= 2)
+				found_divergent(c, why);
 			return;
 		}
 		agreed += rc == 0;
 	}
 	if (agreed) {
+		d->differing = 0;
 		if (d->divergent)
 			log_info("cluster: no longer divergent: this node's lists agree with %d other node%s", agreed, agreed > 1 ? "s" : "");
 		d->divergent = false;
@@ -295,8 +297,8 @@ static void on_digest_written(redisAsyncContext *ac, void *r, void *priv)
  */
 static bool settled(const struct cluster *c)
 {
-	return c->state == READER_READING && c->lag_entries == 0 && !c->lag_asked && !c->applying.on && !c->blocked_at[0] &&
-	       c->out.head == c->out.n && cluster_id_cmp(c->cursor, c->own_last) >= 0;
+	return c->state == READER_READING && !c->resyncing && !c->rebuilding && c->lag_entries == 0 && !c->lag_asked &&
+	       !c->applying.on && !c->blocked_at[0] && c->out.head == c->out.n && cluster_id_cmp(c->cursor, c->own_last) >= 0;
 }
 
 /*

@@ -110,7 +110,8 @@ struct cluster_digest {
 	bool compared, asking;
 	bool placing;              /* the place is asked of Redis, for the cursor below */
 	char placed_at[ID_MAX];
-	bool divergent;            /* the last comparison found another node holding otherwise */
+	unsigned differing;        /* comparisons in a row that found another node holding otherwise */
+	bool divergent;            /* two of them did (and none has agreed since) */
 	char divergence[300];      /* with whom and where */
 	time_t divergent_since;
 	uint64_t found;            /* divergences found (a stretch counts once) */

@@ -561,6 +561,7 @@ static void follow_from_start(struct cluster *c)
 	c->cursor_dirty = true;
 	c->own_last[0] = '\0'; /* this node's changes in the old stream are not ahead of the new one's place */
 	c->digest.divergent = false; /* a place of the old stream: the new one's is compared afresh */
+	c->digest.differing = 0;
 }
 
 /*
