@@ -13,26 +13,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 command -v redis-sentinel >/dev/null || skip_all "no redis-sentinel (Debian's redis-sentinel; tools/install-deps.sh test)"
 plan 6
 { read -r m; read -r r1; read -r r2; read -r s; } < <(free_ports 4)
-at_exit='for f in "$tmp"/*.pid; do kill -9 "$(cat "$f")" 2>/dev/null; done'
-redis_on() { # redis_on PORT [ARGS]: a redis-server on 127.0.0.1:PORT, AOF on
-	mkdir -p "r$1"
-	redis-server --port "$1" --bind 127.0.0.1 --dir "$tmp/r$1" --appendonly yes --save '' --daemonize yes \
-		--pidfile "$tmp/r$1.pid" --logfile "$tmp/r$1.log" "${@:2}"
-}
-RP() { local port=$1; shift; redis-cli -p "$port" "$@"; }
-redis_on $m
-redis_on $r1 --replicaof 127.0.0.1 $m
-redis_on $r2 --replicaof 127.0.0.1 $m
-cat > sentinel.conf <<S
-port $s
-bind 127.0.0.1
-dir $tmp
-sentinel monitor bloomdm 127.0.0.1 $m 1
-sentinel down-after-milliseconds bloomdm 1000
-sentinel failover-timeout bloomdm 10000
-sentinel parallel-syncs bloomdm 2
-S
-redis-sentinel "$tmp/sentinel.conf" --daemonize yes --pidfile "$tmp/sentinel.pid" --logfile "$tmp/sentinel.log"
+sentinel_redis $m $r1 $r2 $s
 wait_for 15 eval '[ "$(RP $m info replication | grep -c "^slave[0-9].*state=online")" = 2 ] &&
 	[ "$(RP $s sentinel get-master-addr-by-name bloomdm | tail -n 1)" = $m ]'
 ok $? "a master, two replicas and a sentinel"

@@ -63,3 +63,21 @@ wait_for() { # wait_for SECONDS COMMAND...: until it succeeds
 	for _ in $(seq "$n"); do "$@" && return 0; sleep 0.05; done
 	return 1
 }
+# A Redis that fails over, on loopback: sentinel_redis M R1 R2 S starts a master on port M (AOF
+# on), replicas of it on R1 and R2, and a redis-sentinel on S watching it as bloomdm (down after
+# 1 s); every pid file in $tmp, killed at exit. RP PORT ARGS... asks one of them.
+RP() { local port=$1; shift; redis-cli -p "$port" "$@"; }
+redis_on() { # redis_on PORT [ARGS]: a redis-server on 127.0.0.1:PORT, AOF on
+	mkdir -p "r$1"
+	redis-server --port "$1" --bind 127.0.0.1 --dir "$tmp/r$1" --appendonly yes --save '' --daemonize yes \
+		--pidfile "$tmp/r$1.pid" --logfile "$tmp/r$1.log" "${@:2}"
+}
+sentinel_redis() {
+	at_exit='for f in "$tmp"/*.pid; do kill -9 "$(cat "$f")" 2>/dev/null; done'
+	redis_on "$1"
+	redis_on "$2" --replicaof 127.0.0.1 "$1"
+	redis_on "$3" --replicaof 127.0.0.1 "$1"
+	printf 'port %s\nbind 127.0.0.1\ndir %s\nsentinel monitor bloomdm 127.0.0.1 %s 1\nsentinel down-after-milliseconds bloomdm 1000\nsentinel failover-timeout bloomdm 10000\nsentinel parallel-syncs bloomdm 2\n' \
+		"$4" "$tmp" "$1" > sentinel.conf
+	redis-sentinel "$tmp/sentinel.conf" --daemonize yes --pidfile "$tmp/sentinel.pid" --logfile "$tmp/sentinel.log"
+}
