@@ -26,7 +26,8 @@ struct capture {
 	int link;
 	uint64_t packets;
 	struct event *ev;          /* file: activated by hand; live: the fd */
-	struct event *timer;       /* live, when libpcap needs one */
+	struct event *timer;       /* live: a read again while libpcap asks for one */
+	struct timeval timer_every; /* what the timer runs at; zero when it does not */
 	struct capture_callbacks cb;
 	bool finished;
 	long ns_per_tick;          /* of the handle's timestamp fraction: 1 (nano) or 1000 (micro) */
@@ -118,6 +119,28 @@ static void replay_cb(evutil_socket_t fd, short what, void *arg)
 		finish(cap, n == 0 ? NULL : pcap_geterr(cap->pcap));
 }
 
+/*
+ * libpcap may ask, at any read, to be read again within a time, and stop asking later.
+ * Linux's asks after the interface goes down: only a read on a timeout then sees that
+ * the interface is gone, as the socket says nothing more. Not less than 50 ms apart
+ * (libpcap asks for 1), so an interface left down costs 20 reads a second, not 1,000.
+ */
+static int follow_read_timeout(struct capture *cap)
+{
+	static const struct timeval at_least = { 0, 50000 };
+	const struct timeval *asked = pcap_get_required_select_timeout(cap->pcap);
+	struct timeval every = { 0, 0 };
+
+	if (asked != NULL)
+		every = evutil_timercmp(asked, &at_least, <) ? at_least : *asked;
+	if (evutil_timercmp(&every, &cap->timer_every, ==))
+		return 0;
+	cap->timer_every = every;
+	if (asked == NULL)
+		return event_del(cap->timer);
+	return event_add(cap->timer, &every);
+}
+
 static void live_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct capture *cap = arg;
@@ -126,6 +149,8 @@ static void live_cb(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	if (dispatch_batch(cap) < 0)
 		finish(cap, pcap_geterr(cap->pcap));
+	else if (follow_read_timeout(cap) < 0)
+		finish(cap, "cannot set the capture's read timer");
 }
 
 static int set_bpf(struct capture *cap, const char *bpf, char *err, size_t errlen)
@@ -278,7 +303,6 @@ struct capture *capture_open_live(struct event_base *base, const struct capture_
 {
 	char errbuf[PCAP_ERRBUF_SIZE] = "";
 	struct capture *cap = capture_alloc(o->interface, cb);
-	const struct timeval *tv;
 	int fd;
 
 	if (cap == NULL) {
@@ -304,14 +328,10 @@ struct capture *capture_open_live(struct event_base *base, const struct capture_
 		error_set(err, errlen, "cannot watch %s", o->interface);
 		goto fail;
 	}
-	/* Some capture mechanisms deliver only when polled again after a while. */
-	tv = pcap_get_required_select_timeout(cap->pcap);
-	if (tv != NULL) {
-		cap->timer = event_new(base, -1, EV_PERSIST, live_cb, cap);
-		if (cap->timer == NULL || event_add(cap->timer, tv) < 0) {
-			error_set(err, errlen, "cannot start the capture timer");
-			goto fail;
-		}
+	cap->timer = event_new(base, -1, EV_PERSIST, live_cb, cap);
+	if (cap->timer == NULL || follow_read_timeout(cap) < 0) {
+		error_set(err, errlen, "cannot start the capture timer");
+		goto fail;
 	}
 	return cap;
 fail:
