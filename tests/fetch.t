@@ -6,7 +6,7 @@
 # without the authority), the validators kept across a restart, and bloomd-fetch's sandbox.
 . "$(dirname "$0")/support/tap.sh"
 . "$(dirname "$0")/support/daemon.sh"
-plan 50
+plan 54
 tmp=$(mktemp -d)
 chmod 755 "$tmp"
 pid=
@@ -245,6 +245,20 @@ ok $? "after a restart the list holds its kept version at once"
 wait_for '.not_modified >= 1' drop
 grep -q "^GET /drop.txt inm=$etag" http.log
 ok $? "and its first fetch is conditional, with the kept ETag"
+
+# A list dropped from the configuration takes what the state kept for it along: at a reload,
+# and at a start (a file left by an earlier configuration).
+kept() { ls state/lists state/revs state/fetch | grep -c "^$1$"; }
+is "$(kept rep)/$(kept drop)" 3/3 "the state keeps list rep's version, revision and validators, and drop's"
+sed -i '/^\[list rep\]$/,/^categories = /d' bloomd.conf
+C reload >/dev/null 2>&1
+is "$(kept rep)/$(kept drop)" 0/3 "a reload that drops list rep removes them; drop's stay"
+grep -q "state/lists/rep removed: no list of that name is configured" err; ok $? "saying so"
+stop
+cp state/lists/drop state/lists/earlier
+start
+is "$(kept earlier)/$(kept drop)/$(C match 203.0.113.9 >/dev/null; echo $?)" 0/3/0 \
+	"a start removes a kept version no list is configured for; drop's is taken"
 stop
 
 done_testing

@@ -12,7 +12,7 @@
 # struct service is 15 members at most, and each part of it that a header declares "Owned
 # by" some files is touched by those files alone (the service files call it s).
 . "$(dirname "$0")/support/tap.sh"
-plan 15
+plan 16
 here=$(cd "$(dirname "$0")/.." && pwd)
 layers="core packet io service"
 tmp=$(mktemp -d)
@@ -114,6 +114,33 @@ if [ "$circles" = SKIP ]; then
 else
 	is "$circles" "" "no files of daemon/ call each other round a circle"
 fi
+# A function a header exports is called from another file (the tests, benches and programs count):
+# one that is not is dead, or belongs to its file alone (static).
+unused=$(python3 - "$here" "$BUILD" <<'PY'
+import glob, os, re, subprocess, sys
+here, build = sys.argv[1], sys.argv[2]
+objs = [o for o in glob.glob(os.path.join(build, "**", "*.o"), recursive=True) if "/third_party/" not in o and "/bpf/" not in o]
+defined, users = {}, {}
+for o in objs:
+    for line in subprocess.run(["nm", o], capture_output=True, text=True).stdout.splitlines():
+        f = line.split()
+        if len(f) == 3 and f[1] == "T":
+            defined.setdefault(f[2], set()).add(o)
+        elif len(f) == 2 and f[0] == "U":
+            users.setdefault(f[1], set()).add(o)
+outside = ""
+for pattern in ("tests/**/*.c", "bench/*.c", "programs/*.c"):
+    for f in glob.glob(os.path.join(here, pattern), recursive=True):
+        outside += open(f, errors="replace").read()
+named = set(re.findall(r"\b[a-z_][a-z0-9_]*\b", outside))
+for sym, where in sorted(defined.items()):
+    if sym == "main" or not any("/daemon/" in o for o in where):
+        continue
+    if not (users.get(sym, set()) - where) and sym not in named:
+        print(f"{sym} ({os.path.relpath(sorted(where)[0], build)})")
+PY
+)
+is "$unused" "" "every function a daemon header exports is called from another file"
 untold=$(for h in "$here"/daemon/*/*.h; do b=$(basename "$h"); head -n 1 "$h" | grep -q "^/\* $b - ..* \*/\$" || echo "$b"; done)
 is "$untold" "" "every header's first line says what it is (/* name.h - ... */)"
 strangers=$(cd "$here/daemon" && for h in */*_internal.h; do

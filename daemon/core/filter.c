@@ -52,7 +52,7 @@ int filter_params_check(const struct filter_params *p, char *err, size_t errlen)
 	return 0;
 }
 
-bool filter_params_equal(const struct filter_params *a, const struct filter_params *b)
+static bool filter_params_equal(const struct filter_params *a, const struct filter_params *b)
 {
 	return a->layout == b->layout && a->bits == b->bits && a->choices == b->choices &&
 	       a->hashes == b->hashes && a->folds == b->folds;

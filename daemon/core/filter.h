@@ -65,7 +65,6 @@ struct filter {
 
 /* Writes a message naming the bad parameter into err; returns 0 or -1. */
 int filter_params_check(const struct filter_params *p, char *err, size_t errlen);
-bool filter_params_equal(const struct filter_params *a, const struct filter_params *b);
 
 const char *filter_layout_name(enum filter_layout layout);
 int filter_layout_parse(const char *name, enum filter_layout *layout);

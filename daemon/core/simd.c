@@ -50,6 +50,20 @@ enum simd_level simd_capped(enum simd_level cap)
 	return SIMD_SCALAR;
 }
 
+static int simd_parse(const char *name, enum simd_level *level)
+{
+	if (strcmp(name, "auto") == 0) {
+		*level = SIMD_AVX512;
+		return 0;
+	}
+	for (int i = 0; i < SIMD_LEVELS; i++)
+		if (strcmp(name, NAMES[i]) == 0) {
+			*level = (enum simd_level)i;
+			return 0;
+		}
+	return -1;
+}
+
 enum simd_level simd_best(void)
 {
 	static _Atomic int best = -1; /* the environment is read once (racing readers agree) */
@@ -67,18 +81,4 @@ enum simd_level simd_best(void)
 const char *simd_name(enum simd_level level)
 {
 	return (unsigned)level < SIMD_LEVELS ? NAMES[level] : "unknown";
-}
-
-int simd_parse(const char *name, enum simd_level *level)
-{
-	if (strcmp(name, "auto") == 0) {
-		*level = SIMD_AVX512;
-		return 0;
-	}
-	for (int i = 0; i < SIMD_LEVELS; i++)
-		if (strcmp(name, NAMES[i]) == 0) {
-			*level = (enum simd_level)i;
-			return 0;
-		}
-	return -1;
 }

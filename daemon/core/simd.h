@@ -41,7 +41,5 @@ enum simd_level simd_best(void);
 enum simd_level simd_capped(enum simd_level cap);
 
 const char *simd_name(enum simd_level level);
-/* 0, or -1 for an unknown name; "auto" is the highest level. */
-int simd_parse(const char *name, enum simd_level *level);
 
 #endif

@@ -229,15 +229,11 @@ const char *cluster_reply_text(const redisReply *r);
 struct sign_field cluster_text_field(const redisReply *r);
 
 /* cluster_reader.c */
-void cluster_on_check(redisAsyncContext *ac, void *r, void *priv);
-void cluster_on_snapshot(redisAsyncContext *ac, void *r, void *priv);
 void cluster_reader_read(struct cluster *c);
-void cluster_desync(struct cluster *c, const char *last_id);
 unsigned long long cluster_read_bound(const struct cluster *c);
 void cluster_reader_too_much(struct cluster *c);
 
 /* cluster_writer.c */
-void cluster_writer_flush(struct cluster *c);
 void cluster_writer_connected(struct cluster *c);
 void cluster_writer_tick(struct cluster *c);
 

@@ -7,6 +7,10 @@
 #include <string.h>
 #include <time.h>
 
+/* The replies that go on reading: each sends the command the next answers. */
+static void cluster_on_check(redisAsyncContext *ac, void *r, void *priv);
+static void cluster_on_snapshot(redisAsyncContext *ac, void *r, void *priv);
+
 static bool acceptable(struct cluster *c, const redisReply *e)
 {
 	const redisReply *fields = e->element[1];
@@ -482,7 +486,7 @@ static void snapshot_taken(struct cluster *c, const char *id, const char *seen)
 	cluster_reader_read(c);
 }
 
-void cluster_on_snapshot(redisAsyncContext *ac, void *r, void *priv)
+static void cluster_on_snapshot(redisAsyncContext *ac, void *r, void *priv)
 {
 	struct cluster *c = priv;
 	redisReply *reply = r;
@@ -571,7 +575,7 @@ static void follow_from_start(struct cluster *c)
  * applied here: follow it again from its start (from its snapshot if it was
  * trimmed), said as desync until caught up, never as following.
  */
-void cluster_desync(struct cluster *c, const char *last_id)
+static void cluster_desync(struct cluster *c, const char *last_id)
 {
 	cluster_set_error(c, ERROR_READER, "desync: this node's cursor %s is past the stream's last entry %s (the stream was made anew or went back, or an ID was forged): following it again from its start",
 		  c->cursor, last_id);
@@ -603,7 +607,7 @@ static void stream_lost(struct cluster *c, const char *how)
  * restore from the snapshot, never an entry.) Then the snapshot must reach
  * the first entry still there.
  */
-void cluster_on_check(redisAsyncContext *ac, void *r, void *priv)
+static void cluster_on_check(redisAsyncContext *ac, void *r, void *priv)
 {
 	struct cluster *c = priv;
 	redisReply *reply = r;

@@ -17,6 +17,8 @@
 #define BATCH_CHANGES 4096          /* changes in one MULTI/EXEC at most */
 #define BATCH_BYTES (4u << 20)      /* and bytes (one change may be more) */
 
+static void cluster_writer_flush(struct cluster *c); /* a batch done sends the next */
+
 /*
  * An error reply to a write: NOPERM says this node's Redis user may not
  * write (a following-only node): said once, in the log and the status,
@@ -276,7 +278,7 @@ static void send_change(struct cluster *c, const char *line)
 	free(data);
 }
 
-void cluster_writer_flush(struct cluster *c)
+static void cluster_writer_flush(struct cluster *c)
 {
 	struct outbox *o = &c->out;
 	size_t bytes = 0;

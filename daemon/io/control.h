@@ -88,9 +88,6 @@ void control_reply_part(struct control_client *cl, const char *text, size_t len)
 /* Whether the peer may change state: root, the daemon's uid, or a member of the group. */
 bool control_client_trusted(const struct control_client *cl);
 
-/* The peer's uid and pid (SO_PEERCRED). */
-void control_client_peer(const struct control_client *cl, unsigned *uid, int *pid);
-
 /*
  * The open file the client passed last (SCM_RIGHTS, with the bytes of its
  * command), now the caller's to close; -1 if none. The daemon opens no path
@@ -120,8 +117,6 @@ void control_release(struct control_client *cl);
 typedef bool (*control_more_cb)(void *ctx, struct control_client *cl);
 void control_stream(struct control_client *cl, control_more_cb more, void *ctx, void (*free_ctx)(void *));
 
-/* Close after the replies so far are out (a protocol error). */
-void control_close_after_reply(struct control_client *cl);
 
 unsigned control_clients(const struct control *c);
 uint64_t control_rejected(const struct control *c); /* refused or cut off */

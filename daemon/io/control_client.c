@@ -68,7 +68,7 @@ void control_reply(struct control_client *cl, const char *text, size_t len)
 	evbuffer_add(out, "\n", 1);
 }
 
-void control_close_after_reply(struct control_client *cl)
+static void control_close_after_reply(struct control_client *cl)
 {
 	cl->closing = true;
 }
@@ -362,12 +362,6 @@ void control_client_start(struct control *c, struct control_client *cl, int fd, 
 bool control_client_trusted(const struct control_client *cl)
 {
 	return cl->trusted;
-}
-
-void control_client_peer(const struct control_client *cl, unsigned *uid, int *pid)
-{
-	*uid = (unsigned)cl->cred.uid;
-	*pid = cl->cred.pid;
 }
 
 void **control_client_data(struct control_client *cl)

@@ -540,11 +540,6 @@ void events_flush(struct events *ev)
 		pcap_dump_flush(ev->dumper);
 }
 
-uint64_t events_written(const struct events *ev)
-{
-	return ev->written;
-}
-
 uint64_t events_pcap_skipped(const struct events *ev)
 {
 	return ev->pcap_skipped;

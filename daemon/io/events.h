@@ -58,7 +58,6 @@ const char *events_error(const struct events *ev);
 /* Push buffered events out (after each batch of packets). */
 void events_flush(struct events *ev);
 
-uint64_t events_written(const struct events *ev);
 /* Matched packets left out of the pcap because their link type differs from the file's. */
 uint64_t events_pcap_skipped(const struct events *ev);
 

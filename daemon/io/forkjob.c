@@ -139,8 +139,3 @@ void forkjob_finish(struct forkjob *f)
 		;
 	ended(f);
 }
-
-pid_t forkjob_pid(const struct forkjob *f)
-{
-	return f->pid;
-}

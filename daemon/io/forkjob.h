@@ -33,6 +33,5 @@ struct forkjob *forkjob_start(struct event_base *base, forkjob_fn job, forkjob_d
 			      size_t errlen);
 /* Wait for the child here (at stop), call done, free. */
 void forkjob_finish(struct forkjob *f);
-pid_t forkjob_pid(const struct forkjob *f);
 
 #endif

@@ -28,11 +28,6 @@ void log_setup(enum log_level max, enum log_target to, enum log_format how)
 	target = to;
 }
 
-const char *log_level_name(enum log_level level)
-{
-	return LABELS[level];
-}
-
 int log_level_parse(const char *name, enum log_level *level)
 {
 	for (int l = LOG_LEVEL_ERROR; l <= LOG_LEVEL_DEBUG; l++)

@@ -14,8 +14,7 @@ enum log_format { LOG_FORMAT_TEXT = 0, LOG_FORMAT_JSON };
 /* Messages above max are dropped; syslog uses facility daemon. Default: info, stderr, text. */
 void log_setup(enum log_level max, enum log_target target, enum log_format format);
 
-/* "error", "warning", "info", "debug" and back; -1 if unknown. */
-const char *log_level_name(enum log_level level);
+/* "error", "warning", "info" or "debug" to its level; -1 if unknown. */
 int log_level_parse(const char *name, enum log_level *level);
 
 void log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

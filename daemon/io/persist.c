@@ -543,11 +543,3 @@ fail:
 	free(b.p);
 	return -1;
 }
-
-int persist_list_remove(const struct statedir *d, const char *name)
-{
-	char path[4200], tmp[4200];
-
-	list_paths(name, path, sizeof(path), tmp, sizeof(tmp));
-	return statedir_unlink(d, path);
-}

@@ -214,6 +214,5 @@ struct persist_list {
  */
 int persist_list_read(const struct statedir *d, const char *name, struct persist_list *out, char *err,
 		      size_t errlen);
-int persist_list_remove(const struct statedir *d, const char *name);
 
 #endif

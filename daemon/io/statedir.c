@@ -215,6 +215,30 @@ int statedir_unlink(const struct statedir *d, const char *rel)
 	return rc;
 }
 
+int statedir_each(const struct statedir *d, const char *sub, void (*each)(void *ctx, const char *name), void *ctx)
+{
+	char probe[SUBDIR_MAX + 2];
+	const char *leaf;
+	struct dirent *de;
+
+	if (d->fd < 0)
+		return 0;
+	snprintf(probe, sizeof(probe), "%s/x", sub);
+	int dirfd = parent_of(d, probe, false, &leaf);
+	if (dirfd < 0)
+		return errno == ENOENT ? 0 : -1;
+	DIR *dir = fdopendir(dirfd);
+	if (dir == NULL) {
+		close_parent(d, dirfd);
+		return -1;
+	}
+	while ((de = readdir(dir)) != NULL)
+		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+			each(ctx, de->d_name);
+	closedir(dir);
+	return 0;
+}
+
 int statedir_sync(const struct statedir *d, const char *rel)
 {
 	const char *leaf;

@@ -77,6 +77,11 @@ int statedir_rename(const struct statedir *d, const char *from, const char *to);
 /* unlink(2) of rel; a missing file is no error. */
 int statedir_unlink(const struct statedir *d, const char *rel);
 
+/*
+ * each(ctx, name) for every entry of the sub-directory sub but . and .. (none when it is
+ * missing); each may unlink the entry it is given. -1 with errno.
+ */
+int statedir_each(const struct statedir *d, const char *sub, void (*each)(void *ctx, const char *name), void *ctx);
 /* fsync(2) of the directory that holds rel (a rename or a new name in it made durable). */
 int statedir_sync(const struct statedir *d, const char *rel);
 

@@ -444,11 +444,6 @@ int xdp_sweep_end(struct xdp *x)
 	return xdpset_due(x->gen->set) ? grow(x, NULL, 0) : 0;
 }
 
-unsigned xdp_action(const struct xdp *x, enum entry_kind kind, const uint8_t *key, size_t len)
-{
-	return xdpset_action(x->gen->set, kind, key, len);
-}
-
 int xdp_foreach(const struct xdp *x, xdp_entry_cb cb, void *ctx)
 {
 	return xdpset_foreach(x->gen->set, cb, ctx);

@@ -71,7 +71,6 @@ const char *xdp_attach_name(const struct xdp *x);
 int xdp_put(struct xdp *x, enum entry_kind kind, const uint8_t *key, size_t len, unsigned action, char *err,
 	    size_t errlen);
 bool xdp_remove(struct xdp *x, enum entry_kind kind, const uint8_t *key, size_t len);
-unsigned xdp_action(const struct xdp *x, enum entry_kind kind, const uint8_t *key, size_t len);
 /*
  * xdpset's sweep, across a growth: end is -1 when the program grew (or
  * begin found no memory) meanwhile, and nothing was removed; the caller then

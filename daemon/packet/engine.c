@@ -218,14 +218,6 @@ void engine_batch(struct engine *e, const struct capture_packet *p, size_t count
 	}
 }
 
-enum verdict engine_packet(struct engine *e, const struct capture_packet *p, const char *source, bool live)
-{
-	enum verdict verdict;
-
-	engine_batch(e, p, 1, source, live, &verdict);
-	return verdict;
-}
-
 void engine_evicted(const struct engine *e, uint64_t *flows, uint64_t *thresholds)
 {
 	*flows = e->evicted_before[0] + (e->flows ? flows_evicted(e->flows) : 0);

@@ -48,16 +48,12 @@ struct engine {
 };
 
 /*
- * Handle one captured packet from source (a file name, or an interface or
- * queue when live): parse, check, and engine_report a match. Returns its
- * verdict: inline, engine_verdict of its hits; else accept.
- */
-enum verdict engine_packet(struct engine *e, const struct capture_packet *p, const char *source, bool live);
-/*
- * The same for count packets (at most PACKET_BATCH_MAX) from one source,
- * as engine_packet would handle them one by one: their matches are
- * reported in order, and verdicts (NULL: not wanted) gets each one's. All
- * are parsed and their addresses probed together first (matcher_check_batch).
+ * Handle count captured packets (at most PACKET_BATCH_MAX) from source (a
+ * file name, or an interface or queue when live): parse, check, and
+ * engine_report each match, in order, as one packet at a time would.
+ * verdicts (NULL: not wanted) gets each packet's: inline, engine_verdict of
+ * its hits; else accept. All are parsed and their addresses probed together
+ * first (matcher_check_batch).
  */
 void engine_batch(struct engine *e, const struct capture_packet *p, size_t count, const char *source, bool live,
 		  enum verdict *verdicts);

@@ -362,6 +362,11 @@ uint64_t matcher_scratch_hits_dropped(const struct match_scratch *sc)
 	return sc->hits_dropped;
 }
 
+static uint32_t matcher_hit_holders(const struct matcher *m, const struct match_hit *hit)
+{
+	return hit->kind == ENTRY_SIG ? m->sigs[hit->id].holders : store_holders(m->addr.store, hit->id);
+}
+
 size_t matcher_found(const struct matcher *m, const struct match_hit *hits, size_t n, struct match_found *out)
 {
 	size_t kept = 0;
@@ -390,19 +395,9 @@ void matcher_hit_key(const struct matcher *m, const struct match_hit *hit, const
 	}
 }
 
-uint32_t matcher_hit_holders(const struct matcher *m, const struct match_hit *hit)
-{
-	return hit->kind == ENTRY_SIG ? m->sigs[hit->id].holders : store_holders(m->addr.store, hit->id);
-}
-
 const struct match_counters *matcher_counters(const struct matcher *m, enum entry_kind kind)
 {
 	return &m->own.counters[kind];
-}
-
-uint64_t matcher_hits_dropped(const struct matcher *m)
-{
-	return m->own.hits_dropped;
 }
 
 uint64_t matcher_entries(const struct matcher *m, enum entry_kind kind)

@@ -239,10 +239,9 @@ void matcher_rebuild_free(struct matcher *m, struct match_rebuild *r);
  */
 bool matcher_rebuild_wanted(const struct matcher *m, double fpr_target);
 
-
 /*
  * matcher_check_with on the matcher's own scratch, whose counters
- * matcher_counters and matcher_hits_dropped read: for tools and tests that
+ * matcher_counters reads: for tools and tests that
  * check on the matcher's one thread. The daemon's loop has a scratch of its own.
  */
 size_t matcher_check(struct matcher *m, const struct packet_view *v, struct match_hit *hits,
@@ -252,9 +251,6 @@ const struct match_counters *matcher_counters(const struct matcher *m, enum entr
 uint64_t matcher_entries(const struct matcher *m, enum entry_kind kind);
 /* Entries stored, all kinds. */
 uint64_t matcher_entries_all(const struct matcher *m);
-
-/* Confirmed matches left out of events because a packet had more than the cap. */
-uint64_t matcher_hits_dropped(const struct matcher *m);
 
 /*
  * The SIMD level of the filters' and the prefilter's kernels, at most level

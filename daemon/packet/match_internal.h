@@ -173,8 +173,6 @@ void match_place_signature(const struct matcher *m, const struct entry *e, struc
 			   struct sig_windows *keys);
 /* p set to e's window at offset window (a snapshot's). */
 void match_place_at(const struct matcher *m, const struct entry *e, unsigned window, struct sig_place *p);
-/* The index of the window of these W bytes (hash h), or -1. */
-ssize_t match_find_window(const struct matcher *m, const uint8_t *bytes, struct hash128 h);
 /* After signature self (e) was added: the others indexed by a window it also contains move off it. */
 void match_spread(struct matcher *m, const struct entry *e, uint32_t self, const struct sig_windows *keys);
 /* dst's hot windows a copy of src's; -1 without memory. */

@@ -89,7 +89,5 @@ size_t matcher_found(const struct matcher *m, const struct match_hit *hits, size
 /* The key of a hit's entry, for reporting. */
 void matcher_hit_key(const struct matcher *m, const struct match_hit *hit, const uint8_t **key,
 		     size_t *len);
-/* The holders of a hit's entry. */
-uint32_t matcher_hit_holders(const struct matcher *m, const struct match_hit *hit);
 
 #endif

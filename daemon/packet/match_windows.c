@@ -228,6 +228,11 @@ static void unlink_sig(struct matcher *m, ssize_t index, uint32_t id)
 		match_remove_window(m, (size_t)index);
 }
 
+static ssize_t match_find_window(const struct matcher *m, const uint8_t *bytes, struct hash128 h)
+{
+	return store_find(m->sig.store, h, 0, bytes, m->cfg.window);
+}
+
 /* Move signature id to its best window, if that is not where it is (without memory it stays). */
 static void relocate(struct matcher *m, uint32_t id)
 {
@@ -255,11 +260,6 @@ static void relocate(struct matcher *m, uint32_t id)
 		m->sigs[last].next = id;
 	}
 	m->sigs[id].window = (uint16_t)to.window;
-}
-
-ssize_t match_find_window(const struct matcher *m, const uint8_t *bytes, struct hash128 h)
-{
-	return store_find(m->sig.store, h, 0, bytes, m->cfg.window);
 }
 
 void match_spread(struct matcher *m, const struct entry *e, uint32_t self, const struct sig_windows *keys)

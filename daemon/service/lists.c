@@ -62,6 +62,15 @@ uint32_t lists_passing_packets(const struct lists *ls)
 	return mask;
 }
 
+static uint64_t lists_flush(struct lists *ls, struct matcher *m, int i)
+{
+	BLOOMD_CHECK(i >= 0 && i < LISTS_SLOTS);
+	labels_move(ls->labels, -1, (unsigned)i);
+	ttl_free(ls->expiry[i]);
+	ls->expiry[i] = NULL;
+	return matcher_rehold(m, 0, 1u << i, NULL);
+}
+
 int lists_configure(struct lists *ls, struct matcher *m, const struct config *cfg, char *err,
 		    size_t errlen)
 {
@@ -476,15 +485,6 @@ void lists_unstage(struct lists *ls, struct matcher *m, int i, struct list_load 
 	r->refused = true;
 	ls->slot[i].last = *r;
 	ls->slot[i].refusals++;
-}
-
-uint64_t lists_flush(struct lists *ls, struct matcher *m, int i)
-{
-	BLOOMD_CHECK(i >= 0 && i < LISTS_SLOTS);
-	labels_move(ls->labels, -1, (unsigned)i);
-	ttl_free(ls->expiry[i]);
-	ls->expiry[i] = NULL;
-	return matcher_rehold(m, 0, 1u << i, NULL);
 }
 
 uint64_t lists_expiry(const struct lists *ls, unsigned slot, const struct entry *e)

@@ -152,8 +152,6 @@ bool lists_take(struct lists *ls, struct matcher *m, int i, uint64_t now, struct
 /* The staged version dropped whole, refused for why: list i keeps its previous one. */
 void lists_unstage(struct lists *ls, struct matcher *m, int i, struct list_load *r, const char *why);
 
-/* Empty list i; the entries that left it. */
-uint64_t lists_flush(struct lists *ls, struct matcher *m, int i);
 
 /*
  * The labels an alert on entry (kind, key) held by holders carries: of each

@@ -57,7 +57,7 @@ int service_start(struct service *s, struct event_base *base, const struct contr
 	return service_fetch_configure(s, true);
 }
 
-void service_stop(struct service *s)
+static void service_stop(struct service *s)
 {
 	service_rebuild_cancel(s);
 	service_slices_cancel(s); /* first: a file's version is refused, its waiter told; the stream's is applied again at the next start */

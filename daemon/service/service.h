@@ -50,8 +50,6 @@ int service_load(struct service *s, struct config *cfg, bool use_store, bool che
 /* Outputs, the control socket (NULL: none), housekeeping. -1 after logging. */
 int service_start(struct service *s, struct event_base *base, const struct control_options *control);
 
-/* A final snapshot (with a store), then everything closed. */
-void service_stop(struct service *s);
 
 /* Where a change comes from: what it reaches besides the entries (service_change.c says). */
 enum service_origin {
@@ -185,9 +183,8 @@ uint64_t service_expiry(const struct service *s, const struct entry *e);
 const struct ttl *service_local_expiries(const struct service *s);
 /* How many entries are stored, all kinds. */
 uint64_t service_entries(const struct service *s);
-/* The offline rounds a rebuild makes; the snapshot generation. */
+/* The offline rounds a rebuild makes. */
 unsigned service_rounds(const struct service *s);
-uint64_t service_generation(const struct service *s);
 /* Packets seen and packets matched, all sources together. */
 void service_counts(struct service *s, uint64_t *packets, uint64_t *matched);
 bool service_is_live(const struct service *s);

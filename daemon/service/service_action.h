@@ -35,14 +35,6 @@ void service_action_stats(const struct service *s, json_t *o);
 void service_action_stop(struct service *s);
 
 /*
- * service_mirror.c: the lists' address and net entries told to bloomd's
- * nft table, all of them (fill, before the table is made: set_action_options)
- * or the changes since the last propagation, committed; the kernel's
- * announcements watched (start: -1 logged; the changes are then recorded
- * by service_record_changes) and answered.
- */
-int service_mirror_fill(void *ctx, struct set_mirror *m);
-/*
  * [action]: the sets opened (manage: the table made with the lists'
  * elements in), as soon as the lists are loaded, before the filters are
  * built: the kernel drops what the lists hold while bloomd is still

@@ -9,11 +9,6 @@
 #include "log.h"
 #include "service_internal.h"
 
-uint64_t service_generation(const struct service *s)
-{
-	return s->durable.generation;
-}
-
 bool service_unsynced(const struct service *s)
 {
 	return s->durable.journal && journal_unsynced(s->durable.journal);

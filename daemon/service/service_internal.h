@@ -175,11 +175,4 @@ void service_log_bad_line(void *ctx, unsigned line, const char *text, const char
 void service_list_loaded(struct service *s, int i, const char *source, const struct service_bad_lines *b,
 			 const struct list_load *r);
 
-/*
- * service_revs.c: after list i took a version, its revision is what the
- * state directory kept when the entries are the same as they were before a
- * restart (the next one when not), and is kept for the next start.
- */
-void service_list_revised(struct service *s, int i);
-
 #endif

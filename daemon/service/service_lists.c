@@ -190,6 +190,55 @@ static int load_file(struct service *s, int i)
 }
 
 /* The running lists brought in line with cfg: their holders, actions and followers; -1 (logged) when they cannot be. */
+/* Whether file, in lists/, revs/ or fetch/, is a configured list's: NAME, or its temporary NAME.tmp or .NAME.tmp. */
+static bool configured_lists_file(const struct lists *ls, const char *file)
+{
+	char name[LIST_NAME_MAX + 8];
+	size_t len = strlen(file);
+
+	if (lists_find(ls, file) >= 0)
+		return true;
+	if (len <= 4 || len >= sizeof(name) || strcmp(file + len - 4, ".tmp") != 0)
+		return false;
+	memcpy(name, file, len - 4);
+	name[len - 4] = '\0';
+	return lists_find(ls, name) >= 0 || (name[0] == '.' && lists_find(ls, name + 1) >= 0);
+}
+
+struct forgetting {
+	struct service *s;
+	const char *sub;
+};
+
+static void forget_file(void *ctx, const char *file)
+{
+	struct forgetting *f = ctx;
+	char rel[LIST_NAME_MAX + 32], where[4200];
+
+	if (configured_lists_file(&f->s->lists, file) || snprintf(rel, sizeof(rel), "%s/%s", f->sub, file) >= (int)sizeof(rel))
+		return;
+	statedir_name(service_statedir(f->s), rel, where, sizeof(where));
+	if (statedir_unlink(service_statedir(f->s), rel) < 0)
+		log_error("%s: no list of that name is configured, but it cannot be removed: %s", where,
+			  statedir_strerror(errno));
+	else
+		log_info("%s removed: no list of that name is configured", where);
+}
+
+/* What the state keeps for a list (its version, revision and fetch validators) goes once the list does. */
+static void forget_dropped_lists(struct service *s)
+{
+	static const char *const subs[] = { "lists", "revs", "fetch" };
+
+	for (size_t i = 0; i < sizeof(subs) / sizeof(subs[0]); i++) {
+		struct forgetting f = { s, subs[i] };
+		char where[4200];
+		if (statedir_each(service_statedir(s), subs[i], forget_file, &f) < 0)
+			log_error("%s: %s", statedir_name(service_statedir(s), subs[i], where, sizeof(where)),
+				  statedir_strerror(errno));
+	}
+}
+
 static int configure(struct service *s, const struct config *cfg)
 {
 	char err[256];
@@ -199,6 +248,7 @@ static int configure(struct service *s, const struct config *cfg)
 		log_error("lists: %s", err);
 		return -1;
 	}
+	forget_dropped_lists(s);
 	uint32_t roles[] = { s->engine.drop_holders, s->engine.reject_holders, s->engine.pass_holders,
 			     s->engine.pass_packet_holders };
 	s->engine.drop_holders = lists_acting(&s->lists, LIST_ACTION_DROP);

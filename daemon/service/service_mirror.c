@@ -107,7 +107,8 @@ static int sweep(struct service *s, struct set_mirror *m)
 	return rc;
 }
 
-int service_mirror_fill(void *ctx, struct set_mirror *m)
+/* Every address and net entry of the lists told to the table before it is made (set_action_options' fill). */
+static int service_mirror_fill(void *ctx, struct set_mirror *m)
 {
 	struct service *s = ctx;
 

@@ -51,7 +51,8 @@ static void keep_rev(struct service *s, const struct list_state *l)
 		log_warning("list %s: cannot keep its revision in the state directory: %s", l->name, strerror(errno));
 }
 
-void service_list_revised(struct service *s, int i)
+/* After list i took a version: the revision kept if its entries are those kept, else the next, kept in turn. */
+static void service_list_revised(struct service *s, int i)
 {
 	struct list_state *l = &s->lists.slot[i];
 	uint64_t digest = matcher_holder_digest(s->matcher, (unsigned)i);

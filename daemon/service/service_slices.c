@@ -197,6 +197,25 @@ static bool read_done(struct slicing *sl)
 	return unkept(sl, err);
 }
 
+static bool service_version_too_broad(const struct service *s, const char *data, size_t len, char *err, size_t errlen)
+{
+	static struct entry e;
+	char line[ENTRY_TEXT_MAX + 256];
+
+	for (size_t at = 0; at < len;) {
+		const char *nl = memchr(data + at, '\n', len - at);
+		size_t n = nl ? (size_t)(nl - (data + at)) : len - at;
+		bool net = n >= 4 && memcmp(data + at, "net ", 4) == 0;
+		if (net)
+			snprintf(line, sizeof(line), "%.*s", (int)n, data + at);
+		at += n + 1;
+		if (net && entry_parse_labelled(line, &e, 0, &(uint64_t){ 0 }, &(struct entry_labels){ 0 }, NULL, 0) == 1 &&
+		    service_entry_too_broad(s, &e, err, errlen))
+			return true;
+	}
+	return false;
+}
+
 static bool read_slice(struct slicing *sl)
 {
 	static const struct feed_spec native = { .format = FEED_BLOOMD };
@@ -554,23 +573,4 @@ bool service_entry_too_broad(const struct service *s, const struct entry *e, cha
 	error_set(err, errlen, "a /%u net is broader than [cluster] max_prefix%c (/%u) lets the stream add: refused",
 		  e->key[0], e->len == 5 ? '4' : '6', most);
 	return true;
-}
-
-bool service_version_too_broad(const struct service *s, const char *data, size_t len, char *err, size_t errlen)
-{
-	static struct entry e;
-	char line[ENTRY_TEXT_MAX + 256];
-
-	for (size_t at = 0; at < len;) {
-		const char *nl = memchr(data + at, '\n', len - at);
-		size_t n = nl ? (size_t)(nl - (data + at)) : len - at;
-		bool net = n >= 4 && memcmp(data + at, "net ", 4) == 0;
-		if (net)
-			snprintf(line, sizeof(line), "%.*s", (int)n, data + at);
-		at += n + 1;
-		if (net && entry_parse_labelled(line, &e, 0, &(uint64_t){ 0 }, &(struct entry_labels){ 0 }, NULL, 0) == 1 &&
-		    service_entry_too_broad(s, &e, err, errlen))
-			return true;
-	}
-	return false;
 }

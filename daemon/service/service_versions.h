@@ -83,8 +83,6 @@ struct service_list_lines {
 	bool failed;
 };
 int service_list_line(void *ctx, const struct entry *e, unsigned group, uint32_t holders);
-/* Whether a version from the stream (entry lines) has a net broader than [cluster] allows. */
-bool service_version_too_broad(const struct service *s, const char *data, size_t len, char *err, size_t errlen);
 /* Whether e is a net broader than [cluster] max_prefix4 or max_prefix6 allow from the stream (err says so). */
 bool service_entry_too_broad(const struct service *s, const struct entry *e, char *err, size_t errlen);
 
