@@ -7,7 +7,7 @@
 # replaced is in force for every worker by the time bloomctl says so.
 . "$(dirname "$0")/support/tap.sh"
 . "$(dirname "$0")/support/netns.sh"
-plan 28
+plan 29
 command -v python3 >/dev/null || skip_all "no python3"
 getent passwd nobody >/dev/null || skip_all "no user nobody"
 netns_test w "network namespaces, netfilter queues"
