@@ -8,7 +8,7 @@
 . "$(dirname "$0")/support/tap.sh"
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/support/cluster.sh"
-plan 69
+plan 71
 alerts() { # alerts N FILE: a capture of N packets from listed 192.0.2.77
 	{ echo "link en10mb"; for i in $(seq "$1"); do echo "packet src=192.0.2.77 dst=10.0.0.$i proto=udp sport=5000 dport=53"; done; } |
 		"$BUILD/pcapgen" -o "$2" -
@@ -92,6 +92,27 @@ done
 ! grep -qE "runtime error|AddressSanitizer|LeakSanitizer" n1/err; ok $? "with no sanitizer report"
 stop 1; ok $? "and stops cleanly"
 rm -rf n1
+
+# ---- a bad reply with more asked behind it: the connection dropped at once ----
+# Not waited out: hiredis waits for the replies still due before it closes gracefully, and a
+# server gone mute never sends them, while every command is refused meanwhile. The writer then
+# stalled for the whole timeout, and the log blamed a partition.
+node_conf 1
+sed -i -e "s|unix:$tmp/redis.sock|unix:$tmp/fake.sock|" -e "s|^events = redis\$|events =|" \
+	-e "s|^\[cluster\]\$|[cluster]\ntimeout = 15\nwait_replicas = 0\ndigest_every = 0|" n1/bloomd.conf
+python3 "$here/support/fake-redis.py" "$tmp/fake.sock" 1 40 "stall:$tmp/stall.log" > fake.out &
+fake=$!
+for _ in $(seq 100); do [ -S fake.sock ] && break; sleep 0.05; done
+start 1
+C 1 add addr 10.0.9.1 >/dev/null
+for _ in $(seq 300); do grep -q "^exec " stall.log 2>/dev/null && break; sleep 0.1; done
+gap=$(awk '$1 == "held" { h = $2 } $1 == "exec" && !e { e = $2 } END { print (h && e) ? e - h : 99 }' stall.log)
+below "$gap" 15 "EXEC answered with a wrong shape, a lag asked behind it, no reply after: the batch goes again at once (${gap} s), not after timeout = 15"
+grep -q "EXEC: a reply of an unexpected shape" n1/err && ! grep -q "no reply in" n1/err
+ok $? "the log says what happened, and blames no partition"
+kill "$fake" 2>/dev/null
+stop 1
+rm -rf n1 stall.log
 
 # ---- alerts Redis does not take go to the fallback file ----
 redis_start; ok $? "redis-server starts"

@@ -69,8 +69,11 @@ static void on_connect(const redisAsyncContext *ac, int status)
 	cluster_check_role(k->c, k);
 	k->heard_at = time(NULL);
 	k->heard = event_new(k->c->base, ac->c.fd, EV_READ | EV_PERSIST, heard_cb, k);
-	if (k->heard)
-		event_add(k->heard, NULL);
+	if (k->heard == NULL || event_add(k->heard, NULL) < 0) { /* unheard, it would be taken for silent */
+		cluster_set_error(k->c, k->slot, "%s connection: out of memory: dropped and made again", k->name);
+		cluster_drop(k);
+		return;
+	}
 	if (k == &k->c->reader)
 		k->c->timed_out = false;
 	if (k == &k->c->writer) {
@@ -143,7 +146,7 @@ static void connect_one(struct cluster *c, struct conn *k)
 	const char *auth[3];
 	int n = cluster_auth_argv(c, auth);
 	if (n)
-		redisAsyncCommandArgv(ac, on_auth, k, n, auth, NULL);
+		(void)cluster_sent(k, redisAsyncCommandArgv(ac, on_auth, k, n, auth, NULL), "AUTH");
 }
 
 /*
@@ -172,13 +175,37 @@ static void drop_if_silent(struct cluster *c, struct conn *k, unsigned limit)
 		c->state = READER_STALE;
 		c->stale_since = now;
 	}
-	redisAsyncContext *ac = k->ac;
+	cluster_drop(k);
+}
+
+/*
+ * Not redisAsyncDisconnect: that waits for the replies still due, which a
+ * server gone silent never sends, and hiredis refuses every command meanwhile.
+ */
+void cluster_drop(struct conn *k)
+{
 	bool was_up = k->up;
-	redisAsyncFree(ac); /* on_disconnect runs if it was connected */
+
+	if (k->ac == NULL)
+		return;
+	redisAsyncFree(k->ac); /* on_disconnect runs if it was connected: now, or once the callback it is in returns */
 	if (!was_up)
 		k->ac = NULL;
-	if (c->cfg->sentinels)
-		c->master_known = false;
+	if (k->c->cfg->sentinels)
+		k->c->master_known = false;
+}
+
+bool cluster_sent(struct conn *k, int rc, const char *command)
+{
+	if (rc == REDIS_OK)
+		return true;
+	if (k->ac && (k->ac->c.flags & REDIS_FREEING))
+		return false; /* being dropped already, its callbacks told */
+	cluster_set_error(k->c, k->slot, "%s: not sent (%s): the %s connection is dropped and made again", command,
+			  k->ac && (k->ac->c.flags & REDIS_DISCONNECTING) ? "the connection is closing" : "out of memory",
+			  k->name);
+	cluster_drop(k);
+	return false;
 }
 
 /* ---- lag ---- */
@@ -224,8 +251,7 @@ static void measure_lag(struct cluster *c)
 	snprintf(from, sizeof(from), "(%s", c->cursor);
 	snprintf(count, sizeof(count), "%d", LAG_CAP + 1);
 	const char *argv[] = { "EVAL", LAG_SCRIPT, "1", c->cfg->stream, from, count };
-	c->lag_asked = true;
-	redisAsyncCommandArgv(c->writer.ac, on_lag, c, 6, argv, NULL);
+	c->lag_asked = cluster_sent(&c->writer, redisAsyncCommandArgv(c->writer.ac, on_lag, c, 6, argv, NULL), "EVAL (the lag)");
 }
 
 /* ---- the whole ---- */

@@ -125,7 +125,8 @@ static void look_next(struct cluster *c)
 		argv[argc++] = changes[i];
 	}
 	h->chunk = (size_t)(argc - 4) / 2;
-	h->asking = redisAsyncCommandArgv(c->writer.ac, on_missing, c, argc, argv, NULL) == REDIS_OK;
+	h->asking = cluster_sent(&c->writer, redisAsyncCommandArgv(c->writer.ac, on_missing, c, argc, argv, NULL),
+				 "EVAL (the heal's look)");
 }
 
 void cluster_heal_tick(struct cluster *c)
@@ -286,7 +287,7 @@ static void on_digest_written(redisAsyncContext *ac, void *r, void *priv)
 	cluster_set_error(c, ERROR_WRITER, "the digest (HSET): %s", reply->str);
 	if (strncmp(reply->str, "READONLY", 8) == 0) { /* the master became a replica (a failover): find the new one */
 		c->master_known = c->cfg->sentinels == NULL;
-		redisAsyncDisconnect(c->writer.ac);
+		cluster_drop(&c->writer);
 	}
 }
 
@@ -344,7 +345,8 @@ static void on_place(redisAsyncContext *ac, void *r, void *priv)
 	d->window = window;
 	d->compared = d->asking = false;
 	const char *argv[] = { "HSET", c->digests_key, c->cfg->node, mine };
-	redisAsyncCommandArgv(c->writer.ac, on_digest_written, c, 4, argv, NULL);
+	(void)cluster_sent(&c->writer, redisAsyncCommandArgv(c->writer.ac, on_digest_written, c, 4, argv, NULL),
+			   "HSET (the digest)");
 }
 
 void cluster_digest_tick(struct cluster *c)
@@ -359,13 +361,15 @@ void cluster_digest_tick(struct cluster *c)
 	if (window != d->window && !d->placing && settled(c)) {
 		snprintf(d->placed_at, sizeof(d->placed_at), "%s", c->cursor);
 		const char *argv[] = { "EVAL", PLACE_SCRIPT, "1", c->cfg->stream, d->placed_at };
-		d->placing = redisAsyncCommandArgv(c->writer.ac, on_place, c, 5, argv, NULL) == REDIS_OK;
+		d->placing = cluster_sent(&c->writer, redisAsyncCommandArgv(c->writer.ac, on_place, c, 5, argv, NULL),
+					  "EVAL (the digest's place)");
 		return;
 	}
 	/* Half a period on, when the others have written theirs for this one. */
 	if (window == d->window && d->mine && !d->compared && !d->asking && (uint64_t)now % every >= every / 2) {
 		const char *argv[] = { "HGETALL", c->digests_key };
-		d->asking = redisAsyncCommandArgv(c->writer.ac, on_digests, c, 2, argv, NULL) == REDIS_OK;
+		d->asking = cluster_sent(&c->writer, redisAsyncCommandArgv(c->writer.ac, on_digests, c, 2, argv, NULL),
+					 "HGETALL (the digests)");
 	}
 }
 

@@ -219,6 +219,15 @@ extern const char *const CLUSTER_OP_NAMES[4]; /* by enum cluster_op_kind */
 extern const char CLUSTER_MISSING_SCRIPT[];
 const redisReply *cluster_field(const redisReply *r, const char *name);
 void cluster_bad_reply(struct conn *k, const char *command, const redisReply *r);
+
+/* cluster.c: k dropped at once (its callbacks get no reply), made again by the tick. */
+void cluster_drop(struct conn *k);
+/*
+ * Whether a command was sent (rc: what redisAsyncCommand said). One hiredis
+ * would not queue (the connection closing, or no memory) drops k at once,
+ * said in the status and the log: nothing waits for a reply that will not come.
+ */
+bool cluster_sent(struct conn *k, int rc, const char *command);
 void cluster_change_fields(const struct cluster *c, const redisReply *fields, struct sign_field out[7]);
 bool cluster_change_of(const redisReply *e, struct change_id *id);
 bool cluster_entry_shaped(const redisReply *e);

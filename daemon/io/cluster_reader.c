@@ -195,11 +195,12 @@ static bool snapshot_first(struct cluster *c)
 	if (!c->gap)
 		return false;
 	const char *argv[] = { "HGETALL", c->snapshot_key };
-	redisAsyncCommandArgv(c->reader.ac, cluster_on_snapshot, c, 2, argv, NULL);
+	(void)cluster_sent(&c->reader, redisAsyncCommandArgv(c->reader.ac, cluster_on_snapshot, c, 2, argv, NULL),
+			   "HGETALL (the snapshot)");
 	return true;
 }
 
-static void send_check(struct cluster *c);
+static bool send_check(struct cluster *c);
 
 static void on_read(redisAsyncContext *ac, void *r, void *priv)
 {
@@ -300,7 +301,7 @@ static void on_peek(redisAsyncContext *ac, void *r, void *priv)
 	}
 	snprintf(from, sizeof(from), "(%s", c->cursor);
 	const char *argv[] = { "XRANGE", c->cfg->stream, from, "+", "COUNT", "1" };
-	redisAsyncCommandArgv(c->reader.ac, on_one, c, 6, argv, NULL);
+	(void)cluster_sent(&c->reader, redisAsyncCommandArgv(c->reader.ac, on_one, c, 6, argv, NULL), "XRANGE");
 }
 
 static void peek(struct cluster *c)
@@ -309,11 +310,12 @@ static void peek(struct cluster *c)
 
 	if (!c->reader.up || c->applying.on)
 		return;
-	c->state = READER_READING;
 	snprintf(from, sizeof(from), "(%s", c->cursor);
 	const char *argv[] = { "EVAL", PEEK_SCRIPT, "1", c->cfg->stream, from };
-	send_check(c); /* one at a time too, the stream may have been trimmed past us */
-	redisAsyncCommandArgv(c->reader.ac, on_peek, c, 5, argv, NULL);
+	/* One at a time too, the stream may have been trimmed past us. */
+	if (send_check(c) &&
+	    cluster_sent(&c->reader, redisAsyncCommandArgv(c->reader.ac, on_peek, c, 5, argv, NULL), "EVAL (the next entry's size)"))
+		c->state = READER_READING;
 }
 
 void cluster_reader_too_much(struct cluster *c)
@@ -344,11 +346,12 @@ static const char INFO_SCRIPT[] =
 	"return i\n";
 
 /* The check that goes right before each read (cluster_on_check). */
-static void send_check(struct cluster *c)
+static bool send_check(struct cluster *c)
 {
 	const char *info[] = { "EVAL", INFO_SCRIPT, "1", c->cfg->stream };
 
-	redisAsyncCommandArgv(c->reader.ac, cluster_on_check, c, 4, info, NULL);
+	return cluster_sent(&c->reader, redisAsyncCommandArgv(c->reader.ac, cluster_on_check, c, 4, info, NULL),
+			    "EVAL (the stream's check)");
 }
 
 /*
@@ -368,9 +371,8 @@ void cluster_reader_read(struct cluster *c)
 	}
 	if (!c->reader.up || c->applying.on)
 		return;
-	c->state = READER_READING;
-	send_check(c);
-	redisAsyncCommandArgv(c->reader.ac, on_read, c, 8, argv, NULL);
+	if (send_check(c) && cluster_sent(&c->reader, redisAsyncCommandArgv(c->reader.ac, on_read, c, 8, argv, NULL), "XREAD"))
+		c->state = READER_READING;
 }
 
 /* The changes a snapshot covers, by identity: a re-send after it is passed here as on the node that made it. */

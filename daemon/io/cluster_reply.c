@@ -54,8 +54,7 @@ void cluster_bad_reply(struct conn *k, const char *command, const redisReply *r)
 {
 	cluster_set_error(k->c, k->slot, "%s: a reply of an unexpected shape (type %d): the %s connection is dropped", command,
 		  r ? r->type : -1, k->name);
-	if (k->ac)
-		redisAsyncDisconnect(k->ac);
+	cluster_drop(k);
 }
 
 const char *const CLUSTER_OP_NAMES[4] = { [CLUSTER_ADD] = "add", [CLUSTER_DEL] = "del",

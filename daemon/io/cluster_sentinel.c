@@ -155,7 +155,11 @@ static void ask_next(struct cluster *c)
 	redisAsyncSetConnectCallback(ac, on_ask_connect);
 	redisAsyncSetDisconnectCallback(ac, on_ask_disconnect);
 	const char *argv[] = { "SENTINEL", "get-master-addr-by-name", c->cfg->sentinel_master };
-	redisAsyncCommandArgv(ac, on_master_addr, c, 3, argv, NULL);
+	if (redisAsyncCommandArgv(ac, on_master_addr, c, 3, argv, NULL) != REDIS_OK) { /* no memory: not connected yet */
+		cluster_set_error(c, ERROR_READER, "sentinel %s:%d: SENTINEL not sent (out of memory): asking the next", w.host,
+				  w.port);
+		redisAsyncFree(let_go(c, false));
+	}
 }
 
 void cluster_sentinel_tick(struct cluster *c)
@@ -191,11 +195,11 @@ static void on_role(redisAsyncContext *ac, void *r, void *priv)
 	cluster_set_error(k->c, k->slot, "%s: %s:%d is not the master (ROLE: %s): asking the sentinels again", k->name,
 			  k->c->master.host, k->c->master.port, role ? role : "?");
 	k->c->master_known = false;
-	redisAsyncDisconnect(ac);
+	cluster_drop(k);
 }
 
 void cluster_check_role(struct cluster *c, struct conn *k)
 {
 	if (c->cfg->sentinels)
-		redisAsyncCommand(k->ac, on_role, k, "ROLE");
+		(void)cluster_sent(k, redisAsyncCommand(k->ac, on_role, k, "ROLE"), "ROLE");
 }

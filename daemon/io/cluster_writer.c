@@ -102,7 +102,7 @@ static void batch_done(struct cluster *c)
 static void batch_again(struct cluster *c)
 {
 	c->out.asking = false;
-	redisAsyncDisconnect(c->writer.ac);
+	cluster_drop(&c->writer);
 }
 
 /* A reply about the batch in flight, or NULL when there is none to take (the connection lost, closing, no batch). */
@@ -141,8 +141,9 @@ static void on_waited(redisAsyncContext *ac, void *r, void *priv)
 /* Half the timeout: the writer is dropped if it hears nothing for the whole of it. */
 static void ask_replicas(struct cluster *c)
 {
-	c->out.asking = redisAsyncCommand(c->writer.ac, on_waited, c, "WAIT %u %u", c->cfg->wait_replicas,
-					  c->cfg->timeout * 500) == REDIS_OK;
+	c->out.asking = cluster_sent(&c->writer, redisAsyncCommand(c->writer.ac, on_waited, c, "WAIT %u %u",
+								       c->cfg->wait_replicas, c->cfg->timeout * 500),
+				     "WAIT");
 }
 
 void cluster_writer_tick(struct cluster *c)
@@ -176,8 +177,8 @@ static void on_still(redisAsyncContext *ac, void *r, void *priv)
 	}
 	if (reply->elements == 0) {
 		const char *argv[] = { "HSET", c->nodes_key, c->cfg->node, c->out.written };
-		redisAsyncCommandArgv(c->writer.ac, NULL, NULL, 4, argv, NULL);
-		ask_replicas(c);
+		if (cluster_sent(&c->writer, redisAsyncCommandArgv(c->writer.ac, NULL, NULL, 4, argv, NULL), "HSET (the mark)"))
+			ask_replicas(c);
 		return;
 	}
 	log_info("cluster: a batch of %zu changes written at %s is not in the stream any more (a failover lost it): sent again",
@@ -201,7 +202,8 @@ void cluster_writer_connected(struct cluster *c)
 	}
 	sscanf(o->lines[o->head], "@%47s", change);
 	const char *argv[] = { "EVAL", CLUSTER_MISSING_SCRIPT, "1", c->cfg->stream, o->written, change };
-	o->asking = redisAsyncCommandArgv(c->writer.ac, on_still, c, 6, argv, NULL) == REDIS_OK;
+	o->asking = cluster_sent(&c->writer, redisAsyncCommandArgv(c->writer.ac, on_still, c, 6, argv, NULL),
+				 "EVAL (the batch in the stream)");
 }
 
 static void on_exec(redisAsyncContext *ac, void *r, void *priv)
@@ -241,7 +243,8 @@ static void on_exec(redisAsyncContext *ac, void *r, void *priv)
 	ask_replicas(c);
 }
 
-static void send_change(struct cluster *c, const char *line)
+/* Whether it was sent (else the connection is dropped: the batch goes again on the next). */
+static bool send_change(struct cluster *c, const char *line)
 {
 	char change[48] = "", op[8] = "?", expires[24] = "0", maxlen[16];
 	char *data = NULL;
@@ -274,8 +277,9 @@ static void send_change(struct cluster *c, const char *line)
 		lens[18] = 3;
 		lens[19] = SIGN_HEX;
 	}
-	redisAsyncCommandArgv(c->writer.ac, on_queued, c, c->key ? 20 : 18, argv, lens);
+	int rc = redisAsyncCommandArgv(c->writer.ac, on_queued, c, c->key ? 20 : 18, argv, lens);
 	free(data);
+	return cluster_sent(&c->writer, rc, "XADD");
 }
 
 static void cluster_writer_flush(struct cluster *c)
@@ -285,12 +289,15 @@ static void cluster_writer_flush(struct cluster *c)
 
 	if (!c->writer.up || o->head != o->sent || o->sent == o->n)
 		return; /* down, a batch in flight, or nothing to send */
-	redisAsyncCommand(c->writer.ac, on_queued, c, "MULTI");
+	/* A part refused drops the connection, and with it the MULTI Redis holds: the batch goes again whole. */
+	if (!cluster_sent(&c->writer, redisAsyncCommand(c->writer.ac, on_queued, c, "MULTI"), "MULTI"))
+		return;
 	do {
 		bytes += strlen(o->lines[o->sent]);
-		send_change(c, o->lines[o->sent++]);
+		if (!send_change(c, o->lines[o->sent++]))
+			return;
 	} while (o->sent < o->n && o->sent - o->head < BATCH_CHANGES && bytes < BATCH_BYTES);
-	redisAsyncCommand(c->writer.ac, on_exec, c, "EXEC");
+	(void)cluster_sent(&c->writer, redisAsyncCommand(c->writer.ac, on_exec, c, "EXEC"), "EXEC");
 }
 
 int cluster_publish(struct cluster *c, const struct cluster_op *op, char *err, size_t errlen)

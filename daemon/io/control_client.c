@@ -73,11 +73,13 @@ static void control_close_after_reply(struct control_client *cl)
 	cl->closing = true;
 }
 
-/* Read the client's input (again), with its idle timer; or stop reading it. */
-static void reading_on(struct control_client *cl, const struct timeval *idle)
+/*
+ * Read the client's input (again), with its idle timer; or stop reading it.
+ * false if the loop would not watch it (no memory): the caller lets it go.
+ */
+static bool reading_on(struct control_client *cl, const struct timeval *idle)
 {
-	event_add(cl->readable, NULL);
-	event_add(cl->idle, idle);
+	return event_add(cl->readable, NULL) == 0 && event_add(cl->idle, idle) == 0;
 }
 
 static void reading_off(struct control_client *cl)
@@ -106,7 +108,8 @@ static void linger(struct control_client *cl)
 	}
 	shutdown(bufferevent_getfd(cl->bev), SHUT_WR);
 	bufferevent_set_timeouts(cl->bev, NULL, NULL);
-	reading_on(cl, &moment);
+	if (!reading_on(cl, &moment))
+		control_client_free(cl);
 }
 
 /* The line is too long: say so, then close. */
@@ -167,8 +170,10 @@ static void serve(struct control_client *cl)
 		reading_off(cl);
 		return;
 	}
-	if (!cl->eof)
-		reading_on(cl, &idle);
+	if (!cl->eof && !reading_on(cl, &idle)) {
+		control_client_free(cl);
+		return;
+	}
 	if (handled == CONTROL_BUDGET)
 		event_active(cl->more, EV_TIMEOUT, 0); /* the rest after the loop's other events */
 	else if (cl->eof)
@@ -244,7 +249,10 @@ static void read_cb(evutil_socket_t fd, short what, void *arg)
 	if (cl->closing)
 		return; /* lingering: what it still sends is dropped */
 	struct timeval idle = idle_time(cl);
-	event_add(cl->idle, &idle);
+	if (event_add(cl->idle, &idle) < 0) {
+		control_client_free(cl);
+		return;
+	}
 	evbuffer_add(cl->in, buf, (size_t)n);
 	serve(cl);
 }
@@ -356,7 +364,8 @@ void control_client_start(struct control *c, struct control_client *cl, int fd, 
 	bufferevent_setwatermark(cl->bev, EV_WRITE, CONTROL_MAX_OUTPUT / 2, 0);
 	bufferevent_set_timeouts(cl->bev, NULL, &idle);
 	bufferevent_enable(cl->bev, EV_WRITE);
-	reading_on(cl, &idle);
+	if (!reading_on(cl, &idle))
+		control_client_free(cl);
 }
 
 bool control_client_trusted(const struct control_client *cl)

@@ -113,7 +113,8 @@ int fetch_start(const char *program, const struct fetch_request *rq, struct fetc
 	size_t hlen = rq->headers ? strlen(rq->headers) : 0;
 
 	*c = (struct fetch_child){ .body_fd = memfd_create(PROGRAM, MFD_CLOEXEC), .status_fd = -1 };
-	if (c->body_fd < 0 || pipe2(status, O_CLOEXEC) < 0 ||
+	/* The read end alone non-blocking: the child's end is a file description of its own. */
+	if (c->body_fd < 0 || pipe2(status, O_CLOEXEC) < 0 || fcntl(status[0], F_SETFL, O_NONBLOCK) < 0 ||
 	    (rq->headers && ((headers = memfd_create(PROGRAM "-headers", MFD_CLOEXEC)) < 0 ||
 			     write(headers, rq->headers, hlen) != (ssize_t)hlen || lseek(headers, 0, SEEK_SET) < 0))) {
 		error_set(err, errlen, "cannot make the fetch's files: %s", strerror(errno));
@@ -131,7 +132,6 @@ int fetch_start(const char *program, const struct fetch_request *rq, struct fetc
 	}
 	close(status[1]);
 	c->status_fd = status[0];
-	fcntl(c->status_fd, F_SETFL, O_NONBLOCK);
 	return 0;
 fail:
 	if (headers >= 0)

@@ -134,7 +134,8 @@ void forkjob_finish(struct forkjob *f)
 {
 	if (f == NULL)
 		return;
-	fcntl(f->fd, F_SETFL, 0);
+	/* Blocking, so that the child's last words are waited for; if that cannot be, what has come is read. */
+	(void)(fcntl(f->fd, F_SETFL, 0) < 0);
 	while (read_message(f))
 		;
 	ended(f);

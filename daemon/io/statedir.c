@@ -152,6 +152,21 @@ static bool leaf_ok(const char *leaf)
 	return strcmp(leaf, ".") != 0 && strcmp(leaf, "..") != 0;
 }
 
+/* fd (opened O_NONBLOCK, so that a FIFO could not hang the open) made blocking for its reads and writes; -1 with errno. */
+static int blocking(int fd)
+{
+	int flags = fd >= 0 ? fcntl(fd, F_GETFL) : -1;
+
+	if (flags >= 0 && fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) == 0)
+		return fd;
+	if (fd >= 0) {
+		int e = errno;
+		close(fd);
+		errno = e;
+	}
+	return -1;
+}
+
 int statedir_open_file(const struct statedir *d, const char *rel, int flags)
 {
 	const char *leaf;
@@ -161,8 +176,8 @@ int statedir_open_file(const struct statedir *d, const char *rel, int flags)
 		return -1;
 	if (!leaf_ok(leaf))
 		errno = EINVAL;
-	else if ((fd = checked(d, open_nofollow(dirfd, leaf, flags, 0), S_IFREG)) >= 0)
-		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	else
+		fd = blocking(checked(d, open_nofollow(dirfd, leaf, flags, 0), S_IFREG));
 	close_parent(d, dirfd);
 	return fd;
 }
@@ -178,9 +193,7 @@ int statedir_create(const struct statedir *d, const char *rel, int flags)
 	if (!leaf_ok(leaf))
 		errno = EINVAL;
 	else if (unlinkat(dirfd, leaf, 0) == 0 || errno == ENOENT)
-		fd = given(d, open_nofollow(dirfd, leaf, access | O_CREAT | O_EXCL | (flags & ~O_ACCMODE), 0600));
-	if (fd >= 0)
-		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+		fd = blocking(given(d, open_nofollow(dirfd, leaf, access | O_CREAT | O_EXCL | (flags & ~O_ACCMODE), 0600)));
 	close_parent(d, dirfd);
 	return fd;
 }

@@ -255,7 +255,13 @@ static int run(struct service *s, const struct plan *p)
 
 	for (int i = 0; i < 4; i++) {
 		sigs[i] = evsignal_new(base, LOOP_SIGNALS[i], handlers[i], s);
-		event_add(sigs[i], NULL);
+		if (sigs[i] == NULL || event_add(sigs[i], NULL) < 0) {
+			log_error("cannot watch signal %s: out of memory", strsignal(LOOP_SIGNALS[i]));
+			for (int j = 0; j <= i; j++)
+				if (sigs[j])
+					event_free(sigs[j]);
+			return 1;
+		}
 	}
 	loop_signals(SIG_UNBLOCK); /* one that came while loading is handled now */
 	service_set_one_shot(s, p->one_shot);

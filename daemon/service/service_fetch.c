@@ -110,7 +110,8 @@ static void arm(struct list_fetch *lf, uint64_t seconds)
 {
 	struct timeval tv = { .tv_sec = (time_t)seconds };
 
-	event_add(lf->timer, &tv);
+	if (event_add(lf->timer, &tv) < 0)
+		log_error("list %s: cannot schedule its next fetch: out of memory", lf->name);
 }
 
 static void schedule_next(struct list_fetch *lf)

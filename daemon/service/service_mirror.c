@@ -151,6 +151,12 @@ static void reread_some(struct service *s)
 		s->action.rereading = 0;
 }
 
+static void settle_after(struct service *s, const struct timeval *after)
+{
+	if (event_add(s->action.settler, after) < 0)
+		log_error("action: cannot schedule the settle's next slice: out of memory");
+}
+
 /* A slice of the settle; the next one is asked for while the kernel is not yet in step (a second later after an error). */
 static void settle_slice(struct service *s)
 {
@@ -162,7 +168,7 @@ static void settle_slice(struct service *s)
 	if (rc < 0)
 		log_limited(&s->action.errors_logged, 60, LOG_LEVEL_ERROR, "[action]: the lists' elements: %s", err);
 	if ((rc != 0 || s->action.rereading) && s->action.settler) /* after what else is ready: the control socket, capture */
-		event_add(s->action.settler, rc < 0 ? &after_error : &now);
+		settle_after(s, rc < 0 ? &after_error : &now);
 }
 
 static void on_settle(evutil_socket_t fd, short what, void *arg)
@@ -214,7 +220,7 @@ void service_mirror_settle(struct service *s)
 	static const struct timeval now = { 0, 0 };
 
 	if (s->action.settler && service_mirror_syncing(s) && !event_pending(s->action.settler, EV_TIMEOUT, NULL))
-		event_add(s->action.settler, &now);
+		settle_after(s, &now);
 }
 
 int service_action_open(struct service *s)

@@ -13,7 +13,12 @@ XREAD nothing new, so HGETALL follows), and REPORT gets the number of kinds, the
 name and how many of the kinds it was sent. SOCKET tcp:PORT listens on 127.0.0.1:PORT instead;
 there, once SENTINEL has been sent every kind, it is answered with the server's own address, so
 that a node asking it as a sentinel then connects to it as the master (and ROLE meets every
-kind too)."""
+kind too).
+
+With REPORT stall:LOG, it answers as an empty Redis instead, except for the first EXEC it is
+sent: that one it holds 1.5 s (so that the node asks more behind it), answers with a shape EXEC
+never gives, and then answers nothing more on that connection. LOG gets a line a connection
+made and an EXEC answered, each with the time."""
 import os
 import random
 import socket
@@ -23,6 +28,9 @@ import time
 
 path, seed, seconds = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
 report = sys.argv[4] if len(sys.argv) > 4 else None
+stall_log = report[6:] if report and report.startswith("stall:") else None
+if stall_log:
+    report = None
 
 
 def bulk(b):
@@ -164,11 +172,55 @@ def reply_to(name, script, rng, queued):
     return EVERY_KIND[n % len(EVERY_KIND)]
 
 
+def note(line):
+    with lock, open(stall_log, "a") as f:
+        f.write("%s %.3f\n" % (line, time.time()))
+
+
+stalled = []  # the EXEC held, once
+
+
+def empty_reply(name, script, queued):
+    """What an empty Redis answers; None for the EXEC held, after which the connection is mute."""
+    if name == "EXEC":
+        with lock:
+            first = not stalled
+            stalled.append(1)
+        if first:
+            time.sleep(1.5)
+            return None
+        note("exec")
+        return array([bulk(b"%d-1" % (time.time() * 1000 + i)) for i in range(queued)])
+    if name == "EVAL" and b"XINFO" in script:  # the stream's check: there is none yet
+        return array([bulk(b"length"), b":0\r\n", bulk(b"entries-added"), b":0\r\n", bulk(b"last-generated-id"),
+                      bulk(b"0-0")])
+    if name == "EVAL" and b"XRANGE" in script:  # the lag: nothing behind
+        return array([b":0\r\n", bulk(b"")])
+    if name == "XREAD":  # BLOCK: nothing new
+        time.sleep(0.3)
+        return b"*-1\r\n"
+    if name == "HGETALL":
+        return b"*0\r\n"
+    return {"MULTI": b"+OK\r\n", "XADD": b"+QUEUED\r\n"}.get(name, b":1\r\n")
+
+
 def serve(conn, rng):
     queued = 0  # XADDs since MULTI, on this connection
+    if stall_log:
+        note("connect")
     try:
         for name, script in commands(conn):
             queued = 0 if name == "MULTI" else queued + (name == "XADD")
+            if stall_log:
+                reply = empty_reply(name, script, queued)
+                if reply is None:
+                    note("held")
+                    conn.sendall(b":1\r\n")
+                    for _ in commands(conn):  # mute from now on
+                        pass
+                    return
+                conn.sendall(reply)
+                continue
             conn.sendall(reply_to(name, script, rng, queued))
     except OSError:
         pass
