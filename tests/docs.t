@@ -15,7 +15,7 @@ is "$unlinked" "" "README.md links every page of doc/"
 dangling=$(grep -o '(doc/[a-z-]*\.md)' README.md | tr -d '()' | while read -r f; do [ -e "$f" ] || echo "$f"; done)
 is "$dangling" "" "and every page it links is there"
 
-named=$(grep -ohE '`?(core|packet|io|service)/[a-z_]+\.c:[a-z_]+' doc/*.md | tr -d '`' | sort -u)
+named=$(grep -ohE '`?(core|packet|io|service)/([a-z]+/)?[a-z_]+\.c:[a-z_]+' doc/*.md | tr -d '`' | sort -u)
 missing=$(while IFS=: read -r file fn; do
 	grep -qE "^([a-z].*[ *])?$fn\(" "daemon/$file" 2>/dev/null || echo "$file:$fn"
 done <<<"$named")

@@ -7,16 +7,20 @@
 # (the packet layer's with no libpcap, libevent or hiredis); the packet path (engine, alert,
 # events, workers) sees the matcher through its view (match_view.h), never its builder
 # (match.h); no files call each other round a circle (from the symbols of the built objects);
+# io/ is a folder per subsystem, each calling its own, sys/'s and lower layers' functions alone
+# but for the calls daemon/README lists; every function a header exports is called elsewhere;
 # no source file of 1,000 lines or more (a file owns one part: past that, it owns two); every
 # header opens saying what it is; a family's *_internal.h is included by that family alone;
 # struct service is 15 members at most, and each part of it that a header declares "Owned
 # by" some files is touched by those files alone (the service files call it s).
 . "$(dirname "$0")/support/tap.sh"
-plan 16
+plan 18
 here=$(cd "$(dirname "$0")/.." && pwd)
 layers="core packet io service"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+# The checks of calls read the built objects: what is not built is built first.
+ls "$BUILD"/daemon/io/*/*.o >/dev/null 2>&1 || make -s -C "$here" BUILD="$BUILD" "$BUILD/bloomd" >/dev/null
 
 is "$(grep -oE '^(core|packet|io|service)/ ' "$here/daemon/README" | tr -d '/ ' | tr '\n' ' ')" "core packet io service " \
 	"daemon/README names the four layers' folders, in order"
@@ -30,21 +34,25 @@ upward=$(python3 - "$here" <<'PY'
 import os, re, sys
 root = sys.argv[1]
 order = ["core", "packet", "io", "service"]
+def files(layer):  # the layer's files, with the folder they are in (io's subsystems)
+    for d, _, names in sorted(os.walk(os.path.join(root, "daemon", layer))):
+        for f in sorted(names):
+            yield os.path.relpath(os.path.join(d, f), os.path.join(root, "daemon", layer)), f
 layer_of = {}
 for layer in order:
-    for f in os.listdir(os.path.join(root, "daemon", layer)):
+    for _, f in files(layer):
         layer_of[f.rsplit(".", 1)[0]] = layer
 for layer in order:
-    for f in sorted(os.listdir(os.path.join(root, "daemon", layer))):
-        for n, line in enumerate(open(os.path.join(root, "daemon", layer, f)), 1):
+    for path, f in files(layer):
+        for n, line in enumerate(open(os.path.join(root, "daemon", layer, path)), 1):
             m = re.match(r'#include "([a-z_0-9]+)\.h"', line)
             if not m:
                 continue
             inc = m.group(1)
             if inc in layer_of and order.index(layer_of[inc]) > order.index(layer):
-                print(f"daemon/{layer}/{f}:{n}: {layer} includes {inc}.h of {layer_of[inc]}")
+                print(f"daemon/{layer}/{path}:{n}: {layer} includes {inc}.h of {layer_of[inc]}")
             if f.rsplit(".", 1)[0] in ("engine", "alert", "events", "workers", "frame") and inc == "match":
-                print(f"daemon/{layer}/{f}:{n}: the packet path includes match.h, the builder: match_view.h")
+                print(f"daemon/{layer}/{path}:{n}: the packet path includes match.h, the builder: match_view.h")
 PY
 )
 is "$upward" "" "no file includes from a layer above its own; the packet path includes the matcher's view"
@@ -77,10 +85,10 @@ is "$(whole "io packet core" $io_libs)" "" "libbloomio.a links with the packet l
 
 # Which file's object uses which file's symbols; a circle among them is a family that is not a tree.
 circles=$(python3 - "$BUILD/daemon" <<'PY'
-import os, subprocess, sys
+import glob, os, subprocess, sys
 d = sys.argv[1]
-objs = sorted(os.path.join(l, f) for l in ("core", "packet", "io", "service") if os.path.isdir(os.path.join(d, l))
-              for f in os.listdir(os.path.join(d, l)) if f.endswith(".o"))
+objs = sorted(os.path.relpath(o, d) for l in ("core", "packet", "io", "service")
+              for o in glob.glob(os.path.join(d, l, "**", "*.o"), recursive=True))
 if not objs:
     print("SKIP")
     sys.exit()
@@ -109,11 +117,34 @@ for n in sorted(calls):
 print("\n".join(found))
 PY
 )
-if [ "$circles" = SKIP ]; then
-	echo "ok $((tap_n += 1)) # SKIP no objects in $BUILD/daemon (build first)"
-else
-	is "$circles" "" "no files of daemon/ call each other round a circle"
-fi
+is "$circles" "" "no files of daemon/ call each other round a circle"
+
+# io/: a folder per subsystem, the ones daemon/README names; a subsystem calls its own files,
+# sys/'s and the lower layers' alone, but for the calls daemon/README lists with their reasons.
+is "$(cd "$here/daemon/io" && ls -p | tr '\n' ' ')" "$(sed -n 's|^  \([a-z]*/\)  .*|\1|p' "$here/daemon/README" | sort | tr '\n' ' ')" \
+	"io/ holds its subsystems' folders alone, each named in daemon/README"
+crossing=$(python3 - "$BUILD/daemon/io" "$here/daemon/README" <<'PY'
+import fnmatch, glob, os, re, subprocess, sys
+d, readme = sys.argv[1], sys.argv[2]
+allowed = re.findall(r"^  ([a-z]+) -> ([a-z]+): ([a-z_*]+) ", open(readme).read(), re.M)
+defined, uses = {}, {}
+for o in glob.glob(os.path.join(d, "*", "*.o")):
+    sub, name = o.split(os.sep)[-2], os.path.basename(o)[:-2]
+    for line in subprocess.run(["nm", o], capture_output=True, text=True).stdout.splitlines():
+        f = line.split()
+        if len(f) == 3 and f[1] in "TDRB":
+            defined[f[2]] = sub
+        elif len(f) == 2 and f[0] == "U":
+            uses.setdefault((sub, name), set()).add(f[1])
+for (sub, name), syms in sorted(uses.items()):
+    for sym in sorted(syms):
+        to = defined.get(sym)
+        if to in (None, sub, "sys") or any((a, b) == (sub, to) and fnmatch.fnmatch(sym, pat) for a, b, pat in allowed):
+            continue
+        print(f"io/{sub}/{name}.c calls {sym} of io/{to}/")
+PY
+)
+is "$crossing" "" "each io subsystem calls its own, sys/'s and lower layers' functions, but for daemon/README's list"
 # A function a header exports is called from another file (the tests, benches and programs count):
 # one that is not is dead, or belongs to its file alone (static).
 unused=$(python3 - "$here" "$BUILD" <<'PY'
@@ -141,14 +172,14 @@ for sym, where in sorted(defined.items()):
 PY
 )
 is "$unused" "" "every function a daemon header exports is called from another file"
-untold=$(for h in "$here"/daemon/*/*.h; do b=$(basename "$h"); head -n 1 "$h" | grep -q "^/\* $b - ..* \*/\$" || echo "$b"; done)
+untold=$(for h in "$here"/daemon/*/*.h "$here"/daemon/io/*/*.h; do b=$(basename "$h"); head -n 1 "$h" | grep -q "^/\* $b - ..* \*/\$" || echo "$b"; done)
 is "$untold" "" "every header's first line says what it is (/* name.h - ... */)"
-strangers=$(cd "$here/daemon" && for h in */*_internal.h; do
+strangers=$(cd "$here/daemon" && for h in */*_internal.h io/*/*_internal.h; do
 	family=$(basename "${h%_internal.h}")
-	grep -l "#include \"$(basename "$h")\"" */*.c */*.h | grep -v -e "/$family\.[ch]\$" -e "/${family}_[a-z_]*\.[ch]\$" | sed "s|\$| includes $h|"
+	grep -l "#include \"$(basename "$h")\"" */*.c */*.h io/*/*.[ch] | grep -v -e "/$family\.[ch]\$" -e "/${family}_[a-z_]*\.[ch]\$" | sed "s|\$| includes $h|"
 done)
 is "$strangers" "" "a family's *_internal.h is included by that family's files alone"
-long=$(wc -l "$here"/daemon/*/*.c | awk '$2 != "total" && $1 >= 1000 { sub(".*/daemon/", "", $2); print $2 " " $1 }')
+long=$(wc -l "$here"/daemon/*/*.c "$here"/daemon/io/*/*.c | awk '$2 != "total" && $1 >= 1000 { sub(".*/daemon/", "", $2); print $2 " " $1 }')
 is "$long" "" "every daemon source is under 1,000 lines"
 
 # struct service: a few things every service file reads, and parts each touched by its owners.

@@ -57,6 +57,36 @@ void cluster_bad_reply(struct conn *k, const char *command, const redisReply *r)
 	cluster_drop(k);
 }
 
+/*
+ * Not redisAsyncDisconnect: that waits for the replies still due, which a
+ * server gone silent never sends, and hiredis refuses every command meanwhile.
+ */
+void cluster_drop(struct conn *k)
+{
+	bool was_up = k->up;
+
+	if (k->ac == NULL)
+		return;
+	redisAsyncFree(k->ac); /* on_disconnect runs if it was connected: now, or once the callback it is in returns */
+	if (!was_up)
+		k->ac = NULL;
+	if (k->c->cfg->sentinels)
+		k->c->master_known = false;
+}
+
+bool cluster_sent(struct conn *k, int rc, const char *command)
+{
+	if (rc == REDIS_OK)
+		return true;
+	if (k->ac && (k->ac->c.flags & REDIS_FREEING))
+		return false; /* being dropped already, its callbacks told */
+	cluster_set_error(k->c, k->slot, "%s: not sent (%s): the %s connection is dropped and made again", command,
+			  k->ac && (k->ac->c.flags & REDIS_DISCONNECTING) ? "the connection is closing" : "out of memory",
+			  k->name);
+	cluster_drop(k);
+	return false;
+}
+
 const char *const CLUSTER_OP_NAMES[4] = { [CLUSTER_ADD] = "add", [CLUSTER_DEL] = "del",
 					 [CLUSTER_REPLACE] = "replace", [CLUSTER_FLUSH] = "flush" };
 

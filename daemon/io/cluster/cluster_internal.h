@@ -220,7 +220,7 @@ extern const char CLUSTER_MISSING_SCRIPT[];
 const redisReply *cluster_field(const redisReply *r, const char *name);
 void cluster_bad_reply(struct conn *k, const char *command, const redisReply *r);
 
-/* cluster.c: k dropped at once (its callbacks get no reply), made again by the tick. */
+/* k dropped at once (its callbacks get no reply), made again by the tick. */
 void cluster_drop(struct conn *k);
 /*
  * Whether a command was sent (rc: what redisAsyncCommand said). One hiredis
