@@ -73,34 +73,47 @@ static int parse_addr(const char *word, uint8_t *out, int *family)
 	return -1;
 }
 
-static int parse_net(const char *word, struct entry *e, char *err, size_t errlen)
+int entry_parse_cidr(const char *text, uint8_t key[ENTRY_CIDR_MAX], char *err, size_t errlen)
 {
 	char addr[INET6_ADDRSTRLEN + 8];
-	const char *slash = strchr(word, '/');
-	int family, len;
+	const char *slash = strchr(text, '/');
+	size_t alen = slash ? (size_t)(slash - text) : strlen(text);
+	int family, len = -1;
 	char *end;
 
-	if (slash == NULL || (size_t)(slash - word) >= sizeof(addr)) {
+	if (alen < sizeof(addr)) {
+		memcpy(addr, text, alen);
+		addr[alen] = '\0';
+		len = parse_addr(addr, key + 1, &family);
+	}
+	if (len < 0) {
+		error_set(err, errlen, "'%.*s' is not an IPv4 or IPv6 address", (int)(alen < 64 ? alen : 64), text);
+		return -1;
+	}
+	long plen = len * 8;
+	if (slash) {
+		plen = strtol(slash + 1, &end, 10);
+		if (!isdigit((unsigned char)slash[1]) || *end != '\0' || plen > len * 8) {
+			error_set(err, errlen, "prefix length must be 0 to %d, got '%s'", len * 8, slash + 1);
+			return -1;
+		}
+	}
+	key[0] = (uint8_t)plen;
+	for (int bit = (int)plen; bit < len * 8; bit++) /* keep the network part only */
+		key[1 + bit / 8] &= (uint8_t)~(0x80 >> (bit % 8));
+	return 1 + len;
+}
+
+static int parse_net(const char *word, struct entry *e, char *err, size_t errlen)
+{
+	if (strchr(word, '/') == NULL) {
 		error_set(err, errlen, "net needs ADDRESS/LENGTH, got '%s'", word);
 		return -1;
 	}
-	memcpy(addr, word, (size_t)(slash - word));
-	addr[slash - word] = '\0';
-	len = parse_addr(addr, e->key + 1, &family);
-	if (len < 0) {
-		error_set(err, errlen, "'%s' is not an IPv4 or IPv6 address", addr);
+	int len = entry_parse_cidr(word, e->key, err, errlen);
+	if (len < 0)
 		return -1;
-	}
-	errno = 0;
-	long plen = strtol(slash + 1, &end, 10);
-	if (!isdigit((unsigned char)slash[1]) || *end != '\0' || plen > len * 8) {
-		error_set(err, errlen, "prefix length must be 0 to %d, got '%s'", len * 8, slash + 1);
-		return -1;
-	}
-	e->key[0] = (uint8_t)plen;
-	for (int bit = (int)plen; bit < len * 8; bit++) /* keep the network part only */
-		e->key[1 + bit / 8] &= (uint8_t)~(0x80 >> (bit % 8));
-	e->len = (uint16_t)(1 + len);
+	e->len = (uint16_t)len;
 	return 0;
 }
 

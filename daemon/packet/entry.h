@@ -100,6 +100,15 @@ const char *entry_format_addr(const uint8_t *addr, int family, char *buf, size_t
 const char *entry_format_value(enum entry_kind kind, const uint8_t *key, size_t len, char *buf,
 			       size_t buflen);
 
+/*
+ * "ADDRESS" or "ADDRESS/LENGTH", IPv4 or IPv6, as a net entry's key: key[0]
+ * the length (the address's whole length when none is given), then the
+ * network, its host bits cleared. The key's length (5 or 17), or -1 with a
+ * message. The one reader of an address or net in bloomd, for every caller.
+ */
+#define ENTRY_CIDR_MAX 17
+int entry_parse_cidr(const char *text, uint8_t key[ENTRY_CIDR_MAX], char *err, size_t errlen);
+
 /* Whether addr (alen bytes) lies in a net key's prefix (key: length, then the network). */
 bool entry_net_holds(const uint8_t *key, const uint8_t *addr, size_t alen);
 

@@ -2,7 +2,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include "threshold.h"
 
-#include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
@@ -11,6 +10,7 @@
 #include <string.h>
 
 #include "arena.h"
+#include "entry.h"
 #include "hash.h"
 #include "recent.h"
 
@@ -22,8 +22,8 @@ enum track { TRACK_NONE, TRACK_SRC, TRACK_DST, TRACK_EITHER, TRACK_BOTH, TRACK_R
 enum type { TYPE_LIMIT, TYPE_THRESHOLD, TYPE_BOTH };
 
 struct net {
-	uint8_t family, prefix;
-	uint8_t addr[16];
+	uint8_t len;                /* of key: 5 (IPv4) or 17 (IPv6) */
+	uint8_t key[ENTRY_CIDR_MAX]; /* as a net entry's (entry_parse_cidr) */
 };
 
 struct rule {
@@ -84,24 +84,10 @@ static char *trim(char *s)
 
 static int parse_net(const char *text, struct net *n)
 {
-	char buf[64];
-	const char *slash = strchr(text, '/');
-	size_t len = slash ? (size_t)(slash - text) : strlen(text);
-	char *end;
+	int len = entry_parse_cidr(text, n->key, NULL, 0);
 
-	if (len >= sizeof(buf))
-		return -1;
-	memcpy(buf, text, len);
-	buf[len] = '\0';
-	n->family = strchr(buf, ':') ? 6 : 4;
-	if (inet_pton(n->family == 4 ? AF_INET : AF_INET6, buf, n->addr) != 1)
-		return -1;
-	unsigned max = n->family == 4 ? 32 : 128;
-	unsigned long p = slash ? strtoul(slash + 1, &end, 10) : max;
-	if ((slash && (*end != '\0' || !isdigit((unsigned char)slash[1]))) || p > max)
-		return -1;
-	n->prefix = (uint8_t)p;
-	return 0;
+	n->len = len < 0 ? 0 : (uint8_t)len;
+	return len < 0 ? -1 : 0;
 }
 
 /* "ip A", "ip [A, B]": the networks into r. */
@@ -322,12 +308,9 @@ static bool covers(const struct rule *r, uint32_t gid, uint32_t sid)
 
 static bool in_net(const struct net *n, const uint8_t *addr, int family)
 {
-	if (n->family != family)
-		return false;
-	unsigned whole = n->prefix / 8, rest = n->prefix % 8;
-	if (memcmp(n->addr, addr, whole) != 0)
-		return false;
-	return rest == 0 || ((n->addr[whole] ^ addr[whole]) & (0xff << (8 - rest))) == 0;
+	size_t alen = family == 4 ? 4 : 16;
+
+	return n->len == 1 + alen && entry_net_holds(n->key, addr, alen);
 }
 
 static bool in_nets(const struct rule *r, const uint8_t *addr, int family)

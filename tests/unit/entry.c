@@ -184,6 +184,32 @@ static void an_address_alone_parses_as_its_line(void **state)
 }
 
 /* A run gives back what was added, in order, across its growth (the longest signatures among them). */
+/* The one reader of an address or net: bare or with a length, host bits cleared, the length said. */
+static void a_cidr_parses_bare_or_with_its_length(void **state)
+{
+	static const struct { const char *text, *net; int len; } cases[] = {
+		{ "192.0.2.7", "192.0.2.7/32", 5 },        { "192.0.2.7/24", "192.0.2.0/24", 5 },
+		{ "2001:db8::1", "2001:db8::1/128", 17 }, { "2001:db8:1:2::9/33", "2001:db8::/33", 17 },
+		{ "10.1.2.3/0", "0.0.0.0/0", 5 },
+	};
+	static const char *const refused[] = { "192.0.2.7/33", "2001:db8::/129", "192.0.2.7/", "192.0.2.7/-1",
+					       "192.0.2.7/24x", "192.0.2", "not-an-address", "",
+					       "1111:2222:3333:4444:5555:6666:7777:8888:9999/64" };
+	uint8_t key[ENTRY_CIDR_MAX];
+	char text[ENTRY_TEXT_MAX], err[128];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_int_equal(entry_parse_cidr(cases[i].text, key, err, sizeof(err)), cases[i].len);
+		assert_string_equal(entry_format_value(ENTRY_NET, key, (size_t)cases[i].len, text, sizeof(text)), cases[i].net);
+	}
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		err[0] = '\0';
+		assert_int_equal(entry_parse_cidr(refused[i], key, err, sizeof(err)), -1);
+		assert_true(strstr(err, "is not an IPv4 or IPv6 address") || strstr(err, "prefix length must be"));
+	}
+}
+
 static void a_run_gives_back_its_entries(void **state)
 {
 	static struct entry in, out;
@@ -215,6 +241,7 @@ static void a_run_gives_back_its_entries(void **state)
 
 static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(a_run_gives_back_its_entries),
+	cmocka_unit_test(a_cidr_parses_bare_or_with_its_length),
 	cmocka_unit_test(an_address_alone_parses_as_its_line),
 	cmocka_unit_test(expiry_after_an_entry),
 	cmocka_unit_test(kinds_parse_and_print),    cmocka_unit_test(blank_and_comment_lines),

@@ -6,7 +6,7 @@
 #include <unistd.h>
 
 #include "config_internal.h"
-#include "protect.h"
+#include "entry.h"
 
 char *config_host_name(void)
 {
@@ -76,7 +76,7 @@ bool config_sentinel_list(const char *value)
 /* "ADDR[/PREFIX][,ADDR[/PREFIX]...]": IPv4 or IPv6 addresses and nets. */
 bool config_net_list(const char *value)
 {
-	struct protect_net net;
+	uint8_t key[ENTRY_CIDR_MAX];
 
 	for (const char *p = value; *p;) {
 		size_t len = strcspn(p, ",");
@@ -84,7 +84,7 @@ bool config_net_list(const char *value)
 		if (len == 0 || len >= sizeof(one))
 			return false;
 		snprintf(one, sizeof(one), "%.*s", (int)len, p);
-		if (protect_net_parse(one, &net) < 0)
+		if (entry_parse_cidr(one, key, NULL, 0) < 0)
 			return false;
 		p += len + (p[len] == ',');
 	}

@@ -17,20 +17,14 @@ struct protect {
 	size_t n, cap, configured;
 };
 
-int protect_net_parse(const char *text, struct protect_net *out)
+/* "192.0.2.0/24", "2001:db8::1": 0, or -1 if text is not an address or net. */
+static int protect_net_parse(const char *text, struct protect_net *out)
 {
-	struct entry e;
-	char line[80], ignored[128];
-	bool v6 = strchr(text, ':') != NULL;
-
-	if (strlen(text) > 60)
-		return -1;
-	snprintf(line, sizeof(line), "net %s%s", text, strchr(text, '/') ? "" : v6 ? "/128" : "/32");
-	if (entry_parse(line, &e, ignored, sizeof(ignored)) != 1 || e.kind != ENTRY_NET)
-		return -1;
 	*out = (struct protect_net){ 0 }; /* whole: reads of the host's addresses are compared as bytes */
-	out->len = (uint8_t)e.len;
-	memcpy(out->key, e.key, e.len);
+	int len = entry_parse_cidr(text, out->key, NULL, 0);
+	if (len < 0)
+		return -1;
+	out->len = (uint8_t)len;
 	return 0;
 }
 

@@ -22,9 +22,6 @@ struct protect_net {
 	uint8_t key[17];
 };
 
-/* "192.0.2.0/24", "2001:db8::1": 0, or -1 if text is not an address or net. */
-int protect_net_parse(const char *text, struct protect_net *out);
-
 /* list: "NET,ADDR,..." or NULL; NULL with a message naming what is not an address or net (or no memory). */
 struct protect *protect_new(const char *list, char *err, size_t errlen);
 void protect_free(struct protect *p);
