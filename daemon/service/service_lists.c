@@ -230,6 +230,8 @@ static void forget_dropped_lists(struct service *s)
 {
 	static const char *const subs[] = { "lists", "revs", "fetch" };
 
+	if (service_statedir(s) == NULL) /* no state kept */
+		return;
 	for (size_t i = 0; i < sizeof(subs) / sizeof(subs[0]); i++) {
 		struct forgetting f = { s, subs[i] };
 		char where[4200];
