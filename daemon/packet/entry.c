@@ -60,7 +60,17 @@ static size_t next_word(const char **text, char *word, size_t size)
 	return n;
 }
 
-static int parse_addr(const char *word, uint8_t *out, int *family)
+char *entry_trim(char *s)
+{
+	while (isspace((unsigned char)*s))
+		s++;
+	size_t n = strlen(s);
+	while (n > 0 && isspace((unsigned char)s[n - 1]))
+		s[--n] = '\0';
+	return s;
+}
+
+int entry_parse_ip(const char *word, uint8_t *out, int *family)
 {
 	if (inet_pton(AF_INET, word, out) == 1) {
 		*family = 4;
@@ -84,7 +94,7 @@ int entry_parse_cidr(const char *text, uint8_t key[ENTRY_CIDR_MAX], char *err, s
 	if (alen < sizeof(addr)) {
 		memcpy(addr, text, alen);
 		addr[alen] = '\0';
-		len = parse_addr(addr, key + 1, &family);
+		len = entry_parse_ip(addr, key + 1, &family);
 	}
 	if (len < 0) {
 		error_set(err, errlen, "'%.*s' is not an IPv4 or IPv6 address", (int)(alen < 64 ? alen : 64), text);
@@ -246,7 +256,7 @@ static int parse_entry_at(const char *text, struct entry *e, const char **rest, 
 			return -1;
 		break;
 	case ENTRY_ADDR:
-		if (next_word(&p, a, sizeof(a)) == 0 || (la = parse_addr(a, e->key, &fa)) < 0) {
+		if (next_word(&p, a, sizeof(a)) == 0 || (la = entry_parse_ip(a, e->key, &fa)) < 0) {
 			error_set(err, errlen, "addr needs an IPv4 or IPv6 address, got '%s'", a);
 			return -1;
 		}
@@ -263,7 +273,7 @@ static int parse_entry_at(const char *text, struct entry *e, const char **rest, 
 	case ENTRY_PAIR:
 		next_word(&p, a, sizeof(a));
 		next_word(&p, b, sizeof(b));
-		if ((la = parse_addr(a, e->key, &fa)) < 0 || (lb = parse_addr(b, e->key + la, &fb)) < 0) {
+		if ((la = entry_parse_ip(a, e->key, &fa)) < 0 || (lb = entry_parse_ip(b, e->key + la, &fb)) < 0) {
 			error_set(err, errlen, "pair needs two addresses, source then destination");
 			return -1;
 		}
@@ -302,7 +312,7 @@ int entry_parse_address(const char *text, struct entry *e)
 		e->kind = ENTRY_NET;
 		return parse_net(word, e, NULL, 0);
 	}
-	if ((len = parse_addr(word, e->key, &family)) < 0)
+	if ((len = entry_parse_ip(word, e->key, &family)) < 0)
 		return -1;
 	e->kind = ENTRY_ADDR;
 	e->len = (uint16_t)len;

@@ -100,6 +100,12 @@ const char *entry_format_addr(const uint8_t *addr, int family, char *buf, size_t
 const char *entry_format_value(enum entry_kind kind, const uint8_t *key, size_t len, char *buf,
 			       size_t buflen);
 
+/* s with its blanks cut at both ends: its end in place, the start returned. */
+char *entry_trim(char *s);
+
+/* An IPv4 or IPv6 address into out (16 bytes of room), *family 4 or 6: its length (4 or 16), or -1. */
+int entry_parse_ip(const char *text, uint8_t *out, int *family);
+
 /*
  * "ADDRESS" or "ADDRESS/LENGTH", IPv4 or IPv6, as a net entry's key: key[0]
  * the length (the address's whole length when none is given), then the

@@ -248,13 +248,11 @@ static int csv_field(const char *line, unsigned n, char *out, size_t len)
 	}
 }
 
-static void trim(char *s)
+/* s's blanks cut at both ends, s where it was. */
+static void trim_in_place(char *s)
 {
-	size_t n = strlen(s);
-	const char *start = skip_blanks(s);
+	const char *start = entry_trim(s);
 
-	while (n > 0 && isspace((unsigned char)s[n - 1]))
-		s[--n] = '\0';
 	memmove(s, start, strlen(start) + 1);
 }
 
@@ -264,7 +262,7 @@ static unsigned csv_find_column(const char *line, const char *name)
 	char field[FEED_TOKEN_MAX + 2];
 
 	for (unsigned i = 1; i <= 1000 && csv_field(line, i, field, sizeof(field)) == 0; i++) {
-		trim(field);
+		trim_in_place(field);
 		if (strcasecmp(field, name) == 0)
 			return i;
 	}
@@ -289,7 +287,7 @@ static int csv_line(struct feed_reader *r, char *line, struct entry *e, char *er
 		error_set(err, errlen, "no column %u", r->column);
 		return -1;
 	}
-	trim(field);
+	trim_in_place(field);
 	if (feed_address(field, e, err, errlen) == 0)
 		return 1;
 	/* A numbered column's first line may be a header: a name, not an address. */
@@ -377,9 +375,9 @@ static int iprep_line(const struct feed_spec *spec, char *line, struct entry *e,
 		error_set(err, errlen, "expected address,category,score");
 		return -1;
 	}
-	trim(addr);
-	trim(category);
-	trim(score);
+	trim_in_place(addr);
+	trim_in_place(category);
+	trim_in_place(score);
 	char *end_score;
 	unsigned long n = strtoul(category, &end, 10), s = strtoul(score, &end_score, 10);
 	if (!isdigit((unsigned char)category[0]) || *end || n > FEED_IPREP_CATEGORIES || !isdigit((unsigned char)score[0]) || *end_score ||

@@ -72,16 +72,6 @@ static void problem(struct reader *r, const char *fmt, ...)
 	r->problems++;
 }
 
-static char *trim(char *s)
-{
-	while (isspace((unsigned char)*s))
-		s++;
-	size_t n = strlen(s);
-	while (n > 0 && isspace((unsigned char)s[n - 1]))
-		s[--n] = '\0';
-	return s;
-}
-
 static int parse_net(const char *text, struct net *n)
 {
 	int len = entry_parse_cidr(text, n->key, NULL, 0);
@@ -105,7 +95,7 @@ static int parse_ips(struct reader *rd, char *value, struct rule *r)
 		p++;
 	}
 	for (tok = strtok_r(p, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		tok = trim(tok);
+		tok = entry_trim(tok);
 		if (r->nnets == MAX_NETS) {
 			problem(rd, "ip: at most %d addresses or networks", MAX_NETS);
 			return -1;
@@ -189,7 +179,7 @@ static int option(struct reader *rd, struct rule *r, char *key, char *value)
 /* A rule's options, "key value" separated by commas (an ip list's commas inside its brackets). */
 static int parse_options(struct reader *rd, struct rule *r, char *p)
 {
-	while (*(p = trim(p))) {
+	while (*(p = entry_trim(p))) {
 		char *comma = p, *space;
 		int depth = 0;
 		for (; *comma && (depth || *comma != ','); comma++)
@@ -197,11 +187,11 @@ static int parse_options(struct reader *rd, struct rule *r, char *p)
 		char *next = *comma ? comma + 1 : comma;
 		*comma = '\0';
 		if ((space = strpbrk(p, " \t")) == NULL) {
-			problem(rd, "'%s' has no value", trim(p));
+			problem(rd, "'%s' has no value", entry_trim(p));
 			return -1;
 		}
 		*space = '\0';
-		if (option(rd, r, trim(p), trim(space + 1)) < 0)
+		if (option(rd, r, entry_trim(p), entry_trim(space + 1)) < 0)
 			return -1;
 		p = next;
 	}
@@ -210,7 +200,7 @@ static int parse_options(struct reader *rd, struct rule *r, char *p)
 
 static int parse_rule(struct reader *rd, char *line, struct rule *r)
 {
-	char *p = trim(line), *word = p;
+	char *p = entry_trim(line), *word = p;
 
 	while (*p && !isspace((unsigned char)*p))
 		p++;
@@ -259,7 +249,7 @@ struct thresholds *thresholds_load(const char *path, threshold_error_cb on_error
 		char *hash = strchr(line, '#');
 		if (hash)
 			*hash = '\0';
-		if (*trim(line) == '\0')
+		if (*entry_trim(line) == '\0')
 			continue;
 		if (array_grow((void **)&t->rules, &t->cap, t->nrules + 1, sizeof(*t->rules)) < 0) {
 			problem(&rd, "out of memory");

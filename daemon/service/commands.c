@@ -2,7 +2,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include "commands.h"
 
-#include <arpa/inet.h>
 #include <ctype.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -12,6 +11,7 @@
 #include <unistd.h>
 
 #include "commands_internal.h"
+#include "entry.h"
 #include "error.h"
 #include "log.h"
 #include "persist.h"
@@ -97,11 +97,11 @@ static int find_covering(struct command *c, const uint8_t *addr, size_t alen, co
 static int cmd_match(struct command *c)
 {
 	uint8_t addr[16];
-	size_t alen = inet_pton(AF_INET, c->args, addr) == 1 ? 4 : inet_pton(AF_INET6, c->args, addr) == 1 ? 16 : 0;
+	int family, alen = entry_parse_ip(c->args, addr, &family);
 
-	if (alen == 0)
+	if (alen < 0)
 		return command_fail(c, "match: expected an IPv4 or IPv6 address, got '%.64s'", c->args);
-	find_covering(c, addr, alen, "entries");
+	find_covering(c, addr, (size_t)alen, "entries");
 	json_object_set_new(c->reply, "covered", json_boolean(json_array_size(json_object_get(c->reply, "entries")) > 0));
 	return 0;
 }
@@ -349,9 +349,9 @@ static int cmd_unblock(struct command *c)
 {
 	uint8_t addr[16];
 	char err[256];
-	int family = inet_pton(AF_INET, c->args, addr) == 1 ? 4 : inet_pton(AF_INET6, c->args, addr) == 1 ? 6 : 0;
+	int family;
 
-	if (family == 0)
+	if (entry_parse_ip(c->args, addr, &family) < 0)
 		return command_fail(c, "unblock: expected an IPv4 or IPv6 address, got '%.64s'", c->args);
 	int rc = service_unblock(c->s, addr, family, err, sizeof(err));
 	if (rc < 0)

@@ -183,7 +183,7 @@ static struct plan plan_of(const struct options *o, const struct config *cfg)
 }
 
 /* Hand the state and the socket to [service] user, switch, drop every capability. */
-static int drop_privileges(struct service *s, const struct config *cfg)
+static int drop_to_service_user(struct service *s, const struct config *cfg)
 {
 	char err[512];
 	/* The socket keeps [control] group, which control_open gave it. */
@@ -278,7 +278,7 @@ static int run(struct service *s, const struct plan *p)
 		service_fail(s);
 	else if (!p->one_shot && !p->interface && !p->inline_mode)
 		log_info("waiting for commands on %s", service_config(s)->socket);
-	bool running = drop_privileges(s, service_config(s)) == 0 && service_run_threads(s) == 0;
+	bool running = drop_to_service_user(s, service_config(s)) == 0 && service_run_threads(s) == 0;
 	if (running)
 		say_ready(s, p);
 	else

@@ -23,7 +23,7 @@
 #define PATH_BYTES 4096
 
 /* The directory a path lies in ("." for a bare name). */
-static void parent_of(const char *path, char out[PATH_BYTES])
+static void directory_of(const char *path, char out[PATH_BYTES])
 {
 	const char *slash = strrchr(path, '/');
 
@@ -40,7 +40,7 @@ int preflight_socket_dir(const char *socket_path, const char *user, char *err, s
 	char dir[PATH_BYTES];
 	struct passwd *pw = NULL;
 
-	parent_of(socket_path, dir);
+	directory_of(socket_path, dir);
 	if (mkdir(dir, 0755) < 0) {
 		if (errno == EEXIST)
 			return 0;
@@ -93,7 +93,7 @@ static void check_writable(struct checking *c, const char *key, const char *path
 		return;
 	}
 	int stat_errno = errno;
-	parent_of(path, parent);
+	directory_of(path, parent);
 	if (stat_errno != ENOENT)
 		problem(c, "%s %s: %s", key, path, strerror(stat_errno));
 	else if (access(parent, W_OK | X_OK) < 0)
@@ -122,7 +122,7 @@ static void check_socket(struct checking *c, const struct config *cfg)
 	if (strlen(cfg->socket) >= sizeof(((struct sockaddr_un *)0)->sun_path))
 		problem(c, "[control] socket %s: too long for a socket path (at most %zu bytes)",
 			cfg->socket, sizeof(((struct sockaddr_un *)0)->sun_path) - 1);
-	parent_of(cfg->socket, dir);
+	directory_of(cfg->socket, dir);
 	check_writable(c, "[control] socket's directory", dir, true);
 	struct group *g = cfg->group ? getgrnam(cfg->group) : NULL;
 	if (cfg->group && g == NULL)

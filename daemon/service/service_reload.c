@@ -46,16 +46,11 @@ static void collect_problem(void *ctx, const char *message)
 	json_array_append_new(ctx, json_string(message));
 }
 
-static bool same_string(const char *a, const char *b)
-{
-	return (a == NULL && b == NULL) || (a && b && strcmp(a, b) == 0);
-}
-
 /* The outputs reopen when where they go or how events look changes. */
 static bool outputs_changed(const struct config *a, const struct config *b)
 {
-	return !same_string(a->events, b->events) || !same_string(a->pcap, b->pcap) ||
-	       !same_string(a->sensor_name, b->sensor_name) || a->eve_extended != b->eve_extended ||
+	return !config_same_string(a->events, b->events) || !config_same_string(a->pcap, b->pcap) ||
+	       !config_same_string(a->sensor_name, b->sensor_name) || a->eve_extended != b->eve_extended ||
 	       a->filemode != b->filemode;
 }
 

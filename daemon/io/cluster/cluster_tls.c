@@ -2,7 +2,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include "cluster_internal.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <hiredis/hiredis_ssl.h>
 #include <openssl/err.h>
@@ -12,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "entry.h"
 #include "error.h"
 
 /*
@@ -90,9 +90,10 @@ void cluster_tls_close(struct cluster *c)
 /* The name (or address) the server's certificate must hold, and SNI for a name. */
 static int expect_name(SSL *ssl, const char *name)
 {
-	struct in6_addr any;
+	uint8_t any[16];
+	int family;
 
-	if (inet_pton(AF_INET, name, &any) == 1 || inet_pton(AF_INET6, name, &any) == 1)
+	if (entry_parse_ip(name, any, &family) > 0)
 		return X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), name) == 1 ? 0 : -1;
 	char sni[256]; /* SSL_set_tlsext_host_name's macro casts its name to void * */
 	snprintf(sni, sizeof(sni), "%s", name);

@@ -198,6 +198,9 @@ bool config_key_at(size_t i, struct config_key_about *out);
 /* The table itself sound (each field fits its key's type, no key twice): 0, or -1 naming the row in err. */
 int config_keys_check(char *err, size_t errlen);
 
+/* Whether two of a configuration's strings are the same: both unset, or equal. */
+bool config_same_string(const char *a, const char *b);
+
 /*
  * Keys that take a restart: fresh gets running's values and running fresh's,
  * and changed is told "[section] key" for each that differs. Swapping is its

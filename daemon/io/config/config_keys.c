@@ -397,7 +397,7 @@ int config_key_set(struct loader *ld, const struct config_key *k, void *base, co
 	return read_value(ld, k, base, value);
 }
 
-static bool same_string(const char *a, const char *b)
+bool config_same_string(const char *a, const char *b)
 {
 	return (a == NULL && b == NULL) || (a && b && strcmp(a, b) == 0);
 }
@@ -409,7 +409,7 @@ static bool same_value(const struct config_key *k, const void *a, const void *b)
 	switch (k->type) {
 	case KEY_STRING:
 	case KEY_PATH:
-		return same_string(*(char *const *)a, *(char *const *)b);
+		return config_same_string(*(char *const *)a, *(char *const *)b);
 	case KEY_PATHS:
 		if (pa->n != pb->n)
 			return false;

@@ -29,18 +29,6 @@ static bool peer_in_group(int fd, gid_t gid, const struct ucred *cred)
 	return false;
 }
 
-/* Refuse a client past the limit with a reply it can read. */
-static void turn_away(struct control *c, evutil_socket_t fd)
-{
-	static const char msg[] = "{\"ok\":false,\"error\":\"too many clients\"}\n";
-
-	if (send(fd, msg, sizeof(msg) - 1, MSG_DONTWAIT | MSG_NOSIGNAL) < 0) {
-		/* nothing more to do for it */
-	}
-	close(fd);
-	c->rejected++;
-}
-
 /*
  * The slots only trusted peers (root, bloomd's user, [control] group) may
  * take: anyone else who can connect, holding every other slot with
@@ -53,66 +41,22 @@ static unsigned untrusted_slots(const struct control *c)
 	return c->o.max_clients - reserved;
 }
 
-static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int salen,
-		      void *arg)
+/* A client past the limits is not taken: the listener sends it a reply it can read. */
+static bool take_client(void *arg, int fd)
 {
 	struct control *c = arg;
 	struct control_client *cl;
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
 
-	(void)l;
-	(void)sa;
-	(void)salen;
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
 		cred = (struct ucred){ .pid = 0, .uid = (uid_t)-1, .gid = (gid_t)-1 };
 	bool trusted = cred.uid == 0 || cred.uid == geteuid() || (c->has_gid && peer_in_group(fd, c->gid, &cred));
 	if (c->nclients >= c->o.max_clients || (!trusted && c->nuntrusted >= untrusted_slots(c)) ||
-	    (cl = calloc(1, sizeof(*cl))) == NULL) {
-		turn_away(c, fd);
-		return;
-	}
+	    (cl = calloc(1, sizeof(*cl))) == NULL)
+		return false;
 	control_client_start(c, cl, fd, &cred, trusted);
-}
-
-static void take_reserve(struct control *c)
-{
-	if (c->reserve_fd < 0)
-		c->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-}
-
-static void resume_cb(evutil_socket_t fd, short what, void *arg)
-{
-	struct control *c = arg;
-
-	(void)fd;
-	(void)what;
-	take_reserve(c);
-	evconnlistener_enable(c->listener);
-}
-
-/*
- * accept(2) failed: out of descriptors, most likely (something else, the
- * metrics listener say, took them all). The descriptor held in reserve is
- * given up so that the operator knocking now is served, and taken back when
- * one is free again; then a pause instead of spinning on a ready listener.
- */
-static void accept_error_cb(struct evconnlistener *l, void *arg)
-{
-	struct control *c = arg;
-	struct timeval second = { .tv_sec = 1 };
-	int e = EVUTIL_SOCKET_ERROR();
-
-	if ((e == EMFILE || e == ENFILE) && c->reserve_fd >= 0) {
-		close(c->reserve_fd);
-		c->reserve_fd = -1;
-		int fd = accept4(evconnlistener_get_fd(l), NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-		if (fd >= 0)
-			accept_cb(l, fd, NULL, 0, c);
-		take_reserve(c);
-	}
-	evconnlistener_disable(l);
-	evtimer_add(c->resume, &second);
+	return true;
 }
 
 static bool answered(const char *path)
@@ -205,8 +149,6 @@ struct control *control_open(struct event_base *base, const struct control_optio
 	}
 	c->o = *o;
 	c->base = base;
-	c->reserve_fd = -1;
-	take_reserve(c);
 	if (o->group) {
 		struct group *g = getgrnam(o->group);
 		if (g == NULL) {
@@ -218,23 +160,16 @@ struct control *control_open(struct event_base *base, const struct control_optio
 	}
 	if ((fd = bind_socket(c, err, errlen)) < 0)
 		goto fail;
-	c->resume = evtimer_new(base, resume_cb, c);
-	c->listener = evconnlistener_new(base, accept_cb, c, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC,
-					 -1, fd);
-	if (c->resume == NULL || c->listener == NULL) {
-		error_set(err, errlen, "cannot listen on %s", c->path);
-		if (c->listener == NULL)
-			close(fd);
+	/* A descriptor held back: an operator knocking when another listener took every other is still served. */
+	static const struct listener_options lo = { .busy = "{\"ok\":false,\"error\":\"too many clients\"}\n", .reserve = true };
+	c->listener = listener_on(base, fd, &lo, take_client, c);
+	if (c->listener == NULL) {
+		error_set(err, errlen, "cannot listen on %s: out of memory", c->path);
 		unlink(c->path);
 		goto fail;
 	}
-	evconnlistener_set_error_cb(c->listener, accept_error_cb);
 	return c;
 fail:
-	if (c->resume)
-		event_free(c->resume);
-	if (c->reserve_fd >= 0)
-		close(c->reserve_fd);
 	free(c->path);
 	free(c);
 	return NULL;
@@ -249,10 +184,7 @@ void control_close(struct control *c)
 		control_client_flush(cl);
 	while (c->clients)
 		control_client_free(c->clients);
-	evconnlistener_free(c->listener);
-	event_free(c->resume);
-	if (c->reserve_fd >= 0)
-		close(c->reserve_fd);
+	listener_free(c->listener);
 	unlink(c->path);
 	free(c->path);
 	free(c);
@@ -273,5 +205,5 @@ unsigned control_clients(const struct control *c)
 
 uint64_t control_rejected(const struct control *c)
 {
-	return c->rejected;
+	return c->rejected + listener_turned_away(c->listener);
 }

@@ -11,12 +11,12 @@
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/event.h>
-#include <event2/listener.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/socket.h>
 
 #include "control.h"
+#include "listener.h"
 
 #define MAX_PEER_GROUPS 64
 #define CONTROL_TRUSTED_SLOTS 4 /* of max_clients, kept for trusted peers */
@@ -50,9 +50,7 @@ struct control {
 	char *path;
 	gid_t gid;
 	bool has_gid;
-	struct evconnlistener *listener;
-	struct event *resume;      /* accepting again after running out of descriptors */
-	int reserve_fd;            /* held for an operator: given up to accept one when none is left */
+	struct listener *listener;
 	struct event_base *base;
 	struct control_client *clients, *serving;
 	unsigned nclients, nuntrusted;

@@ -6,7 +6,6 @@
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/event.h>
-#include <event2/listener.h>
 #include <event2/util.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -16,6 +15,7 @@
 #include <unistd.h>
 
 #include "error.h"
+#include "listener.h"
 
 /*
  * Why not evhttp: its timeouts are per read, so a client trickling a byte a
@@ -26,7 +26,6 @@
  * connection's whole time, then one reply with Connection: close.
  */
 #define MAX_REQUEST 8192 /* a scrape's request is a few hundred bytes */
-#define RESUME_SECONDS 1 /* after accept(2) failed (out of descriptors): pause, do not spin */
 
 struct metrics_conn {
 	struct metrics_http *m;
@@ -37,8 +36,7 @@ struct metrics_conn {
 
 struct metrics_http {
 	struct event_base *base;
-	struct evconnlistener *listener;
-	struct event *resume;
+	struct listener *listener;
 	metrics_text_cb text;
 	void *ctx;
 	struct metrics_limits limits;
@@ -155,35 +153,19 @@ static void deadline_cb(evutil_socket_t fd, short what, void *arg)
 	conn_free(k);
 }
 
-/* More connections than allowed: a short answer, sent if the socket takes it now, and closed. */
-static void turn_away(struct metrics_http *m, evutil_socket_t fd)
-{
-	static const char busy[] = "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
-
-	if (send(fd, busy, sizeof(busy) - 1, MSG_DONTWAIT | MSG_NOSIGNAL) < 0) {
-		/* nothing more to do for it */
-	}
-	evutil_closesocket(fd);
-	m->stats.refused++;
-}
-
-static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int salen, void *arg)
+/* More connections than allowed are not taken: the listener sends them a short answer. */
+static bool take_conn(void *arg, int fd)
 {
 	struct metrics_http *m = arg;
 	struct metrics_conn *k;
 	struct timeval whole = { .tv_sec = m->limits.timeout_seconds };
 
-	(void)l;
-	(void)sa;
-	(void)salen;
-	if (m->stats.open >= m->limits.max_connections || (k = calloc(1, sizeof(*k))) == NULL) {
-		turn_away(m, fd);
-		return;
-	}
+	if (m->stats.open >= m->limits.max_connections || (k = calloc(1, sizeof(*k))) == NULL)
+		return false;
 	k->m = m;
 	k->bev = bufferevent_socket_new(m->base, fd, BEV_OPT_CLOSE_ON_FREE);
 	k->deadline = evtimer_new(m->base, deadline_cb, k);
-	if (k->bev == NULL || k->deadline == NULL) {
+	if (k->bev == NULL || k->deadline == NULL || evtimer_add(k->deadline, &whole) < 0) {
 		if (k->bev)
 			bufferevent_free(k->bev);
 		else
@@ -192,7 +174,7 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct socka
 			event_free(k->deadline);
 		free(k);
 		m->stats.refused++;
-		return;
+		return true; /* closed here */
 	}
 	k->next = m->conns;
 	if (m->conns)
@@ -202,27 +184,7 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct socka
 	bufferevent_setcb(k->bev, read_cb, write_cb, event_cb, k);
 	bufferevent_setwatermark(k->bev, EV_READ, 0, MAX_REQUEST + 1);
 	bufferevent_enable(k->bev, EV_READ);
-	evtimer_add(k->deadline, &whole);
-}
-
-static void resume_cb(evutil_socket_t fd, short what, void *arg)
-{
-	struct metrics_http *m = arg;
-
-	(void)fd;
-	(void)what;
-	evconnlistener_enable(m->listener);
-}
-
-/* accept(2) failed: out of descriptors, most likely. Pause instead of spinning on a ready listener. */
-static void accept_error_cb(struct evconnlistener *l, void *arg)
-{
-	struct metrics_http *m = arg;
-	struct timeval pause = { .tv_sec = RESUME_SECONDS };
-
-	m->stats.accept_errors++;
-	evconnlistener_disable(l);
-	evtimer_add(m->resume, &pause);
+	return true;
 }
 
 /* "ADDRESS:PORT" or "[ADDRESS]:PORT" split; -1 if it is neither. */
@@ -283,9 +245,8 @@ struct metrics_http *metrics_http_open(struct event_base *base, const char *list
 	struct sockaddr_storage ss;
 	int len;
 
-	if (m == NULL || (m->resume = evtimer_new(base, resume_cb, m)) == NULL) {
+	if (m == NULL) {
 		error_set(err, errlen, "[metrics] listen: out of memory");
-		free(m);
 		return NULL;
 	}
 	m->base = base;
@@ -296,15 +257,15 @@ struct metrics_http *metrics_http_open(struct event_base *base, const char *list
 		error_set(err, errlen, "[metrics] listen: '%s' is not ADDRESS:PORT of this host", listen);
 		goto fail;
 	}
-	m->listener = evconnlistener_new_bind(base, accept_cb, m,
-					      LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC | LEV_OPT_REUSEABLE, 64,
-					      (struct sockaddr *)&ss, len);
+	static const struct listener_options lo = {
+		.busy = "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+	};
+	m->listener = listener_bind(base, (struct sockaddr *)&ss, (socklen_t)len, &lo, take_conn, m);
 	if (m->listener == NULL) {
 		error_set(err, errlen, "[metrics] listen: cannot listen on %s: %s (an address of this host, a port not in use?)",
 			  listen, strerror(errno));
 		goto fail;
 	}
-	evconnlistener_set_error_cb(m->listener, accept_error_cb);
 	return m;
 fail:
 	metrics_http_close(m);
@@ -314,6 +275,8 @@ fail:
 void metrics_http_get_stats(const struct metrics_http *m, struct metrics_http_stats *out)
 {
 	*out = m->stats;
+	out->refused += listener_turned_away(m->listener);
+	out->accept_errors = listener_accept_errors(m->listener);
 }
 
 void metrics_http_close(struct metrics_http *m)
@@ -322,8 +285,6 @@ void metrics_http_close(struct metrics_http *m)
 		return;
 	while (m->conns)
 		conn_free(m->conns);
-	if (m->listener)
-		evconnlistener_free(m->listener);
-	event_free(m->resume);
+	listener_free(m->listener);
 	free(m);
 }

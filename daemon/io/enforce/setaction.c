@@ -494,7 +494,8 @@ static void adopt(struct set_action *a, int family)
 		json_t *e = json_object_get(elem, "elem");
 		const char *val = json_string_value(json_object_get(e, "val"));
 		json_int_t left = json_integer_value(json_object_get(e, "expires"));
-		if (val && left > 0 && inet_pton(family == 4 ? AF_INET : AF_INET6, val, addr) == 1 &&
+		int val_family;
+		if (val && left > 0 && entry_parse_ip(val, addr, &val_family) > 0 && val_family == family &&
 		    remember(a, addr, family, now + (uint64_t)left * NS) == 0)
 			a->st.taken_over++;
 	}
