@@ -29,4 +29,17 @@
 #define BLOOMD_ASSERT(cond) ((void)0)
 #endif
 
+/*
+ * The event loop's thread, marked once before the loop runs: what only the
+ * loop may run (the entry set's changes, the control clients, the cluster,
+ * the nftables readers with their buffers) says so with BLOOMD_ON_LOOP, and
+ * a call from the workers or the rebuild thread is caught (a load and a
+ * compare: checked always). Before the mark (tools, unit tests) every
+ * thread is the loop.
+ */
+#include <stdbool.h>
+void check_mark_loop_thread(void);
+bool check_on_loop_thread(void);
+#define BLOOMD_ON_LOOP() BLOOMD_CHECK(check_on_loop_thread())
+
 #endif

@@ -397,7 +397,7 @@ static int iprep_line(const struct feed_spec *spec, char *line, struct entry *e,
 int feed_line(struct feed_reader *r, const char *text, struct entry *e, uint64_t *expires,
 	      struct entry_labels *labels, char *err, size_t errlen)
 {
-	static char line[LINE_MAX_BYTES + 2];
+	char line[LINE_MAX_BYTES + 2];
 	size_t len = strlen(text);
 
 	*expires = 0;

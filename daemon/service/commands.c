@@ -21,7 +21,7 @@
 
 static int cmd_add(struct command *c)
 {
-	static struct entry e;
+	struct entry e;
 	char *ttl_text, err[256];
 	uint64_t ttl = 0, expiry = 0;
 
@@ -45,7 +45,7 @@ static int cmd_add(struct command *c)
 
 static int cmd_del(struct command *c)
 {
-	static struct entry e;
+	struct entry e;
 	char err[256];
 
 	uint32_t still_held;
@@ -108,7 +108,7 @@ static int cmd_match(struct command *c)
 
 static int cmd_query(struct command *c)
 {
-	static struct entry e;
+	struct entry e;
 	bool filter;
 
 	if (command_parse_entry(c, "query", &e) < 0)

@@ -66,7 +66,7 @@ int cmd_load(struct command *c)
 void command_stream_line(struct service *s, struct control_client *cl, char *line)
 {
 	struct load_stream *ls = *control_client_data(cl);
-	static struct entry e;
+	struct entry e;
 	char err[256], where[32];
 
 	if (strcmp(line, ".") == 0) {
@@ -143,7 +143,7 @@ static void list_put(struct listing *l, const char *text, size_t len)
 /* Canonical entries are plain ASCII (addresses, hex), so they go into JSON as they are. */
 static int list_entry(void *ctx, const struct entry *e, unsigned group, uint32_t holders)
 {
-	static char text[ENTRY_TEXT_MAX];
+	char text[ENTRY_TEXT_MAX];
 	struct listing *l = ctx;
 	const char *kind = entry_kind_name(e->kind);
 

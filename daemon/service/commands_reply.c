@@ -177,7 +177,7 @@ int command_parse_entry(struct command *c, const char *what, struct entry *e)
 
 json_t *command_entry_json(const struct entry *e)
 {
-	static char text[ENTRY_TEXT_MAX];
+	char text[ENTRY_TEXT_MAX];
 
 	entry_format_value(e->kind, e->key, e->len, text, sizeof(text));
 	return json_sprintf("%s %s", entry_kind_name(e->kind), text);

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "commands.h"
 #include "config.h"
 #include "log.h"
@@ -334,6 +335,8 @@ int main(int argc, char **argv)
 	unsigned problems = 0;
 	unsigned refused = 0;
 	int rc = 1;
+
+	check_mark_loop_thread(); /* this thread runs the loop; the workers and the rebuild's are made later */
 
 	loop_signals(SIG_BLOCK);
 	signal(SIGPIPE, SIG_IGN);

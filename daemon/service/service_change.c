@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "check.h"
 #include "error.h"
 #include "log.h"
 #include "service_internal.h"
@@ -46,7 +47,7 @@ static int journal(struct service *s, enum service_origin from, enum persist_op 
 static void share(struct service *s, enum service_origin from, enum cluster_op_kind kind, const struct entry *e,
 		  uint64_t expires)
 {
-	static char text[ENTRY_TEXT_MAX + 8];
+	char text[ENTRY_TEXT_MAX + 8];
 	char value[ENTRY_TEXT_MAX], err[256];
 
 	if (!shared(s, from))
@@ -140,6 +141,7 @@ void service_stream_restored(struct service *s, int rc, const char *err)
 int service_add(struct service *s, const struct entry *e, uint64_t expiry, enum service_origin from, char *err,
 		size_t errlen)
 {
+	BLOOMD_ON_LOOP();
 	uint64_t before = ttl_get(s->durable.ttl, e);
 	bool was_local = matcher_holders(s->matcher, e) & MATCH_HOLDER_DEFAULT;
 	uint32_t left;
@@ -168,6 +170,7 @@ int service_add(struct service *s, const struct entry *e, uint64_t expiry, enum 
 int service_del(struct service *s, const struct entry *e, enum service_origin from, uint32_t *still_held, char *err,
 		size_t errlen)
 {
+	BLOOMD_ON_LOOP();
 	uint32_t holders = matcher_holders(s->matcher, e);
 
 	*still_held = holders & ~MATCH_HOLDER_DEFAULT;
@@ -191,7 +194,7 @@ int service_del(struct service *s, const struct entry *e, enum service_origin fr
 
 bool service_expire(struct service *s, uint64_t now)
 {
-	static struct entry e;
+	struct entry e;
 	uint32_t left;
 	size_t budget = EXPIRE_SLICE;
 

@@ -15,7 +15,7 @@
 
 static enum cluster_apply apply_op(void *ctx, const struct cluster_op *op, char *err, size_t errlen)
 {
-	static struct entry e;
+	struct entry e;
 	struct service *s = ctx;
 	uint32_t still_held;
 
@@ -43,7 +43,7 @@ struct dumping {
 
 static int dump_entry(void *ctx, const struct entry *e, unsigned group, uint32_t holders)
 {
-	static char text[ENTRY_TEXT_MAX];
+	char text[ENTRY_TEXT_MAX];
 	struct dumping *d = ctx;
 
 	(void)group;

@@ -119,7 +119,7 @@ static int service_mirror_fill(void *ctx, struct set_mirror *m)
 static void mirror_changed(void *ctx, enum entry_kind kind, const uint8_t *key, size_t len)
 {
 	struct walk *w = ctx;
-	static struct entry e; /* 2 KiB; the loop's alone */
+	struct entry e;
 
 	if (kind != ENTRY_ADDR && kind != ENTRY_NET)
 		return;

@@ -155,7 +155,7 @@ static size_t slice_end(const struct slicing *sl)
 
 int service_list_line(void *ctx, const struct entry *e, unsigned group, uint32_t holders)
 {
-	static char text[ENTRY_TEXT_MAX];
+	char text[ENTRY_TEXT_MAX];
 	struct service_list_lines *sl = ctx;
 	struct entry_labels own;
 
@@ -199,7 +199,7 @@ static bool read_done(struct slicing *sl)
 
 static bool service_version_too_broad(const struct service *s, const char *data, size_t len, char *err, size_t errlen)
 {
-	static struct entry e;
+	struct entry e;
 	char line[ENTRY_TEXT_MAX + 256];
 
 	for (size_t at = 0; at < len;) {
@@ -246,7 +246,7 @@ static bool read_slice(struct slicing *sl)
  */
 static bool restore_slice(struct slicing *sl)
 {
-	static struct entry e;
+	struct entry e;
 	struct service *s = sl->s;
 	size_t end = slice_end(sl), cap = 0;
 	char *line = NULL, err[256];

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "cluster_seen.h"
 #include "cluster_sign.h"
 #include "error.h"
@@ -301,6 +302,7 @@ struct cluster *cluster_open(struct event_base *base, const struct cluster_confi
 
 void cluster_tick(struct cluster *c)
 {
+	BLOOMD_ON_LOOP();
 	/* The reader's XREAD blocks READ_BLOCK_MS when there is nothing new: that long on top. */
 	drop_if_silent(c, &c->reader, c->cfg->timeout + (unsigned)atoi(READ_BLOCK_MS) / 1000);
 	drop_if_silent(c, &c->writer, c->cfg->timeout);

@@ -8,6 +8,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "check.h"
+
 void control_client_free(struct control_client *cl)
 {
 	struct control *c = cl->c;
@@ -142,10 +144,11 @@ static int next_line(struct evbuffer *in, char *buf, size_t *len)
 /* Handle what the client has sent, within the budget and the output limit. */
 static void serve(struct control_client *cl)
 {
+	BLOOMD_ON_LOOP();
 	struct control *c = cl->c;
 	struct evbuffer *in = cl->in, *out = bufferevent_get_output(cl->bev);
 	struct timeval idle = idle_time(cl);
-	static char line[CONTROL_MAX_LINE + 1];
+	char line[CONTROL_MAX_LINE + 1];
 	unsigned handled = 0;
 	size_t len;
 	int got = 0;
@@ -224,7 +227,7 @@ static void take_passed_fds(struct control_client *cl, struct msghdr *msg)
 static void read_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct control_client *cl = arg;
-	static char buf[16384];
+	char buf[16384];
 	union {
 		struct cmsghdr h;
 		char space[CMSG_SPACE(4 * sizeof(int))];

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "check.h"
 #include "error.h"
 
 struct nft_shape {
@@ -28,6 +29,7 @@ struct nft_shape {
 	size_t kept_len;
 	nft_shape_counter_cb counter_cb;
 	void *counter_ctx;
+	char buf[1 << 16];         /* a dump's request and replies */
 };
 
 struct nft_shape *nft_shape_open(const char *table, char *err, size_t errlen)
@@ -193,10 +195,11 @@ static int on_dumped(const struct nlmsghdr *nlh, void *data)
 /* One dump (sets, chains or rules of the inet family), each message to on_dumped. */
 static int dump(struct nft_shape *s, unsigned msg, char *err, size_t errlen)
 {
-	static char buf[1 << 16];
+	char *buf = s->buf;
 	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
 	unsigned seq = ++s->seq;
 
+	BLOOMD_ON_LOOP();
 	nlh->nlmsg_type = (NFNL_SUBSYS_NFTABLES << 8) | msg;
 	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
 	nlh->nlmsg_seq = seq;
@@ -209,7 +212,7 @@ static int dump(struct nft_shape *s, unsigned msg, char *err, size_t errlen)
 		return -1;
 	}
 	for (;;) {
-		ssize_t n = mnl_socket_recvfrom(s->nl, buf, sizeof(buf));
+		ssize_t n = mnl_socket_recvfrom(s->nl, buf, sizeof(s->buf));
 		if (n < 0) {
 			error_set(err, errlen, "nftables: netlink: %s", strerror(errno));
 			return -1;

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "arena.h"
+#include "check.h"
 #include "error.h"
 
 #define RECEIVE_BUFFER (8 << 20)   /* bytes: a flush of some ten thousand elements announced without loss */
@@ -29,6 +30,7 @@ struct nft_watch {
 	size_t npending, cap;
 	bool too_large;            /* the transaction being read has more than TRANSACTION_MAX changes */
 	bool overflowed;
+	char buf[1 << 17];         /* past the largest datagram the kernel sends a listener */
 };
 
 static int membership(struct nft_watch *w, int option)
@@ -216,11 +218,12 @@ static int on_message(const struct nlmsghdr *nlh, void *data)
 
 int nft_watch_read(struct nft_watch *w, nft_watch_cb cb, void *ctx, char *err, size_t errlen)
 {
-	static char buf[1 << 17]; /* past the largest datagram the kernel sends a listener */
+	char *buf = w->buf;
 	struct reading r = { w, cb, ctx };
 
+	BLOOMD_ON_LOOP();
 	for (int reads = 0; reads < READS_A_CALL; reads++) {
-		ssize_t n = mnl_socket_recvfrom(w->nl, buf, sizeof(buf));
+		ssize_t n = mnl_socket_recvfrom(w->nl, buf, sizeof(w->buf));
 		if (n < 0 && errno == ENOBUFS) {
 			w->overflowed = true;
 			w->npending = 0; /* a transaction in part: what it was is lost either way */

@@ -163,7 +163,7 @@ static bool torn_tail(const struct buf *b, size_t at, size_t *whole_at)
 static int journal_replay(const struct buf *b, size_t *valid, journal_record_cb cb, void *ctx,
 			  struct journal *j, const char *path, char *err, size_t errlen)
 {
-	static struct entry e;
+	struct entry e;
 	size_t at = JOURNAL_HEADER;
 
 	while (at < b->len) {

@@ -334,7 +334,7 @@ static int entries_decode(const struct buf *b, const struct persist_header *h, p
 			  void *ctx, const char *path, char *err, size_t errlen)
 {
 	size_t at = SNAPSHOT_HEADER, end = b->len - 8, fixed = h->version == 1 ? ENTRY_FIXED_V1 : ENTRY_FIXED;
-	static struct entry e; /* large; one at a time */
+	struct entry e;
 
 	for (uint64_t i = 0; i < h->entries; i++) {
 		if (end - at < fixed)
