@@ -84,11 +84,13 @@ io_libs="$BUILD/libhiredis.a $(pkg-config --libs libxxhash jansson nettle libpca
 is "$(whole "io packet core" $io_libs)" "" "libbloomio.a links with the packet layer and the core, no service"
 
 # Which file's object uses which file's symbols; a circle among them is a family that is not a tree.
-circles=$(python3 - "$BUILD/daemon" <<'PY'
+circles=$(SRC="$here" python3 - "$BUILD/daemon" <<'PY'
 import glob, os, subprocess, sys
 d = sys.argv[1]
+src = os.environ["SRC"]  # an object whose source is gone (renamed since it was built) is left out
 objs = sorted(os.path.relpath(o, d) for l in ("core", "packet", "io", "service")
-              for o in glob.glob(os.path.join(d, l, "**", "*.o"), recursive=True))
+              for o in glob.glob(os.path.join(d, l, "**", "*.o"), recursive=True)
+              if os.path.exists(os.path.join(src, "daemon", os.path.relpath(o, d)[:-2] + ".c")))
 if not objs:
     print("SKIP")
     sys.exit()
@@ -123,12 +125,14 @@ is "$circles" "" "no files of daemon/ call each other round a circle"
 # sys/'s and the lower layers' alone, but for the calls daemon/README lists with their reasons.
 is "$(cd "$here/daemon/io" && ls -p | tr '\n' ' ')" "$(sed -n 's|^  \([a-z]*/\)  .*|\1|p' "$here/daemon/README" | sort | tr '\n' ' ')" \
 	"io/ holds its subsystems' folders alone, each named in daemon/README"
-crossing=$(python3 - "$BUILD/daemon/io" "$here/daemon/README" <<'PY'
+crossing=$(SRC="$here" python3 - "$BUILD/daemon/io" "$here/daemon/README" <<'PY'
 import fnmatch, glob, os, re, subprocess, sys
 d, readme = sys.argv[1], sys.argv[2]
 allowed = re.findall(r"^  ([a-z]+) -> ([a-z]+): ([a-z_*]+) ", open(readme).read(), re.M)
 defined, uses = {}, {}
 for o in glob.glob(os.path.join(d, "*", "*.o")):
+    if not os.path.exists(os.path.join(os.environ["SRC"], "daemon", "io", os.path.relpath(o, d)[:-2] + ".c")):
+        continue  # built before a rename: its source is gone
     sub, name = o.split(os.sep)[-2], os.path.basename(o)[:-2]
     for line in subprocess.run(["nm", o], capture_output=True, text=True).stdout.splitlines():
         f = line.split()
@@ -150,7 +154,8 @@ is "$crossing" "" "each io subsystem calls its own, sys/'s and lower layers' fun
 unused=$(python3 - "$here" "$BUILD" <<'PY'
 import glob, os, re, subprocess, sys
 here, build = sys.argv[1], sys.argv[2]
-objs = [o for o in glob.glob(os.path.join(build, "**", "*.o"), recursive=True) if "/third_party/" not in o and "/bpf/" not in o]
+objs = [o for o in glob.glob(os.path.join(build, "**", "*.o"), recursive=True) if "/third_party/" not in o and "/bpf/" not in o
+        and ("/daemon/" not in o or os.path.exists(os.path.join(here, os.path.relpath(o, build)[:-2] + ".c")))]
 defined, users = {}, {}
 for o in objs:
     for line in subprocess.run(["nm", o], capture_output=True, text=True).stdout.splitlines():

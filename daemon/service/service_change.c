@@ -33,7 +33,7 @@ static bool journal_required(enum service_origin from)
 
 static bool shared(const struct service *s, enum service_origin from)
 {
-	return from == SERVICE_FROM_OPERATOR && s->fleet.cluster != NULL;
+	return from == SERVICE_FROM_OPERATOR && s->cluster.redis != NULL;
 }
 
 static int journal(struct service *s, enum service_origin from, enum persist_op op, const struct entry *e,
@@ -55,7 +55,7 @@ static void share(struct service *s, enum service_origin from, enum cluster_op_k
 	snprintf(text, sizeof(text), "%s %s", entry_kind_name(e->kind),
 		 entry_format_value(e->kind, e->key, e->len, value, sizeof(value)));
 	struct cluster_op op = { .kind = kind, .entry = text, .expires = expires };
-	if (cluster_publish(s->fleet.cluster, &op, err, sizeof(err)) < 0)
+	if (cluster_publish(s->cluster.redis, &op, err, sizeof(err)) < 0)
 		log_error("cluster: %s: %s", text, err);
 }
 
@@ -74,7 +74,7 @@ void service_share_list(struct service *s, enum service_origin from, int i, cons
 	if (!service_shares(s, from, i))
 		return;
 	struct cluster_op op = { .kind = kind, .entry = s->lists.slot[i].name, .data = data, .data_len = len };
-	if (cluster_publish(s->fleet.cluster, &op, err, sizeof(err)) < 0)
+	if (cluster_publish(s->cluster.redis, &op, err, sizeof(err)) < 0)
 		log_error("cluster: %s list %s: %s", data ? "replace" : "flush", op.entry, err);
 }
 
@@ -88,8 +88,8 @@ enum cluster_apply service_stream_outcome(const struct service *s, int rc)
 
 void service_stream_applied(struct service *s, int rc, const char *err)
 {
-	if (s->fleet.cluster)
-		cluster_applied(s->fleet.cluster, service_stream_outcome(s, rc), err);
+	if (s->cluster.redis)
+		cluster_applied(s->cluster.redis, service_stream_outcome(s, rc), err);
 }
 
 static void mark_failed(const char *err)
@@ -100,7 +100,7 @@ static void mark_failed(const char *err)
 
 void service_stream_restoring(struct service *s, enum service_restore state)
 {
-	struct service_fleet *f = &s->fleet;
+	struct service_cluster *f = &s->cluster;
 	struct entry e;
 	char err[256];
 
@@ -118,9 +118,9 @@ static void mark_past_snapshot(struct service *s, enum service_origin from, cons
 {
 	char err[256] = "out of memory";
 
-	if (!shared(s, from) || s->fleet.restore == RESTORE_NONE)
+	if (!shared(s, from) || s->cluster.restore == RESTORE_NONE)
 		return;
-	if (s->fleet.restore == RESTORE_WAITING ? entry_run_add(&s->fleet.changed_meanwhile, e) < 0
+	if (s->cluster.restore == RESTORE_WAITING ? entry_run_add(&s->cluster.changed_meanwhile, e) < 0
 						 : matcher_hold(s->matcher, e, LISTS_STAGING, err, sizeof(err)) < 0)
 		mark_failed(err);
 }
@@ -128,8 +128,8 @@ static void mark_past_snapshot(struct service *s, enum service_origin from, cons
 void service_stream_restored(struct service *s, int rc, const char *err)
 {
 	service_stream_restoring(s, RESTORE_NONE);
-	if (s->fleet.cluster)
-		cluster_restored(s->fleet.cluster, rc == 0 ? CLUSTER_APPLIED : CLUSTER_APPLY_LATER, err);
+	if (s->cluster.redis)
+		cluster_restored(s->cluster.redis, rc == 0 ? CLUSTER_APPLIED : CLUSTER_APPLY_LATER, err);
 }
 
 /*

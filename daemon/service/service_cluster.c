@@ -83,15 +83,15 @@ static int dump_and_send(void *ctx, char *err, size_t errlen)
 		error_set(err, errlen, "out of memory for the snapshot's entries");
 		return -1;
 	}
-	return cluster_snapshot_send(s->fleet.cluster, data, len, err, errlen);
+	return cluster_snapshot_send(s->cluster.redis, data, len, err, errlen);
 }
 
 static void dump_sent(void *ctx, const char *error)
 {
 	struct service *s = ctx;
 
-	s->fleet.dumper = NULL;
-	cluster_snapshot_sent(s->fleet.cluster, error);
+	s->cluster.dumper = NULL;
+	cluster_snapshot_sent(s->cluster.redis, error);
 }
 
 /*
@@ -106,13 +106,13 @@ static int dump_begin(void *ctx)
 	char err[256];
 	size_t len;
 
-	if ((s->fleet.dumper = forkjob_start(s->base, dump_and_send, dump_sent, s, err, sizeof(err))) != NULL)
+	if ((s->cluster.dumper = forkjob_start(s->base, dump_and_send, dump_sent, s, err, sizeof(err))) != NULL)
 		return 0;
 	log_warning("cluster: the snapshot: %s: it is made in the loop instead", err);
 	char *data = dump_local(s, &len);
 	if (data == NULL)
 		return -1;
-	cluster_snapshot_made(s->fleet.cluster, data, len, NULL);
+	cluster_snapshot_made(s->cluster.redis, data, len, NULL);
 	free(data);
 	return 0;
 }
@@ -121,15 +121,15 @@ static int dump_begin(void *ctx)
 static void snapshot_sent(void *ctx, const char *error)
 {
 	struct service *s = ctx;
-	struct service_fleet *f = &s->fleet;
+	struct service_cluster *sc = &s->cluster;
 	char err[256];
 
 	for (;;) {
 		json_t *reply = error ? json_pack("{s:b,s:s+}", "ok", false, "error", "cluster snapshot: ", error)
 				      : json_pack("{s:b,s:s}", "ok", true, "snapshot", "sent");
-		bool again = service_waiters_tell(s, &f->snapshot_waiting, &f->snapshot_again, reply);
+		bool again = service_waiters_tell(s, &sc->snapshot_waiting, &sc->snapshot_again, reply);
 		json_decref(reply);
-		if (!again || cluster_snapshot(f->cluster, err, sizeof(err)) >= 0)
+		if (!again || cluster_snapshot(sc->redis, err, sizeof(err)) >= 0)
 			return;
 		error = err;
 	}
@@ -146,7 +146,7 @@ static int event_to_redis(void *ctx, const char *line, size_t len)
 {
 	struct service *s = ctx;
 
-	return s->fleet.cluster ? cluster_event(s->fleet.cluster, line, len) : -1;
+	return s->cluster.redis ? cluster_event(s->cluster.redis, line, len) : -1;
 }
 
 static bool applied_durable(void *ctx)
@@ -160,7 +160,7 @@ static void event_from_redis(void *ctx, const char *line, size_t len)
 	struct service *s = ctx;
 
 	if (s->events && events_write_fallback(s->events, line, len) < 0)
-		log_limited(&s->fleet.events_lost_logged, 60, LOG_LEVEL_ERROR,
+		log_limited(&s->cluster.events_lost_logged, 60, LOG_LEVEL_ERROR,
 			    "an event Redis did not take is lost: %s", s->cfg->events_fallback ? "the fallback file cannot be written"
 											: "no [output] events_fallback is set");
 }
@@ -179,7 +179,7 @@ static void republish_lists(void *ctx)
 /* ---- what this node holds, for the fleet's digests ---- */
 
 /* The lists the stream fills on every node alike: the local list, and those with no file or url. */
-static bool fleet_list(const struct service *s, int i)
+static bool shared_list(const struct service *s, int i)
 {
 	const struct list_state *l = &s->lists.slot[i];
 
@@ -218,7 +218,7 @@ static char *digest_lists(void *ctx, uint64_t horizon)
 		return NULL;
 	matcher_count_holders(s->matcher, false, counts);
 	for (int i = 0; i < LISTS_SLOTS; i++) {
-		if (!fleet_list(s, i))
+		if (!shared_list(s, i))
 			continue;
 		const struct ttl *t = i == 0 ? service_local_expiries(s) : s->lists.expiry[i];
 		struct due_sums due = { 0 };
@@ -256,9 +256,9 @@ int service_cluster_start(struct service *s)
 
 	if (!config_cluster_on(s->cfg))
 		return 0;
-	s->fleet.cluster = cluster_open(s->base, &s->cfg->cluster, service_journaled(s) ? service_statedir(s) : NULL,
+	s->cluster.redis = cluster_open(s->base, &s->cfg->cluster, service_journaled(s) ? service_statedir(s) : NULL,
 				  s->cfg->fsync == CONFIG_FSYNC_ALWAYS, &cb, err, sizeof(err));
-	if (s->fleet.cluster == NULL) {
+	if (s->cluster.redis == NULL) {
 		log_error("cluster: %s", err);
 		return -1;
 	}
@@ -270,24 +270,24 @@ int service_cluster_start(struct service *s)
 
 int service_cluster_snapshot(struct service *s, uint64_t waiter, char *err, size_t errlen)
 {
-	struct service_fleet *f = &s->fleet;
+	struct service_cluster *sc = &s->cluster;
 
-	if (f->cluster == NULL) {
+	if (sc->redis == NULL) {
 		error_set(err, errlen, "no [cluster] redis is set");
 		return -1;
 	}
 	/* One on its way may hold entries older than a change this waiter made: it gets the next. */
 	int rc = 1;
-	if (f->snapshot_waiting.n == 0) {
+	if (sc->snapshot_waiting.n == 0) {
 		/* Waiting first: the snapshot may be in before cluster_snapshot returns. */
-		if (service_waiters_add(&f->snapshot_waiting, waiter) < 0)
+		if (service_waiters_add(&sc->snapshot_waiting, waiter) < 0)
 			goto oom;
-		if ((rc = cluster_snapshot(f->cluster, err, errlen)) != 0 && waiter)
-			f->snapshot_waiting.n--;
+		if ((rc = cluster_snapshot(sc->redis, err, errlen)) != 0 && waiter)
+			sc->snapshot_waiting.n--;
 	}
 	if (rc < 0)
 		return -1;
-	if (rc == 1 && service_waiters_add(&f->snapshot_again, waiter) < 0)
+	if (rc == 1 && service_waiters_add(&sc->snapshot_again, waiter) < 0)
 		goto oom;
 	if (rc == 0) /* a snapshot begun holds the local list; the stream gets the shared lists' versions */
 		service_share_lists_again(s);
@@ -299,28 +299,28 @@ oom:
 
 json_t *service_cluster_status(const struct service *s)
 {
-	return s->fleet.cluster ? cluster_status(s->fleet.cluster) : NULL;
+	return s->cluster.redis ? cluster_status(s->cluster.redis) : NULL;
 }
 
 void service_cluster_tick(struct service *s)
 {
-	if (s->fleet.cluster)
-		cluster_tick(s->fleet.cluster);
+	if (s->cluster.redis)
+		cluster_tick(s->cluster.redis);
 }
 
 void service_cluster_stop(struct service *s)
 {
-	struct service_fleet *f = &s->fleet;
+	struct service_cluster *sc = &s->cluster;
 
 	/* The control socket is closed: no one is left to tell. */
-	service_waiters_free(&f->snapshot_again);
-	service_waiters_free(&f->snapshot_waiting);
-	forkjob_finish(f->dumper); /* a snapshot on its way reaches Redis first */
-	cluster_close(f->cluster); /* its cursor and outbox written first */
-	f->cluster = NULL;
+	service_waiters_free(&sc->snapshot_again);
+	service_waiters_free(&sc->snapshot_waiting);
+	forkjob_finish(sc->dumper); /* a snapshot on its way reaches Redis first */
+	cluster_close(sc->redis); /* its cursor and outbox written first */
+	sc->redis = NULL;
 }
 
-int service_fleet_outbox_error(const struct service *s, char *err, size_t errlen)
+int service_cluster_outbox_error(const struct service *s, char *err, size_t errlen)
 {
-	return s->fleet.cluster ? cluster_outbox_error(s->fleet.cluster, err, errlen) : 0;
+	return s->cluster.redis ? cluster_outbox_error(s->cluster.redis, err, errlen) : 0;
 }

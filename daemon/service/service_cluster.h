@@ -19,8 +19,8 @@
 enum service_restore { RESTORE_NONE, RESTORE_WAITING, RESTORE_BEGUN };
 
 /* Owned by: service_cluster.c service_change.c */
-struct service_fleet {
-	struct cluster *cluster;   /* [cluster] redis or sentinels, or NULL */
+struct service_cluster {
+	struct cluster *redis;     /* [cluster] redis or sentinels, or NULL */
 	struct log_limit events_lost_logged;
 	enum service_restore restore;      /* a snapshot waits or is restored: an operator's changes are marked */
 	struct entry_run changed_meanwhile; /* while it waits: those changes, marked when it begins */
@@ -34,7 +34,7 @@ void service_cluster_events(struct service *s, struct events *ev);
 void service_cluster_tick(struct service *s);
 void service_cluster_stop(struct service *s);
 /* -1 with the reason while the outbox cannot be trusted (changes are not durable). */
-int service_fleet_outbox_error(const struct service *s, char *err, size_t errlen);
+int service_cluster_outbox_error(const struct service *s, char *err, size_t errlen);
 
 /* service_change.c: whether list i's new versions and flushes from origin go to the stream; list i's new version (entry lines) or flush (data NULL), to the stream if its origin shares it. */
 bool service_shares(const struct service *s, enum service_origin from, int i);

@@ -39,7 +39,7 @@ struct service {
 	struct service_durable durable;       /* service_state.h */
 	struct service_rebuilding rebuilding; /* service_rebuild.h */
 	struct service_sources sources;       /* service_sources.h */
-	struct service_fleet fleet;           /* service_cluster.h */
+	struct service_cluster cluster;           /* service_cluster.h */
 	struct service_xdp xdp;               /* service_xdp.h */
 	struct service_action action;         /* service_action.h */
 	struct service_upkeep upkeep;         /* service_upkeep.h */
@@ -64,7 +64,7 @@ struct service {
  *   service_mirror.c  [action] manage: bloomd's nft table kept equal to the lists
  *   service_xdp.c     mode = xdp: the XDP set kept equal to the dropping and pass lists
  *   service_revs.c    a list's version logged, its revision kept across restarts
- *   service_changes.c the log of changes the workers' copy, the XDP set and the mirror follow
+ *   service_followers.c the log of changes the workers' copy, the XDP set and the mirror follow
  *   service_durable.c what the durable state holds and says; a change journaled
  *   service_api.c     the control socket and the metrics endpoint
  */

@@ -260,7 +260,7 @@ static int configure(struct service *s, const struct config *cfg)
 	/* A list that acts otherwise changes what its every entry does: the XDP set and the table look at all. */
 	if (roles[0] != s->engine.drop_holders || roles[1] != s->engine.reject_holders ||
 	    roles[2] != s->engine.pass_holders || roles[3] != s->engine.pass_packet_holders)
-		service_changes_all(s);
+		service_followers_all(s);
 	service_workers_verdicts(s);
 	return 0;
 }

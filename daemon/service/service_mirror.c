@@ -112,7 +112,7 @@ static int service_mirror_fill(void *ctx, struct set_mirror *m)
 {
 	struct service *s = ctx;
 
-	s->action.filled_after = service_changes_all_asked(s);
+	s->action.filled_after = service_followers_all_asked(s);
 	return sweep(s, m);
 }
 
@@ -188,9 +188,9 @@ void service_mirror_sync(struct service *s)
 	if (m == NULL)
 		return;
 	bool whole;
-	const struct match_log *changes = service_changes(s, &whole);
+	const struct match_log *changes = service_followers_log(s, &whole);
 	/* Filled whole since the lists' actions last changed (the start): that was the look at every entry. */
-	whole = (whole && s->action.filled_after != service_changes_all_asked(s)) || s->action.mirror_stale;
+	whole = (whole && s->action.filled_after != service_followers_all_asked(s)) || s->action.mirror_stale;
 	s->action.filled_after = UINT64_MAX;
 	s->action.mirror_stale = false;
 	if (whole || match_log_entries(changes, mirror_changed, &w, &reheld) != 0 || (reheld & acting))
@@ -276,7 +276,7 @@ void service_mirror_stop(struct service *s)
 	if (s->action.settler)
 		event_free(s->action.settler);
 	s->action.table_watch = s->action.settler = NULL;
-	service_changes_unfollowed(s, SERVICE_FOLLOWS_MIRROR);
+	service_follower_gone(s, SERVICE_FOLLOWS_MIRROR);
 }
 
 void service_mirror_entry(struct service *s, const struct entry *e)

@@ -383,7 +383,7 @@ void service_stop_workers(struct service *s)
 	s->sources.workers = NULL;
 	matcher_free(s->sources.replica);
 	s->sources.replica = NULL;
-	service_changes_unfollowed(s, SERVICE_FOLLOWS_WORKERS);
+	service_follower_gone(s, SERVICE_FOLLOWS_WORKERS);
 }
 
 void service_workers_verdicts(struct service *s)

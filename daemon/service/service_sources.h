@@ -21,7 +21,7 @@ struct replay_item {
 	struct replay_item *next;
 };
 
-/* Owned by: service_sources.c service_changes.c */
+/* Owned by: service_sources.c service_followers.c */
 struct service_sources {
 	bool one_shot;             /* exit when the replay queue is empty */
 	int exit_code;
@@ -64,12 +64,12 @@ enum { SERVICE_FOLLOWS_WORKERS = 1, SERVICE_FOLLOWS_XDP = 2, SERVICE_FOLLOWS_MIR
 /* Record the matcher's changes for follower too, propagated every PUBLISH_MS (service_propagate); -1 logged. */
 int service_record_changes(struct service *s, unsigned follower);
 
-/* service_changes.c: the changes since the followers were last in step (NULL: none recorded); *whole: every entry is to be looked at again. */
-const struct match_log *service_changes(const struct service *s, bool *whole);
+/* service_followers.c: the changes since the followers were last in step (NULL: none recorded); *whole: every entry is to be looked at again. */
+const struct match_log *service_followers_log(const struct service *s, bool *whole);
 /* Every entry looked at again at the next propagation (the lists' actions changed); how often that was asked. */
-void service_changes_all(struct service *s);
-uint64_t service_changes_all_asked(const struct service *s);
+void service_followers_all(struct service *s);
+uint64_t service_followers_all_asked(const struct service *s);
 /* follower stopped: the changes are no longer recorded once none is left. */
-void service_changes_unfollowed(struct service *s, unsigned follower);
+void service_follower_gone(struct service *s, unsigned follower);
 
 #endif

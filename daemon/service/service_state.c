@@ -409,7 +409,7 @@ int service_sync(struct service *s, bool sync_now)
 		return 0;
 	/* With [cluster], a change is durable once in the journal and in the outbox alike. */
 	if (journal_flush(s->durable.journal, sync_now && s->cfg->fsync != CONFIG_FSYNC_NO, err, sizeof(err)) < 0 ||
-	    service_fleet_outbox_error(s, err, sizeof(err)) < 0) {
+	    service_cluster_outbox_error(s, err, sizeof(err)) < 0) {
 		if (s->durable.store_error[0] == '\0')
 			log_error("%s: changes are refused until the state can be written again", err);
 		snprintf(s->durable.store_error, sizeof(s->durable.store_error), "%s", err);

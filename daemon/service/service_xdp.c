@@ -126,7 +126,7 @@ void service_xdp_sync(struct service *s)
 {
 	uint32_t reheld = 0, acting = s->engine.drop_holders | s->engine.reject_holders | s->engine.pass_holders;
 	bool whole;
-	const struct match_log *changes = service_changes(s, &whole);
+	const struct match_log *changes = service_followers_log(s, &whole);
 
 	if (whole || match_log_entries(changes, sync_entry, s, &reheld) != 0 || (reheld & acting))
 		resync(s);
@@ -228,7 +228,7 @@ void service_stop_xdp(struct service *s)
 {
 	xdp_close(s->xdp.program); /* the link closed: the kernel detaches the program (unless it is pinned) */
 	s->xdp.program = NULL;
-	service_changes_unfollowed(s, SERVICE_FOLLOWS_XDP);
+	service_follower_gone(s, SERVICE_FOLLOWS_XDP);
 }
 
 json_t *service_xdp_stats(const struct service *s)

@@ -1,27 +1,27 @@
-/* service_changes.c - the log of the matcher's changes its followers (workers' copy, XDP set, nft mirror) read. */
+/* service_followers.c - the log of the matcher's changes its followers (workers' copy, XDP set, nft mirror) read. */
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include "service.h"
 
 #include "service_internal.h"
 
-const struct match_log *service_changes(const struct service *s, bool *whole)
+const struct match_log *service_followers_log(const struct service *s, bool *whole)
 {
 	*whole = s->sources.actions_stale;
 	return s->sources.changes;
 }
 
-void service_changes_all(struct service *s)
+void service_followers_all(struct service *s)
 {
 	s->sources.actions_stale = true;
 	s->sources.actions_changed++;
 }
 
-uint64_t service_changes_all_asked(const struct service *s)
+uint64_t service_followers_all_asked(const struct service *s)
 {
 	return s->sources.actions_changed;
 }
 
-void service_changes_unfollowed(struct service *s, unsigned follower)
+void service_follower_gone(struct service *s, unsigned follower)
 {
 	struct service_sources *src = &s->sources;
 
