@@ -16,6 +16,8 @@ echo
 echo "== the packet path against a bare pcap_dispatch loop (100,000 addr and pair entries), in batches of 64 and one at a time"
 "$build/bloombench" replay --packets 2000000 --entries 100000 --runs 5
 "$build/bloombench" replay --packets 2000000 --entries 100000 --runs 5 --no-events
+echo "-- what each stage costs a packet"
+"$build/bloombench" replay --packets 2000000 --entries 100000 --runs 3 --stages
 echo "-- 4,000,000 entries: a filter past the caches"
 "$build/bloombench" replay --packets 2000000 --entries 4000000 --runs 3
 echo

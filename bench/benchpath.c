@@ -28,6 +28,7 @@ struct path_opts {
 	unsigned runs;
 	char sizes[128];
 	bool json, no_events;
+	bool stages;               /* replay: what each stage of the path costs a packet */
 	bool shared_prefix;        /* signatures: every one starts "GET /wp-", and so does every payload */
 };
 
@@ -38,6 +39,7 @@ static int parse_path_opts(int argc, char **argv, struct path_opts *o)
 		{ "runs", required_argument, NULL, 'r' },    { "sizes", required_argument, NULL, 's' },
 		{ "megabytes", required_argument, NULL, 'm' }, { "json", no_argument, NULL, 'j' },
 		{ "no-events", no_argument, NULL, 'E' },	 { "shared-prefix", no_argument, NULL, 'P' },
+		{ "stages", no_argument, NULL, 'S' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, rc = 0;
@@ -52,6 +54,7 @@ static int parse_path_opts(int argc, char **argv, struct path_opts *o)
 		case 'j': o->json = true; break;
 		case 'E': o->no_events = true; break;
 		case 'P': o->shared_prefix = true; break;
+		case 'S': o->stages = true; break;
 		default: return -1;
 		}
 	}
@@ -153,6 +156,164 @@ static void print_problem(void *ctx, unsigned line, const char *text, const char
 	fprintf(stderr, BENCH_PROG ": line %u: %s: '%s'\n", line, why, text);
 }
 
+/* ---- replay --stages ---- */
+
+/*
+ * The path a stage more at a time, each pass over the whole capture: capture
+ * (the capture module batching packets in the loop, nothing done with them),
+ * then parse, stats, check (hashing, the filters' probes, the exact store's
+ * confirmation, the signature scan: matcher_check_batch) and judge (the
+ * verdict and the events). A stage's cost is its pass less the one before.
+ */
+enum stage { STAGE_CAPTURE, STAGE_PARSE, STAGE_STATS, STAGE_CHECK, STAGE_JUDGE, STAGES };
+static const char *const STAGE_NAMES[STAGES] = { "capture", "parse", "stats", "check", "judge+events" };
+
+struct stage_run {
+	struct replay_run rr;
+	enum stage upto;
+};
+
+static void stage_packets(void *ctx, struct capture *cap, const struct capture_packet *p, size_t count)
+{
+	struct stage_run *sr = ctx;
+	struct engine *e = &sr->rr.engine;
+	struct packet_batch *b = &e->batch;
+
+	switch (sr->upto) {
+	case STAGE_CAPTURE:
+		sink += count;
+		break;
+	case STAGE_PARSE:
+	case STAGE_STATS:
+		for (size_t i = 0; i < count; i++) {
+			packet_parse(p[i].link, p[i].frame, p[i].caplen, p[i].wirelen, &b->views[i]);
+			if (sr->upto == STAGE_STATS)
+				stats_count(&e->stats, p[i].wirelen, b->views[i].status);
+		}
+		sink += b->views[count - 1].status;
+		break;
+	case STAGE_CHECK:
+		engine_check_batch(e->matcher, e->scratch, &e->stats, p, count, b);
+		sink += b->nhits[count - 1];
+		break;
+	default:
+		engine_batch(e, p, count, capture_name(cap), false, NULL);
+	}
+}
+
+static void stage_done(void *ctx, struct capture *cap, const char *error)
+{
+	replay_done(&((struct stage_run *)ctx)->rr, cap, error);
+}
+
+static double stage_loop(const char *path, struct matcher *m, struct events *ev, enum stage upto)
+{
+	struct stage_run sr = { .rr = { .engine = { .matcher = m, .scratch = matcher_scratch_new(), .emit = emit_event,
+						    .emit_ctx = ev } }, .upto = upto };
+	struct capture_callbacks cb = { stage_packets, NULL, stage_done, &sr, PACKET_BATCH_MAX };
+	char err[256];
+
+	sr.rr.base = event_base_new();
+	double t0 = bench_now_ns();
+	struct capture *cap = capture_open_file(sr.rr.base, path, NULL, &cb, err, sizeof(err));
+	if (cap)
+		event_base_dispatch(sr.rr.base);
+	t0 = bench_now_ns() - t0;
+	capture_free(cap);
+	event_base_free(sr.rr.base);
+	matcher_scratch_free(sr.rr.engine.scratch);
+	return cap ? t0 : -1;
+}
+
+/* The CPU's model, as /proc/cpuinfo names it. */
+static void cpu_model(char *out, size_t len)
+{
+	char line[256];
+	FILE *f = fopen("/proc/cpuinfo", "r");
+
+	snprintf(out, len, "unknown");
+	while (f && fgets(line, sizeof(line), f))
+		if (strncmp(line, "model name", 10) == 0 && strchr(line, ':')) {
+			snprintf(out, len, "%s", strchr(line, ':') + 2);
+			out[strcspn(out, "\n")] = '\0';
+			break;
+		}
+	if (f)
+		fclose(f);
+}
+
+/* Time-stamp counter ticks a nanosecond (0 where there is none to read). */
+static double tsc_per_ns(void)
+{
+#if defined(__x86_64__)
+	double t0 = bench_now_ns();
+	uint64_t c0 = __builtin_ia32_rdtsc();
+	usleep(200000);
+	return (double)(__builtin_ia32_rdtsc() - c0) / (bench_now_ns() - t0);
+#else
+	return 0;
+#endif
+}
+
+/* For each kernel the CPU has, with no entries and with m's: each stage's ns and cycles a packet, medians of o->runs. */
+static void replay_stages(const struct path_opts *o, const char *pcap, struct matcher *m, struct events *ev,
+			  json_t *rows)
+{
+	struct matcher *empty = bench_matcher(8), *with[2] = { empty, m };
+	double ghz = tsc_per_ns(), t[BENCH_MAX_RUNS], read_ns;
+	char model[128], err[256];
+
+	if (empty == NULL || matcher_build(empty, err, sizeof(err)) < 0) {
+		fprintf(stderr, BENCH_PROG ": replay --stages: a matcher with no entries: %s\n", empty ? err : "out of memory");
+		matcher_free(empty);
+		return;
+	}
+
+	for (unsigned r = 0; r < o->runs; r++)
+		t[r] = bare_loop(pcap) / (double)o->packets;
+	read_ns = bench_median(t, o->runs);
+	cpu_model(model, sizeof(model));
+	if (!o->json) {
+		printf("stages: ns a packet (TSC cycles at %.2f GHz), each the pass up to it less the one before; %s\n", ghz,
+		       model);
+		printf("  %-7s %8s %14s", "kernel", "entries", "read");
+		for (int s = 0; s < STAGES; s++)
+			printf(" %14s", STAGE_NAMES[s]);
+		printf("\n");
+	}
+	for (int level = SIMD_LEVELS - 1; level >= 0; level--) {
+		if (!simd_cpu_has((enum simd_level)level))
+			continue;
+		for (int w = 0; w < 2; w++) {
+			double up[STAGES], before = read_ns;
+			if (matcher_set_simd(with[w], (enum simd_level)level) < 0)
+				continue;
+			for (int s = 0; s < STAGES; s++) {
+				for (unsigned r = 0; r < o->runs; r++)
+					t[r] = stage_loop(pcap, with[w], ev, (enum stage)s) / (double)o->packets;
+				up[s] = bench_median(t, o->runs);
+			}
+			json_t *row = json_pack("{s:s,s:s,s:s,s:I,s:f,s:f}", "name", "replay-stages", "cpu", model, "kernel",
+						simd_name((enum simd_level)level), "entries",
+						(json_int_t)(w ? o->entries : 0), "read_ns", read_ns, "tsc_per_ns", ghz);
+			if (!o->json)
+				printf("  %-7s %8llu %6.1f (%5.0f)", simd_name((enum simd_level)level),
+				       (unsigned long long)(w ? o->entries : 0), read_ns, read_ns * ghz);
+			for (int s = 0; s < STAGES; s++) {
+				double ns = up[s] - before;
+				before = up[s];
+				json_object_set_new(row, STAGE_NAMES[s], json_real(ns));
+				if (!o->json)
+					printf(" %6.1f (%5.0f)", ns, ns * ghz);
+			}
+			if (!o->json)
+				printf("\n");
+			json_array_append_new(rows, row);
+		}
+	}
+	matcher_free(empty);
+}
+
 /* The synthetic entry list into m: 0, or -1 after saying what was wrong. */
 static int load_list(struct matcher *m, const char *path)
 {
@@ -167,12 +328,48 @@ static int load_list(struct matcher *m, const char *path)
 	return rc < 0 || n.bad ? -1 : 0;
 }
 
+/* bloomd's path against the bare loop, for each kernel the CPU has, at the daemon's batch and at 1. */
+static void replay_ratios(const struct path_opts *o, const char *pcap, struct matcher *m, struct events *ev, json_t *rows)
+{
+	static const unsigned batches[] = { PACKET_BATCH_MAX, 1 }; /* the daemon's default, and one at a time */
+	double bare[BENCH_MAX_RUNS], ours[SIMD_LEVELS][2][BENCH_MAX_RUNS];
+
+	/* Each kernel the CPU has, interleaved with the bare loop so they share the machine's moods. */
+	for (unsigned r = 0; r < o->runs; r++) {
+		bare[r] = o->packets / (bare_loop(pcap) / 1e9);
+		for (int level = SIMD_LEVELS - 1; level >= 0; level--)
+			for (int i = 0; i < 2 && matcher_set_simd(m, (enum simd_level)level) == 0; i++) {
+				int b = (i + (int)r) % 2; /* each first in every other run */
+				ours[level][b][r] = o->packets / (bloomd_loop(pcap, m, ev, batches[b]) / 1e9);
+			}
+	}
+	double b = bench_median(bare, o->runs);
+	if (!o->json) {
+		printf("replay: %llu packets of 60 bytes, %llu addr+pair entries (one packet in a thousand "
+		       "matches), events %s, median of %u runs\n", (unsigned long long)o->packets,
+		       (unsigned long long)o->entries, o->no_events ? "off" : "to /dev/null", o->runs);
+		printf("  bare pcap_dispatch loop          %8.2f Mpps\n", b / 1e6);
+	}
+	for (int level = SIMD_LEVELS - 1; level >= 0; level--) {
+		if (!simd_cpu_has((enum simd_level)level))
+			continue;
+		for (int k = 0; k < 2; k++) {
+			double d = bench_median(ours[level][k], o->runs);
+			json_array_append_new(rows, json_pack("{s:s,s:s,s:I,s:I,s:I,s:b,s:f,s:f,s:f}", "name", "replay",
+				"kernel", simd_name((enum simd_level)level), "batch", (json_int_t)batches[k],
+				"packets", (json_int_t)o->packets, "entries", (json_int_t)o->entries, "events", !o->no_events,
+				"bloomd_pps", d, "bare_pps", b, "ratio", d / b));
+			if (!o->json)
+				printf("  bloomd packet path, %-7s batch %2u  %8.2f Mpps   ratio %.2f\n",
+				       simd_name((enum simd_level)level), batches[k], d / 1e6, d / b);
+		}
+	}
+}
+
 int bench_replay(int argc, char **argv)
 {
 	struct path_opts o = { .packets = 2000000, .entries = 100000, .runs = 5 };
 	char dir[] = "/tmp/bloombench-XXXXXX", pcap[64], list[64];
-	static const unsigned batches[] = { PACKET_BATCH_MAX, 1 }; /* the daemon's default, and one at a time */
-	double bare[BENCH_MAX_RUNS], ours[SIMD_LEVELS][2][BENCH_MAX_RUNS];
 	struct matcher *m = bench_matcher(8);
 	struct events *ev;
 
@@ -192,37 +389,11 @@ int bench_replay(int argc, char **argv)
 		fprintf(stderr, BENCH_PROG ": replay: setup failed\n");
 		return 1;
 	}
-	/* Each kernel the CPU has, interleaved with the bare loop so they share the machine's moods. */
-	for (unsigned r = 0; r < o.runs; r++) {
-		bare[r] = o.packets / (bare_loop(pcap) / 1e9);
-		for (int level = SIMD_LEVELS - 1; level >= 0; level--)
-			for (int i = 0; i < 2 && matcher_set_simd(m, (enum simd_level)level) == 0; i++) {
-				int b = (i + (int)r) % 2; /* each first in every other run */
-				ours[level][b][r] = o.packets / (bloomd_loop(pcap, m, ev, batches[b]) / 1e9);
-			}
-	}
-	double b = bench_median(bare, o.runs);
 	json_t *rows = json_array();
-	if (!o.json) {
-		printf("replay: %llu packets of 60 bytes, %llu addr+pair entries (one packet in a thousand "
-		       "matches), events %s, median of %u runs\n", (unsigned long long)o.packets,
-		       (unsigned long long)o.entries, o.no_events ? "off" : "to /dev/null", o.runs);
-		printf("  bare pcap_dispatch loop          %8.2f Mpps\n", b / 1e6);
-	}
-	for (int level = SIMD_LEVELS - 1; level >= 0; level--) {
-		if (!simd_cpu_has((enum simd_level)level))
-			continue;
-		for (int k = 0; k < 2; k++) {
-			double d = bench_median(ours[level][k], o.runs);
-			json_array_append_new(rows, json_pack("{s:s,s:s,s:I,s:I,s:I,s:b,s:f,s:f,s:f}", "name", "replay",
-				"kernel", simd_name((enum simd_level)level), "batch", (json_int_t)batches[k],
-				"packets", (json_int_t)o.packets, "entries", (json_int_t)o.entries, "events", !o.no_events,
-				"bloomd_pps", d, "bare_pps", b, "ratio", d / b));
-			if (!o.json)
-				printf("  bloomd packet path, %-7s batch %2u  %8.2f Mpps   ratio %.2f\n",
-				       simd_name((enum simd_level)level), batches[k], d / 1e6, d / b);
-		}
-	}
+	if (o.stages)
+		replay_stages(&o, pcap, m, ev, rows);
+	else
+		replay_ratios(&o, pcap, m, ev, rows);
 	if (o.json)
 		cli_print_json(json_pack("{s:o}", "rows", rows));
 	else

@@ -26,7 +26,7 @@ int main(int argc, char **argv)
 		return bench_xdp(argc - 1, argv + 1);
 	fprintf(stderr, "usage: " BENCH_PROG " filter [--entries N] [--bits-per-entry B] [--runs R] [--json]\n"
 			"       " BENCH_PROG " hash [--json]\n"
-			"       " BENCH_PROG " replay [--packets N] [--entries E] [--runs R] [--no-events] [--json]\n"
+			"       " BENCH_PROG " replay [--packets N] [--entries E] [--runs R] [--no-events] [--stages] [--json]\n"
 			"       " BENCH_PROG " peers [--sizes N,N,...] [--bits-per-key B] [--runs R] [--json]\n"
 			"       " BENCH_PROG " signatures [--sizes N,N,...] [--megabytes M] [--runs R] [--shared-prefix] [--json]\n"
 			"       " BENCH_PROG " control [--entries N] [--packets N] [--rounds R] [--runs R] [--json]\n"
