@@ -33,11 +33,8 @@ static void the_marked_thread_alone_is_the_loop(void **state)
 	assert_false(on_loop_in_another_thread());
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(the_marked_thread_alone_is_the_loop),
-	};
+static const struct CMUnitTest tests[] = {
+	cmocka_unit_test(the_marked_thread_alone_is_the_loop),
+};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TEST_MAIN("check", tests)
