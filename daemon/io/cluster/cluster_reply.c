@@ -1,4 +1,4 @@
-/* cluster_reply.c - the shape of Redis's replies, checked before anything is read of them. */
+/* cluster_reply.c - the shape of Redis's replies, checked before anything is read of them; a connection dropped at a bad one. */
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include "cluster_internal.h"
 
