@@ -29,7 +29,7 @@ struct nft_shape {
 	size_t kept_len;
 	nft_shape_counter_cb counter_cb;
 	void *counter_ctx;
-	char buf[1 << 16];         /* a dump's request and replies */
+	_Alignas(8) char buf[1 << 16]; /* a dump's request and replies, netlink headers aligned */
 };
 
 struct nft_shape *nft_shape_open(const char *table, char *err, size_t errlen)

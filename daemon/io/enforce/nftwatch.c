@@ -30,7 +30,7 @@ struct nft_watch {
 	size_t npending, cap;
 	bool too_large;            /* the transaction being read has more than TRANSACTION_MAX changes */
 	bool overflowed;
-	char buf[1 << 17];         /* past the largest datagram the kernel sends a listener */
+	_Alignas(8) char buf[1 << 17]; /* past the largest datagram the kernel sends a listener; netlink headers aligned */
 };
 
 static int membership(struct nft_watch *w, int option)
