@@ -3,6 +3,7 @@
 #ifndef BLOOMD_CHECK_H
 #define BLOOMD_CHECK_H
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -37,7 +38,6 @@
  * compare: checked always). Before the mark (tools, unit tests) every
  * thread is the loop.
  */
-#include <stdbool.h>
 void check_mark_loop_thread(void);
 bool check_on_loop_thread(void);
 #define BLOOMD_ON_LOOP() BLOOMD_CHECK(check_on_loop_thread())

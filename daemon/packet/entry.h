@@ -118,6 +118,19 @@ int entry_parse_cidr(const char *text, uint8_t key[ENTRY_CIDR_MAX], char *err, s
 /* Whether addr (alen bytes) lies in a net key's prefix (key: length, then the network). */
 bool entry_net_holds(const uint8_t *key, const uint8_t *addr, size_t alen);
 
+/* An address or net held apart from the entries ([action] protect, threshold.config's ip): its key and length. */
+struct entry_cidr {
+	uint8_t len;                 /* 5 (IPv4) or 17 (IPv6) */
+	uint8_t key[ENTRY_CIDR_MAX]; /* as a net entry's */
+};
+/* Whether addr of family (4 or 6) lies in c. */
+static inline bool entry_cidr_holds(const struct entry_cidr *c, const uint8_t *addr, int family)
+{
+	size_t alen = family == 4 ? 4 : 16;
+
+	return c->len == 1 + alen && entry_net_holds(c->key, addr, alen);
+}
+
 /* Address family (4 or 6) of an addr, net or pair key; 0 for a sig. */
 int entry_family(enum entry_kind kind, size_t len);
 

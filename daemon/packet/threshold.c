@@ -21,18 +21,13 @@ enum rule_kind { RULE_SUPPRESS, RULE_THRESHOLD };
 enum track { TRACK_NONE, TRACK_SRC, TRACK_DST, TRACK_EITHER, TRACK_BOTH, TRACK_RULE };
 enum type { TYPE_LIMIT, TYPE_THRESHOLD, TYPE_BOTH };
 
-struct net {
-	uint8_t len;                /* of key: 5 (IPv4) or 17 (IPv6) */
-	uint8_t key[ENTRY_CIDR_MAX]; /* as a net entry's (entry_parse_cidr) */
-};
-
 struct rule {
 	enum rule_kind kind;
 	uint32_t gid, sid;
 	enum track track;
 	enum type type;
 	unsigned count, seconds;
-	struct net nets[MAX_NETS];
+	struct entry_cidr nets[MAX_NETS];
 	unsigned nnets;
 };
 
@@ -72,7 +67,7 @@ static void problem(struct reader *r, const char *fmt, ...)
 	r->problems++;
 }
 
-static int parse_net(const char *text, struct net *n)
+static int parse_net(const char *text, struct entry_cidr *n)
 {
 	int len = entry_parse_cidr(text, n->key, NULL, 0);
 
@@ -296,17 +291,10 @@ static bool covers(const struct rule *r, uint32_t gid, uint32_t sid)
 	return (r->gid == 0 || r->gid == gid) && (r->sid == 0 || r->sid == sid);
 }
 
-static bool in_net(const struct net *n, const uint8_t *addr, int family)
-{
-	size_t alen = family == 4 ? 4 : 16;
-
-	return n->len == 1 + alen && entry_net_holds(n->key, addr, alen);
-}
-
 static bool in_nets(const struct rule *r, const uint8_t *addr, int family)
 {
 	for (unsigned i = 0; i < r->nnets; i++)
-		if (in_net(&r->nets[i], addr, family))
+		if (entry_cidr_holds(&r->nets[i], addr, family))
 			return true;
 	return false;
 }

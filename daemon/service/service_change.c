@@ -100,17 +100,17 @@ static void mark_failed(const char *err)
 
 void service_stream_restoring(struct service *s, enum service_restore state)
 {
-	struct service_cluster *f = &s->cluster;
+	struct service_cluster *sc = &s->cluster;
 	struct entry e;
 	char err[256];
 
-	if (state == RESTORE_BEGUN && f->restore == RESTORE_WAITING)
-		for (size_t at = 0; entry_run_next(&f->changed_meanwhile, &at, &e);)
+	if (state == RESTORE_BEGUN && sc->restore == RESTORE_WAITING)
+		for (size_t at = 0; entry_run_next(&sc->changed_meanwhile, &at, &e);)
 			if (matcher_hold(s->matcher, &e, LISTS_STAGING, err, sizeof(err)) < 0)
 				mark_failed(err);
 	if (state != RESTORE_WAITING)
-		entry_run_free(&f->changed_meanwhile);
-	f->restore = state;
+		entry_run_free(&sc->changed_meanwhile);
+	sc->restore = state;
 }
 
 /* A change an operator made after the snapshot came: marked (or remembered), so that the snapshot does not undo it. */

@@ -189,7 +189,6 @@ static int load_file(struct service *s, int i)
 	return rc;
 }
 
-/* The running lists brought in line with cfg: their holders, actions and followers; -1 (logged) when they cannot be. */
 /* Whether file, in lists/, revs/ or fetch/, is a configured list's: NAME, or its temporary NAME.tmp or .NAME.tmp. */
 static bool configured_lists_file(const struct lists *ls, const char *file)
 {
@@ -241,6 +240,7 @@ static void forget_dropped_lists(struct service *s)
 	}
 }
 
+/* The running lists brought in line with cfg: their holders, actions and followers; -1 (logged) when they cannot be. */
 static int configure(struct service *s, const struct config *cfg)
 {
 	char err[256];

@@ -3,7 +3,6 @@
 #include "control_internal.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <grp.h>
 #include <stdlib.h>
 #include <string.h>

@@ -13,14 +13,14 @@
 #include "error.h"
 
 struct protect {
-	struct protect_net *nets;  /* the configured first, then the host's own and loopback */
+	struct entry_cidr *nets;  /* the configured first, then the host's own and loopback */
 	size_t n, cap, configured;
 };
 
 /* "192.0.2.0/24", "2001:db8::1": 0, or -1 if text is not an address or net. */
-static int protect_net_parse(const char *text, struct protect_net *out)
+static int protect_net_parse(const char *text, struct entry_cidr *out)
 {
-	*out = (struct protect_net){ 0 }; /* whole: reads of the host's addresses are compared as bytes */
+	*out = (struct entry_cidr){ 0 }; /* whole: reads of the host's addresses are compared as bytes */
 	int len = entry_parse_cidr(text, out->key, NULL, 0);
 	if (len < 0)
 		return -1;
@@ -30,15 +30,13 @@ static int protect_net_parse(const char *text, struct protect_net *out)
 
 bool protect_holds(const struct protect *p, const uint8_t *addr, int family)
 {
-	size_t alen = family == 4 ? 4 : 16;
-
 	for (size_t i = 0; i < p->n; i++)
-		if (p->nets[i].len == 1 + alen && entry_net_holds(p->nets[i].key, addr, alen))
+		if (entry_cidr_holds(&p->nets[i], addr, family))
 			return true;
 	return false;
 }
 
-static int protect_add(struct protect *p, const struct protect_net *n)
+static int protect_add(struct protect *p, const struct entry_cidr *n)
 {
 	if (array_grow((void **)&p->nets, &p->cap, p->n + 1, sizeof(*p->nets)) < 0)
 		return -1;
@@ -49,7 +47,7 @@ static int protect_add(struct protect *p, const struct protect_net *n)
 static void read_host(struct protect *p)
 {
 	struct ifaddrs *list, *i;
-	struct protect_net n;
+	struct entry_cidr n;
 
 	p->n = p->configured;
 	if (protect_net_parse("127.0.0.0/8", &n) == 0)
@@ -61,10 +59,10 @@ static void read_host(struct protect *p)
 	for (i = list; i; i = i->ifa_next) {
 		int af = i->ifa_addr ? i->ifa_addr->sa_family : AF_UNSPEC;
 		if (af == AF_INET) {
-			n = (struct protect_net){ .len = 5, .key = { 32 } };
+			n = (struct entry_cidr){ .len = 5, .key = { 32 } };
 			memcpy(n.key + 1, &((const struct sockaddr_in *)(const void *)i->ifa_addr)->sin_addr, 4);
 		} else if (af == AF_INET6) {
-			n = (struct protect_net){ .len = 17, .key = { 128 } };
+			n = (struct entry_cidr){ .len = 17, .key = { 128 } };
 			memcpy(n.key + 1, &((const struct sockaddr_in6 *)(const void *)i->ifa_addr)->sin6_addr, 16);
 		} else {
 			continue;
@@ -76,7 +74,7 @@ static void read_host(struct protect *p)
 
 bool protect_read_host(struct protect *p)
 {
-	struct protect_net *before = malloc(p->n * sizeof(*before) + 1);
+	struct entry_cidr *before = malloc(p->n * sizeof(*before) + 1);
 	size_t nbefore = p->n;
 
 	if (before)
@@ -87,7 +85,7 @@ bool protect_read_host(struct protect *p)
 	return moved;
 }
 
-const struct protect_net *protect_nets(const struct protect *p, size_t *n)
+const struct entry_cidr *protect_nets(const struct protect *p, size_t *n)
 {
 	*n = p->n;
 	return p->nets;
@@ -96,7 +94,7 @@ const struct protect_net *protect_nets(const struct protect *p, size_t *n)
 struct protect *protect_new(const char *list, char *err, size_t errlen)
 {
 	struct protect *p = calloc(1, sizeof(*p));
-	struct protect_net n;
+	struct entry_cidr n;
 
 	if (p == NULL) {
 		error_set(err, errlen, "[action] protect: out of memory");

@@ -15,12 +15,7 @@
  * protect_new and again at each protect_read_host.
  */
 struct protect;
-
-/* An address or net, as a net entry's key: prefix length, then the network (5 or 17 bytes). */
-struct protect_net {
-	uint8_t len;
-	uint8_t key[17];
-};
+struct entry_cidr; /* entry.h */
 
 /* list: "NET,ADDR,..." or NULL; NULL with a message naming what is not an address or net (or no memory). */
 struct protect *protect_new(const char *list, char *err, size_t errlen);
@@ -30,7 +25,7 @@ void protect_free(struct protect *p);
 bool protect_read_host(struct protect *p);
 
 /* The nets never blocked, *n of them (the configured, loopback, the host's): valid until the next read. */
-const struct protect_net *protect_nets(const struct protect *p, size_t *n);
+const struct entry_cidr *protect_nets(const struct protect *p, size_t *n);
 
 /* Whether addr (4 or 16 bytes, family 4 or 6) is one never to block. */
 bool protect_holds(const struct protect *p, const uint8_t *addr, int family);

@@ -285,7 +285,7 @@ typedef void (*protected_cb)(void *ctx, const uint8_t *addr, size_t alen, unsign
 static void each_protected(const struct set_action *a, protected_cb cb, void *ctx)
 {
 	size_t n;
-	const struct protect_net *nets = protect_nets(a->protect, &n);
+	const struct entry_cidr *nets = protect_nets(a->protect, &n);
 
 	for (size_t i = 0; i < n; i++) {
 		size_t alen = nets[i].len - 1u;
