@@ -317,7 +317,25 @@ static int put_messages(struct nft_batch *b, unsigned msg, unsigned flags, const
 	return 0;
 }
 
-/* The batch's messages, between its begin and end, each set's in the order struct set_queue gives. */
+/*
+ * The batch's first message: the table "made" again, which changes nothing
+ * (no flags given). It asks for an echo: the kernel then tells this socket
+ * the generation the batch commits (NEWGEN, with this message's sequence
+ * number) whoever else listens, and tells nothing when the batch changed
+ * nothing (an element added that was there): no generation is made then.
+ */
+static int put_echo(struct nft_batch *b)
+{
+	struct nlmsghdr *nlh = put_message(b, (NFNL_SUBSYS_NFTABLES << 8) | NFT_MSG_NEWTABLE, NLM_F_ECHO, NFPROTO_INET, 0);
+
+	if (nlh == NULL)
+		return -1;
+	mnl_attr_put_strz(nlh, NFTA_TABLE_NAME, b->table);
+	b->len += nlh->nlmsg_len;
+	return 0;
+}
+
+/* The batch's messages, between its begin and end: the echo, then each set's in the order struct set_queue gives. */
 static int put_batch(struct nft_batch *b, unsigned *first_seq, unsigned *last_seq)
 {
 	b->len = 0;
@@ -326,6 +344,8 @@ static int put_batch(struct nft_batch *b, unsigned *first_seq, unsigned *last_se
 		return -1;
 	b->len = nlh->nlmsg_len;
 	*first_seq = b->seq + 1;
+	if (put_echo(b) < 0)
+		return -1;
 	for (unsigned i = 0; i < b->nsets; i++) {
 		const struct set_queue *q = &b->sets[i];
 		if ((q->flush && put_messages(b, NFT_MSG_DELSETELEM, 0, q->name, NULL, 0) < 0) ||
@@ -348,13 +368,15 @@ static int put_batch(struct nft_batch *b, unsigned *first_seq, unsigned *last_se
 /*
  * The kernel's answers read until the last element's ack: the errors of
  * any before it come first (the kernel reports each, then undoes the
- * batch whole). Only the last asks for an ack: ten thousand acks would
- * overflow the socket.
+ * batch whole), and the echo of the generation committed before them.
+ * Only the last asks for an ack: ten thousand acks would overflow the
+ * socket. 1 if a generation was made, 0 if nothing changed, -1 (err).
  */
 static int read_acks(struct nft_batch *b, unsigned first_seq, unsigned last_seq, char *err, size_t errlen)
 {
 	char buf[1 << 16];
 	int refused = 0;
+	bool made = false;
 
 	for (;;) {
 		ssize_t n = mnl_socket_recvfrom(b->nl, buf, sizeof(buf));
@@ -364,6 +386,7 @@ static int read_acks(struct nft_batch *b, unsigned first_seq, unsigned last_seq,
 		}
 		int rest = (int)n;
 		for (const struct nlmsghdr *nlh = (const void *)buf; mnl_nlmsg_ok(nlh, rest); nlh = mnl_nlmsg_next(nlh, &rest)) {
+			made |= nlh->nlmsg_seq == first_seq && nlh->nlmsg_type == ((NFNL_SUBSYS_NFTABLES << 8) | NFT_MSG_NEWGEN);
 			if (nlh->nlmsg_type != NLMSG_ERROR || nlh->nlmsg_seq < first_seq || nlh->nlmsg_seq > last_seq)
 				continue;
 			const struct nlmsgerr *e = mnl_nlmsg_get_payload(nlh);
@@ -374,7 +397,7 @@ static int read_acks(struct nft_batch *b, unsigned first_seq, unsigned last_seq,
 			if (refused)
 				error_set(err, errlen, "nftables: the kernel refused an element of table inet %s: %s", b->table,
 					  strerror(refused));
-			return refused ? -1 : 0;
+			return refused ? -1 : made;
 		}
 	}
 }

@@ -54,11 +54,17 @@ void nft_batch_discard(struct nft_batch *b);
 
 /*
  * The kernel's ruleset generation (one more at each transaction anyone
- * commits) in *gen: 0, or -1 (no answer).
+ * commits that changes something) in *gen: 0, or -1 (no answer).
  */
 int nft_batch_generation(struct nft_batch *b, uint32_t *gen);
 
-/* What is queued, sent and committed (the queue emptied either way): 0, or -1 with the kernel's refusal. */
+/*
+ * What is queued, sent and committed (the queue emptied either way): 1 if
+ * the kernel made a generation of it, 0 if it had nothing to change (an
+ * element added that it held: no generation is made), -1 with the
+ * kernel's refusal. An old kernel that echoes the generation only to a
+ * socket that listens makes every commit say 0.
+ */
 int nft_batch_commit(struct nft_batch *b, char *err, size_t errlen);
 
 #endif

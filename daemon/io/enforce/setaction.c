@@ -168,8 +168,10 @@ static json_t *run_json(struct set_action *a, const char *cmd, bool terse, char 
 /*
  * Around a commit of bloomd's own the watch is paused: it need not hear of
  * it. Another's commit meanwhile goes unheard too, so the kernel's
- * generation is read on both sides: moved by more than bloomd's own
- * transaction, and everything is told again (a->missed).
+ * generation is read on both sides: moved by more than the generations
+ * bloomd's own transaction made, and everything is told again (a->missed).
+ * A transaction that changes nothing (an element added again that is
+ * there) makes none: counting it as one would hide another's commit.
  */
 static void pause_watch(struct set_action *a)
 {
@@ -180,18 +182,23 @@ static void pause_watch(struct set_action *a)
 	nft_watch_pause(a->watch);
 }
 
-static void resume_watch(struct set_action *a, bool committed)
+static void resume_watch(struct set_action *a, unsigned made)
 {
 	uint32_t now;
 
 	if (a->watch == NULL)
 		return;
 	nft_watch_resume(a->watch);
-	if (nft_batch_generation(a->batch, &now) < 0 || now - a->generation > (committed ? 1u : 0u))
+	if (nft_batch_generation(a->batch, &now) < 0 || now - a->generation > made)
 		a->missed = true;
 }
 
-/* Run cmd, a commit of bloomd's own: the watch, paused meanwhile, does not hear of it. */
+/*
+ * Run cmd, a commit of bloomd's own: the watch, paused meanwhile, does not
+ * hear of it. nft does not say whether its transaction made a generation,
+ * so cmd must always change the table (it makes it, or deletes it); the
+ * changes that may be none go by a batch.
+ */
 static int commit(struct set_action *a, const char *cmd, char *err, size_t errlen)
 {
 	pause_watch(a);
@@ -200,15 +207,15 @@ static int commit(struct set_action *a, const char *cmd, char *err, size_t errle
 	return rc;
 }
 
-/* A batch's elements committed, the watch paused meanwhile. */
+/* A batch's elements committed, the watch paused meanwhile: 0, or -1 (err). */
 static int commit_batch(struct set_action *a, struct nft_batch *batch, char *err, size_t errlen)
 {
 	if (!nft_batch_pending(batch))
 		return 0;
 	pause_watch(a);
 	int rc = nft_batch_commit(batch, err, errlen);
-	resume_watch(a, rc == 0);
-	return rc;
+	resume_watch(a, rc == 1);
+	return rc < 0 ? -1 : 0;
 }
 
 /* addr into or out of a blocked set: by the batch (manage), else an nft command to the operator's set. */
@@ -537,7 +544,6 @@ static bool table_there(struct set_action *a)
 /* Each element bloomd knows of, in the set of kind of the other's change, put back or taken out again. */
 struct answer {
 	struct set_action *a;
-	FILE *f;
 	bool shape_changed;        /* a rule, chain or set, or the table: its shape looked at again */
 	bool protected_changed;    /* a protected set's element: those sets written whole again */
 	bool failed;               /* out of memory for an answer */
@@ -546,18 +552,18 @@ struct answer {
 
 static void answer_blocked(struct answer *r, const struct nft_watch_change *c, int family)
 {
-	char text[INET6_ADDRSTRLEN], timeout[64];
 	const struct blocked *b = find(r->a, c->key, family);
+	const char *set = family == 4 ? "blocked4" : "blocked6";
 	uint64_t now = now_ns();
+	int rc;
 
-	inet_ntop(family == 4 ? AF_INET : AF_INET6, c->key, text, sizeof(text));
 	if (!c->added && b && b->until > now + NS)
-		fprintf(r->f, "add element %s { %s timeout %s }\n", r->a->set[family == 6], text,
-			nft_timeout_text((b->until - now) / 1000000, timeout, sizeof(timeout)));
+		rc = nft_batch_add(r->a->batch, set, c->key, addr_len(family), (b->until - now) / NS);
 	else if (c->added && !(b && b->until > now))
-		fprintf(r->f, "delete element %s { %s }\n", r->a->set[family == 6], text);
+		rc = nft_batch_delete(r->a->batch, set, c->key, addr_len(family));
 	else
 		return;
+	r->failed |= rc < 0;
 	r->answered++;
 }
 
@@ -582,13 +588,6 @@ static void on_change(void *ctx, const struct nft_watch_change *c)
 	}
 }
 
-/* The protected sets emptied and written whole again. */
-static void refill_protected(struct set_action *a, FILE *f)
-{
-	fprintf(f, "flush set inet %s protected4\nflush set inet %s protected6\n", a->table, a->table);
-	put_protected(a, f);
-}
-
 struct batch_writer {
 	struct set_action *a;
 	uint64_t now;
@@ -600,6 +599,16 @@ static void queue_protected(void *ctx, const uint8_t *addr, size_t alen, unsigne
 	struct batch_writer *w = ctx;
 
 	w->failed |= nft_batch_add_net(w->a->batch, alen == 4 ? "protected4" : "protected6", addr, alen, prefix, 0) < 0;
+}
+
+/* The protected sets emptied and filled again, queued in the batch. -1 without memory. */
+static int refill_protected(struct set_action *a)
+{
+	struct batch_writer w = { a, now_ns(), false };
+
+	w.failed |= nft_batch_flush(a->batch, "protected4") < 0 || nft_batch_flush(a->batch, "protected6") < 0;
+	each_protected(a, queue_protected, &w);
+	return w.failed ? -1 : 0;
 }
 
 static int queue_blocked(void *ctx, void *rec)
@@ -643,30 +652,22 @@ static int retell(struct set_action *a)
  */
 static int answer_changes(struct set_action *a, char *err, size_t errlen)
 {
-	char *cmd = NULL;
-	size_t len;
-	struct answer r = { a, open_memstream(&cmd, &len), false, false, false, 0 };
-
-	if (r.f == NULL) {
-		error_set(err, errlen, "[action]: out of memory");
-		return -1;
-	}
+	struct answer r = { a, false, false, false, 0 };
 	int lost = nft_watch_read(a->watch, on_change, &r, err, errlen);
 	bool unknown = lost == 1 || a->missed; /* what the table holds */
 	bool shape_gone = (unknown || r.shape_changed) && !table_there(a) && !table_there(a);
-	if (unknown && !shape_gone) {
-		r.failed |= retell(a) < 0;
+
+	if (lost < 0)
+		return -1;
+	if (r.failed || shape_gone || (r.protected_changed && refill_protected(a) < 0) ||
+	    commit_batch(a, a->batch, err, errlen) < 0)
+		return remake(a, err, errlen) < 0 ? -1 : 1;
+	if (unknown) { /* after the refill: an interval added twice in one transaction could be refused */
 		r.answered++;
+		if (retell(a) < 0 || commit_batch(a, a->batch, err, errlen) < 0)
+			return remake(a, err, errlen) < 0 ? -1 : 1;
 	}
-	if (lost < 0 || r.failed || shape_gone) {
-		fclose(r.f);
-		free(cmd);
-		return lost < 0 ? -1 : remake(a, err, errlen) < 0 ? -1 : 1;
-	}
-	if (r.protected_changed)
-		refill_protected(a, r.f);
-	if (commit_written(a, r.f, &cmd, err, errlen) < 0 || commit_batch(a, a->batch, err, errlen) < 0 ||
-	    commit_batch(a, a->mirror_batch, err, errlen) < 0)
+	if (commit_batch(a, a->mirror_batch, err, errlen) < 0)
 		return remake(a, err, errlen) < 0 ? -1 : 1;
 	return r.answered > 0 || r.protected_changed;
 }
@@ -885,7 +886,9 @@ int set_action_check(struct set_action *a, char *err, size_t errlen)
 		a->st.restored++;
 		return 1;
 	}
-	return host_moved ? commit_writing(a, refill_protected, err, errlen) : 0;
+	if (host_moved && (refill_protected(a) < 0 || commit_batch(a, a->batch, err, errlen) < 0))
+		return remake(a, err, errlen) < 0 ? -1 : 1;
+	return 0;
 }
 
 struct blocked_walk {
