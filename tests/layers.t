@@ -9,12 +9,13 @@
 # (match.h); no files call each other round a circle (from the symbols of the built objects);
 # io/ is a folder per subsystem, each calling its own, sys/'s and lower layers' functions alone
 # but for the calls daemon/README lists; every function a header exports is called elsewhere;
+# no file keeps writable state in a static but those daemon/README lists;
 # no source file of 1,000 lines or more (a file owns one part: past that, it owns two); every
 # header opens saying what it is; a family's *_internal.h is included by that family alone;
 # struct service is 15 members at most, and each part of it that a header declares "Owned
 # by" some files is touched by those files alone (the service files call it s).
 . "$(dirname "$0")/support/tap.sh"
-plan 18
+plan 19
 here=$(cd "$(dirname "$0")/.." && pwd)
 layers="core packet io service"
 tmp=$(mktemp -d)
@@ -177,6 +178,29 @@ for sym, where in sorted(defined.items()):
 PY
 )
 is "$unused" "" "every function a daemon header exports is called from another file"
+# Writable statics (.data, .bss) of the daemon's objects, but for daemon/README's list.
+statics=$(SRC="$here" python3 - "$BUILD/daemon" "$here/daemon/README" <<'PY'
+import glob, os, re, subprocess, sys
+d, readme = sys.argv[1], sys.argv[2]
+allowed = set()
+for line in open(readme):
+    m = re.match(r"  ([a-z]+/[a-z_]+)\.c: ([a-z_, ]+?)\s{2,}", line)
+    if m:
+        allowed |= {(m.group(1), v.strip()) for v in m.group(2).split(",")}
+for o in sorted(glob.glob(os.path.join(d, "**", "*.o"), recursive=True)):
+    rel = os.path.relpath(o, d)[:-2]
+    if not os.path.exists(os.path.join(os.environ["SRC"], "daemon", rel + ".c")):
+        continue
+    for line in subprocess.run(["objdump", "-t", o], capture_output=True, text=True).stdout.splitlines():
+        f = line.split()
+        if len(f) < 5 or f[1] != "l" or not re.fullmatch(r"\.(data|bss)(\.rel\.local)?(\..*)?", f[-3]) or "rel.ro" in f[-3]:
+            continue
+        name = f[-1].split(".")[0]  # a function's static is NAME.N
+        if name and (rel[3:] if rel.startswith("io/") else rel, name) not in allowed:
+            print(f"daemon/{rel}.c: {name}")
+PY
+)
+is "$statics" "" "no daemon file keeps writable state in a static, but for daemon/README's list"
 untold=$(for h in "$here"/daemon/*/*.h "$here"/daemon/io/*/*.h; do b=$(basename "$h"); head -n 1 "$h" | grep -q "^/\* $b - ..* \*/\$" || echo "$b"; done)
 is "$untold" "" "every header's first line says what it is (/* name.h - ... */)"
 strangers=$(cd "$here/daemon" && for h in */*_internal.h io/*/*_internal.h; do

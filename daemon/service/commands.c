@@ -384,9 +384,9 @@ static int cmd_help(struct command *c)
 	return 0;
 }
 
-static void run_command(struct service *s, struct control_client *cl, char *line)
+static void run_command(struct commands *cmds, struct control_client *cl, char *line)
 {
-	struct command c = { .s = s, .cl = cl, .reply = json_pack("{s:b}", "ok", 1) };
+	struct command c = { .cmds = cmds, .s = cmds->s, .cl = cl, .reply = json_pack("{s:b}", "ok", 1) };
 	char *word = command_trim(line), *args = word;
 
 	while (*args && !isspace((unsigned char)*args))
@@ -406,14 +406,30 @@ static void run_command(struct service *s, struct control_client *cl, char *line
 	else
 		COMMANDS[i].run(&c);
 	if (c.reply && i < n && COMMANDS[i].changes)
-		command_reply_change(s, cl, c.reply);
+		command_reply_change(cmds, cl, c.reply);
 	else if (c.reply)
 		command_send_json(cl, c.reply);
 }
 
-void commands_line(void *service, struct control_client *cl, const char *line, size_t len)
+struct commands *commands_new(struct service *s)
 {
-	struct service *s = service;
+	struct commands *cmds = calloc(1, sizeof(*cmds));
+
+	if (cmds)
+		cmds->s = s;
+	return cmds;
+}
+
+void commands_free(struct commands *cmds)
+{
+	if (cmds)
+		json_decref(cmds->held_reply);
+	free(cmds);
+}
+
+void commands_line(void *commands, struct control_client *cl, const char *line, size_t len)
+{
+	struct commands *cmds = commands;
 	char *copy;
 
 	if (strlen(line) != len) {
@@ -434,24 +450,23 @@ void commands_line(void *service, struct control_client *cl, const char *line, s
 		return;
 	}
 	if (*control_client_data(cl))
-		command_stream_line(s, cl, copy);
+		command_stream_line(cmds, cl, copy);
 	else
-		run_command(s, cl, copy);
+		run_command(cmds, cl, copy);
 	free(copy);
 }
 
-void commands_burst(void *service, bool replied)
+void commands_burst(void *commands, bool replied)
 {
-	struct service *s = service;
+	struct commands *cmds = commands;
 
 	/* Every worker checks against the change before it is acknowledged. */
-	service_propagate(s);
-	command_acknowledge_held(s, replied);
+	service_propagate(cmds->s);
+	command_acknowledge_held(cmds, replied);
 }
 
-void commands_gone(void *service, struct control_client *cl)
+void commands_gone(void *commands, struct control_client *cl)
 {
-	(void)service;
 	command_stream_free(cl);
-	command_forget_held(cl);
+	command_forget_held(commands, cl);
 }

@@ -16,9 +16,14 @@
  * control_client_trusted does not trust.
  */
 
-/* The control callbacks, with the service as ctx. */
-void commands_line(void *service, struct control_client *cl, const char *line, size_t len);
-void commands_burst(void *service, bool replied);
-void commands_gone(void *service, struct control_client *cl);
+/* The commands of one service: the control callbacks take them as ctx. NULL without memory. */
+struct commands;
+struct commands *commands_new(struct service *s);
+/* Once the control socket is closed (service_free): a reply still held goes with them. */
+void commands_free(struct commands *cmds);
+
+void commands_line(void *commands, struct control_client *cl, const char *line, size_t len);
+void commands_burst(void *commands, bool replied);
+void commands_gone(void *commands, struct control_client *cl);
 
 #endif

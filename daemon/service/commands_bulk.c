@@ -63,8 +63,9 @@ int cmd_load(struct command *c)
 }
 
 /* A line of a `load -` stream. */
-void command_stream_line(struct service *s, struct control_client *cl, char *line)
+void command_stream_line(struct commands *cmds, struct control_client *cl, char *line)
 {
+	struct service *s = cmds->s;
 	struct load_stream *ls = *control_client_data(cl);
 	struct entry e;
 	char err[256], where[32];
@@ -76,7 +77,7 @@ void command_stream_line(struct service *s, struct control_client *cl, char *lin
 		else
 			load_result(reply, ls);
 		command_stream_free(cl);
-		command_reply_change(s, cl, reply);
+		command_reply_change(cmds, cl, reply);
 		return;
 	}
 	ls->line++;

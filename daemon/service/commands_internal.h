@@ -25,8 +25,21 @@ struct load_stream {
 	json_t *errors;
 };
 
-struct command {
+/*
+ * With fsync = always a change is acknowledged only once it is durable: its
+ * reply waits, with the client held (so no later line of it runs first),
+ * for the fsync at the end of the burst, and becomes an error if that
+ * fails. One at most: a held client sends no more lines in the burst.
+ */
+struct commands {
 	struct service *s;
+	struct control_client *held; /* the client whose change's reply waits, or NULL */
+	json_t *held_reply;
+};
+
+struct command {
+	struct commands *cmds;
+	struct service *s;         /* cmds->s */
 	struct control_client *cl;
 	char *args;                /* after the command word; options are cut off its end */
 	json_t *reply;             /* ok replies add their fields here */
@@ -34,14 +47,14 @@ struct command {
 /* commands_reply.c */
 /* Send reply (and free it); a change's with command_reply_change (it may wait for its fsync). */
 void command_send_json(struct control_client *cl, json_t *reply);
-void command_reply_change(struct service *s, struct control_client *cl, json_t *reply);
+void command_reply_change(struct commands *cmds, struct control_client *cl, json_t *reply);
 /*
  * At the end of a burst: sync the state (fsync = always: if anything was
  * replied, or a change's reply is held) and send the held reply, or an error
  * if the sync failed; and a held reply forgotten with its client.
  */
-void command_acknowledge_held(struct service *s, bool replied);
-void command_forget_held(struct control_client *cl);
+void command_acknowledge_held(struct commands *cmds, bool replied);
+void command_forget_held(struct commands *cmds, struct control_client *cl);
 /* Make c's reply an error; -1. */
 int command_fail(struct command *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The reply comes later (or was sent in parts): none now. */
@@ -61,7 +74,7 @@ json_t *command_entry_json(const struct entry *e);
 int cmd_load(struct command *c);
 int cmd_list(struct command *c);
 /* A line of a load stream; a rejected line of it; the stream gone with its client. */
-void command_stream_line(struct service *s, struct control_client *cl, char *line);
+void command_stream_line(struct commands *cmds, struct control_client *cl, char *line);
 void command_note_rejected(struct load_stream *ls, const char *where, const char *err);
 void command_stream_free(struct control_client *cl);
 

@@ -23,56 +23,45 @@ void command_send_json(struct control_client *cl, json_t *reply)
 	json_decref(reply);
 }
 
-/*
- * With fsync = always a change is acknowledged only once it is durable: its
- * reply waits, with the client held (so no later line of it runs first),
- * for the fsync at the end of the burst, and becomes an error if that
- * fails. One at most: a held client sends no more lines in the burst.
- */
-static struct {
-	struct control_client *cl;
-	json_t *reply;
-} unacked;
-
-void command_reply_change(struct service *s, struct control_client *cl, json_t *reply)
+void command_reply_change(struct commands *cmds, struct control_client *cl, json_t *reply)
 {
-	if (service_config(s)->fsync != CONFIG_FSYNC_ALWAYS || !service_unsynced(s) || unacked.cl ||
+	if (service_config(cmds->s)->fsync != CONFIG_FSYNC_ALWAYS || !service_unsynced(cmds->s) || cmds->held ||
 	    !json_is_true(json_object_get(reply, "ok"))) {
 		command_send_json(cl, reply);
 		return;
 	}
-	unacked.cl = cl;
-	unacked.reply = reply;
+	cmds->held = cl;
+	cmds->held_reply = reply;
 	control_hold(cl);
 }
 
-void command_acknowledge_held(struct service *s, bool replied)
+void command_acknowledge_held(struct commands *cmds, bool replied)
 {
-	bool always = service_config(s)->fsync == CONFIG_FSYNC_ALWAYS;
+	bool always = service_config(cmds->s)->fsync == CONFIG_FSYNC_ALWAYS;
 	/* fsync = always: durable before it is acknowledged; a load in progress acknowledges at its end */
-	int rc = service_sync(s, always && (replied || unacked.cl));
+	int rc = service_sync(cmds->s, always && (replied || cmds->held));
 
-	if (unacked.cl == NULL)
+	if (cmds->held == NULL)
 		return;
-	json_t *reply = unacked.reply;
+	json_t *reply = cmds->held_reply;
 	if (rc < 0) {
 		json_decref(reply);
 		reply = json_pack("{s:b,s:s+}", "ok", 0, "error",
-				  "the change was made in memory but is not durable (", service_store_error(s),
+				  "the change was made in memory but is not durable (", service_store_error(cmds->s),
 				  "): it is lost if bloomd stops before the state can be written; changes are refused until then");
 	}
-	command_send_json(unacked.cl, reply);
-	control_release(unacked.cl);
-	unacked.cl = NULL;
-	unacked.reply = NULL;
+	command_send_json(cmds->held, reply);
+	control_release(cmds->held);
+	cmds->held = NULL;
+	cmds->held_reply = NULL;
 }
 
-void command_forget_held(struct control_client *cl)
+void command_forget_held(struct commands *cmds, struct control_client *cl)
 {
-	if (unacked.cl == cl) {
-		json_decref(unacked.reply);
-		unacked.cl = NULL;
-		unacked.reply = NULL;
+	if (cmds->held == cl) {
+		json_decref(cmds->held_reply);
+		cmds->held = NULL;
+		cmds->held_reply = NULL;
 	}
 }
 

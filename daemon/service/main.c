@@ -329,6 +329,7 @@ static struct event_base *loop_new(void)
 int main(int argc, char **argv)
 {
 	struct service *s;
+	struct commands *cmds = NULL;
 	struct options o = { 0 };
 	struct config *cfg;
 	struct event_base *base = NULL;
@@ -395,9 +396,13 @@ int main(int argc, char **argv)
 	struct control_options co = {
 		.path = cfg->socket, .group = cfg->group, .max_clients = cfg->max_clients,
 		.idle_timeout = cfg->idle_timeout, .line = commands_line, .burst = commands_burst,
-		.gone = commands_gone, .ctx = s,
+		.gone = commands_gone, .ctx = cmds = commands_new(s),
 	};
 	char err[512];
+	if (use_socket && cmds == NULL) {
+		log_error("out of memory");
+		goto out;
+	}
 	if (use_socket && preflight_socket_dir(cfg->socket, cfg->user, err, sizeof(err)) < 0) {
 		log_error("%s", err);
 		goto out;
@@ -410,6 +415,7 @@ int main(int argc, char **argv)
 		rc = run(s, &p);
 out:
 	service_free(s); /* the configuration with it, once service_load took it */
+	commands_free(cmds);
 	if (base)
 		event_base_free(base);
 	free(o.files);

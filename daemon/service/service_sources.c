@@ -137,13 +137,10 @@ static void on_done(void *ctx, struct capture *cap, const char *error)
 	event_base_once(s->base, -1, EV_TIMEOUT, next_file_cb, s, NULL);
 }
 
-static const struct capture_callbacks *callbacks(struct service *s)
+/* A capture's callbacks (it keeps a copy). */
+static struct capture_callbacks callbacks(struct service *s)
 {
-	static struct capture_callbacks cb = { on_packets, on_batch, on_done, NULL, 0 };
-
-	cb.ctx = s;
-	cb.batch_max = batch_now(s);
-	return &cb;
+	return (struct capture_callbacks){ on_packets, on_batch, on_done, s, batch_now(s) };
 }
 
 static void warn_unsupported_link(const struct capture *cap)
@@ -183,10 +180,10 @@ static void start_next_file(struct service *s)
 		s->sources.replay_max_gap_ms = 0;
 		clock_gettime(CLOCK_MONOTONIC, &s->sources.last_batch);
 		struct replay_item *it = s->sources.current;
-		s->sources.replaying = it->fd >= 0 ? capture_open_fd(s->base, it->fd, it->path, s->cfg->bpf, callbacks(s),
-							     err, sizeof(err))
-					   : capture_open_file(s->base, it->path, s->cfg->bpf, callbacks(s),
-							       err, sizeof(err));
+		struct capture_callbacks cb = callbacks(s);
+		s->sources.replaying = it->fd >= 0 ? capture_open_fd(s->base, it->fd, it->path, s->cfg->bpf, &cb, err,
+							     sizeof(err))
+					   : capture_open_file(s->base, it->path, s->cfg->bpf, &cb, err, sizeof(err));
 		it->fd = -1; /* the capture's now, or closed */
 		if (s->sources.replaying) {
 			warn_unsupported_link(s->sources.replaying);
@@ -411,7 +408,8 @@ int service_capture_live(struct service *s, const char *interface)
 		log_info("capturing on %s with %u workers (one PACKET_FANOUT group, by flow)", interface, s->cfg->workers);
 		return 0;
 	}
-	s->sources.live = capture_open_live(s->base, &o, callbacks(s), err, sizeof(err));
+	struct capture_callbacks cb = callbacks(s);
+	s->sources.live = capture_open_live(s->base, &o, &cb, err, sizeof(err));
 	if (s->sources.live == NULL) {
 		log_error("%s", err);
 		return -1;

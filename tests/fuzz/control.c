@@ -60,7 +60,8 @@ static int setup(void)
 	};
 	if ((s = service_new()) == NULL)
 		return -1;
-	co.ctx = s;
+	if ((co.ctx = commands_new(s)) == NULL)
+		return -1;
 	if (service_load(s, cfg, false, false, &refused) < 0 || service_start(s, base, &co) < 0)
 		return -1;
 	return 0;
