@@ -13,7 +13,7 @@
 #include "forkjob.h"
 #include "log.h"
 #include "service.h"
-#include "service_state.h"
+#include "service_durable.h"
 
 /* Where the snapshot from the stream is: none, received (waiting behind a list version), restored. */
 enum service_restore { RESTORE_NONE, RESTORE_WAITING, RESTORE_BEGUN };

@@ -17,7 +17,7 @@
 #include "service_cluster.h"
 #include "service_rebuild.h"
 #include "service_sources.h"
-#include "service_state.h"
+#include "service_durable.h"
 #include "service_upkeep.h"
 #include "service_versions.h"
 #include "service_xdp.h"
@@ -36,7 +36,7 @@ struct service {
 	struct lists lists;        /* which list holds what, and their labels */
 	struct events *events;
 	struct service_api api;
-	struct service_durable durable;       /* service_state.h */
+	struct service_durable durable;       /* service_durable.h */
 	struct service_rebuilding rebuilding; /* service_rebuild.h */
 	struct service_sources sources;       /* service_sources.h */
 	struct service_cluster cluster;           /* service_cluster.h */

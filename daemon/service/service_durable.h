@@ -1,7 +1,7 @@
-/* service_state.h - the daemon's durable state: the state directory, the journal, snapshots, the local list's expiry. */
+/* service_durable.h - the daemon's durable state: the state directory, the journal, snapshots, the local list's expiry. */
 /* SPDX-License-Identifier: BSD-2-Clause */
-#ifndef BLOOMD_SERVICE_STATE_H
-#define BLOOMD_SERVICE_STATE_H
+#ifndef BLOOMD_SERVICE_DURABLE_H
+#define BLOOMD_SERVICE_DURABLE_H
 
 #include <jansson.h>
 #include <stdbool.h>
