@@ -386,7 +386,7 @@ static int cmd_help(struct command *c)
 
 static void run_command(struct commands *cmds, struct control_client *cl, char *line)
 {
-	struct command c = { .cmds = cmds, .s = cmds->s, .cl = cl, .reply = json_pack("{s:b}", "ok", 1) };
+	struct command c = { .s = cmds->s, .cl = cl, .reply = json_pack("{s:b}", "ok", 1) };
 	char *word = command_trim(line), *args = word;
 
 	while (*args && !isspace((unsigned char)*args))

@@ -38,8 +38,7 @@ struct commands {
 };
 
 struct command {
-	struct commands *cmds;
-	struct service *s;         /* cmds->s */
+	struct service *s;
 	struct control_client *cl;
 	char *args;                /* after the command word; options are cut off its end */
 	json_t *reply;             /* ok replies add their fields here */

@@ -886,8 +886,10 @@ int set_action_check(struct set_action *a, char *err, size_t errlen)
 		a->st.restored++;
 		return 1;
 	}
-	if (host_moved && (refill_protected(a) < 0 || commit_batch(a, a->batch, err, errlen) < 0))
-		return remake(a, err, errlen) < 0 ? -1 : 1;
+	if (host_moved && (refill_protected(a) < 0 || commit_batch(a, a->batch, err, errlen) < 0)) {
+		a->st.errors++;
+		return remake(a, err, errlen) < 0 ? -1 : 1; /* the protected sets were not as told */
+	}
 	return 0;
 }
 
