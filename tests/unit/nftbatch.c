@@ -16,7 +16,7 @@
 
 static const uint8_t ADDR[4] = { 192, 0, 2, 7 };
 
-/* cmd run by nft; its exit status. */
+/* cmd run by nft: 0, or -1 if refused. */
 static int nft(const char *cmd)
 {
 	struct nft_ctx *ctx = nft_ctx_new(NFT_CTX_DEFAULT);
