@@ -6,7 +6,8 @@
 # each layer's library links with the ones below it alone, so a call that goes up does not link
 # (the packet layer's with no libpcap, libevent or hiredis); the packet path (engine, alert,
 # events, workers) sees the matcher through its view (match_view.h), never its builder
-# (match.h); no files call each other round a circle (from the symbols of the built objects);
+# (match.h); the entry set has one owner, lists.c, the one daemon file to include match.h and
+# call what changes the matcher, but for daemon/README's list; no files call each other round a circle (from the symbols of the built objects);
 # io/ is a folder per subsystem, each calling its own, sys/'s and lower layers' functions alone
 # but for the calls daemon/README lists; every function a header exports is called elsewhere;
 # no file keeps writable state in a static but those daemon/README lists;
@@ -15,7 +16,7 @@
 # struct service is 15 members at most, and each part of it that a header declares "Owned
 # by" some files is touched by those files alone (the service files call it s).
 . "$(dirname "$0")/support/tap.sh"
-plan 19
+plan 20
 here=$(cd "$(dirname "$0")/.." && pwd)
 layers="core packet io service"
 tmp=$(mktemp -d)
@@ -178,6 +179,31 @@ for sym, where in sorted(defined.items()):
 PY
 )
 is "$unused" "" "every function a daemon header exports is called from another file"
+# The entry set's one owner: what match.h declares (what changes which entries the matcher holds,
+# and how it is built) is called from service/lists.c alone, and included by it alone, but for
+# daemon/README's list; the matcher's own files aside.
+owners=$(SRC="$here" python3 - "$BUILD/daemon" "$here/daemon/README" "$here/daemon/packet/match.h" <<'PY'
+import fnmatch, glob, os, re, subprocess, sys
+d, readme, header = sys.argv[1], sys.argv[2], sys.argv[3]
+changes = set(re.findall(r"\b(matcher?_[a-z_]+)\(", open(header).read()))
+allowed = {"service/lists": ["*"]}
+for rel, pat in re.findall(r"^  ([a-z_/]+)\.c: (match[a-z_*]+)\s{2,}", open(readme).read(), re.M):
+    allowed.setdefault(rel, []).append(pat)
+for o in sorted(glob.glob(os.path.join(d, "**", "*.o"), recursive=True)):
+    rel = os.path.relpath(o, d)[:-2]
+    src = os.path.join(os.environ["SRC"], "daemon", rel + ".c")
+    if not os.path.exists(src) or re.fullmatch(r"packet/match(_[a-z]+)?", rel):
+        continue
+    ok = allowed.get(rel, [])
+    for line in subprocess.run(["nm", "-u", o], capture_output=True, text=True).stdout.splitlines():
+        sym = line.split()[-1]
+        if sym in changes and not any(fnmatch.fnmatch(sym, p) for p in ok):
+            print(f"daemon/{rel}.c calls {sym}: the entry set's changes are lists.c's (lists.h names them)")
+    if not ok and '#include "match.h"' in open(src).read():
+        print(f"daemon/{rel}.c includes match.h: match_view.h reads the matcher, match_copy.h follows it")
+PY
+)
+is "$owners" "" "the entry set has one owner: match.h's changes are called and included by lists.c alone, but for daemon/README's list"
 # Writable statics (.data, .bss) of the daemon's objects, but for daemon/README's list.
 statics=$(SRC="$here" python3 - "$BUILD/daemon" "$here/daemon/README" <<'PY'
 import glob, os, re, subprocess, sys

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "entry.h"
-#include "match.h"
+#include "match_view.h"
 #include "simd.h"
 
 static json_t *kind_json(const struct matcher *m, enum entry_kind kind, const struct match_counters *c)

@@ -1,4 +1,4 @@
-/* lists.c - the running entry lists: a holder each, versions swapped in whole, labels for alerts. */
+/* lists.c - the entry set's owner: the running lists, a holder each, versions swapped in whole, labels for alerts. */
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include "lists.h"
 
@@ -8,6 +8,8 @@
 
 #include "check.h"
 #include "error.h"
+#include "match.h"
+#include "persist.h"
 
 _Static_assert(LISTS_SLOTS == CONFIG_MAX_LISTS, "a holder bit for every list the configuration may name");
 _Static_assert(LISTS_STAGING == 1u << LISTS_SLOTS, "staging is the bit above the lists' own");
@@ -539,4 +541,93 @@ void lists_count(const struct lists *ls, const struct matcher *m, uint64_t count
 	(void)ls;
 	matcher_count_holders(m, false, all);
 	memcpy(counts, all, LISTS_SLOTS * sizeof(*counts));
+}
+
+/* ---- the entry set's other changes, by name (lists.h) ---- */
+
+_Static_assert(PERSIST_WINDOW_UNKNOWN == MATCH_WINDOW_ANY, "a snapshot that does not say lets the matcher choose");
+
+static struct match_config match_config_of(const struct config *cfg)
+{
+	return (struct match_config){
+		.layout = cfg->layout, .choices = cfg->choices, .hashes = cfg->hashes,
+		.rounds = cfg->rounds, .memory = cfg->memory, .bits_per_entry = cfg->bits_per_entry,
+		.bits_per_window = cfg->bits_per_window, .window = cfg->window, .algo = cfg->hash,
+	};
+}
+
+struct matcher *lists_matcher_new(const struct config *cfg, const struct hash_key *keys, char *err, size_t errlen)
+{
+	struct match_config mc = match_config_of(cfg);
+
+	mc.keys = keys;
+	if (keys)
+		mc.algo = keys[0].algo;
+	return matcher_new(&mc, err, errlen);
+}
+
+int lists_check_filter(const struct config *cfg, char *err, size_t errlen)
+{
+	struct match_config mc = match_config_of(cfg);
+
+	return matcher_check_config(&mc, err, errlen);
+}
+
+bool lists_refilter(struct matcher *m, const struct config *cfg)
+{
+	struct match_config mc = match_config_of(cfg);
+
+	return matcher_reconfigure(m, &mc, NULL, 0) > 0;
+}
+
+int lists_restore_entry(struct matcher *m, const struct entry *e, unsigned group, unsigned window, char *err,
+			size_t errlen)
+{
+	return matcher_add_restored(m, e, group, window, err, errlen);
+}
+
+int lists_build(struct matcher *m, const struct filter_params *restored, char *err, size_t errlen)
+{
+	return restored ? matcher_build_restored(m, restored, err, errlen) : matcher_build_online(m, err, errlen);
+}
+
+void lists_placed_online(struct matcher *m)
+{
+	matcher_placed_online(m);
+}
+
+int lists_local_hold(struct matcher *m, const struct entry *e, char *err, size_t errlen)
+{
+	return matcher_hold(m, e, MATCH_HOLDER_DEFAULT, err, errlen);
+}
+
+int lists_local_release(struct matcher *m, const struct entry *e, uint32_t *left)
+{
+	return matcher_release(m, e, MATCH_HOLDER_DEFAULT, left);
+}
+
+bool lists_take_entry(struct matcher *m, int i, const struct entry *e)
+{
+	char err[256];
+
+	BLOOMD_CHECK(i > 0 && i < LISTS_SLOTS);
+	return matcher_hold(m, e, 1u << i, err, sizeof(err)) >= 0; /* without memory, lists_take does it */
+}
+
+bool lists_drop_entry(struct matcher *m, int i, const struct entry *e)
+{
+	uint32_t left;
+
+	BLOOMD_CHECK(i > 0 && i < LISTS_SLOTS);
+	return matcher_release(m, e, 1u << i, &left) == 0;
+}
+
+int lists_mark(struct matcher *m, const struct entry *e, char *err, size_t errlen)
+{
+	return matcher_hold(m, e, LISTS_STAGING, err, errlen);
+}
+
+void lists_unmark_all(struct matcher *m)
+{
+	matcher_rehold(m, 0, LISTS_STAGING, NULL);
 }

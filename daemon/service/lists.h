@@ -1,4 +1,4 @@
-/* lists.h - the running entry lists: a holder each, versions swapped in whole, labels for alerts. */
+/* lists.h - the entry set's owner: the running lists, a holder each, versions swapped in whole, labels for alerts. */
 /* SPDX-License-Identifier: BSD-2-Clause */
 #ifndef BLOOMD_LISTS_H
 #define BLOOMD_LISTS_H
@@ -10,9 +10,11 @@
 
 #include "config.h"
 #include "feed.h"
+#include "filter.h"
+#include "hash.h"
 #include "labels.h"
 #include "log.h"
-#include "match.h"
+#include "match_view.h"
 #include "ttl.h"
 
 /*
@@ -67,6 +69,56 @@ struct lists {
 	bool staged_change;                  /* the staged version is a change to the list's current one */
 	struct ttl *staged_deleted;          /* the entries it deletes (a set: their time is 1) */
 };
+
+/*
+ * lists.c owns the entry set: it alone changes which entries the matcher
+ * holds and for whom (matcher_hold, release, rehold and the builds, in
+ * match.h); every other file reads it through match_view.h and asks for a
+ * change by name below (tests/layers.t). So the holder bits, and the order
+ * that keeps every entry held while it moves, are decided in one file.
+ */
+
+/* The matcher cfg's [filter] and [signatures] describe; keys: a snapshot's secrets ([2]), or NULL for fresh ones. */
+struct matcher *lists_matcher_new(const struct config *cfg, const struct hash_key *keys, char *err, size_t errlen);
+/* Whether lists_refilter would take cfg: 0, or -1 with a message. */
+int lists_check_filter(const struct config *cfg, char *err, size_t errlen);
+/* cfg's filter settings for the next rebuild (checked first); whether any changed. */
+bool lists_refilter(struct matcher *m, const struct config *cfg);
+
+/*
+ * A start: a snapshot's entries each in its kept group and signature window
+ * (PERSIST_WINDOW_UNKNOWN: the matcher chooses), then the filters built
+ * with the snapshot's parameters (restored non-NULL, [2]) or by online
+ * insertion (NULL). Entries added after the build (a list read after a
+ * snapshot's) are placed online: lists_placed_online says so.
+ */
+int lists_restore_entry(struct matcher *m, const struct entry *e, unsigned group, unsigned window, char *err,
+			size_t errlen);
+int lists_build(struct matcher *m, const struct filter_params *restored, char *err, size_t errlen);
+void lists_placed_online(struct matcher *m);
+
+/* The local list (slot 0, what bloomctl and the journal add): e held by it, -1 with a message. */
+int lists_local_hold(struct matcher *m, const struct entry *e, char *err, size_t errlen);
+/* e no longer the local list's: 0 (*left: who holds it now), or 1 if it was not stored. */
+int lists_local_release(struct matcher *m, const struct entry *e, uint32_t *left);
+
+/*
+ * A version taken in slices (service_slices.c): one entry of the staged
+ * version held by list i, or one the staged version lacks released from
+ * it, ahead of the lists_take that ends it. true once done (false: no
+ * memory, or not held: lists_take does what is left).
+ */
+bool lists_take_entry(struct matcher *m, int i, const struct entry *e);
+bool lists_drop_entry(struct matcher *m, int i, const struct entry *e);
+
+/*
+ * While the cluster's snapshot is restored: an entry marked (held by
+ * LISTS_STAGING, no match on its own) is one the snapshot has, or an
+ * operator changed meanwhile, and is not undone by the snapshot's end;
+ * lists_unmark_all drops every mark once it is done.
+ */
+int lists_mark(struct matcher *m, const struct entry *e, char *err, size_t errlen);
+void lists_unmark_all(struct matcher *m);
 
 /* -1 without memory. */
 int lists_init(struct lists *ls);

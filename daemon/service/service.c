@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "log.h"
+#include "match_copy.h"
 #include "service_internal.h"
 
 const struct config *service_config(const struct service *s)

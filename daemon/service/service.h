@@ -14,7 +14,7 @@
 #include "engine.h"
 #include "entry.h"
 #include "events.h"
-#include "match.h"
+#include "match_view.h"
 #include "packet.h"
 #include "persist.h"
 #include "rebuild.h"

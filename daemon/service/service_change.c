@@ -106,7 +106,7 @@ void service_stream_restoring(struct service *s, enum service_restore state)
 
 	if (state == RESTORE_BEGUN && sc->restore == RESTORE_WAITING)
 		for (size_t at = 0; entry_run_next(&sc->changed_meanwhile, &at, &e);)
-			if (matcher_hold(s->matcher, &e, LISTS_STAGING, err, sizeof(err)) < 0)
+			if (lists_mark(s->matcher, &e, err, sizeof(err)) < 0)
 				mark_failed(err);
 	if (state != RESTORE_WAITING)
 		entry_run_free(&sc->changed_meanwhile);
@@ -121,7 +121,7 @@ static void mark_past_snapshot(struct service *s, enum service_origin from, cons
 	if (!shared(s, from) || s->cluster.restore == RESTORE_NONE)
 		return;
 	if (s->cluster.restore == RESTORE_WAITING ? entry_run_add(&s->cluster.changed_meanwhile, e) < 0
-						 : matcher_hold(s->matcher, e, LISTS_STAGING, err, sizeof(err)) < 0)
+						 : lists_mark(s->matcher, e, err, sizeof(err)) < 0)
 		mark_failed(err);
 }
 
@@ -148,7 +148,7 @@ int service_add(struct service *s, const struct entry *e, uint64_t expiry, enum 
 
 	if (was_local && before == expiry)
 		return 1;
-	if (matcher_hold(s->matcher, e, MATCH_HOLDER_DEFAULT, err, errlen) < 0)
+	if (lists_local_hold(s->matcher, e, err, errlen) < 0)
 		return -1;
 	/* Undone on failure: a new hold goes, one there already keeps its expiry; the real cause is said. */
 	if (ttl_set(s->durable.ttl, e, expiry) < 0) {
@@ -162,7 +162,7 @@ int service_add(struct service *s, const struct entry *e, uint64_t expiry, enum 
 		return was_local ? 1 : 0;
 	}
 	if (!was_local)
-		matcher_release(s->matcher, e, MATCH_HOLDER_DEFAULT, &left);
+		lists_local_release(s->matcher, e, &left);
 	ttl_set(s->durable.ttl, e, was_local ? before : 0);
 	return -1;
 }
@@ -182,7 +182,7 @@ int service_del(struct service *s, const struct entry *e, enum service_origin fr
 	}
 	if (journal(s, from, PERSIST_DEL, e, 0, err, errlen) < 0)
 		return -1; /* not journaled: not done, or a restart would bring it back */
-	matcher_release(s->matcher, e, MATCH_HOLDER_DEFAULT, still_held);
+	lists_local_release(s->matcher, e, still_held);
 	ttl_set(s->durable.ttl, e, 0);
 	share(s, from, CLUSTER_DEL, e, 0);
 	mark_past_snapshot(s, from, e);

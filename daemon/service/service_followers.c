@@ -2,6 +2,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include "service.h"
 
+#include "match_copy.h"
 #include "service_internal.h"
 
 const struct match_log *service_followers_log(const struct service *s, bool *whole)

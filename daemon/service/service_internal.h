@@ -69,19 +69,10 @@ struct service {
  *   service_api.c     the control socket and the metrics endpoint
  */
 
-/* The clock, and the configuration's views: what its settings are to the matcher and the outputs. */
+/* The clock, and the configuration's view: what its settings are to the outputs. */
 static inline uint64_t service_now(void)
 {
 	return (uint64_t)time(NULL);
-}
-
-static inline struct match_config service_match_config(const struct config *cfg)
-{
-	return (struct match_config){
-		.layout = cfg->layout, .choices = cfg->choices, .hashes = cfg->hashes,
-		.rounds = cfg->rounds, .memory = cfg->memory, .bits_per_entry = cfg->bits_per_entry,
-		.bits_per_window = cfg->bits_per_window, .window = cfg->window, .algo = cfg->hash,
-	};
 }
 
 static inline struct events_options service_events_options(const struct config *cfg)

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "match_copy.h"
 #include "service_internal.h"
 #include "setmirror.h"
 

@@ -104,7 +104,6 @@ void service_reload(struct service *s, service_reloaded_cb done, void *ctx)
 	json_t *found = json_array(), *restart = json_array();
 	struct config *fresh = config_load(s->cfg->path, collect_problem, found), *old = s->cfg;
 	struct reloading *rl = calloc(1, sizeof(*rl));
-	struct match_config mc;
 	char err[512];
 
 	if (fresh == NULL || rl == NULL) {
@@ -118,13 +117,12 @@ void service_reload(struct service *s, service_reloaded_cb done, void *ctx)
 	}
 	config_keep_running(old, fresh, restart_needed, restart);
 	/* Everything that can fail first; only then is anything of the running daemon changed. */
-	mc = service_match_config(fresh);
 	struct events_options eo = service_events_options(fresh);
 	struct events *ev = NULL;
 	struct thresholds *rules = NULL;
 	if (service_thresholds_load(fresh, &rules, collect_problem, found) < 0)
 		goto refuse;
-	if (matcher_check_config(&mc, err, sizeof(err)) < 0 ||
+	if (lists_check_filter(fresh, err, sizeof(err)) < 0 ||
 	    (outputs_changed(fresh, old) && (ev = events_open(&eo, err, sizeof(err))) == NULL)) {
 		json_array_append_new(found, json_string(err));
 		thresholds_free(rules);
@@ -135,8 +133,7 @@ void service_reload(struct service *s, service_reloaded_cb done, void *ctx)
 	struct thresholds *old_rules = s->engine.thresholds;
 	engine_set_tables(&s->engine, s->engine.flows, rules);
 	thresholds_free(old_rules);
-	int changed = matcher_reconfigure(s->matcher, &mc, NULL, 0); /* checked above: it cannot fail */
-	rl->rebuild = changed > 0;
+	rl->rebuild = lists_refilter(s->matcher, fresh); /* checked above: it cannot fail */
 	s->cfg = fresh;
 	/* Before the old configuration goes: the lists point into it. Each list is taken or refused on its own. */
 	service_lists_reload(s, fresh, &rl->lists, lists_reloaded, rl);
@@ -148,7 +145,7 @@ void service_reload(struct service *s, service_reloaded_cb done, void *ctx)
 	    service_alert_policy(s) < 0)
 		log_error("reload: out of memory for the flow table: alerts go on as they were");
 	config_free(old);
-	if (changed)
+	if (rl->rebuild)
 		service_rebuild_settings_changed(s);
 	for (size_t i = 0; i < json_array_size(restart); i++)
 		log_warning("reload: %s takes effect at the next start", json_string_value(json_array_get(restart, i)));

@@ -113,7 +113,7 @@ static void finish(struct slicing *sl, int rc, const char *err)
 /* A snapshot restored (rc 0), or not (-1, err: the cluster asks for it again later): its marks go. */
 static bool restore_done(struct slicing *sl, int rc, const char *err)
 {
-	matcher_rehold(sl->s->matcher, 0, LISTS_STAGING, NULL);
+	lists_unmark_all(sl->s->matcher);
 	finish(sl, rc, err);
 	return false;
 }
@@ -261,7 +261,7 @@ static bool restore_slice(struct slicing *sl)
 		if (entry_parse_expiry(line, &e, service_now(), &expires, err, sizeof(err)) != 1 ||
 		    (matcher_holders(s->matcher, &e) & LISTS_STAGING))
 			continue;
-		if (matcher_hold(s->matcher, &e, LISTS_STAGING, err, sizeof(err)) < 0 ||
+		if (lists_mark(s->matcher, &e, err, sizeof(err)) < 0 ||
 		    service_add(s, &e, expires, SERVICE_FROM_STREAM, err, sizeof(err)) < 0)
 			rc = -1;
 	}
@@ -365,9 +365,9 @@ static bool walk_slice(struct slicing *sl)
 	matcher_walk(s->matcher, 0, sl->phase == ADDING ? LISTS_STAGING : bit, &sl->walk, SLICE_VISITS, pick, sl);
 	for (size_t at = 0; entry_run_next(&sl->picked, &at, &e);) {
 		if (sl->phase == ADDING)
-			sl->added += matcher_hold(s->matcher, &e, bit, err, sizeof(err)) >= 0;
+			sl->added += lists_take_entry(s->matcher, sl->list, &e);
 		else if (!sl->restore)
-			sl->removed += matcher_release(s->matcher, &e, bit, &left) == 0;
+			sl->removed += lists_drop_entry(s->matcher, sl->list, &e);
 		else if (service_del(s, &e, SERVICE_FROM_STREAM, &left, err, sizeof(err)) < 0)
 			return restore_done(sl, -1, err);
 	}
@@ -549,7 +549,7 @@ void service_slices_cancel(struct service *s)
 
 		if (sl->restore) { /* its marks go; the next start restores it again */
 			if (begun)
-				matcher_rehold(s->matcher, 0, LISTS_STAGING, NULL);
+				lists_unmark_all(s->matcher);
 			service_stream_restoring(s, RESTORE_NONE);
 		} else if (begun) /* not yet kept: what it staged goes, and its list says why */
 			lists_unstage(&s->lists, s->matcher, list, &sl->r, "stopped before it was taken");

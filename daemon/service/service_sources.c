@@ -12,6 +12,7 @@
 #include "clock.h"
 #include "error.h"
 #include "log.h"
+#include "match_copy.h"
 #include "packet.h"
 #include "service_internal.h"
 #include "stats.h"

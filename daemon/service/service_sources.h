@@ -10,7 +10,7 @@
 
 #include "capture.h"
 #include "inline.h"
-#include "match.h"
+#include "match_view.h"
 #include "service.h"
 #include "workers.h"
 

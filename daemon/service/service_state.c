@@ -26,21 +26,15 @@ struct loading {
 
 static int make_matcher(struct service *s, const struct hash_key *keys)
 {
-	struct match_config mc = service_match_config(s->cfg);
 	char err[256];
 
-	mc.keys = keys;
-	if (keys)
-		mc.algo = keys[0].algo;
-	s->matcher = matcher_new(&mc, err, sizeof(err));
+	s->matcher = lists_matcher_new(s->cfg, keys, err, sizeof(err));
 	if (s->matcher == NULL)
 		log_error("%s", err);
 	else if (s->engine.scratch == NULL && (s->engine.scratch = matcher_scratch_new()) == NULL)
 		log_error("out of memory for the loop's scratch");
 	return s->matcher && s->engine.scratch ? 0 : -1;
 }
-
-_Static_assert(PERSIST_WINDOW_UNKNOWN == MATCH_WINDOW_ANY, "a snapshot that does not say lets the matcher choose");
 
 static int restore_entry(void *ctx, const struct entry *e, unsigned group, unsigned window, uint64_t expiry)
 {
@@ -55,7 +49,7 @@ static int restore_entry(void *ctx, const struct entry *e, unsigned group, unsig
 	}
 	if (expiry && expiry <= ld->now)
 		return 0; /* expired while bloomd was down */
-	if (matcher_add_restored(s->matcher, e, group, window, err, sizeof(err)) < 0 ||
+	if (lists_restore_entry(s->matcher, e, group, window, err, sizeof(err)) < 0 ||
 	    ttl_set(s->durable.ttl, e, expiry) < 0) {
 		log_error("snapshot: %s", err);
 		return -1;
@@ -71,11 +65,11 @@ static int replay_record(void *ctx, enum persist_op op, const struct entry *e, u
 
 	if (op == PERSIST_DEL || (expiry && expiry <= ld->now)) {
 		uint32_t left;
-		matcher_release(s->matcher, e, MATCH_HOLDER_DEFAULT, &left);
+		lists_local_release(s->matcher, e, &left);
 		ttl_set(s->durable.ttl, e, 0);
 		return 0;
 	}
-	if (matcher_add(s->matcher, e, err, sizeof(err)) < 0 || ttl_set(s->durable.ttl, e, expiry) < 0) {
+	if (lists_local_hold(s->matcher, e, err, sizeof(err)) < 0 || ttl_set(s->durable.ttl, e, expiry) < 0) {
 		log_error("journal: %s %s: %s", entry_kind_name(e->kind),
 			  entry_format_value(e->kind, e->key, e->len, text, sizeof(text)), err);
 		return -1;
@@ -115,7 +109,7 @@ static int load_state(struct service *s, struct loading *ld)
 	s->durable.restored = rc == 0;
 	if (rc == 0) {
 		struct filter_params params[2] = { h.filter[0].params, h.filter[1].params };
-		if (matcher_build_restored(s->matcher, params, err, sizeof(err)) < 0) {
+		if (lists_build(s->matcher, params, err, sizeof(err)) < 0) {
 			log_error("%s", err);
 			return -1;
 		}
@@ -176,7 +170,7 @@ int service_load(struct service *s, struct config *cfg, bool use_store, bool che
 		return -1;
 	/* The snapshot holds the local list: the lists' entries went into its filters online. */
 	if (s->durable.restored && matcher_entries_all(s->matcher) > restored)
-		matcher_placed_online(s->matcher);
+		lists_placed_online(s->matcher);
 	if (check_only)
 		return 0;
 	if (service_action_open(s) < 0)
@@ -186,7 +180,7 @@ int service_load(struct service *s, struct config *cfg, bool use_store, bool che
 	 * pass: bloomd protects at once, and the offline rounds follow in a
 	 * background rebuild once it runs (service_rebuild_optimise).
 	 */
-	if (!s->durable.restored && matcher_build_online(s->matcher, err, sizeof(err)) < 0) {
+	if (!s->durable.restored && lists_build(s->matcher, NULL, err, sizeof(err)) < 0) {
 		log_error("%s", err);
 		return -1;
 	}

@@ -9,6 +9,7 @@
 
 #include "arena.h"
 #include "log.h"
+#include "match_copy.h"
 #include "packet.h"
 #include "service_internal.h"
 #include "xdp.h"

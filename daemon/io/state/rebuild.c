@@ -15,6 +15,7 @@
 
 #include "clock.h"
 #include "error.h"
+#include "match.h"
 
 /*
  * Two trips to a thread: first to allocate and touch the copies' memory
