@@ -70,7 +70,7 @@ BENCH_LIBS  := $(call pkg_flags,--libs,libhs) -lbloom
 INC_core    = -Idaemon/core
 INC_packet  = $(INC_core) -Idaemon/packet
 # The io layer is a folder per subsystem (daemon/README), its headers seen by the whole layer.
-IO_SUBSYSTEMS = capture enforce cluster state control config sys
+IO_SUBSYSTEMS = capture action cluster state control config sys
 INC_io      = $(INC_packet) $(IO_SUBSYSTEMS:%=-Idaemon/io/%) -I$(BUILD)/bpf -isystem third_party
 INC_service = $(INC_io) -Idaemon/service
 # The programs, tools, benchmarks and tests see every layer.
@@ -156,7 +156,7 @@ $(BUILD)/bpf/%.skel.h: $(BUILD)/bpf/%.bpf.o
 	@command -v bpftool >/dev/null || PATH=$$PATH:/usr/sbin command -v bpftool >/dev/null || \
 		{ echo "missing bpftool (makes the XDP program's skeleton): run 'make deps' first" >&2; exit 1; }
 	PATH=$$PATH:/usr/sbin bpftool gen skeleton $< name $* > $@.tmp && mv $@.tmp $@
-$(BUILD)/daemon/io/enforce/xdp.o: $(BUILD)/bpf/xdp_drop.skel.h
+$(BUILD)/daemon/io/action/action_xdp.o: $(BUILD)/bpf/xdp_drop.skel.h
 $(BUILD)/bench/benchxdp.o: $(BUILD)/bpf/xdp_bench.skel.h
 
 $(BUILD)/bloomd: $(BUILD)/daemon/service/main.o $(DAEMON_LIB) $(CORE_LIB)

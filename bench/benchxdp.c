@@ -14,9 +14,9 @@
 #include <bpf/libbpf.h>
 #include <linux/bpf.h>
 
+#include "action_xdp.h"
 #include "bench.h"
 #include "rng.h"
-#include "xdp.h"
 
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wcast-qual"
@@ -132,7 +132,7 @@ static struct xdp_bench *peers_load(uint64_t n, int family, char *err, size_t er
 }
 
 /* The peers' maps and bloomd's set, each holding the present keys. */
-static int fill(struct xdp_bench *skel, struct xdp *x, const struct bench_keys *k, int family, char *err, size_t errlen)
+static int fill(struct xdp_bench *skel, struct action_xdp *x, const struct bench_keys *k, int family, char *err, size_t errlen)
 {
 	size_t alen = family == 4 ? 4 : 16;
 	uint32_t one = 1;
@@ -149,7 +149,7 @@ static int fill(struct xdp_bench *skel, struct xdp *x, const struct bench_keys *
 			snprintf(err, errlen, "cannot fill the peers' maps: %s", strerror(errno));
 			return -1;
 		}
-		if (xdp_put(x, ENTRY_ADDR, key, alen, XDP_ACTION_DROP, err, errlen) < 0)
+		if (action_xdp_put(x, ENTRY_ADDR, key, alen, XDP_ACTION_DROP, err, errlen) < 0)
 			return -1;
 	}
 	return 0;
@@ -216,11 +216,11 @@ static int xdp_filter_fill(struct bpf_object *obj, const struct bench_keys *k, i
 static const char *const PROGRAMS[] = { "bloomd", "hash map", "LPM trie", "bloom map", "xdp-filter", "parse floor" };
 #define NPROGRAMS 6
 
-static int program_fd(const struct xdp_bench *skel, const struct xdp *x, struct bpf_object *xdp_filter, unsigned p)
+static int program_fd(const struct xdp_bench *skel, const struct action_xdp *x, struct bpf_object *action_xdp_filter, unsigned p)
 {
 	switch (p) {
 	case 0:
-		return xdp_program_fd(x);
+		return action_xdp_program_fd(x);
 	case 1:
 		return bpf_program__fd(skel->progs.peer_hash);
 	case 2:
@@ -228,7 +228,7 @@ static int program_fd(const struct xdp_bench *skel, const struct xdp *x, struct 
 	case 3:
 		return bpf_program__fd(skel->progs.peer_bloom);
 	case 4:
-		return xdp_filter ? bpf_program__fd(bpf_object__next_program(xdp_filter, NULL)) : -1;
+		return action_xdp_filter ? bpf_program__fd(bpf_object__next_program(action_xdp_filter, NULL)) : -1;
 	default:
 		return bpf_program__fd(skel->progs.peer_floor);
 	}
@@ -238,11 +238,11 @@ static int bench_size(uint64_t n, int family, const struct xdp_opts *o, char *er
 {
 	struct rng r;
 	struct bench_keys k = { .n = n, .present = malloc(n * 16), .absent = malloc(n * 16) };
-	struct xdp_options xo = { .events_rate = 0, .choices = 2, .bits_per_entry = 16, .capacity = n,
+	struct action_xdp_options xo = { .events_rate = 0, .choices = 2, .bits_per_entry = 16, .capacity = n,
 				  .long_capacity = family == 6 ? n : 0 };
-	struct xdp *x = NULL;
+	struct action_xdp *x = NULL;
 	struct bench_run br = { .family = family };
-	struct bpf_object *xdp_filter = NULL;
+	struct bpf_object *action_xdp_filter = NULL;
 	int rc = -1;
 
 	rng_seed(&r, 0xbe7c4 + n + (uint64_t)family);
@@ -250,7 +250,7 @@ static int bench_size(uint64_t n, int family, const struct xdp_opts *o, char *er
 		goto out;
 	random_keys(&r, k.present, n);
 	random_keys(&r, k.absent, n);
-	if ((x = xdp_open(NULL, &xo, NULL, NULL, err, errlen)) == NULL ||
+	if ((x = action_xdp_open(NULL, &xo, NULL, NULL, err, errlen)) == NULL ||
 	    (br.skel = peers_load(n, family, err, errlen)) == NULL || fill(br.skel, x, &k, family, err, errlen) < 0)
 		goto out;
 	br.keys_len = (n * 16 + 4095) & ~(size_t)4095;
@@ -261,21 +261,21 @@ static int bench_size(uint64_t n, int family, const struct xdp_opts *o, char *er
 		goto out;
 	}
 	char why[256] = "";
-	xdp_filter = xdp_filter_load(n, why, sizeof(why));
-	if (xdp_filter && xdp_filter_fill(xdp_filter, &k, family, why, sizeof(why)) < 0) {
-		bpf_object__close(xdp_filter);
-		xdp_filter = NULL;
+	action_xdp_filter = xdp_filter_load(n, why, sizeof(why));
+	if (action_xdp_filter && xdp_filter_fill(action_xdp_filter, &k, family, why, sizeof(why)) < 0) {
+		bpf_object__close(action_xdp_filter);
+		action_xdp_filter = NULL;
 	}
 	double absent[NPROGRAMS][3], present[NPROGRAMS][3];
 	for (unsigned p = 0; p < NPROGRAMS; p++) {
-		int fd = program_fd(br.skel, x, xdp_filter, p);
+		int fd = program_fd(br.skel, x, action_xdp_filter, p);
 		if (fd < 0)
 			continue;
 		measure(&br, fd, (const uint8_t(*)[16])k.absent, n, o, &absent[p][0], &absent[p][1], &absent[p][2]);
 		measure(&br, fd, (const uint8_t(*)[16])k.present, n, o, &present[p][0], &present[p][1], &present[p][2]);
 	}
 	for (unsigned p = 0; p < NPROGRAMS; p++)
-		if (program_fd(br.skel, x, xdp_filter, p) < 0)
+		if (program_fd(br.skel, x, action_xdp_filter, p) < 0)
 			printf("%-12s IPv%d %8llu  skipped: %s\n", PROGRAMS[p], family, (unsigned long long)n, why);
 		else
 			printf("%-12s IPv%d %8llu  %7.1f [%5.1f-%5.1f]  %5.2fx  %7.1f [%5.1f-%5.1f]  %5.2fx\n", PROGRAMS[p], family,
@@ -283,11 +283,11 @@ static int bench_size(uint64_t n, int family, const struct xdp_opts *o, char *er
 		       present[p][0], present[p][1], present[p][2], present[p][0] / present[1][0]);
 	rc = 0;
 out:
-	bpf_object__close(xdp_filter);
+	bpf_object__close(action_xdp_filter);
 	if (br.keys)
 		munmap(br.keys, br.keys_len);
 	xdp_bench__destroy(br.skel);
-	xdp_close(x);
+	action_xdp_close(x);
 	free(k.present);
 	free(k.absent);
 	return rc;

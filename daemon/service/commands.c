@@ -14,7 +14,7 @@
 #include "entry.h"
 #include "error.h"
 #include "log.h"
-#include "persist.h"
+#include "state.h"
 #include "stats.h"
 
 /* ---- entry commands ---- */
@@ -149,7 +149,7 @@ static int cmd_metrics(struct command *c)
 static int cmd_version(struct command *c)
 {
 	json_object_set_new(c->reply, "version", json_string(BLOOMD_VERSION));
-	json_object_set_new(c->reply, "state_format", json_integer(PERSIST_VERSION));
+	json_object_set_new(c->reply, "state_format", json_integer(STATE_VERSION));
 	return 0;
 }
 

@@ -9,7 +9,7 @@
 #include "check.h"
 #include "error.h"
 #include "match.h"
-#include "persist.h"
+#include "state.h"
 
 _Static_assert(LISTS_SLOTS == CONFIG_MAX_LISTS, "a holder bit for every list the configuration may name");
 _Static_assert(LISTS_STAGING == 1u << LISTS_SLOTS, "staging is the bit above the lists' own");
@@ -24,10 +24,10 @@ int lists_init(struct lists *ls)
 void lists_free(struct lists *ls)
 {
 	for (int i = 0; i <= LISTS_SLOTS; i++) {
-		ttl_free(ls->expiry[i]);
+		state_ttl_free(ls->expiry[i]);
 		ls->expiry[i] = NULL;
 	}
-	ttl_free(ls->staged_deleted);
+	state_ttl_free(ls->staged_deleted);
 	ls->staged_deleted = NULL;
 	labels_free(ls->labels);
 	ls->labels = NULL;
@@ -68,7 +68,7 @@ static uint64_t lists_flush(struct lists *ls, struct matcher *m, int i)
 {
 	BLOOMD_CHECK(i >= 0 && i < LISTS_SLOTS);
 	labels_move(ls->labels, -1, (unsigned)i);
-	ttl_free(ls->expiry[i]);
+	state_ttl_free(ls->expiry[i]);
 	ls->expiry[i] = NULL;
 	return matcher_rehold(m, 0, 1u << i, NULL);
 }
@@ -153,27 +153,27 @@ static int note_exception(struct lists *ls, const struct entry *e)
  */
 static int stage_expiry(struct lists *ls, const struct matcher *m, const struct entry *e, uint64_t expires)
 {
-	struct ttl **staged = &ls->expiry[LISTS_SLOTS];
+	struct state_ttl **staged = &ls->expiry[LISTS_SLOTS];
 
 	if (expires == 0 && *staged == NULL)
 		return 0;
 	if (matcher_holders(m, e) & LISTS_STAGING) {
-		uint64_t had = *staged ? ttl_get(*staged, e) : 0;
+		uint64_t had = *staged ? state_ttl_get(*staged, e) : 0;
 		if (had == 0 || expires == 0)
-			return had ? ttl_set(*staged, e, 0) : 0;
+			return had ? state_ttl_set(*staged, e, 0) : 0;
 		expires = had > expires ? had : expires;
 	}
 	if (expires == 0)
 		return 0;
-	return (*staged == NULL && (*staged = ttl_new()) == NULL) ? -1 : ttl_set(*staged, e, expires);
+	return (*staged == NULL && (*staged = state_ttl_new()) == NULL) ? -1 : state_ttl_set(*staged, e, expires);
 }
 
 /* An entry the staged change deletes from the list: it is not carried into the version. */
 static int stage_deleted(struct lists *ls, const struct entry *e)
 {
-	if (ls->staged_deleted == NULL && (ls->staged_deleted = ttl_new()) == NULL)
+	if (ls->staged_deleted == NULL && (ls->staged_deleted = state_ttl_new()) == NULL)
 		return -1;
-	return ttl_set(ls->staged_deleted, e, 1);
+	return state_ttl_set(ls->staged_deleted, e, 1);
 }
 
 static int stage_entry(void *ctx, const struct entry *e, uint64_t expires, const struct entry_labels *labels,
@@ -300,7 +300,7 @@ static int staged_prefix(void *ctx, const struct entry *e, unsigned group, uint3
 static int apply_exception(struct lists *ls, struct matcher *m, const struct list_exception *x, char *err, size_t errlen)
 {
 	struct covering_prefixes cp = { .bits_max = x->bits };
-	struct ttl *staged = ls->expiry[LISTS_SLOTS];
+	struct state_ttl *staged = ls->expiry[LISTS_SLOTS];
 	struct entry e;
 	uint8_t sibling[16];
 	uint32_t left;
@@ -308,9 +308,9 @@ static int apply_exception(struct lists *ls, struct matcher *m, const struct lis
 	matcher_covering(m, x->addr, x->alen, staged_prefix, &cp);
 	for (unsigned k = 0; k < cp.n; k++) {
 		prefix_entry(x->addr, x->alen, cp.bits[k], &e);
-		uint64_t expires = staged ? ttl_get(staged, &e) : 0;
+		uint64_t expires = staged ? state_ttl_get(staged, &e) : 0;
 		matcher_release(m, &e, LISTS_STAGING, &left);
-		if (expires && ttl_set(staged, &e, 0) < 0)
+		if (expires && state_ttl_set(staged, &e, 0) < 0)
 			goto no_memory;
 		for (unsigned b = cp.bits[k] + 1u; b <= x->bits; b++) {
 			memcpy(sibling, x->addr, x->alen);
@@ -376,7 +376,7 @@ static void guard(const struct list_config *lc, const struct matcher *m, int i, 
 /* The entries of list i a staged change keeps: neither staged again nor deleted. */
 struct carrying {
 	uint32_t bit;
-	const struct ttl *deleted;
+	const struct state_ttl *deleted;
 	struct entry_run picked;
 	bool failed;
 };
@@ -386,7 +386,7 @@ static int pick_carried(void *ctx, const struct entry *e, unsigned group, uint32
 	struct carrying *c = ctx;
 
 	(void)group;
-	if (!(holders & c->bit) || (holders & LISTS_STAGING) || (c->deleted && ttl_get(c->deleted, e)))
+	if (!(holders & c->bit) || (holders & LISTS_STAGING) || (c->deleted && state_ttl_get(c->deleted, e)))
 		return 0;
 	if (entry_run_add(&c->picked, e) < 0) {
 		c->failed = true;
@@ -399,16 +399,16 @@ static int pick_carried(void *ctx, const struct entry *e, unsigned group, uint32
 static void carry_forward(struct lists *ls, struct matcher *m, int i, struct list_load *r)
 {
 	struct carrying c = { .bit = 1u << i, .deleted = ls->staged_deleted };
-	struct ttl **staged = &ls->expiry[LISTS_SLOTS];
+	struct state_ttl **staged = &ls->expiry[LISTS_SLOTS];
 	struct entry e;
 	struct entry_labels own;
 	char err[256] = "out of memory";
 
 	matcher_foreach(m, 0, pick_carried, &c);
 	for (size_t at = 0; !c.failed && entry_run_next(&c.picked, &at, &e);) {
-		uint64_t expires = ls->expiry[i] ? ttl_get(ls->expiry[i], &e) : 0;
+		uint64_t expires = ls->expiry[i] ? state_ttl_get(ls->expiry[i], &e) : 0;
 		c.failed = matcher_hold(m, &e, LISTS_STAGING, err, sizeof(err)) < 0 ||
-			   (expires && ((*staged == NULL && (*staged = ttl_new()) == NULL) || ttl_set(*staged, &e, expires) < 0)) ||
+			   (expires && ((*staged == NULL && (*staged = state_ttl_new()) == NULL) || state_ttl_set(*staged, &e, expires) < 0)) ||
 			   (labels_get(ls->labels, e.kind, e.key, e.len, (unsigned)i, &own) &&
 			    labels_set(ls->labels, &e, LISTS_SLOTS, &own) < 0);
 		r->entries++;
@@ -429,7 +429,7 @@ int lists_stage_done(struct lists *ls, struct matcher *m, int i, bool guarded, s
 	if (r->error[0] == '\0' && ls->staged_change)
 		carry_forward(ls, m, i, r);
 	ls->staged_change = false;
-	ttl_free(ls->staged_deleted);
+	state_ttl_free(ls->staged_deleted);
 	ls->staged_deleted = NULL;
 	if (r->error[0] == '\0')
 		apply_exceptions(ls, m, r);
@@ -461,7 +461,7 @@ bool lists_take(struct lists *ls, struct matcher *m, int i, uint64_t now, struct
 	r->added += added;
 	labels_move(ls->labels, LISTS_SLOTS, (unsigned)i);
 	bool timed = ls->expiry[i] || ls->expiry[LISTS_SLOTS];
-	ttl_free(ls->expiry[i]); /* the new version's times to live, none but its own */
+	state_ttl_free(ls->expiry[i]); /* the new version's times to live, none but its own */
 	ls->expiry[i] = ls->expiry[LISTS_SLOTS];
 	ls->expiry[LISTS_SLOTS] = NULL;
 	l->version++;
@@ -477,10 +477,10 @@ void lists_unstage(struct lists *ls, struct matcher *m, int i, struct list_load 
 	matcher_rehold(m, 0, LISTS_STAGING, NULL); /* the staged version goes whole */
 	ls->nexceptions = 0;                       /* with its exceptions, if it was cut short */
 	ls->staged_change = false;                 /* and what it changed */
-	ttl_free(ls->staged_deleted);
+	state_ttl_free(ls->staged_deleted);
 	ls->staged_deleted = NULL;
 	labels_move(ls->labels, -1, LISTS_SLOTS);
-	ttl_free(ls->expiry[LISTS_SLOTS]);
+	state_ttl_free(ls->expiry[LISTS_SLOTS]);
 	ls->expiry[LISTS_SLOTS] = NULL;
 	if (why != r->error)
 		error_set(r->error, sizeof(r->error), "%s", why);
@@ -492,7 +492,7 @@ void lists_unstage(struct lists *ls, struct matcher *m, int i, struct list_load 
 uint64_t lists_expiry(const struct lists *ls, unsigned slot, const struct entry *e)
 {
 	BLOOMD_CHECK(slot <= LISTS_SLOTS);
-	return ls->expiry[slot] ? ttl_get(ls->expiry[slot], e) : 0;
+	return ls->expiry[slot] ? state_ttl_get(ls->expiry[slot], e) : 0;
 }
 
 uint64_t lists_expire(struct lists *ls, struct matcher *m, uint64_t now, size_t *budget)
@@ -502,7 +502,7 @@ uint64_t lists_expire(struct lists *ls, struct matcher *m, uint64_t now, size_t 
 	uint32_t left;
 
 	for (int i = 1; i < LISTS_SLOTS; i++)
-		while (*budget && ls->expiry[i] && ttl_pop_expired(ls->expiry[i], now, &e) == 1) {
+		while (*budget && ls->expiry[i] && state_ttl_pop_expired(ls->expiry[i], now, &e) == 1) {
 			--*budget;
 			if (!(matcher_holders(m, &e) & LISTS_STAGING)) /* the version on its way decides, when it is taken */
 				released += matcher_release(m, &e, 1u << i, &left) == 0;
@@ -545,7 +545,7 @@ void lists_count(const struct lists *ls, const struct matcher *m, uint64_t count
 
 /* ---- the entry set's other changes, by name (lists.h) ---- */
 
-_Static_assert(PERSIST_WINDOW_UNKNOWN == MATCH_WINDOW_ANY, "a snapshot that does not say lets the matcher choose");
+_Static_assert(STATE_WINDOW_UNKNOWN == MATCH_WINDOW_ANY, "a snapshot that does not say lets the matcher choose");
 
 static struct match_config match_config_of(const struct config *cfg)
 {

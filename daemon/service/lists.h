@@ -15,7 +15,7 @@
 #include "labels.h"
 #include "log.h"
 #include "match_view.h"
-#include "ttl.h"
+#include "state_ttl.h"
 
 /*
  * Each list holds its entries under a holder bit of its own (match.h): bit
@@ -65,9 +65,9 @@ struct lists {
 	struct labels *labels;               /* the labels entries carry inline, by list */
 	struct list_exception *exceptions;   /* the staged version's, applied when it is done */
 	size_t nexceptions, exceptions_cap;
-	struct ttl *expiry[LISTS_SLOTS + 1]; /* by slot, the entries with a time to live; [LISTS_SLOTS]: the staged */
+	struct state_ttl *expiry[LISTS_SLOTS + 1]; /* by slot, the entries with a time to live; [LISTS_SLOTS]: the staged */
 	bool staged_change;                  /* the staged version is a change to the list's current one */
-	struct ttl *staged_deleted;          /* the entries it deletes (a set: their time is 1) */
+	struct state_ttl *staged_deleted;          /* the entries it deletes (a set: their time is 1) */
 };
 
 /*
@@ -87,7 +87,7 @@ bool lists_refilter(struct matcher *m, const struct config *cfg);
 
 /*
  * A start: a snapshot's entries each in its kept group and signature window
- * (PERSIST_WINDOW_UNKNOWN: the matcher chooses), then the filters built
+ * (STATE_WINDOW_UNKNOWN: the matcher chooses), then the filters built
  * with the snapshot's parameters (restored non-NULL, [2]) or by online
  * insertion (NULL). Entries added after the build (a list read after a
  * snapshot's) are placed online: lists_placed_online says so.

@@ -15,10 +15,10 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "action.h"
+#include "action_xdp.h"
 #include "capture.h"
 #include "error.h"
-#include "xdp.h"
-#include "setaction.h"
 
 #define PATH_BYTES 4096
 
@@ -151,14 +151,14 @@ static void check_fetches(struct checking *c, const struct config *cfg)
 /* The XDP program loaded (not attached) and let go: the kernel's BPF and the capabilities to use it. */
 static void check_xdp(struct checking *c, const struct config *cfg, const char *interface)
 {
-	struct xdp_options o = { .interface = interface, .choices = cfg->choices, .bits_per_entry = cfg->bits_per_entry,
+	struct action_xdp_options o = { .interface = interface, .choices = cfg->choices, .bits_per_entry = cfg->bits_per_entry,
 				 .capacity = 64 };
 	char err[512];
-	struct xdp *x = if_nametoindex(interface) ? xdp_open(NULL, &o, NULL, NULL, err, sizeof(err)) : NULL;
+	struct action_xdp *x = if_nametoindex(interface) ? action_xdp_open(NULL, &o, NULL, NULL, err, sizeof(err)) : NULL;
 
 	if (x == NULL && if_nametoindex(interface))
 		problem(c, "[capture] mode = xdp: %s", err);
-	xdp_close(x);
+	action_xdp_close(x);
 }
 
 unsigned preflight_check(const struct config *cfg, const struct preflight_plan *plan,
@@ -193,12 +193,12 @@ unsigned preflight_check(const struct config *cfg, const struct preflight_plan *
 	if (plan->xdp)
 		check_xdp(&c, cfg, plan->interface);
 	if (plan->nfiles == 0 && !cfg->action.manage && (cfg->action.set4 || cfg->action.set6)) { /* the sets must be there (replays block nothing) */
-		struct set_action_options o = { .set4 = cfg->action.set4, .set6 = cfg->action.set6,
+		struct action_options o = { .set4 = cfg->action.set4, .set6 = cfg->action.set6,
 						.timeout = cfg->action.timeout, .rate = cfg->action.rate };
-		struct set_action *a = set_action_open(&o, err, sizeof(err));
+		struct action *a = action_open(&o, err, sizeof(err));
 		if (a == NULL)
 			problem(&c, "%s (the set must exist, with flags timeout; bloomd needs CAP_NET_ADMIN)", err);
-		set_action_close(a);
+		action_close(a);
 	}
 	return c.problems;
 }

@@ -65,7 +65,7 @@ static void service_stop(struct service *s)
 	service_fetch_stop(s); /* before the control socket: a replace waiting for a fetch is answered */
 	service_api_close(s);
 	service_cluster_stop(s);
-	service_durable_close(s);
+	service_state_close(s);
 	service_stop_workers(s); /* first: the matches left in their rings are reported */
 	service_stop_xdp(s);
 	service_sources_close(s);
@@ -81,7 +81,7 @@ static void service_stop(struct service *s)
 	s->matcher = NULL;
 	matcher_scratch_free(s->engine.scratch);
 	s->engine.scratch = NULL;
-	service_durable_free(s);
+	service_state_free(s);
 }
 
 /* ---- what the rest of the daemon reads of it ---- */
@@ -95,7 +95,7 @@ struct service *service_new(void)
 		return NULL;
 	}
 	if (s) {
-		service_durable_init(s);
+		service_state_init(s);
 		service_upkeep_init(s);
 	}
 	return s;

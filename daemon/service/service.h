@@ -16,9 +16,9 @@
 #include "events.h"
 #include "match_view.h"
 #include "packet.h"
-#include "persist.h"
-#include "rebuild.h"
-#include "ttl.h"
+#include "state.h"
+#include "state_rebuild.h"
+#include "state_ttl.h"
 
 /*
  * Every change to the entries goes through service_add and service_del (a
@@ -179,8 +179,8 @@ void service_walk(const struct service *s, enum entry_kind only, uint32_t held, 
 		  size_t max, match_entry_cb cb, void *ctx);
 /* When e expires (Unix seconds), or 0. */
 uint64_t service_expiry(const struct service *s, const struct entry *e);
-/* The local list's entries that expire, and when (ttl.h): read only. */
-const struct ttl *service_local_expiries(const struct service *s);
+/* The local list's entries that expire, and when (state_ttl.h): read only. */
+const struct state_ttl *service_local_expiries(const struct service *s);
 /* How many entries are stored, all kinds. */
 uint64_t service_entries(const struct service *s);
 /* The offline rounds a rebuild makes. */

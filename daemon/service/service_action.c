@@ -10,7 +10,7 @@ static int block_address(void *ctx, const uint8_t *addr, int family)
 {
 	struct service *s = ctx;
 	char err[512] = "";
-	int rc = set_action_block(s->action.sets, addr, family, err, sizeof(err));
+	int rc = action_block(s->action.sets, addr, family, err, sizeof(err));
 
 	if (rc < 0)
 		log_limited(&s->action.errors_logged, 60, LOG_LEVEL_ERROR, "[action]: %s", err);
@@ -60,7 +60,7 @@ int service_blocked(struct service *s, json_t *reply, char *err, size_t errlen)
 		error_set(err, errlen, "no [action] sets: nothing is blocked by bloomd");
 		return -1;
 	}
-	set_action_foreach(s->action.sets, list_blocked, &bl);
+	action_foreach(s->action.sets, list_blocked, &bl);
 	json_object_set_new(reply, "blocked", bl.shown);
 	json_object_set_new(reply, "count", json_integer((json_int_t)bl.count));
 	return 0;
@@ -75,7 +75,7 @@ int service_unblock(struct service *s, const uint8_t *addr, int family, char *er
 		return -1;
 	}
 	char names[256];
-	int rc = set_action_unblock(s->action.sets, addr, family, err, errlen);
+	int rc = action_unblock(s->action.sets, addr, family, err, errlen);
 	if (rc > 0)
 		log_info("[action]: %s unblocked", entry_format_addr(addr, family, text, sizeof(text)));
 	if (rc >= 0 && service_mirror_listing(s, addr, family, names, sizeof(names))) {
@@ -93,7 +93,7 @@ void service_action_check(struct service *s)
 
 	if (s->action.sets == NULL)
 		return;
-	int rc = set_action_check(s->action.sets, err, sizeof(err));
+	int rc = action_check(s->action.sets, err, sizeof(err));
 	if (rc < 0)
 		log_limited(&s->action.errors_logged, 60, LOG_LEVEL_ERROR, "[action]: %s", err);
 	else if (rc > 0)
@@ -104,11 +104,11 @@ void service_action_check(struct service *s)
 
 void service_action_stats(const struct service *s, json_t *o)
 {
-	struct set_action_stats as;
+	struct action_stats as;
 
 	if (s->action.sets == NULL)
 		return;
-	set_action_stats(s->action.sets, &as);
+	action_stats(s->action.sets, &as);
 	json_object_set_new(o, "set_action",
 			    json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:b,s:I,s:I,s:I,s:I}", "added", (json_int_t)as.added,
 				      "repeated", (json_int_t)as.repeated, "rate_limited", (json_int_t)as.rate_limited, "errors",
@@ -120,15 +120,15 @@ void service_action_stats(const struct service *s, json_t *o)
 	if (s->cfg->action.manage) {
 		json_t *sa = json_object_get(o, "set_action");
 		json_object_set_new(sa, "lost", json_integer((json_int_t)as.lost));
-		json_object_set_new(sa, "syncing", json_boolean(set_action_syncing(s->action.sets)));
-		json_object_set_new(o, "set_dropped", set_action_dropped(s->action.sets));
+		json_object_set_new(sa, "syncing", json_boolean(action_syncing(s->action.sets)));
+		json_object_set_new(o, "set_dropped", action_dropped(s->action.sets));
 	}
 }
 
 void service_action_stop(struct service *s)
 {
 	service_mirror_stop(s);
-	set_action_close(s->action.sets);
+	action_close(s->action.sets);
 	s->action.sets = NULL;
 	s->engine.block = NULL;
 }

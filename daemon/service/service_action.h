@@ -8,13 +8,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "action.h"
 #include "log.h"
 #include "service.h"
-#include "setaction.h"
 
 /* Owned by: service_action.c service_mirror.c */
 struct service_action {
-	struct set_action *sets;   /* [action] set, or NULL */
+	struct action *sets;   /* [action] set, or NULL */
 	struct event *table_watch; /* manage: the kernel's announcements of changes to the table */
 	struct event *settler;     /* manage: the next slice of the lists' elements' way to the kernel */
 	uint32_t rereading;        /* manage: the lists whose entries are read again (service_mirror_taken) */

@@ -36,7 +36,7 @@ static bool shared(const struct service *s, enum service_origin from)
 	return from == SERVICE_FROM_OPERATOR && s->cluster.redis != NULL;
 }
 
-static int journal(struct service *s, enum service_origin from, enum persist_op op, const struct entry *e,
+static int journal(struct service *s, enum service_origin from, enum state_op op, const struct entry *e,
 		   uint64_t expiry, char *err, size_t errlen)
 {
 	int rc = service_journal_op(s, op, e, expiry, err, errlen);
@@ -83,7 +83,7 @@ enum cluster_apply service_stream_outcome(const struct service *s, int rc)
 	if (rc >= 0)
 		return CLUSTER_APPLIED;
 	/* Not the change's fault but the disk's: the stream waits at it. */
-	return s->durable.store_error[0] || s->durable.journal_stale ? CLUSTER_APPLY_LATER : CLUSTER_APPLY_REFUSED;
+	return s->state.store_error[0] || s->state.journal_stale ? CLUSTER_APPLY_LATER : CLUSTER_APPLY_REFUSED;
 }
 
 void service_stream_applied(struct service *s, int rc, const char *err)
@@ -142,7 +142,7 @@ int service_add(struct service *s, const struct entry *e, uint64_t expiry, enum 
 		size_t errlen)
 {
 	BLOOMD_ON_LOOP();
-	uint64_t before = ttl_get(s->durable.ttl, e);
+	uint64_t before = state_ttl_get(s->state.ttl, e);
 	bool was_local = matcher_holders(s->matcher, e) & MATCH_HOLDER_DEFAULT;
 	uint32_t left;
 
@@ -151,10 +151,10 @@ int service_add(struct service *s, const struct entry *e, uint64_t expiry, enum 
 	if (lists_local_hold(s->matcher, e, err, errlen) < 0)
 		return -1;
 	/* Undone on failure: a new hold goes, one there already keeps its expiry; the real cause is said. */
-	if (ttl_set(s->durable.ttl, e, expiry) < 0) {
+	if (state_ttl_set(s->state.ttl, e, expiry) < 0) {
 		error_set(err, errlen, "out of memory for the entry's expiry: the entry was not %s",
 			  was_local ? "changed" : "added");
-	} else if (journal(s, from, PERSIST_ADD, e, expiry, err, errlen) == 0) {
+	} else if (journal(s, from, STATE_ADD, e, expiry, err, errlen) == 0) {
 		share(s, from, CLUSTER_ADD, e, expiry);
 		mark_past_snapshot(s, from, e);
 		if (was_local)
@@ -163,7 +163,7 @@ int service_add(struct service *s, const struct entry *e, uint64_t expiry, enum 
 	}
 	if (!was_local)
 		lists_local_release(s->matcher, e, &left);
-	ttl_set(s->durable.ttl, e, was_local ? before : 0);
+	state_ttl_set(s->state.ttl, e, was_local ? before : 0);
 	return -1;
 }
 
@@ -180,10 +180,10 @@ int service_del(struct service *s, const struct entry *e, enum service_origin fr
 		mark_past_snapshot(s, from, e);
 		return 1;
 	}
-	if (journal(s, from, PERSIST_DEL, e, 0, err, errlen) < 0)
+	if (journal(s, from, STATE_DEL, e, 0, err, errlen) < 0)
 		return -1; /* not journaled: not done, or a restart would bring it back */
 	lists_local_release(s->matcher, e, still_held);
-	ttl_set(s->durable.ttl, e, 0);
+	state_ttl_set(s->state.ttl, e, 0);
 	share(s, from, CLUSTER_DEL, e, 0);
 	mark_past_snapshot(s, from, e);
 	return 0;
@@ -198,7 +198,7 @@ bool service_expire(struct service *s, uint64_t now)
 	uint32_t left;
 	size_t budget = EXPIRE_SLICE;
 
-	while (budget && ttl_pop_expired(s->durable.ttl, now, &e) == 1) {
+	while (budget && state_ttl_pop_expired(s->state.ttl, now, &e) == 1) {
 		budget--;
 		service_del(s, &e, SERVICE_FROM_EXPIRY, &left, NULL, 0);
 	}

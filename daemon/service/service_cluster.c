@@ -96,7 +96,7 @@ static void dump_sent(void *ctx, const char *error)
 
 /*
  * A snapshot's entries are made and sent by a child from the daemon's
- * memory as it was at the fork (forkjob.h), as the state's snapshot is: at
+ * memory as it was at the fork (state_fork.h), as the state's snapshot is: at
  * a million entries the loop would be held a fifth of a second, at ten
  * million two seconds. Where no child can be started, the loop does it.
  */
@@ -106,7 +106,7 @@ static int dump_begin(void *ctx)
 	char err[256];
 	size_t len;
 
-	if ((s->cluster.dumper = forkjob_start(s->base, dump_and_send, dump_sent, s, err, sizeof(err))) != NULL)
+	if ((s->cluster.dumper = state_fork_start(s->base, dump_and_send, dump_sent, s, err, sizeof(err))) != NULL)
 		return 0;
 	log_warning("cluster: the snapshot: %s: it is made in the loop instead", err);
 	char *data = dump_local(s, &len);
@@ -151,7 +151,7 @@ static int event_to_redis(void *ctx, const char *line, size_t len)
 
 static bool applied_durable(void *ctx)
 {
-	return service_durable_settled(ctx);
+	return service_state_settled(ctx);
 }
 
 /* An event Redis did not take after all: to the fallback file. */
@@ -196,7 +196,7 @@ static void add_due(void *ctx, unsigned kind, const uint8_t *key, size_t len, ui
 
 	d->count++;
 	d->entries += matcher_entry_digest(kind, key, len);
-	d->ends += ttl_item_digest(kind, key, len, expiry);
+	d->ends += state_ttl_item_digest(kind, key, len, expiry);
 }
 
 /*
@@ -220,13 +220,13 @@ static char *digest_lists(void *ctx, uint64_t horizon)
 	for (int i = 0; i < LISTS_SLOTS; i++) {
 		if (!shared_list(s, i))
 			continue;
-		const struct ttl *t = i == 0 ? service_local_expiries(s) : s->lists.expiry[i];
+		const struct state_ttl *t = i == 0 ? service_local_expiries(s) : s->lists.expiry[i];
 		struct due_sums due = { 0 };
 		if (t)
-			ttl_due(t, horizon, add_due, &due);
+			state_ttl_due(t, horizon, add_due, &due);
 		fprintf(f, "%s %llu %016llx %016llx\n", s->lists.slot[i].name, (unsigned long long)(counts[i] - due.count),
 			(unsigned long long)(matcher_holder_digest(s->matcher, (unsigned)i) - due.entries),
-			(unsigned long long)((t ? ttl_sum(t) : 0) - due.ends));
+			(unsigned long long)((t ? state_ttl_sum(t) : 0) - due.ends));
 	}
 	if (fclose(f) != 0) {
 		free(text);
@@ -315,7 +315,7 @@ void service_cluster_stop(struct service *s)
 	/* The control socket is closed: no one is left to tell. */
 	service_waiters_free(&sc->snapshot_again);
 	service_waiters_free(&sc->snapshot_waiting);
-	forkjob_finish(sc->dumper); /* a snapshot on its way reaches Redis first */
+	state_fork_finish(sc->dumper); /* a snapshot on its way reaches Redis first */
 	cluster_close(sc->redis); /* its cursor and outbox written first */
 	sc->redis = NULL;
 }

@@ -10,10 +10,10 @@
 #include "cluster.h"
 #include "entry.h"
 #include "events.h"
-#include "forkjob.h"
 #include "log.h"
 #include "service.h"
-#include "service_durable.h"
+#include "service_state.h"
+#include "state_fork.h"
 
 /* Where the snapshot from the stream is: none, received (waiting behind a list version), restored. */
 enum service_restore { RESTORE_NONE, RESTORE_WAITING, RESTORE_BEGUN };
@@ -24,7 +24,7 @@ struct service_cluster {
 	struct log_limit events_lost_logged;
 	enum service_restore restore;      /* a snapshot waits or is restored: an operator's changes are marked */
 	struct entry_run changed_meanwhile; /* while it waits: those changes, marked when it begins */
-	struct forkjob *dumper;    /* this node's snapshot, made and sent by a child; NULL: none */
+	struct state_fork *dumper;    /* this node's snapshot, made and sent by a child; NULL: none */
 	struct service_waiters snapshot_waiting, snapshot_again; /* bloomctl cluster snapshot: that one, the next */
 };
 

@@ -68,13 +68,13 @@ static void keep_validators(struct list_fetch *lf)
 	json_t *o = json_pack("{s:s,s:s,s:s,s:I}", "url", lf->url, "etag", lf->etag, "last_modified", lf->last_modified,
 			      "answered", (json_int_t)lf->answered);
 	char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
-	struct statedir *dir = service_statedir(lf->s);
-	int fd = text && dir ? statedir_create(dir, (kept_name(lf, tmp, sizeof(tmp), true), tmp), 0) : -1;
+	struct state_dir *dir = service_statedir(lf->s);
+	int fd = text && dir ? state_dir_create(dir, (kept_name(lf, tmp, sizeof(tmp), true), tmp), 0) : -1;
 
 	kept_name(lf, rel, sizeof(rel), false);
 	/* Written after the version is kept (fsync'd), never before: a lost copy only costs a whole download. */
 	if (fd >= 0 && (write(fd, text, strlen(text)) != (ssize_t)strlen(text) || close(fd) < 0 ||
-			statedir_rename(dir, tmp, rel) < 0))
+			state_dir_rename(dir, tmp, rel) < 0))
 		log_warning("list %s: cannot keep its fetch validators: %s", lf->name, strerror(errno));
 	else if (fd < 0 && dir)
 		log_warning("list %s: cannot keep its fetch validators: %s", lf->name, text ? strerror(errno) : "out of memory");
@@ -86,8 +86,8 @@ static void keep_validators(struct list_fetch *lf)
 static void read_validators(struct list_fetch *lf)
 {
 	char rel[LIST_NAME_MAX + 16], text[2048];
-	struct statedir *dir = service_statedir(lf->s);
-	int fd = dir ? statedir_open_file(dir, (kept_name(lf, rel, sizeof(rel), false), rel), O_RDONLY) : -1;
+	struct state_dir *dir = service_statedir(lf->s);
+	int fd = dir ? state_dir_open_file(dir, (kept_name(lf, rel, sizeof(rel), false), rel), O_RDONLY) : -1;
 	ssize_t n = fd >= 0 ? read(fd, text, sizeof(text) - 1) : -1;
 
 	if (fd >= 0)

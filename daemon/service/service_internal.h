@@ -17,7 +17,7 @@
 #include "service_cluster.h"
 #include "service_rebuild.h"
 #include "service_sources.h"
-#include "service_durable.h"
+#include "service_state.h"
 #include "service_upkeep.h"
 #include "service_versions.h"
 #include "service_xdp.h"
@@ -36,7 +36,7 @@ struct service {
 	struct lists lists;        /* which list holds what, and their labels */
 	struct events *events;
 	struct service_api api;
-	struct service_durable durable;       /* service_durable.h */
+	struct service_state state;           /* service_state.h */
 	struct service_rebuilding rebuilding; /* service_rebuild.h */
 	struct service_sources sources;       /* service_sources.h */
 	struct service_cluster cluster;           /* service_cluster.h */
@@ -52,7 +52,7 @@ struct service {
  *   service.c         made, started and stopped; what the rest of the daemon reads of it
  *   service_reload.c  reload, reopen, statistics, the alerts' flow table
  *   service_upkeep.c  the once-a-second housekeeping, problems reported, uptime
- *   service_state.c   loading, snapshots, the journal's sync
+ *   service_state.c   [store]: loading, snapshots, the journal's sync
  *   service_rebuild.c background rebuilds
  *   service_fetch.c   the lists with a url fetched every refresh
  *   service_cluster.c the stream followed, events to Redis, status
@@ -65,7 +65,7 @@ struct service {
  *   service_xdp.c     mode = xdp: the XDP set kept equal to the dropping and pass lists
  *   service_revs.c    a list's version logged, its revision kept across restarts
  *   service_followers.c the log of changes the workers' copy, the XDP set and the mirror follow
- *   service_durable.c what the durable state holds and says; a change journaled
+ *   service_state_journal.c what the state holds and says; a change journaled
  *   service_api.c     the control socket and the metrics endpoint
  */
 

@@ -43,7 +43,7 @@ static char *version_text(struct service *s, int i, size_t *len)
 /* Keep text (entry lines) as list i's version. -1 with a message. */
 static int keep_text(struct service *s, int i, const char *text, size_t len, char *err, size_t errlen)
 {
-	int rc = persist_list_save(service_statedir(s), s->lists.slot[i].name, text, len, err, errlen);
+	int rc = state_list_save(service_statedir(s), s->lists.slot[i].name, text, len, err, errlen);
 
 	if (rc < 0)
 		service_list_unkept(s, i, err);
@@ -130,13 +130,13 @@ static int load_saved(struct service *s, int i)
 {
 	struct feed_spec native = { .format = FEED_BLOOMD };
 	struct list_state *l = &s->lists.slot[i];
-	struct persist_list kept;
+	struct state_list kept;
 	char err[512];
 	int rc;
 
 	if (!service_journaled(s) || l->version > 0)
 		return 0;
-	if ((rc = persist_list_read(service_statedir(s), l->name, &kept, err, sizeof(err))) != 0) {
+	if ((rc = state_list_read(service_statedir(s), l->name, &kept, err, sizeof(err))) != 0) {
 		if (rc < 0)
 			log_error("list %s: %s; it is left as it is: give the list its file, or move the copy away to start the list without it",
 				  l->name, err);
@@ -216,10 +216,10 @@ static void forget_file(void *ctx, const char *file)
 
 	if (configured_lists_file(&f->s->lists, file) || snprintf(rel, sizeof(rel), "%s/%s", f->sub, file) >= (int)sizeof(rel))
 		return;
-	statedir_name(service_statedir(f->s), rel, where, sizeof(where));
-	if (statedir_unlink(service_statedir(f->s), rel) < 0)
+	state_dir_name(service_statedir(f->s), rel, where, sizeof(where));
+	if (state_dir_unlink(service_statedir(f->s), rel) < 0)
 		log_error("%s: no list of that name is configured, but it cannot be removed: %s", where,
-			  statedir_strerror(errno));
+			  state_dir_strerror(errno));
 	else
 		log_info("%s removed: no list of that name is configured", where);
 }
@@ -234,9 +234,9 @@ static void forget_dropped_lists(struct service *s)
 	for (size_t i = 0; i < sizeof(subs) / sizeof(subs[0]); i++) {
 		struct forgetting f = { s, subs[i] };
 		char where[4200];
-		if (statedir_each(service_statedir(s), subs[i], forget_file, &f) < 0)
-			log_error("%s: %s", statedir_name(service_statedir(s), subs[i], where, sizeof(where)),
-				  statedir_strerror(errno));
+		if (state_dir_each(service_statedir(s), subs[i], forget_file, &f) < 0)
+			log_error("%s: %s", state_dir_name(service_statedir(s), subs[i], where, sizeof(where)),
+				  state_dir_strerror(errno));
 	}
 }
 

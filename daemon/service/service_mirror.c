@@ -4,10 +4,10 @@
 
 #include <string.h>
 
+#include "action_mirror.h"
 #include "log.h"
 #include "match_copy.h"
 #include "service_internal.h"
-#include "setmirror.h"
 
 #define REREAD_A_SLICE 4096        /* entries of a list read again in a slice of the settle */
 
@@ -68,7 +68,7 @@ static bool address_of(const struct entry *e, const uint8_t **addr, int *family,
 }
 
 /* e put into the set its holders give it now, and out of the others. -1 without memory. */
-static int mirror_entry(struct service *s, struct set_mirror *m, const struct entry *e, uint32_t holders)
+static int mirror_entry(struct service *s, struct action_mirror *m, const struct entry *e, uint32_t holders)
 {
 	const uint8_t *addr;
 	int family;
@@ -80,13 +80,13 @@ static int mirror_entry(struct service *s, struct set_mirror *m, const struct en
 	int kind = kind_of(s, holders, &acting);
 	for (int k = 0; k < SET_MIRROR_KINDS; k++)
 		if (k != kind)
-			set_mirror_drop(m, k, addr, family, prefix);
-	return kind < 0 ? 0 : set_mirror_put(m, kind, addr, family, prefix, until_of(s, e, acting));
+			action_mirror_drop(m, k, addr, family, prefix);
+	return kind < 0 ? 0 : action_mirror_put(m, kind, addr, family, prefix, until_of(s, e, acting));
 }
 
 struct walk {
 	struct service *s;
-	struct set_mirror *m;
+	struct action_mirror *m;
 };
 
 static int put_held(void *ctx, const struct entry *e, unsigned group, uint32_t holders)
@@ -98,18 +98,18 @@ static int put_held(void *ctx, const struct entry *e, unsigned group, uint32_t h
 }
 
 /* Every entry looked at: what is not put is dropped. -1 without memory. */
-static int sweep(struct service *s, struct set_mirror *m)
+static int sweep(struct service *s, struct action_mirror *m)
 {
 	struct walk w = { s, m };
 
-	set_mirror_sweep_begin(m);
+	action_mirror_sweep_begin(m);
 	int rc = matcher_foreach(s->matcher, 0, put_held, &w);
-	set_mirror_sweep_end(m);
+	action_mirror_sweep_end(m);
 	return rc;
 }
 
 /* Every address and net entry of the lists told to the table before it is made (set_action_options' fill). */
-static int service_mirror_fill(void *ctx, struct set_mirror *m)
+static int service_mirror_fill(void *ctx, struct action_mirror *m)
 {
 	struct service *s = ctx;
 
@@ -143,7 +143,7 @@ static int put_reread(void *ctx, const struct entry *e, unsigned group, uint32_t
 /* Some of the entries of the lists being read again (service_mirror_taken), told to the table. */
 static void reread_some(struct service *s)
 {
-	struct walk w = { s, set_action_mirror(s->action.sets) };
+	struct walk w = { s, action_lists_mirror(s->action.sets) };
 
 	if (s->action.rereading == 0)
 		return;
@@ -165,7 +165,7 @@ static void settle_slice(struct service *s)
 	char err[512];
 
 	reread_some(s);
-	int rc = set_action_settle(s->action.sets, err, sizeof(err));
+	int rc = action_settle(s->action.sets, err, sizeof(err));
 	if (rc < 0)
 		log_limited(&s->action.errors_logged, 60, LOG_LEVEL_ERROR, "[action]: the lists' elements: %s", err);
 	if ((rc != 0 || s->action.rereading) && s->action.settler) /* after what else is ready: the control socket, capture */
@@ -181,7 +181,7 @@ static void on_settle(evutil_socket_t fd, short what, void *arg)
 
 void service_mirror_sync(struct service *s)
 {
-	struct set_mirror *m = s->action.sets ? set_action_mirror(s->action.sets) : NULL;
+	struct action_mirror *m = s->action.sets ? action_lists_mirror(s->action.sets) : NULL;
 	struct walk w = { s, m };
 	uint32_t reheld = 0;
 	uint32_t acting = s->engine.drop_holders | s->engine.reject_holders | s->engine.pass_holders;
@@ -207,7 +207,7 @@ static void on_watch(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	int rc = set_action_watched(s->action.sets, err, sizeof(err));
+	int rc = action_watched(s->action.sets, err, sizeof(err));
 	if (rc < 0)
 		log_limited(&s->action.errors_logged, 60, LOG_LEVEL_ERROR, "[action]: %s", err);
 	else if (rc > 0)
@@ -227,17 +227,17 @@ void service_mirror_settle(struct service *s)
 int service_action_open(struct service *s)
 {
 	const struct action_config *a = &s->cfg->action;
-	struct set_action_options o = { .set4 = a->set4, .set6 = a->set6, .timeout = a->timeout, .rate = a->rate,
+	struct action_options o = { .set4 = a->set4, .set6 = a->set6, .timeout = a->timeout, .rate = a->rate,
 					.table = a->manage ? a->table : NULL, .priority = a->priority,
 					.remove_at_stop = a->remove_at_stop, .protect = a->protect,
 					.fill = a->manage ? service_mirror_fill : NULL, .fill_ctx = s };
-	struct set_action_stats st;
+	struct action_stats st;
 	char err[512];
 
 	if (a->set4 == NULL && a->set6 == NULL)
 		return 0;
 	err[0] = '\0';
-	if ((s->action.sets = set_action_open(&o, err, sizeof(err))) == NULL) {
+	if ((s->action.sets = action_open(&o, err, sizeof(err))) == NULL) {
 		bool denied = strstr(err, "Operation not permitted") != NULL;
 		log_error("%s%s", err,
 			  denied ? " (bloomd needs CAP_NET_ADMIN)"
@@ -246,7 +246,7 @@ int service_action_open(struct service *s)
 	}
 	if (err[0])
 		log_error("[action]: nft refused some of the lists' elements, the rest are in: %s", err);
-	set_action_stats(s->action.sets, &st);
+	action_stats(s->action.sets, &st);
 	if (a->manage)
 		log_info("[action]: table inet %s made, with the lists' elements (%llu listed, %llu passed, %llu exempt) "
 			 "and %llu addresses blocked on matches taken over from the table a bloomd before left",
@@ -257,7 +257,7 @@ int service_action_open(struct service *s)
 
 int service_mirror_start(struct service *s)
 {
-	int fd = set_action_watch_fd(s->action.sets);
+	int fd = action_watch_fd(s->action.sets);
 
 	if (fd < 0)
 		return 0;
@@ -282,7 +282,7 @@ void service_mirror_stop(struct service *s)
 
 void service_mirror_entry(struct service *s, const struct entry *e)
 {
-	struct set_mirror *m = s->action.sets ? set_action_mirror(s->action.sets) : NULL;
+	struct action_mirror *m = s->action.sets ? action_lists_mirror(s->action.sets) : NULL;
 
 	if (m == NULL)
 		return;
@@ -328,7 +328,7 @@ bool service_mirror_listing(const struct service *s, const uint8_t *addr, int fa
 	struct holding h = { s, names, size, 0 };
 
 	names[0] = '\0';
-	if (s->action.sets == NULL || set_action_mirror(s->action.sets) == NULL)
+	if (s->action.sets == NULL || action_lists_mirror(s->action.sets) == NULL)
 		return false;
 	matcher_covering(s->matcher, addr, family == 4 ? 4 : 16, name_holder, &h);
 	return h.len > 0;
@@ -336,7 +336,7 @@ bool service_mirror_listing(const struct service *s, const uint8_t *addr, int fa
 
 bool service_mirror_on(const struct service *s)
 {
-	return s->action.sets && set_action_mirror(s->action.sets);
+	return s->action.sets && action_lists_mirror(s->action.sets);
 }
 
 bool service_mirror_behind(const struct service *s)
@@ -346,5 +346,5 @@ bool service_mirror_behind(const struct service *s)
 
 bool service_mirror_syncing(const struct service *s)
 {
-	return s->action.sets && (s->action.rereading || set_action_syncing(s->action.sets));
+	return s->action.sets && (s->action.rereading || action_syncing(s->action.sets));
 }

@@ -6,14 +6,14 @@
 #include "log.h"
 #include "service_internal.h"
 
-static json_t *result_json(const struct rebuild_result *r)
+static json_t *result_json(const struct state_rebuild_result *r)
 {
 	return json_pack("{s:b,s:f,s:f,s:f,s:i,s:s*}", "ok", r->ok, "seconds", r->seconds, "max_stall_ms",
 			 r->stall_ms, "longest_hold_ms", r->longest_hold_ms, "rounds", (int)r->rounds, "error",
 			 r->ok ? NULL : r->error);
 }
 
-static void rebuild_done(void *ctx, const struct rebuild_result *r)
+static void rebuild_done(void *ctx, const struct state_rebuild_result *r)
 {
 	struct service *s = ctx;
 	struct service_rebuilding *rb = &s->rebuilding;
@@ -60,7 +60,7 @@ int service_rebuild(struct service *s, unsigned rounds, uint64_t waiter, char *e
 		error_set(err, errlen, "a rebuild is running already");
 		return -1;
 	}
-	rb->task = rebuild_start(s->base, s->matcher, rounds, rebuild_done, s, err, errlen);
+	rb->task = state_rebuild_start(s->base, s->matcher, rounds, rebuild_done, s, err, errlen);
 	if (rb->task == NULL)
 		return -1;
 	rb->waiter = waiter;
@@ -111,6 +111,6 @@ json_t *service_rebuild_stats(const struct service *s)
 
 void service_rebuild_cancel(struct service *s)
 {
-	rebuild_cancel(s->rebuilding.task);
+	state_rebuild_cancel(s->rebuilding.task);
 	s->rebuilding.task = NULL;
 }

@@ -7,18 +7,18 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "rebuild.h"
 #include "service.h"
+#include "state_rebuild.h"
 
 /* Owned by: service_rebuild.c */
 struct service_rebuilding {
-	struct rebuild *task;      /* the one running, or NULL */
+	struct state_rebuild *task;      /* the one running, or NULL */
 	bool again;                /* another when it is done: the settings changed, or a client asked */
 	unsigned again_rounds;     /* its rounds (0: the configuration's) */
 	uint64_t again_waiter;     /* the client that asked for it, or 0 */
 	uint64_t waiter;           /* the control client waiting for it, or 0 */
 	uint64_t count;
-	struct rebuild_result last;
+	struct state_rebuild_result last;
 };
 
 /* At start (once the privileges are given up), filters built online: their offline rounds in a background rebuild (logged). */

@@ -29,7 +29,7 @@ static void rev_path(const struct list_state *l, char *rel, size_t len, bool tmp
 static int read_rev(struct service *s, const struct list_state *l, unsigned *rev, uint64_t *digest)
 {
 	char rel[LIST_NAME_MAX + 16], text[64];
-	int fd = (rev_path(l, rel, sizeof(rel), false), statedir_open_file(service_statedir(s), rel, O_RDONLY));
+	int fd = (rev_path(l, rel, sizeof(rel), false), state_dir_open_file(service_statedir(s), rel, O_RDONLY));
 	ssize_t n = fd >= 0 ? read(fd, text, sizeof(text) - 1) : -1;
 
 	if (fd >= 0)
@@ -44,10 +44,10 @@ static void keep_rev(struct service *s, const struct list_state *l)
 {
 	char rel[LIST_NAME_MAX + 16], tmp[LIST_NAME_MAX + 16], text[64];
 	int len = snprintf(text, sizeof(text), "%u %016" PRIx64 "\n", l->rev, l->digest);
-	int fd = (rev_path(l, tmp, sizeof(tmp), true), statedir_create(service_statedir(s), tmp, 0));
+	int fd = (rev_path(l, tmp, sizeof(tmp), true), state_dir_create(service_statedir(s), tmp, 0));
 
 	rev_path(l, rel, sizeof(rel), false);
-	if (fd < 0 || write(fd, text, (size_t)len) != len || close(fd) < 0 || statedir_rename(service_statedir(s), tmp, rel) < 0)
+	if (fd < 0 || write(fd, text, (size_t)len) != len || close(fd) < 0 || state_dir_rename(service_statedir(s), tmp, rel) < 0)
 		log_warning("list %s: cannot keep its revision in the state directory: %s", l->name, strerror(errno));
 }
 

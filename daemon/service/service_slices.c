@@ -8,8 +8,8 @@
 
 #include "error.h"
 #include "log.h"
-#include "persist.h"
 #include "service_internal.h"
+#include "state.h"
 
 /*
  * A version of a million entries takes about a second to read, keep and
@@ -65,7 +65,7 @@ struct slicing {
 	void *done_ctx;
 	struct list_load r;
 	struct service_bad_lines bad;
-	struct persist_list_writer *kept;
+	struct state_list_writer *kept;
 	struct match_cursor walk;
 	uint64_t added, removed;
 	struct entry_run picked;   /* the entries one walk slice picked */
@@ -75,7 +75,7 @@ static void slicing_free(struct slicing *sl)
 {
 	if (sl->next)
 		event_free(sl->next);
-	persist_list_abandon(sl->kept);
+	state_list_abandon(sl->kept);
 	if (sl->file) {
 		feed_file_close(&sl->feed);
 		fclose(sl->file);
@@ -192,7 +192,7 @@ static bool read_done(struct slicing *sl)
 	sl->at = 0;
 	sl->phase = service_journaled(s) ? KEEPING : ADDING;
 	if (!service_journaled(s) ||
-	    (sl->kept = persist_list_begin(service_statedir(s), s->lists.slot[sl->list].name, err, sizeof(err))) != NULL)
+	    (sl->kept = state_list_begin(service_statedir(s), s->lists.slot[sl->list].name, err, sizeof(err))) != NULL)
 		return true;
 	return unkept(sl, err);
 }
@@ -291,7 +291,7 @@ static bool read_file_slice(struct slicing *sl)
 static bool kept(struct slicing *sl, int rc, char *err, size_t errlen)
 {
 	if (rc == 0) {
-		rc = persist_list_end(sl->kept, err, errlen);
+		rc = state_list_end(sl->kept, err, errlen);
 		sl->kept = NULL;
 	}
 	if (rc < 0)
@@ -308,7 +308,7 @@ static bool keep_slice(struct slicing *sl)
 {
 	size_t n = sl->len - sl->at < SLICE_BYTES ? sl->len - sl->at : SLICE_BYTES;
 	char err[512];
-	int rc = persist_list_write(sl->kept, sl->data + sl->at, n, err, sizeof(err));
+	int rc = state_list_write(sl->kept, sl->data + sl->at, n, err, sizeof(err));
 
 	sl->at += n;
 	if (rc == 0 && sl->at < sl->len)
@@ -331,7 +331,7 @@ static bool keep_walk_slice(struct slicing *sl)
 		rc = fclose(lines.f) == 0 && !lines.failed ? 0 : -1;
 	}
 	if (rc == 0)
-		rc = persist_list_write(sl->kept, text, len, err, sizeof(err));
+		rc = state_list_write(sl->kept, text, len, err, sizeof(err));
 	free(text);
 	if (rc == 0 && sl->walk.part < 2)
 		return true;

@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "action_xdp.h"
 #include "clock.h"
 #include "error.h"
 #include "log.h"
@@ -16,7 +17,6 @@
 #include "packet.h"
 #include "service_internal.h"
 #include "stats.h"
-#include "xdp.h"
 
 /* ---- sources ---- */
 

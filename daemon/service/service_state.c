@@ -1,4 +1,4 @@
-/* service_state.c - the daemon's durable state: loading it, snapshots, the journal's sync. */
+/* service_state.c - the daemon's state ([store]): loading it, snapshots, the journal's sync. */
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include "service.h"
 
@@ -10,17 +10,17 @@
 #include <time.h>
 
 #include "error.h"
-#include "forkjob.h"
 #include "log.h"
 #include "packet.h"
 #include "service_internal.h"
+#include "state_fork.h"
 #include "stats.h"
 
 /* ---- loading ---- */
 
 struct loading {
 	struct service *s;
-	const struct persist_header *h;
+	const struct state_header *h;
 	uint64_t now;
 };
 
@@ -50,26 +50,26 @@ static int restore_entry(void *ctx, const struct entry *e, unsigned group, unsig
 	if (expiry && expiry <= ld->now)
 		return 0; /* expired while bloomd was down */
 	if (lists_restore_entry(s->matcher, e, group, window, err, sizeof(err)) < 0 ||
-	    ttl_set(s->durable.ttl, e, expiry) < 0) {
+	    state_ttl_set(s->state.ttl, e, expiry) < 0) {
 		log_error("snapshot: %s", err);
 		return -1;
 	}
 	return 0;
 }
 
-static int replay_record(void *ctx, enum persist_op op, const struct entry *e, uint64_t expiry)
+static int replay_record(void *ctx, enum state_op op, const struct entry *e, uint64_t expiry)
 {
 	struct loading *ld = ctx;
 	struct service *s = ld->s;
 	char err[256], text[ENTRY_TEXT_MAX];
 
-	if (op == PERSIST_DEL || (expiry && expiry <= ld->now)) {
+	if (op == STATE_DEL || (expiry && expiry <= ld->now)) {
 		uint32_t left;
 		lists_local_release(s->matcher, e, &left);
-		ttl_set(s->durable.ttl, e, 0);
+		state_ttl_set(s->state.ttl, e, 0);
 		return 0;
 	}
-	if (lists_local_hold(s->matcher, e, err, sizeof(err)) < 0 || ttl_set(s->durable.ttl, e, expiry) < 0) {
+	if (lists_local_hold(s->matcher, e, err, sizeof(err)) < 0 || state_ttl_set(s->state.ttl, e, expiry) < 0) {
 		log_error("journal: %s %s: %s", entry_kind_name(e->kind),
 			  entry_format_value(e->kind, e->key, e->len, text, sizeof(text)), err);
 		return -1;
@@ -81,17 +81,17 @@ static int replay_record(void *ctx, enum persist_op op, const struct entry *e, u
 static int load_state(struct service *s, struct loading *ld)
 {
 	const char *dir = s->cfg->store_dir;
-	struct persist_header h;
+	struct state_header h;
 	char err[512];
-	struct journal_recovery how;
+	struct state_journal_recovery how;
 	int rc;
 
-	if (statedir_open(&s->durable.dir, dir, err, sizeof(err)) < 0) {
+	if (state_dir_open(&s->state.dir, dir, err, sizeof(err)) < 0) {
 		log_error("%s", err);
 		return -1;
 	}
 	ld->h = &h;
-	rc = snapshot_read(&s->durable.dir, &h, restore_entry, ld, err, sizeof(err));
+	rc = state_snapshot_read(&s->state.dir, &h, restore_entry, ld, err, sizeof(err));
 	if (rc < 0) {
 		log_error("%s; it is left as it is: move it away to start without it", err);
 		return -1;
@@ -106,7 +106,7 @@ static int load_state(struct service *s, struct loading *ld)
 		if (make_matcher(s, rc == 0 ? keys : NULL) < 0)
 			return -1;
 	}
-	s->durable.restored = rc == 0;
+	s->state.restored = rc == 0;
 	if (rc == 0) {
 		struct filter_params params[2] = { h.filter[0].params, h.filter[1].params };
 		if (lists_build(s->matcher, params, err, sizeof(err)) < 0) {
@@ -117,14 +117,14 @@ static int load_state(struct service *s, struct loading *ld)
 			log_warning("the state was made with hash %s, which it keeps; [filter] hash applies to a new state directory",
 				    hash_algo_name(h.algo));
 	}
-	s->durable.generation = h.generation;
-	s->durable.journal = journal_open(&s->durable.dir, s->durable.generation, replay_record, ld, &how, err, sizeof(err));
-	if (s->durable.journal == NULL && how.read_only) {
+	s->state.generation = h.generation;
+	s->state.journal = state_journal_open(&s->state.dir, s->state.generation, replay_record, ld, &how, err, sizeof(err));
+	if (s->state.journal == NULL && how.read_only) {
 		log_error("%s: the journal is intact and left as it is, but bloomd must write beside it: remount the file system holding %s read-write",
 			  err, dir);
 		return -1;
 	}
-	if (s->durable.journal == NULL) {
+	if (s->state.journal == NULL) {
 		log_error("%s; it is left as it is: restore it from a backup, or move it away to start from the snapshot without the changes made since",
 			  err);
 		return -1;
@@ -137,7 +137,7 @@ static int load_state(struct service *s, struct loading *ld)
 			    dir);
 	if (how.missing)
 		log_warning("%s/journal is missing beside snapshot generation %llu: any change made since that snapshot is lost; starting from the snapshot",
-			    dir, (unsigned long long)s->durable.generation);
+			    dir, (unsigned long long)s->state.generation);
 	return 0;
 }
 
@@ -154,7 +154,7 @@ int service_load(struct service *s, struct config *cfg, bool use_store, bool che
 	char err[512];
 
 	s->cfg = cfg;
-	if ((s->durable.ttl = ttl_new()) == NULL)
+	if ((s->state.ttl = state_ttl_new()) == NULL)
 		return -1;
 	if (use_store && cfg->store_dir && !check_only) {
 		if (load_state(s, &ld) < 0)
@@ -169,7 +169,7 @@ int service_load(struct service *s, struct config *cfg, bool use_store, bool che
 	if (service_lists_load(s, cfg, refused) < 0)
 		return -1;
 	/* The snapshot holds the local list: the lists' entries went into its filters online. */
-	if (s->durable.restored && matcher_entries_all(s->matcher) > restored)
+	if (s->state.restored && matcher_entries_all(s->matcher) > restored)
 		lists_placed_online(s->matcher);
 	if (check_only)
 		return 0;
@@ -180,7 +180,7 @@ int service_load(struct service *s, struct config *cfg, bool use_store, bool che
 	 * pass: bloomd protects at once, and the offline rounds follow in a
 	 * background rebuild once it runs (service_rebuild_optimise).
 	 */
-	if (!s->durable.restored && lists_build(s->matcher, NULL, err, sizeof(err)) < 0) {
+	if (!s->state.restored && lists_build(s->matcher, NULL, err, sizeof(err)) < 0) {
 		log_error("%s", err);
 		return -1;
 	}
@@ -191,9 +191,9 @@ int service_load(struct service *s, struct config *cfg, bool use_store, bool che
 /* ---- snapshots ---- */
 
 /*
- * A snapshot is written by a child (forkjob.h) from the daemon's memory as
+ * A snapshot is written by a child (state_fork.h) from the daemon's memory as
  * it was at the fork, while the loop goes on: the changes made meanwhile go
- * to the journal of the snapshot being written (journal_divert), so the
+ * to the journal of the snapshot being written (state_journal_divert), so the
  * snapshot and that journal hold everything together, crash or not.
  */
 
@@ -202,8 +202,8 @@ int service_load(struct service *s, struct config *cfg, bool use_store, bool che
 #define SNAPSHOT_RETRY_MAX_SECONDS 600
 
 struct saving {
-	struct snapshot_writer *w;
-	const struct ttl *ttl;
+	struct state_snapshot_writer *w;
+	const struct state_ttl *ttl;
 };
 
 /* The snapshot holds the local list; the other lists come from their files (or lists/ beside it). */
@@ -213,15 +213,15 @@ static int save_entry(void *ctx, const struct entry *e, unsigned group, unsigned
 
 	if (!(holders & MATCH_HOLDER_DEFAULT))
 		return 0;
-	return snapshot_put(sv->w, e, group, window, ttl_get(sv->ttl, e));
+	return state_snapshot_put(sv->w, e, group, window, state_ttl_get(sv->ttl, e));
 }
 
 /* The snapshot of generation gen, written and committed. */
 static int save_write(struct service *s, uint64_t gen, char *err, size_t errlen)
 {
-	struct persist_header h = { .generation = gen, .window = s->cfg->window };
+	struct state_header h = { .generation = gen, .window = s->cfg->window };
 	struct hash_key keys[2];
-	struct saving sv = { .ttl = s->durable.ttl };
+	struct saving sv = { .ttl = s->state.ttl };
 
 	matcher_keys(s->matcher, keys);
 	h.algo = keys[0].algo;
@@ -229,53 +229,53 @@ static int save_write(struct service *s, uint64_t gen, char *err, size_t errlen)
 		h.filter[i].present = matcher_params(s->matcher, i, &h.filter[i].params);
 		h.filter[i].key = keys[i];
 	}
-	sv.w = snapshot_begin(&s->durable.dir, &h, err, errlen);
+	sv.w = state_snapshot_begin(&s->state.dir, &h, err, errlen);
 	if (sv.w == NULL)
 		return -1;
 	if (matcher_foreach_placed(s->matcher, 0, save_entry, &sv) != 0) {
 		error_set(err, errlen, "%s/snapshot.tmp: write error", s->cfg->store_dir);
-		snapshot_abort(sv.w);
+		state_snapshot_abort(sv.w);
 		return -1;
 	}
-	return snapshot_commit(sv.w, err, errlen);
+	return state_snapshot_commit(sv.w, err, errlen);
 }
 
 /* From here the next snapshot's journal takes the changes (still, if an earlier try left it so). */
 static int save_divert(struct service *s, char *err, size_t errlen)
 {
-	struct journal *j = s->durable.journal;
+	struct state_journal *j = s->state.journal;
 
 	if (j == NULL) {
 		error_set(err, errlen, "no state is kept: set [store] dir");
 		return -1;
 	}
-	if (s->durable.journal_stale) {
+	if (s->state.journal_stale) {
 		error_set(err, errlen, "%s", service_store_error(s));
 		return -1;
 	}
-	if (journal_diverted(j))
+	if (state_journal_diverted(j))
 		return 0;
 	/* What the old journal holds reaches the disk as the fsync policy says, as if it stayed. */
 	service_sync(s, true);
-	if (journal_prepare(j, s->durable.generation + 1, err, errlen) < 0)
+	if (state_journal_prepare(j, s->state.generation + 1, err, errlen) < 0)
 		return -1;
-	return journal_divert(j, err, errlen);
+	return state_journal_divert(j, err, errlen);
 }
 
 /* The next generation's snapshot is in: its journal takes over (that alone, when an earlier switch failed). */
 static int save_done(struct service *s, char *err, size_t errlen)
 {
-	struct service_durable *d = &s->durable;
+	struct service_state *d = &s->state;
 
 	if (!d->journal_stale)
 		d->generation++;
 	/* Refused until the switch is made: a start reads the new snapshot with the old journal ignored. */
-	d->journal_stale = journal_switch(d->journal, err, errlen) < 0;
+	d->journal_stale = state_journal_switch(d->journal, err, errlen) < 0;
 	if (d->journal_stale) {
 		log_error("%s: refusing changes until a snapshot and a new journal can be written", err);
 		return -1;
 	}
-	if (d->store_error[0] && d->lists_unkept == 0 && !journal_broken(d->journal)) {
+	if (d->store_error[0] && d->lists_unkept == 0 && !state_journal_broken(d->journal)) {
 		log_info("a snapshot and a new journal are written: changes are accepted again");
 		d->store_error[0] = '\0';
 	}
@@ -285,7 +285,7 @@ static int save_done(struct service *s, char *err, size_t errlen)
 /* In one go, on the loop (at stop). */
 static int save_now(struct service *s, char *err, size_t errlen)
 {
-	struct service_durable *d = &s->durable;
+	struct service_state *d = &s->state;
 	int rc;
 
 	if (d->journal_stale)
@@ -302,14 +302,14 @@ static json_t *save_reply(struct service *s, int rc, const char *err)
 {
 	if (rc < 0)
 		return json_pack("{s:b,s:s+}", "ok", false, "error", "save: ", err);
-	return json_pack("{s:b,s:I}", "ok", true, "generation", (json_int_t)s->durable.generation);
+	return json_pack("{s:b,s:I}", "ok", true, "generation", (json_int_t)s->state.generation);
 }
 
 static int save_job(void *ctx, char *err, size_t errlen)
 {
 	struct service *s = ctx;
 
-	return save_write(s, s->durable.generation + 1, err, errlen);
+	return save_write(s, s->state.generation + 1, err, errlen);
 }
 
 static void save_start(struct service *s);
@@ -317,7 +317,7 @@ static void save_start(struct service *s);
 /* A snapshot is in (rc 0) or not (err): said, its waiters told; those asked for meanwhile get the next. */
 static void save_finished(struct service *s, int rc, const char *err)
 {
-	struct service_durable *d = &s->durable;
+	struct service_state *d = &s->state;
 
 	d->last_save = time(NULL);
 	d->last_save_ok = rc == 0;
@@ -345,7 +345,7 @@ static void save_ended(void *ctx, const char *error)
 	char err[512];
 	int rc = -1;
 
-	s->durable.saver = NULL;
+	s->state.saver = NULL;
 	if (error)
 		snprintf(err, sizeof(err), "%s", error);
 	else
@@ -356,14 +356,14 @@ static void save_ended(void *ctx, const char *error)
 /* A snapshot begun, by a child; by the loop itself if none can be started (fork refused for memory). */
 static void save_start(struct service *s)
 {
-	struct service_durable *d = &s->durable;
+	struct service_state *d = &s->state;
 	char err[512];
 
 	if (save_divert(s, err, sizeof(err)) < 0) {
 		save_finished(s, -1, err);
 		return;
 	}
-	d->saver = forkjob_start(s->base, save_job, save_ended, s, err, sizeof(err));
+	d->saver = state_fork_start(s->base, save_job, save_ended, s, err, sizeof(err));
 	if (d->saver)
 		return;
 	log_warning("snapshot: %s: it is written in the loop instead", err);
@@ -373,12 +373,12 @@ static void save_start(struct service *s)
 
 int service_give_state(struct service *s, uid_t uid, gid_t gid, char *err, size_t errlen)
 {
-	return statedir_give(&s->durable.dir, uid, gid, err, errlen);
+	return state_dir_give(&s->state.dir, uid, gid, err, errlen);
 }
 
 int service_save(struct service *s, uint64_t waiter, char *err, size_t errlen)
 {
-	struct service_durable *d = &s->durable;
+	struct service_state *d = &s->state;
 	bool running = d->saver != NULL;
 
 	if (d->journal == NULL) {
@@ -399,26 +399,26 @@ int service_sync(struct service *s, bool sync_now)
 {
 	char err[512];
 
-	if (s->durable.journal == NULL)
+	if (s->state.journal == NULL)
 		return 0;
 	/* With [cluster], a change is durable once in the journal and in the outbox alike. */
-	if (journal_flush(s->durable.journal, sync_now && s->cfg->fsync != CONFIG_FSYNC_NO, err, sizeof(err)) < 0 ||
+	if (state_journal_flush(s->state.journal, sync_now && s->cfg->fsync != CONFIG_FSYNC_NO, err, sizeof(err)) < 0 ||
 	    service_cluster_outbox_error(s, err, sizeof(err)) < 0) {
-		if (s->durable.store_error[0] == '\0')
+		if (s->state.store_error[0] == '\0')
 			log_error("%s: changes are refused until the state can be written again", err);
-		snprintf(s->durable.store_error, sizeof(s->durable.store_error), "%s", err);
+		snprintf(s->state.store_error, sizeof(s->state.store_error), "%s", err);
 		return -1;
 	}
-	if (s->durable.store_error[0] && s->durable.lists_unkept == 0) {
+	if (s->state.store_error[0] && s->state.lists_unkept == 0) {
 		log_info("the state is written again: changes are accepted");
-		s->durable.store_error[0] = '\0';
+		s->state.store_error[0] = '\0';
 	}
 	return 0;
 }
 
-void service_durable_housekeeping(struct service *s)
+void service_state_housekeeping(struct service *s)
 {
-	struct service_durable *d = &s->durable;
+	struct service_state *d = &s->state;
 	char err[512];
 
 	if (d->lists_unkept && time(NULL) >= d->next_save_try) {
@@ -432,27 +432,27 @@ void service_durable_housekeeping(struct service *s)
 		return;
 	}
 	/* Past journal_max, a journal whose fsync failed, or a start that found a snapshot cut short. */
-	bool wanted = journal_bytes(d->journal) > s->cfg->journal_max || journal_broken(d->journal) ||
-		      journal_diverted(d->journal);
+	bool wanted = state_journal_bytes(d->journal) > s->cfg->journal_max || state_journal_broken(d->journal) ||
+		      state_journal_diverted(d->journal);
 	if (wanted && time(NULL) >= d->next_snapshot_try)
 		save_start(s);
 }
 
-void service_durable_close(struct service *s)
+void service_state_close(struct service *s)
 {
-	struct service_durable *d = &s->durable;
+	struct service_state *d = &s->state;
 	char err[512];
 
 	/* The control socket is closed: nobody is left to hear of a snapshot, or to want another. */
 	service_waiters_free(&d->save_again);
-	forkjob_finish(d->saver);
+	state_fork_finish(d->saver);
 	service_waiters_free(&d->save_waiting);
-	if (s->base && d->journal && (journal_records(d->journal) > 0 || journal_diverted(d->journal)) &&
+	if (s->base && d->journal && (state_journal_records(d->journal) > 0 || state_journal_diverted(d->journal)) &&
 	    save_now(s, err, sizeof(err)) < 0)
 		log_error("final snapshot: %s (the journal keeps the changes)", err);
 	if (d->journal)
 		service_sync(s, true);
-	journal_close(d->journal);
+	state_journal_close(d->journal);
 	d->journal = NULL;
-	statedir_close(&d->dir);
+	state_dir_close(&d->dir);
 }

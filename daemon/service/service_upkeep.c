@@ -98,7 +98,7 @@ static void housekeeping_cb(evutil_socket_t fd, short what, void *arg)
 	service_action_check(s);
 	report_packet_problems(s);
 	service_rebuild_if_outgrown(s);
-	service_durable_housekeeping(s);
+	service_state_housekeeping(s);
 }
 
 void service_upkeep_init(struct service *s)

@@ -7,12 +7,12 @@
 #include <string.h>
 #include <time.h>
 
+#include "action_xdp.h"
 #include "arena.h"
 #include "log.h"
 #include "match_copy.h"
 #include "packet.h"
 #include "service_internal.h"
-#include "xdp.h"
 
 /*
  * The set holds each address, net and pair entry that a pass list holds
@@ -41,8 +41,8 @@ static void put_or_remove(struct service *s, enum entry_kind kind, const uint8_t
 	if (kind == ENTRY_SIG)
 		return;
 	if (action == 0)
-		(void)xdp_remove(s->xdp.program, kind, key, len);
-	else if (xdp_put(s->xdp.program, kind, key, len, action, err, sizeof(err)) < 0)
+		(void)action_xdp_remove(s->xdp.program, kind, key, len);
+	else if (action_xdp_put(s->xdp.program, kind, key, len, action, err, sizeof(err)) < 0)
 		log_limited(&s->xdp.errors_logged, 60, LOG_LEVEL_ERROR, "%s: dropped by the capture's alerts only", err);
 }
 
@@ -106,14 +106,14 @@ static int gather_stale(void *ctx, enum entry_kind kind, const uint8_t *key, siz
 static void resync(struct service *s)
 {
 	struct stale st = { .s = s };
-	bool swept = xdp_sweep_begin(s->xdp.program) == 0;
+	bool swept = action_xdp_sweep_begin(s->xdp.program) == 0;
 
 	matcher_foreach(s->matcher, 0, put_held, s);
-	if (!swept || xdp_sweep_end(s->xdp.program) < 0) {
-		if (xdp_foreach(s->xdp.program, gather_stale, &st) < 0)
+	if (!swept || action_xdp_sweep_end(s->xdp.program) < 0) {
+		if (action_xdp_foreach(s->xdp.program, gather_stale, &st) < 0)
 			log_limited(&s->xdp.errors_logged, 60, LOG_LEVEL_ERROR, "XDP: out of memory looking for entries to remove");
 		for (size_t i = 0; i < st.n; i++)
-			xdp_remove(s->xdp.program, st.keys[i].kind, st.keys[i].key, st.keys[i].len);
+			action_xdp_remove(s->xdp.program, st.keys[i].kind, st.keys[i].key, st.keys[i].len);
 		free(st.keys);
 	}
 }
@@ -179,7 +179,7 @@ static int count_acting(void *ctx, const struct entry *e, unsigned group, uint32
 int service_xdp_open(struct service *s, const char *interface)
 {
 	const struct config *c = s->cfg;
-	struct xdp_options o = { .interface = interface, .attach = c->xdp_attach, .events_rate = c->xdp_events_rate,
+	struct action_xdp_options o = { .interface = interface, .attach = c->xdp_attach, .events_rate = c->xdp_events_rate,
 				 .choices = c->choices, .bits_per_entry = c->bits_per_entry };
 	struct acting acting = { s, 0, 0 };
 	char err[512];
@@ -191,7 +191,7 @@ int service_xdp_open(struct service *s, const char *interface)
 	o.capacity = acting.n + acting.n / 2; /* room to grow by half before a larger program is swapped in */
 	o.long_capacity = acting.n_long + acting.n_long / 2;
 	snprintf(s->xdp.interface, sizeof(s->xdp.interface), "%s", interface);
-	if ((s->xdp.program = xdp_open(s->base, &o, on_xdp_event, s, err, sizeof(err))) == NULL) {
+	if ((s->xdp.program = action_xdp_open(s->base, &o, on_xdp_event, s, err, sizeof(err))) == NULL) {
 		log_error("%s", err);
 		return -1;
 	}
@@ -202,18 +202,18 @@ int service_xdp_open(struct service *s, const char *interface)
 int service_xdp_attach(struct service *s)
 {
 	char err[512], warn[512];
-	struct xdp_counts n;
+	struct action_xdp_counts n;
 
-	if (xdp_attach(s->xdp.program, warn, sizeof(warn), err, sizeof(err)) < 0) {
+	if (action_xdp_attach(s->xdp.program, warn, sizeof(warn), err, sizeof(err)) < 0) {
 		log_error("%s", err);
 		return -1;
 	}
 	if (warn[0])
 		log_warning("%s", warn);
-	xdp_counts(s->xdp.program, &n);
+	action_xdp_counts(s->xdp.program, &n);
 	log_info("XDP on %s (%s%s): %llu address entries of dropping and pass lists dropped or exempted at the driver; "
-		 "the rest captured behind it", s->xdp.interface, xdp_attach_name(s->xdp.program),
-		 xdp_adopted(s->xdp.program) ? ", taken over from the link pinned there" : "", (unsigned long long)n.entries);
+		 "the rest captured behind it", s->xdp.interface, action_xdp_attach_name(s->xdp.program),
+		 action_xdp_adopted(s->xdp.program) ? ", taken over from the link pinned there" : "", (unsigned long long)n.entries);
 	if (s->cfg->xdp_pin)
 		log_info("XDP: pinned at %s: the program stays attached, dropping, while bloomd is down (fail-closed; "
 			 "rm %s to let traffic through)", s->xdp.pin_path, s->xdp.pin_path);
@@ -227,20 +227,20 @@ bool service_xdp_on(const struct service *s)
 
 void service_stop_xdp(struct service *s)
 {
-	xdp_close(s->xdp.program); /* the link closed: the kernel detaches the program (unless it is pinned) */
+	action_xdp_close(s->xdp.program); /* the link closed: the kernel detaches the program (unless it is pinned) */
 	s->xdp.program = NULL;
 	service_follower_gone(s, SERVICE_FOLLOWS_XDP);
 }
 
 json_t *service_xdp_stats(const struct service *s)
 {
-	struct xdp_counts n;
+	struct action_xdp_counts n;
 
 	if (s->xdp.program == NULL)
 		return NULL;
-	xdp_counts(s->xdp.program, &n);
+	action_xdp_counts(s->xdp.program, &n);
 	return json_pack("{s:s,s:s,s:b,s:b,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "interface", s->xdp.interface, "mode",
-			 xdp_attach_name(s->xdp.program), "attached", xdp_attached(s->xdp.program), "pinned", s->cfg->xdp_pin, "passed", (json_int_t)n.passed, "dropped", (json_int_t)n.dropped,
+			 action_xdp_attach_name(s->xdp.program), "attached", action_xdp_attached(s->xdp.program), "pinned", s->cfg->xdp_pin, "passed", (json_int_t)n.passed, "dropped", (json_int_t)n.dropped,
 			 "exempted", (json_int_t)n.exempted, "events_suppressed", (json_int_t)n.events_suppressed,
 			 "unparsed", (json_int_t)n.unparsed,
 			 "entries", (json_int_t)n.entries, "capacity", (json_int_t)n.capacity, "generations",

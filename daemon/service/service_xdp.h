@@ -9,11 +9,11 @@
 #include "log.h"
 #include "service.h"
 
-struct xdp;
+struct action_xdp;
 
 /* Owned by: service_xdp.c */
 struct service_xdp {
-	struct xdp *program;       /* [capture] mode = xdp, or NULL */
+	struct action_xdp *program;       /* [capture] mode = xdp, or NULL */
 	char interface[32];
 	char pin_path[512];        /* [capture] xdp_pin_dir/interface */
 	struct log_limit errors_logged;

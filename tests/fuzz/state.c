@@ -9,12 +9,12 @@
 #include <xxhash.h>
 
 #include "feed.h"
-#include "persist.h"
+#include "state.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static char dir[64];
-static struct statedir sd;
+static struct state_dir sd;
 
 static int take_entry(void *ctx, const struct entry *e, unsigned group, unsigned window, uint64_t expiry)
 {
@@ -25,7 +25,7 @@ static int take_entry(void *ctx, const struct entry *e, unsigned group, unsigned
 	return e->len > 0 ? 0 : -1;
 }
 
-static int take_record(void *ctx, enum persist_op op, const struct entry *e, uint64_t expiry)
+static int take_record(void *ctx, enum state_op op, const struct entry *e, uint64_t expiry)
 {
 	(void)ctx;
 	(void)op;
@@ -49,16 +49,16 @@ static void write_file(const char *name, const uint8_t *p, size_t n)
 static void snapshot_case(const uint8_t *data, size_t size)
 {
 	uint8_t *file = malloc(size + 8);
-	struct persist_header h;
+	struct state_header h;
 
 	if (file == NULL)
 		return;
 	memcpy(file, data, size);
-	uint64_t sum = persist_snapshot_checksum(file, size + 8);
+	uint64_t sum = state_snapshot_checksum(file, size + 8);
 	for (int i = 0; i < 8; i++)
 		file[size + i] = (uint8_t)(sum >> (8 * i));
 	write_file("snapshot", file, size + 8);
-	snapshot_read(&sd, &h, take_entry, NULL, NULL, 0);
+	state_snapshot_read(&sd, &h, take_entry, NULL, NULL, 0);
 	free(file);
 }
 
@@ -66,13 +66,13 @@ static void snapshot_case(const uint8_t *data, size_t size)
 static void journal_case(const uint8_t *data, size_t size)
 {
 	char path[128];
-	struct journal_recovery how;
-	struct journal *j;
+	struct state_journal_recovery how;
+	struct state_journal *j;
 
 	snprintf(path, sizeof(path), "%s/journal", dir);
 	unlink(path);
-	j = journal_open(&sd, 0, take_record, NULL, &how, NULL, 0); /* a valid, empty journal */
-	journal_close(j);
+	j = state_journal_open(&sd, 0, take_record, NULL, &how, NULL, 0); /* a valid, empty journal */
+	state_journal_close(j);
 	FILE *f = fopen(path, "ab");
 	if (f == NULL)
 		return;
@@ -95,7 +95,7 @@ static void journal_case(const uint8_t *data, size_t size)
 		size -= body;
 	}
 	fclose(f);
-	journal_close(journal_open(&sd, 0, take_record, NULL, &how, NULL, 0));
+	state_journal_close(state_journal_open(&sd, 0, take_record, NULL, &how, NULL, 0));
 }
 
 static int take_line(void *ctx, const struct entry *e, uint64_t expires, const struct entry_labels *labels,
@@ -126,7 +126,7 @@ static void list_case(const uint8_t *data, size_t size)
 {
 	static const char header[] = "# bloomd: a list's last version taken, format 2\n";
 	char path[128];
-	struct persist_list kept;
+	struct state_list kept;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "%s/lists", dir);
@@ -147,7 +147,7 @@ static void list_case(const uint8_t *data, size_t size)
 		XXH3_freeState(sum);
 	}
 	fclose(f);
-	if (persist_list_read(&sd, "fuzz", &kept, NULL, 0) != 0)
+	if (state_list_read(&sd, "fuzz", &kept, NULL, 0) != 0)
 		return;
 	struct feed_spec native = { .format = FEED_BLOOMD };
 	struct feed_counts n;
@@ -168,7 +168,7 @@ static void clean(void)
 			 (const char *[]){ "snapshot", "journal", "journal.tmp", "lists/fuzz", "lists" }[i]);
 		remove(path);
 	}
-	statedir_close(&sd);
+	state_dir_close(&sd);
 	rmdir(dir);
 }
 
@@ -177,7 +177,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (dir[0] == '\0') {
 		snprintf(dir, sizeof(dir), "/tmp/bloomd-fuzz-state-%d", (int)getpid());
 		mkdir(dir, 0700);
-		if (statedir_open(&sd, dir, NULL, 0) < 0)
+		if (state_dir_open(&sd, dir, NULL, 0) < 0)
 			abort();
 		atexit(clean);
 	}

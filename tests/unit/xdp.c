@@ -1,4 +1,4 @@
-/* Unit tests for xdpset.c and xdp.c: the set's table and filter, and the XDP program run on packets (BPF_PROG_TEST_RUN). */
+/* Unit tests for xdpset.c and action_xdp.c: the set's table and filter, and the XDP program run on packets (BPF_PROG_TEST_RUN). */
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include <errno.h>
 #include <stdio.h>
@@ -9,10 +9,10 @@
 #include <bpf/bpf.h>
 #include <linux/bpf.h>
 
+#include "action_xdp.h"
 #include "filter.h"
 #include "rng.h"
 #include "test.h"
-#include "xdp.h"
 #include "xdpset.h"
 
 /* ---- the set alone, in plain memory ---- */
@@ -184,12 +184,12 @@ static void set_long_keys_and_full(void **state)
 
 /* ---- the program ---- */
 
-static struct xdp *open_choices(bool probe_only, uint64_t capacity, unsigned choices)
+static struct action_xdp *open_choices(bool probe_only, uint64_t capacity, unsigned choices)
 {
-	struct xdp_options o = { .events_rate = 0, .choices = choices, .bits_per_entry = 16, .capacity = capacity,
+	struct action_xdp_options o = { .events_rate = 0, .choices = choices, .bits_per_entry = 16, .capacity = capacity,
 				 .probe_only = probe_only };
 	char err[512];
-	struct xdp *x = xdp_open(NULL, &o, NULL, NULL, err, sizeof(err));
+	struct action_xdp *x = action_xdp_open(NULL, &o, NULL, NULL, err, sizeof(err));
 
 	if (x == NULL && strstr(err, "cannot make BPF maps")) { /* no BPF in this kernel, or no right to it */
 		print_message("# %s\n", err);
@@ -200,7 +200,7 @@ static struct xdp *open_choices(bool probe_only, uint64_t capacity, unsigned cho
 	return x;
 }
 
-static struct xdp *open_program(bool probe_only, uint64_t capacity)
+static struct action_xdp *open_program(bool probe_only, uint64_t capacity)
 {
 	return open_choices(probe_only, capacity, 2);
 }
@@ -227,11 +227,11 @@ static size_t frame(uint8_t *buf, int family, const uint8_t *src, const uint8_t 
 	return n + 48;
 }
 
-static unsigned run(const struct xdp *x, const uint8_t *buf, size_t len)
+static unsigned run(const struct action_xdp *x, const uint8_t *buf, size_t len)
 {
 	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = buf, .data_size_in = (uint32_t)len, .repeat = 1);
 
-	assert_int_equal(bpf_prog_test_run_opts(xdp_program_fd(x), &opts), 0);
+	assert_int_equal(bpf_prog_test_run_opts(action_xdp_program_fd(x), &opts), 0);
 	return opts.retval;
 }
 
@@ -243,7 +243,7 @@ static unsigned run(const struct xdp *x, const uint8_t *buf, size_t len)
  */
 static void filter_bit_exact(unsigned c, uint64_t n)
 {
-	struct xdp *x = open_choices(true, n / 10, c);
+	struct action_xdp *x = open_choices(true, n / 10, c);
 	struct rng r;
 	uint8_t buf[128], src[16], dst[16] = { 10, 0, 0, 1 };
 	char err[256];
@@ -253,9 +253,9 @@ static void filter_bit_exact(unsigned c, uint64_t n)
 	rng_seed(&r, 42 + c);
 	for (uint32_t i = 0; i < held; i++) {
 		addr4(src, 0xac100000 + i * 7);
-		assert_int_equal(xdp_put(x, ENTRY_ADDR, src, 4, XDP_ACTION_DROP, err, sizeof(err)), 0);
+		assert_int_equal(action_xdp_put(x, ENTRY_ADDR, src, 4, XDP_ACTION_DROP, err, sizeof(err)), 0);
 	}
-	const struct filter *f = xdp_filter(x);
+	const struct filter *f = action_xdp_filter(x);
 	for (uint64_t i = 0; i < n; i++) {
 		int family = i % 4 == 3 ? 6 : 4;
 		size_t alen = family == 4 ? 4 : 16;
@@ -266,7 +266,7 @@ static void filter_bit_exact(unsigned c, uint64_t n)
 				uint64_t w = rng_next(&r);
 				memcpy(src + b, &w, alen - b < 8 ? alen - b : 8);
 			}
-		bool says = filter_query(f, xdp_hash(x, ENTRY_ADDR, src, alen));
+		bool says = filter_query(f, action_xdp_hash(x, ENTRY_ADDR, src, alen));
 		positives += says;
 		unsigned verdict = run(x, buf, frame(buf, family, src, dst, 0));
 		if (verdict != (says ? XDP_DROP : XDP_PASS))
@@ -276,7 +276,7 @@ static void filter_bit_exact(unsigned c, uint64_t n)
 	print_message("# c = %u: %llu of %llu keys passed the filter, in the program as in filter_query\n", c,
 		      (unsigned long long)positives, (unsigned long long)n);
 	assert_true(positives >= n / 40); /* the held keys among the IPv4 three quarters */
-	xdp_close(x);
+	action_xdp_close(x);
 }
 
 /* A million keys with the default two choices; a fifth as many with one and with three. */
@@ -291,7 +291,7 @@ static void program_filter_bit_exact(void **state)
 /* What the whole program does with listed, exempted and unlisted packets. */
 static void program_verdicts(void **state)
 {
-	struct xdp *x = open_program(false, 64);
+	struct action_xdp *x = open_program(false, 64);
 	uint8_t buf[128 + 4], a[4], b[4], c[4], net[5] = { 20, 198, 51, 96, 0 }, pair[8];
 	uint8_t a6[16] = { 0x20, 0x01, 0x0d, 0xb8, [15] = 1 }, b6[16] = { 0x20, 0x01, 0x0d, 0xb8, 0x0f, [15] = 9 };
 	uint8_t net6[17] = { 36, 0x20, 0x01, 0x0d, 0xb8, 0xf0 };
@@ -301,13 +301,13 @@ static void program_verdicts(void **state)
 	addr4(a, 0xc0000201);
 	addr4(b, 0xcb007101);
 	addr4(c, 0x0a000001);
-	assert_int_equal(xdp_put(x, ENTRY_ADDR, a, 4, XDP_ACTION_DROP, err, sizeof(err)), 0);
-	assert_int_equal(xdp_put(x, ENTRY_NET, net, 5, XDP_ACTION_DROP, err, sizeof(err)), 0);
+	assert_int_equal(action_xdp_put(x, ENTRY_ADDR, a, 4, XDP_ACTION_DROP, err, sizeof(err)), 0);
+	assert_int_equal(action_xdp_put(x, ENTRY_NET, net, 5, XDP_ACTION_DROP, err, sizeof(err)), 0);
 	memcpy(pair, c, 4);
 	memcpy(pair + 4, b, 4);
-	assert_int_equal(xdp_put(x, ENTRY_PAIR, pair, 8, XDP_ACTION_DROP, err, sizeof(err)), 0);
-	assert_int_equal(xdp_put(x, ENTRY_ADDR, a6, 16, XDP_ACTION_DROP, err, sizeof(err)), 0);
-	assert_int_equal(xdp_put(x, ENTRY_NET, net6, 17, XDP_ACTION_DROP, err, sizeof(err)), 0);
+	assert_int_equal(action_xdp_put(x, ENTRY_PAIR, pair, 8, XDP_ACTION_DROP, err, sizeof(err)), 0);
+	assert_int_equal(action_xdp_put(x, ENTRY_ADDR, a6, 16, XDP_ACTION_DROP, err, sizeof(err)), 0);
+	assert_int_equal(action_xdp_put(x, ENTRY_NET, net6, 17, XDP_ACTION_DROP, err, sizeof(err)), 0);
 
 	assert_int_equal(run(x, buf, frame(buf, 4, a, c, 0)), XDP_DROP);     /* the source */
 	assert_int_equal(run(x, buf, frame(buf, 4, c, a, 0)), XDP_DROP);     /* the destination */
@@ -328,18 +328,18 @@ static void program_verdicts(void **state)
 	 * address is still dropped, a listed net holding a passed source is not
 	 * (nor a pair unless both ends are passed); with pass = packet, the packet.
 	 */
-	assert_int_equal(xdp_put(x, ENTRY_ADDR, c, 4, XDP_ACTION_PASS, err, sizeof(err)), 0);
+	assert_int_equal(action_xdp_put(x, ENTRY_ADDR, c, 4, XDP_ACTION_PASS, err, sizeof(err)), 0);
 	assert_int_equal(run(x, buf, frame(buf, 4, a, c, 0)), XDP_DROP);
 	assert_int_equal(run(x, buf, frame(buf, 4, c, b, 0)), XDP_DROP);     /* the pair: b is not passed */
-	assert_int_equal(xdp_put(x, ENTRY_ADDR, in_net, 4, XDP_ACTION_PASS, err, sizeof(err)), 0);
+	assert_int_equal(action_xdp_put(x, ENTRY_ADDR, in_net, 4, XDP_ACTION_PASS, err, sizeof(err)), 0);
 	assert_int_equal(run(x, buf, frame(buf, 4, in_net, out_net, 0)), XDP_PASS);
-	assert_int_equal(xdp_put(x, ENTRY_ADDR, c, 4, XDP_ACTION_PASS | XDP_ACTION_PASS_PACKET, err, sizeof(err)), 0);
+	assert_int_equal(action_xdp_put(x, ENTRY_ADDR, c, 4, XDP_ACTION_PASS | XDP_ACTION_PASS_PACKET, err, sizeof(err)), 0);
 	assert_int_equal(run(x, buf, frame(buf, 4, a, c, 0)), XDP_PASS);
-	assert_true(xdp_remove(x, ENTRY_ADDR, c, 4));
-	assert_true(xdp_remove(x, ENTRY_ADDR, in_net, 4));
+	assert_true(action_xdp_remove(x, ENTRY_ADDR, c, 4));
+	assert_true(action_xdp_remove(x, ENTRY_ADDR, in_net, 4));
 	assert_int_equal(run(x, buf, frame(buf, 4, a, c, 0)), XDP_DROP);
 	/* A removal is in force when it returns. */
-	assert_true(xdp_remove(x, ENTRY_ADDR, a, 4));
+	assert_true(action_xdp_remove(x, ENTRY_ADDR, a, 4));
 	assert_int_equal(run(x, buf, frame(buf, 4, a, c, 0)), XDP_PASS);
 
 	/* Non-IP frames and runts pass untouched. */
@@ -368,30 +368,30 @@ static void program_verdicts(void **state)
 		assert_int_equal(run(x, buf, at + 2 + 20), tags <= 8 ? XDP_DROP : XDP_PASS);
 	}
 
-	struct xdp_counts n;
-	xdp_counts(x, &n);
+	struct action_xdp_counts n;
+	action_xdp_counts(x, &n);
 	assert_int_equal(n.dropped, 17);
 	assert_int_equal(n.exempted, 2);
 	assert_int_equal(n.passed, 12);
 	assert_int_equal(n.unparsed, 4); /* the 9 tags, and the three frames cut short above (not the ARP ones) */
 	assert_int_equal(n.events_suppressed, 17); /* events_rate 0 */
-	xdp_close(x);
+	action_xdp_close(x);
 }
 
 /* Past its capacity the program is replaced by a larger one holding every entry. */
 static void program_grows(void **state)
 {
-	struct xdp *x = open_program(false, 64);
+	struct action_xdp *x = open_program(false, 64);
 	uint8_t buf[128], a[4], c[4] = { 10, 0, 0, 1 };
 	char err[256];
 
 	(void)state;
 	for (uint32_t i = 0; i < 5000; i++) {
 		addr4(a, 0xc6120000 + i);
-		assert_int_equal(xdp_put(x, ENTRY_ADDR, a, 4, XDP_ACTION_DROP, err, sizeof(err)), 0);
+		assert_int_equal(action_xdp_put(x, ENTRY_ADDR, a, 4, XDP_ACTION_DROP, err, sizeof(err)), 0);
 	}
-	struct xdp_counts n;
-	xdp_counts(x, &n);
+	struct action_xdp_counts n;
+	action_xdp_counts(x, &n);
 	assert_int_equal(n.entries, 5000);
 	assert_true(n.capacity >= 5000);
 	assert_true(n.generations > 1);
@@ -401,7 +401,7 @@ static void program_grows(void **state)
 	}
 	addr4(a, 0xc6120000 + 5000);
 	assert_int_equal(run(x, buf, frame(buf, 4, a, c, 0)), XDP_PASS);
-	xdp_close(x);
+	action_xdp_close(x);
 }
 
 static const struct CMUnitTest tests[] = {

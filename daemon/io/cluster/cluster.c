@@ -15,7 +15,7 @@
 #include "cluster_sign.h"
 #include "error.h"
 #include "log.h"
-#include "statedir.h"
+#include "state_dir.h"
 #include "stats.h"
 
 /* ---- connections ---- */
@@ -232,7 +232,7 @@ static const double DELAY_BOUNDS[] = { 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5,
 _Static_assert(sizeof(DELAY_BOUNDS) / sizeof(DELAY_BOUNDS[0]) <= STATS_BOUNDS_MAX, "the histogram holds them");
 
 struct cluster *cluster_open(struct event_base *base, const struct cluster_config *cfg,
-			     const struct statedir *state, bool sync_always, const struct cluster_callbacks *cb,
+			     const struct state_dir *state, bool sync_always, const struct cluster_callbacks *cb,
 			     char *err, size_t errlen)
 {
 	struct cluster *c = calloc(1, sizeof(*c));

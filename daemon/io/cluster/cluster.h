@@ -31,7 +31,7 @@
  * STREAM:snapshot with the entries and the stream ID they cover.
  */
 struct cluster;
-struct statedir;
+struct state_dir;
 struct event_base;
 
 /*
@@ -111,7 +111,7 @@ struct cluster_callbacks {
  * message if the files cannot be read.
  */
 struct cluster *cluster_open(struct event_base *base, const struct cluster_config *cfg,
-			     const struct statedir *state, bool sync_always, const struct cluster_callbacks *cb,
+			     const struct state_dir *state, bool sync_always, const struct cluster_callbacks *cb,
 			     char *err, size_t errlen);
 /* Save the cursor and the outbox, and disconnect. */
 void cluster_close(struct cluster *c);
@@ -145,7 +145,7 @@ int cluster_snapshot(struct cluster *c, char *err, size_t errlen);
  * The entry lines cb.dump was asked for are written; the snapshot goes to
  * Redis, signed, with the stream's place and what was seen as they stood
  * when cluster_snapshot began, by one of two ways:
- *   send  in a child (forkjob.h) with c as it was at the fork: on a
+ *   send  in a child (state_fork.h) with c as it was at the fork: on a
  *         connection of its own, blocking (10 s at most for each step);
  *         -1 with a message. The loop is then told by
  *   sent  its outcome (error NULL: in Redis).

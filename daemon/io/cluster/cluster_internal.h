@@ -21,7 +21,7 @@
 #include "cluster_seen.h"
 #include "cluster_sign.h"
 #include "log.h"
-#include "statedir.h"
+#include "state_dir.h"
 #include "stats.h"
 
 #define READ_COUNT 1000          /* entries an XREAD returns at most */
@@ -122,7 +122,7 @@ struct cluster {
 	struct event_base *base;
 	const struct cluster_config *cfg;
 	struct cluster_callbacks cb;
-	const struct statedir *dir; /* the state directory, or NULL */
+	const struct state_dir *dir; /* the state directory, or NULL */
 	bool sync_always;
 	struct conn reader, writer;
 	struct redis_where master; /* where both connect: [cluster] redis, or as the sentinels said */

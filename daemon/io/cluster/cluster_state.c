@@ -102,11 +102,11 @@ int cluster_load_cursor(struct cluster *c, char *err, size_t errlen)
 	snprintf(c->cursor, sizeof(c->cursor), "0-0");
 	if (c->dir == NULL)
 		return 0;
-	if ((fd = statedir_open_file(c->dir, CURSOR_FILE, O_RDONLY)) < 0 || (f = fdopen(fd, "r")) == NULL) {
+	if ((fd = state_dir_open_file(c->dir, CURSOR_FILE, O_RDONLY)) < 0 || (f = fdopen(fd, "r")) == NULL) {
 		if (errno == ENOENT)
 			return 0;
-		error_set(err, errlen, "%s: %s", statedir_name(c->dir, CURSOR_FILE, path, sizeof(path)),
-			  statedir_strerror(errno));
+		error_set(err, errlen, "%s: %s", state_dir_name(c->dir, CURSOR_FILE, path, sizeof(path)),
+			  state_dir_strerror(errno));
 		if (fd >= 0)
 			close(fd);
 		return -1;
@@ -131,14 +131,14 @@ void cluster_save_cursor(struct cluster *c)
 
 	if (c->dir == NULL || !c->cursor_dirty || !c->cb.durable(c->cb.ctx))
 		return;
-	int fd = statedir_create(c->dir, CURSOR_TMP, 0);
+	int fd = state_dir_create(c->dir, CURSOR_TMP, 0);
 	size_t n = strlen(c->cursor), seen_len = 0;
 	char *seen = seen_text(c->seen, &seen_len);
 	if (fd < 0 || seen == NULL || write(fd, c->cursor, n) != (ssize_t)n || write(fd, "\n", 1) != 1 ||
 	    write(fd, seen, seen_len) != (ssize_t)seen_len || fsync(fd) < 0 ||
-	    statedir_rename(c->dir, CURSOR_TMP, CURSOR_FILE) < 0) {
-		cluster_set_error(c, ERROR_FILES, "%s: cannot be written: %s", statedir_name(c->dir, CURSOR_FILE, path, sizeof(path)),
-			  statedir_strerror(errno));
+	    state_dir_rename(c->dir, CURSOR_TMP, CURSOR_FILE) < 0) {
+		cluster_set_error(c, ERROR_FILES, "%s: cannot be written: %s", state_dir_name(c->dir, CURSOR_FILE, path, sizeof(path)),
+			  state_dir_strerror(errno));
 	} else {
 		c->cursor_dirty = false;
 	}
@@ -190,13 +190,13 @@ int cluster_load_outbox(struct cluster *c, char *err, size_t errlen)
 	c->out.fd = -1;
 	if (c->dir == NULL)
 		return 0;
-	c->out.fd = statedir_open_file(c->dir, OUTBOX_FILE, O_RDWR | O_APPEND);
+	c->out.fd = state_dir_open_file(c->dir, OUTBOX_FILE, O_RDWR | O_APPEND);
 	if (c->out.fd < 0 && errno == ENOENT)
-		c->out.fd = statedir_create(c->dir, OUTBOX_FILE, O_RDWR | O_APPEND);
+		c->out.fd = state_dir_create(c->dir, OUTBOX_FILE, O_RDWR | O_APPEND);
 	FILE *f = c->out.fd >= 0 ? fdopen(dup(c->out.fd), "r") : NULL;
 	if (f == NULL) {
-		error_set(err, errlen, "%s: %s", statedir_name(c->dir, OUTBOX_FILE, path, sizeof(path)),
-			  statedir_strerror(errno));
+		error_set(err, errlen, "%s: %s", state_dir_name(c->dir, OUTBOX_FILE, path, sizeof(path)),
+			  state_dir_strerror(errno));
 		return -1;
 	}
 	while ((got = getline(&line, &cap, f)) > 0) {
@@ -225,7 +225,7 @@ void cluster_outbox_failed(struct cluster *c, int e)
 
 	c->out.failed = true;
 	cluster_set_error(c, ERROR_FILES, "%s: %s: changes are refused until it can be written (tried each second)",
-		  statedir_name(c->dir, OUTBOX_FILE, path, sizeof(path)), strerror(e));
+		  state_dir_name(c->dir, OUTBOX_FILE, path, sizeof(path)), strerror(e));
 }
 
 void cluster_sync_outbox(struct cluster *c)
@@ -242,18 +242,18 @@ void cluster_sync_outbox(struct cluster *c)
 void cluster_rewrite_outbox(struct cluster *c)
 {
 	struct outbox *o = &c->out;
-	int fd = statedir_create(c->dir, OUTBOX_TMP, O_RDWR | O_APPEND);
+	int fd = state_dir_create(c->dir, OUTBOX_TMP, O_RDWR | O_APPEND);
 
 	for (size_t i = o->head; fd >= 0 && i < o->n; i++)
 		if (write(fd, o->lines[i], strlen(o->lines[i])) != (ssize_t)strlen(o->lines[i]) || write(fd, "\n", 1) != 1) {
 			close(fd);
 			fd = -1;
 		}
-	if (fd < 0 || fdatasync(fd) < 0 || statedir_rename(c->dir, OUTBOX_TMP, OUTBOX_FILE) < 0 ||
-	    statedir_sync(c->dir, OUTBOX_FILE) < 0) {
+	if (fd < 0 || fdatasync(fd) < 0 || state_dir_rename(c->dir, OUTBOX_TMP, OUTBOX_FILE) < 0 ||
+	    state_dir_sync(c->dir, OUTBOX_FILE) < 0) {
 		if (fd >= 0)
 			close(fd);
-		statedir_unlink(c->dir, OUTBOX_TMP);
+		state_dir_unlink(c->dir, OUTBOX_TMP);
 		return;
 	}
 	close(o->fd);
