@@ -244,10 +244,10 @@ check-asan:
 
 # The threaded parts again under ThreadSanitizer: workers checking packets while the loop
 # publishes changes to them (a race reported aborts bloomd, and the tests say so).
-TSAN_TESTS = build-tsan/tests/match_threads.t tests/workers.t tests/inline.t
+TSAN_TESTS = build-tsan/tests/matcher_threads.t tests/workers.t tests/inline.t
 check-tsan:
 	$(MAKE) --no-print-directory BUILD=build-tsan SANITIZE=thread CFLAGS="-O1 -g" build-tsan/bloomd build-tsan/bloomctl \
-		build-tsan/tests/match_threads.t
+		build-tsan/tests/matcher_threads.t
 	BUILD=build-tsan TSAN_OPTIONS="halt_on_error=1" prove --timer --exec tests/support/run-one.sh $(TSAN_TESTS)
 
 # Fuzz harnesses (libFuzzer, clang) for the parsers of untrusted bytes: packets, entries, config.

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "match.h"
+#include "matcher.h"
 
 double bench_now_ns(void)
 {
@@ -30,7 +30,7 @@ double bench_median(double *v, unsigned n)
 
 struct matcher *bench_matcher(unsigned window)
 {
-	struct match_config cfg = { .layout = FILTER_BLOCKED, .choices = 2, .bits_per_entry = 16,
+	struct matcher_config cfg = { .layout = FILTER_BLOCKED, .choices = 2, .bits_per_entry = 16,
 				    .bits_per_window = 12, .window = window };
 	return matcher_new(&cfg, NULL, 0);
 }

@@ -18,7 +18,7 @@
 #include "entry.h"
 #include "events.h"
 #include "feed.h"
-#include "match.h"
+#include "matcher.h"
 #include "rng.h"
 #include "synth.h"
 
@@ -109,7 +109,7 @@ static void replay_done(void *ctx, struct capture *cap, const char *error)
 	event_base_loopexit(rr->base, NULL);
 }
 
-static int emit_event(void *ctx, const struct event_packet *p, const struct match_found *hits, size_t n, char *err,
+static int emit_event(void *ctx, const struct event_packet *p, const struct matcher_found *hits, size_t n, char *err,
 		      size_t errlen)
 {
 	return events_write(ctx, p, hits, n, err, errlen);
@@ -473,8 +473,8 @@ static int bloomd_signatures(const struct sig_set *s, unsigned runs, struct scan
 {
 	struct matcher *m = bench_matcher(8);
 	struct entry *e = malloc(sizeof(*e));
-	struct match_hit hits[MATCH_MAX_HITS];
-	struct match_filter_info fi;
+	struct matcher_hit hits[MATCHER_MAX_HITS];
+	struct matcher_filter_info fi;
 	double t[BENCH_MAX_RUNS];
 
 	if (m == NULL || e == NULL)
@@ -496,7 +496,7 @@ static int bloomd_signatures(const struct sig_set *s, unsigned runs, struct scan
 			t0 = bench_now_ns();
 			for (size_t p = 0; p < s->npayloads; p++) {
 				struct packet_view v = { .payload = s->data + p * PAYLOAD, .payload_len = PAYLOAD };
-				matches += matcher_check(m, &v, hits, MATCH_MAX_HITS);
+				matches += matcher_check(m, &v, hits, MATCHER_MAX_HITS);
 			}
 			t[r] = (double)(s->npayloads * PAYLOAD) / 1048576.0 / ((bench_now_ns() - t0) / 1e9);
 			if (out->matches && matches != out->matches)

@@ -9,7 +9,7 @@
 #include "bench.h"
 #include "cli.h"
 #include "entry.h"
-#include "match.h"
+#include "matcher.h"
 #include "rng.h"
 
 #define SIG_BYTES 16

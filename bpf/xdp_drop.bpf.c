@@ -186,7 +186,7 @@ static __always_inline struct h128 key_hash(const __u8 *in, __u32 len, unsigned 
 	return xxh_17to32(in, len, d);
 }
 
-/* match_internal.h's pair_hash: from the two addresses' hashes. */
+/* matcher_internal.h's pair_hash: from the two addresses' hashes. */
 static __always_inline struct h128 pair_hash(struct h128 s, struct h128 d)
 {
 	struct h128 h = { s.lo ^ d.hi * 0x9e3779b97f4a7c15ULL, d.lo ^ s.hi * 0xc2b2ae3d27d4eb4fULL };

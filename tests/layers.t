@@ -5,8 +5,8 @@
 # layers' headers alone, so an include that goes up does not compile (a probe shows it), and
 # each layer's library links with the ones below it alone, so a call that goes up does not link
 # (the packet layer's with no libpcap, libevent or hiredis); the packet path (engine, alert,
-# events, workers) sees the matcher through its view (match_view.h), never its builder
-# (match.h); the entry set has one owner, lists.c, the one daemon file to include match.h and
+# events, workers) sees the matcher through its view (matcher_view.h), never its builder
+# (matcher.h); the entry set has one owner, lists.c, the one daemon file to include matcher.h and
 # call what changes the matcher, but for daemon/README's list; no files call each other round a circle (from the symbols of the built objects);
 # io/ is a folder per subsystem, each calling its own, sys/'s and lower layers' functions alone
 # but for the calls daemon/README lists; every function a header exports is called elsewhere;
@@ -53,8 +53,8 @@ for layer in order:
             inc = m.group(1)
             if inc in layer_of and order.index(layer_of[inc]) > order.index(layer):
                 print(f"daemon/{layer}/{path}:{n}: {layer} includes {inc}.h of {layer_of[inc]}")
-            if f.rsplit(".", 1)[0] in ("engine", "alert", "events", "workers", "frame") and inc == "match":
-                print(f"daemon/{layer}/{path}:{n}: the packet path includes match.h, the builder: match_view.h")
+            if f.rsplit(".", 1)[0] in ("engine", "alert", "events", "workers", "frame") and inc == "matcher":
+                print(f"daemon/{layer}/{path}:{n}: the packet path includes matcher.h, the builder: matcher_view.h")
 PY
 )
 is "$upward" "" "no file includes from a layer above its own; the packet path includes the matcher's view"
@@ -179,10 +179,10 @@ for sym, where in sorted(defined.items()):
 PY
 )
 is "$unused" "" "every function a daemon header exports is called from another file"
-# The entry set's one owner: what match.h declares (what changes which entries the matcher holds,
+# The entry set's one owner: what matcher.h declares (what changes which entries the matcher holds,
 # and how it is built) is called from service/lists.c alone, and included by it alone, but for
 # daemon/README's list; the matcher's own files aside.
-owners=$(SRC="$here" python3 - "$BUILD/daemon" "$here/daemon/README" "$here/daemon/packet/match.h" <<'PY'
+owners=$(SRC="$here" python3 - "$BUILD/daemon" "$here/daemon/README" "$here/daemon/packet/matcher.h" <<'PY'
 import fnmatch, glob, os, re, subprocess, sys
 d, readme, header = sys.argv[1], sys.argv[2], sys.argv[3]
 changes = set(re.findall(r"\b(matcher?_[a-z_]+)\(", open(header).read()))
@@ -192,18 +192,18 @@ for rel, pat in re.findall(r"^  ([a-z_/]+)\.c: (match[a-z_*]+)\s{2,}", open(read
 for o in sorted(glob.glob(os.path.join(d, "**", "*.o"), recursive=True)):
     rel = os.path.relpath(o, d)[:-2]
     src = os.path.join(os.environ["SRC"], "daemon", rel + ".c")
-    if not os.path.exists(src) or re.fullmatch(r"packet/match(_[a-z]+)?", rel):
+    if not os.path.exists(src) or re.fullmatch(r"packet/matcher(_[a-z]+)?", rel):
         continue
     ok = allowed.get(rel, [])
     for line in subprocess.run(["nm", "-u", o], capture_output=True, text=True).stdout.splitlines():
         sym = line.split()[-1]
         if sym in changes and not any(fnmatch.fnmatch(sym, p) for p in ok):
             print(f"daemon/{rel}.c calls {sym}: the entry set's changes are lists.c's (lists.h names them)")
-    if not ok and '#include "match.h"' in open(src).read():
-        print(f"daemon/{rel}.c includes match.h: match_view.h reads the matcher, match_copy.h follows it")
+    if not ok and '#include "matcher.h"' in open(src).read():
+        print(f"daemon/{rel}.c includes matcher.h: matcher_view.h reads the matcher, matcher_copy.h follows it")
 PY
 )
-is "$owners" "" "the entry set has one owner: match.h's changes are called and included by lists.c alone, but for daemon/README's list"
+is "$owners" "" "the entry set has one owner: matcher.h's changes are called and included by lists.c alone, but for daemon/README's list"
 # Writable statics (.data, .bss) of the daemon's objects, but for daemon/README's list.
 statics=$(SRC="$here" python3 - "$BUILD/daemon" "$here/daemon/README" <<'PY'
 import glob, os, re, subprocess, sys

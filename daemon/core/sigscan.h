@@ -11,7 +11,7 @@
 #include "simd.h"
 
 /*
- * A signature is found by W of its bytes, its window (match_windows.c says
+ * A signature is found by W of its bytes, its window (matcher_windows.c says
  * which). Every payload
  * position starts a window, so the per-position cost is what matters:
  *

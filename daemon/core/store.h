@@ -62,7 +62,7 @@ struct store {
 	size_t count, cap;
 	struct hash128 *hashes;
 	struct store_item *items;
-	uint32_t *holders;          /* who holds each entry (match.h): an array of their own, so that a
+	uint32_t *holders;          /* who holds each entry (matcher.h): an array of their own, so that a
 				       list's version, which reads every entry's, reads no more */
 	uint32_t *held_blocks;      /* per STORE_HELD_BLOCK entries, every holder any of them has (and
 				       perhaps some let go since: store_held_below) */

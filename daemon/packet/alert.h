@@ -10,7 +10,7 @@
 
 #include "entry.h"
 #include "frame.h"
-#include "match_view.h"
+#include "matcher_view.h"
 #include "packet.h"
 
 /*
@@ -44,7 +44,7 @@ struct event_label {
 	uint32_t sid;
 };
 
-/* Fill *out for entry (kind, key) with these holders (match.h); false: use the defaults. */
+/* Fill *out for entry (kind, key) with these holders (matcher.h); false: use the defaults. */
 typedef bool (*event_label_cb)(void *ctx, enum entry_kind kind, const uint8_t *key, size_t len, uint32_t holders,
 			       struct event_label *out);
 
@@ -52,7 +52,7 @@ typedef bool (*event_label_cb)(void *ctx, enum entry_kind kind, const uint8_t *k
  * Emit one alert for a packet with n confirmed hits (n > 0) and their labels
  * (p->labels): 0, or -1 with a message (the engine counts and reports it).
  */
-typedef int (*alert_emit_cb)(void *ctx, const struct event_packet *p, const struct match_found *hits, size_t n,
+typedef int (*alert_emit_cb)(void *ctx, const struct event_packet *p, const struct matcher_found *hits, size_t n,
 			     char *err, size_t errlen);
 
 #endif

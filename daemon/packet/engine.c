@@ -7,7 +7,7 @@
 #include "packet.h"
 
 /* Each hit's labels, once: the blocking set, the thresholds and the event read them. */
-static void label_hits(struct engine *e, const struct match_found *found, size_t n)
+static void label_hits(struct engine *e, const struct matcher_found *found, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		if (e->label && e->label(e->label_ctx, found[i].kind, found[i].key, found[i].len, found[i].holders,
@@ -34,7 +34,7 @@ static size_t most_severe(const struct engine *e, size_t n)
  * on the packet's flow lately; their number.
  */
 static size_t first_on_flow(struct engine *e, const struct packet_view *v, time_t now,
-			    const struct match_found *found, size_t n)
+			    const struct matcher_found *found, size_t n)
 {
 	size_t kept = 0;
 
@@ -66,7 +66,7 @@ enum engine_role engine_role(const struct engine *e, uint32_t holders, uint32_t 
 {
 	uint32_t unused, *got = acting ? acting : &unused;
 
-	holders &= ~MATCH_HOLDER_STAGING;
+	holders &= ~MATCHER_HOLDER_STAGING;
 	if ((*got = holders & e->pass_packet_holders))
 		return ENGINE_ROLE_PASS_PACKET;
 	if ((*got = holders & e->pass_holders))
@@ -77,7 +77,7 @@ enum engine_role engine_role(const struct engine *e, uint32_t holders, uint32_t 
 }
 
 /* The sides of v an address or net hit holds (ENGINE_EXEMPT_*); a pair holds both, a signature neither. */
-static unsigned sides_held(const struct match_found *f, const struct packet_view *v, size_t alen)
+static unsigned sides_held(const struct matcher_found *f, const struct packet_view *v, size_t alen)
 {
 	switch (f->kind) {
 	case ENTRY_ADDR:
@@ -93,7 +93,7 @@ static unsigned sides_held(const struct match_found *f, const struct packet_view
 	}
 }
 
-size_t engine_exempt(const struct packet_view *v, struct match_found *found, size_t n, uint32_t passing,
+size_t engine_exempt(const struct packet_view *v, struct matcher_found *found, size_t n, uint32_t passing,
 		     uint32_t pass_holders, uint32_t packet_holders, unsigned *exempt)
 {
 	size_t alen = v->family == 4 ? 4 : 16, kept = 0;
@@ -118,7 +118,7 @@ size_t engine_exempt(const struct packet_view *v, struct match_found *found, siz
 }
 
 /* The addresses matches of dropping and rejecting lists name go to the blocking set: which side, by kind. */
-static void block_addresses(struct engine *e, const struct packet_view *v, const struct match_found *found,
+static void block_addresses(struct engine *e, const struct packet_view *v, const struct matcher_found *found,
 			    size_t n, unsigned exempt, struct event_packet *ep)
 {
 	size_t alen = v->family == 4 ? 4 : 16;
@@ -144,7 +144,7 @@ static void block_addresses(struct engine *e, const struct packet_view *v, const
 }
 
 void engine_report(struct engine *e, const struct capture_packet *p, const struct packet_view *v,
-		   const struct match_found *found, size_t n, unsigned exempt, const char *source, bool live,
+		   const struct matcher_found *found, size_t n, unsigned exempt, const char *source, bool live,
 		   enum verdict verdict)
 {
 	char err[256];
@@ -176,7 +176,7 @@ void engine_report(struct engine *e, const struct capture_packet *p, const struc
 
 /* What the lists make of packet p, parsed as v, with its n hits; reported; its verdict. */
 static enum verdict judge(struct engine *e, const struct capture_packet *p, const struct packet_view *v,
-			  const struct match_hit *hits, size_t n, const char *source, bool live)
+			  const struct matcher_hit *hits, size_t n, const char *source, bool live)
 {
 	if (n == 0 || (n = matcher_found(e->matcher, hits, n, e->found)) == 0)
 		return VERDICT_ACCEPT;
@@ -195,7 +195,7 @@ static enum verdict judge(struct engine *e, const struct capture_packet *p, cons
 	return verdict;
 }
 
-void engine_check_batch(const struct matcher *m, struct match_scratch *sc, struct stats *stats,
+void engine_check_batch(const struct matcher *m, struct matcher_scratch *sc, struct stats *stats,
 			const struct capture_packet *p, size_t count, struct packet_batch *b)
 {
 	for (size_t i = 0; i < count; i++) {

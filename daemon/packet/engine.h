@@ -8,20 +8,20 @@
 #include "alert.h"
 #include "flows.h"
 #include "frame.h"
-#include "match_view.h"
+#include "matcher_view.h"
 #include "stats.h"
 #include "threshold.h"
 
 /* A batch's packets, parsed, and their hits: the loop's engine has one, as each worker has. */
 struct packet_batch {
 	struct packet_view views[PACKET_BATCH_MAX];
-	struct match_hit hits[PACKET_BATCH_MAX][MATCH_MAX_HITS];
+	struct matcher_hit hits[PACKET_BATCH_MAX][MATCHER_MAX_HITS];
 	size_t nhits[PACKET_BATCH_MAX];
 };
 
 struct engine {
 	const struct matcher *matcher; /* not owned */
-	struct match_scratch *scratch; /* the loop's own probes and counters (matcher_scratch_new) */
+	struct matcher_scratch *scratch; /* the loop's own probes and counters (matcher_scratch_new) */
 	alert_emit_cb emit;        /* where alerts go (the daemon's events), with its ctx */
 	void *emit_ctx;
 	struct flows *flows;       /* not owned; NULL: every matching packet alerts */
@@ -42,8 +42,8 @@ struct engine {
 	const char *const *list_names; /* by holder bit, for the lists an event names; NULL: none */
 	struct stats stats;
 	struct packet_batch batch;
-	struct match_found found[MATCH_MAX_HITS];  /* the hits' entries, a packet at a time */
-	struct event_label labels[MATCH_MAX_HITS]; /* found[i]'s, found once a packet */
+	struct matcher_found found[MATCHER_MAX_HITS];  /* the hits' entries, a packet at a time */
+	struct event_label labels[MATCHER_MAX_HITS]; /* found[i]'s, found once a packet */
 	char event_error[256];     /* why the last alert could not be emitted (stats.event_errors counts them) */
 };
 
@@ -58,7 +58,7 @@ struct engine {
 void engine_batch(struct engine *e, const struct capture_packet *p, size_t count, const char *source, bool live,
 		  enum verdict *verdicts);
 /* engine_batch's first part, which the workers share: count packets parsed into b, counted in stats, checked against m. */
-void engine_check_batch(const struct matcher *m, struct match_scratch *sc, struct stats *stats,
+void engine_check_batch(const struct matcher *m, struct matcher_scratch *sc, struct stats *stats,
 			const struct capture_packet *p, size_t count, struct packet_batch *b);
 
 /*
@@ -88,7 +88,7 @@ static inline enum verdict engine_verdict(uint32_t drop_holders, uint32_t reject
  * Pass entries live in the same filters as the rest, so a packet no entry
  * holds pays nothing for them: this runs only on confirmed hits.
  */
-static inline uint32_t engine_held(const struct match_found *found, size_t n)
+static inline uint32_t engine_held(const struct matcher_found *found, size_t n)
 {
 	uint32_t held = 0;
 
@@ -120,7 +120,7 @@ enum engine_role engine_role(const struct engine *e, uint32_t holders, uint32_t 
  * or a signature, exempts the whole packet. Returns the hits left, in
  * place (0: accept, nothing to say); *exempt gets ENGINE_EXEMPT_*.
  */
-size_t engine_exempt(const struct packet_view *v, struct match_found *found, size_t n, uint32_t passing,
+size_t engine_exempt(const struct packet_view *v, struct matcher_found *found, size_t n, uint32_t passing,
 		     uint32_t pass_holders, uint32_t packet_holders, unsigned *exempt);
 
 /*
@@ -131,7 +131,7 @@ size_t engine_exempt(const struct packet_view *v, struct match_found *found, siz
  * packets; the loop reports them here.
  */
 void engine_report(struct engine *e, const struct capture_packet *p, const struct packet_view *v,
-		   const struct match_found *found, size_t n, unsigned exempt, const char *source, bool live,
+		   const struct matcher_found *found, size_t n, unsigned exempt, const char *source, bool live,
 		   enum verdict verdict);
 
 /* What the alert tables pushed out to make room (engine.h: flows, thresholds), the tables replaced before counted too. */

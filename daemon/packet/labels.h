@@ -14,7 +14,7 @@
  * own: an alert on such an entry says its category and severity in place of
  * its list's. An entry is known by a keyed 128-bit hash of its kind and key,
  * not by its bytes, so a labelled signature costs 24 bytes here. Holders are
- * the lists' holder bits (match.h) by number, 0..31.
+ * the lists' holder bits (matcher.h) by number, 0..31.
  */
 struct labels;
 

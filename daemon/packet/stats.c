@@ -7,10 +7,10 @@
 #include <string.h>
 
 #include "entry.h"
-#include "match_view.h"
+#include "matcher_view.h"
 #include "simd.h"
 
-static json_t *kind_json(const struct matcher *m, enum entry_kind kind, const struct match_counters *c)
+static json_t *kind_json(const struct matcher *m, enum entry_kind kind, const struct matcher_counters *c)
 {
 	uint64_t unconfirmed = c->positives - c->confirmed, absent = c->probes - c->confirmed;
 
@@ -22,7 +22,7 @@ static json_t *kind_json(const struct matcher *m, enum entry_kind kind, const st
 
 static json_t *filter_json(const struct matcher *m, int sig)
 {
-	struct match_filter_info fi;
+	struct matcher_filter_info fi;
 
 	matcher_filter_info(m, sig, &fi);
 	json_t *o = json_pack("{s:I,s:I,s:i,s:i,s:I,s:I,s:f,s:f,s:s}", "keys", (json_int_t)fi.entries,
@@ -34,7 +34,7 @@ static json_t *filter_json(const struct matcher *m, int sig)
 	return o;
 }
 
-json_t *stats_json(const struct stats *s, const struct matcher *m, const struct match_counters counters[MATCH_KINDS],
+json_t *stats_json(const struct stats *s, const struct matcher *m, const struct matcher_counters counters[MATCHER_KINDS],
 		   uint64_t hits_dropped)
 {
 	json_t *parse = json_object(), *kinds = json_object();

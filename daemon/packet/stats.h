@@ -6,7 +6,7 @@
 #include <jansson.h>
 #include <stdint.h>
 
-#include "match_view.h"
+#include "matcher_view.h"
 #include "packet.h"
 
 struct stats {
@@ -24,12 +24,12 @@ struct stats {
 	uint64_t blocked_by[32];          /* addresses put into [action] sets, by each list that asked */
 };
 
-_Static_assert(MATCH_HOLDER_STAGING == 1u << 31, "passed_by has a counter for each holder bit");
+_Static_assert(MATCHER_HOLDER_STAGING == 1u << 31, "passed_by has a counter for each holder bit");
 
 /* Each bit of holders counted once in by[]. */
 static inline void stats_by_list(uint64_t by[32], uint32_t holders)
 {
-	for (holders &= ~MATCH_HOLDER_STAGING; holders; holders &= holders - 1)
+	for (holders &= ~MATCHER_HOLDER_STAGING; holders; holders &= holders - 1)
 		by[__builtin_ctz(holders)]++;
 }
 
@@ -74,7 +74,7 @@ static inline void stats_add(struct stats *to, const struct stats *from)
 	}
 }
 
-static inline void stats_add_counters(struct match_counters *to, const struct match_counters *from)
+static inline void stats_add_counters(struct matcher_counters *to, const struct matcher_counters *from)
 {
 	to->probes += from->probes;
 	to->positives += from->positives;
@@ -89,7 +89,7 @@ static inline void stats_add_counters(struct match_counters *to, const struct ma
  * matcher's own plus those of the threads that check copies of it. Caller
  * owns the result.
  */
-json_t *stats_json(const struct stats *s, const struct matcher *m, const struct match_counters counters[MATCH_KINDS],
+json_t *stats_json(const struct stats *s, const struct matcher *m, const struct matcher_counters counters[MATCHER_KINDS],
 		   uint64_t hits_dropped);
 
 

@@ -125,7 +125,7 @@ struct listing {
 	struct control_client *cl;
 	enum entry_kind kind;
 	uint32_t holder;           /* only the entries this list holds; 0: all */
-	struct match_cursor cursor;
+	struct matcher_cursor cursor;
 	uint64_t count;
 	size_t len;
 	char piece[LIST_PIECE];

@@ -8,7 +8,7 @@
 
 #include "check.h"
 #include "error.h"
-#include "match.h"
+#include "matcher.h"
 #include "state.h"
 
 _Static_assert(LISTS_SLOTS == CONFIG_MAX_LISTS, "a holder bit for every list the configuration may name");
@@ -545,11 +545,11 @@ void lists_count(const struct lists *ls, const struct matcher *m, uint64_t count
 
 /* ---- the entry set's other changes, by name (lists.h) ---- */
 
-_Static_assert(STATE_WINDOW_UNKNOWN == MATCH_WINDOW_ANY, "a snapshot that does not say lets the matcher choose");
+_Static_assert(STATE_WINDOW_UNKNOWN == MATCHER_WINDOW_ANY, "a snapshot that does not say lets the matcher choose");
 
-static struct match_config match_config_of(const struct config *cfg)
+static struct matcher_config matcher_config_of(const struct config *cfg)
 {
-	return (struct match_config){
+	return (struct matcher_config){
 		.layout = cfg->layout, .choices = cfg->choices, .hashes = cfg->hashes,
 		.rounds = cfg->rounds, .memory = cfg->memory, .bits_per_entry = cfg->bits_per_entry,
 		.bits_per_window = cfg->bits_per_window, .window = cfg->window, .algo = cfg->hash,
@@ -558,7 +558,7 @@ static struct match_config match_config_of(const struct config *cfg)
 
 struct matcher *lists_matcher_new(const struct config *cfg, const struct hash_key *keys, char *err, size_t errlen)
 {
-	struct match_config mc = match_config_of(cfg);
+	struct matcher_config mc = matcher_config_of(cfg);
 
 	mc.keys = keys;
 	if (keys)
@@ -568,14 +568,14 @@ struct matcher *lists_matcher_new(const struct config *cfg, const struct hash_ke
 
 int lists_check_filter(const struct config *cfg, char *err, size_t errlen)
 {
-	struct match_config mc = match_config_of(cfg);
+	struct matcher_config mc = matcher_config_of(cfg);
 
 	return matcher_check_config(&mc, err, errlen);
 }
 
 bool lists_refilter(struct matcher *m, const struct config *cfg)
 {
-	struct match_config mc = match_config_of(cfg);
+	struct matcher_config mc = matcher_config_of(cfg);
 
 	return matcher_reconfigure(m, &mc, NULL, 0) > 0;
 }
@@ -598,12 +598,12 @@ void lists_placed_online(struct matcher *m)
 
 int lists_local_hold(struct matcher *m, const struct entry *e, char *err, size_t errlen)
 {
-	return matcher_hold(m, e, MATCH_HOLDER_DEFAULT, err, errlen);
+	return matcher_hold(m, e, MATCHER_HOLDER_DEFAULT, err, errlen);
 }
 
 int lists_local_release(struct matcher *m, const struct entry *e, uint32_t *left)
 {
-	return matcher_release(m, e, MATCH_HOLDER_DEFAULT, left);
+	return matcher_release(m, e, MATCHER_HOLDER_DEFAULT, left);
 }
 
 bool lists_take_entry(struct matcher *m, int i, const struct entry *e)

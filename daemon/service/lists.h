@@ -14,21 +14,21 @@
 #include "hash.h"
 #include "labels.h"
 #include "log.h"
-#include "match_view.h"
+#include "matcher_view.h"
 #include "state_ttl.h"
 
 /*
- * Each list holds its entries under a holder bit of its own (match.h): bit
+ * Each list holds its entries under a holder bit of its own (matcher.h): bit
  * 0 is the local list (what bloomctl adds), the others are given out as
  * lists appear in the configuration and taken back when they go. Bit 31 is
- * kept for staging (MATCH_HOLDER_STAGING: no match on its own): a new
+ * kept for staging (MATCHER_HOLDER_STAGING: no match on its own): a new
  * version is read under it and then reheld onto the list's bit in one step
  * (matcher_rehold), or dropped whole if refused, so packets see the old
  * version or the new one, never a mix. A version from the cluster is taken
  * in slices instead (service_slices.c): old, then both, then new.
  */
 #define LISTS_SLOTS 31
-#define LISTS_STAGING MATCH_HOLDER_STAGING
+#define LISTS_STAGING MATCHER_HOLDER_STAGING
 
 /* What the last load of a list found. */
 struct list_load {
@@ -73,7 +73,7 @@ struct lists {
 /*
  * lists.c owns the entry set: it alone changes which entries the matcher
  * holds and for whom (matcher_hold, release, rehold and the builds, in
- * match.h); every other file reads it through match_view.h and asks for a
+ * matcher.h); every other file reads it through matcher_view.h and asks for a
  * change by name below (tests/layers.t). So the holder bits, and the order
  * that keeps every entry held while it moves, are decided in one file.
  */

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 
 #include "log.h"
-#include "match_copy.h"
+#include "matcher_copy.h"
 #include "service_internal.h"
 
 const struct config *service_config(const struct service *s)
@@ -20,7 +20,7 @@ struct event_base *service_base(const struct service *s)
 
 /* ---- start and stop ---- */
 
-static int service_emit_event(void *ctx, const struct event_packet *p, const struct match_found *hits, size_t n, char *err,
+static int service_emit_event(void *ctx, const struct event_packet *p, const struct matcher_found *hits, size_t n, char *err,
 		       size_t errlen)
 {
 	return events_write(ctx, p, hits, n, err, errlen);
@@ -124,12 +124,12 @@ bool service_lookup(const struct service *s, const struct entry *e, bool *filter
 		    uint32_t *holders)
 {
 	*expiry = service_expiry(s, e);
-	*holders = matcher_holders(s->matcher, e) & ~MATCH_HOLDER_STAGING;
+	*holders = matcher_holders(s->matcher, e) & ~MATCHER_HOLDER_STAGING;
 	return matcher_lookup(s->matcher, e, filter_says) && *holders; /* one being staged is no one's yet */
 }
 
 struct held_only {
-	match_entry_cb cb;
+	matcher_entry_cb cb;
 	void *ctx;
 };
 
@@ -137,11 +137,11 @@ static int if_held(void *ctx, const struct entry *e, unsigned group, uint32_t ho
 {
 	const struct held_only *h = ctx;
 
-	holders &= ~MATCH_HOLDER_STAGING;
+	holders &= ~MATCHER_HOLDER_STAGING;
 	return holders ? h->cb(h->ctx, e, group, holders) : 0;
 }
 
-void service_covering(const struct service *s, const uint8_t *addr, size_t alen, match_entry_cb cb,
+void service_covering(const struct service *s, const uint8_t *addr, size_t alen, matcher_entry_cb cb,
 		      void *ctx)
 {
 	struct held_only h = { cb, ctx };
@@ -149,8 +149,8 @@ void service_covering(const struct service *s, const uint8_t *addr, size_t alen,
 	matcher_covering(s->matcher, addr, alen, if_held, &h); /* one being staged is no one's yet */
 }
 
-void service_walk(const struct service *s, enum entry_kind only, uint32_t held, struct match_cursor *cur,
-		  size_t max, match_entry_cb cb, void *ctx)
+void service_walk(const struct service *s, enum entry_kind only, uint32_t held, struct matcher_cursor *cur,
+		  size_t max, matcher_entry_cb cb, void *ctx)
 {
 	matcher_walk(s->matcher, only, held, cur, max, cb, ctx);
 }

@@ -14,7 +14,7 @@
 #include "engine.h"
 #include "entry.h"
 #include "events.h"
-#include "match_view.h"
+#include "matcher_view.h"
 #include "packet.h"
 #include "state.h"
 #include "state_rebuild.h"
@@ -172,11 +172,11 @@ struct event_base *service_base(const struct service *s);
 bool service_lookup(const struct service *s, const struct entry *e, bool *filter_says, uint64_t *expiry,
 		    uint32_t *holders);
 /* The addr and net entries that cover an address (matcher_covering). */
-void service_covering(const struct service *s, const uint8_t *addr, size_t alen, match_entry_cb cb,
+void service_covering(const struct service *s, const uint8_t *addr, size_t alen, matcher_entry_cb cb,
 		      void *ctx);
 /* The entries in steps (matcher_walk; held 0: every one), for a listing sent as the client reads it. */
-void service_walk(const struct service *s, enum entry_kind only, uint32_t held, struct match_cursor *cur,
-		  size_t max, match_entry_cb cb, void *ctx);
+void service_walk(const struct service *s, enum entry_kind only, uint32_t held, struct matcher_cursor *cur,
+		  size_t max, matcher_entry_cb cb, void *ctx);
 /* When e expires (Unix seconds), or 0. */
 uint64_t service_expiry(const struct service *s, const struct entry *e);
 /* The local list's entries that expire, and when (state_ttl.h): read only. */

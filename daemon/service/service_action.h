@@ -18,7 +18,7 @@ struct service_action {
 	struct event *table_watch; /* manage: the kernel's announcements of changes to the table */
 	struct event *settler;     /* manage: the next slice of the lists' elements' way to the kernel */
 	uint32_t rereading;        /* manage: the lists whose entries are read again (service_mirror_taken) */
-	struct match_cursor reread_at; /* and where that walk is */
+	struct matcher_cursor reread_at; /* and where that walk is */
 	bool mirror_stale;         /* the nft mirror missed a change (no memory): every entry looked at again */
 	uint64_t filled_after;     /* service_followers_all_asked when the mirror was filled whole (at open) */
 	struct log_limit errors_logged;

@@ -143,7 +143,7 @@ int service_add(struct service *s, const struct entry *e, uint64_t expiry, enum 
 {
 	BLOOMD_ON_LOOP();
 	uint64_t before = state_ttl_get(s->state.ttl, e);
-	bool was_local = matcher_holders(s->matcher, e) & MATCH_HOLDER_DEFAULT;
+	bool was_local = matcher_holders(s->matcher, e) & MATCHER_HOLDER_DEFAULT;
 	uint32_t left;
 
 	if (was_local && before == expiry)
@@ -173,8 +173,8 @@ int service_del(struct service *s, const struct entry *e, enum service_origin fr
 	BLOOMD_ON_LOOP();
 	uint32_t holders = matcher_holders(s->matcher, e);
 
-	*still_held = holders & ~MATCH_HOLDER_DEFAULT;
-	if (!(holders & MATCH_HOLDER_DEFAULT)) {
+	*still_held = holders & ~MATCHER_HOLDER_DEFAULT;
+	if (!(holders & MATCHER_HOLDER_DEFAULT)) {
 		/* Not here (yet): other nodes may have it, and the operator wants it gone from all. */
 		share(s, from, CLUSTER_DEL, e, 0);
 		mark_past_snapshot(s, from, e);

@@ -47,7 +47,7 @@ static int dump_entry(void *ctx, const struct entry *e, unsigned group, uint32_t
 	struct dumping *d = ctx;
 
 	(void)group;
-	if (!(holders & MATCH_HOLDER_DEFAULT))
+	if (!(holders & MATCHER_HOLDER_DEFAULT))
 		return 0;
 	fprintf(d->f, "%s %s", entry_kind_name(e->kind), entry_format_value(e->kind, e->key, e->len, text, sizeof(text)));
 	uint64_t expires = service_expiry(d->s, e);
@@ -244,7 +244,7 @@ static bool still_holds(void *ctx, const struct cluster_op *op)
 
 	if ((op->kind != CLUSTER_ADD && op->kind != CLUSTER_DEL) || entry_parse(op->entry, &e, err, sizeof(err)) != 1)
 		return false;
-	bool held = matcher_holders(s->matcher, &e) & MATCH_HOLDER_DEFAULT;
+	bool held = matcher_holders(s->matcher, &e) & MATCHER_HOLDER_DEFAULT;
 	return op->kind == CLUSTER_ADD ? held && service_expiry(s, &e) == op->expires : !held;
 }
 

@@ -2,10 +2,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include "service.h"
 
-#include "match_copy.h"
+#include "matcher_copy.h"
 #include "service_internal.h"
 
-const struct match_log *service_followers_log(const struct service *s, bool *whole)
+const struct matcher_log *service_followers_log(const struct service *s, bool *whole)
 {
 	*whole = s->sources.actions_stale;
 	return s->sources.changes;
@@ -34,6 +34,6 @@ void service_follower_gone(struct service *s, unsigned follower)
 	src->publisher = NULL;
 	if (s->matcher)
 		matcher_record(s->matcher, NULL);
-	match_log_free(src->changes);
+	matcher_log_free(src->changes);
 	src->changes = NULL;
 }

@@ -6,7 +6,7 @@
 
 #include "action_mirror.h"
 #include "log.h"
-#include "match_copy.h"
+#include "matcher_copy.h"
 #include "service_internal.h"
 
 #define REREAD_A_SLICE 4096        /* entries of a list read again in a slice of the settle */
@@ -189,12 +189,12 @@ void service_mirror_sync(struct service *s)
 	if (m == NULL)
 		return;
 	bool whole;
-	const struct match_log *changes = service_followers_log(s, &whole);
+	const struct matcher_log *changes = service_followers_log(s, &whole);
 	/* Filled whole since the lists' actions last changed (the start): that was the look at every entry. */
 	whole = (whole && s->action.filled_after != service_followers_all_asked(s)) || s->action.mirror_stale;
 	s->action.filled_after = UINT64_MAX;
 	s->action.mirror_stale = false;
-	if (whole || match_log_entries(changes, mirror_changed, &w, &reheld) != 0 || (reheld & acting))
+	if (whole || matcher_log_entries(changes, mirror_changed, &w, &reheld) != 0 || (reheld & acting))
 		s->action.mirror_stale = sweep(s, m) < 0;
 	if (s->action.settler == NULL || !event_pending(s->action.settler, EV_TIMEOUT, NULL))
 		settle_slice(s); /* else the slice already asked for settles these too */
@@ -297,7 +297,7 @@ void service_mirror_taken(struct service *s, int i, bool timed)
 	if (!timed || !service_mirror_on(s))
 		return;
 	s->action.rereading |= 1u << i;
-	s->action.reread_at = (struct match_cursor){ .started = false }; /* from the start, for every list asked */
+	s->action.reread_at = (struct matcher_cursor){ .started = false }; /* from the start, for every list asked */
 	service_mirror_settle(s);
 }
 

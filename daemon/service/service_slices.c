@@ -66,7 +66,7 @@ struct slicing {
 	struct list_load r;
 	struct service_bad_lines bad;
 	struct state_list_writer *kept;
-	struct match_cursor walk;
+	struct matcher_cursor walk;
 	uint64_t added, removed;
 	struct entry_run picked;   /* the entries one walk slice picked */
 };
@@ -335,7 +335,7 @@ static bool keep_walk_slice(struct slicing *sl)
 	free(text);
 	if (rc == 0 && sl->walk.part < 2)
 		return true;
-	sl->walk = (struct match_cursor){ .started = false };
+	sl->walk = (struct matcher_cursor){ .started = false };
 	return kept(sl, rc, err, sizeof(err));
 }
 
@@ -373,7 +373,7 @@ static bool walk_slice(struct slicing *sl)
 	}
 	if (sl->walk.part < 2)
 		return true;
-	sl->walk = (struct match_cursor){ .started = false };
+	sl->walk = (struct matcher_cursor){ .started = false };
 	if (sl->restore)
 		return restore_done(sl, 0, "");
 	if (sl->phase == ADDING) {

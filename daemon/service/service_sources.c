@@ -13,7 +13,7 @@
 #include "clock.h"
 #include "error.h"
 #include "log.h"
-#include "match_copy.h"
+#include "matcher_copy.h"
 #include "packet.h"
 #include "service_internal.h"
 #include "stats.h"
@@ -311,7 +311,7 @@ void service_propagate(struct service *s)
 	if (src->workers)
 		publish_to_workers(s);
 	if (src->changes) /* the workers may have been lost */
-		match_log_clear(src->changes);
+		matcher_log_clear(src->changes);
 	src->published = matcher_changes(s->matcher);
 }
 
@@ -330,7 +330,7 @@ int service_record_changes(struct service *s, unsigned follower)
 	src->followers |= follower;
 	if (src->changes)
 		return 0;
-	if ((src->changes = match_log_new()) == NULL) {
+	if ((src->changes = matcher_log_new()) == NULL) {
 		log_error("out of memory for the log of changes");
 		return -1;
 	}
@@ -540,7 +540,7 @@ void service_packet_totals(struct service *s, struct workers_totals *t)
 	else
 		memset(t, 0, sizeof(*t));
 	stats_add(&t->stats, &s->engine.stats);
-	for (int k = 0; k < MATCH_KINDS; k++)
+	for (int k = 0; k < MATCHER_KINDS; k++)
 		stats_add_counters(&t->counters[k], matcher_scratch_counters(s->engine.scratch, (enum entry_kind)k));
 	t->hits_dropped += matcher_scratch_hits_dropped(s->engine.scratch);
 	if (s->sources.inline_queue)

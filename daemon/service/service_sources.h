@@ -10,7 +10,7 @@
 
 #include "capture.h"
 #include "inline.h"
-#include "match_view.h"
+#include "matcher_view.h"
 #include "service.h"
 #include "workers.h"
 
@@ -39,7 +39,7 @@ struct service_sources {
 	char queue_name[32];       /* "nfqueue0", for events' in_iface; with workers, passive: the interface */
 	struct workers *workers;   /* [capture] workers > 1, or NULL */
 	struct matcher *replica;   /* the copy the workers read, when they are not reading matcher */
-	struct match_log *changes; /* matcher's changes since the replica, the XDP set and the nft mirror were in step */
+	struct matcher_log *changes; /* matcher's changes since the replica, the XDP set and the nft mirror were in step */
 	uint64_t published;        /* matcher_changes when they were */
 	bool actions_stale;        /* the lists' actions changed: every entry looked at again (XDP set, nft mirror) */
 	uint64_t actions_changed;  /* times they changed: a follower filled whole since the last needs no second look */
@@ -65,7 +65,7 @@ enum { SERVICE_FOLLOWS_WORKERS = 1, SERVICE_FOLLOWS_XDP = 2, SERVICE_FOLLOWS_MIR
 int service_record_changes(struct service *s, unsigned follower);
 
 /* service_followers.c: the changes since the followers were last in step (NULL: none recorded); *whole: every entry is to be looked at again. */
-const struct match_log *service_followers_log(const struct service *s, bool *whole);
+const struct matcher_log *service_followers_log(const struct service *s, bool *whole);
 /* Every entry looked at again at the next propagation (the lists' actions changed); how often that was asked. */
 void service_followers_all(struct service *s);
 uint64_t service_followers_all_asked(const struct service *s);

@@ -211,7 +211,7 @@ static int save_entry(void *ctx, const struct entry *e, unsigned group, unsigned
 {
 	struct saving *sv = ctx;
 
-	if (!(holders & MATCH_HOLDER_DEFAULT))
+	if (!(holders & MATCHER_HOLDER_DEFAULT))
 		return 0;
 	return state_snapshot_put(sv->w, e, group, window, state_ttl_get(sv->ttl, e));
 }

@@ -10,7 +10,7 @@
 #include "action_xdp.h"
 #include "arena.h"
 #include "log.h"
-#include "match_copy.h"
+#include "matcher_copy.h"
 #include "packet.h"
 #include "service_internal.h"
 
@@ -127,9 +127,9 @@ void service_xdp_sync(struct service *s)
 {
 	uint32_t reheld = 0, acting = s->engine.drop_holders | s->engine.reject_holders | s->engine.pass_holders;
 	bool whole;
-	const struct match_log *changes = service_followers_log(s, &whole);
+	const struct matcher_log *changes = service_followers_log(s, &whole);
 
-	if (whole || match_log_entries(changes, sync_entry, s, &reheld) != 0 || (reheld & acting))
+	if (whole || matcher_log_entries(changes, sync_entry, s, &reheld) != 0 || (reheld & acting))
 		resync(s);
 }
 
@@ -149,9 +149,9 @@ static void on_xdp_event(void *ctx, const struct xdp_event *e)
 	};
 	struct packet_view v;
 	const uint8_t *key = (const uint8_t *)e->key;
-	struct match_found found = {
+	struct matcher_found found = {
 		.kind = e->kind, .key = key, .len = e->len,
-		.holders = holders_of(s, e->kind, key, e->len) & ~MATCH_HOLDER_STAGING,
+		.holders = holders_of(s, e->kind, key, e->len) & ~MATCHER_HOLDER_STAGING,
 	};
 
 	packet_parse(p.link, p.frame, p.caplen, p.wirelen, &v);

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "entry.h"
-#include "match.h"
+#include "matcher.h"
 #include "packet.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -19,7 +19,7 @@ static struct matcher *make_matcher(void)
 		"pair 10.0.0.1 10.0.0.2", "sig \"GET /etc\"", "sig hex:0000000000000000",
 		"sig \"AAAAAAAABBBB\"",
 	};
-	struct match_config cfg = { .layout = FILTER_BLOCKED, .choices = 2, .memory = 256, .window = 4 };
+	struct matcher_config cfg = { .layout = FILTER_BLOCKED, .choices = 2, .memory = 256, .window = 4 };
 	struct matcher *m = matcher_new(&cfg, NULL, 0);
 	struct entry e;
 
@@ -34,7 +34,7 @@ static struct matcher *make_matcher(void)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct matcher *m;
-	struct match_hit hits[MATCH_MAX_HITS];
+	struct matcher_hit hits[MATCHER_MAX_HITS];
 	struct packet_view v;
 
 	if (size < 1)
@@ -46,7 +46,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(frame, data + 1, size - 1);
 	packet_parse(LINKS[data[0] % (sizeof(LINKS) / sizeof(LINKS[0]))], frame, size - 1, size - 1 + data[0] / 16, &v);
 	if (m)
-		matcher_check(m, &v, hits, MATCH_MAX_HITS);
+		matcher_check(m, &v, hits, MATCHER_MAX_HITS);
 	free(frame);
 	return 0;
 }

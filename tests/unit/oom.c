@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "entry.h"
-#include "match.h"
+#include "matcher.h"
 #include "rng.h"
 #include "test.h"
 
@@ -94,7 +94,7 @@ static void check(const struct matcher *m, const struct model *md, bool built)
 
 static void rebuild(struct matcher *m)
 {
-	struct match_rebuild *r = matcher_rebuild_begin(m, NULL, 2, NULL, NULL, 0);
+	struct matcher_rebuild *r = matcher_rebuild_begin(m, NULL, 2, NULL, NULL, 0);
 
 	if (r == NULL)
 		return;
@@ -109,14 +109,14 @@ static void rebuild(struct matcher *m)
  * The workers' copy brought in step: the recorded changes replayed, else
  * copied whole; NULL if neither had memory (the next try starts afresh).
  */
-static struct matcher *in_step(struct matcher *copy, const struct matcher *m, struct match_log *log)
+static struct matcher *in_step(struct matcher *copy, const struct matcher *m, struct matcher_log *log)
 {
 	if (copy == NULL || log == NULL || matcher_replay(copy, log, NULL, 0) < 0) {
 		matcher_free(copy);
 		copy = matcher_clone(m);
 	}
 	if (log)
-		match_log_clear(log);
+		matcher_log_clear(log);
 	return copy;
 }
 
@@ -124,7 +124,7 @@ static struct matcher *in_step(struct matcher *copy, const struct matcher *m, st
 static unsigned long run(unsigned long fail)
 {
 	static struct model md;
-	struct match_config cfg = { .layout = FILTER_BLOCKED, .choices = 2, .bits_per_entry = 16, .window = 8 };
+	struct matcher_config cfg = { .layout = FILTER_BLOCKED, .choices = 2, .bits_per_entry = 16, .window = 8 };
 	struct rng r;
 	bool built = false;
 
@@ -134,7 +134,7 @@ static unsigned long run(unsigned long fail)
 	struct matcher *m = matcher_new(&cfg, NULL, 0), *copy = NULL;
 	if (m == NULL)
 		return fail_at = 0, allocations;
-	struct match_log *log = match_log_new();
+	struct matcher_log *log = matcher_log_new();
 	matcher_record(m, log);
 	rng_seed(&r, 11);
 	for (int op = 0; op < 600; op++) {
@@ -166,7 +166,7 @@ static unsigned long run(unsigned long fail)
 	copy = in_step(copy, m, log);
 	check(copy, &md, built);
 	matcher_free(copy);
-	match_log_free(log);
+	matcher_log_free(log);
 	matcher_free(m);
 	return made;
 }

@@ -71,13 +71,13 @@ struct worker {
 	char source[40];
 
 	/* the worker thread's alone */
-	struct match_scratch *scratch;
+	struct matcher_scratch *scratch;
 	const struct matcher *m;   /* the published matcher, while online */
 	bool online, pushed;
 	struct stats stats;
 	uint64_t handoff_lost;
 	struct packet_batch batch;
-	struct match_found found[MATCH_MAX_HITS]; /* the hits' entries, a packet at a time */
+	struct matcher_found found[MATCHER_MAX_HITS]; /* the hits' entries, a packet at a time */
 
 	struct ring ring;
 	_Atomic bool failed;       /* its source stopped (error says why): the loop hears of it */
@@ -118,7 +118,7 @@ static void copy_out(struct worker *w)
 {
 	pthread_mutex_lock(&w->lock);
 	w->shared.stats = w->stats;
-	for (int k = 0; k < MATCH_KINDS; k++)
+	for (int k = 0; k < MATCHER_KINDS; k++)
 		w->shared.counters[k] = *matcher_scratch_counters(w->scratch, (enum entry_kind)k);
 	w->shared.hits_dropped = matcher_scratch_hits_dropped(w->scratch);
 	w->shared.handoff_lost = w->handoff_lost;
@@ -180,7 +180,7 @@ static bool hand_off(struct worker *w, const struct capture_packet *p, enum verd
 
 /* What the lists make of packet p, parsed as v, with its n hits; a match handed to the loop; its verdict. */
 static enum verdict judge(struct worker *w, const struct capture_packet *p, const struct packet_view *v,
-			  const struct match_hit *hits, size_t n)
+			  const struct matcher_hit *hits, size_t n)
 {
 	if (n == 0 || (n = matcher_found(w->m, hits, n, w->found)) == 0)
 		return VERDICT_ACCEPT;
@@ -521,7 +521,7 @@ unsigned workers_count(const struct workers *ws)
 static void add_counters(struct workers_totals *t, const struct workers_totals *w)
 {
 	stats_add(&t->stats, &w->stats);
-	for (int k = 0; k < MATCH_KINDS; k++)
+	for (int k = 0; k < MATCHER_KINDS; k++)
 		stats_add_counters(&t->counters[k], &w->counters[k]);
 	t->hits_dropped += w->hits_dropped;
 	t->handoff_lost += w->handoff_lost;

@@ -9,7 +9,7 @@
 
 #include "capture.h"
 #include "inline.h"
-#include "match_view.h"
+#include "matcher_view.h"
 #include "stats.h"
 
 /*
@@ -55,7 +55,7 @@ struct worker_match {
 	enum verdict verdict;      /* inline: what the worker did with it */
 	unsigned exempt;           /* its sides a pass list exempts (ENGINE_EXEMPT_*) */
 	size_t n;
-	struct match_found found[MATCH_MAX_HITS];
+	struct matcher_found found[MATCHER_MAX_HITS];
 };
 
 typedef void (*workers_match_cb)(void *ctx, const struct worker_match *m);
@@ -102,7 +102,7 @@ void workers_set_verdicts(struct workers *w, uint32_t drop_holders, uint32_t rej
 
 struct workers_totals {
 	struct stats stats;
-	struct match_counters counters[MATCH_KINDS];
+	struct matcher_counters counters[MATCHER_KINDS];
 	uint64_t hits_dropped;
 	uint64_t handoff_lost;     /* matched packets not reported: the ring to the loop was full */
 	uint64_t received, dropped, if_dropped; /* passive: the kernel's, summed */

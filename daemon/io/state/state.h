@@ -90,7 +90,7 @@ int state_snapshot_commit(struct state_snapshot_writer *w, char *err, size_t err
 /* Drop an unfinished snapshot (removes the temporary file). */
 void state_snapshot_abort(struct state_snapshot_writer *w);
 
-/* window: as saved, or MATCH_WINDOW_ANY's value (0xffff) from a version 1 snapshot, which did not say. */
+/* window: as saved, or MATCHER_WINDOW_ANY's value (0xffff) from a version 1 snapshot, which did not say. */
 #define STATE_WINDOW_UNKNOWN 0xffffu
 typedef int (*state_entry_cb)(void *ctx, const struct entry *e, unsigned group, unsigned window,
 				uint64_t expiry);

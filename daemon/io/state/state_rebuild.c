@@ -15,7 +15,7 @@
 
 #include "clock.h"
 #include "error.h"
-#include "match.h"
+#include "matcher.h"
 
 /*
  * Two trips to a thread: first to allocate and touch the copies' memory
@@ -41,7 +41,7 @@ enum rebuild_stage { STAGE_PREPARE, STAGE_RUN, STAGE_APPLY };
 
 struct state_rebuild {
 	struct matcher *m;
-	struct match_rebuild *job;
+	struct matcher_rebuild *job;
 	enum rebuild_stage stage;
 	uint64_t keys[2];          /* to prepare room for, with some slack */
 	unsigned rounds;

@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "match_view.h"
+#include "matcher_view.h"
 
 /*
  * matcher_rebuild_copy copies in the loop, a slice a turn; a thread runs

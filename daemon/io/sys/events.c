@@ -48,7 +48,7 @@ struct match_shape {
 
 struct events {
 	struct event_shape shapes[SHAPES];
-	struct match_shape pool[2][MATCH_MAX_HITS]; /* [with an offset][index in the event] */
+	struct match_shape pool[2][MATCHER_MAX_HITS]; /* [with an offset][index in the event] */
 	FILE *json;
 	bool json_is_stdout;
 	char *pcap_path;
@@ -332,7 +332,7 @@ static void set_blocked(struct events *ev, struct event_shape *s, const struct e
  * an address or net there. A pair's first address is the packet's source,
  * and a signature's sender is it too.
  */
-static bool listed_side_is_dst(const struct match_found *hit, const struct packet_view *v)
+static bool listed_side_is_dst(const struct matcher_found *hit, const struct packet_view *v)
 {
 	size_t alen = v->family == 4 ? 4 : 16;
 
@@ -357,7 +357,7 @@ static void set_sides(struct event_shape *s, const struct packet_view *v, bool d
 }
 
 /* The event's JSON object, owned by ev: valid until the next event. */
-static json_t *event_json(struct events *ev, const struct event_packet *p, const struct match_found *hits,
+static json_t *event_json(struct events *ev, const struct event_packet *p, const struct matcher_found *hits,
 			  size_t n)
 {
 	const struct packet_view *v = p->view;
@@ -515,7 +515,7 @@ const char *events_error(const struct events *ev)
 	return ev->error;
 }
 
-int events_write(struct events *ev, const struct event_packet *p, const struct match_found *hits, size_t n,
+int events_write(struct events *ev, const struct event_packet *p, const struct matcher_found *hits, size_t n,
 		 char *err, size_t errlen)
 {
 	int rc = 0;
@@ -560,7 +560,7 @@ void events_close(struct events *ev)
 	for (int i = 0; i < SHAPES; i++)
 		json_decref(ev->shapes[i].obj);
 	for (int o = 0; o < 2; o++)
-		for (int i = 0; i < MATCH_MAX_HITS; i++)
+		for (int i = 0; i < MATCHER_MAX_HITS; i++)
 			json_decref(ev->pool[o][i].obj);
 	free(ev->pcap_path);
 	free(ev->text);

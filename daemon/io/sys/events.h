@@ -30,7 +30,7 @@ struct events *events_open(const struct events_options *o, char *err, size_t err
  * labels (p->labels). Returns 0, or -1 with a message (a write error; the
  * caller reports it).
  */
-int events_write(struct events *ev, const struct event_packet *p, const struct match_found *hits, size_t n,
+int events_write(struct events *ev, const struct event_packet *p, const struct matcher_found *hits, size_t n,
 		 char *err, size_t errlen);
 
 /*

@@ -1,17 +1,17 @@
-/* match_windows.c - which of its windows indexes each signature: one few others share, and none known to be common. */
+/* matcher_windows.c - which of its windows indexes each signature: one few others share, and none known to be common. */
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include <stdlib.h>
 #include <string.h>
 
 #include "error.h"
-#include "match_internal.h"
+#include "matcher_internal.h"
 
 /*
  * A packet position is checked against every signature its window indexes,
  * so a window shared by many (100,000 signatures starting "GET /wp-") would
  * make one packet cost as much as all of them. Each signature is indexed by
  * one of its windows (at an offset from 0 to len - W, below
- * MATCH_WINDOW_CANDIDATES, so a load stays linear): the one the fewest
+ * MATCHER_WINDOW_CANDIDATES, so a load stays linear): the one the fewest
  * others are indexed by, and not a hot one. A window is hot once two
  * signatures are known to contain it: when a new signature contains a
  * window others are indexed by, that window is marked hot and they move to
@@ -76,7 +76,7 @@ static void hot_add(struct matcher *m, uint64_t word)
 	m->hot_n++;
 }
 
-int match_hot_copy(struct matcher *dst, const struct matcher *src)
+int matcher_hot_copy(struct matcher *dst, const struct matcher *src)
 {
 	dst->hot = NULL;
 	if (src->hot_cap == 0)
@@ -130,7 +130,7 @@ static void place(const struct matcher *m, const uint8_t *key, size_t len, uint3
 	*out = (struct sig_place){ .index = -1, .id = NO_SIG, .prev = NO_SIG };
 	if (keys)
 		keys->n = 0;
-	for (unsigned at = 0; at + w <= len && at < MATCH_WINDOW_CANDIDATES; at++) {
+	for (unsigned at = 0; at + w <= len && at < MATCHER_WINDOW_CANDIDATES; at++) {
 		uint64_t word = sigscan_word(m->scan, key + at);
 		struct hash128 h = sigscan_hash(m->scan, word);
 		ssize_t index = store_find(m->sig.store, h, 0, key + at, w);
@@ -156,13 +156,13 @@ static void place(const struct matcher *m, const uint8_t *key, size_t len, uint3
 	}
 }
 
-void match_place_signature(const struct matcher *m, const struct entry *e, struct sig_place *out,
+void matcher_place_signature(const struct matcher *m, const struct entry *e, struct sig_place *out,
 			   struct sig_windows *keys)
 {
 	place(m, e->key, e->len, NO_SIG, out, keys);
 }
 
-void match_place_at(const struct matcher *m, const struct entry *e, unsigned window, struct sig_place *p)
+void matcher_place_at(const struct matcher *m, const struct entry *e, unsigned window, struct sig_place *p)
 {
 	p->window = window;
 	p->word = sigscan_word(m->scan, e->key + window);
@@ -173,7 +173,7 @@ void match_place_at(const struct matcher *m, const struct entry *e, unsigned win
 
 /* ---- the windows ---- */
 
-int match_new_window(struct matcher *m, const struct entry *e, struct sig_place *p, uint32_t id, int group,
+int matcher_new_window(struct matcher *m, const struct entry *e, struct sig_place *p, uint32_t id, int group,
 		     char *err, size_t errlen)
 {
 	const struct array_spec per_window[] = {
@@ -189,7 +189,7 @@ int match_new_window(struct matcher *m, const struct entry *e, struct sig_place 
 	}
 	m->heads[p->index] = id;
 	m->words[p->index] = p->word;
-	if (match_filter_in(m, &m->sig, (size_t)p->index, p->word, group >= 0, err, errlen) < 0) {
+	if (matcher_filter_in(m, &m->sig, (size_t)p->index, p->word, group >= 0, err, errlen) < 0) {
 		/* Not in the filter: out of the store too (the last window: nothing moves). */
 		store_remove(m->sig.store, (size_t)p->index);
 		return -1;
@@ -200,11 +200,11 @@ int match_new_window(struct matcher *m, const struct entry *e, struct sig_place 
 }
 
 /* The last signature of a window takes the window with it (its prefilter bits stay). */
-void match_remove_window(struct matcher *m, size_t index)
+void matcher_remove_window(struct matcher *m, size_t index)
 {
 	size_t last = store_count(m->sig.store) - 1;
 
-	match_filter_out(m, &m->sig, index);
+	matcher_filter_out(m, &m->sig, index);
 	store_remove(m->sig.store, index);
 	m->heads[index] = m->heads[last]; /* the store moved its last window to index too */
 	m->words[index] = m->words[last];
@@ -225,10 +225,10 @@ static void unlink_sig(struct matcher *m, ssize_t index, uint32_t id)
 		m->sigs[prev].next = m->sigs[id].next;
 	m->sigs[id].next = NO_SIG;
 	if (m->heads[index] == NO_SIG)
-		match_remove_window(m, (size_t)index);
+		matcher_remove_window(m, (size_t)index);
 }
 
-static ssize_t match_find_window(const struct matcher *m, const uint8_t *bytes, struct hash128 h)
+static ssize_t matcher_find_window(const struct matcher *m, const uint8_t *bytes, struct hash128 h)
 {
 	return store_find(m->sig.store, h, 0, bytes, m->cfg.window);
 }
@@ -244,17 +244,17 @@ static void relocate(struct matcher *m, uint32_t id)
 	place(m, e.key, e.len, id, &to, NULL);
 	if (to.window == s->window)
 		return;
-	match_place_at(m, &e, s->window, &from);
+	matcher_place_at(m, &e, s->window, &from);
 	if (to.index >= 0 && to.index == from.index)
 		return; /* the same bytes at another offset: the same window */
 	if (to.index < 0) {
-		if (match_new_window(m, &e, &to, NO_SIG, -1, NULL, 0) < 0)
+		if (matcher_new_window(m, &e, &to, NO_SIG, -1, NULL, 0) < 0)
 			return;
-		unlink_sig(m, match_find_window(m, e.key + s->window, from.h), id); /* may move to's index */
-		m->heads[match_find_window(m, e.key + to.window, to.h)] = id;
+		unlink_sig(m, matcher_find_window(m, e.key + s->window, from.h), id); /* may move to's index */
+		m->heads[matcher_find_window(m, e.key + to.window, to.h)] = id;
 	} else {
 		unlink_sig(m, from.index, id);
-		ssize_t index = match_find_window(m, e.key + to.window, to.h);
+		ssize_t index = matcher_find_window(m, e.key + to.window, to.h);
 		uint32_t last;
 		indexed_by(m, index, NO_SIG, &last);
 		m->sigs[last].next = id;
@@ -262,7 +262,7 @@ static void relocate(struct matcher *m, uint32_t id)
 	m->sigs[id].window = (uint16_t)to.window;
 }
 
-void match_spread(struct matcher *m, const struct entry *e, uint32_t self, const struct sig_windows *keys)
+void matcher_spread(struct matcher *m, const struct entry *e, uint32_t self, const struct sig_windows *keys)
 {
 	uint32_t moving[SPREAD_MAX];
 
@@ -270,7 +270,7 @@ void match_spread(struct matcher *m, const struct entry *e, uint32_t self, const
 		if (at == m->sigs[self].window)
 			continue;
 		uint64_t word = keys->word[at];
-		ssize_t index = match_find_window(m, e->key + at, keys->h[at]);
+		ssize_t index = matcher_find_window(m, e->key + at, keys->h[at]);
 		if (index < 0)
 			continue;
 		size_t n = 0;

@@ -1,4 +1,4 @@
-/* Property test for match.c: random packets and entry lists against a brute-force model. */
+/* Property test for matcher.c: random packets and entry lists against a brute-force model. */
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include <arpa/inet.h>
 #include <stdio.h>
@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "entry.h"
-#include "match.h"
+#include "matcher.h"
 #include "rng.h"
 #include "synth.h"
 #include "test.h"
@@ -114,8 +114,8 @@ static bool model_matches(const struct entry *e, const struct packet_view *v, ui
  */
 struct clone_check {
 	struct matcher *m;
-	struct match_scratch *scratch;
-	struct match_log *log;
+	struct matcher_scratch *scratch;
+	struct matcher_log *log;
 	unsigned replays, copies;
 };
 
@@ -129,19 +129,19 @@ static void sync_copy(struct matcher *m, struct clone_check *c)
 		assert_non_null(c->m);
 		c->copies++;
 	}
-	match_log_clear(c->log);
+	matcher_log_clear(c->log);
 }
 
 static void check_clone(struct matcher *m, struct clone_check *c, const struct packet_view *v,
-			const struct match_hit *hits, size_t n, int i)
+			const struct matcher_hit *hits, size_t n, int i)
 {
-	struct match_hit theirs[MATCH_MAX_HITS];
-	struct match_found mine[MATCH_MAX_HITS], found[MATCH_MAX_HITS];
+	struct matcher_hit theirs[MATCHER_MAX_HITS];
+	struct matcher_found mine[MATCHER_MAX_HITS], found[MATCHER_MAX_HITS];
 
 	if (i % 13 != 0)
 		return;
 	sync_copy(m, c);
-	assert_int_equal(matcher_check_with(c->m, c->scratch, v, theirs, MATCH_MAX_HITS), n);
+	assert_int_equal(matcher_check_with(c->m, c->scratch, v, theirs, MATCHER_MAX_HITS), n);
 	assert_int_equal(matcher_found(m, hits, n, mine), n);
 	assert_int_equal(matcher_found(c->m, theirs, n, found), n);
 	for (size_t h = 0; h < n; h++) {
@@ -155,7 +155,7 @@ static void check_clone(struct matcher *m, struct clone_check *c, const struct p
 	for (int k = ENTRY_ADDR; k <= ENTRY_SIG; k++)
 		assert_int_equal(matcher_entries(c->m, (enum entry_kind)k), matcher_entries(m, (enum entry_kind)k));
 	for (int sig = 0; sig < 2; sig++) { /* the same keys in the same groups: the same bits */
-		struct match_filter_info ours, theirs_info;
+		struct matcher_filter_info ours, theirs_info;
 		matcher_filter_info(m, sig, &ours);
 		matcher_filter_info(c->m, sig, &theirs_info);
 		assert_int_equal(theirs_info.bits, ours.bits);
@@ -171,11 +171,11 @@ static void check_clone(struct matcher *m, struct clone_check *c, const struct p
 #define BATCH_FRAME 512
 
 struct batch_check {
-	struct match_scratch *one, *many;
+	struct matcher_scratch *one, *many;
 	struct rng r;
 	uint8_t frames[PACKET_BATCH_MAX][BATCH_FRAME];
 	struct packet_view v[PACKET_BATCH_MAX];
-	struct match_hit alone[PACKET_BATCH_MAX][MATCH_MAX_HITS], together[PACKET_BATCH_MAX][MATCH_MAX_HITS];
+	struct matcher_hit alone[PACKET_BATCH_MAX][MATCHER_MAX_HITS], together[PACKET_BATCH_MAX][MATCHER_MAX_HITS];
 	size_t nalone[PACKET_BATCH_MAX], ntogether[PACKET_BATCH_MAX];
 	size_t count, size;        /* held; this batch's size, at random */
 	unsigned batches, fullest;
@@ -201,7 +201,7 @@ static void batch_flush(const struct matcher *m, struct batch_check *b)
 	matcher_check_batch(m, b->many, b->v, b->count, b->together, b->ntogether);
 	for (size_t i = 0; i < b->count; i++) {
 		assert_int_equal(b->ntogether[i], b->nalone[i]);
-		assert_memory_equal(b->together[i], b->alone[i], b->nalone[i] * sizeof(struct match_hit));
+		assert_memory_equal(b->together[i], b->alone[i], b->nalone[i] * sizeof(struct matcher_hit));
 	}
 	b->batches++;
 	if (b->count > b->fullest)
@@ -218,7 +218,7 @@ static void batch_add(const struct matcher *m, struct batch_check *b, const uint
 	assert_true(len <= BATCH_FRAME);
 	memcpy(b->frames[i], frame, len);
 	packet_parse(1, b->frames[i], len, len, &b->v[i]);
-	b->nalone[i] = matcher_check_with(m, b->one, &b->v[i], b->alone[i], MATCH_MAX_HITS);
+	b->nalone[i] = matcher_check_with(m, b->one, &b->v[i], b->alone[i], MATCHER_MAX_HITS);
 	if (b->count == b->size)
 		batch_flush(m, b);
 }
@@ -229,7 +229,7 @@ static void batch_check_done(const struct matcher *m, struct batch_check *b)
 	batch_flush(m, b);
 	for (int k = ENTRY_ADDR; k <= ENTRY_SIG; k++)
 		assert_memory_equal(matcher_scratch_counters(b->many, (enum entry_kind)k),
-				    matcher_scratch_counters(b->one, (enum entry_kind)k), sizeof(struct match_counters));
+				    matcher_scratch_counters(b->one, (enum entry_kind)k), sizeof(struct matcher_counters));
 	assert_int_equal(matcher_scratch_hits_dropped(b->many), matcher_scratch_hits_dropped(b->one));
 	matcher_scratch_free(b->one);
 	matcher_scratch_free(b->many);
@@ -244,7 +244,7 @@ static int count_holders(void *ctx, const struct entry *e, unsigned group, uint3
 {
 	struct holder_counts *c = ctx;
 	uint64_t digest = matcher_entry_digest(e->kind, e->key, e->len);
-	bool staged = holders & MATCH_HOLDER_STAGING;
+	bool staged = holders & MATCHER_HOLDER_STAGING;
 
 	(void)group;
 	for (; holders; holders &= holders - 1) {
@@ -272,15 +272,15 @@ static void assert_counts_kept(const struct matcher *m)
 
 static void run(enum filter_layout layout, unsigned c, uint64_t seed, enum simd_level simd, bool rebuilds)
 {
-	struct match_rebuild *job = NULL;
+	struct matcher_rebuild *job = NULL;
 	bool copied = false, ran = false;
-	struct match_config cfg = { .layout = layout, .choices = c, .memory = 128, .window = WINDOW };
+	struct matcher_config cfg = { .layout = layout, .choices = c, .memory = 128, .window = WINDOW };
 	struct matcher *m = matcher_new(&cfg, NULL, 0);
 	struct model model = { .n = 0 };
 	struct rng r;
 	static uint8_t frame[SYNTH_MAX_FRAME], payload[64];
-	struct match_hit hits[MATCH_MAX_HITS];
-	struct clone_check clone = { .scratch = matcher_scratch_new(), .log = match_log_new() };
+	struct matcher_hit hits[MATCHER_MAX_HITS];
+	struct clone_check clone = { .scratch = matcher_scratch_new(), .log = matcher_log_new() };
 	struct batch_check *batch = batch_check_new(seed);
 
 	assert_non_null(m);
@@ -323,7 +323,7 @@ static void run(enum filter_layout layout, unsigned c, uint64_t seed, enum simd_
 			/* Background rebuilds with changes in between: begin, then later run and swap. */
 			if (job == NULL) {
 				/* Sometimes prepared too small: begin grows it. */
-				struct match_rebuild *prep = rng_below(&r, 2) ? matcher_rebuild_prepare(
+				struct matcher_rebuild *prep = rng_below(&r, 2) ? matcher_rebuild_prepare(
 					rng_below(&r, 200), rng_below(&r, 200)) : NULL;
 				job = matcher_rebuild_begin(m, prep, (unsigned)rng_below(&r, 3), NULL, NULL, 0);
 				assert_non_null(job);
@@ -356,7 +356,7 @@ static void run(enum filter_layout layout, unsigned c, uint64_t seed, enum simd_
 		random_text(&r, payload, p.payload_len);
 		size_t len = synth_build(&p, frame);
 		packet_parse(1, frame, len, len, &v);
-		size_t n = matcher_check(m, &v, hits, MATCH_MAX_HITS);
+		size_t n = matcher_check(m, &v, hits, MATCHER_MAX_HITS);
 		size_t expected = 0;
 		for (size_t j = 0; j < model.n; j++) {
 			uint32_t offset = 0;
@@ -385,11 +385,11 @@ static void run(enum filter_layout layout, unsigned c, uint64_t seed, enum simd_
 	assert_true(clone.replays > clone.copies); /* mostly replayed, not copied */
 	matcher_free(clone.m);
 	matcher_scratch_free(clone.scratch);
-	match_log_free(clone.log);
+	matcher_log_free(clone.log);
 	/* The filters were small on purpose: confirmation had work to do. */
 	uint64_t unconfirmed = 0;
 	for (int k = ENTRY_ADDR; k <= ENTRY_SIG; k++) {
-		const struct match_counters *mc = matcher_counters(m, (enum entry_kind)k);
+		const struct matcher_counters *mc = matcher_counters(m, (enum entry_kind)k);
 		unconfirmed += mc->positives - mc->confirmed;
 	}
 	assert_true(unconfirmed > 0);
@@ -428,7 +428,7 @@ static int save_entry(void *ctx, const struct entry *e, unsigned group, unsigned
 {
 	struct saved *sv = ctx;
 
-	assert_int_equal(holders, MATCH_HOLDER_DEFAULT);
+	assert_int_equal(holders, MATCHER_HOLDER_DEFAULT);
 	sv->e[sv->n] = *e;
 	sv->window[sv->n] = window;
 	sv->group[sv->n++] = group;
@@ -438,7 +438,7 @@ static int save_entry(void *ctx, const struct entry *e, unsigned group, unsigned
 /* A matcher restored from its keys, parameters and groups equals the original, without rounds. */
 static void restore_keeps_groups(void **state)
 {
-	struct match_config cfg = { .layout = FILTER_BLOCKED, .choices = 2, .bits_per_entry = 12, .window = 4 };
+	struct matcher_config cfg = { .layout = FILTER_BLOCKED, .choices = 2, .bits_per_entry = 12, .window = 4 };
 	struct matcher *m = matcher_new(&cfg, NULL, 0), *copy;
 	static struct saved before, after;
 	struct hash_key keys[2];
@@ -474,7 +474,7 @@ static void restore_keeps_groups(void **state)
 		assert_int_equal(after.window[i], before.window[i]);
 		assert_true(matcher_lookup(copy, &before.e[i], &says) && says);
 	}
-	struct match_filter_info a, b;
+	struct matcher_filter_info a, b;
 	for (int sig = 0; sig <= 1; sig++) {
 		matcher_filter_info(m, sig, &a);
 		matcher_filter_info(copy, sig, &b);
@@ -521,7 +521,7 @@ static unsigned false_positives(const struct matcher *m, unsigned probes)
  */
 static void online_build_then_offline(void **state)
 {
-	struct match_config cfg = { .layout = FILTER_BLOCKED, .choices = 2, .bits_per_entry = 8, .window = 4 };
+	struct matcher_config cfg = { .layout = FILTER_BLOCKED, .choices = 2, .bits_per_entry = 8, .window = 4 };
 	struct matcher *m = matcher_new(&cfg, NULL, 0);
 	char text[64];
 
@@ -589,11 +589,11 @@ static bool was_named(const struct named *nd, const char *text)
  */
 static void rehold_names_its_diff(void **state)
 {
-	struct match_config cfg = { .layout = FILTER_BLOCKED, .choices = 2, .bits_per_entry = 16, .window = 4 };
+	struct matcher_config cfg = { .layout = FILTER_BLOCKED, .choices = 2, .bits_per_entry = 16, .window = 4 };
 	struct matcher *m = matcher_new(&cfg, NULL, 0);
 	const char *old[] = { "addr 192.0.2.1", "addr 192.0.2.2", "net 198.51.100.0/24", "sig \"keep-me\"", "sig \"drop-me\"" };
 	const char *next[] = { "addr 192.0.2.1", "addr 192.0.2.3", "net 198.51.100.0/24", "sig \"keep-me\"", "sig \"new-one\"" };
-	struct match_log *log = match_log_new();
+	struct matcher_log *log = matcher_log_new();
 	struct named nd = { .n = 0 };
 	uint32_t reheld;
 	char err[256];
@@ -611,11 +611,11 @@ static void rehold_names_its_diff(void **state)
 		struct entry e = entry_of(next[i]);
 		assert_true(matcher_hold(m, &e, 1u << 31, NULL, 0) >= 0);
 	}
-	assert_int_equal(match_log_entries(log, note_named, &nd, &reheld), 0);
+	assert_int_equal(matcher_log_entries(log, note_named, &nd, &reheld), 0);
 	assert_int_equal(nd.n, 0); /* the version being staged is no one's yet */
 	assert_counts_kept(m);
 	matcher_rehold(m, 1u << 31, 2, NULL);
-	assert_int_equal(match_log_entries(log, note_named, &nd, &reheld), 0);
+	assert_int_equal(matcher_log_entries(log, note_named, &nd, &reheld), 0);
 	assert_int_equal(reheld, 1u << 31);
 	assert_int_equal(nd.n, 4);
 	assert_true(was_named(&nd, "addr 192.0.2.2"));
@@ -632,14 +632,14 @@ static void rehold_names_its_diff(void **state)
 	bool says;
 	assert_false(matcher_lookup(copy, &gone, &says));
 	/* A rebuild moves no entry between holders: the views need not look at all of them; a copy is made again. */
-	match_log_clear(log);
+	matcher_log_clear(log);
 	assert_int_equal(matcher_build(m, NULL, 0), 0);
 	nd.n = 0;
-	assert_int_equal(match_log_entries(log, note_named, &nd, &reheld), 0);
+	assert_int_equal(matcher_log_entries(log, note_named, &nd, &reheld), 0);
 	assert_int_equal(nd.n, 0);
 	assert_int_equal(matcher_replay(copy, log, err, sizeof(err)), -1);
 	matcher_record(m, NULL);
-	match_log_free(log);
+	matcher_log_free(log);
 	matcher_free(copy);
 	assert_counts_kept(m);
 	matcher_free(m);
@@ -648,7 +648,7 @@ static void rehold_names_its_diff(void **state)
 /* An entry stays while any holder holds it; rehold swaps a staged version in whole, for every kind. */
 static void holders_keep_entries(void **state)
 {
-	struct match_config cfg = { .layout = FILTER_BLOCKED, .choices = 2, .bits_per_entry = 16, .window = 4 };
+	struct matcher_config cfg = { .layout = FILTER_BLOCKED, .choices = 2, .bits_per_entry = 16, .window = 4 };
 	struct matcher *m = matcher_new(&cfg, NULL, 0);
 	const char *texts[] = { "addr 192.0.2.1", "net 198.51.100.0/24", "pair 192.0.2.1 192.0.2.2", "sig \"abcdef\"",
 				"sig \"abcdxy\"", "addr 2001:db8::1" };
@@ -702,7 +702,7 @@ static void rehold_among_many(void **state)
 {
 	enum { N = 6000 };
 	const uint32_t other = 1u << 3, list = 2, staged = 1u << 31;
-	struct match_config cfg = { .layout = FILTER_BLOCKED, .choices = 2, .bits_per_entry = 16, .window = 4 };
+	struct matcher_config cfg = { .layout = FILTER_BLOCKED, .choices = 2, .bits_per_entry = 16, .window = 4 };
 	struct matcher *m = matcher_new(&cfg, NULL, 0);
 	static struct entry e[N];
 	static uint32_t want[N];
@@ -769,10 +769,10 @@ static struct entry numbered(unsigned i)
  */
 static void walk_by_holder(void **state)
 {
-	struct match_config cfg = { .layout = FILTER_BLOCKED, .choices = 2, .bits_per_entry = 16, .window = 4 };
+	struct matcher_config cfg = { .layout = FILTER_BLOCKED, .choices = 2, .bits_per_entry = 16, .window = 4 };
 	struct matcher *m = matcher_new(&cfg, NULL, 0);
 	struct walked w = { .held = 4 };
-	struct match_cursor cur = { .started = false };
+	struct matcher_cursor cur = { .started = false };
 	struct entry e;
 	uint32_t left;
 	unsigned steps = 0, n = 3000;
@@ -803,7 +803,7 @@ static void walk_by_holder(void **state)
 	assert_true(w.delivered >= n / 10 + 1); /* one moved ahead of the walk is visited twice */
 	assert_true(steps <= w.delivered / 8 + 2);
 	/* A holder with no entries: passed over in blocks, 32 x 16 times as fast as visited. */
-	cur = (struct match_cursor){ .started = false };
+	cur = (struct matcher_cursor){ .started = false };
 	w = (struct walked){ .held = 8 };
 	for (steps = 0; cur.part < 2; steps++)
 		matcher_walk(m, 0, 8, &cur, 8, note_walked, &w);
@@ -815,7 +815,7 @@ static void walk_by_holder(void **state)
 /* A copy shares nothing: what happens to the original afterwards leaves it as it was. */
 static void clone_stands_alone(void **state)
 {
-	struct match_config cfg = { .layout = FILTER_BLOCKED, .choices = 2, .bits_per_entry = 16, .window = 4 };
+	struct matcher_config cfg = { .layout = FILTER_BLOCKED, .choices = 2, .bits_per_entry = 16, .window = 4 };
 	struct matcher *m = matcher_new(&cfg, NULL, 0), *copy;
 	const char *texts[] = { "addr 192.0.2.1", "net 198.51.100.0/24", "pair 192.0.2.1 192.0.2.2", "sig \"abcdef\"" };
 	struct entry e[4];
@@ -846,9 +846,9 @@ static void clone_stands_alone(void **state)
 /* Hundreds of signatures behind one window: every one is found (the chain outlives growth). */
 static void many_signatures_share_a_window(void **state)
 {
-	struct match_config cfg = { .layout = FILTER_BLOCKED, .choices = 2, .bits_per_entry = 16, .window = 8 };
+	struct matcher_config cfg = { .layout = FILTER_BLOCKED, .choices = 2, .bits_per_entry = 16, .window = 8 };
 	struct matcher *m = matcher_new(&cfg, NULL, 0);
-	struct match_hit hits[MATCH_MAX_HITS];
+	struct matcher_hit hits[MATCHER_MAX_HITS];
 	struct entry e = { .kind = ENTRY_SIG, .len = 11 };
 	uint8_t payload[11];
 
@@ -863,7 +863,7 @@ static void many_signatures_share_a_window(void **state)
 		assert_int_equal(matcher_add(m, &e, NULL, 0), 1); /* present already */
 		memcpy(payload, e.key, sizeof(payload));
 		struct packet_view v = { .payload = payload, .payload_len = sizeof(payload) };
-		assert_int_equal(matcher_check(m, &v, hits, MATCH_MAX_HITS), 1);
+		assert_int_equal(matcher_check(m, &v, hits, MATCHER_MAX_HITS), 1);
 	}
 	matcher_free(m);
 }
@@ -876,9 +876,9 @@ static void many_signatures_share_a_window(void **state)
  */
 static void shared_prefixes_spread_over_windows(void **state)
 {
-	struct match_config cfg = { .layout = FILTER_BLOCKED, .choices = 2, .bits_per_entry = 16, .window = 8 };
+	struct matcher_config cfg = { .layout = FILTER_BLOCKED, .choices = 2, .bits_per_entry = 16, .window = 8 };
 	struct matcher *m = matcher_new(&cfg, NULL, 0);
-	static struct match_hit hits[MATCH_MAX_HITS];
+	static struct matcher_hit hits[MATCHER_MAX_HITS];
 	static uint8_t payload[1400];
 	static struct entry sigs[3000];
 	struct rng r;
@@ -898,7 +898,7 @@ static void shared_prefixes_spread_over_windows(void **state)
 		payload[i] = (uint8_t)"GET /wp-"[i % 8];
 	struct packet_view v = { .payload = payload, .payload_len = sizeof(payload) };
 	uint64_t positives = matcher_counters(m, ENTRY_SIG)->positives;
-	assert_int_equal(matcher_check(m, &v, hits, MATCH_MAX_HITS), 0);
+	assert_int_equal(matcher_check(m, &v, hits, MATCHER_MAX_HITS), 0);
 	/* The shared prefix indexes no signature: its 174 places in the packet reach no confirmation. */
 	assert_true(matcher_counters(m, ENTRY_SIG)->positives - positives <= 2);
 	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i += 97) {
@@ -907,10 +907,10 @@ static void shared_prefixes_spread_over_windows(void **state)
 			uint8_t saved[20];
 			memcpy(saved, payload + at[k], 20);
 			memcpy(payload + at[k], sigs[i].key, 20);
-			assert_int_equal(matcher_check(m, &v, hits, MATCH_MAX_HITS), 1);
+			assert_int_equal(matcher_check(m, &v, hits, MATCHER_MAX_HITS), 1);
 			assert_int_equal(hits[0].offset, at[k]);
 			v.payload_len = at[k] + 19; /* cut one byte short: not there */
-			assert_int_equal(matcher_check(m, &v, hits, MATCH_MAX_HITS), 0);
+			assert_int_equal(matcher_check(m, &v, hits, MATCHER_MAX_HITS), 0);
 			v.payload_len = sizeof(payload);
 			memcpy(payload + at[k], saved, 20);
 		}
@@ -927,10 +927,10 @@ static void shared_prefixes_spread_over_windows(void **state)
 /* Removing every entry empties both filters (large filters: no counter saturates). */
 static void removal_clears_the_filters(void **state)
 {
-	struct match_config cfg = { .layout = FILTER_BLOCKED, .choices = 2, .bits_per_entry = 64, .window = 4 };
+	struct matcher_config cfg = { .layout = FILTER_BLOCKED, .choices = 2, .bits_per_entry = 64, .window = 4 };
 	struct matcher *m = matcher_new(&cfg, NULL, 0);
 	struct entry e[200];
-	struct match_filter_info info;
+	struct matcher_filter_info info;
 	struct rng r;
 
 	(void)state;
@@ -960,7 +960,7 @@ static void removal_clears_the_filters(void **state)
  */
 static void rebuild_wanted_on_growth(void **state)
 {
-	struct match_config cfg = { .layout = FILTER_BLOCKED, .choices = 2, .hashes = 2,
+	struct matcher_config cfg = { .layout = FILTER_BLOCKED, .choices = 2, .hashes = 2,
 				    .bits_per_entry = 16, .window = 8 };
 	struct matcher *m = matcher_new(&cfg, NULL, 0);
 	struct entry e = { .kind = ENTRY_ADDR, .len = 4 };
@@ -977,13 +977,13 @@ static void rebuild_wanted_on_growth(void **state)
 		matcher_add(m, &e, NULL, 0);
 	}
 	assert_true(matcher_rebuild_wanted(m, 0));
-	struct match_rebuild *r = matcher_rebuild_begin(m, NULL, 2, NULL, NULL, 0);
+	struct matcher_rebuild *r = matcher_rebuild_begin(m, NULL, 2, NULL, NULL, 0);
 	assert_false(matcher_rebuild_wanted(m, 0)); /* not while one runs */
 	assert_int_equal(matcher_rebuild_copy(m, r, SIZE_MAX, NULL, 0), 1);
 	assert_int_equal(matcher_rebuild_run(r, NULL, 0), 0);
 	assert_int_equal(matcher_rebuild_finish(m, r, NULL, 0), 0);
 	assert_false(matcher_rebuild_wanted(m, 0.001));
-	struct match_filter_info fi;
+	struct matcher_filter_info fi;
 	matcher_filter_info(m, 0, &fi);
 	assert_true(fi.bits >= 6000 * 16 && fi.bits < 6000 * 16 + 512);
 	/* A target the filter cannot meet asks for a rebuild only after a tenth of it changed. */
@@ -1005,7 +1005,7 @@ static void rebuild_wanted_on_growth(void **state)
 /* A stopped rebuild gives up before its rounds and leaves the filters as they were. */
 static void stopped_rebuild_changes_nothing(void **state)
 {
-	struct match_config cfg = { .layout = FILTER_BLOCKED, .choices = 2, .bits_per_entry = 16, .window = 8 };
+	struct matcher_config cfg = { .layout = FILTER_BLOCKED, .choices = 2, .bits_per_entry = 16, .window = 8 };
 	struct matcher *m = matcher_new(&cfg, NULL, 0);
 	struct entry e = { .kind = ENTRY_ADDR, .len = 4 };
 	char err[128];
@@ -1017,7 +1017,7 @@ static void stopped_rebuild_changes_nothing(void **state)
 		matcher_add(m, &e, NULL, 0);
 	}
 	assert_int_equal(matcher_build(m, NULL, 0), 0);
-	struct match_rebuild *r = matcher_rebuild_begin(m, NULL, 5, NULL, NULL, 0);
+	struct matcher_rebuild *r = matcher_rebuild_begin(m, NULL, 5, NULL, NULL, 0);
 	assert_int_equal(matcher_rebuild_copy(m, r, SIZE_MAX, NULL, 0), 1);
 	matcher_rebuild_stop(r);
 	assert_int_equal(matcher_rebuild_run(r, err, sizeof(err)), -1);
@@ -1038,7 +1038,7 @@ static void stopped_rebuild_changes_nothing(void **state)
 
 static void short_signature_refused(void **state)
 {
-	struct match_config cfg = { .layout = FILTER_BLOCKED, .choices = 2, .bits_per_entry = 16, .window = 8 };
+	struct matcher_config cfg = { .layout = FILTER_BLOCKED, .choices = 2, .bits_per_entry = 16, .window = 8 };
 	struct matcher *m = matcher_new(&cfg, NULL, 0);
 	struct entry e = { .kind = ENTRY_SIG, .len = 3, .key = "abc" };
 	char err[128];
@@ -1059,9 +1059,9 @@ static void short_signature_refused(void **state)
  */
 static void every_prefix_length_probed(void **state)
 {
-	struct match_config cfg = { .layout = FILTER_BLOCKED, .choices = 2, .bits_per_entry = 16, .window = 8 };
+	struct matcher_config cfg = { .layout = FILTER_BLOCKED, .choices = 2, .bits_per_entry = 16, .window = 8 };
 	struct matcher *m = matcher_new(&cfg, NULL, 0);
-	struct match_hit hits[MATCH_MAX_HITS];
+	struct matcher_hit hits[MATCHER_MAX_HITS];
 	struct entry e;
 	char text[96];
 	uint8_t hdr[32];
@@ -1081,7 +1081,7 @@ static void every_prefix_length_probed(void **state)
 	assert_int_equal(inet_pton(AF_INET6, "2001:db8::2", hdr + 16), 1);
 	struct packet_view v = { .family = 6, .src = hdr, .dst = hdr + 16 };
 	/* addr, pair and the 129 nets of the source, 127 of them the destination's too: capped */
-	assert_int_equal(matcher_check(m, &v, hits, MATCH_MAX_HITS), MATCH_MAX_HITS);
+	assert_int_equal(matcher_check(m, &v, hits, MATCHER_MAX_HITS), MATCHER_MAX_HITS);
 	assert_int_equal(matcher_counters(m, ENTRY_NET)->confirmed, 129 + 127);
 	assert_int_equal(matcher_counters(m, ENTRY_NET)->probes, 2 * 129);
 	matcher_free(m);
@@ -1090,13 +1090,13 @@ static void every_prefix_length_probed(void **state)
 /*
  * Batches whose probes outgrow what one query holds (every prefix length of
  * both families: 69 probes an IPv4 packet, 261 an IPv6 one), with packets
- * of no IP and packets past MATCH_MAX_HITS among them: each packet's hits
+ * of no IP and packets past MATCHER_MAX_HITS among them: each packet's hits
  * are those it gets alone.
  */
 static void batches_match_one_at_a_time(void **state)
 {
 	enum simd_level level = test_simd_level(state);
-	struct match_config cfg = { .layout = FILTER_BLOCKED, .choices = 2, .bits_per_entry = 16, .window = WINDOW };
+	struct matcher_config cfg = { .layout = FILTER_BLOCKED, .choices = 2, .bits_per_entry = 16, .window = WINDOW };
 	struct matcher *m = matcher_new(&cfg, NULL, 0);
 	struct batch_check *b = batch_check_new(5);
 	static uint8_t frame[SYNTH_MAX_FRAME];
@@ -1144,28 +1144,28 @@ static void batches_match_one_at_a_time(void **state)
 /* An entry held only under the staging bit is checked (the filter has it) but is no one's match. */
 static void staged_entries_match_no_one(void **state)
 {
-	struct match_config cfg = { .layout = FILTER_BLOCKED, .choices = 2, .bits_per_entry = 16, .window = 4 };
+	struct matcher_config cfg = { .layout = FILTER_BLOCKED, .choices = 2, .bits_per_entry = 16, .window = 4 };
 	struct matcher *m = matcher_new(&cfg, NULL, 0);
-	struct match_hit hits[MATCH_MAX_HITS];
-	struct match_found found[MATCH_MAX_HITS];
+	struct matcher_hit hits[MATCHER_MAX_HITS];
+	struct matcher_found found[MATCHER_MAX_HITS];
 	uint8_t hdr[8];
 	struct entry src = entry_of("addr 192.0.2.1"), dst = entry_of("addr 192.0.2.2");
 
 	(void)state;
 	assert_int_equal(matcher_build(m, NULL, 0), 0);
-	assert_int_equal(matcher_hold(m, &src, MATCH_HOLDER_STAGING, NULL, 0), 0);
+	assert_int_equal(matcher_hold(m, &src, MATCHER_HOLDER_STAGING, NULL, 0), 0);
 	assert_int_equal(matcher_hold(m, &dst, 2, NULL, 0), 0);
 	assert_int_equal(inet_pton(AF_INET, "192.0.2.1", hdr), 1);
 	assert_int_equal(inet_pton(AF_INET, "192.0.2.2", hdr + 4), 1);
 	struct packet_view v = { .family = 4, .src = hdr, .dst = hdr + 4 };
-	size_t n = matcher_check(m, &v, hits, MATCH_MAX_HITS);
+	size_t n = matcher_check(m, &v, hits, MATCHER_MAX_HITS);
 	assert_int_equal(n, 2);
 	assert_int_equal(matcher_found(m, hits, n, found), 1);
 	assert_int_equal(found[0].holders, 2);
 	assert_memory_equal(found[0].key, hdr + 4, 4);
 	/* once a list holds it too, it is a match, the staging bit with it */
 	assert_int_equal(matcher_hold(m, &src, 4, NULL, 0), 1);
-	assert_int_equal(matcher_found(m, hits, matcher_check(m, &v, hits, MATCH_MAX_HITS), found), 2);
+	assert_int_equal(matcher_found(m, hits, matcher_check(m, &v, hits, MATCHER_MAX_HITS), found), 2);
 	assert_counts_kept(m);
 	matcher_free(m);
 }
@@ -1177,10 +1177,10 @@ static void staged_entries_match_no_one(void **state)
  */
 static void long_payload_signatures(void **state)
 {
-	struct match_config cfg = { .layout = FILTER_BLOCKED, .choices = 2, .bits_per_entry = 16, .window = 8 };
+	struct matcher_config cfg = { .layout = FILTER_BLOCKED, .choices = 2, .bits_per_entry = 16, .window = 8 };
 	static const uint32_t at[] = { 0, 1015, 1016, 1017, 1020, 1023, 1024, 2040, 2047, 4090 };
 	const size_t nsigs = sizeof(at) / sizeof(at[0]), len = 4100;
-	struct match_hit hits[MATCH_MAX_HITS];
+	struct matcher_hit hits[MATCHER_MAX_HITS];
 	static uint8_t payload[4100];
 	struct entry e = { .kind = ENTRY_SIG, .len = 10 };
 	struct rng r;
@@ -1198,7 +1198,7 @@ static void long_payload_signatures(void **state)
 			if (matcher_set_simd(m, (enum simd_level)level) < 0)
 				continue; /* not on this CPU */
 			struct packet_view v = { .payload = payload, .payload_len = len };
-			assert_int_equal(matcher_check(m, &v, hits, MATCH_MAX_HITS), 1);
+			assert_int_equal(matcher_check(m, &v, hits, MATCHER_MAX_HITS), 1);
 			assert_int_equal(hits[0].offset, at[i]);
 		}
 		matcher_free(m);
@@ -1208,9 +1208,9 @@ static void long_payload_signatures(void **state)
 /* The signature filter has bits_per_window bits a window; a memory budget is shared in proportion. */
 static void signature_filter_sized_by_its_own_bits(void **state)
 {
-	struct match_config cfg = { .layout = FILTER_BLOCKED, .choices = 2, .bits_per_entry = 16,
+	struct matcher_config cfg = { .layout = FILTER_BLOCKED, .choices = 2, .bits_per_entry = 16,
 				    .bits_per_window = 8, .window = 8 };
-	struct match_filter_info fi[2];
+	struct matcher_filter_info fi[2];
 
 	(void)state;
 	for (int budget = 0; budget <= 1; budget++) {
@@ -1235,7 +1235,7 @@ static void signature_filter_sized_by_its_own_bits(void **state)
 		assert_true(fi[1].bits > 80000 - 1024 && fi[1].bits < 80000 + 1024);
 		/* a reload with the same settings changes nothing; new bits a window call for a rebuild */
 		assert_int_equal(matcher_reconfigure(m, &cfg, NULL, 0), 0);
-		struct match_config wider = cfg;
+		struct matcher_config wider = cfg;
 		wider.bits_per_window = 10;
 		assert_int_equal(matcher_reconfigure(m, &wider, NULL, 0), 1);
 		matcher_free(m);
@@ -1265,4 +1265,4 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(clone_stands_alone),
 };
 
-TEST_MAIN("match", tests)
+TEST_MAIN("matcher", tests)

@@ -1,7 +1,7 @@
-/* match_copy.h - copies of the matcher kept in step by the log of its changes, and a matcher freed. */
+/* matcher_copy.h - copies of the matcher kept in step by the log of its changes, and a matcher freed. */
 /* SPDX-License-Identifier: BSD-2-Clause */
-#ifndef BLOOMD_MATCH_COPY_H
-#define BLOOMD_MATCH_COPY_H
+#ifndef BLOOMD_MATCHER_COPY_H
+#define BLOOMD_MATCHER_COPY_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -10,13 +10,13 @@
 
 /*
  * What follows the entry set without changing it: the workers' copy, the
- * XDP set and the nft mirror. Each change made to the matcher (match.h) is
+ * XDP set and the nft mirror. Each change made to the matcher (matcher.h) is
  * logged; a copy replays the log, a view outside the matcher reads which
  * entries it named.
  */
 struct matcher;
 
-/* Any matcher: one of match.h's, or a copy. */
+/* Any matcher: one of matcher.h's, or a copy. */
 void matcher_free(struct matcher *m);
 
 /*
@@ -36,14 +36,14 @@ struct matcher *matcher_clone(const struct matcher *m);
  * (matcher_clone). Replaying relies on the matcher being deterministic: the
  * same changes to equal matchers leave them equal.
  */
-struct match_log;
-struct match_log *match_log_new(void);
-void match_log_free(struct match_log *log);
-void match_log_clear(struct match_log *log);
+struct matcher_log;
+struct matcher_log *matcher_log_new(void);
+void matcher_log_free(struct matcher_log *log);
+void matcher_log_clear(struct matcher_log *log);
 /* log NULL: stop recording. */
-void matcher_record(struct matcher *m, struct match_log *log);
+void matcher_record(struct matcher *m, struct matcher_log *log);
 /* 0, or -1 with a message (whole, or out of memory): copy is then of no use and must be made again. */
-int matcher_replay(struct matcher *copy, const struct match_log *log, char *err, size_t errlen);
+int matcher_replay(struct matcher *copy, const struct matcher_log *log, char *err, size_t errlen);
 
 /*
  * For a view of some entries kept outside the matcher (the XDP set, the nft
@@ -58,7 +58,7 @@ int matcher_replay(struct matcher *copy, const struct match_log *log, char *err,
  * log is whole: any entry may have changed, and the view must look at all
  * of them again.
  */
-typedef void (*match_log_entry_cb)(void *ctx, enum entry_kind kind, const uint8_t *key, size_t len);
-int match_log_entries(const struct match_log *log, match_log_entry_cb cb, void *ctx, uint32_t *reheld);
+typedef void (*matcher_log_entry_cb)(void *ctx, enum entry_kind kind, const uint8_t *key, size_t len);
+int matcher_log_entries(const struct matcher_log *log, matcher_log_entry_cb cb, void *ctx, uint32_t *reheld);
 
 #endif

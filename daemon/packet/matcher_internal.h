@@ -1,14 +1,14 @@
-/* match_internal.h - the matcher's state, shared by the match files. */
+/* matcher_internal.h - the matcher's state, shared by the match files. */
 /* SPDX-License-Identifier: BSD-2-Clause */
-#ifndef BLOOMD_MATCH_INTERNAL_H
-#define BLOOMD_MATCH_INTERNAL_H
+#ifndef BLOOMD_MATCHER_INTERNAL_H
+#define BLOOMD_MATCHER_INTERNAL_H
 
 /*
- * Only the match files include this. They form a tree: match.c (the
+ * Only the match files include this. They form a tree: matcher.c (the
  * per-packet checks, what the daemon asks of the matcher, and replaying a
- * log onto a copy) uses match_entries.c (the stores, the signature index
- * and its arena); both use match_rebuild.c (the filters' sizes, build and
- * rebuild); all three use match_log.c (the changes recorded, a plain buffer
+ * log onto a copy) uses matcher_entries.c (the stores, the signature index
+ * and its arena); both use matcher_rebuild.c (the filters' sizes, build and
+ * rebuild); all three use matcher_log.c (the changes recorded, a plain buffer
  * that calls none of them).
  */
 
@@ -18,7 +18,7 @@
 #include "arena.h"
 #include "counting.h"
 #include "entry_hash.h"
-#include "match.h"
+#include "matcher.h"
 #include "sigscan.h"
 #include "store.h"
 
@@ -43,8 +43,8 @@ struct store_op {
 };
 
 /* One checking thread's probes (no allocation per packet) and counters. */
-struct match_scratch {
-	struct match_counters counters[MATCH_KINDS];
+struct matcher_scratch {
+	struct matcher_counters counters[MATCHER_KINDS];
 	uint64_t hits_dropped;
 	const uint8_t *probe_key[BATCH_PROBES];   /* into the packet, or into net_key */
 	uint8_t probe_len[BATCH_PROBES];
@@ -72,24 +72,24 @@ struct sig_entry {
 	uint16_t len;
 	uint16_t window;           /* where in it the window it is indexed by starts */
 	uint32_t next;             /* next signature with the same window, or NO_SIG */
-	uint32_t holders;          /* who holds it (match.h) */
+	uint32_t holders;          /* who holds it (matcher.h) */
 };
 
 struct matcher {
-	struct match_config cfg;
+	struct matcher_config cfg;
 	bool built;
 	bool optimised;            /* matcher_optimised */
 	enum simd_level simd;      /* the filters' and the prefilter's kernels at most this */
-	struct match_rebuild *rebuilding; /* the rebuild in progress, or NULL */
+	struct matcher_rebuild *rebuilding; /* the rebuild in progress, or NULL */
 	struct keyed_filter addr;  /* addr, net, pair */
-	uint64_t kind_entries[MATCH_KINDS];
+	uint64_t kind_entries[MATCHER_KINDS];
 	/* Kept as holders change, for each holder bit: the entries it holds, those of them staged too, their digest. */
 	uint64_t held[32], held_staged[32], held_digest[32];
 	uint32_t net_count[2][129]; /* [v4, v6][prefix length]: net entries */
 	uint8_t net_lens[2][129];   /* the lengths in use, longest first */
 	unsigned n_net_lens[2];
 
-	struct keyed_filter sig;   /* the windows: W bytes of each signature (match_windows.c says which) */
+	struct keyed_filter sig;   /* the windows: W bytes of each signature (matcher_windows.c says which) */
 	struct sigscan *scan;      /* window hashing and the per-byte prefilter */
 	uint32_t *heads;           /* per window (store index): first signature id */
 	uint64_t *words;           /* per window (store index): its word, for rebuilding the prefilter */
@@ -98,12 +98,12 @@ struct matcher {
 	size_t nsigs, sigs_cap;
 	uint32_t free_sigs;        /* removed ids, chained through next; reused first */
 	struct arena sig_arena;    /* the signatures' bytes */
-	uint64_t *hot;             /* windows two signatures contain (match_windows.c), by word; 0: empty */
+	uint64_t *hot;             /* windows two signatures contain (matcher_windows.c), by word; 0: empty */
 	size_t hot_cap, hot_n;
 
 	uint64_t changes;          /* matcher_changes */
-	struct match_log *log;     /* where its changes are recorded (matcher_record), or NULL */
-	struct match_scratch own;  /* matcher_check's */
+	struct matcher_log *log;     /* where its changes are recorded (matcher_record), or NULL */
+	struct matcher_scratch own;  /* matcher_check's */
 };
 
 /* An address entry's hash in the address filter; the kind selects the hash's domain. */
@@ -112,29 +112,29 @@ static inline struct hash128 addr_hash(const struct matcher *m, enum entry_kind 
 	return entry_hash(&m->addr.key, kind, key, len);
 }
 
-/* match_entries.c */
+/* matcher_entries.c */
 
 /* Bits per key of a filter: [0] addresses, [1] signature windows. */
-double match_bits_per_key(const struct match_config *cfg, int sig);
+double matcher_bits_per_key(const struct matcher_config *cfg, int sig);
 
-/* match_log.c: record a change made (reshaped: one a copy cannot replay; it is copied whole). */
-void match_log_hold(struct matcher *m, const struct entry *e, uint32_t holders);
-void match_log_release(struct matcher *m, const struct entry *e, uint32_t holders);
-void match_log_rehold(struct matcher *m, uint32_t from, uint32_t to);
-void match_log_named(struct matcher *m, const struct entry *e);
-void match_log_remove(struct matcher *m, const struct entry *e);
-void match_log_simd(struct matcher *m, unsigned level);
-void match_log_reshaped(struct matcher *m);
+/* matcher_log.c: record a change made (reshaped: one a copy cannot replay; it is copied whole). */
+void matcher_log_hold(struct matcher *m, const struct entry *e, uint32_t holders);
+void matcher_log_release(struct matcher *m, const struct entry *e, uint32_t holders);
+void matcher_log_rehold(struct matcher *m, uint32_t from, uint32_t to);
+void matcher_log_named(struct matcher *m, const struct entry *e);
+void matcher_log_remove(struct matcher *m, const struct entry *e);
+void matcher_log_simd(struct matcher *m, unsigned level);
+void matcher_log_reshaped(struct matcher *m);
 /* The filters rebuilt: a copy is made again, but the entries and their holders are as they were (the views need not look). */
-void match_log_rebuilt(struct matcher *m);
+void matcher_log_rebuilt(struct matcher *m);
 
-/* match_rebuild.c */
+/* matcher_rebuild.c */
 
 /* Queries of the counting store's filter with the best kernel up to level. */
-void match_use_simd(struct counting *c, enum simd_level level);
+void matcher_use_simd(struct counting *c, enum simd_level level);
 
 /* An empty counting store for a filter that had none (its first key after the build). */
-int match_counting_for(const struct matcher *m, struct keyed_filter *kf, uint64_t bits,
+int matcher_counting_for(const struct matcher *m, struct keyed_filter *kf, uint64_t bits,
 		       char *err, size_t errlen);
 
 /*
@@ -143,8 +143,8 @@ int match_counting_for(const struct matcher *m, struct keyed_filter *kf, uint64_
  * at index, just before the store moves its last key there, is mirrored
  * in the copy by copy_moves.
  */
-bool match_rebuild_copying(const struct match_rebuild *r);
-void match_rebuild_copy_moves(struct matcher *m, struct keyed_filter *kf, size_t index);
+bool matcher_rebuild_copying(const struct matcher_rebuild *r);
+void matcher_rebuild_copy_moves(struct matcher *m, struct keyed_filter *kf, size_t index);
 
 /*
  * Where a signature stands among the windows: the offset of the window it
@@ -160,38 +160,38 @@ struct sig_place {
 	struct hash128 h;
 };
 
-/* The windows a signature may be indexed by: the first MATCH_WINDOW_CANDIDATES offsets. */
-#define MATCH_WINDOW_CANDIDATES 64
+/* The windows a signature may be indexed by: the first MATCHER_WINDOW_CANDIDATES offsets. */
+#define MATCHER_WINDOW_CANDIDATES 64
 struct sig_windows {
 	unsigned n;
-	uint64_t word[MATCH_WINDOW_CANDIDATES];
-	struct hash128 h[MATCH_WINDOW_CANDIDATES];
+	uint64_t word[MATCHER_WINDOW_CANDIDATES];
+	struct hash128 h[MATCHER_WINDOW_CANDIDATES];
 };
 
-/* match_windows.c: e found in whichever window holds it, else the window it should take; keys (or NULL): its windows. */
-void match_place_signature(const struct matcher *m, const struct entry *e, struct sig_place *out,
+/* matcher_windows.c: e found in whichever window holds it, else the window it should take; keys (or NULL): its windows. */
+void matcher_place_signature(const struct matcher *m, const struct entry *e, struct sig_place *out,
 			   struct sig_windows *keys);
 /* p set to e's window at offset window (a snapshot's). */
-void match_place_at(const struct matcher *m, const struct entry *e, unsigned window, struct sig_place *p);
+void matcher_place_at(const struct matcher *m, const struct entry *e, unsigned window, struct sig_place *p);
 /* After signature self (e) was added: the others indexed by a window it also contains move off it. */
-void match_spread(struct matcher *m, const struct entry *e, uint32_t self, const struct sig_windows *keys);
+void matcher_spread(struct matcher *m, const struct entry *e, uint32_t self, const struct sig_windows *keys);
 /* dst's hot windows a copy of src's; -1 without memory. */
-int match_hot_copy(struct matcher *dst, const struct matcher *src);
-/* match_windows.c: a new window at p, indexed by id (heads); -1 (nothing changed) without memory. */
-int match_new_window(struct matcher *m, const struct entry *e, struct sig_place *p, uint32_t id, int group,
+int matcher_hot_copy(struct matcher *dst, const struct matcher *src);
+/* matcher_windows.c: a new window at p, indexed by id (heads); -1 (nothing changed) without memory. */
+int matcher_new_window(struct matcher *m, const struct entry *e, struct sig_place *p, uint32_t id, int group,
 		     char *err, size_t errlen);
 /* The window at index gone (the store's last moves there, and its heads and word). */
-void match_remove_window(struct matcher *m, size_t index);
+void matcher_remove_window(struct matcher *m, size_t index);
 
 /*
- * match_keys.c: the key just stored at index into its filter once built
+ * matcher_keys.c: the key just stored at index into its filter once built
  * (and a rebuild's log; before the build it waits, its group meaningful
  * only when restored); -1 without memory. And the key about to leave index
  * out of it.
  */
-int match_filter_in(struct matcher *m, struct keyed_filter *kf, size_t index, uint64_t word, bool restored,
+int matcher_filter_in(struct matcher *m, struct keyed_filter *kf, size_t index, uint64_t word, bool restored,
 		    char *err, size_t errlen);
-void match_filter_out(struct matcher *m, struct keyed_filter *kf, size_t index);
+void matcher_filter_out(struct matcher *m, struct keyed_filter *kf, size_t index);
 
 /* One change: what its call was given. Records lie end to end in the log's arena. */
 struct change {
@@ -201,12 +201,12 @@ struct change {
 	uint32_t a, b;             /* holders; rehold's from and to; set_simd's level */
 };
 
-/* CHANGE_NAMED: an entry a rehold moved into or out of its "to" holders, for the views (match_log_entries); the rehold itself is replayed. */
+/* CHANGE_NAMED: an entry a rehold moved into or out of its "to" holders, for the views (matcher_log_entries); the rehold itself is replayed. */
 enum change_op { CHANGE_HOLD, CHANGE_RELEASE, CHANGE_REHOLD, CHANGE_REMOVE, CHANGE_SIMD, CHANGE_NAMED };
 
 /* The change at *at in log, and its key's bytes; *at moves past them. false at the end. */
-bool match_log_next(const struct match_log *log, size_t *at, struct change *out, const uint8_t **key);
+bool matcher_log_next(const struct matcher_log *log, size_t *at, struct change *out, const uint8_t **key);
 /* Whether a change could not be recorded: the log cannot make a copy what the matcher is. */
-bool match_log_whole(const struct match_log *log);
+bool matcher_log_whole(const struct matcher_log *log);
 
 #endif

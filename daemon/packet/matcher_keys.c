@@ -1,9 +1,9 @@
-/* match_keys.c - a key into and out of its filter as it is stored and removed, and into a rebuild's log. */
+/* matcher_keys.c - a key into and out of its filter as it is stored and removed, and into a rebuild's log. */
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include <math.h>
 #include <stdlib.h>
 
-#include "match_internal.h"
+#include "matcher_internal.h"
 
 /* Note a change for the rebuild in progress; if it cannot be noted, that rebuild is void. */
 static void log_op(struct keyed_filter *kf, struct store_op op)
@@ -26,7 +26,7 @@ static void log_op(struct keyed_filter *kf, struct store_op op)
  * (and into the log of a rebuild in progress); before that it waits for
  * matcher_build, its group meaningful only when restored.
  */
-int match_filter_in(struct matcher *m, struct keyed_filter *kf, size_t index, uint64_t word, bool restored,
+int matcher_filter_in(struct matcher *m, struct keyed_filter *kf, size_t index, uint64_t word, bool restored,
 		    char *err, size_t errlen)
 {
 	if (!m->built) {
@@ -34,25 +34,25 @@ int match_filter_in(struct matcher *m, struct keyed_filter *kf, size_t index, ui
 		return 0;
 	}
 	if (kf->counting == NULL &&
-	    match_counting_for(m, kf, (uint64_t)ceil(1024 * match_bits_per_key(&m->cfg, kf == &m->sig)), err, errlen) < 0)
+	    matcher_counting_for(m, kf, (uint64_t)ceil(1024 * matcher_bits_per_key(&m->cfg, kf == &m->sig)), err, errlen) < 0)
 		return -1;
 	struct hash128 h = store_hashes(kf->store)[index];
 	store_set_group(kf->store, index, counting_insert(kf->counting, h));
 	kf->changes++;
-	if (m->rebuilding && !match_rebuild_copying(m->rebuilding)) /* else a later slice copies it */
+	if (m->rebuilding && !matcher_rebuild_copying(m->rebuilding)) /* else a later slice copies it */
 		log_op(kf, (struct store_op){ .add = true, .hash = h, .word = word });
 	return 0;
 }
 
 /* A key about to leave index: out of its filter, and into the log of a rebuild in progress. */
-void match_filter_out(struct matcher *m, struct keyed_filter *kf, size_t index)
+void matcher_filter_out(struct matcher *m, struct keyed_filter *kf, size_t index)
 {
 	if (kf->counting)
 		counting_remove(kf->counting, store_hashes(kf->store)[index],
 				store_group(kf->store, index));
 	kf->changes++;
-	if (m->rebuilding && match_rebuild_copying(m->rebuilding))
-		match_rebuild_copy_moves(m, kf, index);
+	if (m->rebuilding && matcher_rebuild_copying(m->rebuilding))
+		matcher_rebuild_copy_moves(m, kf, index);
 	else if (m->rebuilding)
 		log_op(kf, (struct store_op){ .add = false, .index = (uint32_t)index });
 }

@@ -1,4 +1,4 @@
-/* match_entries.c - the matcher's entries: the exact stores, the signature index and its arena. */
+/* matcher_entries.c - the matcher's entries: the exact stores, the signature index and its arena. */
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include <errno.h>
 #include <math.h>
@@ -8,7 +8,7 @@
 
 #include "check.h"
 #include "error.h"
-#include "match_internal.h"
+#include "matcher_internal.h"
 
 /* The prefix lengths in use, longest first: one net probe per side and length. */
 static void net_lengths_refresh(struct matcher *m, int v6)
@@ -39,7 +39,7 @@ void matcher_count_holders(const struct matcher *m, bool staged, uint64_t counts
 /* Each holder bit's count and digest, in or out (sign) of an entry of that digest. */
 static void account(struct matcher *m, uint32_t holders, uint64_t digest, int sign)
 {
-	bool staged = holders & MATCH_HOLDER_STAGING;
+	bool staged = holders & MATCHER_HOLDER_STAGING;
 
 	for (; holders; holders &= holders - 1) {
 		unsigned b = (unsigned)__builtin_ctz(holders);
@@ -85,7 +85,7 @@ static int add_address(struct matcher *m, const struct entry *e, int group, uint
 		holders_changed(m, e->kind, e->key, e->len, had, had | holders);
 		return 1;
 	}
-	if (match_filter_in(m, &m->addr, (size_t)index, 0, group >= 0, err, errlen) < 0) {
+	if (matcher_filter_in(m, &m->addr, (size_t)index, 0, group >= 0, err, errlen) < 0) {
 		store_remove(m->addr.store, (size_t)index);
 		errno = ENOMEM;
 		return -1;
@@ -141,27 +141,27 @@ static int add_signature(struct matcher *m, const struct entry *e, int group, un
 			  e->len, m->cfg.window);
 		return -1;
 	}
-	if (window != MATCH_WINDOW_ANY && (window + m->cfg.window > e->len || window >= MATCH_WINDOW_CANDIDATES)) {
+	if (window != MATCHER_WINDOW_ANY && (window + m->cfg.window > e->len || window >= MATCHER_WINDOW_CANDIDATES)) {
 		errno = EINVAL;
 		error_set(err, errlen, "a window at offset %u does not fit a signature of %u bytes (or is past %u)", window,
-			  e->len, MATCH_WINDOW_CANDIDATES - 1);
+			  e->len, MATCHER_WINDOW_CANDIDATES - 1);
 		return -1;
 	}
-	match_place_signature(m, e, &p, &keys);
+	matcher_place_signature(m, e, &p, &keys);
 	if (p.id != NO_SIG) {
 		holders_changed(m, ENTRY_SIG, e->key, e->len, m->sigs[p.id].holders, m->sigs[p.id].holders | holders);
 		m->sigs[p.id].holders |= holders;
 		return 1;
 	}
-	if (window != MATCH_WINDOW_ANY && window != p.window)
-		match_place_at(m, e, window, &p);
+	if (window != MATCHER_WINDOW_ANY && window != p.window)
+		matcher_place_at(m, e, window, &p);
 	if ((id = new_sig(m, e)) == NO_SIG) {
 		errno = ENOMEM;
 		error_set(err, errlen, "out of memory adding a signature");
 		return -1;
 	}
 	m->sigs[id].window = (uint16_t)p.window;
-	if (p.index < 0 && match_new_window(m, e, &p, id, group, err, errlen) < 0) {
+	if (p.index < 0 && matcher_new_window(m, e, &p, id, group, err, errlen) < 0) {
 		drop_sig(m, id);
 		errno = ENOMEM;
 		return -1;
@@ -172,7 +172,7 @@ static int add_signature(struct matcher *m, const struct entry *e, int group, un
 	holders_changed(m, ENTRY_SIG, e->key, e->len, 0, holders);
 	m->kind_entries[ENTRY_SIG]++;
 	if (group < 0) /* a snapshot's signatures stay where they were */
-		match_spread(m, e, id, &keys);
+		matcher_spread(m, e, id, &keys);
 	return 0;
 }
 
@@ -182,20 +182,20 @@ _Static_assert(ENTRY_MAX_KEY <= STORE_MAX_BYTES, "every entry's key fits the sto
 int matcher_hold(struct matcher *m, const struct entry *e, uint32_t holders, char *err, size_t errlen)
 {
 	BLOOMD_CHECK(holders != 0); /* an entry no one holds is no entry */
-	int rc = e->kind == ENTRY_SIG ? add_signature(m, e, -1, MATCH_WINDOW_ANY, holders, err, errlen)
+	int rc = e->kind == ENTRY_SIG ? add_signature(m, e, -1, MATCHER_WINDOW_ANY, holders, err, errlen)
 				       : add_address(m, e, -1, holders, err, errlen);
 
 	m->changes++;
 	if (rc >= 0)
-		match_log_hold(m, e, holders);
+		matcher_log_hold(m, e, holders);
 	else
-		match_log_reshaped(m); /* what a failure left, a copy cannot be told */
+		matcher_log_reshaped(m); /* what a failure left, a copy cannot be told */
 	return rc;
 }
 
 int matcher_add(struct matcher *m, const struct entry *e, char *err, size_t errlen)
 {
-	return matcher_hold(m, e, MATCH_HOLDER_DEFAULT, err, errlen);
+	return matcher_hold(m, e, MATCHER_HOLDER_DEFAULT, err, errlen);
 }
 
 int matcher_add_restored(struct matcher *m, const struct entry *e, unsigned group, unsigned window, char *err,
@@ -207,10 +207,10 @@ int matcher_add_restored(struct matcher *m, const struct entry *e, unsigned grou
 		return -1;
 	}
 	m->changes++;
-	match_log_reshaped(m);
+	matcher_log_reshaped(m);
 	if (e->kind == ENTRY_SIG)
-		return add_signature(m, e, (int)group, window, MATCH_HOLDER_DEFAULT, err, errlen);
-	return add_address(m, e, (int)group, MATCH_HOLDER_DEFAULT, err, errlen);
+		return add_signature(m, e, (int)group, window, MATCHER_HOLDER_DEFAULT, err, errlen);
+	return add_address(m, e, (int)group, MATCHER_HOLDER_DEFAULT, err, errlen);
 }
 
 /* ---- removing and looking up ---- */
@@ -229,7 +229,7 @@ static int remove_address(struct matcher *m, const struct entry *e)
 	if (at < 0)
 		return 1;
 	holders_changed(m, e->kind, e->key, e->len, store_holders(m->addr.store, (size_t)at), 0);
-	match_filter_out(m, &m->addr, (size_t)at);
+	matcher_filter_out(m, &m->addr, (size_t)at);
 	store_remove(m->addr.store, (size_t)at);
 	m->kind_entries[e->kind]--;
 	if (e->kind == ENTRY_NET)
@@ -259,7 +259,7 @@ static uint32_t find_signature(const struct matcher *m, const struct entry *e, s
 	*prev = NO_SIG;
 	if (e->len < m->cfg.window)
 		return NO_SIG;
-	match_place_signature(m, e, &p, NULL);
+	matcher_place_signature(m, e, &p, NULL);
 	*window = p.index;
 	*prev = p.prev;
 	return p.id;
@@ -279,7 +279,7 @@ static int remove_signature(struct matcher *m, const struct entry *e)
 	drop_sig(m, id);
 	m->kind_entries[ENTRY_SIG]--;
 	if (m->heads[index] == NO_SIG)
-		match_remove_window(m, (size_t)index);
+		matcher_remove_window(m, (size_t)index);
 	if (arena_wants_compact(&m->sig_arena))
 		sig_arena_compact(m);
 	return 0;
@@ -288,7 +288,7 @@ static int remove_signature(struct matcher *m, const struct entry *e)
 int matcher_remove(struct matcher *m, const struct entry *e)
 {
 	m->changes++;
-	match_log_remove(m, e);
+	matcher_log_remove(m, e);
 	return e->kind == ENTRY_SIG ? remove_signature(m, e) : remove_address(m, e);
 }
 
@@ -304,7 +304,7 @@ bool matcher_lookup(const struct matcher *m, const struct entry *e, bool *filter
 	if (e->len < m->cfg.window)
 		return false;
 	struct sig_place p;
-	match_place_signature(m, e, &p, NULL); /* its window, or the one it would take */
+	matcher_place_signature(m, e, &p, NULL); /* its window, or the one it would take */
 	if (m->sig.counting)
 		*filter_says = filter_query(counting_filter(m->sig.counting), p.h);
 	return p.id != NO_SIG;
@@ -351,7 +351,7 @@ int matcher_release(struct matcher *m, const struct entry *e, uint32_t holders, 
 		return 1;
 	*left = held & ~holders;
 	m->changes++;
-	match_log_release(m, e, holders);
+	matcher_log_release(m, e, holders);
 	set_holders(m, e, *left);
 	return 0;
 }
@@ -374,7 +374,7 @@ uint64_t matcher_rehold(struct matcher *m, uint32_t from, uint32_t to, uint64_t 
 	uint64_t dropped = 0, got = 0;
 
 	m->changes++;
-	match_log_rehold(m, from, to);
+	matcher_log_rehold(m, from, to);
 	/*
 	 * Downwards: a removal moves the last entry (or window) into the hole, which was seen
 	 * already. Only an entry held by from or to changes.
@@ -400,7 +400,7 @@ uint64_t matcher_rehold(struct matcher *m, uint32_t from, uint32_t to, uint64_t 
 		e.kind = kind;
 		e.len = (uint16_t)len;
 		memcpy(e.key, key, len);
-		match_log_named(m, &e); /* the views' diff */
+		matcher_log_named(m, &e); /* the views' diff */
 		if (out == 0)
 			remove_address(m, &e);
 	}
@@ -419,7 +419,7 @@ uint64_t matcher_rehold(struct matcher *m, uint32_t from, uint32_t to, uint64_t 
 				continue;
 			e.len = m->sigs[id].len;
 			memcpy(e.key, m->sig_arena.bytes + m->sigs[id].offset, e.len);
-			match_log_named(m, &e);
+			matcher_log_named(m, &e);
 			if (out == 0)
 				remove_signature(m, &e); /* ids stay: next is still good */
 		}

@@ -1,7 +1,7 @@
-/* match.h - the matcher's builder: entries held and released, filters built and rebuilt, copies kept in step. */
+/* matcher.h - the matcher's builder: entries held and released, filters built and rebuilt, copies kept in step. */
 /* SPDX-License-Identifier: BSD-2-Clause */
-#ifndef BLOOMD_MATCH_H
-#define BLOOMD_MATCH_H
+#ifndef BLOOMD_MATCHER_H
+#define BLOOMD_MATCHER_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -10,13 +10,13 @@
 #include "entry.h"
 #include "filter.h"
 #include "hash.h"
-#include "match_copy.h"
-#include "match_view.h"
+#include "matcher_copy.h"
+#include "matcher_view.h"
 #include "packet.h"
 #include "simd.h"
 
 /*
- * The control plane's side of the matcher (match_view.h is the packet
+ * The control plane's side of the matcher (matcher_view.h is the packet
  * path's). Two filters, each a counting store with its exact store behind it:
  *
  *   addresses   addr, net and pair keys, hashed as kind byte + key (XXH3).
@@ -33,7 +33,7 @@
  * is reported unless the exact store confirms it.
  */
 
-struct match_config {
+struct matcher_config {
 	enum filter_layout layout;
 	unsigned choices;
 	unsigned hashes;        /* 0: the best for the size (sizing_best) */
@@ -49,7 +49,7 @@ struct match_config {
 struct matcher;
 
 /* A matcher with no entries; NULL with a message if cfg is invalid. */
-struct matcher *matcher_new(const struct match_config *cfg, char *err, size_t errlen);
+struct matcher *matcher_new(const struct matcher_config *cfg, char *err, size_t errlen);
 
 /*
  * Add an entry held by holders (not 0), or add holders to it. Returns 0 if
@@ -59,7 +59,7 @@ struct matcher *matcher_new(const struct match_config *cfg, char *err, size_t er
  */
 int matcher_hold(struct matcher *m, const struct entry *e, uint32_t holders, char *err, size_t errlen);
 
-/* matcher_hold by MATCH_HOLDER_DEFAULT. */
+/* matcher_hold by MATCHER_HOLDER_DEFAULT. */
 int matcher_add(struct matcher *m, const struct entry *e, char *err, size_t errlen);
 
 /*
@@ -89,10 +89,10 @@ int matcher_remove(struct matcher *m, const struct entry *e);
 /*
  * Before matcher_build_restored: add an entry whose group (in a filter of the
  * same secret) is known, as saved in a snapshot, and for a signature the
- * offset of the window it was indexed by (MATCH_WINDOW_ANY: choose one, as
+ * offset of the window it was indexed by (MATCHER_WINDOW_ANY: choose one, as
  * matcher_add does). Returns as matcher_add.
  */
-#define MATCH_WINDOW_ANY 0xffffu
+#define MATCHER_WINDOW_ANY 0xffffu
 int matcher_add_restored(struct matcher *m, const struct entry *e, unsigned group, unsigned window, char *err,
 			 size_t errlen);
 
@@ -136,37 +136,37 @@ int matcher_build_restored(struct matcher *m, const struct filter_params params[
  * The old filters answer every packet until the swap, so no entry is ever
  * missed. One rebuild at a time. finish and free both free r.
  */
-struct match_rebuild;
+struct matcher_rebuild;
 /* Room for this many keys in each filter (matcher_keys_count); NULL without memory. */
-struct match_rebuild *matcher_rebuild_prepare(uint64_t addr_keys, uint64_t sig_windows);
+struct matcher_rebuild *matcher_rebuild_prepare(uint64_t addr_keys, uint64_t sig_windows);
 /* Whether prepared has room for m's keys now (else begin allocates, in the caller's thread). */
-bool matcher_rebuild_prepared_for(const struct match_rebuild *prepared, const struct matcher *m);
+bool matcher_rebuild_prepared_for(const struct matcher_rebuild *prepared, const struct matcher *m);
 /* prepared: from matcher_rebuild_prepare, or NULL; taken over (freed on failure). */
-struct match_rebuild *matcher_rebuild_begin(struct matcher *m, struct match_rebuild *prepared,
+struct matcher_rebuild *matcher_rebuild_begin(struct matcher *m, struct matcher_rebuild *prepared,
 					    unsigned rounds, const struct filter_params *params,
 					    char *err, size_t errlen);
 /* 1 when the copy is whole, 0 when there is more, -1 without memory (err says so; free r). */
-int matcher_rebuild_copy(struct matcher *m, struct match_rebuild *r, size_t budget, char *err, size_t errlen);
-int matcher_rebuild_run(struct match_rebuild *r, char *err, size_t errlen);
+int matcher_rebuild_copy(struct matcher *m, struct matcher_rebuild *r, size_t budget, char *err, size_t errlen);
+int matcher_rebuild_run(struct matcher_rebuild *r, char *err, size_t errlen);
 /*
  * Optional, between run and finish, to keep finish short when many changes
  * arrive meanwhile: catch_up (matcher's thread) hands the changes logged so
  * far over to r and returns their number; apply (any thread) applies them.
  */
-size_t matcher_rebuild_catch_up(struct matcher *m, struct match_rebuild *r);
-int matcher_rebuild_apply(struct match_rebuild *r, char *err, size_t errlen);
-int matcher_rebuild_finish(struct matcher *m, struct match_rebuild *r, char *err, size_t errlen);
+size_t matcher_rebuild_catch_up(struct matcher *m, struct matcher_rebuild *r);
+int matcher_rebuild_apply(struct matcher_rebuild *r, char *err, size_t errlen);
+int matcher_rebuild_finish(struct matcher *m, struct matcher_rebuild *r, char *err, size_t errlen);
 /* From any thread: make a matcher_rebuild_run in progress give up at its next round. */
-void matcher_rebuild_stop(struct match_rebuild *r);
+void matcher_rebuild_stop(struct matcher_rebuild *r);
 /* Abandon a rebuild (begun, run or not): the matcher keeps its filters. */
-void matcher_rebuild_free(struct matcher *m, struct match_rebuild *r);
+void matcher_rebuild_free(struct matcher *m, struct matcher_rebuild *r);
 
 /*
  * matcher_check_with on the matcher's own scratch, whose counters
  * matcher_counters reads: for tools and tests that
  * check on the matcher's one thread. The daemon's loop has a scratch of its own.
  */
-size_t matcher_check(struct matcher *m, const struct packet_view *v, struct match_hit *hits,
+size_t matcher_check(struct matcher *m, const struct packet_view *v, struct matcher_hit *hits,
 		     size_t max);
 
 /*
@@ -177,13 +177,13 @@ size_t matcher_check(struct matcher *m, const struct packet_view *v, struct matc
 int matcher_set_simd(struct matcher *m, enum simd_level level);
 
 /* Whether matcher_reconfigure would take cfg: 0, or -1 with a message (nothing changes). */
-int matcher_check_config(const struct match_config *cfg, char *err, size_t errlen);
+int matcher_check_config(const struct matcher_config *cfg, char *err, size_t errlen);
 
 /*
  * Take the filter settings of cfg (layout, choices, hashes, rounds, memory,
  * bits per entry; not the window, hash or keys): they shape the next
  * rebuild. Returns 1 if any changed, 0 if not, -1 with a message.
  */
-int matcher_reconfigure(struct matcher *m, const struct match_config *cfg, char *err, size_t errlen);
+int matcher_reconfigure(struct matcher *m, const struct matcher_config *cfg, char *err, size_t errlen);
 
 #endif

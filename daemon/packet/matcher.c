@@ -1,13 +1,13 @@
-/* match.c - per-packet checks: address and signature probes, confirmation, counters. */
+/* matcher.c - per-packet checks: address and signature probes, confirmation, counters. */
 /* SPDX-License-Identifier: BSD-2-Clause */
-#include "match.h"
+#include "matcher.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
 #include "error.h"
-#include "match_internal.h"
+#include "matcher_internal.h"
 
 static int keyed_filter_init(struct keyed_filter *kf, enum hash_algo algo,
 			     const struct hash_key *key)
@@ -21,7 +21,7 @@ static int keyed_filter_init(struct keyed_filter *kf, enum hash_algo algo,
 	return kf->store ? 0 : -1;
 }
 
-struct matcher *matcher_new(const struct match_config *cfg, char *err, size_t errlen)
+struct matcher *matcher_new(const struct matcher_config *cfg, char *err, size_t errlen)
 {
 	struct matcher *m;
 
@@ -99,8 +99,8 @@ struct matcher *matcher_clone(const struct matcher *m)
 	c->words = array_dup(m->words, m->window_cap * sizeof(*m->words), &failed);
 	c->sigs = array_dup(m->sigs, m->sigs_cap * sizeof(*m->sigs), &failed);
 	c->scan = sigscan_clone(m->scan);
-	failed |= match_hot_copy(c, m) < 0;
-	c->own = (struct match_scratch){ 0 };
+	failed |= matcher_hot_copy(c, m) < 0;
+	c->own = (struct matcher_scratch){ 0 };
 	c->sig_arena = (struct arena){ 0 };
 	if (failed || c->scan == NULL || keyed_filter_copy(&c->addr, &m->addr) < 0 ||
 	    keyed_filter_copy(&c->sig, &m->sig) < 0 || arena_copy(&c->sig_arena, &m->sig_arena) < 0) {
@@ -117,7 +117,7 @@ uint64_t matcher_changes(const struct matcher *m)
 
 /* ---- per packet ---- */
 
-static size_t add_hit(struct match_scratch *sc, struct match_hit *hits, size_t n, size_t max,
+static size_t add_hit(struct matcher_scratch *sc, struct matcher_hit *hits, size_t n, size_t max,
 		      enum entry_kind kind, uint32_t id, uint32_t offset)
 {
 	for (size_t i = 0; i < n; i++)
@@ -127,11 +127,11 @@ static size_t add_hit(struct match_scratch *sc, struct match_hit *hits, size_t n
 		sc->hits_dropped++; /* matched, but past what one event reports */
 		return n;
 	}
-	hits[n] = (struct match_hit){ kind, id, offset };
+	hits[n] = (struct matcher_hit){ kind, id, offset };
 	return n + 1;
 }
 
-static size_t put_probe(struct match_scratch *sc, size_t n, enum entry_kind kind, const uint8_t *key,
+static size_t put_probe(struct matcher_scratch *sc, size_t n, enum entry_kind kind, const uint8_t *key,
 			size_t len, struct hash128 h)
 {
 	sc->probe_key[n] = key;
@@ -156,7 +156,7 @@ static void net_key_of(const uint8_t *addr, size_t alen, unsigned plen, uint8_t 
 	memcpy(k + 1, w, 16);
 }
 
-static size_t put_net_probe(const struct matcher *m, struct match_scratch *sc, size_t n, const uint8_t *addr, size_t alen,
+static size_t put_net_probe(const struct matcher *m, struct matcher_scratch *sc, size_t n, const uint8_t *addr, size_t alen,
 			    unsigned plen)
 {
 	uint8_t *k = sc->net_key[n];
@@ -172,7 +172,7 @@ static size_t address_probes_max(const struct matcher *m, const struct packet_vi
 }
 
 /* Packet number packet's address probes, hashed, after the first probes; the probes there are then. */
-static size_t put_addresses(const struct matcher *m, struct match_scratch *sc, const struct packet_view *v,
+static size_t put_addresses(const struct matcher *m, struct matcher_scratch *sc, const struct packet_view *v,
 			    size_t probes, size_t packet)
 {
 	size_t alen = v->family == 4 ? 4 : 16, first = probes;
@@ -198,13 +198,13 @@ static size_t put_addresses(const struct matcher *m, struct match_scratch *sc, c
 }
 
 /* The probes put, queried together; each the filter takes, confirmed in the store and added to its packet's hits. */
-static void confirm_addresses(const struct matcher *m, struct match_scratch *sc, size_t probes,
-			      struct match_hit *hits, size_t stride, size_t *n, size_t max)
+static void confirm_addresses(const struct matcher *m, struct matcher_scratch *sc, size_t probes,
+			      struct matcher_hit *hits, size_t stride, size_t *n, size_t max)
 {
 	filter_query_batch(counting_filter(m->addr.counting), sc->probe_hash, probes, sc->probe_hit);
 	for (size_t i = 0; i < probes; i++) {
 		enum entry_kind kind = sc->probe_kind[i];
-		struct match_counters *c = &sc->counters[kind];
+		struct matcher_counters *c = &sc->counters[kind];
 		c->probes++;
 		if (!sc->probe_hit[i])
 			continue;
@@ -224,8 +224,8 @@ static void confirm_addresses(const struct matcher *m, struct match_scratch *sc,
  * indexed by it, each checked where it would start (its window's offset in
  * it before at).
  */
-static size_t confirm_window(const struct matcher *m, struct match_scratch *sc, const uint8_t *payload, size_t len, size_t at,
-			     struct hash128 h, struct match_hit *hits, size_t n, size_t max)
+static size_t confirm_window(const struct matcher *m, struct matcher_scratch *sc, const uint8_t *payload, size_t len, size_t at,
+			     struct hash128 h, struct matcher_hit *hits, size_t n, size_t max)
 {
 	ssize_t index = store_find(m->sig.store, h, 0, payload + at, m->cfg.window);
 	bool matched = false;
@@ -246,7 +246,7 @@ static size_t confirm_window(const struct matcher *m, struct match_scratch *sc, 
 }
 
 /* Whether hit a goes after hit b: later start, or the same start and shorter. */
-static bool starts_after(const struct matcher *m, const struct match_hit *a, const struct match_hit *b)
+static bool starts_after(const struct matcher *m, const struct matcher_hit *a, const struct matcher_hit *b)
 {
 	return a->offset > b->offset || (a->offset == b->offset && m->sigs[a->id].len < m->sigs[b->id].len);
 }
@@ -256,10 +256,10 @@ static bool starts_after(const struct matcher *m, const struct match_hit *a, con
  * reported in the order they start, the longest first at one start. A few
  * hits at most: insertion sort.
  */
-static void sort_by_start(const struct matcher *m, struct match_hit *hits, size_t n)
+static void sort_by_start(const struct matcher *m, struct matcher_hit *hits, size_t n)
 {
 	for (size_t i = 1; i < n; i++) {
-		struct match_hit h = hits[i];
+		struct matcher_hit h = hits[i];
 		size_t j = i;
 		for (; j > 0 && starts_after(m, &hits[j - 1], &h); j--)
 			hits[j] = hits[j - 1];
@@ -268,8 +268,8 @@ static void sort_by_start(const struct matcher *m, struct match_hit *hits, size_
 }
 
 /* Level 1 picks the candidate positions; the signature filter and then the store confirm. */
-static size_t check_signatures(const struct matcher *m, struct match_scratch *sc, const uint8_t *p, size_t len,
-			       struct match_hit *hits, size_t n, size_t max)
+static size_t check_signatures(const struct matcher *m, struct matcher_scratch *sc, const uint8_t *p, size_t len,
+			       struct matcher_hit *hits, size_t n, size_t max)
 {
 	const struct filter *f = counting_filter(m->sig.counting);
 	size_t positions = len - m->cfg.window + 1, first = n;
@@ -298,8 +298,8 @@ static size_t check_signatures(const struct matcher *m, struct match_scratch *sc
  * payload is scanned, so each packet's hits come in the order one packet
  * alone would give them.
  */
-static void check_packets(const struct matcher *m, struct match_scratch *sc, const struct packet_view *v, size_t count,
-			  struct match_hit *hits, size_t stride, size_t *n, size_t max)
+static void check_packets(const struct matcher *m, struct matcher_scratch *sc, const struct packet_view *v, size_t count,
+			  struct matcher_hit *hits, size_t stride, size_t *n, size_t max)
 {
 	size_t probes = 0;
 
@@ -320,8 +320,8 @@ static void check_packets(const struct matcher *m, struct match_scratch *sc, con
 			n[i] = check_signatures(m, sc, v[i].payload, v[i].payload_len, hits + i * stride, n[i], max);
 }
 
-size_t matcher_check_with(const struct matcher *m, struct match_scratch *sc, const struct packet_view *v,
-			  struct match_hit *hits, size_t max)
+size_t matcher_check_with(const struct matcher *m, struct matcher_scratch *sc, const struct packet_view *v,
+			  struct matcher_hit *hits, size_t max)
 {
 	size_t n;
 
@@ -329,61 +329,61 @@ size_t matcher_check_with(const struct matcher *m, struct match_scratch *sc, con
 	return n;
 }
 
-void matcher_check_batch(const struct matcher *m, struct match_scratch *sc, const struct packet_view *v, size_t count,
-			 struct match_hit (*hits)[MATCH_MAX_HITS], size_t *n)
+void matcher_check_batch(const struct matcher *m, struct matcher_scratch *sc, const struct packet_view *v, size_t count,
+			 struct matcher_hit (*hits)[MATCHER_MAX_HITS], size_t *n)
 {
 	BLOOMD_CHECK(count <= PACKET_BATCH_MAX);
-	check_packets(m, sc, v, count, hits[0], MATCH_MAX_HITS, n, MATCH_MAX_HITS);
+	check_packets(m, sc, v, count, hits[0], MATCHER_MAX_HITS, n, MATCHER_MAX_HITS);
 }
 
-size_t matcher_check(struct matcher *m, const struct packet_view *v, struct match_hit *hits,
+size_t matcher_check(struct matcher *m, const struct packet_view *v, struct matcher_hit *hits,
 		     size_t max)
 {
 	return matcher_check_with(m, &m->own, v, hits, max);
 }
 
-struct match_scratch *matcher_scratch_new(void)
+struct matcher_scratch *matcher_scratch_new(void)
 {
-	return calloc(1, sizeof(struct match_scratch));
+	return calloc(1, sizeof(struct matcher_scratch));
 }
 
-void matcher_scratch_free(struct match_scratch *sc)
+void matcher_scratch_free(struct matcher_scratch *sc)
 {
 	free(sc);
 }
 
-const struct match_counters *matcher_scratch_counters(const struct match_scratch *sc, enum entry_kind kind)
+const struct matcher_counters *matcher_scratch_counters(const struct matcher_scratch *sc, enum entry_kind kind)
 {
 	return &sc->counters[kind];
 }
 
-uint64_t matcher_scratch_hits_dropped(const struct match_scratch *sc)
+uint64_t matcher_scratch_hits_dropped(const struct matcher_scratch *sc)
 {
 	return sc->hits_dropped;
 }
 
-static uint32_t matcher_hit_holders(const struct matcher *m, const struct match_hit *hit)
+static uint32_t matcher_hit_holders(const struct matcher *m, const struct matcher_hit *hit)
 {
 	return hit->kind == ENTRY_SIG ? m->sigs[hit->id].holders : store_holders(m->addr.store, hit->id);
 }
 
-size_t matcher_found(const struct matcher *m, const struct match_hit *hits, size_t n, struct match_found *out)
+size_t matcher_found(const struct matcher *m, const struct matcher_hit *hits, size_t n, struct matcher_found *out)
 {
 	size_t kept = 0;
 
 	for (size_t i = 0; i < n; i++) {
 		size_t len;
 		uint32_t holders = matcher_hit_holders(m, &hits[i]);
-		if ((holders & ~MATCH_HOLDER_STAGING) == 0)
+		if ((holders & ~MATCHER_HOLDER_STAGING) == 0)
 			continue;
-		out[kept] = (struct match_found){ .kind = hits[i].kind, .offset = hits[i].offset, .holders = holders };
+		out[kept] = (struct matcher_found){ .kind = hits[i].kind, .offset = hits[i].offset, .holders = holders };
 		matcher_hit_key(m, &hits[i], &out[kept].key, &len);
 		out[kept++].len = (uint16_t)len;
 	}
 	return kept;
 }
 
-void matcher_hit_key(const struct matcher *m, const struct match_hit *hit, const uint8_t **key,
+void matcher_hit_key(const struct matcher *m, const struct matcher_hit *hit, const uint8_t **key,
 		     size_t *len)
 {
 	if (hit->kind == ENTRY_SIG) {
@@ -395,7 +395,7 @@ void matcher_hit_key(const struct matcher *m, const struct match_hit *hit, const
 	}
 }
 
-const struct match_counters *matcher_counters(const struct matcher *m, enum entry_kind kind)
+const struct matcher_counters *matcher_counters(const struct matcher *m, enum entry_kind kind)
 {
 	return &m->own.counters[kind];
 }
@@ -409,7 +409,7 @@ uint64_t matcher_entries_all(const struct matcher *m)
 {
 	uint64_t n = 0;
 
-	for (int k = 0; k < MATCH_KINDS; k++)
+	for (int k = 0; k < MATCHER_KINDS; k++)
 		n += m->kind_entries[k];
 	return n;
 }
@@ -419,14 +419,14 @@ int matcher_set_simd(struct matcher *m, enum simd_level level)
 	if (!simd_cpu_has(level))
 		return -1;
 	m->changes++;
-	match_log_simd(m, level);
+	matcher_log_simd(m, level);
 	m->simd = level;
 	if (m->scan)
 		sigscan_set_simd(m->scan, level);
 	if (m->addr.counting)
-		match_use_simd(m->addr.counting, level);
+		matcher_use_simd(m->addr.counting, level);
 	if (m->sig.counting)
-		match_use_simd(m->sig.counting, level);
+		matcher_use_simd(m->sig.counting, level);
 	return 0;
 }
 
@@ -435,7 +435,7 @@ size_t matcher_address_filter_bytes(const struct matcher *m)
 	return m->addr.counting ? filter_bytes(counting_filter(m->addr.counting)) : 0;
 }
 
-void matcher_filter_info(const struct matcher *m, int sig, struct match_filter_info *info)
+void matcher_filter_info(const struct matcher *m, int sig, struct matcher_filter_info *info)
 {
 	const struct keyed_filter *kf = sig ? &m->sig : &m->addr;
 
@@ -478,7 +478,7 @@ bool matcher_params(const struct matcher *m, int sig, struct filter_params *p)
 	return true;
 }
 
-int matcher_foreach_placed(const struct matcher *m, enum entry_kind only, match_placed_cb cb, void *ctx)
+int matcher_foreach_placed(const struct matcher *m, enum entry_kind only, matcher_placed_cb cb, void *ctx)
 {
 	struct entry e;
 	int rc = 0;
@@ -508,7 +508,7 @@ int matcher_foreach_placed(const struct matcher *m, enum entry_kind only, match_
 }
 
 struct unplaced {
-	match_entry_cb cb;
+	matcher_entry_cb cb;
 	void *ctx;
 };
 
@@ -520,7 +520,7 @@ static int unplaced_cb(void *ctx, const struct entry *e, unsigned group, unsigne
 	return u->cb(u->ctx, e, group, holders);
 }
 
-int matcher_foreach(const struct matcher *m, enum entry_kind only, match_entry_cb cb, void *ctx)
+int matcher_foreach(const struct matcher *m, enum entry_kind only, matcher_entry_cb cb, void *ctx)
 {
 	struct unplaced u = { cb, ctx };
 
@@ -544,7 +544,7 @@ static bool address_at(const struct matcher *m, size_t i, enum entry_kind only, 
 }
 
 /* Every signature of window w that one of held's bits holds (held 0: every one); how many were visited. */
-static size_t window_walk(const struct matcher *m, size_t w, uint32_t held, match_entry_cb cb, void *ctx)
+static size_t window_walk(const struct matcher *m, size_t w, uint32_t held, matcher_entry_cb cb, void *ctx)
 {
 	struct entry e; /* not static: a const matcher may be read from any thread */
 	size_t n = 0;
@@ -569,14 +569,14 @@ static size_t window_walk(const struct matcher *m, size_t w, uint32_t held, matc
 #define WALK_SKIP_COST 32
 #define WALK_BLOCK_SKIP 16
 
-void matcher_walk(const struct matcher *m, enum entry_kind only, uint32_t held, struct match_cursor *cur,
-		  size_t max, match_entry_cb cb, void *ctx)
+void matcher_walk(const struct matcher *m, enum entry_kind only, uint32_t held, struct matcher_cursor *cur,
+		  size_t max, matcher_entry_cb cb, void *ctx)
 {
 	struct entry e;
 	size_t done = 0, looked = 0;
 
 	if (!cur->started) {
-		*cur = (struct match_cursor){ .part = only == ENTRY_SIG ? 1 : 0, .next = SIZE_MAX, .started = true };
+		*cur = (struct matcher_cursor){ .part = only == ENTRY_SIG ? 1 : 0, .next = SIZE_MAX, .started = true };
 	}
 	while (cur->part < 2 && done < max && looked < max * WALK_SKIP_COST) {
 		const struct store *st = cur->part ? m->sig.store : m->addr.store;
@@ -613,7 +613,7 @@ void matcher_walk(const struct matcher *m, enum entry_kind only, uint32_t held, 
 	}
 }
 
-void matcher_covering(const struct matcher *m, const uint8_t *addr, size_t alen, match_entry_cb cb,
+void matcher_covering(const struct matcher *m, const uint8_t *addr, size_t alen, matcher_entry_cb cb,
 		      void *ctx)
 {
 	struct entry e;
@@ -668,9 +668,9 @@ static int replay_one(struct matcher *copy, const struct change *c, const uint8_
 	return -1;
 }
 
-int matcher_replay(struct matcher *copy, const struct match_log *log, char *err, size_t errlen)
+int matcher_replay(struct matcher *copy, const struct matcher_log *log, char *err, size_t errlen)
 {
-	if (match_log_whole(log)) {
+	if (matcher_log_whole(log)) {
 		error_set(err, errlen, "the changes cannot be replayed (a build, or a change not recorded)");
 		return -1;
 	}
@@ -678,7 +678,7 @@ int matcher_replay(struct matcher *copy, const struct match_log *log, char *err,
 	const uint8_t *key;
 	size_t at = 0;
 
-	while (match_log_next(log, &at, &c, &key))
+	while (matcher_log_next(log, &at, &c, &key))
 		if (replay_one(copy, &c, key, err, errlen) < 0)
 			return -1;
 	return 0;

@@ -1,7 +1,7 @@
-/* match_view.h - the matcher read, never changed: a packet checked, what it found, the entries and filters read. */
+/* matcher_view.h - the matcher read, never changed: a packet checked, what it found, the entries and filters read. */
 /* SPDX-License-Identifier: BSD-2-Clause */
-#ifndef BLOOMD_MATCH_VIEW_H
-#define BLOOMD_MATCH_VIEW_H
+#ifndef BLOOMD_MATCHER_VIEW_H
+#define BLOOMD_MATCHER_VIEW_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -15,7 +15,7 @@
 #include "simd.h"
 
 /*
- * The read-only side of the matcher (match.h builds and changes it): the
+ * The read-only side of the matcher (matcher.h builds and changes it): the
  * engine, the workers, the events and every service file but the entry
  * set's owner include this and nothing of the builder (tests/layers.t).
  * Every function here takes the matcher const and writes only to
@@ -24,16 +24,16 @@
  */
 struct matcher;
 
-#define MATCH_KINDS 5        /* indexed by enum entry_kind; 0 unused */
-#define MATCH_MAX_HITS 64
+#define MATCHER_KINDS 5        /* indexed by enum entry_kind; 0 unused */
+#define MATCHER_MAX_HITS 64
 
-struct match_counters {
+struct matcher_counters {
 	uint64_t probes;     /* filter queries */
 	uint64_t positives;  /* the filter said yes */
 	uint64_t confirmed;  /* the exact store agreed */
 };
 
-struct match_hit {
+struct matcher_hit {
 	enum entry_kind kind;
 	uint32_t id;         /* which entry: see matcher_hit_key */
 	uint32_t offset;     /* sig: first offset in the scanned payload */
@@ -45,13 +45,13 @@ struct match_hit {
  * An entry stays while anyone holds it: a reference count that cannot count
  * one holder twice.
  */
-#define MATCH_HOLDER_DEFAULT 1u
+#define MATCHER_HOLDER_DEFAULT 1u
 /*
  * The bit a version being read is held under before it is anyone's: an
  * entry held by it alone is no match (matcher_found leaves it out), so a
  * version can be read in slices while packets are checked.
  */
-#define MATCH_HOLDER_STAGING (1u << 31)
+#define MATCHER_HOLDER_STAGING (1u << 31)
 
 /*
  * Check one parsed packet against a matcher no one changes meanwhile; writes
@@ -60,11 +60,11 @@ struct match_hit {
  * counters are the caller's (one per thread: the loop has its own, as each
  * worker has), so any number of threads may check one matcher at once.
  */
-struct match_scratch;
-struct match_scratch *matcher_scratch_new(void);
-void matcher_scratch_free(struct match_scratch *sc);
-size_t matcher_check_with(const struct matcher *m, struct match_scratch *sc, const struct packet_view *v,
-			  struct match_hit *hits, size_t max);
+struct matcher_scratch;
+struct matcher_scratch *matcher_scratch_new(void);
+void matcher_scratch_free(struct matcher_scratch *sc);
+size_t matcher_check_with(const struct matcher *m, struct matcher_scratch *sc, const struct packet_view *v,
+			  struct matcher_hit *hits, size_t max);
 /*
  * The same for count packets (at most PACKET_BATCH_MAX): packet i's hits
  * go to hits[i], their number to n[i], as matcher_check_with would give
@@ -72,35 +72,35 @@ size_t matcher_check_with(const struct matcher *m, struct match_scratch *sc, con
  * addresses are hashed and queried before any is confirmed, so the filter
  * fetches later packets' blocks while it tests earlier ones.
  */
-void matcher_check_batch(const struct matcher *m, struct match_scratch *sc, const struct packet_view *v, size_t count,
-			 struct match_hit (*hits)[MATCH_MAX_HITS], size_t *n);
+void matcher_check_batch(const struct matcher *m, struct matcher_scratch *sc, const struct packet_view *v, size_t count,
+			 struct matcher_hit (*hits)[MATCHER_MAX_HITS], size_t *n);
 /* The address filter's bytes (0 while it is not built): what its probes read. */
 size_t matcher_address_filter_bytes(const struct matcher *m);
-const struct match_counters *matcher_scratch_counters(const struct match_scratch *sc, enum entry_kind kind);
-uint64_t matcher_scratch_hits_dropped(const struct match_scratch *sc);
+const struct matcher_counters *matcher_scratch_counters(const struct matcher_scratch *sc, enum entry_kind kind);
+uint64_t matcher_scratch_hits_dropped(const struct matcher_scratch *sc);
 
 /* A hit with what reporting needs of its entry; key points into the matcher (valid until it changes). */
-struct match_found {
+struct matcher_found {
 	enum entry_kind kind;
 	uint32_t offset;           /* sig: first offset in the scanned payload */
 	uint32_t holders;
 	const uint8_t *key;
 	uint16_t len;
 };
-/* The n hits' entries, but those held only by MATCH_HOLDER_STAGING; how many are left. */
-size_t matcher_found(const struct matcher *m, const struct match_hit *hits, size_t n, struct match_found *out);
+/* The n hits' entries, but those held only by MATCHER_HOLDER_STAGING; how many are left. */
+size_t matcher_found(const struct matcher *m, const struct matcher_hit *hits, size_t n, struct matcher_found *out);
 
 /* The key of a hit's entry, for reporting. */
-void matcher_hit_key(const struct matcher *m, const struct match_hit *hit, const uint8_t **key,
+void matcher_hit_key(const struct matcher *m, const struct matcher_hit *hit, const uint8_t **key,
 		     size_t *len);
 
 /*
  * What the control plane reads of the entry set: entries and their holders,
  * walks over them, the filters' shape. Like the checks above, none of these
- * changes the matcher; match.h has what does, and its owner (the daemon's
+ * changes the matcher; matcher.h has what does, and its owner (the daemon's
  * lists.c) alone calls it.
  */
-struct match_filter_info {
+struct matcher_filter_info {
 	uint64_t entries;    /* keys in the filter (signature windows for sig) */
 	uint64_t bits;
 	unsigned choices, hashes;
@@ -135,13 +135,13 @@ bool matcher_optimised(const struct matcher *m);
  */
 bool matcher_rebuild_wanted(const struct matcher *m, double fpr_target);
 
-const struct match_counters *matcher_counters(const struct matcher *m, enum entry_kind kind);
+const struct matcher_counters *matcher_counters(const struct matcher *m, enum entry_kind kind);
 uint64_t matcher_entries(const struct matcher *m, enum entry_kind kind);
 /* Entries stored, all kinds. */
 uint64_t matcher_entries_all(const struct matcher *m);
 
 /* Shape and state of the address (sig = 0) or signature (sig = 1) filter. */
-void matcher_filter_info(const struct matcher *m, int sig, struct match_filter_info *info);
+void matcher_filter_info(const struct matcher *m, int sig, struct matcher_filter_info *info);
 /*
  * The most signatures one window indexes: what a packet position whose
  * window is that one is checked against (each signature takes the window
@@ -167,18 +167,18 @@ bool matcher_params(const struct matcher *m, int sig, struct filter_params *p);
  * cb's first non-zero result. Order: addresses, then signatures window by
  * window.
  */
-typedef int (*match_entry_cb)(void *ctx, const struct entry *e, unsigned group, uint32_t holders);
-int matcher_foreach(const struct matcher *m, enum entry_kind only, match_entry_cb cb, void *ctx);
+typedef int (*matcher_entry_cb)(void *ctx, const struct entry *e, unsigned group, uint32_t holders);
+int matcher_foreach(const struct matcher *m, enum entry_kind only, matcher_entry_cb cb, void *ctx);
 /* The same, with each signature's window offset (0 for addresses): what a snapshot keeps. */
-typedef int (*match_placed_cb)(void *ctx, const struct entry *e, unsigned group, unsigned window, uint32_t holders);
-int matcher_foreach_placed(const struct matcher *m, enum entry_kind only, match_placed_cb cb, void *ctx);
+typedef int (*matcher_placed_cb)(void *ctx, const struct entry *e, unsigned group, unsigned window, uint32_t holders);
+int matcher_foreach_placed(const struct matcher *m, enum entry_kind only, matcher_placed_cb cb, void *ctx);
 
 /*
  * The entries that cover an address (4 or 16 bytes): its addr entry and the
  * net entries whose prefix holds it, longest prefix first. Pairs are
  * directed and need the other end: they are not among them.
  */
-void matcher_covering(const struct matcher *m, const uint8_t *addr, size_t alen, match_entry_cb cb,
+void matcher_covering(const struct matcher *m, const uint8_t *addr, size_t alen, matcher_entry_cb cb,
 		      void *ctx);
 
 /*
@@ -189,7 +189,7 @@ void matcher_covering(const struct matcher *m, const uint8_t *addr, size_t alen,
  * step to the last is visited at least once (one moved ahead, twice); one
  * added meanwhile may be or not.
  */
-struct match_cursor {
+struct matcher_cursor {
 	int part;                  /* 0 addresses, 1 signatures, 2 done */
 	size_t next;               /* entries of the part below this index are still to visit */
 	bool started;
@@ -197,7 +197,7 @@ struct match_cursor {
 
 /*
  * How many entries each holder bit holds (counts[b] for bit b), of all of
- * them or of those staged too (MATCH_HOLDER_STAGING): kept as holders
+ * them or of those staged too (MATCHER_HOLDER_STAGING): kept as holders
  * change, so that stats can ask at every scrape.
  */
 void matcher_count_holders(const struct matcher *m, bool staged, uint64_t counts[32]);
@@ -215,7 +215,7 @@ uint64_t matcher_holder_digest(const struct matcher *m, unsigned bit);
  * holds (0: every one); one skipped costs 1/32 of a visit, so a walk for a
  * small list beside many entries is quick.
  */
-void matcher_walk(const struct matcher *m, enum entry_kind only, uint32_t held, struct match_cursor *cur,
-		  size_t max, match_entry_cb cb, void *ctx);
+void matcher_walk(const struct matcher *m, enum entry_kind only, uint32_t held, struct matcher_cursor *cur,
+		  size_t max, matcher_entry_cb cb, void *ctx);
 
 #endif

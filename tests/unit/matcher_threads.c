@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "entry.h"
-#include "match.h"
+#include "matcher.h"
 #include "test.h"
 
 /* Two threads asking which entries cover their own address, at once, each seeing only its own. */
@@ -37,7 +37,7 @@ static void *read_covering(void *arg)
 
 static void covering_from_two_threads(void **state)
 {
-	struct match_config cfg = { .layout = FILTER_BLOCKED, .choices = 2, .bits_per_entry = 16, .window = 4 };
+	struct matcher_config cfg = { .layout = FILTER_BLOCKED, .choices = 2, .bits_per_entry = 16, .window = 4 };
 	struct matcher *m = matcher_new(&cfg, NULL, 0);
 	struct covering_reader r[2] = { { m, { 10, 1, 2, 3 }, 0, 0 }, { m, { 192, 168, 1, 1 }, 0, 0 } };
 	pthread_t t[2];
@@ -66,4 +66,4 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(covering_from_two_threads),
 };
 
-TEST_MAIN("match_threads", tests)
+TEST_MAIN("matcher_threads", tests)

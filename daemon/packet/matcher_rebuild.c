@@ -1,4 +1,4 @@
-/* match_rebuild.c - the matcher's filters: their sizes, and building and rebuilding them off the loop. */
+/* matcher_rebuild.c - the matcher's filters: their sizes, and building and rebuilding them off the loop. */
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include <math.h>
 #include <stdatomic.h>
@@ -6,11 +6,11 @@
 #include <string.h>
 
 #include "error.h"
-#include "match_internal.h"
+#include "matcher_internal.h"
 #include "sizing.h"
 
 /* A filter of about bits bits for n keys, shaped by the configuration. */
-static int params_for(const struct match_config *cfg, uint64_t bits, uint64_t n,
+static int params_for(const struct matcher_config *cfg, uint64_t bits, uint64_t n,
 		      struct filter_params *p, char *err, size_t errlen)
 {
 	struct sizing_choice ch = { .hashes = cfg->hashes };
@@ -36,7 +36,7 @@ static uint64_t counting_seed(const struct keyed_filter *kf)
 }
 
 /* Queries of the counting store's filter with the best kernel up to level. */
-void match_use_simd(struct counting *c, enum simd_level level)
+void matcher_use_simd(struct counting *c, enum simd_level level)
 {
 	(void)counting_set_simd(c, simd_capped(level)); /* the scalar kernel never fails */
 }
@@ -46,7 +46,7 @@ void match_use_simd(struct counting *c, enum simd_level level)
  * signature filter only sees the positions level 1 passes, so it may have
  * fewer (bits_per_window).
  */
-double match_bits_per_key(const struct match_config *cfg, int sig)
+double matcher_bits_per_key(const struct matcher_config *cfg, int sig)
 {
 	double bpe = cfg->bits_per_entry > 0 ? cfg->bits_per_entry : 16;
 
@@ -54,7 +54,7 @@ double match_bits_per_key(const struct match_config *cfg, int sig)
 }
 
 /* An empty counting store for a filter that had none (its first key after the build). */
-int match_counting_for(const struct matcher *m, struct keyed_filter *kf, uint64_t bits,
+int matcher_counting_for(const struct matcher *m, struct keyed_filter *kf, uint64_t bits,
 		       char *err, size_t errlen)
 {
 	struct filter_params p;
@@ -63,15 +63,15 @@ int match_counting_for(const struct matcher *m, struct keyed_filter *kf, uint64_
 		return -1;
 	kf->counting = counting_new(&p, &kf->key, counting_seed(kf), err, errlen);
 	if (kf->counting)
-		match_use_simd(kf->counting, m->simd);
+		matcher_use_simd(kf->counting, m->simd);
 	return kf->counting ? 0 : -1;
 }
 
 /* The bits each filter should have for the entries stored now: [0] addresses, [1] signatures. */
 static void wanted_bits(const struct matcher *m, uint64_t bits[2])
 {
-	double want[2] = { (double)store_count(m->addr.store) * match_bits_per_key(&m->cfg, 0),
-			   (double)store_count(m->sig.store) * match_bits_per_key(&m->cfg, 1) };
+	double want[2] = { (double)store_count(m->addr.store) * matcher_bits_per_key(&m->cfg, 0),
+			   (double)store_count(m->sig.store) * matcher_bits_per_key(&m->cfg, 1) };
 
 	if (m->cfg.memory) {
 		/* Share the budget in proportion to what each filter would have by bits per key. */
@@ -104,7 +104,7 @@ struct rebuild_part {
 	size_t ntaken;
 };
 
-struct match_rebuild {
+struct matcher_rebuild {
 	unsigned rounds, window;
 	bool restored;               /* the groups are a snapshot's, kept as they were */
 	bool copying;                /* the copy is being made, a slice at a time (matcher_rebuild_copy) */
@@ -123,7 +123,7 @@ static void part_free(struct rebuild_part *p)
 	counting_free(p->counting);
 }
 
-void matcher_rebuild_free(struct matcher *m, struct match_rebuild *r)
+void matcher_rebuild_free(struct matcher *m, struct matcher_rebuild *r)
 {
 	if (r == NULL)
 		return;
@@ -162,9 +162,9 @@ static int part_reserve(struct rebuild_part *p, size_t n, bool words)
 	return 0;
 }
 
-struct match_rebuild *matcher_rebuild_prepare(uint64_t addr_keys, uint64_t sig_windows)
+struct matcher_rebuild *matcher_rebuild_prepare(uint64_t addr_keys, uint64_t sig_windows)
 {
-	struct match_rebuild *r = calloc(1, sizeof(*r));
+	struct matcher_rebuild *r = calloc(1, sizeof(*r));
 
 	if (r && (part_reserve(&r->part[0], addr_keys, false) < 0 ||
 		  part_reserve(&r->part[1], sig_windows, true) < 0)) {
@@ -174,7 +174,7 @@ struct match_rebuild *matcher_rebuild_prepare(uint64_t addr_keys, uint64_t sig_w
 	return r;
 }
 
-bool matcher_rebuild_prepared_for(const struct match_rebuild *r, const struct matcher *m)
+bool matcher_rebuild_prepared_for(const struct matcher_rebuild *r, const struct matcher *m)
 {
 	return store_count(m->addr.store) <= r->part[0].cap && store_count(m->sig.store) <= r->part[1].cap;
 }
@@ -215,11 +215,11 @@ static int part_begin(const struct matcher *m, const struct keyed_filter *kf,
 	return 0;
 }
 
-struct match_rebuild *matcher_rebuild_begin(struct matcher *m, struct match_rebuild *prepared,
+struct matcher_rebuild *matcher_rebuild_begin(struct matcher *m, struct matcher_rebuild *prepared,
 					    unsigned rounds, const struct filter_params *params,
 					    char *err, size_t errlen)
 {
-	struct match_rebuild *r = prepared;
+	struct matcher_rebuild *r = prepared;
 	uint64_t bits[2];
 
 	if (m->rebuilding) {
@@ -248,7 +248,7 @@ struct match_rebuild *matcher_rebuild_begin(struct matcher *m, struct match_rebu
 
 /*
  * Up to budget more of a filter's keys copied: from the store as it is now
- * (it may have grown or shrunk since the last slice; match_rebuild_copy_moves
+ * (it may have grown or shrunk since the last slice; matcher_rebuild_copy_moves
  * kept what was copied in step). 1 when all are, 0 if not yet, -1 without memory.
  */
 static int part_copy(const struct matcher *m, const struct keyed_filter *kf, struct rebuild_part *p,
@@ -273,7 +273,7 @@ static int part_copy(const struct matcher *m, const struct keyed_filter *kf, str
 	return to == n;
 }
 
-int matcher_rebuild_copy(struct matcher *m, struct match_rebuild *r, size_t budget, char *err, size_t errlen)
+int matcher_rebuild_copy(struct matcher *m, struct matcher_rebuild *r, size_t budget, char *err, size_t errlen)
 {
 	int done = 1;
 
@@ -301,12 +301,12 @@ int matcher_rebuild_copy(struct matcher *m, struct match_rebuild *r, size_t budg
 	return 1;
 }
 
-bool match_rebuild_copying(const struct match_rebuild *r)
+bool matcher_rebuild_copying(const struct matcher_rebuild *r)
 {
 	return r->copying;
 }
 
-void match_rebuild_copy_moves(struct matcher *m, struct keyed_filter *kf, size_t index)
+void matcher_rebuild_copy_moves(struct matcher *m, struct keyed_filter *kf, size_t index)
 {
 	struct rebuild_part *p = &m->rebuilding->part[kf == &m->sig];
 	size_t last = store_count(kf->store) - 1;
@@ -348,12 +348,12 @@ static int part_run(struct rebuild_part *p, unsigned rounds, const atomic_bool *
 	return 0;
 }
 
-void matcher_rebuild_stop(struct match_rebuild *r)
+void matcher_rebuild_stop(struct matcher_rebuild *r)
 {
 	atomic_store(&r->stop, true);
 }
 
-int matcher_rebuild_run(struct match_rebuild *r, char *err, size_t errlen)
+int matcher_rebuild_run(struct matcher_rebuild *r, char *err, size_t errlen)
 {
 	struct rebuild_part *sig = &r->part[1];
 
@@ -401,7 +401,7 @@ static int part_apply(struct rebuild_part *p, const struct store_op *ops, size_t
 	return 0;
 }
 
-size_t matcher_rebuild_catch_up(struct matcher *m, struct match_rebuild *r)
+size_t matcher_rebuild_catch_up(struct matcher *m, struct matcher_rebuild *r)
 {
 	size_t moved = 0;
 
@@ -420,7 +420,7 @@ size_t matcher_rebuild_catch_up(struct matcher *m, struct match_rebuild *r)
 	return moved;
 }
 
-int matcher_rebuild_apply(struct match_rebuild *r, char *err, size_t errlen)
+int matcher_rebuild_apply(struct matcher_rebuild *r, char *err, size_t errlen)
 {
 	for (int i = 0; i < 2; i++) {
 		struct rebuild_part *p = &r->part[i];
@@ -433,7 +433,7 @@ int matcher_rebuild_apply(struct match_rebuild *r, char *err, size_t errlen)
 	return 0;
 }
 
-int matcher_rebuild_finish(struct matcher *m, struct match_rebuild *r, char *err, size_t errlen)
+int matcher_rebuild_finish(struct matcher *m, struct matcher_rebuild *r, char *err, size_t errlen)
 {
 	int rc = 0;
 	bool kept = r->restored; /* a snapshot's groups, each still valid: its placement as it was */
@@ -463,7 +463,7 @@ int matcher_rebuild_finish(struct matcher *m, struct match_rebuild *r, char *err
 		counting_free(kf->counting);
 		kf->counting = p->counting;
 		p->counting = NULL;
-		match_use_simd(kf->counting, m->simd);
+		matcher_use_simd(kf->counting, m->simd);
 		kf->groups_valid = true;
 		kf->changes = 0;
 	}
@@ -480,9 +480,9 @@ int matcher_rebuild_finish(struct matcher *m, struct match_rebuild *r, char *err
 	}
 	m->changes++;
 	if (rc == 0)
-		match_log_rebuilt(m);
+		matcher_log_rebuilt(m);
 	else
-		match_log_reshaped(m);
+		matcher_log_reshaped(m);
 	matcher_rebuild_free(m, r);
 	return rc;
 }
@@ -490,7 +490,7 @@ int matcher_rebuild_finish(struct matcher *m, struct match_rebuild *r, char *err
 static int rebuild_now(struct matcher *m, unsigned rounds, const struct filter_params *params,
 		       char *err, size_t errlen)
 {
-	struct match_rebuild *r = matcher_rebuild_begin(m, NULL, rounds, params, err, errlen);
+	struct matcher_rebuild *r = matcher_rebuild_begin(m, NULL, rounds, params, err, errlen);
 
 	if (r == NULL)
 		return -1;
@@ -559,7 +559,7 @@ bool matcher_rebuild_wanted(const struct matcher *m, double fpr_target)
 	return false;
 }
 
-int matcher_check_config(const struct match_config *cfg, char *err, size_t errlen)
+int matcher_check_config(const struct matcher_config *cfg, char *err, size_t errlen)
 {
 	if (cfg->choices < 1 || cfg->choices > FILTER_MAX_CHOICES || cfg->hashes > FILTER_MAX_HASHES) {
 		error_set(err, errlen, "choices must be 1 to 3 and hashes 0 (best) to %d",
@@ -569,9 +569,9 @@ int matcher_check_config(const struct match_config *cfg, char *err, size_t errle
 	return 0;
 }
 
-int matcher_reconfigure(struct matcher *m, const struct match_config *cfg, char *err, size_t errlen)
+int matcher_reconfigure(struct matcher *m, const struct matcher_config *cfg, char *err, size_t errlen)
 {
-	struct match_config *now = &m->cfg;
+	struct matcher_config *now = &m->cfg;
 	unsigned rounds = cfg->rounds ? cfg->rounds : sizing_default_rounds(cfg->choices);
 	bool changed;
 
