@@ -38,7 +38,7 @@ int service_start(struct service *s, struct event_base *base, const struct contr
 	s->base = base;
 	struct events_options eo = service_events_options(s->cfg);
 	s->events = events_open(&eo, err, sizeof(err));
-	if (s->events == NULL || service_sources_start(s) < 0) {
+	if (s->events == NULL || service_capture_start(s) < 0) {
 		log_error("%s", s->events ? "out of memory" : err);
 		return -1;
 	}
@@ -51,7 +51,7 @@ int service_start(struct service *s, struct event_base *base, const struct contr
 		log_error("out of memory for the flow table of [output] alerts = once_per_flow");
 		return -1;
 	}
-	if (service_api_open(s, control, scrape) < 0)
+	if (service_control_open(s, control, scrape) < 0)
 		return -1;
 	if (service_cluster_start(s) < 0 || service_action_start(s) < 0 || service_upkeep_start(s) < 0)
 		return -1;
@@ -63,12 +63,12 @@ static void service_stop(struct service *s)
 	service_rebuild_cancel(s);
 	service_slices_cancel(s); /* first: a file's version is refused, its waiter told; the stream's is applied again at the next start */
 	service_fetch_stop(s); /* before the control socket: a replace waiting for a fetch is answered */
-	service_api_close(s);
+	service_control_close(s);
 	service_cluster_stop(s);
 	service_state_close(s);
 	service_stop_workers(s); /* first: the matches left in their rings are reported */
 	service_stop_xdp(s);
-	service_sources_close(s);
+	service_capture_close(s);
 	service_action_stop(s);
 	service_upkeep_stop(s);
 	events_close(s->events);

@@ -26,7 +26,7 @@ int service_action_start(struct service *s)
 
 	if (s->action.sets == NULL)
 		return 0;
-	if (a->manage && (service_mirror_start(s) < 0 || service_record_changes(s, SERVICE_FOLLOWS_MIRROR) < 0))
+	if (a->manage && (service_action_mirror_start(s) < 0 || service_record_changes(s, SERVICE_FOLLOWS_MIRROR) < 0))
 		return -1;
 	s->engine.block = block_address;
 	s->engine.block_ctx = s;
@@ -78,7 +78,7 @@ int service_unblock(struct service *s, const uint8_t *addr, int family, char *er
 	int rc = action_unblock(s->action.sets, addr, family, err, errlen);
 	if (rc > 0)
 		log_info("[action]: %s unblocked", entry_format_addr(addr, family, text, sizeof(text)));
-	if (rc >= 0 && service_mirror_listing(s, addr, family, names, sizeof(names))) {
+	if (rc >= 0 && service_action_mirror_listing(s, addr, family, names, sizeof(names))) {
 		error_set(err, errlen, "%s%s is listed (%s): the kernel drops it while a list holds it; delete the entry "
 			  "instead (bloomctl match %s names it)", rc > 0 ? "unblocked, but " : "",
 			  entry_format_addr(addr, family, text, sizeof(text)), names, text);
@@ -99,7 +99,7 @@ void service_action_check(struct service *s)
 	else if (rc > 0)
 		log_warning("[action]: table inet %s or addresses in it were gone (a flush, a firewall reload?): put back",
 			    s->cfg->action.table);
-	service_mirror_settle(s);
+	service_action_mirror_settle(s);
 }
 
 void service_action_stats(const struct service *s, json_t *o)
@@ -127,7 +127,7 @@ void service_action_stats(const struct service *s, json_t *o)
 
 void service_action_stop(struct service *s)
 {
-	service_mirror_stop(s);
+	service_action_mirror_stop(s);
 	action_close(s->action.sets);
 	s->action.sets = NULL;
 	s->engine.block = NULL;

@@ -158,7 +158,7 @@ int service_add(struct service *s, const struct entry *e, uint64_t expiry, enum 
 		share(s, from, CLUSTER_ADD, e, expiry);
 		mark_past_snapshot(s, from, e);
 		if (was_local)
-			service_mirror_entry(s, e); /* its time changed, its holders did not: no change is logged */
+			service_action_mirror_entry(s, e); /* its time changed, its holders did not: no change is logged */
 		return was_local ? 1 : 0;
 	}
 	if (!was_local)

@@ -7,24 +7,24 @@
 
 const struct matcher_log *service_followers_log(const struct service *s, bool *whole)
 {
-	*whole = s->sources.actions_stale;
-	return s->sources.changes;
+	*whole = s->capture.actions_stale;
+	return s->capture.changes;
 }
 
 void service_followers_all(struct service *s)
 {
-	s->sources.actions_stale = true;
-	s->sources.actions_changed++;
+	s->capture.actions_stale = true;
+	s->capture.actions_changed++;
 }
 
 uint64_t service_followers_all_asked(const struct service *s)
 {
-	return s->sources.actions_changed;
+	return s->capture.actions_changed;
 }
 
 void service_follower_gone(struct service *s, unsigned follower)
 {
-	struct service_sources *src = &s->sources;
+	struct service_capture *src = &s->capture;
 
 	src->followers &= ~follower;
 	if (src->followers)

@@ -14,16 +14,16 @@
 #include "lists.h"
 #include "service.h"
 #include "service_action.h"
+#include "service_action_xdp.h"
+#include "service_capture.h"
 #include "service_cluster.h"
 #include "service_rebuild.h"
-#include "service_sources.h"
 #include "service_state.h"
 #include "service_upkeep.h"
 #include "service_versions.h"
-#include "service_xdp.h"
 
-/* The sockets bloomd answers on. Owned by: service_api.c */
-struct service_api {
+/* The sockets bloomd answers on. Owned by: service_control.c */
+struct service_control {
 	struct control *control;
 	struct metrics_http *metrics; /* [metrics] listen, or NULL */
 };
@@ -35,12 +35,12 @@ struct service {
 	struct engine engine;      /* its flows and thresholds are the service's: made and freed here */
 	struct lists lists;        /* which list holds what, and their labels */
 	struct events *events;
-	struct service_api api;
+	struct service_control control;       /* below */
 	struct service_state state;           /* service_state.h */
 	struct service_rebuilding rebuilding; /* service_rebuild.h */
-	struct service_sources sources;       /* service_sources.h */
-	struct service_cluster cluster;           /* service_cluster.h */
-	struct service_xdp xdp;               /* service_xdp.h */
+	struct service_capture capture;       /* service_capture.h */
+	struct service_cluster cluster;       /* service_cluster.h */
+	struct service_action_xdp action_xdp; /* service_action_xdp.h */
 	struct service_action action;         /* service_action.h */
 	struct service_upkeep upkeep;         /* service_upkeep.h */
 	struct service_versions versions;     /* service_versions.h */
@@ -49,24 +49,24 @@ struct service {
 /*
  * The service files call each other without a circle (tests/layers.t),
  * roughly from the top:
- *   service.c         made, started and stopped; what the rest of the daemon reads of it
- *   service_reload.c  reload, reopen, statistics, the alerts' flow table
- *   service_upkeep.c  the once-a-second housekeeping, problems reported, uptime
- *   service_state.c   [store]: loading, snapshots, the journal's sync
- *   service_rebuild.c background rebuilds
- *   service_fetch.c   the lists with a url fetched every refresh
- *   service_cluster.c the stream followed, events to Redis, status
- *   service_action.c  [action]: the nftables sets, blocked and unblocked
- *   service_sources.c the replay queue, live capture, inline, the workers and their copy, propagation
- *   service_lists.c   lists loaded, replaced, flushed, kept; alert labels
- *   service_slices.c  a list's new version taken a slice at a time
- *   service_change.c  the local list's adds and deletes, and what each origin journals and shares
- *   service_mirror.c  [action] manage: bloomd's nft table kept equal to the lists
- *   service_xdp.c     mode = xdp: the XDP set kept equal to the dropping and pass lists
- *   service_revs.c    a list's version logged, its revision kept across restarts
- *   service_followers.c the log of changes the workers' copy, the XDP set and the mirror follow
- *   service_state_journal.c what the state holds and says; a change journaled
- *   service_api.c     the control socket and the metrics endpoint
+ *   service.c                 made, started and stopped; what the rest of the daemon reads of it
+ *   service_reload.c          reload, reopen, statistics, the alerts' flow table
+ *   service_upkeep.c          the once-a-second housekeeping, problems reported, uptime
+ *   service_state.c           [store]: loading, snapshots, the journal's sync
+ *   service_rebuild.c         background rebuilds
+ *   service_fetch.c           the lists with a url fetched every refresh
+ *   service_cluster.c         the stream followed, events to Redis, status
+ *   service_action.c          [action]: the nftables sets, blocked and unblocked
+ *   service_capture.c         the replay queue, live capture, inline, the workers and their copy, propagation
+ *   service_lists.c           lists loaded, replaced, flushed, kept; alert labels
+ *   service_slices.c          a list's new version taken a slice at a time
+ *   service_change.c          the local list's adds and deletes, and what each origin journals and shares
+ *   service_action_mirror.c   [action] manage: bloomd's nft table kept equal to the lists
+ *   service_action_xdp.c      mode = xdp: the XDP set kept equal to the dropping and pass lists
+ *   service_revs.c            a list's version logged, its revision kept across restarts
+ *   service_followers.c       the log of changes the workers' copy, the XDP set and the mirror follow
+ *   service_state_journal.c   what the state holds and says; a change journaled
+ *   service_control.c         the control socket and the metrics endpoint
  */
 
 /* The clock, and the configuration's view: what its settings are to the outputs. */
@@ -95,11 +95,11 @@ static inline int service_thresholds_load(const struct config *cfg, struct thres
 }
 
 /*
- * service_api.c: the control socket (NULL options: none) and, with [metrics]
+ * service_control.c: the control socket (NULL options: none) and, with [metrics]
  * listen, the metrics endpoint answering with scrape (-1 logged); closed.
  */
-int service_api_open(struct service *s, const struct control_options *control, char *(*scrape)(void *ctx));
-void service_api_close(struct service *s);
+int service_control_open(struct service *s, const struct control_options *control, char *(*scrape)(void *ctx));
+void service_control_close(struct service *s);
 /* Send reply to the control client waiting as waiter (if it still is), and free it. */
 void service_reply_to(struct service *s, uint64_t waiter, json_t *reply);
 /*
@@ -112,7 +112,7 @@ int service_waiters_add(struct service_waiters *w, uint64_t id);
 bool service_waiters_tell(struct service *s, struct service_waiters *w, struct service_waiters *next, json_t *reply);
 void service_waiters_free(struct service_waiters *w);
 /* The control socket's and the metrics endpoint's figures, into stats o. */
-void service_api_stats(const struct service *s, json_t *o);
+void service_control_stats(const struct service *s, json_t *o);
 
 /* service_reload.c: the flow table [output] alerts asks for (made, kept or freed); -1 without memory. */
 int service_alert_policy(struct service *s);

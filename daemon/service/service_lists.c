@@ -107,7 +107,7 @@ static int load_from(struct service *s, int i, FILE *f, const char *source, cons
 		rc = -1;
 	}
 	if (rc == 0)
-		service_mirror_taken(s, i, lists_take(&s->lists, s->matcher, i, service_now(), &r));
+		service_action_mirror_taken(s, i, lists_take(&s->lists, s->matcher, i, service_now(), &r));
 	service_list_loaded(s, i, source, &b, &r);
 	return rc;
 }
@@ -559,8 +559,8 @@ json_t *service_lists_own_json(struct service *s)
 			json_object_set_new(o, "last_load", load_json(&l->last));
 		if (o && i == service_slices_list(s)) /* a new version is being taken, a slice at a time */
 			json_object_set_new(o, "taking", json_true());
-		if (o && service_mirror_on(s) && (acting & (1u << i))) /* its entries in bloomd's nft table */
-			json_object_set_new(o, "kernel", json_string(service_mirror_syncing(s) ? "syncing" : "in step"));
+		if (o && service_action_mirror_on(s) && (acting & (1u << i))) /* its entries in bloomd's nft table */
+			json_object_set_new(o, "kernel", json_string(service_action_mirror_syncing(s) ? "syncing" : "in step"));
 		json_array_append_new(out, o);
 	}
 	return out;

@@ -211,8 +211,8 @@ json_t *service_stats(struct service *s)
 	json_t *part = service_store_json(s);
 	if (part)
 		json_object_set_new(o, "store", part);
-	service_api_stats(s, o);
-	if ((part = service_xdp_stats(s)) != NULL)
+	service_control_stats(s, o);
+	if ((part = service_action_xdp_stats(s)) != NULL)
 		json_object_set_new(o, "xdp", part);
 	service_action_stats(s, o);
 	json_object_set_new(o, "reload", json_pack("{s:o,s:b}", "last", s->upkeep.last_reload ? json_integer((json_int_t)s->upkeep.last_reload) : json_null(),
@@ -224,7 +224,7 @@ json_t *service_stats(struct service *s)
 		json_object_set_new(o, "cluster", part);
 	if (s->cfg->events_redis)
 		json_object_set_new(o, "events_to_fallback", json_integer((json_int_t)events_sink_refused(s->events)));
-	service_sources_stats(s, o, &t);
+	service_capture_stats(s, o, &t);
 	return o;
 }
 

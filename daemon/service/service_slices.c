@@ -382,7 +382,7 @@ static bool walk_slice(struct slicing *sl)
 	}
 	sl->r.added = sl->added;
 	sl->r.removed = sl->removed;
-	service_mirror_taken(s, sl->list, lists_take(&s->lists, s->matcher, sl->list, service_now(), &sl->r));
+	service_action_mirror_taken(s, sl->list, lists_take(&s->lists, s->matcher, sl->list, service_now(), &sl->r));
 	s->lists.slot[sl->list].last = sl->r;
 	service_list_loaded(s, sl->list, sl->source, &sl->bad, &sl->r);
 	finish(sl, 0, "");

@@ -1,7 +1,7 @@
-/* service_xdp.h - mode = xdp: the XDP set kept equal to the dropping and pass lists, its drops reported. */
+/* service_action_xdp.h - mode = xdp: the XDP set kept equal to the dropping and pass lists, its drops reported. */
 /* SPDX-License-Identifier: BSD-2-Clause */
-#ifndef BLOOMD_SERVICE_XDP_H
-#define BLOOMD_SERVICE_XDP_H
+#ifndef BLOOMD_SERVICE_ACTION_XDP_H
+#define BLOOMD_SERVICE_ACTION_XDP_H
 
 #include <jansson.h>
 #include <stdbool.h>
@@ -11,8 +11,8 @@
 
 struct action_xdp;
 
-/* Owned by: service_xdp.c */
-struct service_xdp {
+/* Owned by: service_action_xdp.c */
+struct service_action_xdp {
 	struct action_xdp *program;       /* [capture] mode = xdp, or NULL */
 	char interface[32];
 	char pin_path[512];        /* [capture] xdp_pin_dir/interface */
@@ -24,14 +24,14 @@ struct service_xdp {
  * (every entry again when the log cannot say which, or the lists' actions
  * changed).
  */
-void service_xdp_sync(struct service *s);
+void service_action_xdp_sync(struct service *s);
 /* The program loaded and filled (-1 logged); then attached, once the changes are recorded. */
-int service_xdp_open(struct service *s, const char *interface);
-int service_xdp_attach(struct service *s);
+int service_action_xdp_open(struct service *s, const char *interface);
+int service_action_xdp_attach(struct service *s);
 /* The program detached (unless pinned) and freed. */
 void service_stop_xdp(struct service *s);
 /* Whether the XDP set follows the lists; stats' "xdp" (NULL: not in mode = xdp). */
-bool service_xdp_on(const struct service *s);
-json_t *service_xdp_stats(const struct service *s);
+bool service_action_xdp_on(const struct service *s);
+json_t *service_action_xdp_stats(const struct service *s);
 
 #endif

@@ -1,4 +1,4 @@
-/* service_xdp.c - mode = xdp: the XDP set kept equal to the dropping and pass lists, its events and counters. */
+/* service_action_xdp.c - mode = xdp: the XDP set kept equal to the dropping and pass lists, its events and counters. */
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include "service.h"
 
@@ -41,9 +41,9 @@ static void put_or_remove(struct service *s, enum entry_kind kind, const uint8_t
 	if (kind == ENTRY_SIG)
 		return;
 	if (action == 0)
-		(void)action_xdp_remove(s->xdp.program, kind, key, len);
-	else if (action_xdp_put(s->xdp.program, kind, key, len, action, err, sizeof(err)) < 0)
-		log_limited(&s->xdp.errors_logged, 60, LOG_LEVEL_ERROR, "%s: dropped by the capture's alerts only", err);
+		(void)action_xdp_remove(s->action_xdp.program, kind, key, len);
+	else if (action_xdp_put(s->action_xdp.program, kind, key, len, action, err, sizeof(err)) < 0)
+		log_limited(&s->action_xdp.errors_logged, 60, LOG_LEVEL_ERROR, "%s: dropped by the capture's alerts only", err);
 }
 
 static uint32_t holders_of(const struct service *s, enum entry_kind kind, const uint8_t *key, size_t len)
@@ -106,14 +106,14 @@ static int gather_stale(void *ctx, enum entry_kind kind, const uint8_t *key, siz
 static void resync(struct service *s)
 {
 	struct stale st = { .s = s };
-	bool swept = action_xdp_sweep_begin(s->xdp.program) == 0;
+	bool swept = action_xdp_sweep_begin(s->action_xdp.program) == 0;
 
 	matcher_foreach(s->matcher, 0, put_held, s);
-	if (!swept || action_xdp_sweep_end(s->xdp.program) < 0) {
-		if (action_xdp_foreach(s->xdp.program, gather_stale, &st) < 0)
-			log_limited(&s->xdp.errors_logged, 60, LOG_LEVEL_ERROR, "XDP: out of memory looking for entries to remove");
+	if (!swept || action_xdp_sweep_end(s->action_xdp.program) < 0) {
+		if (action_xdp_foreach(s->action_xdp.program, gather_stale, &st) < 0)
+			log_limited(&s->action_xdp.errors_logged, 60, LOG_LEVEL_ERROR, "XDP: out of memory looking for entries to remove");
 		for (size_t i = 0; i < st.n; i++)
-			action_xdp_remove(s->xdp.program, st.keys[i].kind, st.keys[i].key, st.keys[i].len);
+			action_xdp_remove(s->action_xdp.program, st.keys[i].kind, st.keys[i].key, st.keys[i].len);
 		free(st.keys);
 	}
 }
@@ -123,7 +123,7 @@ static void resync(struct service *s)
  * one is looked at again, but only when it moved a list whose entries the
  * set holds (an alert-only list's new version costs the set nothing).
  */
-void service_xdp_sync(struct service *s)
+void service_action_xdp_sync(struct service *s)
 {
 	uint32_t reheld = 0, acting = s->engine.drop_holders | s->engine.reject_holders | s->engine.pass_holders;
 	bool whole;
@@ -155,7 +155,7 @@ static void on_xdp_event(void *ctx, const struct xdp_event *e)
 	};
 
 	packet_parse(p.link, p.frame, p.caplen, p.wirelen, &v);
-	engine_report(&s->engine, &p, &v, &found, 1, 0, s->xdp.interface, true, VERDICT_DROP);
+	engine_report(&s->engine, &p, &v, &found, 1, 0, s->action_xdp.interface, true, VERDICT_DROP);
 	events_flush(s->events);
 }
 
@@ -176,7 +176,7 @@ static int count_acting(void *ctx, const struct entry *e, unsigned group, uint32
 	return 0;
 }
 
-int service_xdp_open(struct service *s, const char *interface)
+int service_action_xdp_open(struct service *s, const char *interface)
 {
 	const struct config *c = s->cfg;
 	struct action_xdp_options o = { .interface = interface, .attach = c->xdp_attach, .events_rate = c->xdp_events_rate,
@@ -184,14 +184,14 @@ int service_xdp_open(struct service *s, const char *interface)
 	struct acting acting = { s, 0, 0 };
 	char err[512];
 
-	snprintf(s->xdp.pin_path, sizeof(s->xdp.pin_path), "%s/%s", c->xdp_pin_dir, interface);
-	o.pin_path = s->xdp.pin_path;
+	snprintf(s->action_xdp.pin_path, sizeof(s->action_xdp.pin_path), "%s/%s", c->xdp_pin_dir, interface);
+	o.pin_path = s->action_xdp.pin_path;
 	o.pin = c->xdp_pin;
 	matcher_foreach(s->matcher, 0, count_acting, &acting);
 	o.capacity = acting.n + acting.n / 2; /* room to grow by half before a larger program is swapped in */
 	o.long_capacity = acting.n_long + acting.n_long / 2;
-	snprintf(s->xdp.interface, sizeof(s->xdp.interface), "%s", interface);
-	if ((s->xdp.program = action_xdp_open(s->base, &o, on_xdp_event, s, err, sizeof(err))) == NULL) {
+	snprintf(s->action_xdp.interface, sizeof(s->action_xdp.interface), "%s", interface);
+	if ((s->action_xdp.program = action_xdp_open(s->base, &o, on_xdp_event, s, err, sizeof(err))) == NULL) {
 		log_error("%s", err);
 		return -1;
 	}
@@ -199,48 +199,48 @@ int service_xdp_open(struct service *s, const char *interface)
 	return 0;
 }
 
-int service_xdp_attach(struct service *s)
+int service_action_xdp_attach(struct service *s)
 {
 	char err[512], warn[512];
 	struct action_xdp_counts n;
 
-	if (action_xdp_attach(s->xdp.program, warn, sizeof(warn), err, sizeof(err)) < 0) {
+	if (action_xdp_attach(s->action_xdp.program, warn, sizeof(warn), err, sizeof(err)) < 0) {
 		log_error("%s", err);
 		return -1;
 	}
 	if (warn[0])
 		log_warning("%s", warn);
-	action_xdp_counts(s->xdp.program, &n);
+	action_xdp_counts(s->action_xdp.program, &n);
 	log_info("XDP on %s (%s%s): %llu address entries of dropping and pass lists dropped or exempted at the driver; "
-		 "the rest captured behind it", s->xdp.interface, action_xdp_attach_name(s->xdp.program),
-		 action_xdp_adopted(s->xdp.program) ? ", taken over from the link pinned there" : "", (unsigned long long)n.entries);
+		 "the rest captured behind it", s->action_xdp.interface, action_xdp_attach_name(s->action_xdp.program),
+		 action_xdp_adopted(s->action_xdp.program) ? ", taken over from the link pinned there" : "", (unsigned long long)n.entries);
 	if (s->cfg->xdp_pin)
 		log_info("XDP: pinned at %s: the program stays attached, dropping, while bloomd is down (fail-closed; "
-			 "rm %s to let traffic through)", s->xdp.pin_path, s->xdp.pin_path);
+			 "rm %s to let traffic through)", s->action_xdp.pin_path, s->action_xdp.pin_path);
 	return 0;
 }
 
-bool service_xdp_on(const struct service *s)
+bool service_action_xdp_on(const struct service *s)
 {
-	return s->xdp.program != NULL;
+	return s->action_xdp.program != NULL;
 }
 
 void service_stop_xdp(struct service *s)
 {
-	action_xdp_close(s->xdp.program); /* the link closed: the kernel detaches the program (unless it is pinned) */
-	s->xdp.program = NULL;
+	action_xdp_close(s->action_xdp.program); /* the link closed: the kernel detaches the program (unless it is pinned) */
+	s->action_xdp.program = NULL;
 	service_follower_gone(s, SERVICE_FOLLOWS_XDP);
 }
 
-json_t *service_xdp_stats(const struct service *s)
+json_t *service_action_xdp_stats(const struct service *s)
 {
 	struct action_xdp_counts n;
 
-	if (s->xdp.program == NULL)
+	if (s->action_xdp.program == NULL)
 		return NULL;
-	action_xdp_counts(s->xdp.program, &n);
-	return json_pack("{s:s,s:s,s:b,s:b,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "interface", s->xdp.interface, "mode",
-			 action_xdp_attach_name(s->xdp.program), "attached", action_xdp_attached(s->xdp.program), "pinned", s->cfg->xdp_pin, "passed", (json_int_t)n.passed, "dropped", (json_int_t)n.dropped,
+	action_xdp_counts(s->action_xdp.program, &n);
+	return json_pack("{s:s,s:s,s:b,s:b,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "interface", s->action_xdp.interface, "mode",
+			 action_xdp_attach_name(s->action_xdp.program), "attached", action_xdp_attached(s->action_xdp.program), "pinned", s->cfg->xdp_pin, "passed", (json_int_t)n.passed, "dropped", (json_int_t)n.dropped,
 			 "exempted", (json_int_t)n.exempted, "events_suppressed", (json_int_t)n.events_suppressed,
 			 "unparsed", (json_int_t)n.unparsed,
 			 "entries", (json_int_t)n.entries, "capacity", (json_int_t)n.capacity, "generations",

@@ -1,7 +1,7 @@
-/* service_sources.h - the daemon's packet sources, the workers, and the log of changes that their copy follows. */
+/* service_capture.h - the daemon's packet sources, the workers, and the log of changes that their copy follows. */
 /* SPDX-License-Identifier: BSD-2-Clause */
-#ifndef BLOOMD_SERVICE_SOURCES_H
-#define BLOOMD_SERVICE_SOURCES_H
+#ifndef BLOOMD_SERVICE_CAPTURE_H
+#define BLOOMD_SERVICE_CAPTURE_H
 
 #include <jansson.h>
 #include <stdbool.h>
@@ -21,8 +21,8 @@ struct replay_item {
 	struct replay_item *next;
 };
 
-/* Owned by: service_sources.c service_followers.c */
-struct service_sources {
+/* Owned by: service_capture.c service_followers.c */
+struct service_capture {
 	bool one_shot;             /* exit when the replay queue is empty */
 	int exit_code;
 	json_t *replayed;          /* per replayed source: name, packets, error */
@@ -48,12 +48,12 @@ struct service_sources {
 };
 
 /* The replay queue ready (-1 without memory); every source closed and the queue emptied. */
-int service_sources_start(struct service *s);
-void service_sources_close(struct service *s);
+int service_capture_start(struct service *s);
+void service_capture_close(struct service *s);
 /* The packet counters of the loop and of every worker, summed; the kernel's of each source. */
 void service_packet_totals(struct service *s, struct workers_totals *t);
 /* stats' "workers", "inline", "capture" and "sources", from the totals t. */
-void service_sources_stats(const struct service *s, json_t *o, const struct workers_totals *t);
+void service_capture_stats(const struct service *s, json_t *o, const struct workers_totals *t);
 /* Start the workers' threads (service_run_threads); -1 logged. */
 int service_run_workers(struct service *s);
 /* The lists' actions changed: the workers judge by them. */

@@ -1,4 +1,4 @@
-/* service_mirror.c - [action] manage: bloomd's nftables table kept equal to the dropping and pass lists. */
+/* service_action_mirror.c - [action] manage: bloomd's nftables table kept equal to the dropping and pass lists. */
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include "service.h"
 
@@ -109,7 +109,7 @@ static int sweep(struct service *s, struct action_mirror *m)
 }
 
 /* Every address and net entry of the lists told to the table before it is made (set_action_options' fill). */
-static int service_mirror_fill(void *ctx, struct action_mirror *m)
+static int service_action_mirror_fill(void *ctx, struct action_mirror *m)
 {
 	struct service *s = ctx;
 
@@ -140,7 +140,7 @@ static int put_reread(void *ctx, const struct entry *e, unsigned group, uint32_t
 	return 0;
 }
 
-/* Some of the entries of the lists being read again (service_mirror_taken), told to the table. */
+/* Some of the entries of the lists being read again (service_action_mirror_taken), told to the table. */
 static void reread_some(struct service *s)
 {
 	struct walk w = { s, action_lists_mirror(s->action.sets) };
@@ -179,7 +179,7 @@ static void on_settle(evutil_socket_t fd, short what, void *arg)
 	settle_slice(arg);
 }
 
-void service_mirror_sync(struct service *s)
+void service_action_mirror_sync(struct service *s)
 {
 	struct action_mirror *m = s->action.sets ? action_lists_mirror(s->action.sets) : NULL;
 	struct walk w = { s, m };
@@ -213,14 +213,14 @@ static void on_watch(evutil_socket_t fd, short what, void *arg)
 	else if (rc > 0)
 		log_warning("[action]: table inet %s changed by another process (a rule, an element, a flush?): put back",
 			    s->cfg->action.table);
-	service_mirror_settle(s);
+	service_action_mirror_settle(s);
 }
 
-void service_mirror_settle(struct service *s)
+void service_action_mirror_settle(struct service *s)
 {
 	static const struct timeval now = { 0, 0 };
 
-	if (s->action.settler && service_mirror_syncing(s) && !event_pending(s->action.settler, EV_TIMEOUT, NULL))
+	if (s->action.settler && service_action_mirror_syncing(s) && !event_pending(s->action.settler, EV_TIMEOUT, NULL))
 		settle_after(s, &now);
 }
 
@@ -230,7 +230,7 @@ int service_action_open(struct service *s)
 	struct action_options o = { .set4 = a->set4, .set6 = a->set6, .timeout = a->timeout, .rate = a->rate,
 					.table = a->manage ? a->table : NULL, .priority = a->priority,
 					.remove_at_stop = a->remove_at_stop, .protect = a->protect,
-					.fill = a->manage ? service_mirror_fill : NULL, .fill_ctx = s };
+					.fill = a->manage ? service_action_mirror_fill : NULL, .fill_ctx = s };
 	struct action_stats st;
 	char err[512];
 
@@ -255,7 +255,7 @@ int service_action_open(struct service *s)
 	return 0;
 }
 
-int service_mirror_start(struct service *s)
+int service_action_mirror_start(struct service *s)
 {
 	int fd = action_watch_fd(s->action.sets);
 
@@ -270,7 +270,7 @@ int service_mirror_start(struct service *s)
 	return 0;
 }
 
-void service_mirror_stop(struct service *s)
+void service_action_mirror_stop(struct service *s)
 {
 	if (s->action.table_watch)
 		event_free(s->action.table_watch);
@@ -280,7 +280,7 @@ void service_mirror_stop(struct service *s)
 	service_follower_gone(s, SERVICE_FOLLOWS_MIRROR);
 }
 
-void service_mirror_entry(struct service *s, const struct entry *e)
+void service_action_mirror_entry(struct service *s, const struct entry *e)
 {
 	struct action_mirror *m = s->action.sets ? action_lists_mirror(s->action.sets) : NULL;
 
@@ -292,13 +292,13 @@ void service_mirror_entry(struct service *s, const struct entry *e)
 		settle_slice(s);
 }
 
-void service_mirror_taken(struct service *s, int i, bool timed)
+void service_action_mirror_taken(struct service *s, int i, bool timed)
 {
-	if (!timed || !service_mirror_on(s))
+	if (!timed || !service_action_mirror_on(s))
 		return;
 	s->action.rereading |= 1u << i;
 	s->action.reread_at = (struct matcher_cursor){ .started = false }; /* from the start, for every list asked */
-	service_mirror_settle(s);
+	service_action_mirror_settle(s);
 }
 
 struct holding {
@@ -323,7 +323,7 @@ static int name_holder(void *ctx, const struct entry *e, unsigned group, uint32_
 	return 0;
 }
 
-bool service_mirror_listing(const struct service *s, const uint8_t *addr, int family, char *names, size_t size)
+bool service_action_mirror_listing(const struct service *s, const uint8_t *addr, int family, char *names, size_t size)
 {
 	struct holding h = { s, names, size, 0 };
 
@@ -334,17 +334,17 @@ bool service_mirror_listing(const struct service *s, const uint8_t *addr, int fa
 	return h.len > 0;
 }
 
-bool service_mirror_on(const struct service *s)
+bool service_action_mirror_on(const struct service *s)
 {
 	return s->action.sets && action_lists_mirror(s->action.sets);
 }
 
-bool service_mirror_behind(const struct service *s)
+bool service_action_mirror_behind(const struct service *s)
 {
 	return s->action.mirror_stale;
 }
 
-bool service_mirror_syncing(const struct service *s)
+bool service_action_mirror_syncing(const struct service *s)
 {
 	return s->action.sets && (s->action.rereading || action_syncing(s->action.sets));
 }

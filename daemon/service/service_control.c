@@ -1,4 +1,4 @@
-/* service_api.c - the sockets bloomd answers on: the control socket and the metrics endpoint. */
+/* service_control.c - the sockets bloomd answers on: the control socket and the metrics endpoint. */
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include "service.h"
 
@@ -9,21 +9,21 @@
 #include "metrics_http.h"
 #include "service_internal.h"
 
-int service_api_open(struct service *s, const struct control_options *control, char *(*scrape)(void *ctx))
+int service_control_open(struct service *s, const struct control_options *control, char *(*scrape)(void *ctx))
 {
 	char err[512];
 
 	if (control) {
-		s->api.control = control_open(s->base, control, err, sizeof(err));
-		if (s->api.control == NULL) {
+		s->control.control = control_open(s->base, control, err, sizeof(err));
+		if (s->control.control == NULL) {
 			log_error("%s", err);
 			return -1;
 		}
 	}
 	if (s->cfg->metrics_listen) {
 		struct metrics_limits limits = { s->cfg->metrics_max_connections, s->cfg->metrics_timeout };
-		s->api.metrics = metrics_http_open(s->base, s->cfg->metrics_listen, &limits, scrape, s, err, sizeof(err));
-		if (s->api.metrics == NULL) {
+		s->control.metrics = metrics_http_open(s->base, s->cfg->metrics_listen, &limits, scrape, s, err, sizeof(err));
+		if (s->control.metrics == NULL) {
 			log_error("%s", err);
 			return -1;
 		}
@@ -32,17 +32,17 @@ int service_api_open(struct service *s, const struct control_options *control, c
 	return 0;
 }
 
-void service_api_close(struct service *s)
+void service_control_close(struct service *s)
 {
-	control_close(s->api.control);
-	s->api.control = NULL;
-	metrics_http_close(s->api.metrics);
-	s->api.metrics = NULL;
+	control_close(s->control.control);
+	s->control.control = NULL;
+	metrics_http_close(s->control.metrics);
+	s->control.metrics = NULL;
 }
 
 void service_reply_to(struct service *s, uint64_t waiter, json_t *reply)
 {
-	struct control_client *cl = waiter && s->api.control ? control_find(s->api.control, waiter) : NULL;
+	struct control_client *cl = waiter && s->control.control ? control_find(s->control.control, waiter) : NULL;
 
 	if (cl) {
 		/* Exactly one reply: the client pairs replies with its commands in order. */
@@ -85,14 +85,14 @@ void service_waiters_free(struct service_waiters *w)
 	*w = (struct service_waiters){ 0 };
 }
 
-void service_api_stats(const struct service *s, json_t *o)
+void service_control_stats(const struct service *s, json_t *o)
 {
-	if (s->api.control)
-		json_object_set_new(o, "control", json_pack("{s:i,s:I}", "clients", (int)control_clients(s->api.control),
-							    "rejected", (json_int_t)control_rejected(s->api.control)));
-	if (s->api.metrics) {
+	if (s->control.control)
+		json_object_set_new(o, "control", json_pack("{s:i,s:I}", "clients", (int)control_clients(s->control.control),
+							    "rejected", (json_int_t)control_rejected(s->control.control)));
+	if (s->control.metrics) {
 		struct metrics_http_stats ms;
-		metrics_http_get_stats(s->api.metrics, &ms);
+		metrics_http_get_stats(s->control.metrics, &ms);
 		json_object_set_new(o, "metrics_http", json_pack("{s:i,s:I,s:I,s:I,s:I}", "connections", (int)ms.open,
 								 "scrapes", (json_int_t)ms.scrapes, "refused",
 								 (json_int_t)ms.refused, "timed_out", (json_int_t)ms.timed_out,

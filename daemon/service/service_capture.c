@@ -1,4 +1,4 @@
-/* service_sources.c - the daemon's packet sources: the queue of files to replay and the live interface. */
+/* service_capture.c - the daemon's packet sources: the queue of files to replay and the live interface. */
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include "service.h"
 
@@ -30,7 +30,7 @@ static void on_packets(void *ctx, struct capture *cap, const struct capture_pack
 /* The batch the loop's sources hand on: [capture] batch, or what the address filter's size asks for now. */
 static unsigned batch_now(const struct service *s)
 {
-	return s->cfg->batch ? s->cfg->batch : engine_auto_batch(s->engine.matcher, s->sources.cache_bytes);
+	return s->cfg->batch ? s->cfg->batch : engine_auto_batch(s->engine.matcher, s->capture.cache_bytes);
 }
 
 static void on_batch(void *ctx, struct capture *cap)
@@ -40,14 +40,14 @@ static void on_batch(void *ctx, struct capture *cap)
 
 	events_flush(s->events);
 	capture_set_batch(cap, batch_now(s)); /* the filter grows and shrinks with the lists */
-	if (cap != s->sources.replaying)
+	if (cap != s->capture.replaying)
 		return;
 	/* The longest wait between batches of a replay: what anything else in the loop cost it. */
 	clock_gettime(CLOCK_MONOTONIC, &t);
-	double gap = clock_ms_between(&s->sources.last_batch, &t);
-	if (gap > s->sources.replay_max_gap_ms)
-		s->sources.replay_max_gap_ms = gap;
-	s->sources.last_batch = t;
+	double gap = clock_ms_between(&s->capture.last_batch, &t);
+	if (gap > s->capture.replay_max_gap_ms)
+		s->capture.replay_max_gap_ms = gap;
+	s->capture.last_batch = t;
 }
 
 static void start_next_file(struct service *s);
@@ -78,36 +78,36 @@ static json_t *text_json(const char *text)
 
 static void record_source(struct service *s, const char *name, uint64_t packets, const char *error)
 {
-	if (json_array_size(s->sources.replayed) >= MAX_SOURCES)
-		json_array_remove(s->sources.replayed, 0);
+	if (json_array_size(s->capture.replayed) >= MAX_SOURCES)
+		json_array_remove(s->capture.replayed, 0);
 	json_t *source = json_pack("{s:o,s:I}", "name", text_json(name), "packets", (json_int_t)packets);
 	if (source && error)
 		json_object_set_new(source, "error", text_json(error));
-	json_array_append_new(s->sources.replayed, source);
+	json_array_append_new(s->capture.replayed, source);
 }
 
 /* A queued file is done (or could not be opened): tell whoever waits for it. */
 static void finish_item(struct service *s, uint64_t packets, const char *error)
 {
-	struct replay_item *it = s->sources.current;
+	struct replay_item *it = s->capture.current;
 
 	record_source(s, it->path, packets, error);
 	if (error) {
 		log_error("%s: %s", it->path, error);
-		if (s->sources.one_shot)
-			s->sources.exit_code = 1;
+		if (s->capture.one_shot)
+			s->capture.exit_code = 1;
 	}
 	json_t *reply = json_pack("{s:b,s:o,s:I,s:I,s:f}", "ok", error == NULL, "file", text_json(it->path),
 				  "packets", (json_int_t)packets, "matched",
-				  (json_int_t)(s->engine.stats.matched_packets - s->sources.replay_matched_before),
-				  "max_gap_ms", s->sources.replay_max_gap_ms);
+				  (json_int_t)(s->engine.stats.matched_packets - s->capture.replay_matched_before),
+				  "max_gap_ms", s->capture.replay_max_gap_ms);
 	if (reply && error)
 		json_object_set_new(reply, "error", text_json(error));
 	service_propagate(s);
 	service_reply_to(s, it->waiter, reply);
 	free(it->path);
 	free(it);
-	s->sources.current = NULL;
+	s->capture.current = NULL;
 }
 
 static void next_file_cb(evutil_socket_t fd, short what, void *arg)
@@ -116,9 +116,9 @@ static void next_file_cb(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	capture_free(s->sources.replaying); /* not from inside its own callback */
-	s->sources.replaying = NULL;
-	finish_item(s, s->sources.current_packets, s->sources.current_error[0] ? s->sources.current_error : NULL);
+	capture_free(s->capture.replaying); /* not from inside its own callback */
+	s->capture.replaying = NULL;
+	finish_item(s, s->capture.current_packets, s->capture.current_error[0] ? s->capture.current_error : NULL);
 	start_next_file(s);
 }
 
@@ -129,12 +129,12 @@ static void on_done(void *ctx, struct capture *cap, const char *error)
 	if (capture_is_live(cap)) {
 		if (error)
 			log_error("%s: %s", capture_name(cap), error);
-		s->sources.exit_code = 1;
+		s->capture.exit_code = 1;
 		event_base_loopbreak(s->base);
 		return;
 	}
-	s->sources.current_packets = capture_packets(cap);
-	snprintf(s->sources.current_error, sizeof(s->sources.current_error), "%s", error ? error : "");
+	s->capture.current_packets = capture_packets(cap);
+	snprintf(s->capture.current_error, sizeof(s->capture.current_error), "%s", error ? error : "");
 	event_base_once(s->base, -1, EV_TIMEOUT, next_file_cb, s, NULL);
 }
 
@@ -163,7 +163,7 @@ static void exit_if_idle_cb(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	if (s->sources.current == NULL && s->sources.queue == NULL)
+	if (s->capture.current == NULL && s->capture.queue == NULL)
 		event_base_loopexit(s->base, NULL);
 }
 
@@ -172,27 +172,27 @@ static void start_next_file(struct service *s)
 {
 	char err[512];
 
-	while (s->sources.current == NULL && s->sources.queue) {
-		s->sources.current = s->sources.queue;
-		s->sources.queue = s->sources.queue->next;
-		if (s->sources.queue == NULL)
-			s->sources.queue_tail = NULL;
-		s->sources.replay_matched_before = s->engine.stats.matched_packets;
-		s->sources.replay_max_gap_ms = 0;
-		clock_gettime(CLOCK_MONOTONIC, &s->sources.last_batch);
-		struct replay_item *it = s->sources.current;
+	while (s->capture.current == NULL && s->capture.queue) {
+		s->capture.current = s->capture.queue;
+		s->capture.queue = s->capture.queue->next;
+		if (s->capture.queue == NULL)
+			s->capture.queue_tail = NULL;
+		s->capture.replay_matched_before = s->engine.stats.matched_packets;
+		s->capture.replay_max_gap_ms = 0;
+		clock_gettime(CLOCK_MONOTONIC, &s->capture.last_batch);
+		struct replay_item *it = s->capture.current;
 		struct capture_callbacks cb = callbacks(s);
-		s->sources.replaying = it->fd >= 0 ? capture_open_fd(s->base, it->fd, it->path, s->cfg->bpf, &cb, err,
+		s->capture.replaying = it->fd >= 0 ? capture_open_fd(s->base, it->fd, it->path, s->cfg->bpf, &cb, err,
 							     sizeof(err))
 					   : capture_open_file(s->base, it->path, s->cfg->bpf, &cb, err, sizeof(err));
 		it->fd = -1; /* the capture's now, or closed */
-		if (s->sources.replaying) {
-			warn_unsupported_link(s->sources.replaying);
+		if (s->capture.replaying) {
+			warn_unsupported_link(s->capture.replaying);
 			return;
 		}
 		finish_item(s, 0, err);
 	}
-	if (s->sources.current == NULL && s->sources.one_shot)
+	if (s->capture.current == NULL && s->capture.one_shot)
 		event_base_once(s->base, -1, EV_TIMEOUT, exit_if_idle_cb, s, NULL);
 }
 
@@ -208,12 +208,12 @@ static int queue_item(struct service *s, const char *path, int fd, uint64_t wait
 	}
 	it->fd = fd;
 	it->waiter = waiter;
-	if (s->sources.queue_tail)
-		s->sources.queue_tail->next = it;
+	if (s->capture.queue_tail)
+		s->capture.queue_tail->next = it;
 	else
-		s->sources.queue = it;
-	s->sources.queue_tail = it;
-	if (s->base && s->sources.current == NULL)
+		s->capture.queue = it;
+	s->capture.queue_tail = it;
+	if (s->base && s->capture.current == NULL)
 		start_next_file(s);
 	return 0;
 }
@@ -286,27 +286,27 @@ static void publish_to_workers(struct service *s)
 	char err[256];
 
 	/* Nothing changes the loop's matcher while the workers read it, and the copy meanwhile catches up. */
-	workers_read(s->sources.workers, s->matcher);
-	if (matcher_replay(s->sources.replica, s->sources.changes, err, sizeof(err)) < 0) {
-		matcher_free(s->sources.replica);
-		if ((s->sources.replica = matcher_clone(s->matcher)) == NULL) {
+	workers_read(s->capture.workers, s->matcher);
+	if (matcher_replay(s->capture.replica, s->capture.changes, err, sizeof(err)) < 0) {
+		matcher_free(s->capture.replica);
+		if ((s->capture.replica = matcher_clone(s->matcher)) == NULL) {
 			lose_workers(s, "out of memory copying the filters");
 			return;
 		}
 	}
-	workers_read(s->sources.workers, s->sources.replica);
+	workers_read(s->capture.workers, s->capture.replica);
 }
 
 void service_propagate(struct service *s)
 {
-	struct service_sources *src = &s->sources;
+	struct service_capture *src = &s->capture;
 
 	if (src->changes == NULL ||
-	    (matcher_changes(s->matcher) == src->published && !src->actions_stale && !service_mirror_behind(s)))
+	    (matcher_changes(s->matcher) == src->published && !src->actions_stale && !service_action_mirror_behind(s)))
 		return;
-	if (service_xdp_on(s))
-		service_xdp_sync(s);
-	service_mirror_sync(s);
+	if (service_action_xdp_on(s))
+		service_action_xdp_sync(s);
+	service_action_mirror_sync(s);
 	src->actions_stale = false;
 	if (src->workers)
 		publish_to_workers(s);
@@ -324,7 +324,7 @@ static void propagate_cb(evutil_socket_t fd, short what, void *arg)
 
 int service_record_changes(struct service *s, unsigned follower)
 {
-	struct service_sources *src = &s->sources;
+	struct service_capture *src = &s->capture;
 	struct timeval every = { 0, PUBLISH_MS * 1000 };
 
 	src->followers |= follower;
@@ -349,14 +349,14 @@ static int start_workers(struct service *s, const struct workers_options *o)
 	char err[512];
 
 	service_propagate(s); /* the XDP set, if any, in step before the copy is made */
-	s->sources.replica = matcher_clone(s->matcher);
-	if (s->sources.replica == NULL || service_record_changes(s, SERVICE_FOLLOWS_WORKERS) < 0) {
+	s->capture.replica = matcher_clone(s->matcher);
+	if (s->capture.replica == NULL || service_record_changes(s, SERVICE_FOLLOWS_WORKERS) < 0) {
 		log_error("workers: out of memory copying the filters");
 		return -1;
 	}
 	struct workers_callbacks cb = { on_worker_match, on_worker_batch, on_worker_failed, s };
-	s->sources.workers = workers_start(s->base, o, s->sources.replica, &cb, err, sizeof(err));
-	if (s->sources.workers == NULL) {
+	s->capture.workers = workers_start(s->base, o, s->capture.replica, &cb, err, sizeof(err));
+	if (s->capture.workers == NULL) {
 		log_error("%s", err);
 		return -1;
 	}
@@ -368,7 +368,7 @@ int service_run_workers(struct service *s)
 {
 	char err[256];
 
-	if (s->sources.workers && workers_run(s->sources.workers, err, sizeof(err)) < 0) {
+	if (s->capture.workers && workers_run(s->capture.workers, err, sizeof(err)) < 0) {
 		log_error("%s", err);
 		return -1;
 	}
@@ -377,17 +377,17 @@ int service_run_workers(struct service *s)
 
 void service_stop_workers(struct service *s)
 {
-	workers_stop(s->sources.workers);
-	s->sources.workers = NULL;
-	matcher_free(s->sources.replica);
-	s->sources.replica = NULL;
+	workers_stop(s->capture.workers);
+	s->capture.workers = NULL;
+	matcher_free(s->capture.replica);
+	s->capture.replica = NULL;
 	service_follower_gone(s, SERVICE_FOLLOWS_WORKERS);
 }
 
 void service_workers_verdicts(struct service *s)
 {
-	if (s->sources.workers)
-		workers_set_verdicts(s->sources.workers, s->engine.drop_holders, s->engine.reject_holders,
+	if (s->capture.workers)
+		workers_set_verdicts(s->capture.workers, s->engine.drop_holders, s->engine.reject_holders,
 				     s->engine.pass_holders, s->engine.pass_packet_holders);
 }
 
@@ -401,22 +401,22 @@ int service_capture_live(struct service *s, const char *interface)
 
 	if (s->cfg->workers > 1) {
 		struct workers_options wo = { .count = s->cfg->workers, .live = o, .batch = s->cfg->batch,
-					      .cache_bytes = s->sources.cache_bytes };
+					      .cache_bytes = s->capture.cache_bytes };
 		wo.live.fanout_group = (unsigned)getpid() & 0xffff;
-		snprintf(s->sources.queue_name, sizeof(s->sources.queue_name), "%s", interface);
+		snprintf(s->capture.queue_name, sizeof(s->capture.queue_name), "%s", interface);
 		if (start_workers(s, &wo) < 0)
 			return -1;
 		log_info("capturing on %s with %u workers (one PACKET_FANOUT group, by flow)", interface, s->cfg->workers);
 		return 0;
 	}
 	struct capture_callbacks cb = callbacks(s);
-	s->sources.live = capture_open_live(s->base, &o, &cb, err, sizeof(err));
-	if (s->sources.live == NULL) {
+	s->capture.live = capture_open_live(s->base, &o, &cb, err, sizeof(err));
+	if (s->capture.live == NULL) {
 		log_error("%s", err);
 		return -1;
 	}
-	warn_unsupported_link(s->sources.live);
-	log_info("capturing on %s (%s)", interface, capture_link_name(s->sources.live));
+	warn_unsupported_link(s->capture.live);
+	log_info("capturing on %s (%s)", interface, capture_link_name(s->capture.live));
 	return 0;
 }
 
@@ -424,7 +424,7 @@ int service_capture_live(struct service *s, const char *interface)
 
 int service_capture_xdp(struct service *s, const char *interface)
 {
-	if (service_xdp_open(s, interface) < 0 || service_record_changes(s, SERVICE_FOLLOWS_XDP) < 0 || service_xdp_attach(s) < 0)
+	if (service_action_xdp_open(s, interface) < 0 || service_record_changes(s, SERVICE_FOLLOWS_XDP) < 0 || service_action_xdp_attach(s) < 0)
 		return -1;
 	return service_capture_live(s, interface);
 }
@@ -435,7 +435,7 @@ static void on_queued(void *ctx, const struct capture_packet *p, size_t count, e
 {
 	struct service *s = ctx;
 
-	engine_batch(&s->engine, p, count, s->sources.queue_name, true, verdicts);
+	engine_batch(&s->engine, p, count, s->capture.queue_name, true, verdicts);
 }
 
 static void on_queued_batch(void *ctx)
@@ -443,7 +443,7 @@ static void on_queued_batch(void *ctx)
 	struct service *s = ctx;
 
 	events_flush(s->events);
-	inline_set_batch(s->sources.inline_queue, batch_now(s));
+	inline_set_batch(s->capture.inline_queue, batch_now(s));
 }
 
 int service_capture_inline(struct service *s)
@@ -455,51 +455,51 @@ int service_capture_inline(struct service *s)
 	char err[512];
 
 	if (c->queue.first == c->queue.last)
-		snprintf(s->sources.queue_name, sizeof(s->sources.queue_name), "nfqueue%u", c->queue.first);
+		snprintf(s->capture.queue_name, sizeof(s->capture.queue_name), "nfqueue%u", c->queue.first);
 	else
-		snprintf(s->sources.queue_name, sizeof(s->sources.queue_name), "nfqueue%u-%u", c->queue.first, c->queue.last);
+		snprintf(s->capture.queue_name, sizeof(s->capture.queue_name), "nfqueue%u-%u", c->queue.first, c->queue.last);
 	s->engine.inline_mode = true;
 	if (c->workers > 1) {
 		struct workers_options wo = { .count = c->workers, .inline_mode = true, .queues = o, .batch = c->batch,
-					      .cache_bytes = s->sources.cache_bytes };
+					      .cache_bytes = s->capture.cache_bytes };
 		if (start_workers(s, &wo) < 0)
 			return -1;
-	} else if ((s->sources.inline_queue = inline_open(s->base, &o, on_queued, on_queued_batch, s, err, sizeof(err))) == NULL) {
+	} else if ((s->capture.inline_queue = inline_open(s->base, &o, on_queued, on_queued_batch, s, err, sizeof(err))) == NULL) {
 		log_error("%s", err);
 		return -1;
 	}
 	log_info("inline on %s with %u worker(s): a match of a dropping list is dropped, all else accepted (%s)",
-		 s->sources.queue_name, c->workers, c->fail_open ? "fail-open: a full queue accepts" : "fail-closed: a full queue drops");
+		 s->capture.queue_name, c->workers, c->fail_open ? "fail-open: a full queue accepts" : "fail-closed: a full queue drops");
 	return 0;
 }
 
 bool service_is_live(const struct service *s)
 {
-	return s->sources.live != NULL || s->sources.workers != NULL;
+	return s->capture.live != NULL || s->capture.workers != NULL;
 }
 
 void service_set_one_shot(struct service *s, bool one_shot)
 {
-	s->sources.one_shot = one_shot;
+	s->capture.one_shot = one_shot;
 }
 
 int service_exit_code(const struct service *s)
 {
-	return s->sources.exit_code;
+	return s->capture.exit_code;
 }
 
 void service_fail(struct service *s)
 {
-	s->sources.exit_code = 1;
+	s->capture.exit_code = 1;
 }
 
-int service_sources_start(struct service *s)
+int service_capture_start(struct service *s)
 {
 	long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
 
-	s->sources.cache_bytes = l2 > 0 ? (size_t)l2 : 1u << 20; /* unknown: a small L2 */
-	s->sources.replayed = json_array();
-	return s->sources.replayed ? 0 : -1;
+	s->capture.cache_bytes = l2 > 0 ? (size_t)l2 : 1u << 20; /* unknown: a small L2 */
+	s->capture.replayed = json_array();
+	return s->capture.replayed ? 0 : -1;
 }
 
 static void free_item(struct replay_item *it)
@@ -510,9 +510,9 @@ static void free_item(struct replay_item *it)
 	free(it);
 }
 
-void service_sources_close(struct service *s)
+void service_capture_close(struct service *s)
 {
-	struct service_sources *src = &s->sources;
+	struct service_capture *src = &s->capture;
 
 	capture_free(src->replaying);
 	src->replaying = NULL;
@@ -535,33 +535,33 @@ void service_sources_close(struct service *s)
 
 void service_packet_totals(struct service *s, struct workers_totals *t)
 {
-	if (s->sources.workers)
-		workers_totals(s->sources.workers, t);
+	if (s->capture.workers)
+		workers_totals(s->capture.workers, t);
 	else
 		memset(t, 0, sizeof(*t));
 	stats_add(&t->stats, &s->engine.stats);
 	for (int k = 0; k < MATCHER_KINDS; k++)
 		stats_add_counters(&t->counters[k], matcher_scratch_counters(s->engine.scratch, (enum entry_kind)k));
 	t->hits_dropped += matcher_scratch_hits_dropped(s->engine.scratch);
-	if (s->sources.inline_queue)
-		inline_stats(s->sources.inline_queue, &t->queues);
-	if (s->sources.live)
-		capture_stats(s->sources.live, &t->received, &t->dropped, &t->if_dropped);
+	if (s->capture.inline_queue)
+		inline_stats(s->capture.inline_queue, &t->queues);
+	if (s->capture.live)
+		capture_stats(s->capture.live, &t->received, &t->dropped, &t->if_dropped);
 }
 
 static json_t *workers_json(const struct service *s, const struct workers_totals *t)
 {
 	json_t *packets = json_array();
 
-	for (unsigned i = 0; i < workers_count(s->sources.workers) && i < 64; i++)
+	for (unsigned i = 0; i < workers_count(s->capture.workers) && i < 64; i++)
 		json_array_append_new(packets, json_integer((json_int_t)t->packets[i]));
-	return json_pack("{s:i,s:o,s:I}", "count", (int)workers_count(s->sources.workers), "packets", packets, "handoff_lost",
+	return json_pack("{s:i,s:o,s:I}", "count", (int)workers_count(s->capture.workers), "packets", packets, "handoff_lost",
 			 (json_int_t)t->handoff_lost);
 }
 
 static json_t *inline_json(const struct service *s, const struct inline_stats *is)
 {
-	json_t *o = json_pack("{s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:{s:I,s:I}}", "queue", s->sources.queue_name,
+	json_t *o = json_pack("{s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:{s:I,s:I}}", "queue", s->capture.queue_name,
 			      "packets", (json_int_t)is->packets, "accepted", (json_int_t)is->accepted,
 			      "dropped", (json_int_t)is->dropped, "rejected", (json_int_t)is->rejected,
 			      "reject_unruled", (json_int_t)is->reject_unruled, "verdict_errors",
@@ -576,9 +576,9 @@ static json_t *inline_json(const struct service *s, const struct inline_stats *i
 	return o;
 }
 
-void service_sources_stats(const struct service *s, json_t *o, const struct workers_totals *t)
+void service_capture_stats(const struct service *s, json_t *o, const struct workers_totals *t)
 {
-	const struct service_sources *src = &s->sources;
+	const struct service_capture *src = &s->capture;
 
 	json_object_set_new(o, "packet_batch", json_integer(batch_now(s)));
 	if (src->workers)
