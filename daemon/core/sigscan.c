@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "arena.h"
+#include "clock.h"
 #include "error.h"
 #include "rng.h"
 #include "simd.h"
@@ -20,6 +21,7 @@
 struct level1 {
 	uint32_t salt, fold_mul, index_mul, bits_mul;
 	unsigned index_bits;
+	bool sparse; /* 16 bits or more a window: few positions pass, and a pass of none is skipped */
 	uint32_t *words;
 };
 
@@ -29,9 +31,11 @@ struct sigscan {
 	uint64_t s2, m2, s3, m3; /* level 2 and the window store */
 	uint64_t piece_mul[8]; /* folding windows longer than 8 bytes */
 	enum simd_level level; /* of the scan kernel: scalar, avx2 or avx512 */
+	bool gather;           /* avx2: level 1's words by a gather, not eight loads (sigscan.h) */
 };
 
 static enum simd_level scan_level(unsigned window, enum simd_level cap);
+static bool avx2_gather_fast(void);
 
 struct sigscan *sigscan_new(unsigned window, const struct hash_key *key, char *err, size_t errlen)
 {
@@ -61,7 +65,7 @@ struct sigscan *sigscan_new(unsigned window, const struct hash_key *key, char *e
 	uint64_t more = rng_splitmix64(&seed);
 	s->l1 = (struct level1){ .salt = (uint32_t)salt, .fold_mul = (uint32_t)mul | 1,
 				 .index_mul = (uint32_t)(mul >> 32) | 1, .bits_mul = (uint32_t)more | 1 };
-	s->level = scan_level(window, simd_best());
+	sigscan_set_simd(s, simd_best());
 	return s;
 }
 
@@ -133,6 +137,7 @@ int sigscan_reserve(struct sigscan *s, uint64_t windows)
 	free(s->l1.words);
 	s->l1.words = words;
 	s->l1.index_bits = bits;
+	s->l1.sparse = (32ULL << bits) >= windows * 16;
 	return 0;
 }
 
@@ -278,7 +283,8 @@ AVX2_TARGET static inline __m256i one_bit(const struct avx2_consts *k, __m256i b
 }
 
 /* Which of the 8 windows starting at p pass level 1 (bit j: the window at p + j); reads 16 bytes. */
-AVX2_TARGET static inline unsigned pass8_avx2(const struct avx2_consts *k, const uint8_t *p)
+AVX2_TARGET __attribute__((always_inline)) static inline unsigned pass8_avx2(const struct avx2_consts *k, const uint8_t *p,
+									 bool gather)
 {
 	__m256i bytes = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)p));
 	__m256i lo = _mm256_and_si256(_mm256_shuffle_epi8(bytes, k->idx_lo), k->keep_lo);
@@ -286,13 +292,17 @@ AVX2_TARGET static inline unsigned pass8_avx2(const struct avx2_consts *k, const
 	__m256i v = _mm256_xor_si256(_mm256_mullo_epi32(_mm256_xor_si256(lo, k->salt), k->fold_mul), hi); /* level1_value */
 	__m256i index = _mm256_srl_epi32(_mm256_mullo_epi32(v, k->index_mul), k->index_shift);
 	__m256i b = _mm256_mullo_epi32(_mm256_xor_si256(v, _mm256_srli_epi32(v, 16)), k->bits_mul);
-	uint32_t at[8] __attribute__((aligned(32)));
-	const uint32_t *w = k->words;
+	__m256i words;
 
-	/* Eight scalar loads: AVX2's gather is slower than them on Zen 5 (1040 against 850 MB/s). */
-	_mm256_store_si256((__m256i *)at, index);
-	__m256i words = _mm256_setr_epi32((int)w[at[0]], (int)w[at[1]], (int)w[at[2]], (int)w[at[3]], (int)w[at[4]],
+	if (gather) {
+		words = _mm256_i32gather_epi32((const int *)k->words, index, 4);
+	} else {
+		uint32_t at[8] __attribute__((aligned(32)));
+		const uint32_t *w = k->words;
+		_mm256_store_si256((__m256i *)at, index);
+		words = _mm256_setr_epi32((int)w[at[0]], (int)w[at[1]], (int)w[at[2]], (int)w[at[3]], (int)w[at[4]],
 					  (int)w[at[5]], (int)w[at[6]], (int)w[at[7]]);
+	}
 	__m256i mask = _mm256_or_si256(_mm256_or_si256(_mm256_sllv_epi32(k->one, _mm256_srli_epi32(b, 27)),
 						       one_bit(k, b, 22)),
 				       _mm256_or_si256(one_bit(k, b, 17), one_bit(k, b, 12)));
@@ -314,8 +324,8 @@ AVX2_TARGET static inline size_t emit4(unsigned pass, size_t at, uint32_t *out, 
  * readable bytes) to the scalar scan. Every lane of an emit is stored; out
  * has room, as n is at most the positions scanned before at.
  */
-AVX2_TARGET static size_t scan_avx2(const struct sigscan *s, const uint8_t *p, size_t from,
-				    size_t to, uint32_t *out)
+AVX2_TARGET __attribute__((always_inline)) static inline size_t
+scan_avx2_with(const struct sigscan *s, const uint8_t *p, size_t from, size_t to, uint32_t *out, bool gather, bool sparse)
 {
 	uint64_t keep = short_keep(s->window);
 	struct avx2_consts k = {
@@ -335,11 +345,84 @@ AVX2_TARGET static size_t scan_avx2(const struct sigscan *s, const uint8_t *p, s
 	size_t n = 0, at = from;
 
 	for (; at + 8 <= to; at += 8) {
-		unsigned pass = pass8_avx2(&k, p + at);
+		unsigned pass = pass8_avx2(&k, p + at, gather);
+		/*
+		 * Sparse, under a twentieth of the passes pass any, and a branch
+		 * skips them (1000 to 1460 MB/s); denser, it would mispredict (840
+		 * to 550 at a million windows). A constant here: each way its loop.
+		 */
+		if (sparse && pass == 0)
+			continue;
 		n = emit4(pass & 15, at, out, n);
 		n = emit4(pass >> 4, at + 4, out, n);
 	}
 	return n;
+}
+
+AVX2_TARGET static size_t scan_avx2_loads(const struct sigscan *s, const uint8_t *p, size_t from, size_t to, uint32_t *out)
+{
+	return s->l1.sparse ? scan_avx2_with(s, p, from, to, out, false, true)
+			    : scan_avx2_with(s, p, from, to, out, false, false);
+}
+
+AVX2_TARGET static size_t scan_avx2_gather(const struct sigscan *s, const uint8_t *p, size_t from, size_t to, uint32_t *out)
+{
+	return s->l1.sparse ? scan_avx2_with(s, p, from, to, out, true, true)
+			    : scan_avx2_with(s, p, from, to, out, true, false);
+}
+
+/*
+ * Whether this CPU's AVX2 gather beats eight scalar loads at level 1's
+ * lookups, as the scan does them: it does on an Intel Xeon with AVX-512
+ * (1470 against 990 MB/s, the scan alone, 100,000 windows; 1090 against
+ * 810 at a million), not on AMD's Zen 5 (850 against 1040), nor where a
+ * microcode fix made gathers slow. Timed once, on 64 KiB of random bytes
+ * against a level 1 of 256 KiB, each way at its best of five; the loads
+ * unless the gather is clearly faster. Both give the same positions, so
+ * the choice costs only time.
+ */
+#define PROBE_BYTES (64u << 10)
+#define PROBE_INDEX_BITS 16
+
+static double time_scan_ms(const struct sigscan *s, const uint8_t *p, uint32_t *out, bool gather)
+{
+	struct timespec t0;
+	size_t n;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	n = gather ? scan_avx2_gather(s, p, 0, PROBE_BYTES - 16, out) : scan_avx2_loads(s, p, 0, PROBE_BYTES - 16, out);
+	__asm__ volatile("" : : "r"(n) : "memory"); /* the scan is not left out */
+	return clock_since_ms(&t0);
+}
+
+static bool measure_gather(void)
+{
+	struct sigscan s = { .window = 8 };
+	uint8_t *p = malloc(PROBE_BYTES);
+	uint32_t *out = malloc(PROBE_BYTES * sizeof(*out));
+	uint64_t seed = 0x243f6a8885a308d3ULL;
+	double best[2] = { 1e9, 1e9 };
+
+	s.l1 = (struct level1){ .salt = 0x9e3779b9u, .fold_mul = 0x85ebca6bu, .index_mul = 0xc2b2ae35u,
+				.bits_mul = 0x27d4eb2fu, .index_bits = PROBE_INDEX_BITS,
+				.words = malloc(sizeof(uint32_t) << PROBE_INDEX_BITS) };
+	bool measured = p && out && s.l1.words;
+
+	for (size_t i = 0; measured && i < PROBE_BYTES; i += 8) {
+		uint64_t r = rng_splitmix64(&seed);
+		memcpy(p + i, &r, 8);
+	}
+	for (size_t i = 0; measured && i < 1u << PROBE_INDEX_BITS; i++)
+		s.l1.words[i] = (uint32_t)rng_splitmix64(&seed) & (uint32_t)rng_splitmix64(&seed);
+	for (int run = 0; measured && run < 10; run++) {
+		double ms = time_scan_ms(&s, p, out, run & 1);
+		if (ms < best[run & 1])
+			best[run & 1] = ms;
+	}
+	free(p);
+	free(out);
+	free(s.l1.words);
+	return measured && best[1] < 0.9 * best[0]; /* without memory to time them: the loads */
 }
 
 /* ---- AVX-512 (VBMI): sixteen positions a pass ---- */
@@ -379,7 +462,7 @@ pass16(const struct avx512_consts *k, const uint8_t *p, unsigned r)
 					      _mm512_mullo_epi32(lo, k->fold_mul), 0x6a);
 	__m512i index = _mm512_srl_epi32(_mm512_mullo_epi32(v, k->index_mul), k->index_shift);
 	__m512i b = _mm512_mullo_epi32(_mm512_xor_si512(v, _mm512_srli_epi32(v, 16)), k->bits_mul);
-	/* Here the gather beats sixteen scalar loads (1340 against 1250 MB/s), as it does not with AVX2. */
+	/* Here the gather beats sixteen scalar loads (1340 against 1250 MB/s); AVX2's does on some CPUs only. */
 	__m512i words = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), live, index, k->words, 4);
 	__m512i bit0 = _mm512_rolv_epi32(k->one, _mm512_srli_epi32(b, 27));
 	__m512i bit1 = _mm512_rolv_epi32(k->one, _mm512_srli_epi32(b, 22));
@@ -475,7 +558,7 @@ size_t sigscan_candidates(const struct sigscan *s, const uint8_t *p, size_t posi
 		size_t safe = len >= 8 ? len - 8 : 0, end = to < safe ? to : safe;
 		if (end > from) {
 			size_t whole = from + (end - from) / 8 * 8;
-			n = scan_avx2(s, p, from, whole, out);
+			n = s->gather ? scan_avx2_gather(s, p, from, whole, out) : scan_avx2_loads(s, p, from, whole, out);
 			from = whole;
 		}
 	}
@@ -498,4 +581,28 @@ enum simd_level sigscan_simd(const struct sigscan *s)
 void sigscan_set_simd(struct sigscan *s, enum simd_level cap)
 {
 	s->level = scan_level(s->window, cap);
+	s->gather = s->level == SIMD_AVX2 && avx2_gather_fast();
+}
+
+bool sigscan_gathers(const struct sigscan *s)
+{
+	return s->gather;
+}
+
+void sigscan_set_gather(struct sigscan *s, bool gather)
+{
+	s->gather = s->level == SIMD_AVX2 && gather;
+}
+
+static bool avx2_gather_fast(void)
+{
+#ifdef HAVE_X86_SCAN
+	static _Atomic int gather_fast = -1; /* measured once (racing callers measure alike) */
+
+	if (gather_fast < 0)
+		gather_fast = measure_gather();
+	return gather_fast == 1;
+#else
+	return false;
+#endif
 }

@@ -26,7 +26,8 @@
  *         compare a position; as every step is on 32 bits, a vector takes
  *         16 positions a pass with AVX-512 (VBMI: two byte permutes build
  *         the halves, three multiplies, one gather), 8 with AVX2 (byte
- *         shuffles, the same multiplies, eight scalar loads).
+ *         shuffles, the same multiplies, eight scalar loads or a gather,
+ *         whichever this CPU runs faster).
  *   level 2  the positions that pass are checked against the signature
  *         filter (the two-choice filter) under an independent keyed hash,
  *         sigscan_hash, which the window store also uses.
@@ -78,5 +79,14 @@ size_t sigscan_bytes(const struct sigscan *s);
  */
 void sigscan_set_simd(struct sigscan *s, enum simd_level cap);
 enum simd_level sigscan_simd(const struct sigscan *s);
+
+/*
+ * The AVX2 kernel reads level 1's eight words a pass by a gather or by
+ * eight loads, whichever this CPU runs faster (timed once a process, at
+ * the first sigscan_set_simd to AVX2); whether s gathers, and (tests and
+ * benchmarks) either way forced, for the AVX2 kernel only.
+ */
+bool sigscan_gathers(const struct sigscan *s);
+void sigscan_set_gather(struct sigscan *s, bool gather);
 
 #endif

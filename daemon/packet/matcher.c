@@ -131,9 +131,11 @@ static size_t add_hit(struct matcher_scratch *sc, struct matcher_hit *hits, size
 	return n + 1;
 }
 
-static size_t put_probe(struct matcher_scratch *sc, size_t n, enum entry_kind kind, const uint8_t *key,
+static size_t put_probe(struct matcher_scratch *sc, size_t n, size_t packet, enum entry_kind kind, const uint8_t *key,
 			size_t len, struct hash128 h)
 {
+	sc->counters[kind].probes++; /* kind is a constant where this is inlined: one add */
+	sc->probe_packet[n] = (uint8_t)packet;
 	sc->probe_key[n] = key;
 	sc->probe_len[n] = (uint8_t)len;
 	sc->probe_kind[n] = (uint8_t)kind;
@@ -156,13 +158,13 @@ static void net_key_of(const uint8_t *addr, size_t alen, unsigned plen, uint8_t 
 	memcpy(k + 1, w, 16);
 }
 
-static size_t put_net_probe(const struct matcher *m, struct matcher_scratch *sc, size_t n, const uint8_t *addr, size_t alen,
-			    unsigned plen)
+static size_t put_net_probe(const struct matcher *m, struct matcher_scratch *sc, size_t n, size_t packet, const uint8_t *addr,
+			    size_t alen, unsigned plen)
 {
 	uint8_t *k = sc->net_key[n];
 
 	net_key_of(addr, alen, plen, k);
-	return put_probe(sc, n, ENTRY_NET, k, 1 + alen, addr_hash(m, ENTRY_NET, k, 1 + alen));
+	return put_probe(sc, n, packet, ENTRY_NET, k, 1 + alen, addr_hash(m, ENTRY_NET, k, 1 + alen));
 }
 
 /* The most address probes a packet of v's family may need: addr src, addr dst, pair, two per net length. */
@@ -175,25 +177,23 @@ static size_t address_probes_max(const struct matcher *m, const struct packet_vi
 static size_t put_addresses(const struct matcher *m, struct matcher_scratch *sc, const struct packet_view *v,
 			    size_t probes, size_t packet)
 {
-	size_t alen = v->family == 4 ? 4 : 16, first = probes;
+	size_t alen = v->family == 4 ? 4 : 16;
 	int v6 = v->family == 6;
 
 	if (m->kind_entries[ENTRY_ADDR] || m->kind_entries[ENTRY_PAIR]) {
 		struct hash128 hs = addr_hash(m, ENTRY_ADDR, v->src, alen), hd = addr_hash(m, ENTRY_ADDR, v->dst, alen);
 		if (m->kind_entries[ENTRY_ADDR]) {
-			probes = put_probe(sc, probes, ENTRY_ADDR, v->src, alen, hs);
-			probes = put_probe(sc, probes, ENTRY_ADDR, v->dst, alen, hd);
+			probes = put_probe(sc, probes, packet, ENTRY_ADDR, v->src, alen, hs);
+			probes = put_probe(sc, probes, packet, ENTRY_ADDR, v->dst, alen, hd);
 		}
 		/* Source and destination are adjacent in both IP headers: the pair key is already there. */
 		if (m->kind_entries[ENTRY_PAIR] && v->dst == v->src + alen)
-			probes = put_probe(sc, probes, ENTRY_PAIR, v->src, 2 * alen, hash_pair(hs, hd));
+			probes = put_probe(sc, probes, packet, ENTRY_PAIR, v->src, 2 * alen, hash_pair(hs, hd));
 	}
 	for (unsigned i = 0; i < m->n_net_lens[v6]; i++) {
-		probes = put_net_probe(m, sc, probes, v->src, alen, m->net_lens[v6][i]);
-		probes = put_net_probe(m, sc, probes, v->dst, alen, m->net_lens[v6][i]);
+		probes = put_net_probe(m, sc, probes, packet, v->src, alen, m->net_lens[v6][i]);
+		probes = put_net_probe(m, sc, probes, packet, v->dst, alen, m->net_lens[v6][i]);
 	}
-	for (size_t i = first; i < probes; i++) /* a few: a call to memset would cost more */
-		sc->probe_packet[i] = (uint8_t)packet;
 	return probes;
 }
 
@@ -203,11 +203,16 @@ static void confirm_addresses(const struct matcher *m, struct matcher_scratch *s
 {
 	filter_query_batch(counting_filter(m->addr.counting), sc->probe_hash, probes, sc->probe_hit);
 	for (size_t i = 0; i < probes; i++) {
-		enum entry_kind kind = sc->probe_kind[i];
-		struct matcher_counters *c = &sc->counters[kind];
-		c->probes++;
+		uint64_t eight;
+		/* The filter takes few probes: eight it did not take are passed over at once. */
+		if (i + 8 <= probes && (memcpy(&eight, &sc->probe_hit[i], 8), eight == 0)) {
+			i += 7;
+			continue;
+		}
 		if (!sc->probe_hit[i])
 			continue;
+		enum entry_kind kind = sc->probe_kind[i];
+		struct matcher_counters *c = &sc->counters[kind];
 		c->positives++;
 		ssize_t at = store_find(m->addr.store, sc->probe_hash[i], (uint8_t)kind,
 					sc->probe_key[i], sc->probe_len[i]);
@@ -292,14 +297,9 @@ static size_t check_signatures(const struct matcher *m, struct matcher_scratch *
 	return n;
 }
 
-/*
- * count packets, packet i's hits at hits + i * stride: the addresses of as
- * many packets as the probes hold are queried at once, then each packet's
- * payload is scanned, so each packet's hits come in the order one packet
- * alone would give them.
- */
-static void check_packets(const struct matcher *m, struct matcher_scratch *sc, const struct packet_view *v, size_t count,
-			  struct matcher_hit *hits, size_t stride, size_t *n, size_t max)
+/* The addresses of count packets, as many packets' probes at once as the scratch holds. */
+static void check_addresses_batch(const struct matcher *m, struct matcher_scratch *sc, const struct packet_view *v,
+				  size_t count, struct matcher_hit *hits, size_t stride, size_t *n, size_t max)
 {
 	size_t probes = 0;
 
@@ -315,6 +315,17 @@ static void check_packets(const struct matcher *m, struct matcher_scratch *sc, c
 	}
 	if (probes > 0)
 		confirm_addresses(m, sc, probes, hits, stride, n, max);
+}
+
+/*
+ * count packets, packet i's hits at hits + i * stride: the addresses first
+ * (queried together), then each packet's payload is scanned, so
+ * each packet's hits come in the order one packet alone would give them.
+ */
+static void check_packets(const struct matcher *m, struct matcher_scratch *sc, const struct packet_view *v, size_t count,
+			  struct matcher_hit *hits, size_t stride, size_t *n, size_t max)
+{
+	check_addresses_batch(m, sc, v, count, hits, stride, n, max);
 	for (size_t i = 0; i < count; i++)
 		if (v[i].payload != NULL && m->sig.counting != NULL && v[i].payload_len >= m->cfg.window)
 			n[i] = check_signatures(m, sc, v[i].payload, v[i].payload_len, hits + i * stride, n[i], max);
@@ -442,6 +453,7 @@ void matcher_filter_info(const struct matcher *m, int sig, struct matcher_filter
 	memset(info, 0, sizeof(*info));
 	info->kernel = simd_capped(m->simd);
 	info->scan_kernel = m->scan ? sigscan_simd(m->scan) : SIMD_SCALAR;
+	info->scan_gathers = m->scan && sigscan_gathers(m->scan);
 	info->entries = store_count(kf->store);
 	info->store_bytes = store_bytes(kf->store);
 	if (sig)

@@ -109,6 +109,7 @@ struct matcher_filter_info {
 	double fill, fpr_predicted;
 	enum simd_level kernel;      /* of the filter's queries */
 	enum simd_level scan_kernel; /* signatures: of the prefilter scan */
+	bool scan_gathers;           /* signatures, avx2: the prefilter's words read by a gather (sigscan.h) */
 };
 
 /* Grows by one or more at every change of entries, filters or kernels: whether a copy is behind. */

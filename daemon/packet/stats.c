@@ -29,8 +29,10 @@ static json_t *filter_json(const struct matcher *m, int sig)
 			      "bits", (json_int_t)fi.bits, "choices", (int)fi.choices, "hashes", (int)fi.hashes,
 			      "bytes", (json_int_t)fi.bytes, "store_bytes", (json_int_t)fi.store_bytes,
 			      "fill", fi.fill, "fpr_predicted", fi.fpr_predicted, "kernel", simd_name(fi.kernel));
-	if (sig)
+	if (sig) {
 		json_object_set_new(o, "scan_kernel", json_string(simd_name(fi.scan_kernel)));
+		json_object_set_new(o, "scan_gather", json_boolean(fi.scan_gathers));
+	}
 	return o;
 }
 
