@@ -297,9 +297,14 @@ static size_t check_signatures(const struct matcher *m, struct matcher_scratch *
 	return n;
 }
 
-/* The addresses of count packets, as many packets' probes at once as the scratch holds. */
-static void check_addresses_batch(const struct matcher *m, struct matcher_scratch *sc, const struct packet_view *v,
-				  size_t count, struct matcher_hit *hits, size_t stride, size_t *n, size_t max)
+/*
+ * count packets, packet i's hits at hits + i * stride: the addresses of as
+ * many packets as the probes hold are queried at once, then each packet's
+ * payload is scanned, so each packet's hits come in the order one packet
+ * alone would give them.
+ */
+static void check_packets(const struct matcher *m, struct matcher_scratch *sc, const struct packet_view *v, size_t count,
+			  struct matcher_hit *hits, size_t stride, size_t *n, size_t max)
 {
 	size_t probes = 0;
 
@@ -315,17 +320,6 @@ static void check_addresses_batch(const struct matcher *m, struct matcher_scratc
 	}
 	if (probes > 0)
 		confirm_addresses(m, sc, probes, hits, stride, n, max);
-}
-
-/*
- * count packets, packet i's hits at hits + i * stride: the addresses first
- * (queried together), then each packet's payload is scanned, so
- * each packet's hits come in the order one packet alone would give them.
- */
-static void check_packets(const struct matcher *m, struct matcher_scratch *sc, const struct packet_view *v, size_t count,
-			  struct matcher_hit *hits, size_t stride, size_t *n, size_t max)
-{
-	check_addresses_batch(m, sc, v, count, hits, stride, n, max);
 	for (size_t i = 0; i < count; i++)
 		if (v[i].payload != NULL && m->sig.counting != NULL && v[i].payload_len >= m->cfg.window)
 			n[i] = check_signatures(m, sc, v[i].payload, v[i].payload_len, hits + i * stride, n[i], max);
