@@ -5,8 +5,9 @@
 # control socket opens once the filters are built, before capture starts), against
 # `ipset restore` of the same addresses into a hash:ip set, in the same run and network
 # namespace; then how long until the offline rounds are in force (stats rebuild.optimised),
-# and bloomd's resident memory then, less that of a bloomd holding one entry, in bytes an
-# entry. Each size of BENCH_START_SIZES (1000000) in turn, medians of BENCH_START_RUNS (3);
+# and bloomd's resident memory then and at protection, and its peak (VmHWM) by protection
+# and by the rounds' end, less that of a bloomd holding one entry at the same moment, in
+# bytes an entry. Each size of BENCH_START_SIZES (1000000) in turn, medians of BENCH_START_RUNS (3);
 # every size after the first also as a multiple of the first's times. As root.
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
@@ -29,18 +30,20 @@ C() { "$build/bloomctl" -s "$tmp/b.sock" --json "$@" 2>/dev/null; }
 held() { [ "$(C query addr "$last" | jq -r '.present and .filter')" = true ]; }
 optimised() { [ "$(C stats | jq -r '.stats.rebuild.optimised != false')" = true ]; } # null: a bloomd before 0.14 (built offline)
 rss_kb() { awk '/^VmRSS:/ { print $2 }' /proc/"$pid"/status; }
+peak_kb() { awk '/^VmHWM:/ { print $2 }' /proc/"$pid"/status; }
 
-bloomd_run() { # ms until the last address is held; ms until the offline rounds are in force; RSS (kB) then
-	local t0 held_ms optimised_ms
+bloomd_run() { # ms until the last address is held; ms until the offline rounds are in force; RSS (kB) then; RSS and peak when held; peak
+	local t0 held_ms held_rss held_peak optimised_ms
 	t0=$(now)
 	ip netns exec "$ns" "$build/bloomd" -c "$tmp/bloomd.conf" >/dev/null 2>>"$tmp/bloomd.err" &
 	pid=$!
 	until_true 1200 held
 	held_ms=$((($(now) - t0) / 1000000))
+	held_rss=$(rss_kb) held_peak=$(peak_kb)
 	until_true 3600 optimised
 	optimised_ms=$((($(now) - t0) / 1000000))
 	sleep 1 # the rebuild's memory handed back
-	echo "$held_ms" "$optimised_ms" "$(rss_kb)"
+	echo "$held_ms" "$optimised_ms" "$(rss_kb)" "$held_rss" "$held_peak" "$(peak_kb)"
 	kill "$pid"; wait "$pid" 2>/dev/null || true; pid=
 }
 ipset_run() {
@@ -55,7 +58,7 @@ ipset_run() {
 last=192.0.2.1
 echo "$last" > "$tmp/empty.list"
 conf "$tmp/empty.list"
-empty=$(bloomd_run | cut -d' ' -f3)
+read -r _ _ empty empty_held empty_held_peak empty_peak < <(bloomd_run)
 
 first_b= first_o=
 for size in $sizes; do
@@ -69,9 +72,12 @@ for size in $sizes; do
 		ipset_run >> "$tmp/i"
 	done
 	b=$(cut -d' ' -f1 "$tmp/b" | median) o=$(cut -d' ' -f2 "$tmp/b" | median) i=$(median < "$tmp/i")
-	r=$(cut -d' ' -f3 "$tmp/b" | median)
-	printf 'start with %d addresses (medians of %d): bloomd protecting after %d ms, the offline rounds in force after %d ms; ipset restore %d ms: %.2fx; then %.1f bytes an entry resident\n' \
-		"$size" "$runs" "$b" "$o" "$i" "$(echo "$b / $i" | bc -l)" "$(echo "($r - $empty) * 1024 / $size" | bc -l)"
+	r=$(cut -d' ' -f3 "$tmp/b" | median) rh=$(cut -d' ' -f4 "$tmp/b" | median)
+	ph=$(cut -d' ' -f5 "$tmp/b" | median) p=$(cut -d' ' -f6 "$tmp/b" | median)
+	per_entry() { echo "($1 - $2) * 1024 / $size" | bc -l; }
+	printf 'start with %d addresses (medians of %d): bloomd protecting after %d ms, the offline rounds in force after %d ms; ipset restore %d ms: %.2fx; then %.1f bytes an entry resident (%.1f at protection, its peak by then %.1f, by the rounds'"'"' end %.1f)\n' \
+		"$size" "$runs" "$b" "$o" "$i" "$(echo "$b / $i" | bc -l)" "$(per_entry "$r" "$empty")" \
+		"$(per_entry "$rh" "$empty_held")" "$(per_entry "$ph" "$empty_held_peak")" "$(per_entry "$p" "$empty_peak")"
 	if [ -z "$first_b" ]; then
 		first_b=$b first_o=$o first_size=$size
 	else

@@ -29,7 +29,7 @@ void store_free(struct store *s)
 {
 	if (s == NULL)
 		return;
-	free(s->hashes);
+	free(s->hash_hi);
 	free(s->items);
 	free(s->holders);
 	free(s->held_blocks);
@@ -51,7 +51,7 @@ struct store *store_clone(const struct store *s)
 	c->table.n = s->table.n;
 	c->growing.n = s->growing.n;
 	c->moved = s->moved;
-	c->hashes = array_dup(s->hashes, s->count * sizeof(*s->hashes), &failed);
+	c->hash_hi = array_dup(s->hash_hi, s->count * sizeof(*s->hash_hi), &failed);
 	c->items = array_dup(s->items, s->count * sizeof(*s->items), &failed);
 	c->holders = array_dup(s->holders, s->count * sizeof(*s->holders), &failed);
 	c->held_blocks_cap = (s->count + STORE_HELD_BLOCK - 1) / STORE_HELD_BLOCK;
@@ -73,34 +73,37 @@ size_t store_count(const struct store *s)
 }
 
 /*
- * The top bits of the hash: the keyed hashes the store is given (XXH3, and
- * the signature windows' multiply, sigscan_hash) mix every input bit into
- * them, where a product's low bits see only the input's low bits, so
- * windows sharing their first bytes would share a home and probe in one
+ * The top bits of the hash's high word: the keyed hashes the store is given
+ * (XXH3, and the signature windows' multiply, sigscan_hash) mix every input
+ * bit into them, where a product's low bits see only the input's low bits,
+ * so windows sharing their first bytes would share a home and probe in one
  * run.
  */
-static inline size_t home_slot(const struct store_table *t, struct hash128 h)
+static inline size_t home_slot(const struct store_table *t, uint64_t hi)
 {
-	return (size_t)(h.hi >> (64 - __builtin_ctzll((unsigned long long)t->n)));
+	return (size_t)(hi >> (64 - __builtin_ctzll((unsigned long long)t->n)));
 }
 
 /*
  * A slot holds its entry's index + 1 in its low SLOT_INDEX_BITS (0: empty)
  * and a tag of the entry's hash above them, so a probe passes 15 of 16 of
  * the run's other entries without reading their hash, a line elsewhere at
- * random (at three quarters full a miss walks about 8 slots).
+ * random (at three quarters full a miss walks about 8 slots). The tag is
+ * bits 32-35 of the high word: below the home bits of a table of up to 2^28
+ * slots (201 million entries; the largest, 2^29, shares one bit), and made
+ * from 33 input bits or more by the windows' multiply too.
  */
 #define SLOT_INDEX_BITS 28
 #define SLOT_INDEX_MASK ((1u << SLOT_INDEX_BITS) - 1)
 
-static inline uint32_t slot_tag(struct hash128 h)
+static inline uint32_t slot_tag(uint64_t hi)
 {
-	return (uint32_t)(h.lo >> 60) << SLOT_INDEX_BITS;
+	return (uint32_t)((hi >> 32) & 0xf) << SLOT_INDEX_BITS;
 }
 
-static inline uint32_t slot_value(struct hash128 h, size_t i)
+static inline uint32_t slot_value(uint64_t hi, size_t i)
 {
-	return slot_tag(h) | (uint32_t)(i + 1);
+	return slot_tag(hi) | (uint32_t)(i + 1);
 }
 
 static inline size_t slot_index(uint32_t v)
@@ -119,21 +122,21 @@ static const uint8_t *key_of(const struct store *s, const struct store_item *it)
 	return inline_key(it->len) ? it->key.bytes : s->arena.bytes + it->key.offset;
 }
 
-static bool entry_is(const struct store *s, size_t i, struct hash128 h, uint8_t kind,
-		     const void *bytes, size_t len)
+static bool entry_is(const struct store *s, size_t i, uint64_t hi, uint8_t kind, const void *bytes,
+		     size_t len)
 {
 	const struct store_item *it = &s->items[i];
 
-	return s->hashes[i].lo == h.lo && s->hashes[i].hi == h.hi && it->kind == kind &&
-	       it->len == len && memcmp(key_of(s, it), bytes, len) == 0;
+	return s->hash_hi[i] == hi && it->kind == kind && it->len == len &&
+	       memcmp(key_of(s, it), bytes, len) == 0;
 }
 
-/* The slot of t holding entry i (by its hash h), which must be there. */
-static size_t slot_of(const struct store_table *t, struct hash128 h, size_t i)
+/* The slot of t holding entry i (by its hash's high word), which must be there. */
+static size_t slot_of(const struct store_table *t, uint64_t hi, size_t i)
 {
-	size_t slot = home_slot(t, h);
+	size_t slot = home_slot(t, hi);
 
-	while (t->slots[slot] != slot_value(h, i))
+	while (t->slots[slot] != slot_value(hi, i))
 		slot = (slot + 1) & (t->n - 1);
 	return slot;
 }
@@ -142,24 +145,24 @@ ssize_t store_find(const struct store *s, struct hash128 h, uint8_t kind, const 
 		   size_t len)
 {
 	const struct store_table *t = &s->table;
-	uint32_t tag = slot_tag(h);
+	uint32_t tag = slot_tag(h.hi);
 
-	for (size_t slot = home_slot(t, h);; slot = (slot + 1) & (t->n - 1)) {
+	for (size_t slot = home_slot(t, h.hi);; slot = (slot + 1) & (t->n - 1)) {
 		uint32_t v = t->slots[slot];
 		if (v == 0)
 			return -1;
-		if ((v & ~SLOT_INDEX_MASK) == tag && entry_is(s, slot_index(v), h, kind, bytes, len))
+		if ((v & ~SLOT_INDEX_MASK) == tag && entry_is(s, slot_index(v), h.hi, kind, bytes, len))
 			return (ssize_t)slot_index(v);
 	}
 }
 
-static void slot_insert(struct store_table *t, struct hash128 h, size_t i)
+static void slot_insert(struct store_table *t, uint64_t hi, size_t i)
 {
-	size_t slot = home_slot(t, h);
+	size_t slot = home_slot(t, hi);
 
 	while (t->slots[slot] != 0)
 		slot = (slot + 1) & (t->n - 1);
-	t->slots[slot] = slot_value(h, i);
+	t->slots[slot] = slot_value(hi, i);
 }
 
 /* Linear probing deletion without tombstones: shift later members of the run back. */
@@ -168,7 +171,7 @@ static void slot_delete(const struct store *s, struct store_table *t, size_t hol
 	size_t mask = t->n - 1;
 
 	for (size_t next = (hole + 1) & mask; t->slots[next] != 0; next = (next + 1) & mask) {
-		size_t home = home_slot(t, s->hashes[slot_index(t->slots[next])]);
+		size_t home = home_slot(t, s->hash_hi[slot_index(t->slots[next])]);
 		/* Move next into the hole unless its home lies cyclically in (hole, next]. */
 		if (((next - home) & mask) >= ((next - hole) & mask)) {
 			t->slots[hole] = t->slots[next];
@@ -184,10 +187,10 @@ static void grow_step(struct store *s)
 	if (s->growing.slots == NULL)
 		return;
 	for (unsigned k = 0; k < STORE_GROW_STEP && s->moved < s->count; k++, s->moved++)
-		slot_insert(&s->growing, s->hashes[s->moved], s->moved);
+		slot_insert(&s->growing, s->hash_hi[s->moved], s->moved);
 	/* The next step's slots asked for now: each is a line of the bigger table, at random. */
 	for (size_t k = s->moved; k < s->moved + STORE_GROW_STEP && k < s->count; k++)
-		__builtin_prefetch(&s->growing.slots[home_slot(&s->growing, s->hashes[k])], 1);
+		__builtin_prefetch(&s->growing.slots[home_slot(&s->growing, s->hash_hi[k])], 1);
 	if (s->moved < s->count)
 		return;
 	free(s->table.slots);
@@ -217,7 +220,7 @@ static int grow_begin(struct store *s)
 static int entries_reserve(struct store *s)
 {
 	const struct array_spec arrays[] = {
-		{ (void **)&s->hashes, sizeof(*s->hashes) },
+		{ (void **)&s->hash_hi, sizeof(*s->hash_hi) },
 		{ (void **)&s->items, sizeof(*s->items) },
 		{ (void **)&s->holders, sizeof(*s->holders) },
 		{ (void **)&s->groups, sizeof(*s->groups) },
@@ -266,9 +269,9 @@ ssize_t store_add(struct store *s, struct hash128 h, uint8_t kind, const void *b
 	if (i % STORE_HELD_BLOCK == 0) /* a block begun (again): none of its entries is held */
 		s->held_blocks[i / STORE_HELD_BLOCK] = 0;
 	s->groups[i] = group;
-	s->hashes[i] = h;
+	s->hash_hi[i] = h.hi;
 	s->count++;
-	slot_insert(&s->table, h, i); /* the growing table takes it in its turn (i >= moved) */
+	slot_insert(&s->table, h.hi, i); /* the growing table takes it in its turn (i >= moved) */
 	grow_step(s);
 	return (ssize_t)i;
 }
@@ -295,18 +298,19 @@ void store_remove(struct store *s, size_t i)
 	size_t last = s->count - 1;
 	bool growing = s->growing.slots != NULL;
 
-	slot_delete(s, &s->table, slot_of(&s->table, s->hashes[i], i));
+	slot_delete(s, &s->table, slot_of(&s->table, s->hash_hi[i], i));
 	if (growing && i < s->moved)
-		slot_delete(s, &s->growing, slot_of(&s->growing, s->hashes[i], i));
+		slot_delete(s, &s->growing, slot_of(&s->growing, s->hash_hi[i], i));
 	if (!inline_key(s->items[i].len))
 		arena_drop(&s->arena, s->items[i].len);
 	if (i != last) { /* the last entry moves to i: each table that has it says so */
-		s->table.slots[slot_of(&s->table, s->hashes[last], last)] = slot_value(s->hashes[last], i);
+		uint64_t hi = s->hash_hi[last];
+		s->table.slots[slot_of(&s->table, hi, last)] = slot_value(hi, i);
 		if (growing && last < s->moved)
-			s->growing.slots[slot_of(&s->growing, s->hashes[last], last)] = slot_value(s->hashes[last], i);
+			s->growing.slots[slot_of(&s->growing, hi, last)] = slot_value(hi, i);
 		else if (growing && i < s->moved)
-			slot_insert(&s->growing, s->hashes[last], i);
-		s->hashes[i] = s->hashes[last];
+			slot_insert(&s->growing, hi, i);
+		s->hash_hi[i] = hi;
 		s->items[i] = s->items[last];
 		store_set_holders(s, i, s->holders[last]);
 		s->groups[i] = s->groups[last];
@@ -327,14 +331,9 @@ void store_entry(const struct store *s, size_t i, uint8_t *kind, const uint8_t *
 	*len = s->items[i].len;
 }
 
-const struct hash128 *store_hashes(const struct store *s)
-{
-	return s->hashes;
-}
-
 size_t store_bytes(const struct store *s)
 {
-	size_t entry = sizeof(*s->hashes) + sizeof(*s->items) + sizeof(*s->holders) + sizeof(*s->groups);
+	size_t entry = sizeof(*s->hash_hi) + sizeof(*s->items) + sizeof(*s->holders) + sizeof(*s->groups);
 
 	return sizeof(*s) + s->cap * entry + s->held_blocks_cap * sizeof(*s->held_blocks) + s->arena.cap +
 	       (s->table.n + s->growing.n) * sizeof(*s->table.slots);

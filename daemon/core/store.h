@@ -14,16 +14,20 @@
 /*
  * The store is the truth the filter summarises: every filter positive is
  * confirmed here, and the counting store is rebuilt from it. Entries live in
- * dense arrays (the hashes, holders and groups each apart, so that a rebuild
- * or a pass over the holders streams through them alone) with their bytes in
- * one arena; an open-addressing table indexed by the entry's keyed hash
- * gives O(1) exact membership.
+ * dense arrays (the items, holders and groups each apart, so that a pass
+ * over the holders streams through them alone) with their bytes in one
+ * arena; an open-addressing table indexed by the entry's keyed hash gives
+ * O(1) exact membership.
  *
  * Indices are dense, 0..count-1: removing entry i moves the last entry to i.
  * A store holds at most 268,435,454 entries (an add past them fails, as
  * without memory).
  * The caller supplies each entry's hash (the filter's keyed hash of the
- * bytes, hash.h), so the store and the filter always agree on it.
+ * bytes, hash.h), so the store and the filter always agree on it. The store
+ * keeps its high word alone (the entry's home in the table, its tag, and a
+ * comparison before the bytes): the filter's caller hashes the bytes again
+ * where it needs the whole (a remove, a rebuild's copy), 8 bytes an entry
+ * less held for a hash a packet never asks the store for.
  */
 
 #define STORE_MAX_BYTES 65535
@@ -60,7 +64,7 @@ struct store_table {
 
 struct store {
 	size_t count, cap;
-	struct hash128 *hashes;
+	uint64_t *hash_hi;          /* each entry's hash's high word */
 	struct store_item *items;
 	uint32_t *holders;          /* who holds each entry (matcher.h): an array of their own, so that a
 				       list's version, which reads every entry's, reads no more */
@@ -102,8 +106,6 @@ void store_remove(struct store *s, size_t i);
 /* Entry i's kind and bytes (valid until the next add or remove). */
 void store_entry(const struct store *s, size_t i, uint8_t *kind, const uint8_t **bytes,
 		 size_t *len);
-
-const struct hash128 *store_hashes(const struct store *s);
 
 /* The entries whose holders one word of held_blocks sums up. */
 #define STORE_HELD_BLOCK 64

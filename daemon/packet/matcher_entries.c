@@ -85,7 +85,7 @@ static int add_address(struct matcher *m, const struct entry *e, int group, uint
 		holders_changed(m, e->kind, e->key, e->len, had, had | holders);
 		return 1;
 	}
-	if (matcher_filter_in(m, &m->addr, (size_t)index, 0, group >= 0, err, errlen) < 0) {
+	if (matcher_filter_in(m, &m->addr, (size_t)index, h, group >= 0, err, errlen) < 0) {
 		store_remove(m->addr.store, (size_t)index);
 		errno = ENOMEM;
 		return -1;

@@ -112,6 +112,23 @@ static inline struct hash128 addr_hash(const struct matcher *m, enum entry_kind 
 	return entry_hash(&m->addr.key, kind, key, len);
 }
 
+/*
+ * The filter's hash of the key at index, made again from its bytes (a
+ * signature window's from its word): the store keeps only its high word
+ * (store.h).
+ */
+static inline struct hash128 matcher_key_hash(const struct matcher *m, const struct keyed_filter *kf, size_t index)
+{
+	uint8_t kind;
+	const uint8_t *bytes;
+	size_t len;
+
+	if (kf == &m->sig)
+		return sigscan_hash(m->scan, m->words[index]);
+	store_entry(kf->store, index, &kind, &bytes, &len);
+	return addr_hash(m, (enum entry_kind)kind, bytes, len);
+}
+
 /* matcher_entries.c */
 
 /* Bits per key of a filter: [0] addresses, [1] signature windows. */
@@ -184,12 +201,12 @@ int matcher_new_window(struct matcher *m, const struct entry *e, struct sig_plac
 void matcher_remove_window(struct matcher *m, size_t index);
 
 /*
- * matcher_keys.c: the key just stored at index into its filter once built
+ * matcher_keys.c: the key just stored at index (its hash h) into its filter once built
  * (and a rebuild's log; before the build it waits, its group meaningful
  * only when restored); -1 without memory. And the key about to leave index
  * out of it.
  */
-int matcher_filter_in(struct matcher *m, struct keyed_filter *kf, size_t index, uint64_t word, bool restored,
+int matcher_filter_in(struct matcher *m, struct keyed_filter *kf, size_t index, struct hash128 h, bool restored,
 		    char *err, size_t errlen);
 void matcher_filter_out(struct matcher *m, struct keyed_filter *kf, size_t index);
 

@@ -22,11 +22,11 @@ static void log_op(struct keyed_filter *kf, struct store_op op)
 }
 
 /*
- * A key just stored at index: once built it goes straight into the filter
- * (and into the log of a rebuild in progress); before that it waits for
- * matcher_build, its group meaningful only when restored.
+ * A key just stored at index (its hash h): once built it goes straight into
+ * the filter (and into the log of a rebuild in progress); before that it
+ * waits for matcher_build, its group meaningful only when restored.
  */
-int matcher_filter_in(struct matcher *m, struct keyed_filter *kf, size_t index, uint64_t word, bool restored,
+int matcher_filter_in(struct matcher *m, struct keyed_filter *kf, size_t index, struct hash128 h, bool restored,
 		    char *err, size_t errlen)
 {
 	if (!m->built) {
@@ -36,11 +36,10 @@ int matcher_filter_in(struct matcher *m, struct keyed_filter *kf, size_t index, 
 	if (kf->counting == NULL &&
 	    matcher_counting_for(m, kf, (uint64_t)ceil(1024 * matcher_bits_per_key(&m->cfg, kf == &m->sig)), err, errlen) < 0)
 		return -1;
-	struct hash128 h = store_hashes(kf->store)[index];
 	store_set_group(kf->store, index, counting_insert(kf->counting, h));
 	kf->changes++;
 	if (m->rebuilding && !matcher_rebuild_copying(m->rebuilding)) /* else a later slice copies it */
-		log_op(kf, (struct store_op){ .add = true, .hash = h, .word = word });
+		log_op(kf, (struct store_op){ .add = true, .hash = h, .word = kf == &m->sig ? m->words[index] : 0 });
 	return 0;
 }
 
@@ -48,8 +47,7 @@ int matcher_filter_in(struct matcher *m, struct keyed_filter *kf, size_t index, 
 void matcher_filter_out(struct matcher *m, struct keyed_filter *kf, size_t index)
 {
 	if (kf->counting)
-		counting_remove(kf->counting, store_hashes(kf->store)[index],
-				store_group(kf->store, index));
+		counting_remove(kf->counting, matcher_key_hash(m, kf, index), store_group(kf->store, index));
 	kf->changes++;
 	if (m->rebuilding && matcher_rebuild_copying(m->rebuilding))
 		matcher_rebuild_copy_moves(m, kf, index);

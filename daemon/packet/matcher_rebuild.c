@@ -107,6 +107,7 @@ struct rebuild_part {
 struct matcher_rebuild {
 	unsigned rounds, window;
 	bool restored;               /* the groups are a snapshot's, kept as they were */
+	bool direct;                 /* a build on the loop: each key counted as it is copied, its hash not kept */
 	bool copying;                /* the copy is being made, a slice at a time (matcher_rebuild_copy) */
 	enum simd_level simd;
 	atomic_bool stop;            /* set from another thread: run gives up between rounds */
@@ -139,22 +140,24 @@ void matcher_rebuild_free(struct matcher *m, struct matcher_rebuild *r)
  * Room for n keys, what is copied kept, and the first n touched, so that the
  * copy into them does not page-fault in the loop. The room past them is
  * not: the store takes the groups array as it is, resident only as far as
- * it was written.
+ * it was written. The hashes only where they are kept (not direct), the
+ * words only for the signatures.
  */
-static int part_reserve(struct rebuild_part *p, size_t n, bool words)
+static int part_reserve(struct rebuild_part *p, size_t n, bool hashes, bool words)
 {
-	const struct array_spec arrays[] = {
-		{ (void **)&p->hashes, sizeof(*p->hashes) },
-		{ (void **)&p->groups, sizeof(*p->groups) },
-		{ (void **)&p->words, sizeof(*p->words) },
-	};
-	size_t from = p->touched;
+	struct array_spec arrays[3] = { { (void **)&p->groups, sizeof(*p->groups) } };
+	size_t from = p->touched, k = 1;
 
 	if (n <= from)
 		return 0;
-	if (arrays_grow(arrays, words ? 3 : 2, &p->cap, n) < 0)
+	if (hashes)
+		arrays[k++] = (struct array_spec){ (void **)&p->hashes, sizeof(*p->hashes) };
+	if (words)
+		arrays[k++] = (struct array_spec){ (void **)&p->words, sizeof(*p->words) };
+	if (arrays_grow(arrays, k, &p->cap, n) < 0)
 		return -1;
-	memset(p->hashes + from, 0, (n - from) * sizeof(*p->hashes));
+	if (hashes)
+		memset(p->hashes + from, 0, (n - from) * sizeof(*p->hashes));
 	memset(p->groups + from, 0, n - from);
 	if (words)
 		memset(p->words + from, 0, (n - from) * sizeof(*p->words));
@@ -166,8 +169,8 @@ struct matcher_rebuild *matcher_rebuild_prepare(uint64_t addr_keys, uint64_t sig
 {
 	struct matcher_rebuild *r = calloc(1, sizeof(*r));
 
-	if (r && (part_reserve(&r->part[0], addr_keys, false) < 0 ||
-		  part_reserve(&r->part[1], sig_windows, true) < 0)) {
+	if (r && (part_reserve(&r->part[0], addr_keys, true, false) < 0 ||
+		  part_reserve(&r->part[1], sig_windows, true, true) < 0)) {
 		matcher_rebuild_free(NULL, r);
 		return NULL;
 	}
@@ -184,9 +187,9 @@ uint64_t matcher_keys_count(const struct matcher *m, int sig)
 	return store_count(sig ? m->sig.store : m->addr.store);
 }
 
-/* Set up one filter's share; its keys are copied by matcher_rebuild_copy. */
+/* Set up one filter's share; its keys are copied by matcher_rebuild_copy (counted as they are, direct). */
 static int part_begin(const struct matcher *m, const struct keyed_filter *kf,
-		      const struct filter_params *given, uint64_t bits, struct rebuild_part *p,
+		      const struct filter_params *given, uint64_t bits, bool direct, struct rebuild_part *p,
 		      char *err, size_t errlen)
 {
 	size_t n = store_count(kf->store);
@@ -200,13 +203,15 @@ static int part_begin(const struct matcher *m, const struct keyed_filter *kf,
 		return -1;
 	if (filter_params_check(&p->params, err, errlen) < 0)
 		return -1;
-	if (part_reserve(p, n, sig) < 0) {
+	if (part_reserve(p, n, !direct, sig) < 0) {
 		error_set(err, errlen, "out of memory copying %zu keys for a rebuild", n);
 		return -1;
 	}
 	p->active = true;
 	p->key = kf->key;
 	p->seed = counting_seed(kf);
+	if (direct && (p->counting = counting_new(&p->params, &p->key, p->seed, err, errlen)) == NULL)
+		return -1;
 	p->groups_valid = kf->groups_valid &&
 			  (kf->counting == NULL || kf->counting->params.choices == p->params.choices) &&
 			  (m->built || (given && given->bits));
@@ -236,8 +241,8 @@ struct matcher_rebuild *matcher_rebuild_begin(struct matcher *m, struct matcher_
 	r->window = m->cfg.window;
 	r->simd = m->simd;
 	wanted_bits(m, bits);
-	if (part_begin(m, &m->addr, params ? &params[0] : NULL, bits[0], &r->part[0], err, errlen) < 0 ||
-	    part_begin(m, &m->sig, params ? &params[1] : NULL, bits[1], &r->part[1], err, errlen) < 0) {
+	if (part_begin(m, &m->addr, params ? &params[0] : NULL, bits[0], r->direct, &r->part[0], err, errlen) < 0 ||
+	    part_begin(m, &m->sig, params ? &params[1] : NULL, bits[1], r->direct, &r->part[1], err, errlen) < 0) {
 		matcher_rebuild_free(m, r);
 		return NULL;
 	}
@@ -247,7 +252,7 @@ struct matcher_rebuild *matcher_rebuild_begin(struct matcher *m, struct matcher_
 }
 
 /*
- * Up to budget more of a filter's keys copied: from the store as it is now
+ * Up to budget more of a filter's keys copied, each hashed again: from the store as it is now
  * (it may have grown or shrunk since the last slice; matcher_rebuild_copy_moves
  * kept what was copied in step). 1 when all are, 0 if not yet, -1 without memory.
  */
@@ -258,13 +263,20 @@ static int part_copy(const struct matcher *m, const struct keyed_filter *kf, str
 	size_t to = n - from < *budget ? n : from + *budget;
 	bool sig = kf == &m->sig;
 
-	if (part_reserve(p, n, sig) < 0)
+	if (part_reserve(p, n, p->counting == NULL, sig) < 0)
 		return -1;
-	memcpy(p->hashes + from, store_hashes(kf->store) + from, (to - from) * sizeof(*p->hashes));
 	for (size_t i = from; i < to; i++) {
 		unsigned g = store_group(kf->store, i);
+		bool in_range = g < p->params.choices;
+		struct hash128 h = matcher_key_hash(m, kf, i);
+		p->in_range &= in_range;
+		if (p->counting == NULL)
+			p->hashes[i] = h;
+		else if (p->groups_valid && in_range) /* direct: counted now, where it was */
+			counting_add(p->counting, h, g);
+		else /* direct: placed greedily, the first round */
+			g = counting_insert(p->counting, h);
 		p->groups[i] = (uint8_t)g;
-		p->in_range &= g < p->params.choices;
 	}
 	if (sig)
 		memcpy(p->words + from, m->words + from, (to - from) * sizeof(*p->words));
@@ -313,7 +325,7 @@ void matcher_rebuild_copy_moves(struct matcher *m, struct keyed_filter *kf, size
 
 	if (index < p->copied) { /* the copy's key at index becomes the store's last, as the store's does */
 		unsigned g = store_group(kf->store, last);
-		p->hashes[index] = store_hashes(kf->store)[last];
+		p->hashes[index] = matcher_key_hash(m, kf, last);
 		p->groups[index] = (uint8_t)g;
 		p->in_range &= g < p->params.choices;
 		if (kf == &m->sig)
@@ -327,6 +339,8 @@ void matcher_rebuild_copy_moves(struct matcher *m, struct keyed_filter *kf, size
 static int part_run(struct rebuild_part *p, unsigned rounds, const atomic_bool *stop, char *err,
 		    size_t errlen)
 {
+	if (p->counting) /* direct: counted as they were copied */
+		return 0;
 	p->counting = counting_new(&p->params, &p->key, p->seed, err, errlen);
 	if (p->counting == NULL)
 		return -1;
@@ -487,12 +501,23 @@ int matcher_rebuild_finish(struct matcher *m, struct matcher_rebuild *r, char *e
 	return rc;
 }
 
+/*
+ * A build on the loop. One without rounds (the start's, each key placed
+ * greedily, or a snapshot's, each counted in its group) is made direct:
+ * each key is counted as it is hashed, with no copy of the hashes, which
+ * was 16 bytes an entry more at the start's peak.
+ */
 static int rebuild_now(struct matcher *m, unsigned rounds, const struct filter_params *params,
 		       char *err, size_t errlen)
 {
-	struct matcher_rebuild *r = matcher_rebuild_begin(m, NULL, rounds, params, err, errlen);
+	struct matcher_rebuild *r = calloc(1, sizeof(*r));
 
-	if (r == NULL)
+	if (r == NULL) {
+		error_set(err, errlen, "out of memory for a rebuild");
+		return -1;
+	}
+	r->direct = rounds == 0;
+	if ((r = matcher_rebuild_begin(m, r, rounds, params, err, errlen)) == NULL)
 		return -1;
 	if (matcher_rebuild_copy(m, r, SIZE_MAX, err, errlen) < 0 || matcher_rebuild_run(r, err, errlen) < 0) {
 		matcher_rebuild_free(m, r);

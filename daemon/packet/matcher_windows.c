@@ -189,7 +189,7 @@ int matcher_new_window(struct matcher *m, const struct entry *e, struct sig_plac
 	}
 	m->heads[p->index] = id;
 	m->words[p->index] = p->word;
-	if (matcher_filter_in(m, &m->sig, (size_t)p->index, p->word, group >= 0, err, errlen) < 0) {
+	if (matcher_filter_in(m, &m->sig, (size_t)p->index, p->h, group >= 0, err, errlen) < 0) {
 		/* Not in the filter: out of the store too (the last window: nothing moves). */
 		store_remove(m->sig.store, (size_t)p->index);
 		return -1;
