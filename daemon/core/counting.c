@@ -191,7 +191,6 @@ static double group_cost(const struct counting *c, struct hash128 h, unsigned g)
  * the entries in their order, each at a random place: without this, each
  * waits on memory in turn once the counters outgrow the caches.
  */
-#define PREFETCH_AHEAD 8
 #define BLOCK_COUNTER_BYTES (FILTER_BLOCK_WORDS * 64 / 2)
 
 static void prefetch_groups(const struct counting *c, struct hash128 h)
@@ -204,6 +203,12 @@ static void prefetch_groups(const struct counting *c, struct hash128 h)
 		for (unsigned at = 0; at < BLOCK_COUNTER_BYTES; at += 64)
 			__builtin_prefetch(counters + at, 1);
 	}
+}
+
+void counting_prefetch(const struct counting *c, struct hash128 h)
+{
+	if (c->params.layout == FILTER_BLOCKED)
+		prefetch_groups(c, h);
 }
 
 unsigned counting_choose(struct counting *c, struct hash128 h)
@@ -267,12 +272,10 @@ unsigned counting_insert(struct counting *c, struct hash128 h)
 void counting_rebuild(struct counting *c, const struct hash128 *hashes, uint8_t *groups,
 		      size_t n, unsigned rounds)
 {
-	bool blocked = c->params.layout == FILTER_BLOCKED;
-
 	for (unsigned r = 0; r < rounds; r++) {
 		for (size_t i = 0; i < n; i++) {
-			if (blocked && i + PREFETCH_AHEAD < n)
-				prefetch_groups(c, hashes[i + PREFETCH_AHEAD]);
+			if (i + COUNTING_AHEAD < n)
+				counting_prefetch(c, hashes[i + COUNTING_AHEAD]);
 			if (counting_remove(c, hashes[i], groups[i]) < 0)
 				continue; /* not counted as claimed: leave it alone */
 			groups[i] = (uint8_t)choose_and_add(c, hashes[i]); /* its lines were asked for ahead */

@@ -63,6 +63,14 @@ int counting_remove(struct counting *c, struct hash128 h, unsigned g);
 unsigned counting_insert(struct counting *c, struct hash128 h);
 
 /*
+ * Ask for the lines h's groups lie in (a blocked filter's; else nothing),
+ * ahead of counting h: a pass over many keys asks a few keys ahead
+ * (COUNTING_AHEAD), so that their misses overlap.
+ */
+#define COUNTING_AHEAD 8
+void counting_prefetch(const struct counting *c, struct hash128 h);
+
+/*
  * Offline rebuild (Lumetta & Mitzenmacher §3.2): rounds passes over the n
  * keys in order; each is removed, re-chosen greedily and added back, and its
  * groups[i] updated. Every key must be counted in groups[i] on entry.

@@ -251,10 +251,53 @@ struct matcher_rebuild *matcher_rebuild_begin(struct matcher *m, struct matcher_
 	return r;
 }
 
+/* Keys from..to-1 into the copy: each hashed again, and its group. */
+static void copy_keys(const struct matcher *m, const struct keyed_filter *kf, struct rebuild_part *p, size_t from,
+		      size_t to)
+{
+	for (size_t i = from; i < to; i++) {
+		unsigned g = store_group(kf->store, i);
+		p->hashes[i] = matcher_key_hash(m, kf, i);
+		p->groups[i] = (uint8_t)g;
+		p->in_range &= g < p->params.choices;
+	}
+}
+
 /*
- * Up to budget more of a filter's keys copied, each hashed again: from the store as it is now
- * (it may have grown or shrunk since the last slice; matcher_rebuild_copy_moves
- * kept what was copied in step). 1 when all are, 0 if not yet, -1 without memory.
+ * Direct: keys from..to-1 counted as they are hashed, each in its group if
+ * that is known, else placed greedily (the first round); each key's lines
+ * asked for COUNTING_AHEAD keys before it is counted.
+ */
+static void count_keys(const struct matcher *m, const struct keyed_filter *kf, struct rebuild_part *p,
+		       size_t from, size_t to)
+{
+	struct hash128 ahead[COUNTING_AHEAD];
+
+	for (size_t i = from; i < to + COUNTING_AHEAD; i++) {
+		struct hash128 *slot = &ahead[i % COUNTING_AHEAD]; /* key i - COUNTING_AHEAD's, then key i's */
+		if (i >= from + COUNTING_AHEAD) {
+			size_t k = i - COUNTING_AHEAD;
+			unsigned g = store_group(kf->store, k);
+			bool in_range = g < p->params.choices;
+			p->in_range &= in_range;
+			if (p->groups_valid && in_range)
+				counting_add(p->counting, *slot, g);
+			else
+				g = counting_insert(p->counting, *slot);
+			p->groups[k] = (uint8_t)g;
+		}
+		if (i < to) {
+			*slot = matcher_key_hash(m, kf, i);
+			counting_prefetch(p->counting, *slot);
+		}
+	}
+}
+
+/*
+ * Up to budget more of a filter's keys copied (or counted, direct): from the
+ * store as it is now (it may have grown or shrunk since the last slice;
+ * matcher_rebuild_copy_moves kept what was copied in step). 1 when all are,
+ * 0 if not yet, -1 without memory.
  */
 static int part_copy(const struct matcher *m, const struct keyed_filter *kf, struct rebuild_part *p,
 		     size_t *budget)
@@ -265,19 +308,10 @@ static int part_copy(const struct matcher *m, const struct keyed_filter *kf, str
 
 	if (part_reserve(p, n, p->counting == NULL, sig) < 0)
 		return -1;
-	for (size_t i = from; i < to; i++) {
-		unsigned g = store_group(kf->store, i);
-		bool in_range = g < p->params.choices;
-		struct hash128 h = matcher_key_hash(m, kf, i);
-		p->in_range &= in_range;
-		if (p->counting == NULL)
-			p->hashes[i] = h;
-		else if (p->groups_valid && in_range) /* direct: counted now, where it was */
-			counting_add(p->counting, h, g);
-		else /* direct: placed greedily, the first round */
-			g = counting_insert(p->counting, h);
-		p->groups[i] = (uint8_t)g;
-	}
+	if (p->counting)
+		count_keys(m, kf, p, from, to);
+	else
+		copy_keys(m, kf, p, from, to);
 	if (sig)
 		memcpy(p->words + from, m->words + from, (to - from) * sizeof(*p->words));
 	p->copied = to;
