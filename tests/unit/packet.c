@@ -189,10 +189,58 @@ static void random_bytes_never_overread(void **state)
 	}
 }
 
+static void assert_views_equal(const struct packet_view *a, const struct packet_view *b, int frame_no)
+{
+	if (a->status != b->status || a->family != b->family || a->ip_proto != b->ip_proto ||
+	    a->fragment != b->fragment || a->later_fragment != b->later_fragment || a->l4 != b->l4 ||
+	    a->nvlans != b->nvlans || memcmp(a->vlans, b->vlans, sizeof(a->vlans)) != 0 || a->src != b->src ||
+	    a->dst != b->dst || a->sport != b->sport || a->dport != b->dport || a->payload != b->payload ||
+	    a->payload_len != b->payload_len)
+		fail_msg("frame %d: packet_parse gives status %d, payload %zu; the walk %d, %zu", frame_no,
+			 (int)a->status, a->payload_len, (int)b->status, b->payload_len);
+}
+
+/*
+ * packet_parse reads the commonest frame (untagged Ethernet, IPv4 without
+ * options, TCP or UDP) in one go: on such frames and their mutations (any
+ * header byte, the capture cut anywhere, any wire length), it must give
+ * the view the general walk gives.
+ */
+static void common_frames_read_as_the_walk_reads_them(void **state)
+{
+	static const uint8_t payload[64];
+	struct rng r;
+	int ok = 0;
+
+	(void)state;
+	rng_seed(&r, 61);
+	for (int i = 0; i < 200000; i++) {
+		struct synth_packet p = base(PACKET_LINK_EN10MB, 4);
+		p.proto = rng_below(&r, 2) ? 6 : 17;
+		p.payload = payload;
+		p.payload_len = rng_below(&r, sizeof(payload) + 1);
+		p.nvlans = rng_below(&r, 8) == 0;
+		size_t len = synth_build(&p, frame);
+		for (int m = (int)rng_below(&r, 3); m > 0; m--) /* the headers' bytes, Ethernet to L4 */
+			frame[rng_below(&r, len < 54 ? len : 54)] = (uint8_t)rng_next(&r);
+		size_t cut = rng_below(&r, 4) ? len : rng_below(&r, len + 1);
+		size_t wire = rng_below(&r, 4) ? len : rng_below(&r, 3) == 0 ? 0 : rng_below(&r, len + 8);
+		const uint8_t *at = place_at_guard(frame, cut);
+		struct packet_view fast, walk;
+		packet_parse(PACKET_LINK_EN10MB, at, cut, wire, &fast);
+		packet_parse_walk(PACKET_LINK_EN10MB, at, cut, wire, &walk);
+		assert_views_equal(&fast, &walk, i);
+		ok += walk.status == PACKET_OK && walk.nvlans == 0 && !walk.fragment;
+	}
+	print_message("# %d of 200,000 frames whole and untagged\n", ok);
+	assert_true(ok > 100000);
+}
+
 static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(layers_are_found),	     cmocka_unit_test(vlans_and_extension_headers),
 	cmocka_unit_test(fragments),		     cmocka_unit_test(truncation_at_every_byte),
 	cmocka_unit_test(bad_headers),		     cmocka_unit_test(random_bytes_never_overread),
+	cmocka_unit_test(common_frames_read_as_the_walk_reads_them),
 };
 
 int main(void)
