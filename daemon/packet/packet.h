@@ -9,8 +9,9 @@
 
 /*
  * packet_parse reads a captured frame (caplen bytes of a wirelen-byte packet)
- * through a bounds-checked reader; it never casts packet bytes to structs and
- * never reads past caplen. It fills a packet_view with pointers into the frame:
+ * through a bounds-checked reader (the commonest frame after one check of its
+ * lengths); it never casts packet bytes to structs and never reads past
+ * caplen. It fills a packet_view with pointers into the frame:
  *
  *   link header ─► [VLAN tags]* ─► IPv4 | IPv6 (+ extension headers, capped)
  *                                     └─► TCP | UDP | other ─► payload
