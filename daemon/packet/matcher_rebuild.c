@@ -280,10 +280,9 @@ static void count_keys(const struct matcher *m, const struct keyed_filter *kf, s
 			unsigned g = store_group(kf->store, k);
 			bool in_range = g < p->params.choices;
 			p->in_range &= in_range;
-			if (p->groups_valid && in_range)
-				counting_add(p->counting, *slot, g);
-			else
-				g = counting_insert(p->counting, *slot);
+			if (!p->groups_valid || !in_range) /* placed greedily; its lines asked for already */
+				g = counting_choose(p->counting, *slot);
+			counting_add(p->counting, *slot, g);
 			p->groups[k] = (uint8_t)g;
 		}
 		if (i < to) {
