@@ -31,22 +31,22 @@ C 3 version >/dev/null; ok $? "three sensors start"
 
 # An add on one node alerts on another.
 C 1 add addr 192.0.2.77 >/dev/null
-for _ in $(seq 50); do C 2 query addr 192.0.2.77 >/dev/null && break; sleep 0.05; done
+wait_for 20 eval 'C 2 query addr 192.0.2.77 >/dev/null'
 C 2 query addr 192.0.2.77 >/dev/null; is $? 0 "an add on node 1 is on node 2"
 printf 'link en10mb\npacket src=192.0.2.77 dst=10.0.0.1 proto=udp sport=5000 dport=53\n' | "$BUILD/pcapgen" -o a.pcap -
 C 3 replay a.pcap --wait >/dev/null
-for _ in $(seq 50); do [ "$(R llen bloomd:events)" -ge 1 ] && break; sleep 0.05; done
+wait_for 20 eval '[ "$(R llen bloomd:events)" -ge 1 ]'
 R lindex bloomd:events 0 | jq -e '.src_ip == "192.0.2.77" and .alert.signature == "bloomd list local"' >/dev/null
 ok $? "and node 3 ships the alert to Redis (events = redis)"
 
 # A list without a file is replaced and flushed cluster-wide, its entries' labels with it.
 printf 'addr 192.0.2.200 category=c2 severity=1\naddr 192.0.2.201\n' > shared.list
 C 1 replace shared shared.list >/dev/null
-for _ in $(seq 50); do C 3 query addr 192.0.2.201 >/dev/null && break; sleep 0.05; done
+wait_for 20 eval 'C 3 query addr 192.0.2.201 >/dev/null'
 is "$(C 3 --json query addr 192.0.2.200 | jq -c .held_by)" '["shared"]' "replace on node 1 reaches node 3's list"
 printf 'link en10mb\npacket src=192.0.2.200 dst=10.0.0.1 proto=udp sport=5000 dport=53\n' | "$BUILD/pcapgen" -o s.pcap -
 C 2 replay s.pcap --wait >/dev/null
-for _ in $(seq 50); do [ "$(R llen bloomd:events)" -ge 2 ] && break; sleep 0.05; done
+wait_for 20 eval '[ "$(R llen bloomd:events)" -ge 2 ]'
 is "$(R lindex bloomd:events 1 | jq -r '"\(.alert.category)/\(.alert.severity)"')" c2/1 "with its entries' own labels"
 # Node 3 guards the list (max_removed = 0.4): a version from the stream removing half is refused there.
 echo "max_removed = 0.4" >> n3/bloomd.conf
@@ -60,7 +60,8 @@ is "$(C 2 query addr 192.0.2.200 >/dev/null; echo $?)/$(C 3 query addr 192.0.2.2
 C 3 lists | grep -q "last version refused: it would remove 1 of the list's 2 entries, more than max_removed (0.4)"
 ok $? "and says why in lists"
 C 2 flush shared >/dev/null
-for _ in $(seq 50); do C 3 query addr 192.0.2.201 >/dev/null || break; sleep 0.05; done
+# (wait on the node the test asks: node 3 may have it before node 1 does)
+wait_for 20 eval '! C 1 query addr 192.0.2.201 >/dev/null'
 C 1 query addr 192.0.2.201 >/dev/null; is $? 1 "flush on node 2 empties it on node 1"
 
 # A slow Redis (DEBUG SLEEP holds it 3 s): a replay finishes while Redis still sleeps.
@@ -130,7 +131,7 @@ done
 R xtrim bloomd:entries MAXLEN 1000 >/dev/null
 [ "$(R xlen bloomd:entries)" -eq 1000 ]; ok $? "the stream is trimmed past node 3"
 C 1 cluster snapshot >/dev/null; ok $? "cluster snapshot publishes node 1's entries"
-for _ in $(seq 50); do [ "$(R hexists bloomd:entries:snapshot id)" = 1 ] && break; sleep 0.05; done
+wait_for 20 eval '[ "$(R hexists bloomd:entries:snapshot id)" = 1 ]'
 node_conf 3 1000; start 3
 converge $((18348 + 3000 - 1)); ok $? "the trimmed node converges from the snapshot"
 grep -q "started again from the snapshot" n3/err; ok $? "and says so"
