@@ -269,7 +269,7 @@ if [ -w /dev/full ]; then
 	for _ in $(seq 100); do "$BUILD/bloomctl" -s full.sock version >/dev/null 2>&1 && break; sleep 0.05; done
 	"$BUILD/bloomctl" -s full.sock replay "$PWD/full.pcap" --wait >/dev/null
 	is "$("$BUILD/bloomctl" -s full.sock --json stats | jq .stats.event_errors)" 2 "events the disk would not take are counted"
-	for _ in $(seq 60); do grep -q "events could not be written" full.err && break; sleep 0.05; done
+	for _ in $(seq 400); do grep -q "events could not be written" full.err && break; sleep 0.05; done
 	grep -q "2 events could not be written since the last report (see stats, event_errors): No space left on device" full.err
 	ok $? "and the log says how many and why"
 	kill "$fpid"; wait "$fpid"

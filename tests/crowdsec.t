@@ -79,7 +79,7 @@ is "$(wait_for 0111 'addr 192.0.2.1' 'addr 192.0.2.4' 'net 198.51.100.0/24' 'add
 is "$(fetch_state)" current "the list's fetch is current"
 
 stop_lapi
-for _ in $(seq 50); do [ "$(fetch_state)" = stale ] && break; sleep 0.1; done
+for _ in $(seq 200); do [ "$(fetch_state)" = stale ] && break; sleep 0.1; done
 is "$(fetch_state)" stale "the LAPI stopped: the list is stale"
 is "$(held addr 192.0.2.4)$(held net 198.51.100.0/24)" 11 "and keeps enforcing what it had"
 asked=$(grep -c 'startup=true' lapi.log)
@@ -107,7 +107,7 @@ echo 0123456789abcdef0123456789abcdef > key
 chmod 600 key
 start_lapi
 start
-for _ in $(seq 50); do grep -q "HTTP 403" err && break; sleep 0.1; done
+for _ in $(seq 200); do grep -q "HTTP 403" err && break; sleep 0.1; done
 grep -q "list cs: stale, .* cannot be fetched: the server answered HTTP 403" err; ok $? "a wrong key: the LAPI's 403 is said"
 is "$(held addr 192.0.2.5)" 1 "and the list keeps enforcing its kept version"
 stop

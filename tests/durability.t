@@ -48,7 +48,7 @@ C add addr 192.0.2.9 --ttl 60 >/dev/null 2>&1; ok $((! $?)) "a change of an entr
 is "$(C --json query addr 192.0.2.9 | jq .expires)" "$expires" "and leaves its expiry as it was"
 
 rm -f disk/filler
-for _ in $(seq 50); do C add addr 192.0.2.250 >/dev/null 2>&1 && break; sleep 0.1; done
+for _ in $(seq 200); do C add addr 192.0.2.250 >/dev/null 2>&1 && break; sleep 0.1; done
 C query addr 192.0.2.250 >/dev/null
 ok $? "once the disk has room, changes are accepted again"
 echo 192.0.2.250 >> acked

@@ -257,7 +257,7 @@ C reload >/dev/null
 is "$(C query addr 192.0.2.120 >/dev/null; echo $?)/$(C query addr 192.0.2.121 >/dev/null; echo $?)" 0/1 \
 	"a reload takes a crowdsec-json list: its ban is an entry, a run-out one is not"
 grep -q '^addr 192.0.2.122 category=crowdsecurity_ssh-bf expires=\|^addr 192.0.2.122 expires=' state/lists/crowdsec; ok $? "its kept version says when each ban ends"
-for _ in $(seq 60); do C query addr 192.0.2.122 >/dev/null || break; sleep 0.1; done
+for _ in $(seq 200); do C query addr 192.0.2.122 >/dev/null || break; sleep 0.1; done
 is "$(C query addr 192.0.2.122 >/dev/null; echo $?)/$(C query addr 192.0.2.120 >/dev/null; echo $?)" 1/0 \
 	"a ban leaves the list when its duration ends, the others stay"
 stop

@@ -35,7 +35,7 @@ C
 
 "$BUILD/bloomd" -c bloomd.conf 2> err &
 pid=$!
-for _ in $(seq 50); do grep -q "capturing on lo" err && break; sleep 0.1; done
+for _ in $(seq 200); do grep -q "capturing on lo" err && break; sleep 0.1; done
 grep -q "capturing on lo" err; ok $? "bloomd captures on lo"
 
 echo -n "xx bloomd-live-signature xx" > /dev/udp/127.0.0.2/$port  # signature
@@ -43,7 +43,7 @@ echo -n "xx bloomd-live-signature xx" > /dev/udp/127.0.0.2/$port  # signature
 echo -n "nothing to see here, at all" > /dev/udp/127.0.0.9/$port # neither
 sleep 0.25
 echo -n "yy bloomd-live-signature yy" > /dev/udp/127.0.0.2/$port  # the signature again, 250 ms on
-for _ in $(seq 50); do [ "$(cat events.json 2>/dev/null | grep -c alert)" -ge 3 ] && break; sleep 0.1; done
+for _ in $(seq 200); do [ "$(cat events.json 2>/dev/null | grep -c alert)" -ge 3 ] && break; sleep 0.1; done
 sleep 0.3
 
 sig=$(jq -c 'select(.alert.context.matches[0].kind == "sig")' events.json | head -n 1)

@@ -78,7 +78,7 @@ dir =
 C
 socat -u UNIX-RECV:"$tmp/notify" - > notify.log &
 pids+=($!)
-for _ in $(seq 50); do [ -S "$tmp/notify" ] && break; sleep 0.05; done
+for _ in $(seq 400); do [ -S "$tmp/notify" ] && break; sleep 0.05; done
 t0=$(date +%s%N)
 NOTIFY_SOCKET=$tmp/notify WATCHDOG_USEC=200000 "$BUILD/bloomd" -c notify.conf 2> notify.err &
 pid=$!
@@ -213,7 +213,7 @@ C
 	send 10.99.0.1 "a veth-signature here"
 	send 10.99.0.3 "from the listed source"
 	send 10.99.0.1 "nothing to see"
-	for _ in $(seq 60); do [ "$(cat veth.json 2>/dev/null | grep -c alert)" -ge 2 ] && break; sleep 0.05; done
+	for _ in $(seq 400); do [ "$(cat veth.json 2>/dev/null | grep -c alert)" -ge 2 ] && break; sleep 0.05; done
 	sleep 0.3
 	is "$(jq -r '[.src_ip, .alert.context.matches[0].kind] | join(" ")' veth.json | sort | tr '\n' ',')" \
 		"10.99.0.1 sig,10.99.0.3 pair," "across the veth pair: the signature and the pair match, nothing else"

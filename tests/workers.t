@@ -110,7 +110,7 @@ send "after-rebuild"
 arrived after-rebuild 24 >/dev/null
 is "$(grep -c 'LIST-TWO rebuilt' recv.txt)/$(grep -c AFTER-REBUILD recv.txt)" 0/0 "so are a rebuild and the changes after it"
 
-for _ in $(seq 50); do [ "$(wc -l < events.json)" -ge 120 ] && break; sleep 0.05; done
+for _ in $(seq 400); do [ "$(wc -l < events.json)" -ge 120 ] && break; sleep 0.05; done
 stats=$(C --json stats)
 is "$(jq -r '[.stats.workers.packets[] | select(. > 0)] | length' <<<"$stats")" 2 "both workers judged packets"
 is "$(jq -c '[.stats.packets, ([.stats.workers.packets[]] | add), .stats.matched_packets]' <<<"$stats")" \
@@ -122,7 +122,7 @@ ok $? "metrics: packets per worker (promtool finds nothing to say, where it is i
 is "$(jq -r '.alert.action' events.json | sort | uniq -c | awk '{print $1 " " $2}')" "120 blocked" \
 	"every match is reported, as blocked"
 is "$(jq -r '.in_iface' events.json | sort -u | tr '\n' ' ')" "nfqueue7 nfqueue8 " "by the worker's queue"
-for _ in $(seq 20); do stats=$(C --json stats); [ "$(jq .stats.inline.packets <<<"$stats")" = 288 ] && break; sleep 0.1; done
+for _ in $(seq 200); do stats=$(C --json stats); [ "$(jq .stats.inline.packets <<<"$stats")" = 288 ] && break; sleep 0.1; done
 is "$(jq -c '[.stats.inline.packets, .stats.inline.dropped, .stats.inline.verdict_errors, .stats.workers.handoff_lost]' <<<"$stats")" \
 	"[288,120,0,0]" "the queues' counters too, summed"
 
@@ -189,10 +189,10 @@ C version >/dev/null; ok $? "bloomd captures with two workers in one fanout grou
 sleep 0.3 # both sockets are in the group before the traffic
 for i in 1 2 3; do send "LIST-TWO $i"; send "fine $i"; done
 arrived "fine 3" 24 >/dev/null
-for _ in $(seq 50); do [ "$(wc -l < passive.json 2>/dev/null)" -ge 72 ] && break; sleep 0.05; done
+for _ in $(seq 400); do [ "$(wc -l < passive.json 2>/dev/null)" -ge 72 ] && break; sleep 0.05; done
 is "$(jq -r '.alert.context.matches[0].list' passive.json | sort | uniq -c | awk '{print $1 " " $2}')" "72 evil" \
 	"every match is reported once"
-for _ in $(seq 20); do stats=$(C --json stats); [ "$(jq .stats.packets <<<"$stats")" -ge 144 ] && break; sleep 0.1; done
+for _ in $(seq 200); do stats=$(C --json stats); [ "$(jq .stats.packets <<<"$stats")" -ge 144 ] && break; sleep 0.1; done
 is "$(jq -c '[.stats.packets, ([.stats.workers.packets[] | select(. > 0)] | length)]' <<<"$stats")" "[144,2]" \
 	"each packet went to one worker, and both had some"
 # A snapshot's child is forked from a process whose workers run (under the sanitizers too:
@@ -204,7 +204,7 @@ is "$(C --json save | jq -c '[.ok, .generation > 0]')" "[true,true]" "a snapshot
 wait "$sending"
 send "fine 6"
 arrived "fine 6" 24 >/dev/null
-for _ in $(seq 50); do [ "$(wc -l < passive.json 2>/dev/null)" -ge 120 ] && break; sleep 0.05; done
+for _ in $(seq 400); do [ "$(wc -l < passive.json 2>/dev/null)" -ge 120 ] && break; sleep 0.05; done
 is "$(wc -l < passive.json)/$([ -s pstate/snapshot ] && echo snapshot)" "120/snapshot" \
 	"and the workers go on checking, every match reported; the snapshot is there"
 # The interface goes away under the workers: bloomd exits with an error, as with one thread.
