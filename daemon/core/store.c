@@ -156,6 +156,11 @@ ssize_t store_find(const struct store *s, struct hash128 h, uint8_t kind, const 
 	}
 }
 
+void store_prefetch(const struct store *s, struct hash128 h)
+{
+	__builtin_prefetch(&s->table.slots[home_slot(&s->table, h.hi)]);
+}
+
 static void slot_insert(struct store_table *t, uint64_t hi, size_t i)
 {
 	size_t slot = home_slot(t, hi);

@@ -92,6 +92,9 @@ size_t store_count(const struct store *s);
 ssize_t store_find(const struct store *s, struct hash128 h, uint8_t kind, const void *bytes,
 		   size_t len);
 
+/* A hint: the table's line where a find or add of hash h begins is asked for now (a miss, at random in a large table). */
+void store_prefetch(const struct store *s, struct hash128 h);
+
 /*
  * Add an entry counted in group. Returns its index, or -1 with errno EEXIST
  * (present already; nothing changed), EINVAL (len 0 or over STORE_MAX_BYTES)

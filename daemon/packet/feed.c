@@ -449,50 +449,90 @@ static void report_bad(feed_bad_cb on_bad, void *ctx, unsigned lineno, char *lin
 	on_bad(ctx, lineno, line, why);
 }
 
+/* A line read ahead of its entry's callback: its text, and what feed_line made of it. */
+struct feed_pending {
+	struct entry e;
+	char *text;
+	size_t cap;
+	unsigned lineno;
+	int rc;
+	uint64_t expires;
+	struct entry_labels labels;
+	char why[256];
+};
+
 int feed_file_open(struct feed_file *ff, FILE *f, const struct feed_spec *spec, uint64_t now)
 {
 	*ff = (struct feed_file){ .f = f };
 	feed_reader_init(&ff->r, spec, now);
-	return (ff->e = malloc(sizeof(*ff->e))) == NULL ? -1 : 0;
+	return (ff->pending = calloc(FEED_AHEAD, sizeof(*ff->pending))) == NULL ? -1 : 0;
 }
 
 void feed_file_close(struct feed_file *ff)
 {
-	free(ff->line);
-	free(ff->e);
-	ff->line = NULL;
-	ff->e = NULL;
+	for (size_t i = 0; ff->pending && i < FEED_AHEAD; i++)
+		free(ff->pending[i].text);
+	free(ff->pending);
+	ff->pending = NULL;
 }
 
-/* One line read (got bytes in ff->line) through the callbacks; counted in counts. */
-static void one_line(struct feed_file *ff, ssize_t got, feed_entry_cb on_entry, feed_bad_cb on_bad, void *ctx,
-		     struct feed_counts *counts)
+/* Line p (got bytes in p->text), the reader's next, made into p's entry or p's reason it is bad. */
+static void parse_line(struct feed_reader *r, struct feed_pending *p, ssize_t got)
 {
-	char *line = ff->line, why[256];
-	uint64_t expires;
-	struct entry_labels labels;
-	int rc;
+	char *line = p->text;
 
-	counts->lines++;
-	if (ff->r.line == 0 && got >= 3 && memcmp(line, "\xef\xbb\xbf", 3) == 0) { /* a UTF-8 BOM */
+	if (r->line == 0 && got >= 3 && memcmp(line, "\xef\xbb\xbf", 3) == 0) { /* a UTF-8 BOM */
 		memmove(line, line + 3, (size_t)got - 2);
 		got -= 3;
 	}
 	if (memchr(line, '\0', (size_t)got) != NULL) {
-		error_set(why, sizeof(why), "NUL byte in the line (not a text file?)");
-		ff->r.line++;
-		rc = -1;
+		error_set(p->why, sizeof(p->why), "NUL byte in the line (not a text file?)");
+		r->line++;
+		p->rc = -1;
 	} else {
-		rc = feed_line(&ff->r, line, ff->e, &expires, &labels, why, sizeof(why));
-		bool labelled = labels.category[0] || labels.severity;
-		if (rc > 0 && on_entry(ctx, ff->e, expires, labelled ? &labels : NULL, rc, why, sizeof(why)) != 0)
+		p->rc = feed_line(r, line, &p->e, &p->expires, &p->labels, p->why, sizeof(p->why));
+	}
+	p->lineno = r->line;
+}
+
+/* Line p through the callbacks, counted in counts. */
+static void deliver_line(struct feed_pending *p, feed_entry_cb on_entry, feed_bad_cb on_bad, void *ctx,
+			 struct feed_counts *counts)
+{
+	int rc = p->rc;
+
+	counts->lines++;
+	if (rc > 0) {
+		bool labelled = p->labels.category[0] || p->labels.severity;
+		if (on_entry(ctx, &p->e, p->expires, labelled ? &p->labels : NULL, rc, p->why, sizeof(p->why)) != 0)
 			rc = -1;
 	}
 	if (rc < 0) {
 		counts->bad++;
-		report_bad(on_bad, ctx, ff->r.line, line, why);
+		report_bad(on_bad, ctx, p->lineno, p->text, p->why);
 	}
 	counts->entries += rc > 0;
+}
+
+/*
+ * Up to max_lines lines read and parsed, and each entry told to ff->ahead,
+ * before the first goes through the callbacks: each line's memory (a store
+ * slot, at random in a table of a gigabyte) is then on its way while the
+ * ones before it are added. Returns the lines read; *got < 0 at the end.
+ */
+static size_t read_ahead(struct feed_file *ff, size_t max_lines, void *ctx, ssize_t *got)
+{
+	size_t n = 0;
+
+	for (; n < max_lines && n < FEED_AHEAD; n++) {
+		struct feed_pending *p = &ff->pending[n];
+		if ((*got = getline(&p->text, &p->cap, ff->f)) < 0)
+			break;
+		parse_line(&ff->r, p, *got);
+		if (p->rc > 0 && ff->ahead)
+			ff->ahead(ctx, &p->e);
+	}
+	return n;
 }
 
 int feed_file_read(struct feed_file *ff, size_t max_lines, feed_entry_cb on_entry, feed_bad_cb on_bad, void *ctx,
@@ -505,8 +545,12 @@ int feed_file_read(struct feed_file *ff, size_t max_lines, feed_entry_cb on_entr
 	if (ff->r.spec.format == FEED_CROWDSEC_JSON) /* one document: read whole, whatever max_lines says */
 		return feed_crowdsec_read(ff->f, &ff->r.spec, ff->r.now, on_entry, on_bad, ctx, counts, err,
 					  errlen);
-	for (size_t n = 0; n < max_lines && (got = getline(&ff->line, &ff->cap, ff->f)) >= 0; n++)
-		one_line(ff, got, on_entry, on_bad, ctx, counts);
+	for (size_t left = max_lines; left > 0 && got >= 0;) {
+		size_t n = read_ahead(ff, left, ctx, &got);
+		for (size_t i = 0; i < n; i++)
+			deliver_line(&ff->pending[i], on_entry, on_bad, ctx, counts);
+		left -= n;
+	}
 	counts->skipped = ff->r.skipped - skipped_before;
 	snprintf(counts->skipped_what, sizeof(counts->skipped_what), "%.*s", (int)sizeof(counts->skipped_what) - 1,
 		 ff->r.skipped_sets);

@@ -140,12 +140,19 @@ int feed_read(FILE *f, const struct feed_spec *spec, uint64_t now, feed_entry_cb
  * (the end) or -1 (a read error, with a message); then close (f stays the
  * caller's). A crowdsec-json document is read whole by its first call.
  */
+#define FEED_AHEAD 16
+struct feed_pending;
 struct feed_file {
 	FILE *f;
 	struct feed_reader r;
-	struct entry *e;                  /* an entry is 2 KiB: not on the stack */
-	char *line;
-	size_t cap;
+	struct feed_pending *pending;     /* FEED_AHEAD lines read ahead (an entry is 2 KiB: not on the stack) */
+	/*
+	 * NULL, or told of each entry FEED_AHEAD lines at most before on_entry
+	 * has it (same ctx), to ask for the memory its add will touch: the
+	 * entries go through on_entry, and bad lines through on_bad, in the
+	 * file's order all the same.
+	 */
+	void (*ahead)(void *ctx, const struct entry *e);
 };
 int feed_file_open(struct feed_file *ff, FILE *f, const struct feed_spec *spec, uint64_t now);
 int feed_file_read(struct feed_file *ff, size_t max_lines, feed_entry_cb on_entry, feed_bad_cb on_bad, void *ctx,

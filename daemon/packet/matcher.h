@@ -58,6 +58,8 @@ struct matcher *matcher_new(const struct matcher_config *cfg, char *err, size_t 
  * stored; after it they go into the filter.
  */
 int matcher_hold(struct matcher *m, const struct entry *e, uint32_t holders, char *err, size_t errlen);
+/* A hint from a caller that knows e is held soon (a list's lines read ahead): the store's line for it is asked for now. */
+void matcher_prefetch(const struct matcher *m, const struct entry *e);
 
 /* matcher_hold by MATCHER_HOLDER_DEFAULT. */
 int matcher_add(struct matcher *m, const struct entry *e, char *err, size_t errlen);

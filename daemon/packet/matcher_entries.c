@@ -193,6 +193,12 @@ int matcher_hold(struct matcher *m, const struct entry *e, uint32_t holders, cha
 	return rc;
 }
 
+void matcher_prefetch(const struct matcher *m, const struct entry *e)
+{
+	if (e->kind != ENTRY_SIG) /* a signature's windows are many, and its lists short */
+		store_prefetch(m->addr.store, addr_hash(m, e->kind, e->key, e->len));
+}
+
 int matcher_add(struct matcher *m, const struct entry *e, char *err, size_t errlen)
 {
 	return matcher_hold(m, e, MATCHER_HOLDER_DEFAULT, err, errlen);

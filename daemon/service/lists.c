@@ -235,15 +235,28 @@ static int staged_part(struct lists *ls, const struct staging *st, const struct 
 	return r->error[0] ? -1 : 0;
 }
 
+static void stage_ahead(void *ctx, const struct entry *e)
+{
+	const struct staging *st = ctx;
+
+	matcher_prefetch(st->m, e);
+}
+
 int lists_stage_more(struct lists *ls, struct matcher *m, FILE *f, const struct feed_spec *spec,
 		     const struct list_clock *clock, feed_bad_cb on_bad, void *ctx, struct list_load *r)
 {
 	struct staging st = { .ls = ls, .m = m, .labels = ls->labels, .on_bad = on_bad, .ctx = ctx, .lines_before = r->lines,
 			      .now = clock->now };
-	struct feed_counts n;
-	char err[256];
-	int rc = feed_read(f, spec, clock->stated, stage_entry, stage_bad, &st, &n, err, sizeof(err));
+	struct feed_file ff;
+	struct feed_counts n = { 0 };
+	char err[256] = "out of memory";
+	int rc = feed_file_open(&ff, f, spec, clock->stated);
 
+	if (rc == 0) {
+		ff.ahead = stage_ahead;
+		rc = feed_file_read(&ff, SIZE_MAX, stage_entry, stage_bad, &st, &n, err, sizeof(err));
+	}
+	feed_file_close(&ff);
 	return staged_part(ls, &st, &n, rc, err, r);
 }
 
@@ -254,6 +267,7 @@ int lists_stage_lines(struct lists *ls, struct matcher *m, struct feed_file *ff,
 	struct staging st = { .ls = ls, .m = m, .labels = ls->labels, .on_bad = on_bad, .ctx = ctx, .now = now };
 	struct feed_counts n;
 	char err[256];
+	ff->ahead = stage_ahead;
 	int rc = feed_file_read(ff, max_lines, stage_entry, stage_bad, &st, &n, err, sizeof(err));
 
 	return staged_part(ls, &st, &n, rc, err, r) < 0 ? -1 : rc;

@@ -518,6 +518,111 @@ static void read_in_parts_as_whole(void **state)
 	lines_a_call = 0;
 }
 
+/* What a read told its callbacks, in order: "a<value>" ahead, "e<value>" an entry, "b<line>" a bad line. */
+struct told {
+	char seq[96][64];
+	unsigned n;
+};
+
+static void tell(struct told *t, char what, const char *value)
+{
+	assert_true(t->n < 96);
+	snprintf(t->seq[t->n++], sizeof(t->seq[0]), "%c%.40s", what, value);
+}
+
+static void told_ahead(void *ctx, const struct entry *e)
+{
+	char value[ENTRY_TEXT_MAX];
+
+	tell(ctx, 'a', entry_format_value(e->kind, e->key, e->len, value, sizeof(value)));
+}
+
+static int told_entry(void *ctx, const struct entry *e, uint64_t expires, const struct entry_labels *labels,
+		      int role, char *err, size_t errlen)
+{
+	char value[ENTRY_TEXT_MAX];
+
+	(void)expires, (void)labels, (void)role;
+	entry_format_value(e->kind, e->key, e->len, value, sizeof(value));
+	tell(ctx, 'e', value);
+	if (strcmp(value, "192.0.2.13") == 0) { /* refused by its callback: a bad line too */
+		snprintf(err, errlen, "refused");
+		return -1;
+	}
+	return 0;
+}
+
+static void told_bad(void *ctx, unsigned line, const char *text, const char *why)
+{
+	char n[16];
+
+	(void)text, (void)why;
+	snprintf(n, sizeof(n), "%u", line);
+	tell(ctx, 'b', n);
+}
+
+/* Where "<what><value>" is in t's sequence; -1 if it is not. */
+static int told_at(const struct told *t, char what, const char *value)
+{
+	char want[64];
+
+	snprintf(want, sizeof(want), "%c%.40s", what, value);
+	for (unsigned i = 0; i < t->n; i++)
+		if (strcmp(t->seq[i], want) == 0)
+			return (int)i;
+	return -1;
+}
+
+/*
+ * Lines are read ahead of their entries' callbacks (each entry told to
+ * ahead first, FEED_AHEAD lines at most before it is added), yet entries
+ * and bad lines, the callback's refusals among them, come in the file's
+ * order, with their own line numbers; a call of 5 lines reads no further.
+ */
+static void read_ahead_keeps_order(void **state)
+{
+	char text[2048] = "", value[32];
+	struct told t = { .n = 0 };
+	struct feed_file ff;
+	struct feed_spec spec;
+	struct feed_counts n;
+	char err[256];
+
+	(void)state;
+	for (unsigned i = 1; i <= 40; i++) {
+		if (i % 10 == 7)
+			strcat(text, "not an address\n");
+		else
+			snprintf(text + strlen(text), sizeof(text) - strlen(text), "192.0.2.%u\n", i);
+	}
+	FILE *f = fmemopen(text, strlen(text), "r");
+	assert_int_equal(feed_spec_parse("plain", &spec, err, sizeof(err)), 0);
+	assert_int_equal(feed_file_open(&ff, f, &spec, 0), 0);
+	ff.ahead = told_ahead;
+	assert_int_equal(feed_file_read(&ff, 5, told_entry, told_bad, &t, &n, err, sizeof(err)), 1);
+	assert_int_equal(n.lines, 5);
+	assert_int_equal(told_at(&t, 'a', "192.0.2.6"), -1); /* the sixth line is the next call's */
+	assert_int_equal(feed_file_read(&ff, SIZE_MAX, told_entry, told_bad, &t, &n, err, sizeof(err)), 0);
+	feed_file_close(&ff);
+	fclose(f);
+	int last = -1;
+	for (unsigned i = 1; i <= 40; i++) {
+		char line[16];
+		snprintf(value, sizeof(value), "192.0.2.%u", i);
+		snprintf(line, sizeof(line), "%u", i);
+		int at = i % 10 == 7 ? told_at(&t, 'b', line) : told_at(&t, 'e', value);
+		assert_true(at > last); /* in the file's order */
+		last = at;
+		if (i % 10 == 7)
+			continue;
+		int ahead = told_at(&t, 'a', value);
+		assert_true(ahead >= 0 && ahead < at);
+		if (i == 13)
+			assert_true(told_at(&t, 'b', "13") == at + 1);
+	}
+	assert_int_equal(t.n, 36 + 36 + 4 + 1); /* each entry told twice, 4 lines bad and one refused */
+}
+
 static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(native_lines_and_bad_ones), cmocka_unit_test(plain_and_netset),
 	cmocka_unit_test(spamhaus_drop),             cmocka_unit_test(ipset_save), cmocka_unit_test(ipset_nomatch), cmocka_unit_test(byte_order_mark),
@@ -525,7 +630,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(formats_are_named),         cmocka_unit_test(ipset_one_set), cmocka_unit_test(spamhaus_json),
 	cmocka_unit_test(zeek_intel),                cmocka_unit_test(iprep), cmocka_unit_test(crowdsec_json), cmocka_unit_test(crowdsec_stream_change), cmocka_unit_test(crowdsec_stream_only),
 	cmocka_unit_test(crowdsec_go_durations), cmocka_unit_test(ipset_other_types),
-	cmocka_unit_test(mapped_addresses),           cmocka_unit_test(read_in_parts_as_whole),
+	cmocka_unit_test(mapped_addresses),           cmocka_unit_test(read_in_parts_as_whole), cmocka_unit_test(read_ahead_keeps_order),
 };
 
 TEST_MAIN("feed", tests)
