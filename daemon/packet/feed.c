@@ -518,21 +518,39 @@ static void deliver_line(struct feed_pending *p, feed_entry_cb on_entry, feed_ba
  * Up to max_lines lines read and parsed, and each entry told to ff->ahead,
  * before the first goes through the callbacks: each line's memory (a store
  * slot, at random in a table of a gigabyte) is then on its way while the
- * ones before it are added. Returns the lines read; *got < 0 at the end.
+ * ones before it are added. A line longer than any entry's (bad) ends
+ * them, so that a file of such lines is held one at a time, as it would be
+ * read line by line. Returns the lines read; *got < 0 at the end.
  */
 static size_t read_ahead(struct feed_file *ff, size_t max_lines, void *ctx, ssize_t *got)
 {
 	size_t n = 0;
 
-	for (; n < max_lines && n < FEED_AHEAD; n++) {
+	while (n < max_lines && n < FEED_AHEAD) {
 		struct feed_pending *p = &ff->pending[n];
 		if ((*got = getline(&p->text, &p->cap, ff->f)) < 0)
 			break;
 		parse_line(&ff->r, p, *got);
 		if (p->rc > 0 && ff->ahead)
 			ff->ahead(ctx, &p->e);
+		n++;
+		if (*got > LINE_MAX_BYTES + 2)
+			break;
 	}
 	return n;
+}
+
+/* Lines read ahead let go of a long line's buffer once it is reported (an entry's fits in a few KiB). */
+static void release_long_lines(struct feed_file *ff, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct feed_pending *p = &ff->pending[i];
+		if (p->cap > 2 * (LINE_MAX_BYTES + 2)) {
+			free(p->text);
+			p->text = NULL;
+			p->cap = 0;
+		}
+	}
 }
 
 int feed_file_read(struct feed_file *ff, size_t max_lines, feed_entry_cb on_entry, feed_bad_cb on_bad, void *ctx,
@@ -549,6 +567,7 @@ int feed_file_read(struct feed_file *ff, size_t max_lines, feed_entry_cb on_entr
 		size_t n = read_ahead(ff, left, ctx, &got);
 		for (size_t i = 0; i < n; i++)
 			deliver_line(&ff->pending[i], on_entry, on_bad, ctx, counts);
+		release_long_lines(ff, n);
 		left -= n;
 	}
 	counts->skipped = ff->r.skipped - skipped_before;

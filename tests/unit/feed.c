@@ -1,5 +1,6 @@
 /* Unit tests for feed.c: each format's lines, written from its documented form, good and malformed. */
 /* SPDX-License-Identifier: BSD-2-Clause */
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -623,6 +624,68 @@ static void read_ahead_keeps_order(void **state)
 	assert_int_equal(t.n, 36 + 36 + 4 + 1); /* each entry told twice, 4 lines bad and one refused */
 }
 
+/* The most bytes in use (glibc's count) when a bad line was reported, past a baseline. */
+static size_t in_use_baseline, in_use_peak;
+
+static size_t in_use(void)
+{
+	struct mallinfo2 mi = mallinfo2();
+
+	return mi.uordblks + mi.hblkhd;
+}
+
+static void peak_bad(void *ctx, unsigned line, const char *text, const char *why)
+{
+	size_t now = in_use();
+
+	(void)ctx, (void)line, (void)text, (void)why;
+	if (now > in_use_baseline && now - in_use_baseline > in_use_peak)
+		in_use_peak = now - in_use_baseline;
+}
+
+static int ignore_entry(void *ctx, const struct entry *e, uint64_t expires, const struct entry_labels *labels,
+			int role, char *err, size_t errlen)
+{
+	(void)ctx, (void)e, (void)expires, (void)labels, (void)role, (void)err, (void)errlen;
+	return 0;
+}
+
+/*
+ * A file of lines a MiB long each (all bad) is held a line at a time, as a
+ * line-by-line read holds it: reading ahead stops at a long line, and lets
+ * go of its buffer once it is reported (where 16 lines ahead held 32 MiB).
+ */
+static void long_lines_held_one_at_a_time(void **state)
+{
+	size_t line = 1u << 20, lines = 24;
+	char *text = malloc(lines * (line + 16));
+	size_t len = 0;
+	struct feed_file ff;
+	struct feed_spec spec;
+	struct feed_counts n;
+	char err[256];
+
+	(void)state;
+	for (size_t i = 0; i < lines; i++) {
+		len += (size_t)sprintf(text + len, "192.0.2.%zu\n", i);
+		memset(text + len, 'x', line);
+		len += line;
+		text[len++] = '\n';
+	}
+	FILE *f = fmemopen(text, len, "r");
+	assert_int_equal(feed_spec_parse("plain", &spec, err, sizeof(err)), 0);
+	assert_int_equal(feed_file_open(&ff, f, &spec, 0), 0);
+	in_use_baseline = in_use();
+	in_use_peak = 0;
+	assert_int_equal(feed_file_read(&ff, SIZE_MAX, ignore_entry, peak_bad, NULL, &n, err, sizeof(err)), 0);
+	feed_file_close(&ff);
+	fclose(f);
+	free(text);
+	assert_int_equal(n.bad, lines);
+	assert_int_equal(n.entries, lines);
+	assert_true(in_use_peak < (8u << 20));
+}
+
 static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(native_lines_and_bad_ones), cmocka_unit_test(plain_and_netset),
 	cmocka_unit_test(spamhaus_drop),             cmocka_unit_test(ipset_save), cmocka_unit_test(ipset_nomatch), cmocka_unit_test(byte_order_mark),
@@ -630,7 +693,7 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(formats_are_named),         cmocka_unit_test(ipset_one_set), cmocka_unit_test(spamhaus_json),
 	cmocka_unit_test(zeek_intel),                cmocka_unit_test(iprep), cmocka_unit_test(crowdsec_json), cmocka_unit_test(crowdsec_stream_change), cmocka_unit_test(crowdsec_stream_only),
 	cmocka_unit_test(crowdsec_go_durations), cmocka_unit_test(ipset_other_types),
-	cmocka_unit_test(mapped_addresses),           cmocka_unit_test(read_in_parts_as_whole), cmocka_unit_test(read_ahead_keeps_order),
+	cmocka_unit_test(mapped_addresses),           cmocka_unit_test(read_in_parts_as_whole), cmocka_unit_test(read_ahead_keeps_order), cmocka_unit_test(long_lines_held_one_at_a_time),
 };
 
 TEST_MAIN("feed", tests)
