@@ -139,6 +139,8 @@ int feed_read(FILE *f, const struct feed_spec *spec, uint64_t now, feed_entry_cb
  * call, each call's counts its own (skipped_what: the sets so far), until it returns 0
  * (the end) or -1 (a read error, with a message); then close (f stays the
  * caller's). A crowdsec-json document is read whole by its first call.
+ * Lines are read FEED_AHEAD at a time, each parsed before the first goes
+ * through the callbacks.
  */
 #define FEED_AHEAD 16
 struct feed_pending;
