@@ -122,7 +122,7 @@ C 1 add addr 192.0.2.77 >/dev/null
 R set bloomd:events "a string, not a list" >/dev/null
 alerts 20 a.pcap
 C 1 replay a.pcap --wait >/dev/null
-wait_for 5 eval '[ "$(lines n1/fallback.json)" -ge 20 ]'
+wait_for 20 eval '[ "$(lines n1/fallback.json)" -ge 20 ]'
 is "$(lines n1/fallback.json)" 20 "the events key of the wrong type: all 20 alerts are in the fallback file"
 is "$(C 1 --json stats | jq '"\(.stats.events_to_fallback) \(.stats.event_errors)"')" '"20 0"' "counted as sent to the fallback, none lost"
 is "$(status 1 'events.failed')" 20 "and as failed by Redis"
@@ -141,7 +141,7 @@ is "$(($(lines n1/fallback.json) - before))" 30 "Redis killed with $in_flight al
 redis_start
 # A stream entry whose text holds a newline forges no log line.
 R xadd bloomd:entries '*' node evil op add entry $'addr 192.0.2.1\nbloomd: error: forged' >/dev/null
-wait_for 5 grep -q "forged" n1/err
+wait_for 20 grep -q "forged" n1/err
 ! grep -q "^bloomd: error: forged" n1/err; ok $? "stream text with a newline stays on its log line"
 grep -q 'addr 192.0.2.1\\nbloomd: error: forged' n1/err; ok $? "shown escaped"
 
@@ -149,16 +149,16 @@ grep -q 'addr 192.0.2.1\\nbloomd: error: forged' n1/err; ok $? "shown escaped"
 node_conf 2
 start 2
 C 2 add addr 192.0.2.80 >/dev/null
-wait_for 5 C 1 query addr 192.0.2.80 >/dev/null
+wait_for 20 C 1 query addr 192.0.2.80 >/dev/null
 # A forged entry with the largest ID moves every cursor to the end of all IDs...
 R xadd bloomd:entries 18446744073709551615-18446744073709551614 node evil op add entry "addr 192.0.2.81" >/dev/null
-wait_for 5 eval '[ "$(status 1 last_id)" = "18446744073709551615-18446744073709551614" ]'
+wait_for 20 eval '[ "$(status 1 last_id)" = "18446744073709551615-18446744073709551614" ]'
 # ...and once the stream is deleted, changes go to a new stream with smaller IDs.
 R del bloomd:entries >/dev/null
 C 2 add addr 192.0.2.82 >/dev/null
 wait_for 10 C 1 query addr 192.0.2.82 >/dev/null; ok $? "a change in the new stream reaches the node whose cursor was past it"
 [ "$(status 1 desyncs)" -ge 1 ]; ok $? "the node said desync ($(status 1 desyncs) times): $(grep -m1 -o 'desync: [^(]*' n1/err)"
-wait_for 5 eval '[ "$(status 1 state)" = following ]'; ok $? "and follows again"
+wait_for 20 eval '[ "$(status 1 state)" = following ]'; ok $? "and follows again"
 stop 2
 stop 1
 C 1 version >/dev/null 2>&1; start 1
@@ -173,18 +173,18 @@ wait_for 10 C 1 query addr 192.0.2.84 >/dev/null; ok $? "so does a node restarte
 node_conf 2
 start 2
 C 1 add addr 192.0.2.90 >/dev/null
-wait_for 5 C 2 query addr 192.0.2.90 >/dev/null
+wait_for 20 C 2 query addr 192.0.2.90 >/dev/null
 kill -STOP "$(cat redis.pid)"
 C 1 add addr 192.0.2.91 >/dev/null; ok $? "with Redis stalled, node 1 acknowledges an add (journaled, in its outbox)"
 sleep 0.3
 kill -9 "${pid[1]}"; wait "${pid[1]}" 2>/dev/null; unset "pid[1]"
 kill -CONT "$(cat redis.pid)" # Redis takes the add node 1 sent before it died, unanswered
-wait_for 5 C 2 query addr 192.0.2.91 >/dev/null
+wait_for 20 C 2 query addr 192.0.2.91 >/dev/null
 C 2 del addr 192.0.2.91 >/dev/null
-wait_for 5 eval '! C 2 query addr 192.0.2.91 >/dev/null'
+wait_for 20 eval '! C 2 query addr 192.0.2.91 >/dev/null'
 start 1 # its outbox still holds the add: sent again, under the identity it had
 wait_for 10 eval '[ "$(status 1 outbox)" = 0 ]'
-wait_for 5 eval '[ "$(status 2 duplicates)" -ge 1 ]'
+wait_for 20 eval '[ "$(status 2 duplicates)" -ge 1 ]'
 is "$(status 2 duplicates) $(status 1 duplicates)" "1 1" "the re-sent add is known as a duplicate on both nodes"
 C 2 query addr 192.0.2.91 >/dev/null; is $? 1 "and the later del stands on node 2"
 C 1 query addr 192.0.2.91 >/dev/null; is $? 1 "and on node 1"
@@ -226,7 +226,7 @@ if cc -shared -fPIC -o outbox-fail.so "$here/support/outbox-fail.c" -ldl 2>/dev/
 	wait_for 10 C 1 add addr 192.0.2.122 >/dev/null 2>&1; ok $? "once it can be written, changes are taken again"
 	stop 1
 	start 1
-	wait_for 5 C 2 query addr 192.0.2.122 >/dev/null
+	wait_for 20 C 2 query addr 192.0.2.122 >/dev/null
 	C 2 query addr 192.0.2.120 >/dev/null; is $? 0 "the change kept in memory reached the stream all the same"
 	stop 2
 else
@@ -245,32 +245,32 @@ start 1; ok $((! $?)) "a key file others may read is refused: $(grep -o 'key_fil
 chmod 600 cluster.key
 start 1; start 2 2>/dev/null; signed_conf 2; start 2
 C 1 add addr 192.0.2.100 >/dev/null
-wait_for 5 C 2 query addr 192.0.2.100 >/dev/null; ok $? "a signed change reaches the other node"
+wait_for 20 C 2 query addr 192.0.2.100 >/dev/null; ok $? "a signed change reaches the other node"
 R xadd bloomd:entries '*' node evil change 00000000000000aa-1 op add entry "addr 192.0.2.101" >/dev/null
 R xadd bloomd:entries '*' node evil change 00000000000000aa-2 op add entry "addr 192.0.2.101" mac "$(printf '%064d' 0)" >/dev/null
 C 1 add addr 192.0.2.103 >/dev/null # after both: once it is in, they were read
-wait_for 5 C 2 query addr 192.0.2.103 >/dev/null
+wait_for 20 C 2 query addr 192.0.2.103 >/dev/null
 C 2 query addr 192.0.2.101 >/dev/null; is $? 1 "an unsigned and a wrongly signed add are not applied"
 is "$(status 2 unauthenticated)" 2 "and are counted"
 # An old signed add, XADDed again by someone who can write to Redis after a del: a duplicate.
 old=$(R --json xrange bloomd:entries - + | jq -r '[.[] | select(.[1] | index("addr 192.0.2.100"))][0][1] | @sh')
 C 2 del addr 192.0.2.100 >/dev/null
-wait_for 5 eval '! C 1 query addr 192.0.2.100 >/dev/null'
+wait_for 20 eval '! C 1 query addr 192.0.2.100 >/dev/null'
 eval "R xadd bloomd:entries '*' $old" >/dev/null
 C 1 add addr 192.0.2.104 >/dev/null
-wait_for 5 C 2 query addr 192.0.2.104 >/dev/null
+wait_for 20 C 2 query addr 192.0.2.104 >/dev/null
 C 2 query addr 192.0.2.100 >/dev/null; is $? 1 "an old signed add replayed after a del is passed (a duplicate)"
 # A net broader than max_prefix4 (/8) from the stream, even signed, is refused.
 C 1 add net 0.0.0.0/0 >/dev/null
 C 1 add addr 192.0.2.105 >/dev/null
-wait_for 5 C 2 query addr 192.0.2.105 >/dev/null
+wait_for 20 C 2 query addr 192.0.2.105 >/dev/null
 C 2 match 198.51.100.1 >/dev/null; is $? 1 "a /0 net from the stream is refused ($(grep -o 'a /0 net[^:]*' n2/err | head -n 1))"
 C 1 del net 0.0.0.0/0 >/dev/null
 # An entry over max_entry_bytes is refused before it is parsed, at once.
 head -c 3000000 /dev/zero | tr '\0' a > big.data
 R -x xadd bloomd:entries '*' node evil op replace entry shared data < big.data >/dev/null
 C 1 add addr 192.0.2.106 >/dev/null
-wait_for 5 C 2 query addr 192.0.2.106 >/dev/null
+wait_for 20 C 2 query addr 192.0.2.106 >/dev/null
 is "$(status 2 oversized)" 1 "a 3 MB entry is refused (max_entry_bytes = 64KiB), and the node goes on"
 # A 200 MB entry: read no further than a bound, sized in Redis and refused unread; control is
 # answered throughout.
@@ -289,7 +289,7 @@ grep -q "has 200000[0-9]* bytes, more than \[cluster\] max_entry_bytes (65536): 
 # at a time, and the snapshot first all the same: what was trimmed is only there.
 C 1 add addr 192.0.2.111 >/dev/null
 R -x xadd bloomd:entries '*' node evil op replace entry shared data < big.data >/dev/null
-wait_for 5 eval '[ "$(status 1 last_id)" = "$(R --json xrange bloomd:entries - + | jq -r ".[-1][0]")" ]'
+wait_for 20 eval '[ "$(status 1 last_id)" = "$(R --json xrange bloomd:entries - + | jq -r ".[-1][0]")" ]'
 C 1 cluster snapshot >/dev/null
 R xtrim bloomd:entries MAXLEN 1 >/dev/null # the big entry alone: the add is in the snapshot only
 signed_conf 4
@@ -300,11 +300,11 @@ stop 4
 # A forged snapshot is not taken: a new node behind a trimmed stream waits for a signed one.
 R xtrim bloomd:entries MAXLEN 0 >/dev/null
 C 1 add addr 192.0.2.108 >/dev/null
-wait_for 5 eval '[ "$(R xlen bloomd:entries)" = 1 ]'
+wait_for 20 eval '[ "$(R xlen bloomd:entries)" = 1 ]'
 R hset bloomd:entries:snapshot id "$(R --json xrange bloomd:entries - + | jq -r '.[-1][0]')" data "addr 192.0.2.107" node evil >/dev/null
 signed_conf 3
 start 3
-wait_for 5 eval 'grep -q "not signed" <<<"$(status 3 errors.reader)"'; ok $? "a new node does not take a forged snapshot: $(status 3 errors.reader | head -c 70)"
+wait_for 20 eval 'grep -q "not signed" <<<"$(status 3 errors.reader)"'; ok $? "a new node does not take a forged snapshot: $(status 3 errors.reader | head -c 70)"
 C 1 cluster snapshot >/dev/null
 # A node behind a snapshot it cannot take asks again after a back-off doubling up to 30 s.
 wait_for 35 C 3 query addr 192.0.2.108 >/dev/null; ok $? "it takes the one a node signed"
@@ -314,7 +314,7 @@ C 3 query addr 192.0.2.107 >/dev/null; is $? 1 "and never had the forged one's e
 R copy bloomd:entries:snapshot old:snapshot >/dev/null
 C 1 add addr 192.0.2.110 >/dev/null
 C 1 del addr 192.0.2.108 >/dev/null
-wait_for 5 eval 'C 2 query addr 192.0.2.110 >/dev/null && ! C 2 query addr 192.0.2.108 >/dev/null'
+wait_for 20 eval 'C 2 query addr 192.0.2.110 >/dev/null && ! C 2 query addr 192.0.2.108 >/dev/null'
 R del bloomd:entries >/dev/null
 R xadd bloomd:entries 1-1 node evil >/dev/null
 R xadd bloomd:entries "$(R hget old:snapshot id)" node evil >/dev/null
@@ -342,7 +342,7 @@ if [ "$(id -u)" -eq 0 ] && mkdir disk && mount -t tmpfs -o size=512k tmpfs disk 
 	dd if=/dev/zero of=disk/filler bs=4k 2>/dev/null
 	# The first ones fill what is left of the journal's last page; the rest are refused.
 	for i in $(seq 1 400); do echo "addr 10.77.$((i / 256)).$((i % 256))"; done | C 2 load - >/dev/null
-	wait_for 5 eval '[ "$(C 1 --json stats | jq .stats.store.writable)" = false ]'
+	wait_for 20 eval '[ "$(C 1 --json stats | jq .stats.store.writable)" = false ]'
 	for i in $(seq 401 500); do echo "addr 10.77.$((i / 256)).$((i % 256))"; done | C 2 load - >/dev/null
 	wait_for 10 eval '[ "$(status 1 blocked_at)" != null ]'
 	blocked=$(status 1 blocked_at)

@@ -24,7 +24,7 @@ sed -i -e "s|unix:$tmp/redis.sock|tcp://127.0.0.1:$port|" -e 's|^\[cluster\]$|[c
 node_in[1]="ip netns exec $ns"
 start 1 && start 2; ok $? "node 1 on TCP in a namespace, node 2 on the Unix socket"
 C 2 add addr 192.0.2.1 >/dev/null
-wait_for 5 eval '[ "$(status 1 state)" = following ] && C 1 query addr 192.0.2.1 >/dev/null'
+wait_for 20 eval '[ "$(status 1 state)" = following ] && C 1 query addr 192.0.2.1 >/dev/null'
 ok $? "node 1 follows the stream"
 
 partition() { ip netns exec $ns nft -f - <<N

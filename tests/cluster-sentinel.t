@@ -24,7 +24,7 @@ done
 wait_for 10 eval '[ "$(status 1 master)" = 127.0.0.1:$m ] && [ "$(status 2 state)" = following ]'
 ok $? "the sensors follow the master the sentinel names, past a sentinel that is not there ($(status 1 master))"
 C 1 add addr 192.0.2.1 >/dev/null
-wait_for 5 C 2 query addr 192.0.2.1 >/dev/null; ok $? "a change reaches the other sensor, once a replica has it"
+wait_for 20 C 2 query addr 192.0.2.1 >/dev/null; ok $? "a change reaches the other sensor, once a replica has it"
 
 # Changes acknowledged on both sensors while the master is killed.
 : > acked
