@@ -11,6 +11,8 @@
 #include "error.h"
 
 #define LINE_MAX_BYTES (16 + 4 * ENTRY_MAX_SIG)
+/* The longest text an entry's line may be read as, its line ending with it: longer is bad. */
+#define LINE_READ_MAX (LINE_MAX_BYTES + 2)
 
 static const char *const format_names[] = {
 	[FEED_BLOOMD] = "bloomd", [FEED_PLAIN] = "plain", [FEED_NETSET] = "netset",
@@ -534,7 +536,7 @@ static size_t read_ahead(struct feed_file *ff, size_t max_lines, void *ctx, ssiz
 		if (p->rc > 0 && ff->ahead)
 			ff->ahead(ctx, &p->e);
 		n++;
-		if (*got > LINE_MAX_BYTES + 2)
+		if (*got > LINE_READ_MAX)
 			break;
 	}
 	return n;
@@ -545,7 +547,7 @@ static void release_long_lines(struct feed_file *ff, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		struct feed_pending *p = &ff->pending[i];
-		if (p->cap > 2 * (LINE_MAX_BYTES + 2)) {
+		if (p->cap > 2 * LINE_READ_MAX) {
 			free(p->text);
 			p->text = NULL;
 			p->cap = 0;

@@ -220,9 +220,9 @@ static int part_begin(const struct matcher *m, const struct keyed_filter *kf,
 	return 0;
 }
 
-struct matcher_rebuild *matcher_rebuild_begin(struct matcher *m, struct matcher_rebuild *prepared,
-					    unsigned rounds, const struct filter_params *params,
-					    char *err, size_t errlen)
+/* matcher_rebuild_begin, or with direct a build on the loop (rebuild_now). */
+static struct matcher_rebuild *rebuild_begin(struct matcher *m, struct matcher_rebuild *prepared, unsigned rounds,
+					     const struct filter_params *params, bool direct, char *err, size_t errlen)
 {
 	struct matcher_rebuild *r = prepared;
 	uint64_t bits[2];
@@ -236,6 +236,7 @@ struct matcher_rebuild *matcher_rebuild_begin(struct matcher *m, struct matcher_
 		error_set(err, errlen, "out of memory for a rebuild");
 		return NULL;
 	}
+	r->direct = direct;
 	r->rounds = rounds;
 	r->restored = params != NULL;
 	r->window = m->cfg.window;
@@ -249,6 +250,13 @@ struct matcher_rebuild *matcher_rebuild_begin(struct matcher *m, struct matcher_
 	r->copying = true;
 	m->rebuilding = r;
 	return r;
+}
+
+struct matcher_rebuild *matcher_rebuild_begin(struct matcher *m, struct matcher_rebuild *prepared,
+					    unsigned rounds, const struct filter_params *params,
+					    char *err, size_t errlen)
+{
+	return rebuild_begin(m, prepared, rounds, params, false, err, errlen);
 }
 
 /* Keys from..to-1 into the copy: each hashed again, and its group. */
@@ -543,14 +551,9 @@ int matcher_rebuild_finish(struct matcher *m, struct matcher_rebuild *r, char *e
 static int rebuild_now(struct matcher *m, unsigned rounds, const struct filter_params *params,
 		       char *err, size_t errlen)
 {
-	struct matcher_rebuild *r = calloc(1, sizeof(*r));
+	struct matcher_rebuild *r = rebuild_begin(m, NULL, rounds, params, rounds == 0, err, errlen);
 
-	if (r == NULL) {
-		error_set(err, errlen, "out of memory for a rebuild");
-		return -1;
-	}
-	r->direct = rounds == 0;
-	if ((r = matcher_rebuild_begin(m, r, rounds, params, err, errlen)) == NULL)
+	if (r == NULL)
 		return -1;
 	if (matcher_rebuild_copy(m, r, SIZE_MAX, err, errlen) < 0 || matcher_rebuild_run(r, err, errlen) < 0) {
 		matcher_rebuild_free(m, r);
