@@ -21,7 +21,8 @@
  *   neon    16 positions a pass: byte table lookup (TBL) of the 64-byte block
  *   avx2    8 positions a pass: multiply, word permute, variable shift, test;
  *           the first pass branch-free, the others only if it passed
- *   avx512  16 positions a pass, as avx2
+ *   avx512  16 positions a pass, as avx2, in batches; one key, and a batch
+ *           of a few, with avx2's test, which answers a lone key sooner
  */
 struct blockquery {
 	enum simd_level level;
