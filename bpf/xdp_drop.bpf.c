@@ -195,9 +195,10 @@ static __always_inline struct h128 pair_hash(struct h128 s, struct h128 d)
 
 /* ---- the blocked filter (block.h) ---- */
 
-static __always_inline __u64 mulhi(__u64 a, __u64 b)
+/* block_range_reduce: the daemon never folds the program's filter, whose blocks fit 32 bits. */
+static __always_inline __u64 range_reduce(__u64 x, __u64 n)
 {
-	return mult64to128(a, b).hi;
+	return n > 0xffffffffULL ? mult64to128(x, n).hi : xdp_range_reduce32(x, n);
 }
 
 static const __u64 GROUP_MUL[XDP_MAX_CHOICES][2] = {
@@ -210,7 +211,7 @@ static __always_inline int group_covers(struct h128 h, unsigned g)
 {
 	__u64 x = h.lo * GROUP_MUL[g][0];
 	__u32 y32 = (h.hi * GROUP_MUL[g][1]) >> 32;
-	__u64 b = mulhi(x, params.nblocks << params.folds);
+	__u64 b = range_reduce(x, params.nblocks << params.folds);
 
 	if (params.folds)
 		b %= params.nblocks;

@@ -75,6 +75,17 @@ struct xdp_params {
 	__u64 secret[24];          /* the filter's 192-byte XXH3 secret */
 };
 
+/*
+ * block.h's block_range_reduce (the high word of x * n) for n < 2^32, as
+ * the program's filter map counts its blocks (xdpset_shape_for): two
+ * multiplies where BPF, which has no 64 x 64 -> 128 multiply, takes four
+ * for the whole product. x_hi * n + (x_lo * n >> 32) never overflows.
+ */
+static inline __u64 xdp_range_reduce32(__u64 x, __u64 n)
+{
+	return ((x >> 32) * n + (((x & 0xffffffff) * n) >> 32)) >> 32;
+}
+
 /* Changed while the program runs (.bss): the prefix lengths the table's nets have, per family. */
 struct xdp_live {
 	__u32 kind_count[4];       /* entries held, by kind (addr 1, net 2, pair 3): a kind with none is not probed */

@@ -10,10 +10,32 @@
 #include <linux/bpf.h>
 
 #include "action_xdp.h"
+#include "block.h"
 #include "filter.h"
 #include "rng.h"
 #include "test.h"
 #include "xdpset.h"
+
+/* ---- the program's arithmetic ---- */
+
+/* The program's two-multiply block index against the daemon's 128-bit one, at the edges and at random. */
+static void range_reduce_matches_daemon(void **state)
+{
+	static const uint64_t xs[] = { 0, 1, 0xffffffffULL, 0x100000000ULL, 1ULL << 63, ~0ULL };
+	static const uint64_t ns[] = { 1, 2, 3125, 1ULL << 31, 0xffffffffULL };
+	struct rng r;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(xs) / sizeof(xs[0]); i++)
+		for (size_t j = 0; j < sizeof(ns) / sizeof(ns[0]); j++)
+			assert_int_equal(xdp_range_reduce32(xs[i], ns[j]), block_range_reduce(xs[i], ns[j]));
+	rng_seed(&r, 5);
+	for (int i = 0; i < 1000000; i++) {
+		uint64_t x = rng_next(&r), n = 1 + rng_below(&r, 0xffffffffULL);
+		if (xdp_range_reduce32(x, n) != block_range_reduce(x, n))
+			fail_msg("x = %llx, n = %llu", (unsigned long long)x, (unsigned long long)n);
+	}
+}
 
 /* ---- the set alone, in plain memory ---- */
 
@@ -405,6 +427,7 @@ static void program_grows(void **state)
 }
 
 static const struct CMUnitTest tests[] = {
+	cmocka_unit_test(range_reduce_matches_daemon),
 	cmocka_unit_test(set_holds_and_lets_go),
 	cmocka_unit_test(set_long_keys_and_full),
 	cmocka_unit_test(set_sweep),
