@@ -78,8 +78,8 @@ __attribute__((always_inline)) static inline void locate(const struct shape *s, 
 	TARGET __attribute__((always_inline)) static inline bool one_##NAME##_for(                            \
 		const struct shape *s, struct hash128 h, unsigned c, bool folded)                             \
 	{                                                                                                     \
-		const uint64_t *block[FILTER_MAX_CHOICES] = { 0 }; /* c of them are: the compiler */         \
-		uint32_t y32[FILTER_MAX_CHOICES] = { 0 };          /* cannot tell, once unrolled */          \
+		const uint64_t *block[FILTER_MAX_CHOICES] = { 0 }; /* c of them are: the compiler */          \
+		uint32_t y32[FILTER_MAX_CHOICES] = { 0 };          /* cannot tell, once unrolled */           \
 		const TEST t = TEST_FOR(s->hashes);                                                           \
 		bool covered = false;                                                                         \
                                                                                                               \
@@ -92,19 +92,19 @@ __attribute__((always_inline)) static inline void locate(const struct shape *s, 
 	TARGET static bool one_##NAME(const struct filter *f, struct hash128 h)                               \
 	{                                                                                                     \
 		const struct shape s = shape_of(f);                                                           \
-		return one_##ONE##_for(&s, h, s.choices, true);                                              \
+		return one_##ONE##_for(&s, h, s.choices, true);                                               \
 	}                                                                                                     \
                                                                                                               \
 	TARGET static bool one1_##NAME(const struct filter *f, struct hash128 h)                              \
 	{                                                                                                     \
 		const struct shape s = shape_of(f);                                                           \
-		return one_##ONE##_for(&s, h, 1, false);                                                     \
+		return one_##ONE##_for(&s, h, 1, false);                                                      \
 	}                                                                                                     \
                                                                                                               \
 	TARGET static bool one2_##NAME(const struct filter *f, struct hash128 h)                              \
 	{                                                                                                     \
 		const struct shape s = shape_of(f);                                                           \
-		return one_##ONE##_for(&s, h, 2, false);                                                     \
+		return one_##ONE##_for(&s, h, 2, false);                                                      \
 	}                                                                                                     \
                                                                                                               \
 	TARGET __attribute__((always_inline)) static inline void batch_##NAME##_for(                          \
@@ -132,14 +132,14 @@ __attribute__((always_inline)) static inline void locate(const struct shape *s, 
 	TARGET static void batch_##NAME(const struct filter *f, const struct hash128 *h, size_t n, bool *out) \
 	{                                                                                                     \
 		const struct shape s = shape_of(f);                                                           \
-		bool far = s.nblocks * 64 >> s.folds > FAR_BYTES;                                            \
+		bool far = s.nblocks * 64 >> s.folds > FAR_BYTES;                                             \
                                                                                                               \
 		if (n <= FEW && s.folds == 0 && s.choices == 2)                                               \
 			for (size_t i = 0; i < n; i++)                                                        \
-				out[i] = one_##ONE##_for(&s, h[i], 2, false);                                \
+				out[i] = one_##ONE##_for(&s, h[i], 2, false);                                 \
 		else if (n <= FEW && s.folds == 0 && s.choices == 1)                                          \
 			for (size_t i = 0; i < n; i++)                                                        \
-				out[i] = one_##ONE##_for(&s, h[i], 1, false);                                \
+				out[i] = one_##ONE##_for(&s, h[i], 1, false);                                 \
 		else if (s.folds == 0 && s.choices == 2 && far)                                               \
 			batch_##NAME##_for(&s, h, n, out, 2, false, AHEAD_FAR);                               \
 		else if (s.folds == 0 && s.choices == 2)                                                      \
@@ -152,7 +152,7 @@ __attribute__((always_inline)) static inline void locate(const struct shape *s, 
 			batch_##NAME##_for(&s, h, n, out, s.choices, true, AHEAD_NEAR);                       \
 	}                                                                                                     \
                                                                                                               \
-	static const struct blockquery KERNEL_##NAME = { LEVEL, { one_##NAME, one1_##NAME, one2_##NAME },   \
+	static const struct blockquery KERNEL_##NAME = { LEVEL, { one_##NAME, one1_##NAME, one2_##NAME },     \
 							 batch_##NAME };
 
 /* ---- scalar ---- */
