@@ -63,18 +63,11 @@ __attribute__((always_inline)) static inline void locate(const struct shape *s, 
 }
 
 /*
- * The two drivers every kernel shares, made for one kernel by this macro (its
- * level, target attribute, per-query set-up and block test): one key, and a
- * batch in which the blocks of key i + ahead are located and fetched while
- * key i is tested, so a batch keeps that many keys' lines in flight
- * throughout, not only at its start.
- * Each is specialised for c = 1 and c = 2 without folds. One key, and a
- * batch of a few, take kernel ONE's test: AVX-512 takes AVX2's, whose
- * answer for one key comes sooner on both x86 CPUs measured (a 16-lane
- * multiply and a mask register are latency a lone key cannot hide:
- * doc/performance.md).
+ * A kernel's test of one key: its c blocks located and fetched, then each
+ * tested. Made for one kernel by this macro (its target attribute,
+ * per-query set-up and block test).
  */
-#define BLOCKQUERY_DRIVERS(NAME, LEVEL, TARGET, TEST, TEST_FOR, COVERS, ONE)                                  \
+#define BLOCKQUERY_ONE(NAME, TARGET, TEST, TEST_FOR, COVERS)                                                  \
 	TARGET __attribute__((always_inline)) static inline bool one_##NAME##_for(                            \
 		const struct shape *s, struct hash128 h, unsigned c, bool folded)                             \
 	{                                                                                                     \
@@ -87,8 +80,21 @@ __attribute__((always_inline)) static inline void locate(const struct shape *s, 
 		UNROLLED for (unsigned g = 0; g < c; g++)                                                     \
 			covered |= COVERS(block[g], y32[g], &t);                                              \
 		return covered;                                                                               \
-	}                                                                                                     \
-                                                                                                              \
+	}
+
+/*
+ * The two drivers every kernel shares, made for one kernel by this macro (its
+ * level, target attribute, per-query set-up and block test): one key, and a
+ * batch in which the blocks of key i + ahead are located and fetched while
+ * key i is tested, so a batch keeps that many keys' lines in flight
+ * throughout, not only at its start.
+ * Each is specialised for c = 1 and c = 2 without folds. One key, and a
+ * batch of a few, take kernel ONE's test: AVX-512 takes AVX2's, whose
+ * answer for one key comes sooner on both x86 CPUs measured (a 16-lane
+ * multiply and a mask register are latency a lone key cannot hide:
+ * doc/performance.md).
+ */
+#define BLOCKQUERY_DRIVERS(NAME, LEVEL, TARGET, TEST, TEST_FOR, COVERS, ONE)                                  \
 	TARGET static bool one_##NAME(const struct filter *f, struct hash128 h)                               \
 	{                                                                                                     \
 		const struct shape s = shape_of(f);                                                           \
@@ -188,6 +194,7 @@ static inline bool covers_scalar(const uint64_t *block, uint32_t y32, const stru
 	return true;
 }
 
+BLOCKQUERY_ONE(scalar, , struct test_scalar, test_scalar_for, covers_scalar)
 BLOCKQUERY_DRIVERS(scalar, SIMD_SCALAR, , struct test_scalar, test_scalar_for, covers_scalar, scalar)
 
 /* ---- x86-64: AVX2 and AVX-512 ---- */
@@ -260,6 +267,7 @@ covers_avx2(const uint64_t *block, uint32_t y32, const struct test_avx2 *t)
 	return true;
 }
 
+BLOCKQUERY_ONE(avx2, AVX2, struct test_avx2, test_avx2_for, covers_avx2)
 BLOCKQUERY_DRIVERS(avx2, SIMD_AVX2, AVX2, struct test_avx2, test_avx2_for, covers_avx2, avx2)
 
 struct test_avx512 {
@@ -368,6 +376,7 @@ static inline bool covers_neon(const uint64_t *block, uint32_t y32, const struct
 	return t->passes < 2 || !missing16_neon(blk, yv, t->salt + 4, t->live[1]);
 }
 
+BLOCKQUERY_ONE(neon, , struct test_neon, test_neon_for, covers_neon)
 BLOCKQUERY_DRIVERS(neon, SIMD_NEON, , struct test_neon, test_neon_for, covers_neon, neon)
 #endif
 
