@@ -242,22 +242,31 @@ static void stage_ahead(void *ctx, const struct entry *e)
 	matcher_prefetch(st->m, e);
 }
 
+/* At most max_lines more lines of ff staged by st, into r: the reader's return, or -1 once the version fails. */
+static int stage_part(struct staging *st, struct feed_file *ff, size_t max_lines, struct list_load *r)
+{
+	struct feed_counts n;
+	char err[256];
+
+	ff->ahead = stage_ahead;
+	int rc = feed_file_read(ff, max_lines, stage_entry, stage_bad, st, &n, err, sizeof(err));
+	return staged_part(st->ls, st, &n, rc, err, r) < 0 ? -1 : rc;
+}
+
 int lists_stage_more(struct lists *ls, struct matcher *m, FILE *f, const struct feed_spec *spec,
 		     const struct list_clock *clock, feed_bad_cb on_bad, void *ctx, struct list_load *r)
 {
 	struct staging st = { .ls = ls, .m = m, .labels = ls->labels, .on_bad = on_bad, .ctx = ctx, .lines_before = r->lines,
 			      .now = clock->now };
 	struct feed_file ff;
-	struct feed_counts n = { 0 };
-	char err[256] = "out of memory";
-	int rc = feed_file_open(&ff, f, spec, clock->stated);
 
-	if (rc == 0) {
-		ff.ahead = stage_ahead;
-		rc = feed_file_read(&ff, SIZE_MAX, stage_entry, stage_bad, &st, &n, err, sizeof(err));
+	if (feed_file_open(&ff, f, spec, clock->stated) < 0) {
+		error_set(r->error, sizeof(r->error), "out of memory");
+		return -1;
 	}
+	int rc = stage_part(&st, &ff, SIZE_MAX, r);
 	feed_file_close(&ff);
-	return staged_part(ls, &st, &n, rc, err, r);
+	return rc;
 }
 
 int lists_stage_lines(struct lists *ls, struct matcher *m, struct feed_file *ff, size_t max_lines, uint64_t now,
@@ -265,12 +274,8 @@ int lists_stage_lines(struct lists *ls, struct matcher *m, struct feed_file *ff,
 {
 	/* The reader numbers its lines from the file's first: nothing to add. */
 	struct staging st = { .ls = ls, .m = m, .labels = ls->labels, .on_bad = on_bad, .ctx = ctx, .now = now };
-	struct feed_counts n;
-	char err[256];
-	ff->ahead = stage_ahead;
-	int rc = feed_file_read(ff, max_lines, stage_entry, stage_bad, &st, &n, err, sizeof(err));
 
-	return staged_part(ls, &st, &n, rc, err, r) < 0 ? -1 : rc;
+	return stage_part(&st, ff, max_lines, r);
 }
 
 /* The address a's prefix of bits as an entry: an addr at full length, else a net. */
