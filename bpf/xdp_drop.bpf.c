@@ -195,12 +195,6 @@ static __always_inline struct h128 pair_hash(struct h128 s, struct h128 d)
 
 /* ---- the blocked filter (block.h) ---- */
 
-/* block_range_reduce: the daemon never folds the program's filter, whose blocks fit 32 bits. */
-static __always_inline __u64 range_reduce(__u64 x, __u64 n)
-{
-	return n > 0xffffffffULL ? mult64to128(x, n).hi : xdp_range_reduce32(x, n);
-}
-
 static const __u64 GROUP_MUL[XDP_MAX_CHOICES][2] = {
 	{ 1, 1 },
 	{ 0x9e3779b97f4a7c15ULL, 0xd6e8feb86659fd93ULL },
@@ -211,7 +205,7 @@ static __always_inline int group_covers(struct h128 h, unsigned g)
 {
 	__u64 x = h.lo * GROUP_MUL[g][0];
 	__u32 y32 = (h.hi * GROUP_MUL[g][1]) >> 32;
-	__u64 b = range_reduce(x, params.nblocks << params.folds);
+	__u64 b = xdp_range_reduce32(x, params.nblocks << params.folds); /* blocks fit 32 bits: xdpset_shape_for */
 
 	if (params.folds)
 		b %= params.nblocks;
