@@ -252,7 +252,7 @@ check-tsan:
 
 # Fuzz harnesses (libFuzzer, clang) for the parsers of untrusted bytes: packets, entries, config.
 # `make fuzz` runs each for FUZZ_SECONDS; tests/fuzz.t runs a short fixed-seed pass in make check.
-FUZZ_HARNESSES = packet entry feed config state control
+FUZZ_HARNESSES = packet entry feed config state control jsonline
 FUZZ_SECONDS ?= 60
 fuzz-build:
 	$(MAKE) --no-print-directory BUILD=build-fuzz CC=clang SANITIZE=address,undefined \

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # bloomd's command line: -n, bad config and lists, missing files, statistics, the match pcap.
 . "$(dirname "$0")/support/tap.sh"
-plan 67
+plan 69
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -250,6 +250,24 @@ grep -q "rules.threshold:1: type: expected limit, threshold or both, got 'someti
 
 is "$("$BUILD/bloomd" --version)" "bloomd $(sed -n 's/^#define BLOOMD_VERSION "\(.*\)"/\1/p' "$root/daemon/core/version.h")" \
 	"--version says the version"
+
+# Each event's timestamp is its packet's (pcapgen puts packet i at i ms past 2026-01-01T00:00:00Z), across
+# seconds: bloomd formats the date and time once a second and the fraction for every event.
+{
+	echo "link en10mb"
+	for i in $(seq 0 2599); do
+		if [ $((i % 97)) -eq 0 ]; then src=192.0.2.1; else src=10.0.$((i / 256)).$((i % 256)); fi
+		echo "packet src=$src dst=10.0.0.1"
+	done
+} | "$BUILD/pcapgen" -o stamps.pcap -
+printf 'addr 192.0.2.1\n' > stamps.list
+printf '[entries]\nfile = stamps.list\n' > stamps.conf
+"$BUILD/bloomd" -c stamps.conf -r stamps.pcap 2>/dev/null | jq -c 'select(.event_type == "alert")' > stamps.json
+is "$(wc -l < stamps.json) $(jq -r '.timestamp[0:19]' stamps.json | sort -u | tr '\n' ' ')" \
+	"27 2026-01-01T00:00:00 2026-01-01T00:00:01 2026-01-01T00:00:02 " "27 events over three seconds"
+is "$(jq -r '(.pcap_cnt - 1) as $i | ((1767225600 + ($i / 1000 | floor) | todate | rtrimstr("Z")) + "." +
+	((($i % 1000) * 1000 + 1000000) | tostring | .[1:]) + "+0000") as $want | select(.timestamp != $want) |
+	"\(.pcap_cnt): \(.timestamp), not \($want)"' stamps.json)" "" "each with its packet's second and microseconds"
 
 # [log] format = json: each message one eve engine record (done_testing checks them against Suricata's schema).
 printf '[entries]\nfile = good.list\n[log]\nformat = json\n' > json.conf

@@ -5,7 +5,7 @@
 . "$(dirname "$0")/support/tap.sh"
 FUZZ_BUILD=$(cd "$(dirname "$0")/.." && pwd)/${FUZZ_BUILD:-build-fuzz}
 # harness and runs (the config and state harnesses write files, the control one talks to a socket: fewer)
-harnesses=("packet 200000" "entry 200000" "feed 200000" "config 20000" "state 5000" "control 3000")
+harnesses=("packet 200000" "entry 200000" "feed 200000" "config 20000" "state 5000" "control 3000" "jsonline 200000")
 plan ${#harnesses[@]}
 for h in "${harnesses[@]}"; do
 	set -- $h

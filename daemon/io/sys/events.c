@@ -18,6 +18,7 @@
 #include "communityid.h"
 #include "entry.h"
 #include "error.h"
+#include "jsonline.h"
 
 /*
  * Events are rare and arrive cold, so their cost is mostly jansson's
@@ -67,6 +68,9 @@ struct events {
 	uint64_t unflushed;       /* lines written to the file's buffer since its last flush */
 	char error[200];          /* why the file last failed, or "" */
 	char *line;               /* scratch for an event's JSON, LINE_BYTES */
+	char stamp[64];           /* the last event's timestamp; its date and time are stamp_len bytes */
+	size_t stamp_len;
+	time_t stamp_sec;         /* the second they are of */
 };
 
 /* An event line is rendered here and written once: json_dumpf writes token by token. */
@@ -185,10 +189,16 @@ static int dump_packet(struct events *ev, const struct event_packet *p, char *er
 	return rc;
 }
 
-/* Text bloomd wrote itself (addresses, numbers, names, hex): ASCII, so jansson need not check it. */
+/*
+ * Text bloomd wrote itself (addresses, numbers, names, hex): ASCII, so
+ * jansson need not check it. Set only when it changed: a set allocates.
+ */
 static void set_ascii(json_t *string, const char *text)
 {
-	json_string_setn_nocheck(string, text, strlen(text));
+	size_t n = strlen(text);
+
+	if (json_string_length(string) != n || memcmp(json_string_value(string), text, n) != 0)
+		json_string_setn_nocheck(string, text, n);
 }
 
 /*
@@ -210,15 +220,27 @@ static void set_name(json_t *string, const char *name)
 	free(shown);
 }
 
-static const char *timestamp(const struct timespec *ts, char *buf, size_t len)
+/*
+ * Suricata's form, with an offset, not Z: "2026-01-01T00:00:00.001000+0000".
+ * The date and time are formatted when the second changes; a second that
+ * gmtime cannot break down (past year 2^31) is shown as the epoch's.
+ */
+static const char *timestamp(struct events *ev, const struct timespec *ts)
 {
-	struct tm tm;
-	time_t secs = ts->tv_sec;
-
-	gmtime_r(&secs, &tm);
-	size_t n = strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(buf + n, len - n, ".%06ld+0000", ts->tv_nsec / 1000); /* Suricata's form: an offset, not Z */
-	return buf;
+	if (ev->stamp_len == 0 || ts->tv_sec != ev->stamp_sec) {
+		struct tm tm = { .tm_year = 70, .tm_mday = 1 };
+		time_t secs = ts->tv_sec;
+		gmtime_r(&secs, &tm);
+		ev->stamp_len = strftime(ev->stamp, sizeof(ev->stamp) - sizeof(".000000+0000"), "%Y-%m-%dT%H:%M:%S", &tm);
+		ev->stamp_sec = ts->tv_sec;
+	}
+	char *fraction = ev->stamp + ev->stamp_len;
+	long us = ts->tv_nsec >= 0 && ts->tv_nsec < 1000000000 ? ts->tv_nsec / 1000 : 0;
+	fraction[0] = '.';
+	for (int i = 6; i >= 1; i--, us /= 10)
+		fraction[i] = (char)('0' + us % 10);
+	memcpy(fraction + 7, "+0000", sizeof("+0000"));
+	return ev->stamp;
 }
 
 /* Add key with a placeholder value; returns the value (borrowed). */
@@ -366,7 +388,7 @@ static json_t *event_json(struct events *ev, const struct event_packet *p, const
 	struct event_shape *s = shape_for(ev, bits);
 	char buf[INET6_ADDRSTRLEN + 32];
 
-	set_ascii(s->ts, timestamp(&p->ts, buf, sizeof(buf)));
+	set_ascii(s->ts, timestamp(ev, &p->ts));
 	json_integer_set(s->cnt, (json_int_t)p->index);
 	set_name(s->source, p->interface ? p->interface : p->filename ? p->filename : "");
 	if (bits & SHAPE_IP) {
@@ -418,14 +440,14 @@ static json_t *event_json(struct events *ev, const struct event_packet *p, const
 /* The event's line (with its newline) in ev->line, or in *big (caller frees) for a very large one. */
 static size_t render_line(struct events *ev, const json_t *o, char **big)
 {
-	size_t len = json_dumpb(o, ev->line, LINE_BYTES - 1, JSON_COMPACT);
+	size_t len = jsonline_render(o, ev->line, LINE_BYTES - 1);
 
 	*big = NULL;
-	if (len > 0 && len < LINE_BYTES) {
+	if (len > 0) {
 		ev->line[len] = '\n';
 		return len + 1;
 	}
-	char *text = json_dumps(o, JSON_COMPACT); /* an event with very many matches */
+	char *text = json_dumps(o, JSON_COMPACT); /* an event with very many matches, or deeper than jsonline goes */
 	if (text == NULL)
 		return 0;
 	size_t n = strlen(text);
