@@ -222,8 +222,9 @@ static void set_name(json_t *string, const char *name)
 
 /*
  * Suricata's form, with an offset, not Z: "2026-01-01T00:00:00.001000+0000".
- * The date and time are formatted when the second changes; a second that
- * gmtime cannot break down (past year 2^31) is shown as the epoch's.
+ * The date and time are formatted when the second changes. tm starts as the
+ * epoch's, so that a second gmtime refuses (none a capture's 32-bit seconds
+ * give) still formats bytes that are defined.
  */
 static const char *timestamp(struct events *ev, const struct timespec *ts)
 {
