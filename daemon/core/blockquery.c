@@ -63,11 +63,14 @@ __attribute__((always_inline)) static inline void locate(const struct shape *s, 
 }
 
 /*
- * A kernel's test of one key: its c blocks located and fetched, then each
- * tested. Made for one kernel by this macro (its target attribute,
- * per-query set-up and block test).
+ * The two drivers every kernel shares, made for one kernel by this macro (its
+ * level, target attribute, per-query set-up and block test): one key, and a
+ * batch in which the blocks of key i + ahead are located and fetched while
+ * key i is tested, so a batch keeps that many keys' lines in flight
+ * throughout, not only at its start.
+ * Each is specialised for c = 1 and c = 2 without folds.
  */
-#define BLOCKQUERY_ONE(NAME, TARGET, TEST, TEST_FOR, COVERS)                                                  \
+#define BLOCKQUERY_DRIVERS(NAME, LEVEL, TARGET, TEST, TEST_FOR, COVERS)                                       \
 	TARGET __attribute__((always_inline)) static inline bool one_##NAME##_for(                            \
 		const struct shape *s, struct hash128 h, unsigned c, bool folded)                             \
 	{                                                                                                     \
@@ -80,37 +83,24 @@ __attribute__((always_inline)) static inline void locate(const struct shape *s, 
 		UNROLLED for (unsigned g = 0; g < c; g++)                                                     \
 			covered |= COVERS(block[g], y32[g], &t);                                              \
 		return covered;                                                                               \
-	}
-
-/*
- * The two drivers every kernel shares, made for one kernel by this macro (its
- * level, target attribute, per-query set-up and block test): one key, and a
- * batch in which the blocks of key i + ahead are located and fetched while
- * key i is tested, so a batch keeps that many keys' lines in flight
- * throughout, not only at its start.
- * Each is specialised for c = 1 and c = 2 without folds. One key, and a
- * batch of a few, take kernel ONE's test: AVX-512 takes AVX2's, whose
- * answer for one key comes sooner on both x86 CPUs measured (a 16-lane
- * multiply and a mask register are latency a lone key cannot hide:
- * doc/performance.md).
- */
-#define BLOCKQUERY_DRIVERS(NAME, LEVEL, TARGET, TEST, TEST_FOR, COVERS, ONE)                                  \
+	}                                                                                                     \
+                                                                                                              \
 	TARGET static bool one_##NAME(const struct filter *f, struct hash128 h)                               \
 	{                                                                                                     \
 		const struct shape s = shape_of(f);                                                           \
-		return one_##ONE##_for(&s, h, s.choices, true);                                               \
+		return one_##NAME##_for(&s, h, s.choices, true);                                              \
 	}                                                                                                     \
                                                                                                               \
 	TARGET static bool one1_##NAME(const struct filter *f, struct hash128 h)                              \
 	{                                                                                                     \
 		const struct shape s = shape_of(f);                                                           \
-		return one_##ONE##_for(&s, h, 1, false);                                                      \
+		return one_##NAME##_for(&s, h, 1, false);                                                     \
 	}                                                                                                     \
                                                                                                               \
 	TARGET static bool one2_##NAME(const struct filter *f, struct hash128 h)                              \
 	{                                                                                                     \
 		const struct shape s = shape_of(f);                                                           \
-		return one_##ONE##_for(&s, h, 2, false);                                                      \
+		return one_##NAME##_for(&s, h, 2, false);                                                     \
 	}                                                                                                     \
                                                                                                               \
 	TARGET __attribute__((always_inline)) static inline void batch_##NAME##_for(                          \
@@ -142,10 +132,10 @@ __attribute__((always_inline)) static inline void locate(const struct shape *s, 
                                                                                                               \
 		if (n <= FEW && s.folds == 0 && s.choices == 2)                                               \
 			for (size_t i = 0; i < n; i++)                                                        \
-				out[i] = one_##ONE##_for(&s, h[i], 2, false);                                 \
+				out[i] = one_##NAME##_for(&s, h[i], 2, false);                                \
 		else if (n <= FEW && s.folds == 0 && s.choices == 1)                                          \
 			for (size_t i = 0; i < n; i++)                                                        \
-				out[i] = one_##ONE##_for(&s, h[i], 1, false);                                 \
+				out[i] = one_##NAME##_for(&s, h[i], 1, false);                                \
 		else if (s.folds == 0 && s.choices == 2 && far)                                               \
 			batch_##NAME##_for(&s, h, n, out, 2, false, AHEAD_FAR);                               \
 		else if (s.folds == 0 && s.choices == 2)                                                      \
@@ -194,8 +184,7 @@ static inline bool covers_scalar(const uint64_t *block, uint32_t y32, const stru
 	return true;
 }
 
-BLOCKQUERY_ONE(scalar, , struct test_scalar, test_scalar_for, covers_scalar)
-BLOCKQUERY_DRIVERS(scalar, SIMD_SCALAR, , struct test_scalar, test_scalar_for, covers_scalar, scalar)
+BLOCKQUERY_DRIVERS(scalar, SIMD_SCALAR, , struct test_scalar, test_scalar_for, covers_scalar)
 
 /* ---- x86-64: AVX2 and AVX-512 ---- */
 
@@ -267,54 +256,63 @@ covers_avx2(const uint64_t *block, uint32_t y32, const struct test_avx2 *t)
 	return true;
 }
 
-BLOCKQUERY_ONE(avx2, AVX2, struct test_avx2, test_avx2_for, covers_avx2)
-BLOCKQUERY_DRIVERS(avx2, SIMD_AVX2, AVX2, struct test_avx2, test_avx2_for, covers_avx2, avx2)
+BLOCKQUERY_DRIVERS(avx2, SIMD_AVX2, AVX2, struct test_avx2, test_avx2_for, covers_avx2)
 
+/* As test_avx2, the first pass's live lanes a mask. */
 struct test_avx512 {
-	__m512i salt[2];
-	__mmask16 lanes[2]; /* lanes[1] is 0 for k <= 16: one pass */
+	__m256i salt0;
+	__mmask8 lanes0;
+	unsigned k;
 };
+
+AVX512 __attribute__((always_inline)) static inline __mmask8 live_lanes(unsigned k, unsigned pass)
+{
+	unsigned left = k - 8 * pass;
+
+	return (__mmask8)(left >= 8 ? 0xff : (1u << left) - 1);
+}
 
 AVX512 __attribute__((always_inline)) static inline struct test_avx512 test_avx512_for(unsigned k)
 {
-	struct test_avx512 t = {
-		.salt = { _mm512_loadu_si512((const void *)BLOCK_SALT32),
-			  _mm512_loadu_si512((const void *)(BLOCK_SALT32 + 16)) },
-		.lanes = { (__mmask16)(k >= 16 ? 0xffff : (1u << k) - 1),
-			   (__mmask16)(k <= 16 ? 0 : (1u << (k - 16)) - 1) },
-	};
-	return t;
+	return (struct test_avx512){ _mm256_loadu_si256((const __m256i *)BLOCK_SALT32), live_lanes(k, 0), k };
 }
 
 /*
- * As missing8 with 16 lanes: the block is one register, so one permute fetches
- * every word, and a rotate (which takes its count modulo 32) brings the bit down.
+ * As missing8, with AVX-512VL's instructions on 256 bits: a two-source
+ * permute fetches word pos / 32 from either half of the block at once, a
+ * rotate (its count taken modulo 32) brings the bit down, and a test into a
+ * mask register names the live lanes whose bit is clear. Eight lanes, not
+ * sixteen: a stranger leaves after the first pass, and the 512-bit multiply
+ * a sixteen-lane pass needs made the whole packet path slower on the Xeon
+ * measured (doc/performance.md).
  */
-AVX512 __attribute__((always_inline)) static inline __mmask16
-missing16(__m512i blk, __m512i yv, __m512i salt, __mmask16 lanes)
+AVX512 __attribute__((always_inline)) static inline bool
+missing8_vl(__m256i lo, __m256i hi, __m256i yv, __m256i salt, __mmask8 lanes)
 {
-	const __m512i one = _mm512_set1_epi32(1);
-	__m512i product = _mm512_mullo_epi32(yv, salt); /* position: its top 9 bits */
-	__m512i word = _mm512_permutexvar_epi32(_mm512_srli_epi32(product, 28), blk);
-	__m512i bit = _mm512_rorv_epi32(word, _mm512_srli_epi32(product, 23)); /* rotates by pos % 32 */
+	__m256i product = _mm256_mullo_epi32(yv, salt); /* position: its top 9 bits */
+	__m256i word = _mm256_permutex2var_epi32(lo, _mm256_srli_epi32(product, 28), hi);
+	__m256i bit = _mm256_rorv_epi32(word, _mm256_srli_epi32(product, 23));
 
-	return _mm512_mask_testn_epi32_mask(lanes, bit, one);
+	return _mm256_mask_testn_epi32_mask(lanes, bit, _mm256_set1_epi32(1)) != 0;
 }
 
-/* No branch on the bits: both passes (k > 16) are always made, so successive loads overlap. */
 AVX512 __attribute__((always_inline)) static inline bool
 covers_avx512(const uint64_t *block, uint32_t y32, const struct test_avx512 *t)
 {
-	const __m512i blk = _mm512_load_si512((const void *)block);
-	const __m512i yv = _mm512_set1_epi32((int)y32);
-	__mmask16 missing = missing16(blk, yv, t->salt[0], t->lanes[0]);
+	const __m256i lo = _mm256_load_si256((const __m256i *)block);
+	const __m256i hi = _mm256_load_si256((const __m256i *)block + 1);
+	const __m256i yv = _mm256_set1_epi32((int)y32);
 
-	if (t->lanes[1])
-		missing |= missing16(blk, yv, t->salt[1], t->lanes[1]);
-	return missing == 0;
+	if (missing8_vl(lo, hi, yv, t->salt0, t->lanes0))
+		return false;
+	for (unsigned p = 1; 8 * p < t->k; p++)
+		if (missing8_vl(lo, hi, yv, _mm256_loadu_si256((const __m256i *)(BLOCK_SALT32 + 8 * p)),
+				live_lanes(t->k, p)))
+			return false;
+	return true;
 }
 
-BLOCKQUERY_DRIVERS(avx512, SIMD_AVX512, AVX512, struct test_avx512, test_avx512_for, covers_avx512, avx2)
+BLOCKQUERY_DRIVERS(avx512, SIMD_AVX512, AVX512, struct test_avx512, test_avx512_for, covers_avx512)
 #endif
 
 /* ---- aarch64: NEON ---- */
@@ -376,8 +374,7 @@ static inline bool covers_neon(const uint64_t *block, uint32_t y32, const struct
 	return t->passes < 2 || !missing16_neon(blk, yv, t->salt + 4, t->live[1]);
 }
 
-BLOCKQUERY_ONE(neon, , struct test_neon, test_neon_for, covers_neon)
-BLOCKQUERY_DRIVERS(neon, SIMD_NEON, , struct test_neon, test_neon_for, covers_neon, neon)
+BLOCKQUERY_DRIVERS(neon, SIMD_NEON, , struct test_neon, test_neon_for, covers_neon)
 #endif
 
 const struct blockquery *blockquery_kernel(enum simd_level level)

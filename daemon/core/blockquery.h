@@ -21,8 +21,9 @@
  *   neon    16 positions a pass: byte table lookup (TBL) of the 64-byte block
  *   avx2    8 positions a pass: multiply, word permute, variable shift, test;
  *           the first pass branch-free, the others only if it passed
- *   avx512  16 positions a pass, as avx2, in batches; one key, and a batch
- *           of a few, with avx2's test, which answers a lone key sooner
+ *   avx512  8 positions a pass, as avx2, with AVX-512VL's two-source permute,
+ *           rotate and test into a mask: fewer instructions a pass, and
+ *           256-bit registers only
  */
 struct blockquery {
 	enum simd_level level;
