@@ -201,7 +201,7 @@ BLOCKQUERY_DRIVERS(scalar, SIMD_SCALAR, , struct test_scalar, test_scalar_for, c
  * is rarely. Small, so it stays in registers.
  */
 struct test_avx2 {
-	__m256i salt0, ones0;
+	__m256i salt0, live0;
 	unsigned k;
 };
 
@@ -240,28 +240,34 @@ missing8(__m256i lo, __m256i hi, __m256i yv, __m256i salt, __m256i ones)
 	return !_mm256_testc_si256(bit, ones);
 }
 
-AVX2 __attribute__((always_inline)) static inline bool
-covers_avx2(const uint64_t *block, uint32_t y32, const struct test_avx2 *t)
-{
-	const __m256i lo = _mm256_load_si256((const __m256i *)block);
-	const __m256i hi = _mm256_load_si256((const __m256i *)block + 1);
-	const __m256i yv = _mm256_set1_epi32((int)y32);
+/*
+ * The block test of the kernels of 8 lanes a pass (their TEST has salt0,
+ * live0 and k): the first pass branch-free, the others only if it passed.
+ */
+#define COVERS8(NAME, TARGET, MISSING, LIVE)                                                                  \
+	TARGET __attribute__((always_inline)) static inline bool covers_##NAME(                               \
+		const uint64_t *block, uint32_t y32, const struct test_##NAME *t)                             \
+	{                                                                                                     \
+		const __m256i lo = _mm256_load_si256((const __m256i *)block);                                 \
+		const __m256i hi = _mm256_load_si256((const __m256i *)block + 1);                             \
+		const __m256i yv = _mm256_set1_epi32((int)y32);                                               \
+                                                                                                              \
+		if (MISSING(lo, hi, yv, t->salt0, t->live0))                                                  \
+			return false;                                                                         \
+		for (unsigned p = 1; 8 * p < t->k; p++)                                                       \
+			if (MISSING(lo, hi, yv, _mm256_loadu_si256((const __m256i *)(BLOCK_SALT32 + 8 * p)),  \
+				    LIVE(t->k, p)))                                                           \
+				return false;                                                                 \
+		return true;                                                                                  \
+	}
 
-	if (missing8(lo, hi, yv, t->salt0, t->ones0))
-		return false;
-	for (unsigned p = 1; 8 * p < t->k; p++)
-		if (missing8(lo, hi, yv, _mm256_loadu_si256((const __m256i *)(BLOCK_SALT32 + 8 * p)),
-			     live_ones(t->k, p)))
-			return false;
-	return true;
-}
-
+COVERS8(avx2, AVX2, missing8, live_ones)
 BLOCKQUERY_DRIVERS(avx2, SIMD_AVX2, AVX2, struct test_avx2, test_avx2_for, covers_avx2)
 
-/* As test_avx2, the first pass's live lanes a mask. */
+/* As test_avx2, the live lanes a mask. */
 struct test_avx512 {
 	__m256i salt0;
-	__mmask8 lanes0;
+	__mmask8 live0;
 	unsigned k;
 };
 
@@ -296,22 +302,7 @@ missing8_vl(__m256i lo, __m256i hi, __m256i yv, __m256i salt, __mmask8 lanes)
 	return _mm256_mask_testn_epi32_mask(lanes, bit, _mm256_set1_epi32(1)) != 0;
 }
 
-AVX512 __attribute__((always_inline)) static inline bool
-covers_avx512(const uint64_t *block, uint32_t y32, const struct test_avx512 *t)
-{
-	const __m256i lo = _mm256_load_si256((const __m256i *)block);
-	const __m256i hi = _mm256_load_si256((const __m256i *)block + 1);
-	const __m256i yv = _mm256_set1_epi32((int)y32);
-
-	if (missing8_vl(lo, hi, yv, t->salt0, t->lanes0))
-		return false;
-	for (unsigned p = 1; 8 * p < t->k; p++)
-		if (missing8_vl(lo, hi, yv, _mm256_loadu_si256((const __m256i *)(BLOCK_SALT32 + 8 * p)),
-				live_lanes(t->k, p)))
-			return false;
-	return true;
-}
-
+COVERS8(avx512, AVX512, missing8_vl, live_lanes)
 BLOCKQUERY_DRIVERS(avx512, SIMD_AVX512, AVX512, struct test_avx512, test_avx512_for, covers_avx512)
 #endif
 
