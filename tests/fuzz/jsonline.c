@@ -23,22 +23,22 @@ static json_t *value_of(const uint8_t *data, size_t size)
 	return strings;
 }
 
-/* How deep v's containers nest: 0 for a scalar. */
+/* How deep v's containers nest: 0 for a scalar. Each child's depth taken once. */
 static unsigned depth_of(const json_t *v)
 {
-	unsigned deepest = 0;
+	unsigned deepest = 0, d;
 	const char *key;
 	json_t *inner;
 	size_t i;
 
 	if (json_is_array(v))
 		json_array_foreach(v, i, inner)
-			if (depth_of(inner) > deepest)
-				deepest = depth_of(inner);
+			if ((d = depth_of(inner)) > deepest)
+				deepest = d;
 	if (json_is_object(v))
 		json_object_foreach((json_t *)(uintptr_t)v, key, inner)
-			if (depth_of(inner) > deepest)
-				deepest = depth_of(inner);
+			if ((d = depth_of(inner)) > deepest)
+				deepest = d;
 	return json_is_array(v) || json_is_object(v) ? deepest + 1 : 0;
 }
 

@@ -22,9 +22,11 @@
 
 /*
  * Events are rare and arrive cold, so their cost is mostly jansson's
- * allocations. Each shape of event (file or live, with or without ports,
- * with or without VLANs) is built once, with its keys in order; an event
- * updates the values in place. Match objects come from a pool the same way.
+ * allocations and rendering. Each shape of event (file or live, with or
+ * without ports, with or without VLANs) is built once, with its keys in
+ * order; an event updates the values in place (a value that did not change
+ * is not set again). Match objects come from a pool the same way. The line
+ * is rendered by jsonline, with json_dumpb's bytes.
  */
 enum {
 	SHAPE_LIVE = 1,
@@ -230,8 +232,7 @@ static const char *timestamp(struct events *ev, const struct timespec *ts)
 {
 	if (ev->stamp_len == 0 || ts->tv_sec != ev->stamp_sec) {
 		struct tm tm = { .tm_year = 70, .tm_mday = 1 };
-		time_t secs = ts->tv_sec;
-		gmtime_r(&secs, &tm);
+		gmtime_r(&ts->tv_sec, &tm);
 		ev->stamp_len = strftime(ev->stamp, sizeof(ev->stamp) - sizeof(".000000+0000"), "%Y-%m-%dT%H:%M:%S", &tm);
 		ev->stamp_sec = ts->tv_sec;
 	}
