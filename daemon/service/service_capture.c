@@ -591,4 +591,11 @@ void service_capture_stats(const struct service *s, json_t *o, const struct work
 							    "received", (json_int_t)t->received, "dropped",
 							    (json_int_t)t->dropped, "if_dropped", (json_int_t)t->if_dropped));
 	json_object_set(o, "sources", src->replayed);
+	if (src->replaying)
+		json_object_set_new(o, "replaying", json_pack("{s:o,s:I}", "name", text_json(src->current->path),
+							      "packets", (json_int_t)capture_packets(src->replaying)));
+	size_t queued = 0;
+	for (const struct replay_item *it = src->queue; it; it = it->next)
+		queued++;
+	json_object_set_new(o, "replays_queued", json_integer((json_int_t)queued));
 }
