@@ -522,40 +522,109 @@ static int send_replace(struct ctlconn *c, int argc, char **argv)
 	return rc;
 }
 
-/* `load FILE|-`: stream the list as `load -`, its lines, then ".". */
+/*
+ * `load FILE|-`: the list streamed as `load -`, its lines, then ".". The
+ * lines go out gathered, a write for up to LOAD_CHUNK bytes, and always
+ * before a read that could wait: a write a line made the daemon take a
+ * socket buffer a line (2,000,000 lines took it 2.8 s, a fifth of it in
+ * the kernel), and lines from a slow pipe must still reach it before its
+ * idle timeout.
+ */
+#define LOAD_CHUNK (64u << 10)
+
+struct load_sender {
+	struct ctlconn *c;
+	size_t out_len, in_len, in_at; /* in: bytes read, the first in_at of them sent or skipped */
+	char out[LOAD_CHUNK];
+	char in[LOAD_CHUNK];           /* more than a line: MAX_LINE and its newline */
+};
+
+static int load_flush(struct load_sender *ls)
+{
+	int rc = ctlconn_send(ls->c, ls->out, ls->out_len);
+
+	ls->out_len = 0;
+	return rc;
+}
+
+static int load_put(struct load_sender *ls, const char *text, size_t len)
+{
+	if (ls->out_len + len > sizeof(ls->out) && load_flush(ls) < 0)
+		return -1;
+	memcpy(ls->out + ls->out_len, text, len);
+	ls->out_len += len;
+	return 0;
+}
+
+/*
+ * The next line's length with its newline (one is added to a last line
+ * without), after reading more if it is not whole yet; 0 at the end, -1
+ * after a message (a read error, or a line longer than MAX_LINE).
+ */
+static ssize_t load_next_line(struct load_sender *ls, int fd, const char *path, unsigned long lineno)
+{
+	for (;;) {
+		char *line = ls->in + ls->in_at, *nl = memchr(line, '\n', ls->in_len - ls->in_at);
+		size_t have = ls->in_len - ls->in_at;
+		if (nl && (size_t)(nl - line) <= MAX_LINE)
+			return nl - line + 1;
+		if (nl || have > MAX_LINE) {
+			cli_error(PROG ": %s:%lu: line longer than %d bytes; the load stops there", path, lineno, MAX_LINE);
+			return -1;
+		}
+		memmove(ls->in, line, have);
+		ls->in_len = have;
+		ls->in_at = 0;
+		if (load_flush(ls) < 0) /* before a read that may wait */
+			return -1;
+		ssize_t got = read(fd, ls->in + have, sizeof(ls->in) - 1 - have);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			cli_error(PROG ": %s:%lu: %s; the load stops there", path, lineno, strerror(errno));
+			return -1;
+		}
+		ls->in_len += (size_t)got;
+		if (got == 0) {
+			if (have == 0)
+				return 0;
+			ls->in[ls->in_len++] = '\n'; /* the room left for it */
+		}
+	}
+}
+
+/* 0, 1 when the load stopped early (after a message), -1 when the connection failed. */
 static int send_list(struct ctlconn *c, const char *path)
 {
-	FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "r");
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t n;
+	bool from_stdin = strcmp(path, "-") == 0;
+	int fd = from_stdin ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
+	struct load_sender *ls = NULL;
 	unsigned long lineno = 0;
-	int rc = 0;
+	ssize_t len;
+	int rc = -1;
 
-	if (f == NULL) {
-		cli_error(PROG ": %s: %s", path, strerror(errno));
-		return -1;
+	if (fd < 0 || (ls = calloc(1, sizeof(*ls))) == NULL) {
+		cli_error(PROG ": %s: %s", path, strerror(fd < 0 ? errno : ENOMEM));
+		goto out;
 	}
-	rc = ctlconn_send(c, "load -\n", 7);
-	while (rc == 0 && (n = getline(&line, &cap, f)) > 0) {
-		lineno++;
-		if (line[n - 1] != '\n')
-			line[n++] = '\n'; /* getline leaves room for the NUL it wrote */
-		if (n - 1 > MAX_LINE) {
-			cli_error(PROG ": %s:%lu: line longer than %d bytes; the load stops there",
-				path, lineno, MAX_LINE);
+	ls->c = c;
+	rc = load_put(ls, "load -\n", 7);
+	while (rc == 0 && (len = load_next_line(ls, fd, path, ++lineno)) != 0) {
+		const char *line = ls->in + ls->in_at;
+		if (len < 0) {
 			rc = 1;
 			break;
 		}
-		if (n == 2 && line[0] == '.')
-			continue; /* would end the stream; not an entry anyway */
-		rc = ctlconn_send(c, line, (size_t)n);
+		ls->in_at += (size_t)len;
+		if (!(len == 2 && line[0] == '.')) /* it would end the stream; not an entry anyway */
+			rc = load_put(ls, line, (size_t)len);
 	}
-	free(line);
-	if (f != stdin)
-		fclose(f);
-	if (rc >= 0 && ctlconn_send(c, ".\n", 2) < 0)
+	if (rc >= 0 && (load_put(ls, ".\n", 2) < 0 || load_flush(ls) < 0))
 		rc = -1;
+out:
+	free(ls);
+	if (fd >= 0 && !from_stdin)
+		close(fd);
 	return rc;
 }
 

@@ -5,7 +5,7 @@
 # state files, hostile clients, and a client that may not change state.
 . "$(dirname "$0")/support/tap.sh"
 . "$(dirname "$0")/support/daemon.sh"
-plan 84
+plan 88
 tmp=$(mktemp -d)
 chmod 755 "$tmp"
 pid=
@@ -62,6 +62,34 @@ is "$rc" 2 "a load with rejected lines exits 2"
 grep -q "^entries.list:7: addr needs an IPv4 or IPv6 address, got '300.1.2.3': 'addr 300.1.2.3'$" load.err
 ok $? "the rejected line is named FILE:LINE, with why and its text in full"
 C --json load entries.list >/dev/null 2>&1; is $? 2 "and so with --json (the same exit codes as text)"
+# bloomctl sends the lines gathered, and what it has before each read that could wait: lines a
+# second apart through a pipe, four seconds in all, are not cut off by the idle timeout (3 s).
+{ for i in 1 2 3 4; do echo "addr 192.0.2.$((30 + i))"; sleep 1; done; printf 'addr 192.0.2.35'; } |
+	C load - > slow.out 2>&1
+is "$(cat slow.out)" "added 5, already present 0, rejected 0" "load: lines a second apart all go in (the last one without its newline too)"
+C load "$tmp" > /dev/null 2> dir.err; rc=$?
+[ "$rc" -eq 2 ] && grep -q "^bloomctl: $tmp:1: Is a directory; the load stops there" dir.err
+ok $? "a load of what cannot be read says why and exits 2: $(head -c 80 dir.err)"
+{ echo "addr 192.0.2.40"; echo .; head -c 9000 /dev/zero | tr '\0' x; echo; echo "addr 192.0.2.41"; } > long.list
+out=$(C load long.list 2> long.err); rc=$?
+[ "$rc" -eq 2 ] && [ "$out" = "added 1, already present 0, rejected 0" ] &&
+	grep -q "^bloomctl: long.list:3: line longer than 8192 bytes; the load stops there" long.err &&
+	C query addr 192.0.2.40 >/dev/null && ! C query addr 192.0.2.41 >/dev/null
+ok $? "a line longer than a command stops the load there, named FILE:LINE; a lone . is skipped"
+for i in 31 32 33 34 35 40; do C del addr 192.0.2.$i >/dev/null; done
+# The daemon parses a load's lines some ahead of their adds: its errors still come in the lines'
+# order, a NUL byte's among them, and a repeat within those lines is present, not added twice.
+for i in $(seq 1 40); do
+	case $i in
+	3 | 18) echo "addr 300.0.0.$i" ;;
+	19) printf 'addr 192.0.2.1\000 7\n' ;;
+	21) echo "addr 192.0.2.120" ;;
+	*) echo "addr 192.0.2.$((100 + i))" ;;
+	esac
+done > order.list
+is "$(C --json load order.list | jq -c '[.added, .present, .rejected, (.errors | map(split(":")[0])), .errors[2]]')" \
+	'[36,1,3,["line 3","line 18","line 19"],"line 19: NUL byte in line"]' "a load's errors come in its lines' order, its repeats present"
+for i in $(seq 101 140); do C del addr 192.0.2.$i >/dev/null; done
 
 reply=$(C --json replay traffic.pcap --wait)
 is "$(jq -r '.packets, .matched' <<<"$reply" | tr '\n' ' ')" "4 3 " "replay --wait: 4 packets, 3 matched"

@@ -437,6 +437,7 @@ void commands_line(void *commands, struct control_client *cl, const char *line, 
 		struct load_stream *ls = *control_client_data(cl);
 		if (ls) {
 			char where[32];
+			command_stream_flush(cmds, cl); /* the lines before it first: the errors in the lines' order */
 			snprintf(where, sizeof(where), "line %llu", (unsigned long long)++ls->line);
 			command_note_rejected(ls, where, "NUL byte in line");
 		}
@@ -460,6 +461,8 @@ void commands_burst(void *commands, bool replied)
 {
 	struct commands *cmds = commands;
 
+	if (cmds->streaming) /* a load's lines parsed ahead are added within the burst that brought them */
+		command_stream_flush(cmds, cmds->streaming);
 	/* Every worker checks against the change before it is acknowledged. */
 	service_propagate(cmds->s);
 	command_acknowledge_held(cmds, replied);
@@ -467,6 +470,7 @@ void commands_burst(void *commands, bool replied)
 
 void commands_gone(void *commands, struct control_client *cl)
 {
+	command_stream_flush(commands, cl); /* none are left after a burst; but never a line dropped */
 	command_stream_free(cl);
 	command_forget_held(commands, cl);
 }

@@ -33,11 +33,24 @@ static void load_result(json_t *reply, const struct load_stream *ls)
 	json_object_set(reply, "errors", ls->errors);
 }
 
+/* A line parsed ahead of its add: its entry, or why it is not one, and its text for an error. */
+struct load_line {
+	struct entry e;
+	uint64_t expires, number;
+	int rc;                    /* entry_parse_expiry's: 1 an entry, -1 bad */
+	char why[256];
+	char *text;
+	size_t cap;
+};
+
 void command_stream_free(struct control_client *cl)
 {
 	struct load_stream *ls = *control_client_data(cl);
 
 	if (ls) {
+		for (size_t i = 0; ls->ahead && i < LOAD_AHEAD; i++)
+			free(ls->ahead[i].text);
+		free(ls->ahead);
 		json_decref(ls->errors);
 		free(ls);
 		*control_client_data(cl) = NULL;
@@ -62,15 +75,69 @@ int cmd_load(struct command *c)
 	return command_fail(c, "load: give - and the entries on the following lines, then \".\" (bloomctl load FILE streams a file so)");
 }
 
-/* A line of a `load -` stream. */
+/* Line l added (if it is an entry), and counted; a rejected one noted with its text in full, after why. */
+static void load_line_add(struct service *s, struct load_stream *ls, struct load_line *l)
+{
+	char where[32];
+	int rc = l->rc;
+
+	if (rc > 0)
+		rc = service_add(s, &l->e, l->expires, SERVICE_FROM_OPERATOR, l->why, sizeof(l->why));
+	if (rc == 0)
+		ls->added++;
+	else if (rc > 0)
+		ls->present++;
+	if (rc >= 0)
+		return;
+	char *full = malloc(strlen(l->why) + strlen(l->text) + 5);
+	if (full)
+		sprintf(full, "%s: '%s'", l->why, l->text);
+	snprintf(where, sizeof(where), "line %llu", (unsigned long long)l->number);
+	command_note_rejected(ls, where, full ? full : l->why);
+	free(full);
+}
+
+void command_stream_flush(struct commands *cmds, struct control_client *cl)
+{
+	struct load_stream *ls = *control_client_data(cl);
+
+	for (size_t i = 0; ls && i < ls->nahead; i++)
+		load_line_add(cmds->s, ls, &ls->ahead[i]);
+	if (ls)
+		ls->nahead = 0;
+	if (cmds->streaming == cl)
+		cmds->streaming = NULL;
+}
+
+/* line parsed into the next of ls's lines ahead: 1 an entry or a bad line, 0 none (a blank or a comment), -1 out of memory. */
+static int load_line_parse(struct load_stream *ls, const char *line)
+{
+	if (ls->ahead == NULL && (ls->ahead = calloc(LOAD_AHEAD, sizeof(*ls->ahead))) == NULL)
+		return -1;
+	struct load_line *l = &ls->ahead[ls->nahead];
+	size_t len = strlen(line);
+	if (len >= l->cap) {
+		char *text = realloc(l->text, len + 1);
+		if (text == NULL)
+			return -1;
+		l->text = text;
+		l->cap = len + 1;
+	}
+	l->number = ls->line;
+	l->rc = entry_parse_expiry(line, &l->e, (uint64_t)time(NULL), &l->expires, l->why, sizeof(l->why));
+	if (l->rc == 0)
+		return 0;
+	memcpy(l->text, line, len + 1);
+	return 1;
+}
+
+/* A line of a `load -` stream: its entry added LOAD_AHEAD lines later at most, or at the end of the burst. */
 void command_stream_line(struct commands *cmds, struct control_client *cl, char *line)
 {
-	struct service *s = cmds->s;
 	struct load_stream *ls = *control_client_data(cl);
-	struct entry e;
-	char err[256], where[32];
 
 	if (strcmp(line, ".") == 0) {
+		command_stream_flush(cmds, cl);
 		json_t *reply = json_pack("{s:b}", "ok", !ls->refused);
 		if (ls->refused)
 			json_object_set_new(reply, "error", json_string("load: not allowed for this user"));
@@ -83,30 +150,22 @@ void command_stream_line(struct commands *cmds, struct control_client *cl, char 
 	ls->line++;
 	if (ls->refused)
 		return;
-	snprintf(where, sizeof(where), "line %llu", (unsigned long long)ls->line);
-	uint64_t expires;
-	int rc = entry_parse_expiry(line, &e, (uint64_t)time(NULL), &expires, err, sizeof(err));
-	if (rc == 0)
-		return; /* a blank or comment line: nothing to add */
-	if (rc > 0)
-		rc = service_add(s, &e, expires, SERVICE_FROM_OPERATOR, err, sizeof(err));
-	if (rc < 0) { /* the offending text in full, after why */
-		char why[400];
-		snprintf(why, sizeof(why), "%s: '", err);
-		size_t n = strlen(why);
-		char *full = malloc(n + strlen(line) + 2);
-		if (full) {
-			memcpy(full, why, n);
-			strcpy(full + n, line);
-			strcat(full, "'");
-		}
-		command_note_rejected(ls, where, full ? full : err);
-		free(full);
+	int rc = load_line_parse(ls, line);
+	if (rc < 0) {
+		char where[32];
+		command_stream_flush(cmds, cl);
+		snprintf(where, sizeof(where), "line %llu", (unsigned long long)ls->line);
+		command_note_rejected(ls, where, "out of memory");
+		return;
 	}
-	else if (rc == 0)
-		ls->added++;
-	else
-		ls->present++;
+	if (rc == 0)
+		return;
+	struct load_line *l = &ls->ahead[ls->nahead++];
+	if (l->rc > 0)
+		service_prefetch(cmds->s, &l->e);
+	cmds->streaming = cl;
+	if (ls->nahead == LOAD_AHEAD)
+		command_stream_flush(cmds, cl);
 }
 
 /* ---- reading ---- */

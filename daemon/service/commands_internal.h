@@ -18,11 +18,20 @@
 
 #define MAX_REPORTED_ERRORS 20
 
-/* A `load -` in progress on one client: entry lines until ".". */
+/*
+ * A `load -` in progress on one client: entry lines until ".". They are
+ * parsed LOAD_AHEAD at a time, each entry's slot in the store asked for,
+ * before the first is added (as a list's file is read: feed.h); the adds
+ * and their errors keep the lines' order, and none waits past its burst.
+ */
+#define LOAD_AHEAD 16
+struct load_line;
 struct load_stream {
 	bool refused;              /* not trusted: read to the end, add nothing */
 	uint64_t line, added, present, rejected;
 	json_t *errors;
+	struct load_line *ahead;   /* LOAD_AHEAD lines (an entry is 2 KiB), allocated at the first */
+	size_t nahead;             /* parsed, not yet added */
 };
 
 /*
@@ -34,6 +43,7 @@ struct load_stream {
 struct commands {
 	struct service *s;
 	struct control_client *held; /* the client whose change's reply waits, or NULL */
+	struct control_client *streaming; /* the client of this burst with lines of a load parsed ahead, or NULL */
 	json_t *held_reply;
 };
 
@@ -74,6 +84,8 @@ int cmd_load(struct command *c);
 int cmd_list(struct command *c);
 /* A line of a load stream; a rejected line of it; the stream gone with its client. */
 void command_stream_line(struct commands *cmds, struct control_client *cl, char *line);
+/* The lines of cl's `load -` parsed ahead, added now (at the end of a burst, before a bad line is noted). */
+void command_stream_flush(struct commands *cmds, struct control_client *cl);
 void command_note_rejected(struct load_stream *ls, const char *where, const char *err);
 void command_stream_free(struct control_client *cl);
 

@@ -64,6 +64,8 @@ enum service_origin {
  */
 int service_add(struct service *s, const struct entry *e, uint64_t expiry, enum service_origin from, char *err,
 		size_t errlen);
+/* Ask for the memory an add of e will touch (its slot in the store), some entries before it is added. */
+void service_prefetch(const struct service *s, const struct entry *e);
 /*
  * Take e from the local list: 0 taken, 1 the local list did not hold it,
  * -1 with a message (it could not be journaled; nothing changed).

@@ -10,6 +10,7 @@
 #include "check.h"
 #include "error.h"
 #include "log.h"
+#include "matcher.h"
 #include "service_internal.h"
 
 /*
@@ -165,6 +166,11 @@ int service_add(struct service *s, const struct entry *e, uint64_t expiry, enum 
 		lists_local_release(s->matcher, e, &left);
 	state_ttl_set(s->state.ttl, e, was_local ? before : 0);
 	return -1;
+}
+
+void service_prefetch(const struct service *s, const struct entry *e)
+{
+	matcher_prefetch(s->matcher, e);
 }
 
 int service_del(struct service *s, const struct entry *e, enum service_origin from, uint32_t *still_held, char *err,
