@@ -534,6 +534,7 @@ static int send_replace(struct ctlconn *c, int argc, char **argv)
 
 struct load_sender {
 	struct ctlconn *c;
+	bool failed;                   /* a write to the daemon failed (and said so) */
 	size_t out_len, in_len, in_at; /* in: bytes read, the first in_at of them sent or skipped */
 	char out[LOAD_CHUNK];
 	char in[LOAD_CHUNK];           /* more than a line: MAX_LINE and its newline */
@@ -541,10 +542,10 @@ struct load_sender {
 
 static int load_flush(struct load_sender *ls)
 {
-	int rc = ctlconn_send(ls->c, ls->out, ls->out_len);
-
+	if (ctlconn_send(ls->c, ls->out, ls->out_len) < 0)
+		ls->failed = true;
 	ls->out_len = 0;
-	return rc;
+	return ls->failed ? -1 : 0;
 }
 
 static int load_put(struct load_sender *ls, const char *text, size_t len)
@@ -612,7 +613,7 @@ static int send_list(struct ctlconn *c, const char *path)
 	while (rc == 0 && (len = load_next_line(ls, fd, path, ++lineno)) != 0) {
 		const char *line = ls->in + ls->in_at;
 		if (len < 0) {
-			rc = 1;
+			rc = ls->failed ? -1 : 1;
 			break;
 		}
 		ls->in_at += (size_t)len;
