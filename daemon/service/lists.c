@@ -239,7 +239,7 @@ static void stage_ahead(void *ctx, const struct entry *e)
 {
 	const struct staging *st = ctx;
 
-	matcher_prefetch(st->m, e);
+	lists_prefetch(st->m, e);
 }
 
 /* At most max_lines more lines of ff staged by st, into r: the reader's return, or -1 once the version fails. */
@@ -618,6 +618,11 @@ void lists_placed_online(struct matcher *m)
 int lists_local_hold(struct matcher *m, const struct entry *e, char *err, size_t errlen)
 {
 	return matcher_hold(m, e, MATCHER_HOLDER_DEFAULT, err, errlen);
+}
+
+void lists_prefetch(const struct matcher *m, const struct entry *e)
+{
+	matcher_prefetch(m, e);
 }
 
 int lists_local_release(struct matcher *m, const struct entry *e, uint32_t *left)

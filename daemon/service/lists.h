@@ -99,6 +99,8 @@ void lists_placed_online(struct matcher *m);
 
 /* The local list (slot 0, what bloomctl and the journal add): e held by it, -1 with a message. */
 int lists_local_hold(struct matcher *m, const struct entry *e, char *err, size_t errlen);
+/* Ask for the memory a hold of e will touch (its slot in the store), some entries before it. */
+void lists_prefetch(const struct matcher *m, const struct entry *e);
 /* e no longer the local list's: 0 (*left: who holds it now), or 1 if it was not stored. */
 int lists_local_release(struct matcher *m, const struct entry *e, uint32_t *left);
 

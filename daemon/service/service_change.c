@@ -9,8 +9,8 @@
 
 #include "check.h"
 #include "error.h"
+#include "lists.h"
 #include "log.h"
-#include "matcher.h"
 #include "service_internal.h"
 
 /*
@@ -170,7 +170,7 @@ int service_add(struct service *s, const struct entry *e, uint64_t expiry, enum 
 
 void service_prefetch(const struct service *s, const struct entry *e)
 {
-	matcher_prefetch(s->matcher, e);
+	lists_prefetch(s->matcher, e);
 }
 
 int service_del(struct service *s, const struct entry *e, enum service_origin from, uint32_t *still_held, char *err,
