@@ -14,9 +14,9 @@ command -v redis-sentinel >/dev/null || skip_all "no redis-sentinel (Debian's re
 plan 6
 { read -r m; read -r r1; read -r r2; read -r s; } < <(free_ports 4)
 sentinel_redis $m $r1 $r2 $s
-wait_for 15 eval '[ "$(RP $m info replication | grep -c "^slave[0-9].*state=online")" = 2 ] &&
-	[ "$(RP $s sentinel get-master-addr-by-name bloomdm | tail -n 1)" = $m ]'
-ok $? "a master, two replicas and a sentinel"
+wait_for 30 eval '[ "$(RP $m info replication | grep -c "^slave[0-9].*state=online")" = 2 ] &&
+	[ "$(RP $s sentinel get-master-addr-by-name bloomdm | tail -n 1)" = $m ] && RP $s sentinel replicas bloomdm | sentinel_knows 2'
+ok $? "a master, two replicas and a sentinel that knows them"
 for n in 1 2; do
 	node_conf $n
 	sed -i -e "s|^redis = .*|sentinels = 127.0.0.1:$s\nsentinel_master = bloomdm\ntimeout = 2\ndigest_every = 4\nmax_entry_bytes = 16MiB|" \

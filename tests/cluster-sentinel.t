@@ -14,8 +14,9 @@ plan 9
 sentinel_redis $m $r1 $r2 $s
 wait_for 10 eval '[ "$(RP $m info replication | grep -c "^slave[0-9].*state=online")" = 2 ]'
 ok $? "a master and two replicas in sync"
-wait_for 10 eval '[ "$(RP $s sentinel get-master-addr-by-name bloomdm | tail -n 1)" = $m ]'
-ok $? "redis-sentinel watches it"
+wait_for 30 eval '[ "$(RP $s sentinel get-master-addr-by-name bloomdm | tail -n 1)" = $m ] &&
+	RP $s sentinel replicas bloomdm | sentinel_knows 2'
+ok $? "redis-sentinel watches it, and knows both replicas"
 for n in 1 2; do
 	node_conf $n
 	sed -i "s|^redis = .*|sentinels = 127.0.0.1:$((s + 1000)),127.0.0.1:$s\nsentinel_master = bloomdm\nwait_replicas = 1\ntimeout = 2|" n$n/bloomd.conf

@@ -64,8 +64,9 @@ sentinel monitor bloomdm 127.0.0.1 $m 1
 sentinel down-after-milliseconds bloomdm 1000
 S
 redis-sentinel "$tmp/sentinel.conf" --daemonize yes --pidfile "$tmp/sentinel.pid" --logfile "$tmp/sentinel.log"
-wait_for 10 eval '[ "$(RT $s sentinel get-master-addr-by-name bloomdm 2>/dev/null | tail -n 1)" = $m ]'
-ok $? "redis-sentinel watches it over TLS"
+wait_for 30 eval '[ "$(RT $s sentinel get-master-addr-by-name bloomdm 2>/dev/null | tail -n 1)" = $m ] &&
+	RT $s sentinel replicas bloomdm 2>/dev/null | sentinel_knows 1'
+ok $? "redis-sentinel watches it over TLS, and knows the replica"
 
 tls_node() { # tls_node N USER PASSWORD WHERE [KEY = VALUE...]: a node over TLS with the nodes' certificate
 	node_conf "$1"
