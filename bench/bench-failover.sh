@@ -72,6 +72,8 @@ topology() { # topology BASE
 		"$tmp" "$m" >> "$tmp/sentinel$m.conf"
 	redis-sentinel "$tmp/sentinel$m.conf" --daemonize yes --pidfile "$tmp/s$m.pid" --logfile "$tmp/s$m.log"
 	until_true 10 eval '[ "$(RC -p '$((m + 3))' sentinel get-master-addr-by-name bm 2>/dev/null | tail -n 1)" = '"$m"' ]'
+	# and knows both replicas in sync (it learns of them from the master's INFO): else no failover
+	until_true 20 eval '[ "$(RC -p '$((m + 3))' sentinel replicas bm 2>/dev/null | paste - - | grep -c "^master-link-status	ok$")" = 2 ]'
 }
 nodes() { # nodes SENTINEL-PORT WAIT-REPLICAS: two sensors, started, on a stream of their own
 	for n in 1 2; do
