@@ -84,7 +84,6 @@ static double load_list(const char *bloomd, const char *sock, const char *list, 
 	const char *slash = strrchr(bloomd, '/');
 	int pipefd[2];
 	size_t len = 0;
-	ssize_t got;
 	int status;
 
 	snprintf(bloomctl, sizeof(bloomctl), "%.*sbloomctl", slash ? (int)(slash - bloomd + 1) : 0, bloomd);
@@ -99,9 +98,13 @@ static double load_list(const char *bloomd, const char *sock, const char *list, 
 		_exit(127);
 	}
 	close(pipefd[1]);
-	while (pid > 0 && len < sizeof(out) - 1 && ((got = read(pipefd[0], out + len, sizeof(out) - 1 - len)) > 0 ||
-						       (got < 0 && errno == EINTR)))
-		len += got > 0 ? (size_t)got : 0;
+	while (pid > 0 && len < sizeof(out) - 1) { /* its one JSON line */
+		ssize_t got = read(pipefd[0], out + len, sizeof(out) - 1 - len);
+		if (got > 0)
+			len += (size_t)got;
+		else if (got == 0 || errno != EINTR)
+			break;
+	}
 	close(pipefd[0]);
 	if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
 		return -1;

@@ -434,13 +434,8 @@ void commands_line(void *commands, struct control_client *cl, const char *line, 
 
 	if (strlen(line) != len) {
 		/* A NUL inside a line: not a text command; a load stream gets it as a bad line. */
-		struct load_stream *ls = *control_client_data(cl);
-		if (ls) {
-			char where[32];
-			command_stream_flush(cmds, cl); /* the lines before it first: the errors in the lines' order */
-			snprintf(where, sizeof(where), "line %llu", (unsigned long long)++ls->line);
-			command_note_rejected(ls, where, "NUL byte in line");
-		}
+		if (*control_client_data(cl))
+			command_stream_reject(cmds, cl, "NUL byte in line");
 		else
 			command_send_json(cl, json_pack("{s:b,s:s}", "ok", 0, "error", "NUL byte in the command line"));
 		return;

@@ -13,7 +13,7 @@
 
 /* ---- load ---- */
 
-void command_note_rejected(struct load_stream *ls, const char *where, const char *err)
+static void note_rejected(struct load_stream *ls, const char *where, const char *err)
 {
 	char msg[LOAD_ERROR_MAX];
 
@@ -93,7 +93,7 @@ static void load_line_add(struct service *s, struct load_stream *ls, struct load
 	if (full)
 		sprintf(full, "%s: '%s'", l->why, l->text);
 	snprintf(where, sizeof(where), "line %llu", (unsigned long long)l->number);
-	command_note_rejected(ls, where, full ? full : l->why);
+	note_rejected(ls, where, full ? full : l->why);
 	free(full);
 }
 
@@ -107,6 +107,24 @@ void command_stream_flush(struct commands *cmds, struct control_client *cl)
 		ls->nahead = 0;
 	if (cmds->streaming == cl)
 		cmds->streaming = NULL;
+}
+
+/* The line just counted rejected whole, after the lines parsed ahead of it: the errors in the lines' order. */
+static void reject_line(struct commands *cmds, struct control_client *cl, struct load_stream *ls, const char *why)
+{
+	char where[32];
+
+	command_stream_flush(cmds, cl);
+	snprintf(where, sizeof(where), "line %llu", (unsigned long long)ls->line);
+	note_rejected(ls, where, why);
+}
+
+void command_stream_reject(struct commands *cmds, struct control_client *cl, const char *why)
+{
+	struct load_stream *ls = *control_client_data(cl);
+
+	ls->line++;
+	reject_line(cmds, cl, ls, why);
 }
 
 /* line parsed into the next of ls's lines ahead: 1 an entry or a bad line, 0 none (a blank or a comment), -1 out of memory. */
@@ -152,10 +170,7 @@ void command_stream_line(struct commands *cmds, struct control_client *cl, char 
 		return;
 	int rc = load_line_parse(ls, line);
 	if (rc < 0) {
-		char where[32];
-		command_stream_flush(cmds, cl);
-		snprintf(where, sizeof(where), "line %llu", (unsigned long long)ls->line);
-		command_note_rejected(ls, where, "out of memory");
+		reject_line(cmds, cl, ls, "out of memory");
 		return;
 	}
 	if (rc == 0)

@@ -86,7 +86,8 @@ int cmd_list(struct command *c);
 void command_stream_line(struct commands *cmds, struct control_client *cl, char *line);
 /* The lines of cl's `load -` parsed ahead, added now (at the end of a burst, before a bad line is noted). */
 void command_stream_flush(struct commands *cmds, struct control_client *cl);
-void command_note_rejected(struct load_stream *ls, const char *where, const char *err);
+/* The next line of cl's `load -` rejected whole (a NUL byte in it), after the lines before it. */
+void command_stream_reject(struct commands *cmds, struct control_client *cl, const char *why);
 void command_stream_free(struct control_client *cl);
 
 #endif
