@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # bloomd's command line: -n, bad config and lists, missing files, statistics, the match pcap.
 . "$(dirname "$0")/support/tap.sh"
-plan 69
+plan 73
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -268,6 +268,31 @@ is "$(wc -l < stamps.json) $(jq -r '.timestamp[0:19]' stamps.json | sort -u | tr
 is "$(jq -r '(.pcap_cnt - 1) as $i | ((1767225600 + ($i / 1000 | floor) | todate | rtrimstr("Z")) + "." +
 	((($i % 1000) * 1000 + 1000000) | tostring | .[1:]) + "+0000") as $want | select(.timestamp != $want) |
 	"\(.pcap_cnt): \(.timestamp), not \($want)"' stamps.json)" "" "each with its packet's second and microseconds"
+# A record whose fraction is past a second (packet 98's, 1.5 million microseconds) keeps its second, the fraction 0,
+# one at a time and in batches.
+python3 - stamps.pcap bad-stamp.pcap <<'EOF'
+import struct, sys
+d = bytearray(open(sys.argv[1], "rb").read())
+at = 24
+for _ in range(97):
+    at += 16 + struct.unpack_from("<I", d, at + 8)[0]
+struct.pack_into("<I", d, at + 4, 1500000)
+open(sys.argv[2], "wb").write(d)
+EOF
+# The match pcap would otherwise hold a record whose fraction is out of range.
+for batch in 1 64; do
+	printf '[entries]\nfile = stamps.list\n[capture]\nbatch = %s\n[output]\npcap = %s/bad-stamp-%s.pcap\n' \
+		"$batch" "$PWD" "$batch" > bad-stamp.conf
+	is "$("$BUILD/bloomd" -c bad-stamp.conf -r bad-stamp.pcap 2>/dev/null |
+		jq -r 'select(.event_type == "alert" and .pcap_cnt <= 195) | "\(.pcap_cnt) \(.timestamp[17:26])"' | tr '\n' ' ')" \
+		"1 00.000000 98 00.000000 195 00.194000 " "batch = $batch: a fraction past a second is read as 0"
+	is "$(python3 -c 'import struct, sys
+d = open(sys.argv[1], "rb").read(); at = 24
+while at < len(d):
+    sec, frac, incl, _ = struct.unpack_from("<IIII", d, at); print(sec, frac, end=" "); at += 16 + incl' \
+		"bad-stamp-$batch.pcap" | cut -d' ' -f1-6)" "1767225600 0 1767225600 0 1767225600 194000000" \
+		"batch = $batch: so is its record in the match pcap, the records around it as they were"
+done
 
 # [log] format = json: each message one eve engine record (done_testing checks them against Suricata's schema).
 printf '[entries]\nfile = good.list\n[log]\nformat = json\n' > json.conf

@@ -32,6 +32,7 @@ struct capture {
 	bool finished;
 	long ns_per_tick;          /* of the handle's timestamp fraction: 1 (nano) or 1000 (micro) */
 	struct held_packets held;
+	struct capture_packet alone; /* a packet handed on by itself */
 };
 
 static void hand_on(struct capture *cap)
@@ -45,42 +46,46 @@ static void hand_on(struct capture *cap)
 	cap->cb.packets(cap->cb.ctx, cap, cap->held.p, count);
 }
 
-/* p copied into the batch, which is handed on when full; alone and in place when no batch is wanted or no copy can be had. */
-static void hold(struct capture *cap, struct capture_packet p)
+/*
+ * Where packet h goes: its slot in the batch, its frame copied beside the
+ * others (the batch handed on first when full); or, when no batch is wanted
+ * or no copy can be had, cap->alone, its frame libpcap's. Filled in place:
+ * a packet built on the stack and copied in cost a stalled load a packet.
+ */
+static struct capture_packet *slot_for(struct capture *cap, const struct pcap_pkthdr *h, const u_char *bytes)
 {
-	struct held_packets *h = &cap->held;
+	struct held_packets *held = &cap->held;
 	const uint8_t *copy = NULL;
 
-	if (cap->cb.batch_max > 1 && (copy = frame_copy(&h->copies, p.frame, p.caplen)) == NULL) {
+	if (cap->cb.batch_max > 1 && (copy = frame_copy(&held->copies, bytes, h->caplen)) == NULL) {
 		hand_on(cap);
-		copy = frame_copy(&h->copies, p.frame, p.caplen);
+		copy = frame_copy(&held->copies, bytes, h->caplen);
 	}
 	if (copy == NULL) {
-		cap->cb.packets(cap->cb.ctx, cap, &p, 1);
-		return;
+		cap->alone.frame = bytes;
+		return &cap->alone;
 	}
-	p.frame = copy;
-	h->p[h->count++] = p;
-	if (h->count >= cap->cb.batch_max || h->count == PACKET_BATCH_MAX)
-		hand_on(cap);
+	held->p[held->count].frame = copy;
+	return &held->p[held->count++];
 }
 
 static void on_packet(u_char *user, const struct pcap_pkthdr *h, const u_char *bytes)
 {
 	struct capture *cap = (struct capture *)user;
-	struct capture_packet p = {
-		.link = cap->link,
-		.frame = bytes,
-		.caplen = h->caplen,
-		.wirelen = h->len,
-		/* tv_usec holds nanoseconds when the handle was opened for them */
-		.ts = { .tv_sec = h->ts.tv_sec, .tv_nsec = (long)h->ts.tv_usec * cap->ns_per_tick },
-		.index = ++cap->packets,
-	};
+	struct capture_packet *p = slot_for(cap, h, bytes);
+	/* tv_usec holds nanoseconds when the handle was opened for them */
+	long nsec = (long)h->ts.tv_usec * cap->ns_per_tick;
 
-	if (p.ts.tv_nsec < 0 || p.ts.tv_nsec >= 1000000000)
-		p.ts.tv_nsec = 0; /* a corrupt fraction: keep the second */
-	hold(cap, p);
+	p->link = cap->link;
+	p->caplen = h->caplen;
+	p->wirelen = h->len;
+	p->ts.tv_sec = h->ts.tv_sec;
+	p->ts.tv_nsec = nsec < 0 || nsec >= 1000000000 ? 0 : nsec; /* a corrupt fraction: keep the second */
+	p->index = ++cap->packets;
+	if (p == &cap->alone)
+		cap->cb.packets(cap->cb.ctx, cap, p, 1);
+	else if (cap->held.count >= cap->cb.batch_max || cap->held.count == PACKET_BATCH_MAX)
+		hand_on(cap);
 }
 
 static void finish(struct capture *cap, const char *error)
