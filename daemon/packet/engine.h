@@ -66,7 +66,8 @@ void engine_check_batch(const struct matcher *m, struct matcher_scratch *sc, str
  * batch = auto): PACKET_BATCH_MAX once its address filter outgrows half
  * of cache_bytes (a core's L2), where the probes wait on memory and a
  * batch overlaps the waits; else 1, for a filter the L2 holds has no wait
- * to hide and the batch's copy would cost more than it saves.
+ * to hide and the batch's copy cost more than it saved on the Intel Xeon
+ * measured (on an AMD EPYC batches win at every size: doc/performance.md).
  */
 static inline unsigned engine_auto_batch(const struct matcher *m, size_t cache_bytes)
 {
