@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "arena.h"
+#include "block.h"
 #include "error.h"
 #include "simd.h"
 
@@ -89,19 +90,37 @@ static inline void counter_put(struct counting *c, uint64_t i, unsigned v)
 	*byte = (uint8_t)((*byte & ~(0xf << shift)) | (v << shift));
 }
 
-static inline void counter_increment(struct counting *c, uint64_t i)
+/*
+ * Counter i up by one unless sticky, and its bit set; 1 if it was 0 (a new
+ * one). Without branches: whether a counter is 0 (half of them, in a filter
+ * built for its false-positive rate) is anyone's guess, and a mispredicted
+ * branch on each of k counters cost more than the arithmetic.
+ */
+static inline unsigned counter_up(uint8_t *nibbles, uint64_t *words, uint64_t i, unsigned *saturated)
 {
-	unsigned v = counting_get(c, i);
+	unsigned shift = (unsigned)(i & 1) * 4, v = (nibbles[i >> 1] >> shift) & 0xf;
 
-	if (v == COUNTING_MAX)
-		return;
-	if (v == 0) {
-		c->filter->words[i >> 6] |= 1ULL << (i & 63);
-		c->ones++;
-	}
-	if (v + 1 == COUNTING_MAX)
-		c->saturated++;
-	counter_put(c, i, v + 1);
+	words[i >> 6] |= 1ULL << (i & 63); /* set already unless v was 0 */
+	*saturated += v + 1 == COUNTING_MAX;
+	nibbles[i >> 1] = (uint8_t)(nibbles[i >> 1] + ((unsigned)(v != COUNTING_MAX) << shift));
+	return v == 0;
+}
+
+/*
+ * The counters at pos[0..n) up. c's fields are read into locals first: a
+ * byte stored through nibbles may alias any of them, and the compiler would
+ * load each again after every store.
+ */
+static void counters_up(struct counting *c, const uint64_t *pos, unsigned n)
+{
+	uint8_t *nibbles = c->nibbles;
+	uint64_t *words = c->filter->words;
+	unsigned ones = 0, saturated = 0;
+
+	for (unsigned i = 0; i < n; i++)
+		ones += counter_up(nibbles, words, pos[i], &saturated);
+	c->ones += ones;
+	c->saturated += saturated;
 }
 
 /* Returns -1 when the counter is already zero. */
@@ -140,23 +159,56 @@ static unsigned new_ones_classic(const struct counting *c, const uint64_t *pos, 
 }
 
 /*
- * What adding group g of h to a blocked filter costs in false positives:
- * 16 popcounts, inlined into each variant below.
+ * What adding a group (its mask) to a block costs in false positives: 16
+ * popcounts, inlined into each variant below. The bits of less are taken
+ * out of the block first (a key's own bits that its removal would clear, in
+ * stay_or_move; else none).
  */
+static inline __attribute__((always_inline)) double mask_cost(const struct counting *c, const uint64_t *block,
+							       const uint64_t *mask, const uint64_t *less)
+{
+	unsigned ones = 0, fresh = 0;
+
+	for (unsigned w = 0; w < FILTER_BLOCK_WORDS; w++) {
+		uint64_t word = less ? block[w] & ~less[w] : block[w];
+		ones += (unsigned)__builtin_popcountll(word);
+		fresh += (unsigned)__builtin_popcountll(mask[w] & ~word);
+	}
+	return c->hit[ones + fresh] - c->hit[ones];
+}
+
+/*
+ * Group g of h in a blocked filter: its block, and its k positions in the
+ * block (0-511). As filter_group_block and filter_group_positions, inlined:
+ * a counting store's filter is never folded.
+ */
+static inline __attribute__((always_inline)) uint64_t group_at(const struct counting *c, struct hash128 h,
+								unsigned g, unsigned *at)
+{
+	uint64_t x, y;
+
+	block_group_words(h, g, &x, &y);
+	for (unsigned i = 0; i < c->params.hashes; i++)
+		at[i] = block_position(block_y32(y), i);
+	return block_range_reduce(x, c->params.bits / FILTER_BLOCK_BITS);
+}
+
+static inline void mask_of(const unsigned *at, unsigned k, uint64_t mask[FILTER_BLOCK_WORDS])
+{
+	for (unsigned w = 0; w < FILTER_BLOCK_WORDS; w++)
+		mask[w] = 0;
+	for (unsigned i = 0; i < k; i++)
+		mask[at[i] / 64] |= 1ULL << (at[i] % 64);
+}
+
 static inline __attribute__((always_inline)) double block_cost(const struct counting *c, struct hash128 h,
 								unsigned g)
 {
-	uint64_t mask[FILTER_BLOCK_WORDS];
-	uint64_t b = filter_group_block(&c->params, h, g);
-	const uint64_t *block = c->filter->words + b * FILTER_BLOCK_WORDS;
-	unsigned ones = 0, fresh = 0;
+	unsigned at[FILTER_MAX_HASHES];
+	uint64_t mask[FILTER_BLOCK_WORDS], b = group_at(c, h, g, at);
 
-	filter_group_mask(&c->params, h, g, mask);
-	for (unsigned w = 0; w < FILTER_BLOCK_WORDS; w++) {
-		ones += (unsigned)__builtin_popcountll(block[w]);
-		fresh += (unsigned)__builtin_popcountll(mask[w] & ~block[w]);
-	}
-	return c->hit[ones + fresh] - c->hit[ones];
+	mask_of(at, c->params.hashes, mask);
+	return mask_cost(c, c->filter->words + b * FILTER_BLOCK_WORDS, mask, NULL);
 }
 
 static double cost_blocked(const struct counting *c, struct hash128 h, unsigned g)
@@ -166,14 +218,15 @@ static double cost_blocked(const struct counting *c, struct hash128 h, unsigned 
 
 #if defined(__x86_64__)
 /* With the POPCNT instruction, where baseline x86-64 calls a loop in libgcc for each (a third of a round's time). */
-__attribute__((target("popcnt"))) static double cost_blocked_popcnt(const struct counting *c, struct hash128 h,
-								      unsigned g)
+#define POPCNT __attribute__((target("popcnt")))
+#else
+#define POPCNT
+#endif
+
+POPCNT static double cost_blocked_popcnt(const struct counting *c, struct hash128 h, unsigned g)
 {
 	return block_cost(c, h, g);
 }
-#else
-#define cost_blocked_popcnt cost_blocked
-#endif
 
 static double group_cost(const struct counting *c, struct hash128 h, unsigned g)
 {
@@ -193,16 +246,25 @@ static double group_cost(const struct counting *c, struct hash128 h, unsigned g)
  */
 #define BLOCK_COUNTER_BYTES (FILTER_BLOCK_WORDS * 64 / 2)
 
+/*
+ * Always inlined: GCC takes a function whose only effects are prefetches for
+ * one without effects, and drops its calls.
+ */
+static inline __attribute__((always_inline)) void prefetch_block(const struct counting *c, uint64_t b,
+									 bool counters)
+{
+	const uint8_t *counter = c->nibbles + b * BLOCK_COUNTER_BYTES;
+
+	__builtin_prefetch(c->filter->words + b * FILTER_BLOCK_WORDS, 1);
+	if (counters)
+		for (unsigned at = 0; at < BLOCK_COUNTER_BYTES; at += 64)
+			__builtin_prefetch(counter + at, 1);
+}
+
 static void prefetch_groups(const struct counting *c, struct hash128 h)
 {
-	for (unsigned g = 0; g < c->params.choices; g++) {
-		uint64_t b = filter_group_block(&c->params, h, g);
-		const uint8_t *counters = c->nibbles + b * BLOCK_COUNTER_BYTES;
-
-		__builtin_prefetch(c->filter->words + b * FILTER_BLOCK_WORDS, 1);
-		for (unsigned at = 0; at < BLOCK_COUNTER_BYTES; at += 64)
-			__builtin_prefetch(counters + at, 1);
-	}
+	for (unsigned g = 0; g < c->params.choices; g++)
+		prefetch_block(c, filter_group_block(&c->params, h, g), true);
 }
 
 void counting_prefetch(const struct counting *c, struct hash128 h)
@@ -211,22 +273,29 @@ void counting_prefetch(const struct counting *c, struct hash128 h)
 		prefetch_groups(c, h);
 }
 
-unsigned counting_choose(struct counting *c, struct hash128 h)
+/* The cheapest of the groups' costs, ties broken at random (reservoir sampling: each tied group equally likely). */
+static unsigned cheapest(struct counting *c, const double *cost)
 {
 	unsigned best = 0, ties = 1;
-	double best_cost = group_cost(c, h, 0);
 
 	for (unsigned g = 1; g < c->params.choices; g++) {
-		double cost = group_cost(c, h, g);
-		if (cost < best_cost) {
+		if (cost[g] < cost[best]) {
 			best = g;
-			best_cost = cost;
 			ties = 1;
-		} else if (cost == best_cost && rng_below(&c->rng, ++ties) == 0) {
-			best = g; /* reservoir sampling: each tied group equally likely */
+		} else if (cost[g] == cost[best] && rng_below(&c->rng, ++ties) == 0) {
+			best = g;
 		}
 	}
 	return best;
+}
+
+unsigned counting_choose(struct counting *c, struct hash128 h)
+{
+	double cost[FILTER_MAX_CHOICES];
+
+	for (unsigned g = 0; g < c->params.choices; g++)
+		cost[g] = group_cost(c, h, g);
+	return cheapest(c, cost);
 }
 
 void counting_add(struct counting *c, struct hash128 h, unsigned g)
@@ -234,8 +303,17 @@ void counting_add(struct counting *c, struct hash128 h, unsigned g)
 	uint64_t pos[FILTER_MAX_HASHES];
 
 	filter_group_positions(&c->params, h, g, pos);
-	for (unsigned i = 0; i < c->params.hashes; i++)
-		counter_increment(c, pos[i]);
+	counters_up(c, pos, c->params.hashes);
+}
+
+void counting_add_all(struct counting *c, const struct hash128 *hashes, const uint8_t *groups, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		size_t next = i + COUNTING_AHEAD;
+		if (next < n && c->params.layout == FILTER_BLOCKED)
+			prefetch_block(c, filter_group_block(&c->params, hashes[next], groups[next]), true);
+		counting_add(c, hashes[i], groups[i]);
+	}
 }
 
 int counting_remove(struct counting *c, struct hash128 h, unsigned g)
@@ -246,9 +324,7 @@ int counting_remove(struct counting *c, struct hash128 h, unsigned g)
 	for (unsigned i = 0; i < c->params.hashes; i++) {
 		if (counter_decrement(c, pos[i]) == 0)
 			continue;
-		while (i-- > 0) /* undo, so a failed remove changes nothing */
-			if (counting_get(c, pos[i]) != COUNTING_MAX)
-				counter_increment(c, pos[i]);
+		counters_up(c, pos, i); /* undo, so a failed remove changes nothing (sticky ones were not lowered) */
 		return -1;
 	}
 	return 0;
@@ -269,17 +345,104 @@ unsigned counting_insert(struct counting *c, struct hash128 h)
 	return choose_and_add(c, h);
 }
 
+/*
+ * A round's step for one key of a blocked filter, without touching the
+ * counters unless it moves: the bits of its group that its removal would
+ * clear (a counter equal to the times the group probes it) are taken out of
+ * the block as the costs are measured, so the choice (and the random draws
+ * of its ties) is the one a remove, choose and add would make, and a key
+ * that stays, most of them after the first rounds, costs reads alone.
+ * STAY_ABSENT: a counter is below that, h is not counted in old
+ * (counting_remove would refuse).
+ */
+#define STAY_ABSENT (-1)
+
+/* How many of the k positions at[] are p. */
+static inline unsigned times_at(const unsigned *at, unsigned k, unsigned p)
+{
+	unsigned times = 0;
+
+	for (unsigned i = 0; i < k; i++)
+		times += at[i] == p;
+	return times;
+}
+
+static inline __attribute__((always_inline)) int stay_or_move(struct counting *c, struct hash128 h, unsigned old)
+{
+	unsigned at[FILTER_MAX_CHOICES][FILTER_MAX_HASHES], k = c->params.hashes, distinct = 0, absent = 0;
+	uint64_t mask[FILTER_MAX_CHOICES][FILTER_BLOCK_WORDS], alone[FILTER_BLOCK_WORDS] = { 0 };
+	uint64_t b[FILTER_MAX_CHOICES];
+	double cost[FILTER_MAX_CHOICES];
+
+	for (unsigned g = 0; g < c->params.choices; g++) {
+		b[g] = group_at(c, h, g, at[g]);
+		mask_of(at[g], k, mask[g]);
+	}
+	for (unsigned w = 0; w < FILTER_BLOCK_WORDS; w++)
+		distinct += (unsigned)__builtin_popcountll(mask[old][w]);
+	const uint8_t *counters = c->nibbles + b[old] * BLOCK_COUNTER_BYTES;
+	for (unsigned i = 0; i < k; i++) { /* without branches: which counters are 1 is anyone's guess */
+		unsigned p = at[old][i], v = (counters[p / 2] >> (p % 2 * 4)) & 0xf;
+		/* k^2 compares, for a group that probes a bit twice: 1 in 7 at k = 13 */
+		unsigned times = distinct == k ? 1 : times_at(at[old], k, p);
+		absent |= v < times && v != COUNTING_MAX;
+		alone[p / 64] |= (uint64_t)(v == times && v != COUNTING_MAX) << (p % 64);
+	}
+	if (absent)
+		return STAY_ABSENT;
+	for (unsigned g = 0; g < c->params.choices; g++)
+		cost[g] = mask_cost(c, c->filter->words + b[g] * FILTER_BLOCK_WORDS, mask[g],
+				    b[g] == b[old] ? alone : NULL);
+	return (int)cheapest(c, cost);
+}
+
+static inline __attribute__((always_inline)) void round_blocked(struct counting *c, const struct hash128 *hashes,
+								 uint8_t *groups, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		size_t next = i + COUNTING_AHEAD;
+		if (next < n) /* the blocks it chooses from, and the counters it is counted in */
+			for (unsigned g = 0; g < c->params.choices; g++)
+				prefetch_block(c, filter_group_block(&c->params, hashes[next], g), g == groups[next]);
+		int g = stay_or_move(c, hashes[i], groups[i]);
+		if (g == STAY_ABSENT || g == groups[i])
+			continue;
+		(void)counting_remove(c, hashes[i], groups[i]); /* cannot refuse: stay_or_move read every counter */
+		counting_add(c, hashes[i], (unsigned)g);
+		groups[i] = (uint8_t)g;
+	}
+}
+
+static void round_blocked_portable(struct counting *c, const struct hash128 *hashes, uint8_t *groups, size_t n)
+{
+	round_blocked(c, hashes, groups, n);
+}
+
+POPCNT static void round_blocked_popcnt(struct counting *c, const struct hash128 *hashes, uint8_t *groups, size_t n)
+{
+	round_blocked(c, hashes, groups, n);
+}
+
+/* A classic filter's round: remove, choose and add each key. */
+static void round_classic(struct counting *c, const struct hash128 *hashes, uint8_t *groups, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (counting_remove(c, hashes[i], groups[i]) < 0)
+			continue; /* not counted as claimed: leave it alone */
+		groups[i] = (uint8_t)choose_and_add(c, hashes[i]);
+	}
+}
+
 void counting_rebuild(struct counting *c, const struct hash128 *hashes, uint8_t *groups,
 		      size_t n, unsigned rounds)
 {
 	for (unsigned r = 0; r < rounds; r++) {
-		for (size_t i = 0; i < n; i++) {
-			if (i + COUNTING_AHEAD < n)
-				counting_prefetch(c, hashes[i + COUNTING_AHEAD]);
-			if (counting_remove(c, hashes[i], groups[i]) < 0)
-				continue; /* not counted as claimed: leave it alone */
-			groups[i] = (uint8_t)choose_and_add(c, hashes[i]); /* its lines were asked for ahead */
-		}
+		if (c->params.layout != FILTER_BLOCKED)
+			round_classic(c, hashes, groups, n);
+		else if (c->popcnt)
+			round_blocked_popcnt(c, hashes, groups, n);
+		else
+			round_blocked_portable(c, hashes, groups, n);
 	}
 }
 

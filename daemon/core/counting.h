@@ -70,6 +70,9 @@ unsigned counting_insert(struct counting *c, struct hash128 h);
 #define COUNTING_AHEAD 8
 void counting_prefetch(const struct counting *c, struct hash128 h);
 
+/* Count keys 0..n-1 each in its group, the lines of each asked for COUNTING_AHEAD keys before it. */
+void counting_add_all(struct counting *c, const struct hash128 *hashes, const uint8_t *groups, size_t n);
+
 /*
  * Offline rebuild (Lumetta & Mitzenmacher §3.2): rounds passes over the n
  * keys in order; each is removed, re-chosen greedily and added back, and its

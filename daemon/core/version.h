@@ -3,6 +3,6 @@
 #ifndef BLOOMD_VERSION_H
 #define BLOOMD_VERSION_H
 
-#define BLOOMD_VERSION "0.29.0"
+#define BLOOMD_VERSION "0.30.0"
 
 #endif

@@ -386,8 +386,7 @@ static int part_run(struct rebuild_part *p, unsigned rounds, const atomic_bool *
 	if (p->counting == NULL)
 		return -1;
 	if (p->groups_valid) {
-		for (size_t i = 0; i < p->n; i++)
-			counting_add(p->counting, p->hashes[i], p->groups[i]);
+		counting_add_all(p->counting, p->hashes, p->groups, p->n);
 	} else {
 		for (size_t i = 0; i < p->n; i++)
 			p->groups[i] = (uint8_t)counting_insert(p->counting, p->hashes[i]);
