@@ -145,25 +145,6 @@ uint64_t filter_group_block(const struct filter_params *p, struct hash128 h, uns
 	return block_range_reduce(x, probe_bits(p) / FILTER_BLOCK_BITS);
 }
 
-static inline void block_mask(uint64_t y, unsigned k, uint64_t mask[FILTER_BLOCK_WORDS])
-{
-	for (unsigned w = 0; w < FILTER_BLOCK_WORDS; w++)
-		mask[w] = 0;
-	for (unsigned i = 0; i < k; i++) {
-		unsigned pos = block_position(block_y32(y), i);
-		mask[pos >> 6] |= 1ULL << (pos & 63);
-	}
-}
-
-void filter_group_mask(const struct filter_params *p, struct hash128 h, unsigned g,
-		       uint64_t mask[FILTER_BLOCK_WORDS])
-{
-	uint64_t x, y;
-
-	block_group_words(h, g, &x, &y);
-	block_mask(y, p->hashes, mask);
-}
-
 void filter_group_positions(const struct filter_params *p, struct hash128 h, unsigned g,
 			    uint64_t pos[FILTER_MAX_HASHES])
 {

@@ -105,10 +105,8 @@ bool filter_group_covers(const struct filter *f, struct hash128 h, unsigned g);
 void filter_group_positions(const struct filter_params *p, struct hash128 h, unsigned g,
 			    uint64_t pos[FILTER_MAX_HASHES]);
 
-/* Blocked layout: the block group g of h falls in (unfolded), and its bit mask. */
+/* Blocked layout: the block group g of h falls in (unfolded). */
 uint64_t filter_group_block(const struct filter_params *p, struct hash128 h, unsigned g);
-void filter_group_mask(const struct filter_params *p, struct hash128 h, unsigned g,
-		       uint64_t mask[FILTER_BLOCK_WORDS]);
 
 /* dst |= src; both must have equal parameters and secret (else -1, message in err). */
 int filter_union(struct filter *dst, const struct filter *src, char *err, size_t errlen);
