@@ -189,7 +189,7 @@ BLOCKQUERY_DRIVERS(scalar, SIMD_SCALAR, , struct test_scalar, test_scalar_for, c
 /* ---- x86-64: AVX2 and AVX-512 ---- */
 
 #if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
+#include "block_avx2.h"
 #define HAVE_X86_KERNELS 1
 
 #define AVX2 __attribute__((target("avx2,bmi2,popcnt")))
@@ -219,25 +219,15 @@ AVX2 __attribute__((always_inline)) static inline struct test_avx2 test_avx2_for
 }
 
 /*
- * Whether a live lane's bit is missing: positions from y32 * salt >> 23; word
- * pos / 32 of the block's sixteen comes from one of its two halves (a permute
- * of each by the low three bits of the word index, then a blend on the
- * fourth), shifted down by pos % 32; testc says whether every live lane's
- * bit 0 is set. (On little-endian, bit p of the block is bit p % 32 of 32-bit
- * word p / 32.)
+ * Whether a live lane's bit is missing: positions from y32 * salt >> 23;
+ * testc says whether every live lane's bit 0 is set.
  */
 AVX2 __attribute__((always_inline)) static inline bool
 missing8(__m256i lo, __m256i hi, __m256i yv, __m256i salt, __m256i ones)
 {
 	__m256i pos = _mm256_srli_epi32(_mm256_mullo_epi32(yv, salt), 23);
-	__m256i index = _mm256_srli_epi32(pos, 5);
-	__m256 from_lo = _mm256_castsi256_ps(_mm256_permutevar8x32_epi32(lo, index));
-	__m256 from_hi = _mm256_castsi256_ps(_mm256_permutevar8x32_epi32(hi, index));
-	__m256 half = _mm256_castsi256_ps(_mm256_slli_epi32(pos, 23)); /* pos bit 8 to the sign */
-	__m256i word = _mm256_castps_si256(_mm256_blendv_ps(from_lo, from_hi, half));
-	__m256i bit = _mm256_srlv_epi32(word, _mm256_and_si256(pos, _mm256_set1_epi32(31)));
 
-	return !_mm256_testc_si256(bit, ones);
+	return !_mm256_testc_si256(block_bits_avx2(lo, hi, pos), ones);
 }
 
 /*

@@ -10,11 +10,11 @@
 #include "error.h"
 #include "simd.h"
 
-/* The SIMD level from which costs are counted with the POPCNT instruction. */
+/* The SIMD level from which costs are counted with AVX2 and the POPCNT instruction. */
 #if defined(__x86_64__)
-#define COUNTING_POPCNT_LEVEL SIMD_AVX2 /* every CPU with AVX2 has POPCNT */
+#define COUNTING_AVX2_LEVEL SIMD_AVX2 /* every CPU with AVX2 has POPCNT */
 #else
-#define COUNTING_POPCNT_LEVEL SIMD_LEVELS /* none: elsewhere the compiler's popcount is the instruction already */
+#define COUNTING_AVX2_LEVEL SIMD_LEVELS /* none: elsewhere the compiler's popcount is the instruction already */
 #endif
 
 struct counting *counting_new(const struct filter_params *p, const struct hash_key *key,
@@ -39,7 +39,7 @@ struct counting *counting_new(const struct filter_params *p, const struct hash_k
 	if (c->nibbles == NULL)
 		goto nomem;
 	memory_prefer_huge(c->nibbles, (size_t)(p->bits + 1) / 2);
-	c->popcnt = (int)simd_best() >= COUNTING_POPCNT_LEVEL;
+	c->avx2 = (int)simd_best() >= COUNTING_AVX2_LEVEL;
 	rng_seed(&c->rng, seed);
 	filter_block_hit_table(p->hashes, c->hit);
 	return c;
@@ -228,14 +228,172 @@ POPCNT static double cost_blocked_popcnt(const struct counting *c, struct hash12
 	return block_cost(c, h, g);
 }
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include "block_avx2.h"
+#define HAVE_AVX2_COSTS 1
+#define AVX2 __attribute__((target("avx2,bmi2,popcnt")))
+
+/*
+ * Costs with AVX2, where a group has at most 16 positions: its positions
+ * are 16 lanes of 16 bits in one register, in the order
+ * _mm256_packus_epi32 leaves two vectors of 8 in (LANE_POSITION: which of
+ * the k each lane is); lanes past k hold numbers no position has. Nothing is
+ * built bit by bit: a cost needs only how many distinct bits a group would
+ * set, or its removal clear. A group probes a bit twice about once in seven
+ * at k = 13; which lanes repeat an earlier one, and how often each position
+ * occurs, come from comparing the lanes with their fifteen rotations, done
+ * only where any two lanes are equal.
+ */
+
+/* Loops over words and rotations unrolled, so that each rotation's permute is a constant. */
+#define UNROLLED _Pragma("GCC unroll 16")
+
+/* The most positions a group may have for the AVX2 costs: 16 lanes. */
+#define AVX2_MAX_HASHES 16
+
+static const int16_t LANE_POSITION[16] = { 0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 12, 13, 14, 15 };
+
+struct lanes {
+	__m256i pos16;     /* the positions, 16 bits a lane */
+	__m256i lo8, hi8;  /* the same, 32 bits a lane: positions 0-7 and 8-15 */
+	__m256i live;      /* 0xffff in the k lanes that are positions */
+};
+
+AVX2 __attribute__((always_inline)) static inline struct lanes lanes_of(uint32_t y32, unsigned k)
+{
+	const __m256i yv = _mm256_set1_epi32((int)y32);
+	const __m256i order = _mm256_loadu_si256((const __m256i *)LANE_POSITION);
+	struct lanes l;
+
+	l.lo8 = _mm256_srli_epi32(_mm256_mullo_epi32(yv, _mm256_loadu_si256((const __m256i *)BLOCK_SALT32)), 23);
+	l.hi8 = _mm256_srli_epi32(_mm256_mullo_epi32(yv, _mm256_loadu_si256((const __m256i *)BLOCK_SALT32 + 1)), 23);
+	l.live = _mm256_cmpgt_epi16(_mm256_set1_epi16((short)k), order);
+	/* past k: 512 + the lane's own number, equal to nothing else */
+	l.pos16 = _mm256_blendv_epi8(_mm256_add_epi16(order, _mm256_set1_epi16(512)),
+				     _mm256_packus_epi32(l.lo8, l.hi8), l.live);
+	return l;
+}
+
+/* Lane i of the result holds lane i - r (mod 16) of x16; x16_1 is x16 rotated by one. */
+AVX2 __attribute__((always_inline)) static inline __m256i rotated(__m256i x16, __m256i x16_1, unsigned r)
+{
+	const __m256i by = _mm256_and_si256(_mm256_sub_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+							     _mm256_set1_epi32((int)(r / 2))),
+					    _mm256_set1_epi32(7));
+
+	return _mm256_permutevar8x32_epi32(r % 2 ? x16_1 : x16, by);
+}
+
+AVX2 __attribute__((always_inline)) static inline __m256i rotated_by_one(__m256i x16)
+{
+	__m256i words_up = _mm256_permutevar8x32_epi32(x16, _mm256_setr_epi32(7, 0, 1, 2, 3, 4, 5, 6));
+
+	return _mm256_or_si256(_mm256_srli_epi32(words_up, 16), _mm256_slli_epi32(x16, 16));
+}
+
+/* Whether two lanes are equal: rotations by 1-8 meet every pair of the 16. */
+AVX2 __attribute__((always_inline)) static inline bool any_repeat(__m256i x16)
+{
+	const __m256i x16_1 = rotated_by_one(x16);
+	__m256i equal = _mm256_setzero_si256();
+
+	UNROLLED for (unsigned r = 1; r <= 8; r++)
+		equal = _mm256_or_si256(equal, _mm256_cmpeq_epi16(x16, rotated(x16, x16_1, r)));
+	return !_mm256_testz_si256(equal, equal);
+}
+
+/* Lanes equal to a lane before them (0xffff), and how many lanes equal each. */
+AVX2 static __m256i repeats(__m256i x16, __m256i *times)
+{
+	const __m256i x16_1 = rotated_by_one(x16);
+	const __m256i order = _mm256_setr_epi16(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+	__m256i earlier = _mm256_setzero_si256();
+
+	*times = _mm256_set1_epi16(1);
+	UNROLLED for (unsigned r = 1; r < 16; r++) {
+		__m256i equal = _mm256_cmpeq_epi16(x16, rotated(x16, x16_1, r));
+		/* lane i met lane i - r, which comes before it where i >= r */
+		__m256i after = _mm256_cmpgt_epi16(order, _mm256_set1_epi16((short)(r - 1)));
+		*times = _mm256_sub_epi16(*times, equal);
+		earlier = _mm256_or_si256(earlier, _mm256_and_si256(equal, after));
+	}
+	return earlier;
+}
+
+AVX2 __attribute__((always_inline)) static inline unsigned lanes_set(__m256i mask16)
+{
+	return (unsigned)_mm_popcnt_u32((unsigned)_mm256_movemask_epi8(mask16)) / 2;
+}
+
+/* The counters at 8 positions (32-bit lanes) of the block whose counters start at base. */
+AVX2 __attribute__((always_inline)) static inline __m256i counters_at(const uint8_t *base, __m256i pos)
+{
+	/* counter p is nibble p % 8 of 32-bit word p / 8 (two a byte, low nibble first) */
+	__m256i word = _mm256_i32gather_epi32((const int *)base, _mm256_srli_epi32(pos, 3), 4);
+	__m256i shift = _mm256_slli_epi32(_mm256_and_si256(pos, _mm256_set1_epi32(7)), 2);
+
+	return _mm256_and_si256(_mm256_srlv_epi32(word, shift), _mm256_set1_epi32(COUNTING_MAX));
+}
+
+/* 0xffffffff in the lanes whose position's bit is clear in the block (lo, hi: its halves). */
+AVX2 __attribute__((always_inline)) static inline __m256i clear_at(__m256i lo, __m256i hi, __m256i pos)
+{
+	__m256i bit = _mm256_and_si256(block_bits_avx2(lo, hi, pos), _mm256_set1_epi32(1));
+
+	return _mm256_cmpeq_epi32(bit, _mm256_setzero_si256());
+}
+
+/* How many distinct bits another group would set in its block. */
+AVX2 __attribute__((always_inline)) static inline unsigned new_bits(const uint64_t *block, uint32_t y32, unsigned k)
+{
+	const struct lanes l = lanes_of(y32, k);
+	const __m256i lo = _mm256_load_si256((const __m256i *)block);
+	const __m256i hi = _mm256_load_si256((const __m256i *)block + 1);
+	__m256i clear = _mm256_and_si256(_mm256_packs_epi32(clear_at(lo, hi, l.lo8), clear_at(lo, hi, l.hi8)), l.live);
+
+	if (any_repeat(l.pos16)) {
+		__m256i times;
+		clear = _mm256_andnot_si256(repeats(l.pos16, &times), clear);
+	}
+	return lanes_set(clear);
+}
+
+AVX2 __attribute__((always_inline)) static inline unsigned block_ones(const uint64_t *block)
+{
+	unsigned ones = 0;
+
+	UNROLLED for (unsigned w = 0; w < FILTER_BLOCK_WORDS; w++)
+		ones += (unsigned)_mm_popcnt_u64(block[w]);
+	return ones;
+}
+
+/* As block_cost, where a group has at most 16 positions. */
+AVX2 static double cost_blocked_avx2(const struct counting *c, struct hash128 h, unsigned g)
+{
+	uint64_t x, y;
+
+	block_group_words(h, g, &x, &y);
+	const uint64_t *block = c->filter->words +
+				block_range_reduce(x, c->params.bits / FILTER_BLOCK_BITS) * FILTER_BLOCK_WORDS;
+	unsigned ones = block_ones(block);
+
+	return c->hit[ones + new_bits(block, block_y32(y), c->params.hashes)] - c->hit[ones];
+}
+#endif
+
 static double group_cost(const struct counting *c, struct hash128 h, unsigned g)
 {
 	uint64_t pos[FILTER_MAX_HASHES];
 
-	if (c->params.layout == FILTER_BLOCKED)
-		return c->popcnt ? cost_blocked_popcnt(c, h, g) : cost_blocked(c, h, g);
-	filter_group_positions(&c->params, h, g, pos);
-	return new_ones_classic(c, pos, c->params.hashes);
+	if (c->params.layout != FILTER_BLOCKED) {
+		filter_group_positions(&c->params, h, g, pos);
+		return new_ones_classic(c, pos, c->params.hashes);
+	}
+#ifdef HAVE_AVX2_COSTS
+	if (c->avx2 && c->params.hashes <= AVX2_MAX_HASHES)
+		return cost_blocked_avx2(c, h, g);
+#endif
+	return c->avx2 ? cost_blocked_popcnt(c, h, g) : cost_blocked(c, h, g);
 }
 
 /*
@@ -396,32 +554,114 @@ static inline __attribute__((always_inline)) int stay_or_move(struct counting *c
 	return (int)cheapest(c, cost);
 }
 
+/* A round's step: stay_or_move's answer for key h counted in group old. */
+typedef int round_step(struct counting *c, struct hash128 h, unsigned old);
+
+/* A blocked round, its step a constant where this is inlined (so it is inlined in turn). */
 static inline __attribute__((always_inline)) void round_blocked(struct counting *c, const struct hash128 *hashes,
-								 uint8_t *groups, size_t n)
+								 uint8_t *groups, size_t n, round_step *step)
 {
 	for (size_t i = 0; i < n; i++) {
 		size_t next = i + COUNTING_AHEAD;
 		if (next < n) /* the blocks it chooses from, and the counters it is counted in */
 			for (unsigned g = 0; g < c->params.choices; g++)
 				prefetch_block(c, filter_group_block(&c->params, hashes[next], g), g == groups[next]);
-		int g = stay_or_move(c, hashes[i], groups[i]);
+		int g = step(c, hashes[i], groups[i]);
 		if (g == STAY_ABSENT || g == groups[i])
 			continue;
-		(void)counting_remove(c, hashes[i], groups[i]); /* cannot refuse: stay_or_move read every counter */
+		(void)counting_remove(c, hashes[i], groups[i]); /* cannot refuse: the step read every counter */
 		counting_add(c, hashes[i], (unsigned)g);
 		groups[i] = (uint8_t)g;
 	}
 }
 
-static void round_blocked_portable(struct counting *c, const struct hash128 *hashes, uint8_t *groups, size_t n)
+static int stay_or_move_portable(struct counting *c, struct hash128 h, unsigned old)
 {
-	round_blocked(c, hashes, groups, n);
+	return stay_or_move(c, h, old);
 }
 
+static void round_blocked_portable(struct counting *c, const struct hash128 *hashes, uint8_t *groups, size_t n)
+{
+	round_blocked(c, hashes, groups, n, stay_or_move_portable);
+}
+
+POPCNT static int stay_or_move_popcnt(struct counting *c, struct hash128 h, unsigned old)
+{
+	return stay_or_move(c, h, old);
+}
+
+/* Where the AVX2 step does not apply (more than 16 positions a group). */
 POPCNT static void round_blocked_popcnt(struct counting *c, const struct hash128 *hashes, uint8_t *groups, size_t n)
 {
-	round_blocked(c, hashes, groups, n);
+	round_blocked(c, hashes, groups, n, stay_or_move_popcnt);
 }
+
+#ifdef HAVE_AVX2_COSTS
+/*
+ * How many distinct bits of the old group its removal would clear (each
+ * counter equal to the times the group probes it; past k, counters that look
+ * sticky), or STAY_ABSENT.
+ */
+AVX2 __attribute__((always_inline)) static inline int old_alone(const uint8_t *counters, const struct lanes *l)
+{
+	const __m256i sticky = _mm256_set1_epi16(COUNTING_MAX);
+	__m256i v = _mm256_packus_epi32(counters_at(counters, l->lo8), counters_at(counters, l->hi8));
+	__m256i times, earlier;
+
+	v = _mm256_blendv_epi8(sticky, v, l->live);
+	if (!any_repeat(l->pos16)) {
+		if (!_mm256_testz_si256(_mm256_cmpeq_epi16(v, _mm256_setzero_si256()), l->live))
+			return STAY_ABSENT;
+		return (int)lanes_set(_mm256_cmpeq_epi16(v, _mm256_set1_epi16(1)));
+	}
+	earlier = repeats(l->pos16, &times);
+	__m256i counted = _mm256_andnot_si256(_mm256_cmpeq_epi16(v, sticky), l->live);
+	if (!_mm256_testz_si256(_mm256_cmpgt_epi16(times, v), counted))
+		return STAY_ABSENT;
+	return (int)lanes_set(_mm256_andnot_si256(earlier, _mm256_and_si256(_mm256_cmpeq_epi16(v, times), counted)));
+}
+
+/*
+ * stay_or_move's answer, draw for draw, where a group has at most 16
+ * positions and no other group shares the old one's block (else it asks
+ * stay_or_move). The old group's cost needs only how many of its bits its
+ * removal would clear: each of them is set, or it is not counted there.
+ */
+AVX2 static int stay_or_move_avx2(struct counting *c, struct hash128 h, unsigned old)
+{
+	unsigned choices = c->params.choices, k = c->params.hashes;
+	uint64_t b[FILTER_MAX_CHOICES] = { 0 }, x, y; /* c of them are: the compiler cannot tell */
+	uint32_t y32[FILTER_MAX_CHOICES] = { 0 };
+	double cost[FILTER_MAX_CHOICES];
+
+	for (unsigned g = 0; g < choices; g++) {
+		block_group_words(h, g, &x, &y);
+		b[g] = block_range_reduce(x, c->params.bits / FILTER_BLOCK_BITS);
+		y32[g] = block_y32(y);
+	}
+	for (unsigned g = 0; g < choices; g++)
+		if (g != old && b[g] == b[old])
+			return stay_or_move(c, h, old);
+	const struct lanes own = lanes_of(y32[old], k);
+	int alone = old_alone(c->nibbles + b[old] * BLOCK_COUNTER_BYTES, &own);
+	if (alone == STAY_ABSENT)
+		return STAY_ABSENT;
+	for (unsigned g = 0; g < choices; g++) {
+		const uint64_t *block = c->filter->words + b[g] * FILTER_BLOCK_WORDS;
+		unsigned ones = block_ones(block);
+		if (g == old)
+			cost[g] = c->hit[ones] - c->hit[ones - (unsigned)alone];
+		else
+			cost[g] = c->hit[ones + new_bits(block, y32[g], k)] - c->hit[ones];
+	}
+	return (int)cheapest(c, cost);
+}
+
+AVX2 static void round_blocked_avx2(struct counting *c, const struct hash128 *hashes, uint8_t *groups, size_t n)
+{
+	round_blocked(c, hashes, groups, n, stay_or_move_avx2);
+}
+#endif
 
 /* A classic filter's round: remove, choose and add each key. */
 static void round_classic(struct counting *c, const struct hash128 *hashes, uint8_t *groups, size_t n)
@@ -439,7 +679,11 @@ void counting_rebuild(struct counting *c, const struct hash128 *hashes, uint8_t 
 	for (unsigned r = 0; r < rounds; r++) {
 		if (c->params.layout != FILTER_BLOCKED)
 			round_classic(c, hashes, groups, n);
-		else if (c->popcnt)
+#ifdef HAVE_AVX2_COSTS
+		else if (c->avx2 && c->params.hashes <= AVX2_MAX_HASHES)
+			round_blocked_avx2(c, hashes, groups, n);
+#endif
+		else if (c->avx2)
 			round_blocked_popcnt(c, hashes, groups, n);
 		else
 			round_blocked_portable(c, hashes, groups, n);
@@ -455,7 +699,7 @@ int counting_set_simd(struct counting *c, enum simd_level level)
 {
 	if (filter_set_simd(c->filter, level) < 0)
 		return -1;
-	c->popcnt = (int)level >= COUNTING_POPCNT_LEVEL;
+	c->avx2 = (int)level >= COUNTING_AVX2_LEVEL;
 	return 0;
 }
 

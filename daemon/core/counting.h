@@ -34,7 +34,7 @@ struct counting {
 	uint64_t ones;        /* counters != 0 */
 	uint64_t saturated;   /* counters that reached 15 */
 	struct rng rng;       /* tie-breaks */
-	bool popcnt;          /* the costs counted with the POPCNT instruction (simd level avx2 and up) */
+	bool avx2;            /* the costs counted with AVX2 and POPCNT (simd level avx2 and up) */
 	double hit[FILTER_BLOCK_BITS + 1];
 };
 
