@@ -19,7 +19,8 @@ sock=$tmp/ctl.sock
 port=$(free_port)
 
 # flood.py PORT COUNT SECONDS: COUNT connections, each sending a byte of a request every half
-# second for SECONDS; prints how many were answered 503, and how many the server closed.
+# second for SECONDS; prints how many were answered 503, and how many the server closed. The
+# file "connected" says when its connections are made.
 cat > flood.py <<'P'
 import resource, socket, sys, time
 port, count, seconds = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
@@ -35,6 +36,7 @@ for _ in range(count):
         conns.append(s)
     except OSError:
         s.close()
+open("connected", "w").close()  # for the test: the connections are made
 sent = 0
 end = time.time() + seconds
 while time.time() < end and conns:
@@ -72,6 +74,14 @@ answers_within() { # answers_within SECONDS: bloomctl stats answers in time
 	t1=$(date +%s%N)
 	echo "$(((t1 - t0) / 1000000))" > answer_ms
 }
+stats_until() { # stats_until JQ-CONDITION SECONDS: stats.json once the condition holds, or after SECONDS
+	local _
+	for _ in $(seq $((10 * $2))); do
+		C --json stats > stats.json 2>/dev/null && jq -e "$1" stats.json >/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
 config() { # config MAX-CONNECTIONS
 	cat > bloomd.conf <<C
 [control]
@@ -93,15 +103,19 @@ under_flood() {
 	config "$1"
 	ulimit -Sn "$2"
 	start; ok $? "bloomd starts with $2 descriptors"
+	rm -f connected
 	python3 flood.py "$port" "$3" "$4" > flood.out &
 	flood=$!
-	sleep 1.5
+	# python's start and the connections take longer on a loaded machine
+	for _ in $(seq 200); do [ -e connected ] && break; sleep 0.1; done
+	sleep 0.5
 	ticks0=$(cpu_ticks)
 	answers_within 2
 }
 
 # ---- 1,100 trickling connections against the default max_connections ----
 under_flood 64 1024 1100 6; ok $? "bloomctl stats answers within 2 s during the flood ($(cat answer_ms 2>/dev/null) ms)"
+stats_until '.stats.metrics_http.connections >= 64' 5
 is "$(jq .stats.metrics_http.connections stats.json)" 64 "the metrics listener holds max_connections, no more"
 sleep 3
 cpu=$(cpu_since "$ticks0" 3)
@@ -120,7 +134,7 @@ stop
 
 # ---- no descriptor left: the listener pauses, the operator still gets in ----
 under_flood 1024 96 200 5; ok $? "with every descriptor taken, bloomctl stats still answers within 2 s ($(cat answer_ms 2>/dev/null) ms)"
-[ "$(jq .stats.metrics_http.accept_errors stats.json)" -ge 1 ]; ok $? "the metrics listener ran out of descriptors ($(jq -c .stats.metrics_http stats.json))"
+stats_until '.stats.metrics_http.accept_errors >= 1' 5; ok $? "the metrics listener ran out of descriptors ($(jq -c .stats.metrics_http stats.json))"
 sleep 2
 cpu=$(cpu_since "$ticks0" 2)
 below "$cpu" 25 "and paused instead of spinning ($cpu%)"
@@ -134,14 +148,17 @@ if [ "$(id -u)" -eq 0 ] && id nobody >/dev/null 2>&1 && command -v setpriv >/dev
 	ulimit -Sn 1024
 	chmod 755 "$tmp"
 	start
+	# hold.py SOCKET N RELEASE: N connections held until the file RELEASE exists (30 s at most)
 	cat > hold.py <<'P'
-import socket, sys, time
+import os, socket, sys, time
 held = []
 for _ in range(int(sys.argv[2])):
     s = socket.socket(socket.AF_UNIX)
     s.connect(sys.argv[1])
     held.append(s)
-for _ in range(int(float(sys.argv[3]) / 0.5)):
+for _ in range(60):
+    if os.path.exists(sys.argv[3]):
+        break
     for s in held:
         try:
             s.send(b"q")  # a line that never ends: the idle timer restarts each time
@@ -153,12 +170,19 @@ P
 	cp "$BUILD/bloomctl" "$tmp/bloomctl"
 	as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"; }
 	as_nobody "$tmp/bloomctl" -s "$sock" version >/dev/null; ok $? "nobody may connect"
-	as_nobody /usr/bin/python3 hold.py "$sock" 64 4 &
+	as_nobody /usr/bin/python3 hold.py "$sock" 64 "$tmp/release" &
 	flood=$!
-	sleep 1.5
+	# Until bloomd has taken what it will of the 64 (python's start and the accepts take longer on a loaded machine).
+	for _ in $(seq 100); do
+		clients=$(C --json stats | jq .stats.control.clients)
+		[ "${clients:-0}" -ge 61 ] && break
+		sleep 0.1
+	done
+	sleep 0.3 # and a moment more, in which one past the limit would show
 	is "$(C --json stats | jq .stats.control.clients)" 61 "64 connections by nobody: 60 held, the rest turned away (61 with this one)"
 	as_nobody "$tmp/bloomctl" -s "$sock" version >/dev/null 2>&1; ok $((! $?)) "another of nobody's is turned away"
 	answers_within 2; ok $? "root is still served ($(cat answer_ms) ms)"
+	touch "$tmp/release"
 	wait "$flood"; flood=
 	stop
 else
