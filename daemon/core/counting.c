@@ -690,6 +690,141 @@ void counting_rebuild(struct counting *c, const struct hash128 *hashes, uint8_t 
 	}
 }
 
+/*
+ * Rounds in block order. A round visits each key's two blocks and the
+ * counters of its own group; in the keys' own order every one is a random
+ * access, and past the last-level cache a wait on memory. Visited in the
+ * order of their first group's block, those accesses walk the store, and
+ * only the other group's stay random. The order is a stable counting sort by
+ * that block; the keys are gathered into it and scattered back, through a
+ * copy of one array at a time (without memory for it, back in place).
+ */
+
+/* The scatter in place: each cycle of the permutation followed to its end, a placed key marked in order's top bit. */
+#define PLACED 0x80000000u
+
+static void scatter_in_place(void *a, size_t size, uint32_t *order, size_t n)
+{
+	uint8_t *p = a, held[sizeof(struct hash128)], next[sizeof(struct hash128)];
+
+	for (size_t j = 0; j < n; j++) {
+		if (order[j] & PLACED)
+			continue;
+		memcpy(held, p + j * size, size);
+		for (size_t k = j; !(order[k] & PLACED);) { /* held: the element at k, which belongs at order[k] */
+			size_t to = order[k];
+			order[k] |= PLACED;
+			memcpy(next, p + to * size, size);
+			memcpy(p + to * size, held, size);
+			memcpy(held, next, size);
+			k = to;
+		}
+	}
+	for (size_t j = 0; j < n; j++)
+		order[j] &= ~PLACED;
+}
+
+bool counting_order_pays(const struct counting *c, size_t n)
+{
+	return c->params.layout == FILTER_BLOCKED && n > 1 && n < PLACED &&
+	       counting_bytes(c) >= COUNTING_ORDER_FROM_BYTES;
+}
+
+/* How many keys ahead of the one moved its place is asked for: the order's permutations go to memory. */
+#define ORDER_AHEAD 32
+
+static uint64_t first_block(const struct counting *c, struct hash128 h)
+{
+	uint64_t x, y;
+
+	block_group_words(h, 0, &x, &y);
+	return block_range_reduce(x, c->params.bits / FILTER_BLOCK_BITS);
+}
+
+/*
+ * order[j]: the key visited j-th, by first block and then by index; NULL
+ * without memory. The order is written at random: its pages are touched in
+ * order first, and the place of key i + ORDER_AHEAD asked for while key i
+ * is put in its own.
+ */
+static uint32_t *block_order(const struct counting *c, const struct hash128 *hashes, size_t n)
+{
+	uint64_t nblocks = c->params.bits / FILTER_BLOCK_BITS;
+	uint32_t *order = malloc(n * sizeof(*order)), *start = calloc(nblocks + 1, sizeof(*start));
+
+	if (order == NULL || start == NULL) {
+		free(order);
+		free(start);
+		return NULL;
+	}
+	memset(order, 0, n * sizeof(*order));
+	for (size_t i = 0; i < n; i++)
+		start[first_block(c, hashes[i]) + 1]++;
+	for (uint64_t b = 0; b < nblocks; b++)
+		start[b + 1] += start[b];
+	for (size_t i = 0; i < n; i++) {
+		if (i + ORDER_AHEAD < n)
+			__builtin_prefetch(&order[start[first_block(c, hashes[i + ORDER_AHEAD])]], 1);
+		order[start[first_block(c, hashes[i])]++] = (uint32_t)i;
+	}
+	free(start);
+	return order;
+}
+
+/*
+ * a[j] = a[order[j]] (gather), or a[order[j]] = a[j] (scatter), elements of
+ * size bytes, through a copy of a; -1 without memory. The copy's fresh pages
+ * are first touched in order, and the random side is the one resident:
+ * page faults at random places cost more than the permutation.
+ */
+static int permute(void *a, size_t size, const uint32_t *order, size_t n, bool gather)
+{
+	uint8_t *at = a, *copy = malloc(n * size);
+
+	if (copy == NULL)
+		return -1;
+	memcpy(copy, a, n * size);
+	for (size_t j = 0; j < n; j++) {
+		size_t ahead = j + ORDER_AHEAD < n ? order[j + ORDER_AHEAD] : 0;
+		if (gather) {
+			__builtin_prefetch(copy + ahead * size);
+			memcpy(at + j * size, copy + (size_t)order[j] * size, size);
+		} else {
+			__builtin_prefetch(at + ahead * size, 1);
+			memcpy(at + (size_t)order[j] * size, copy + j * size, size);
+		}
+	}
+	free(copy);
+	return 0;
+}
+
+uint32_t *counting_order(const struct counting *c, struct hash128 *hashes, uint8_t *groups, size_t n)
+{
+	uint32_t *order = block_order(c, hashes, n);
+
+	if (order == NULL)
+		return NULL;
+	if (permute(hashes, sizeof(*hashes), order, n, true) < 0) {
+		free(order);
+		return NULL;
+	}
+	if (permute(groups, sizeof(*groups), order, n, true) < 0) {
+		counting_unorder(hashes, NULL, n, order);
+		return NULL;
+	}
+	return order;
+}
+
+void counting_unorder(struct hash128 *hashes, uint8_t *groups, size_t n, uint32_t *order)
+{
+	/* Without memory for the scratch, in place: slower, and never wrong. */
+	if (permute(hashes, sizeof(*hashes), order, n, false) < 0)
+		scatter_in_place(hashes, sizeof(*hashes), order, n);
+	if (groups && permute(groups, sizeof(*groups), order, n, false) < 0)
+		scatter_in_place(groups, sizeof(*groups), order, n);
+	free(order);
+}
+
 const struct filter *counting_filter(const struct counting *c)
 {
 	return c->filter;

@@ -81,6 +81,19 @@ void counting_add_all(struct counting *c, const struct hash128 *hashes, const ui
 void counting_rebuild(struct counting *c, const struct hash128 *hashes, uint8_t *groups,
 		      size_t n, unsigned rounds);
 
+/*
+ * Rounds in block order (counting.c): counting_order puts the keys (hashes
+ * and groups alike) in the order of their first group's block and returns
+ * the permutation, or NULL without memory (the keys left as they were);
+ * counting_unorder puts them back, never failing, and frees it. It pays
+ * only where the counters and the filter are well past the last-level cache
+ * (doc/performance.md, "Rounds in block order").
+ */
+#define COUNTING_ORDER_FROM_BYTES ((size_t)256 << 20)
+bool counting_order_pays(const struct counting *c, size_t n);
+uint32_t *counting_order(const struct counting *c, struct hash128 *hashes, uint8_t *groups, size_t n);
+void counting_unorder(struct hash128 *hashes, uint8_t *groups, size_t n, uint32_t *order);
+
 /* The bit filter, equal to (counter != 0); owned by c. */
 const struct filter *counting_filter(const struct counting *c);
 

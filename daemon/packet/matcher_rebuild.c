@@ -392,14 +392,22 @@ static int part_run(struct rebuild_part *p, unsigned rounds, const atomic_bool *
 			p->groups[i] = (uint8_t)counting_insert(p->counting, p->hashes[i]);
 		rounds = rounds ? rounds - 1 : 0; /* the greedy pass was the first round */
 	}
-	for (unsigned round = 0; round < rounds; round++) {
+	/* Visited in block order where that pays; without memory for it, in their own. */
+	uint32_t *order = rounds && counting_order_pays(p->counting, p->n)
+				  ? counting_order(p->counting, p->hashes, p->groups, p->n)
+				  : NULL;
+	int rc = 0;
+	for (unsigned round = 0; round < rounds && rc == 0; round++) {
 		if (atomic_load_explicit(stop, memory_order_relaxed)) {
 			error_set(err, errlen, "the rebuild was called off");
-			return -1;
+			rc = -1;
+		} else {
+			counting_rebuild(p->counting, p->hashes, p->groups, p->n, 1);
 		}
-		counting_rebuild(p->counting, p->hashes, p->groups, p->n, 1);
 	}
-	return 0;
+	if (order)
+		counting_unorder(p->hashes, p->groups, p->n, order);
+	return rc;
 }
 
 void matcher_rebuild_stop(struct matcher_rebuild *r)

@@ -344,6 +344,73 @@ static void add_all_counts_as_add(void **state)
 	}
 }
 
+/*
+ * Keys put in block order and back: in order, each key's first block is at
+ * least the one before it, ties in the keys' own order, each key with its
+ * own group; back, each where it was.
+ */
+static void order_walks_blocks_and_back(void **state)
+{
+	enum { N = 4000 };
+	static struct hash128 h[N], was_h[N];
+	static uint8_t groups[N], was_groups[N];
+	struct counting *cs = make(FILTER_BLOCKED, 64 * 512, 2, 9, 3);
+
+	(void)state;
+	for (size_t i = 0; i < N; i++) {
+		h[i] = key_hash(i);
+		groups[i] = (uint8_t)(i % 2);
+	}
+	memcpy(was_h, h, sizeof(h));
+	memcpy(was_groups, groups, sizeof(groups));
+	uint32_t *order = counting_order(cs, h, groups, N);
+	assert_non_null(order);
+	for (size_t j = 0; j < N; j++) {
+		assert_memory_equal(&h[j], &was_h[order[j]], sizeof(h[j]));
+		assert_int_equal(groups[j], was_groups[order[j]]);
+		if (j == 0)
+			continue;
+		uint64_t block = filter_group_block(&cs->params, h[j], 0);
+		uint64_t before = filter_group_block(&cs->params, h[j - 1], 0);
+		assert_true(block > before || (block == before && order[j] > order[j - 1]));
+	}
+	counting_unorder(h, groups, N, order);
+	assert_memory_equal(h, was_h, sizeof(h));
+	assert_memory_equal(groups, was_groups, sizeof(groups));
+	counting_free(cs);
+}
+
+/* Rounds in block order, then back: each key counted in the group beside it, and nothing else counted. */
+static void rounds_in_block_order_keep_keys(void **state)
+{
+	enum { N = 3000 };
+	static struct hash128 h[N];
+	static uint8_t groups[N];
+
+	(void)state;
+	for (unsigned c = 2; c <= 3; c++) {
+		struct counting *cs = make(FILTER_BLOCKED, 24 * 512, c, 9, 5);
+		for (size_t i = 0; i < N; i++)
+			groups[i] = (uint8_t)counting_insert(cs, h[i] = key_hash(i));
+		uint32_t *order = counting_order(cs, h, groups, N);
+		assert_non_null(order);
+		counting_rebuild(cs, h, groups, N, 3);
+		counting_unorder(h, groups, N, order);
+		for (size_t i = 0; i < N; i++) {
+			struct hash128 want = key_hash(i);
+			assert_memory_equal(&h[i], &want, sizeof(want));
+			assert_true(filter_group_covers(counting_filter(cs), h[i], groups[i]));
+		}
+		for (size_t i = 0; i < N; i++)
+			assert_int_equal(counting_remove(cs, h[i], groups[i]), 0);
+		for (uint64_t i = 0; i < cs->params.bits; i++) {
+			unsigned v = counting_get(cs, i);
+			assert_true(v == 0 || v == COUNTING_MAX);
+		}
+		counting_free(cs);
+	}
+}
+
 static void bad_parameters(void **state)
 {
 	struct filter_params p = { FILTER_CLASSIC, 1024, 2, 0, 0 };
@@ -370,6 +437,8 @@ static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(rounds_end_as_defined_scalar),
 	cmocka_unit_test(rounds_end_as_defined_avx2),
 	cmocka_unit_test(add_all_counts_as_add),
+	cmocka_unit_test(order_walks_blocks_and_back),
+	cmocka_unit_test(rounds_in_block_order_keep_keys),
 	cmocka_unit_test(bad_parameters),
 };
 

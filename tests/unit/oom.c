@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "counting.h"
 #include "entry.h"
 #include "matcher.h"
 #include "rng.h"
@@ -213,9 +214,49 @@ static void online_build_copies_no_hashes(void **state)
 	matcher_free(m);
 }
 
+/*
+ * Keys put in block order for the rounds and back, each allocation failing
+ * in turn (the order, its counts, each scratch array there and back, where
+ * the scatter goes in place without one): back where they were, always.
+ */
+static void order_and_back_without_memory(void **state)
+{
+	enum { N = 2000 };
+	static struct hash128 h[N], was_h[N];
+	static uint8_t groups[N], was_groups[N];
+	struct filter_params p = { .layout = FILTER_BLOCKED, .bits = 64 * 512, .choices = 2, .hashes = 9 };
+	struct hash_key key;
+	unsigned long n = 0;
+	char err[128];
+
+	(void)state;
+	hash_key_from_seed(&key, HASH_XXH3, 4);
+	struct counting *cs = counting_new(&p, &key, 1, err, sizeof(err));
+	assert_non_null(cs);
+	for (uint64_t i = 0; i < N; i++) {
+		h[i] = hash_bytes(&key, &i, sizeof(i));
+		groups[i] = (uint8_t)(i % 2);
+	}
+	memcpy(was_h, h, sizeof(h));
+	memcpy(was_groups, groups, sizeof(groups));
+	do {
+		allocations = 0;
+		fail_at = ++n;
+		uint32_t *order = counting_order(cs, h, groups, N);
+		if (order)
+			counting_unorder(h, groups, N, order);
+		fail_at = 0;
+		assert_memory_equal(h, was_h, sizeof(h));
+		assert_memory_equal(groups, was_groups, sizeof(groups));
+	} while (allocations >= n);
+	assert_true(n > 6);
+	counting_free(cs);
+}
+
 static const struct CMUnitTest tests[] = {
 	cmocka_unit_test(online_build_copies_no_hashes),
 	cmocka_unit_test(every_allocation_may_fail),
+	cmocka_unit_test(order_and_back_without_memory),
 };
 
 TEST_MAIN("oom", tests)
