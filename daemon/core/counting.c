@@ -370,14 +370,11 @@ AVX2 __attribute__((always_inline)) static inline unsigned block_ones(const uint
 /* As block_cost, where a group has at most 16 positions. */
 AVX2 static double cost_blocked_avx2(const struct counting *c, struct hash128 h, unsigned g)
 {
-	uint64_t x, y;
-
-	block_group_words(h, g, &x, &y);
-	const uint64_t *block = c->filter->words +
-				block_range_reduce(x, c->params.bits / FILTER_BLOCK_BITS) * FILTER_BLOCK_WORDS;
+	uint32_t y32;
+	const uint64_t *block = block_of_group(c->filter, h, g, &y32);
 	unsigned ones = block_ones(block);
 
-	return c->hit[ones + new_bits(block, block_y32(y), c->params.hashes)] - c->hit[ones];
+	return c->hit[ones + new_bits(block, y32, c->params.hashes)] - c->hit[ones];
 }
 #endif
 
