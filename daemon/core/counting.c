@@ -160,9 +160,9 @@ static unsigned new_ones_classic(const struct counting *c, const uint64_t *pos, 
 
 /*
  * What adding a group (its mask) to a block costs in false positives: 16
- * popcounts, inlined into each variant below. The bits of less are taken
- * out of the block first (a key's own bits that its removal would clear, in
- * stay_or_move; else none).
+ * popcounts. The bits of less are taken out of the block first (a key's own
+ * bits that its removal would clear, where stay_or_move finds two of its
+ * groups in one block; else none).
  */
 static inline __attribute__((always_inline)) double mask_cost(const struct counting *c, const uint64_t *block,
 							       const uint64_t *mask, const uint64_t *less)
@@ -201,19 +201,61 @@ static inline void mask_of(const unsigned *at, unsigned k, uint64_t mask[FILTER_
 		mask[at[i] / 64] |= 1ULL << (at[i] % 64);
 }
 
+/*
+ * A block's ones: with the POPCNT instruction (hw), else the eight words'
+ * bits counted a byte at a time and added up once (SWAR), where baseline
+ * x86-64 would call a loop in libgcc for each word.
+ */
+static inline __attribute__((always_inline)) unsigned ones_in(const uint64_t *block, bool hw)
+{
+	const uint64_t m1 = 0x5555555555555555ULL, m2 = 0x3333333333333333ULL, m4 = 0x0f0f0f0f0f0f0f0fULL;
+	uint64_t bytes = 0;
+	unsigned ones = 0;
+
+	if (hw) {
+		for (unsigned w = 0; w < FILTER_BLOCK_WORDS; w++)
+			ones += (unsigned)__builtin_popcountll(block[w]);
+		return ones;
+	}
+	for (unsigned w = 0; w < FILTER_BLOCK_WORDS; w++) {
+		uint64_t x = block[w];
+		x -= (x >> 1) & m1;
+		x = (x & m2) + ((x >> 2) & m2);
+		bytes += (x + (x >> 4)) & m4; /* at most 8 a byte a word: 64 after eight words */
+	}
+	bytes = (bytes & 0x00ff00ff00ff00ffULL) + ((bytes >> 8) & 0x00ff00ff00ff00ffULL); /* 16-bit lanes */
+	return (unsigned)((bytes * 0x0001000100010001ULL) >> 48);
+}
+
+/* How many distinct positions of at[] are clear in block: the bits the group would set. */
+static inline __attribute__((always_inline)) unsigned fresh_in(const uint64_t *block, const unsigned *at, unsigned k)
+{
+	uint64_t seen[FILTER_BLOCK_WORDS] = { 0 };
+	unsigned fresh = 0;
+
+	for (unsigned i = 0; i < k; i++) {
+		unsigned w = at[i] / 64;
+		uint64_t bit = 1ULL << (at[i] % 64);
+		fresh += ((block[w] | seen[w]) & bit) == 0;
+		seen[w] |= bit;
+	}
+	return fresh;
+}
+
+/* What adding group g of h to its block costs in false positives, counted without a mask. */
 static inline __attribute__((always_inline)) double block_cost(const struct counting *c, struct hash128 h,
-								unsigned g)
+								unsigned g, bool hw)
 {
 	unsigned at[FILTER_MAX_HASHES];
-	uint64_t mask[FILTER_BLOCK_WORDS], b = group_at(c, h, g, at);
+	const uint64_t *block = c->filter->words + group_at(c, h, g, at) * FILTER_BLOCK_WORDS;
+	unsigned ones = ones_in(block, hw);
 
-	mask_of(at, c->params.hashes, mask);
-	return mask_cost(c, c->filter->words + b * FILTER_BLOCK_WORDS, mask, NULL);
+	return c->hit[ones + fresh_in(block, at, c->params.hashes)] - c->hit[ones];
 }
 
 static double cost_blocked(const struct counting *c, struct hash128 h, unsigned g)
 {
-	return block_cost(c, h, g);
+	return block_cost(c, h, g, false);
 }
 
 #if defined(__x86_64__)
@@ -225,7 +267,7 @@ static double cost_blocked(const struct counting *c, struct hash128 h, unsigned 
 
 POPCNT static double cost_blocked_popcnt(const struct counting *c, struct hash128 h, unsigned g)
 {
-	return block_cost(c, h, g);
+	return block_cost(c, h, g, true);
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -551,6 +593,65 @@ static inline __attribute__((always_inline)) int stay_or_move(struct counting *c
 	return (int)cheapest(c, cost);
 }
 
+/*
+ * How many distinct bits of the old group at[] its removal would clear (each
+ * counter equal to the times the group probes it, sticky ones excepted), or
+ * STAY_ABSENT.
+ */
+static inline __attribute__((always_inline)) int alone_in(const uint8_t *counters, const unsigned *at, unsigned k)
+{
+	uint64_t seen[FILTER_BLOCK_WORDS] = { 0 }, repeated[FILTER_BLOCK_WORDS] = { 0 };
+	unsigned alone = 0, absent = 0;
+
+	for (unsigned i = 0; i < k; i++) {
+		uint64_t bit = 1ULL << (at[i] % 64);
+		repeated[at[i] / 64] |= seen[at[i] / 64] & bit;
+		seen[at[i] / 64] |= bit;
+	}
+	for (unsigned i = 0; i < k; i++) { /* without branches: which counters are 1 is anyone's guess */
+		unsigned p = at[i], v = (counters[p / 2] >> (p % 2 * 4)) & 0xf;
+		/* a bit probed twice (a group in 7 at k = 13 has one): how often, and is this the first */
+		bool twice = (repeated[p / 64] >> (p % 64)) & 1;
+		unsigned times = twice ? times_at(at, k, p) : 1;
+		bool first = !twice || times_at(at, i, p) == 0;
+		absent |= v < times && v != COUNTING_MAX;
+		alone += first && v == times && v != COUNTING_MAX;
+	}
+	return absent ? STAY_ABSENT : (int)alone;
+}
+
+/*
+ * stay_or_move's answer, draw for draw, counted without masks where no other
+ * group shares the old one's block (else it asks stay_or_move): the old
+ * group's cost needs only how many of its bits its removal would clear, each
+ * of them set (or it is not counted there); another's, how many it would set.
+ */
+static inline __attribute__((always_inline)) int stay_or_move_counted(struct counting *c, struct hash128 h,
+								       unsigned old, bool hw)
+{
+	unsigned at[FILTER_MAX_CHOICES][FILTER_MAX_HASHES], k = c->params.hashes;
+	uint64_t b[FILTER_MAX_CHOICES] = { 0 }; /* c of them are: the compiler cannot tell */
+	double cost[FILTER_MAX_CHOICES];
+
+	for (unsigned g = 0; g < c->params.choices; g++)
+		b[g] = group_at(c, h, g, at[g]);
+	for (unsigned g = 0; g < c->params.choices; g++)
+		if (g != old && b[g] == b[old])
+			return stay_or_move(c, h, old);
+	int alone = alone_in(c->nibbles + b[old] * BLOCK_COUNTER_BYTES, at[old], k);
+	if (alone == STAY_ABSENT)
+		return STAY_ABSENT;
+	for (unsigned g = 0; g < c->params.choices; g++) {
+		const uint64_t *block = c->filter->words + b[g] * FILTER_BLOCK_WORDS;
+		unsigned ones = ones_in(block, hw);
+		if (g == old)
+			cost[g] = c->hit[ones] - c->hit[ones - (unsigned)alone];
+		else
+			cost[g] = c->hit[ones + fresh_in(block, at[g], k)] - c->hit[ones];
+	}
+	return (int)cheapest(c, cost);
+}
+
 /* A round's step: stay_or_move's answer for key h counted in group old. */
 typedef int round_step(struct counting *c, struct hash128 h, unsigned old);
 
@@ -574,7 +675,7 @@ static inline __attribute__((always_inline)) void round_blocked(struct counting 
 
 static int stay_or_move_portable(struct counting *c, struct hash128 h, unsigned old)
 {
-	return stay_or_move(c, h, old);
+	return stay_or_move_counted(c, h, old, false);
 }
 
 static void round_blocked_portable(struct counting *c, const struct hash128 *hashes, uint8_t *groups, size_t n)
@@ -584,7 +685,7 @@ static void round_blocked_portable(struct counting *c, const struct hash128 *has
 
 POPCNT static int stay_or_move_popcnt(struct counting *c, struct hash128 h, unsigned old)
 {
-	return stay_or_move(c, h, old);
+	return stay_or_move_counted(c, h, old, true);
 }
 
 /* Where the AVX2 step does not apply (more than 16 positions a group). */

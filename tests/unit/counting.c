@@ -258,12 +258,32 @@ static void round_by_definition(struct counting *cs, const struct hash128 *h, ui
 	}
 }
 
+/* The first key from id on one of whose groups probes a bit three times or more. */
+static uint64_t thrice_probed(const struct filter_params *p, uint64_t id)
+{
+	for (;; id++) {
+		struct hash128 h = key_hash(id);
+		for (unsigned g = 0; g < p->choices; g++) {
+			uint64_t pos[FILTER_MAX_HASHES];
+			filter_group_positions(p, h, g, pos);
+			for (unsigned i = 0; i < p->hashes; i++) {
+				unsigned times = 0;
+				for (unsigned j = 0; j < p->hashes; j++)
+					times += pos[j] == pos[i];
+				if (times >= 3)
+					return id;
+			}
+		}
+	}
+}
+
 /*
  * A blocked round touches the counters only of keys that move: it must end
  * as the definition does, draw for draw. Small blocks full enough that
- * groups probe a bit twice and costs tie; one key counted 40 times, so that
- * its counters saturate; some keys claimed in a group they are not counted
- * in, which both leave alone.
+ * groups probe a bit twice and costs tie; 30 keys with a group that probes a
+ * bit three times; one key counted 40 times, so that its counters saturate;
+ * some keys claimed in a group they are not counted in, which both leave
+ * alone.
  */
 static void rounds_end_as_defined_at(enum simd_level level)
 {
@@ -278,9 +298,12 @@ static void rounds_end_as_defined_at(enum simd_level level)
 		static const unsigned hashes[] = { 9, 16, 17 };
 		unsigned c = 2 + shape % 2, k = hashes[shape / 2];
 		struct counting *fast = make(FILTER_BLOCKED, 24 * 512, c, k, 11);
+		uint64_t thrice = N;
 		assert_int_equal(counting_set_simd(fast, level), 0);
 		for (size_t i = 0; i < N; i++) {
-			h[i] = key_hash(i < 40 ? 0 : i);
+			if (i >= 40 && i < 70)
+				thrice = thrice_probed(&fast->params, thrice + 1);
+			h[i] = key_hash(i < 40 ? 0 : i < 70 ? thrice : i);
 			fast_groups[i] = (uint8_t)counting_insert(fast, h[i]);
 			if (i % 7 == 1) /* claimed where it is not counted */
 				fast_groups[i] = (uint8_t)((fast_groups[i] + 1) % c);
