@@ -22,14 +22,22 @@ netns_test() { # tag why
 }
 C() { "$BUILD/bloomctl" -s "$tmp/ctl.sock" "$@"; }
 
-# 10.77.0.2 in $b and 10.77.0.H in $a for each H of HOSTS4; with HOSTS6, fd77::2 and fd77::H too.
+# 10.77.0.2 in $b and 10.77.0.H in $a for each H of HOSTS4; with HOSTS6, fd77::2 and fd77::H too,
+# their neighbours fixed: a listed source's neighbour solicitations are dropped as its other
+# traffic is, and the resolution they fail is the one every source of $a waits on.
 netns_hosts() { # "hosts4" ["hosts6"]
-	local host
+	local host mac_a mac_b
 	for host in $1; do ip -n $a addr add 10.77.0.$host/24 dev veth-a$$; done
 	ip -n $b addr add 10.77.0.2/24 dev veth-b$$
 	[ -n "${2:-}" ] || return 0
-	for host in $2; do ip -n $a addr add fd77::$host/64 dev veth-a$$ nodad; done
+	mac_a=$(ip -n $a -br link show veth-a$$ | awk '{ print $3 }')
+	mac_b=$(ip -n $b -br link show veth-b$$ | awk '{ print $3 }')
+	for host in $2; do
+		ip -n $a addr add fd77::$host/64 dev veth-a$$ nodad
+		ip -n $b neigh replace fd77::$host lladdr "$mac_a" dev veth-b$$ nud permanent
+	done
 	ip -n $b addr add fd77::2/64 dev veth-b$$ nodad
+	ip -n $a neigh replace fd77::2 lladdr "$mac_b" dev veth-a$$ nud permanent
 }
 
 netns_pair() { # a b
