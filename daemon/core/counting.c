@@ -212,6 +212,9 @@ static inline __attribute__((always_inline)) unsigned ones_in(const uint64_t *bl
 	uint64_t bytes = 0;
 	unsigned ones = 0;
 
+#if defined(__aarch64__)
+	hw = true; /* the compiler's count is NEON's cnt, baseline there */
+#endif
 	if (hw) {
 		for (unsigned w = 0; w < FILTER_BLOCK_WORDS; w++)
 			ones += (unsigned)__builtin_popcountll(block[w]);
