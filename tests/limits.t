@@ -123,7 +123,7 @@ under_flood() {
 	python3 flood.py "$port" "$4" "$5" > flood.out &
 	flood=$!
 	# python's start and the connections take longer on a loaded machine: 20 s at most
-	for _ in $(seq 200); do [ -e connected ] && break; peak_until "$1" 1; done
+	for _ in $(seq 200); do [ -e connected ] && break; peak_until "$1" 1 && sleep 0.1; done
 	sleep 0.5
 	ticks0=$(cpu_ticks)
 	answers_within 2
