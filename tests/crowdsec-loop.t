@@ -29,7 +29,7 @@ cs() { in_b cscli -c "$tmp/config.yaml" "$@" 2>>cscli.err; }
 cs machines add tester --password testpass -f "$tmp/local_api_credentials.yaml" --url "http://127.0.0.1:$port" >/dev/null
 cs bouncers add bloomd -o raw > key
 chmod 600 key
-in_b crowdsec -c "$tmp/config.yaml" >> crowdsec.log 2>&1 &
+ip netns exec $b crowdsec -c "$tmp/config.yaml" >> crowdsec.log 2>&1 & # not in_b: $! is crowdsec, not a subshell
 lapi=$!
 # Until the agent tails the file (it reads from the end: what is written before it is not seen).
 for _ in $(seq 300); do grep -q "Starting processing data" crowdsec.log && break; sleep 0.1; done
