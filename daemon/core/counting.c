@@ -834,14 +834,6 @@ bool counting_order_pays(const struct counting *c, size_t n)
 /* How many keys ahead of the one moved its place is asked for: the order's permutations go to memory. */
 #define ORDER_AHEAD 32
 
-static uint64_t first_block(const struct counting *c, struct hash128 h)
-{
-	uint64_t x, y;
-
-	block_group_words(h, 0, &x, &y);
-	return block_range_reduce(x, c->params.bits / FILTER_BLOCK_BITS);
-}
-
 /*
  * order[j]: the key visited j-th, by first block and then by index; NULL
  * without memory. The order is written at random: its pages are touched in
@@ -860,13 +852,13 @@ static uint32_t *block_order(const struct counting *c, const struct hash128 *has
 	}
 	memset(order, 0, n * sizeof(*order));
 	for (size_t i = 0; i < n; i++)
-		start[first_block(c, hashes[i]) + 1]++;
+		start[filter_group_block(&c->params, hashes[i], 0) + 1]++;
 	for (uint64_t b = 0; b < nblocks; b++)
 		start[b + 1] += start[b];
 	for (size_t i = 0; i < n; i++) {
 		if (i + ORDER_AHEAD < n)
-			__builtin_prefetch(&order[start[first_block(c, hashes[i + ORDER_AHEAD])]], 1);
-		order[start[first_block(c, hashes[i])]++] = (uint32_t)i;
+			__builtin_prefetch(&order[start[filter_group_block(&c->params, hashes[i + ORDER_AHEAD], 0)]], 1);
+		order[start[filter_group_block(&c->params, hashes[i], 0)]++] = (uint32_t)i;
 	}
 	free(start);
 	return order;
