@@ -213,12 +213,18 @@ static __always_inline int group_covers(struct h128 h, unsigned g)
 	struct xdp_block *block = bpf_map_lookup_elem(&filter, &index);
 	if (!block)
 		return 0;
-	for (unsigned i = 0; i < XDP_MAX_HASHES; i++) {
-		if (i >= params.hashes)
-			break;
-		__u32 pos = (__u32)(y32 * params.salts[i]) >> 23;
-		if (!((block->w[(pos >> 6) & 7] >> (pos & 63)) & 1))
+	for (unsigned i = 0; i < XDP_MAX_HASHES; i += 4) {
+		__u64 all = 1;
+		for (unsigned j = 0; j < 4; j++) {
+			if (i + j >= params.hashes)
+				break;
+			__u32 pos = (__u32)(y32 * params.salts[i + j]) >> 23;
+			all &= block->w[(pos >> 6) & 7] >> (pos & 63);
+		}
+		if (!(all & 1))
 			return 0;
+		if (i + 4 >= params.hashes)
+			break;
 	}
 	return 1;
 }

@@ -206,10 +206,10 @@ static void set_long_keys_and_full(void **state)
 
 /* ---- the program ---- */
 
-static struct action_xdp *open_choices(bool probe_only, uint64_t capacity, unsigned choices)
+static struct action_xdp *open_shaped(bool probe_only, uint64_t capacity, unsigned choices, double bits_per_entry)
 {
-	struct action_xdp_options o = { .events_rate = 0, .choices = choices, .bits_per_entry = 16, .capacity = capacity,
-				 .probe_only = probe_only };
+	struct action_xdp_options o = { .events_rate = 0, .choices = choices, .bits_per_entry = bits_per_entry,
+					.capacity = capacity, .probe_only = probe_only };
 	char err[512];
 	struct action_xdp *x = action_xdp_open(NULL, &o, NULL, NULL, err, sizeof(err));
 
@@ -220,6 +220,11 @@ static struct action_xdp *open_choices(bool probe_only, uint64_t capacity, unsig
 	if (x == NULL)
 		fail_msg("%s", err);
 	return x;
+}
+
+static struct action_xdp *open_choices(bool probe_only, uint64_t capacity, unsigned choices)
+{
+	return open_shaped(probe_only, capacity, choices, 16);
 }
 
 static struct action_xdp *open_program(bool probe_only, uint64_t capacity)
@@ -259,13 +264,13 @@ static unsigned run(const struct action_xdp *x, const uint8_t *buf, size_t len)
 
 /*
  * The program's filter against filter_query, on n source addresses (IPv4
- * and IPv6) with c choices: a tenth of the keys held, the rest random. Any
- * difference in hashing, block choice or probe positions shows as a
- * differing answer.
+ * and IPv6) with c choices and the k that bits an entry give: a tenth of
+ * the keys held, the rest random. Any difference in hashing, block choice
+ * or probe positions shows as a differing answer.
  */
-static void filter_bit_exact(unsigned c, uint64_t n)
+static void filter_bit_exact(unsigned c, uint64_t n, double bits_per_entry)
 {
-	struct action_xdp *x = open_choices(true, n / 10, c);
+	struct action_xdp *x = open_shaped(true, n / 10, c, bits_per_entry);
 	struct rng r;
 	uint8_t buf[128], src[16], dst[16] = { 10, 0, 0, 1 };
 	char err[256];
@@ -295,8 +300,8 @@ static void filter_bit_exact(unsigned c, uint64_t n)
 			fail_msg("c = %u, key %llu: the program says %u, filter_query %d", c, (unsigned long long)i, verdict,
 				 says);
 	}
-	print_message("# c = %u: %llu of %llu keys passed the filter, in the program as in filter_query\n", c,
-		      (unsigned long long)positives, (unsigned long long)n);
+	print_message("# c = %u, k = %u: %llu of %llu keys passed the filter, in the program as in filter_query\n", c,
+		      f->params.hashes, (unsigned long long)positives, (unsigned long long)n);
 	assert_true(positives >= n / 40); /* the held keys among the IPv4 three quarters */
 	action_xdp_close(x);
 }
@@ -305,9 +310,11 @@ static void filter_bit_exact(unsigned c, uint64_t n)
 static void program_filter_bit_exact(void **state)
 {
 	(void)state;
-	filter_bit_exact(2, 1000000);
-	filter_bit_exact(1, 200000);
-	filter_bit_exact(3, 200000);
+	filter_bit_exact(2, 1000000, 16);
+	filter_bit_exact(1, 200000, 16);
+	filter_bit_exact(3, 200000, 16);
+	for (double bits = 6; bits <= 24; bits += 3)
+		filter_bit_exact(2, 100000, bits);
 }
 
 /* What the whole program does with listed, exempted and unlisted packets. */
