@@ -291,11 +291,17 @@ __noinline int table_action(const struct key *k, __u64 lo, __u64 hi)
 /* The side of the packet a key is about. */
 enum side { SIDE_SRC, SIDE_DST, SIDE_PAIR, SIDES };
 
-/* What the packet's keys say so far: the actions seen, by side, and each side's first dropping key. */
+/*
+ * What the packet's keys say so far: the actions seen, by side, and the kind
+ * (and a net's prefix length) of each side's first dropping key. The key
+ * itself is made again from the packet for the event: kept whole, three keys
+ * were 120 bytes to clear for every packet, on a stack of 512.
+ */
 struct verdict {
 	int actions;
 	int side[SIDES];
-	struct key drop_key[SIDES];
+	__u8 drop_kind[SIDES];
+	__u8 drop_plen[SIDES];
 };
 
 static __always_inline void check_key(struct verdict *v, const struct key *k, struct h128 h, enum side side)
@@ -303,8 +309,10 @@ static __always_inline void check_key(struct verdict *v, const struct key *k, st
 	if (!filter_says(h))
 		return;
 	int action = table_action(k, h.lo, h.hi);
-	if ((action & XDP_ACTION_DROP) && !(v->side[side] & XDP_ACTION_DROP))
-		v->drop_key[side] = *k;
+	if ((action & XDP_ACTION_DROP) && !(v->side[side] & XDP_ACTION_DROP)) {
+		v->drop_kind[side] = k->kind;
+		v->drop_plen[side] = *(const __u8 *)k->w; /* a net key's first byte */
+	}
 	v->side[side] |= action;
 	v->actions |= action;
 }
@@ -388,34 +396,6 @@ static __always_inline int event_allowed(__u64 now)
 	return __sync_fetch_and_add(&rate_count, 1) < live.events_rate;
 }
 
-static __always_inline void send_event(struct xdp_md *ctx, const struct verdict *v, int side)
-{
-	__u64 now = live.events_rate ? bpf_ktime_get_ns() : 0;
-
-	if (!live.events_rate || !event_allowed(now)) {
-		count(XDP_EVENTS_SUPPRESSED);
-		return;
-	}
-	struct xdp_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-	if (!e) {
-		count(XDP_EVENTS_SUPPRESSED);
-		return;
-	}
-	__u32 wirelen = ctx->data_end - ctx->data, caplen = wirelen < XDP_EVENT_FRAME ? wirelen : XDP_EVENT_FRAME;
-	barrier_var(caplen);
-	caplen = ((caplen - 1) & (XDP_EVENT_FRAME - 1)) + 1; /* 1..128, as the verifier wants it shown */
-	e->ts_ns = now;
-	e->wirelen = wirelen;
-	const struct key *why = side == SIDE_PAIR ? &v->drop_key[SIDE_PAIR] : side == SIDE_DST ? &v->drop_key[SIDE_DST] : &v->drop_key[SIDE_SRC];
-	e->kind = why->kind;
-	e->len = why->len;
-	__builtin_memcpy(e->key, why->w, sizeof(e->key));
-	if (bpf_xdp_load_bytes(ctx, 0, e->frame, caplen) < 0)
-		caplen = 0;
-	e->caplen = caplen;
-	bpf_ringbuf_submit(e, 0);
-}
-
 static __always_inline void addr_key(struct key *k, const __u8 *addr, __u32 alen)
 {
 	k->w[0] = k->w[1] = k->w[2] = k->w[3] = 0;
@@ -437,6 +417,50 @@ static __always_inline void pair_key(struct key *k, const struct packet *p)
 	}
 	k->kind = KIND_PAIR;
 	k->len = 2 * p->alen;
+}
+
+/* Side's first dropping key, made again from the packet. */
+static __always_inline void dropping_key(struct key *k, const struct packet *p, int side)
+{
+	const __u8 *addr = side == SIDE_DST ? p->addr[1] : p->addr[0];
+	__u8 kind = side == SIDE_PAIR ? p->v->drop_kind[SIDE_PAIR] : side == SIDE_DST ? p->v->drop_kind[SIDE_DST] : p->v->drop_kind[SIDE_SRC];
+	__u8 plen = side == SIDE_DST ? p->v->drop_plen[SIDE_DST] : p->v->drop_plen[SIDE_SRC];
+
+	if (kind == KIND_PAIR)
+		pair_key(k, p);
+	else if (kind == KIND_NET)
+		net_key(k, addr, p->alen, plen);
+	else
+		addr_key(k, addr, p->alen);
+}
+
+static __always_inline void send_event(struct xdp_md *ctx, const struct packet *p, int side)
+{
+	__u64 now = live.events_rate ? bpf_ktime_get_ns() : 0;
+
+	if (!live.events_rate || !event_allowed(now)) {
+		count(XDP_EVENTS_SUPPRESSED);
+		return;
+	}
+	struct xdp_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		count(XDP_EVENTS_SUPPRESSED);
+		return;
+	}
+	__u32 wirelen = ctx->data_end - ctx->data, caplen = wirelen < XDP_EVENT_FRAME ? wirelen : XDP_EVENT_FRAME;
+	barrier_var(caplen);
+	caplen = ((caplen - 1) & (XDP_EVENT_FRAME - 1)) + 1; /* 1..128, as the verifier wants it shown */
+	e->ts_ns = now;
+	e->wirelen = wirelen;
+	struct key why;
+	dropping_key(&why, p, side);
+	e->kind = why.kind;
+	e->len = why.len;
+	__builtin_memcpy(e->key, why.w, sizeof(e->key));
+	if (bpf_xdp_load_bytes(ctx, 0, e->frame, caplen) < 0)
+		caplen = 0;
+	e->caplen = caplen;
+	bpf_ringbuf_submit(e, 0);
 }
 
 /* The addr keys of both ends and their pair (its hash made from theirs), hashes hs and hd. */
@@ -516,7 +540,7 @@ int bloomd_xdp(struct xdp_md *ctx)
 	int side = dropping_side(&v);
 	if (side >= 0) {
 		count(XDP_DROPPED);
-		send_event(ctx, &v, side);
+		send_event(ctx, &p, side);
 		return XDP_DROP;
 	}
 	if (v.actions & XDP_ACTION_PASS)

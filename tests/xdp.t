@@ -97,8 +97,10 @@ is "$(stat dropped)/$(stat exempted)" 4/3 "four drops, and three packets a pass 
 wait_for '[ "$(jq -s "map(select(.alert.action == \"blocked\")) | length" events.json)" -ge 4 ]'
 is "$(jq -r 'select(.alert.action == "blocked") | .src_ip' events.json | sort | tr '\n' ' ')" \
 	"10.77.0.3 10.77.0.4 10.77.0.8 fd77::3 " "an event for each drop, with its source"
-is "$(jq -r 'select(.alert.action == "blocked" and .src_ip == "10.77.0.4") | .alert.metadata.list[0] // .alert.signature' events.json | head -1 | grep -c bad)" 1 \
-	"a drop's event names its list"
+# The program reports the key that dropped: the daemon finds its lists by it.
+is "$(jq -r 'select(.alert.action == "blocked") | .alert.context.matches[0] | "\(.kind) \(.entry) \(.list)"' events.json |
+	sort | tr '\n' ';')" "addr 10.77.0.3 bad;addr fd77::3 bad;net 10.77.0.4/30 bad;pair 10.77.0.8 10.77.0.2 bad;" \
+	"each drop's event names the entry that dropped it and its list: address, net, pair and IPv6 address"
 wait_for 'jq -e "select(.alert.action == \"allowed\")" events.json >/dev/null'
 is "$(jq -r 'select(.alert.action == "allowed") | .src_ip' events.json | sort -u | tr '\n' ' ')" "10.77.0.1 " \
 	"the capture behind the program alerts on a signature"
