@@ -446,9 +446,12 @@ static __always_inline void pair_key(struct key *k, const struct packet *p)
 /* Side's first dropping key, made again from the packet. */
 static __always_inline void dropping_key(struct key *k, const struct packet *p, int side)
 {
+	const struct verdict *v = p->v;
 	const __u8 *addr = side == SIDE_DST ? p->addr[1] : p->addr[0];
-	__u8 kind = side == SIDE_PAIR ? p->v->drop_kind[SIDE_PAIR] : side == SIDE_DST ? p->v->drop_kind[SIDE_DST] : p->v->drop_kind[SIDE_SRC];
-	__u8 plen = side == SIDE_DST ? p->v->drop_plen[SIDE_DST] : p->v->drop_plen[SIDE_SRC];
+	__u8 kind = side == SIDE_PAIR  ? v->drop_kind[SIDE_PAIR]
+		    : side == SIDE_DST ? v->drop_kind[SIDE_DST]
+				       : v->drop_kind[SIDE_SRC];
+	__u8 plen = side == SIDE_DST ? v->drop_plen[SIDE_DST] : v->drop_plen[SIDE_SRC]; /* a pair is never a net */
 
 	if (kind == KIND_PAIR)
 		pair_key(k, p);

@@ -459,7 +459,8 @@ static void program_reports_the_dropping_key(void **state)
 	uint8_t buf[128], a[4] = { 192, 0, 2, 1 }, b[4] = { 203, 0, 113, 1 }, c[4] = { 10, 0, 0, 1 }, pair[8];
 	uint8_t net[5] = { 20, 198, 51, 96, 0 }, in_net[4] = { 198, 51, 111, 7 };
 	uint8_t a6[16] = { 0x20, 0x01, 0x0d, 0xb8, [15] = 1 }, b6[16] = { 0x20, 0x01, 0x0d, 0xb8, 0x0f, [15] = 9 };
-	uint8_t net6[17] = { 36, 0x20, 0x01, 0x0d, 0xb8, 0xf0 }, in_net6[16] = { 0x20, 0x01, 0x0d, 0xb8, 0xf0, 0x0f, [15] = 2 };
+	uint8_t net6[17] = { 36, 0x20, 0x01, 0x0d, 0xb8, 0xf0 };
+	uint8_t in_net6[16] = { 0x20, 0x01, 0x0d, 0xb8, 0xf0, 0x0f, [15] = 2 };
 
 	(void)state;
 	if (x == NULL && strstr(err, "cannot make BPF maps")) {
