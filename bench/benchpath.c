@@ -331,7 +331,7 @@ static int load_list(struct matcher *m, const char *path)
 /* bloomd's path against the bare loop, for each kernel the CPU has, at the daemon's batch and at 1. */
 static void replay_ratios(const struct path_opts *o, const char *pcap, struct matcher *m, struct events *ev, json_t *rows)
 {
-	static const unsigned batches[] = { PACKET_BATCH_MAX, 1 }; /* what batch = auto takes, by the filter's size */
+	static const unsigned batches[] = { PACKET_BATCH_MAX, 1 }; /* batch = auto, and one at a time */
 	double bare[BENCH_MAX_RUNS], ours[SIMD_LEVELS][2][BENCH_MAX_RUNS];
 
 	/* Each kernel the CPU has, interleaved with the bare loop so they share the machine's moods. */

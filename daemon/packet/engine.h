@@ -62,16 +62,14 @@ void engine_check_batch(const struct matcher *m, struct matcher_scratch *sc, str
 			const struct capture_packet *p, size_t count, struct packet_batch *b);
 
 /*
- * The batch for packets checked against m when none is set ([capture]
- * batch = auto): PACKET_BATCH_MAX once its address filter outgrows half
- * of cache_bytes (a core's L2), where the probes wait on memory and a
- * batch overlaps the waits; else 1, for a filter the L2 holds has no wait
- * to hide and the batch's copy cost more than it saved on the Intel Xeon
- * measured (on an AMD EPYC batches win at every size: doc/performance.md).
+ * The packets checked at once for [capture] batch (0: auto). Auto batches
+ * at every filter size: a batch takes fewer instructions a packet than one
+ * at a time, and where the filter outgrows the caches it overlaps the
+ * probes' waits on memory (doc/performance.md, "batch = auto").
  */
-static inline unsigned engine_auto_batch(const struct matcher *m, size_t cache_bytes)
+static inline unsigned engine_batch_max(unsigned configured)
 {
-	return matcher_address_filter_bytes(m) > cache_bytes / 2 ? PACKET_BATCH_MAX : 1;
+	return configured ? configured : PACKET_BATCH_MAX;
 }
 
 /*

@@ -435,11 +435,6 @@ int matcher_set_simd(struct matcher *m, enum simd_level level)
 	return 0;
 }
 
-size_t matcher_address_filter_bytes(const struct matcher *m)
-{
-	return m->addr.counting ? filter_bytes(counting_filter(m->addr.counting)) : 0;
-}
-
 void matcher_filter_info(const struct matcher *m, int sig, struct matcher_filter_info *info)
 {
 	const struct keyed_filter *kf = sig ? &m->sig : &m->addr;

@@ -74,8 +74,6 @@ size_t matcher_check_with(const struct matcher *m, struct matcher_scratch *sc, c
  */
 void matcher_check_batch(const struct matcher *m, struct matcher_scratch *sc, const struct packet_view *v, size_t count,
 			 struct matcher_hit (*hits)[MATCHER_MAX_HITS], size_t *n);
-/* The address filter's bytes (0 while it is not built): what its probes read. */
-size_t matcher_address_filter_bytes(const struct matcher *m);
 const struct matcher_counters *matcher_scratch_counters(const struct matcher_scratch *sc, enum entry_kind kind);
 uint64_t matcher_scratch_hits_dropped(const struct matcher_scratch *sc);
 

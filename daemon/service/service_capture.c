@@ -27,10 +27,10 @@ static void on_packets(void *ctx, struct capture *cap, const struct capture_pack
 	engine_batch(&s->engine, p, count, capture_name(cap), capture_is_live(cap), NULL);
 }
 
-/* The batch the loop's sources hand on: [capture] batch, or what the address filter's size asks for now. */
-static unsigned batch_now(const struct service *s)
+/* The batch the loop's sources hand on. */
+static unsigned batch_max(const struct service *s)
 {
-	return s->cfg->batch ? s->cfg->batch : engine_auto_batch(s->engine.matcher, s->capture.cache_bytes);
+	return engine_batch_max(s->cfg->batch);
 }
 
 static void on_batch(void *ctx, struct capture *cap)
@@ -39,7 +39,6 @@ static void on_batch(void *ctx, struct capture *cap)
 	struct timespec t;
 
 	events_flush(s->events);
-	capture_set_batch(cap, batch_now(s)); /* the filter grows and shrinks with the lists */
 	if (cap != s->capture.replaying)
 		return;
 	/* The longest wait between batches of a replay: what anything else in the loop cost it. */
@@ -141,7 +140,7 @@ static void on_done(void *ctx, struct capture *cap, const char *error)
 /* A capture's callbacks (it keeps a copy). */
 static struct capture_callbacks callbacks(struct service *s)
 {
-	return (struct capture_callbacks){ on_packets, on_batch, on_done, s, batch_now(s) };
+	return (struct capture_callbacks){ on_packets, on_batch, on_done, s, batch_max(s) };
 }
 
 static void warn_unsupported_link(const struct capture *cap)
@@ -400,8 +399,7 @@ int service_capture_live(struct service *s, const char *interface)
 	char err[512];
 
 	if (s->cfg->workers > 1) {
-		struct workers_options wo = { .count = s->cfg->workers, .live = o, .batch = s->cfg->batch,
-					      .cache_bytes = s->capture.cache_bytes };
+		struct workers_options wo = { .count = s->cfg->workers, .live = o, .batch = s->cfg->batch };
 		wo.live.fanout_group = (unsigned)getpid() & 0xffff;
 		snprintf(s->capture.queue_name, sizeof(s->capture.queue_name), "%s", interface);
 		if (start_workers(s, &wo) < 0)
@@ -443,7 +441,6 @@ static void on_queued_batch(void *ctx)
 	struct service *s = ctx;
 
 	events_flush(s->events);
-	inline_set_batch(s->capture.inline_queue, batch_now(s));
 }
 
 int service_capture_inline(struct service *s)
@@ -451,7 +448,7 @@ int service_capture_inline(struct service *s)
 	const struct config *c = s->cfg;
 	struct inline_options o = { .first = c->queue.first, .last = c->queue.last, .fail_open = c->fail_open,
 				    .maxlen = c->queue_maxlen, .snaplen = c->snaplen, .reject_mark = c->reject_mark,
-				    .batch_max = batch_now(s) };
+				    .batch_max = batch_max(s) };
 	char err[512];
 
 	if (c->queue.first == c->queue.last)
@@ -460,8 +457,7 @@ int service_capture_inline(struct service *s)
 		snprintf(s->capture.queue_name, sizeof(s->capture.queue_name), "nfqueue%u-%u", c->queue.first, c->queue.last);
 	s->engine.inline_mode = true;
 	if (c->workers > 1) {
-		struct workers_options wo = { .count = c->workers, .inline_mode = true, .queues = o, .batch = c->batch,
-					      .cache_bytes = s->capture.cache_bytes };
+		struct workers_options wo = { .count = c->workers, .inline_mode = true, .queues = o, .batch = c->batch };
 		if (start_workers(s, &wo) < 0)
 			return -1;
 	} else if ((s->capture.inline_queue = inline_open(s->base, &o, on_queued, on_queued_batch, s, err, sizeof(err))) == NULL) {
@@ -495,9 +491,6 @@ void service_fail(struct service *s)
 
 int service_capture_start(struct service *s)
 {
-	long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
-
-	s->capture.cache_bytes = l2 > 0 ? (size_t)l2 : 1u << 20; /* unknown: a small L2 */
 	s->capture.replayed = json_array();
 	return s->capture.replayed ? 0 : -1;
 }
@@ -580,7 +573,7 @@ void service_capture_stats(const struct service *s, json_t *o, const struct work
 {
 	const struct service_capture *src = &s->capture;
 
-	json_object_set_new(o, "packet_batch", json_integer(batch_now(s)));
+	json_object_set_new(o, "packet_batch", json_integer(batch_max(s)));
 	if (src->workers)
 		json_object_set_new(o, "workers", workers_json(s, t));
 	if (src->inline_queue || (src->workers && s->cfg->inline_mode))

@@ -32,7 +32,6 @@ struct service_capture {
 	char current_error[512];
 	uint64_t replay_matched_before;
 	struct timespec last_batch;
-	size_t cache_bytes;        /* a core's L2, for [capture] batch = auto (engine_auto_batch) */
 	double replay_max_gap_ms;
 	struct capture *live;
 	struct inline_queue *inline_queue; /* [capture] mode = inline, or NULL */

@@ -359,12 +359,6 @@ void capture_free(struct capture *cap)
 	free(cap);
 }
 
-void capture_set_batch(struct capture *cap, unsigned batch_max)
-{
-	hand_on(cap); /* nothing, from the batch callback; packets in order whenever else */
-	cap->cb.batch_max = batch_max;
-}
-
 const char *capture_name(const struct capture *cap)
 {
 	return cap->name;

@@ -69,8 +69,6 @@ void capture_free(struct capture *cap);
 /* Whether bpf compiles (for Ethernet; NULL or "" does): 0, or -1 with libpcap's words. */
 int capture_check_bpf(const char *bpf, unsigned snaplen, char *err, size_t errlen);
 
-/* From the batch callback (nothing held then): the packets handed on at once from now on. */
-void capture_set_batch(struct capture *cap, unsigned batch_max);
 const char *capture_name(const struct capture *cap);
 bool capture_is_live(const struct capture *cap);
 int capture_link(const struct capture *cap);

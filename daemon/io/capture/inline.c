@@ -332,12 +332,6 @@ void inline_close(struct inline_queue *q)
 	free(q);
 }
 
-void inline_set_batch(struct inline_queue *q, unsigned batch_max)
-{
-	judge_held(q); /* nothing, from the batch callback */
-	q->batch_max = batch_max;
-}
-
 /* The kernel's counters of our queues, from /proc/net/netfilter/nfnetlink_queue. */
 static void kernel_counters(const struct inline_queue *q, struct inline_stats *out)
 {

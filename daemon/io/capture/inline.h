@@ -54,8 +54,6 @@ typedef void (*inline_batch_cb)(void *ctx);
 struct inline_queue *inline_open(struct event_base *base, const struct inline_options *o, inline_packets_cb packets,
 				 inline_batch_cb batch, void *ctx, char *err, size_t errlen);
 void inline_close(struct inline_queue *q);
-/* From the batch callback: the packets judged at once from now on (inline_options.batch_max). */
-void inline_set_batch(struct inline_queue *q, unsigned batch_max);
 
 struct inline_stats {
 	uint64_t packets, accepted, dropped, rejected;

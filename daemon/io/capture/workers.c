@@ -90,8 +90,6 @@ struct workers {
 	const struct matcher *_Atomic current; /* published (release), read at a batch's start (acquire) */
 	_Atomic uint32_t drop_holders, reject_holders, pass_holders, pass_packet_holders;
 	bool inline_mode;
-	unsigned packet_batch;     /* workers_options.batch, and its cache_bytes */
-	size_t cache_bytes;
 	struct event_base *loop;
 	int wake_fd;               /* a worker's ring has matches */
 	struct event *wake;
@@ -233,8 +231,7 @@ static void on_capture_batch(void *ctx, struct capture *cap)
 {
 	struct worker *w = ctx;
 
-	if (w->pool->packet_batch == 0 && w->online) /* while the matcher read is still ours */
-		capture_set_batch(cap, engine_auto_batch(w->m, w->pool->cache_bytes));
+	(void)cap;
 	batch_end(w);
 }
 
@@ -259,8 +256,6 @@ static void on_queued_batch(void *ctx)
 {
 	struct worker *w = ctx;
 
-	if (w->pool->packet_batch == 0 && w->online) /* while the matcher read is still ours */
-		inline_set_batch(w->queue, engine_auto_batch(w->m, w->pool->cache_bytes));
 	batch_end(w);
 }
 
@@ -360,7 +355,7 @@ static int open_source(struct worker *w, const struct workers_options *o, unsign
 
 	if (o->inline_mode) {
 		struct inline_options q = queues_of(o, i);
-		q.batch_max = o->batch ? o->batch : 1; /* auto: one at a time until the first batch has read the matcher */
+		q.batch_max = engine_batch_max(o->batch);
 		if (q.first == q.last)
 			snprintf(w->source, sizeof(w->source), "nfqueue%u", q.first);
 		else
@@ -369,8 +364,8 @@ static int open_source(struct worker *w, const struct workers_options *o, unsign
 		if (w->queue == NULL)
 			return -1;
 	} else {
-		/* auto: one at a time until the first batch has read the matcher */
-		struct capture_callbacks cb = { on_captured, on_capture_batch, on_capture_done, w, o->batch ? o->batch : 1 };
+		struct capture_callbacks cb = { on_captured, on_capture_batch, on_capture_done, w,
+						engine_batch_max(o->batch) };
 		snprintf(w->source, sizeof(w->source), "%s", o->live.interface);
 		w->cap = capture_open_live(w->base, &o->live, &cb, err, errlen);
 		if (w->cap == NULL)
@@ -427,8 +422,6 @@ struct workers *workers_start(struct event_base *loop, const struct workers_opti
 	}
 	atomic_init(&ws->current, m);
 	ws->inline_mode = o->inline_mode;
-	ws->packet_batch = o->batch;
-	ws->cache_bytes = o->cache_bytes;
 	ws->loop = loop;
 	ws->match = cb->match;
 	ws->batch = cb->batch;

@@ -44,8 +44,7 @@ struct workers_options {
 	bool inline_mode;
 	struct inline_options queues;       /* inline: first..last, split among the workers in order */
 	struct capture_live_options live;   /* passive: each worker opens it, all in one fanout group */
-	unsigned batch;                     /* packets checked at once (capture_callbacks.batch_max, inline_options.batch_max); 0: auto */
-	size_t cache_bytes;                 /* engine_auto_batch for the published matcher, with this L2 */
+	unsigned batch;                     /* packets checked at once ([capture] batch; 0: auto, engine_batch_max) */
 };
 
 /* A matched packet from a worker; its frame and its hits' keys are copies, valid during the callback. */

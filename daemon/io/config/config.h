@@ -78,7 +78,7 @@ struct config {
 	bool fail_open;           /* a full queue accepts (NFQA_CFG_F_FAIL_OPEN) */
 	unsigned queue_maxlen;    /* packets a queue holds in the kernel; 0: its default */
 	unsigned workers;         /* threads checking live packets; 1: the event loop itself */
-	unsigned batch;           /* captured packets checked at once (capture_callbacks.batch_max); 0: auto (engine_auto_batch) */
+	unsigned batch;           /* captured packets checked at once (capture_callbacks.batch_max); 0: auto (engine_batch_max) */
 	uint32_t reject_mark;     /* a rejected packet goes back to the ruleset with this mark */
 	/* [filter] */
 	uint64_t memory;          /* bytes for all filters; 0: bits_per_entry */
