@@ -208,7 +208,7 @@ $(BUILD)/tests/oom.t: TEST_LDFLAGS = -Wl,--wrap=malloc,--wrap=calloc,--wrap=real
 
 # The packet layer's unit tests linked with the packet and core libraries alone: no libpcap,
 # libevent or hiredis (tests/layers.t links each layer's library whole, likewise).
-PACKET_TESTS = communityid entry feed flows labels threshold
+PACKET_TESTS = communityid entry feed flows handshake labels threshold
 packet-tests: $(PACKET_TESTS:%=$(BUILD)/packet-tests/%.t)
 $(BUILD)/packet-tests/%.t: $(BUILD)/tests/unit/%.o $(PACKET_LIB) $(CORE_LIB)
 	@mkdir -p $(dir $@)

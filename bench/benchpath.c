@@ -87,6 +87,8 @@ static double bare_loop(const char *path)
 	return t0;
 }
 
+#define BENCH_TCP_CONNECTIONS 65536 /* [capture] tcp_connections' default */
+
 struct replay_run {
 	struct engine engine;
 	struct event_base *base;
@@ -124,12 +126,16 @@ static double bloomd_loop(const char *path, struct matcher *m, struct events *ev
 	char err[256];
 	double t0;
 
+	/* the daemon's default: its TCP handshakes tracked ([capture] tcp_connections) */
+	rr.engine.replay_handshakes = handshakes_new(BENCH_TCP_CONNECTIONS, HANDSHAKE_IDLE_SECONDS,
+						     &rr.engine.stats.handshakes);
 	rr.base = event_base_new();
 	t0 = bench_now_ns();
 	struct capture *cap = capture_open_file(rr.base, path, NULL, &cb, err, sizeof(err));
 	if (cap == NULL) {
 		event_base_free(rr.base);
 		matcher_scratch_free(rr.engine.scratch);
+		handshakes_free(rr.engine.replay_handshakes);
 		return -1;
 	}
 	event_base_dispatch(rr.base);
@@ -137,6 +143,7 @@ static double bloomd_loop(const char *path, struct matcher *m, struct events *ev
 	capture_free(cap);
 	event_base_free(rr.base);
 	matcher_scratch_free(rr.engine.scratch);
+	handshakes_free(rr.engine.replay_handshakes);
 	sink += rr.engine.stats.matched_packets;
 	return t0;
 }
@@ -193,7 +200,7 @@ static void stage_packets(void *ctx, struct capture *cap, const struct capture_p
 		sink += b->views[count - 1].status;
 		break;
 	case STAGE_CHECK:
-		engine_check_batch(e->matcher, e->scratch, &e->stats, p, count, b);
+		engine_check_batch(e->matcher, e->scratch, &e->stats, e->replay_handshakes, p, count, b);
 		sink += b->nhits[count - 1];
 		break;
 	default:
@@ -213,6 +220,8 @@ static double stage_loop(const char *path, struct matcher *m, struct events *ev,
 	struct capture_callbacks cb = { stage_packets, NULL, stage_done, &sr, PACKET_BATCH_MAX };
 	char err[256];
 
+	sr.rr.engine.replay_handshakes = handshakes_new(BENCH_TCP_CONNECTIONS, HANDSHAKE_IDLE_SECONDS,
+							&sr.rr.engine.stats.handshakes);
 	sr.rr.base = event_base_new();
 	double t0 = bench_now_ns();
 	struct capture *cap = capture_open_file(sr.rr.base, path, NULL, &cb, err, sizeof(err));
@@ -222,6 +231,7 @@ static double stage_loop(const char *path, struct matcher *m, struct events *ev,
 	capture_free(cap);
 	event_base_free(sr.rr.base);
 	matcher_scratch_free(sr.rr.engine.scratch);
+	handshakes_free(sr.rr.engine.replay_handshakes);
 	return cap ? t0 : -1;
 }
 

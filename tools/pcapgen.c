@@ -106,6 +106,21 @@ static int parse_proto(const char *v, uint8_t *proto)
 	return 0;
 }
 
+/* "S", "SA", "PA", "R": TCP's flags by letter (FIN SYN RST PSH ACK URG). */
+static int parse_tcp_flags(const char *v, uint8_t *flags)
+{
+	static const char LETTERS[] = "FSRPAU";
+
+	*flags = 0;
+	for (; *v; v++) {
+		const char *at = strchr(LETTERS, *v);
+		if (at == NULL)
+			return -1;
+		*flags |= (uint8_t)(1u << (at - LETTERS));
+	}
+	return *flags ? 0 : -1;
+}
+
 static int parse_ext(const char *v, struct synth_packet *p)
 {
 	char buf[128], *save = NULL;
@@ -209,6 +224,19 @@ static int packet_token(const struct spec_line *at, char *tok, struct synth_pack
 	} else if (strcmp(tok, "ext") == 0) {
 		if (parse_ext(v, p) < 0)
 			return bad(at, "bad ext list (hbh,dst,rt,frag):", v), -1;
+	} else if (strcmp(tok, "flags") == 0) {
+		if (parse_tcp_flags(v, &p->tcp_flags) < 0)
+			return bad(at, "bad TCP flags (letters of FSRPAU):", v), -1;
+	} else if (strcmp(tok, "seq") == 0 || strcmp(tok, "ack") == 0) {
+		char *end;
+		unsigned long long x = strtoull(v, &end, 10);
+		if (!isdigit((unsigned char)*v) || *end || x > UINT32_MAX)
+			return bad(at, "not a 32-bit number:", v), -1;
+		*(tok[0] == 's' ? &p->tcp_seq : &p->tcp_ack) = (uint32_t)x;
+	} else if (strcmp(tok, "wscale") == 0) {
+		if (!isdigit((unsigned char)*v) || n > 14)
+			return bad(at, "not a window scale (0 to 14):", v), -1;
+		p->tcp_wscale = (uint8_t)(n + 1);
 	} else if (strcmp(tok, "vlan") == 0) {
 		char *end;
 		for (const char *q = v; *q && p->nvlans < SYNTH_MAX_VLANS; q = *end ? end + 1 : end)
@@ -294,6 +322,7 @@ static void usage(FILE *out)
 		"             packet src=A dst=B [proto=tcp|udp|icmp|icmp6|N] [sport=N] [dport=N]\n"
 		"                    [vlan=ID,...] [qinq] [llc] [ipopts=N] [iplen=N] [frag=OFF] [mf]\n"
 		"                    [ext=hbh,dst,rt,frag] [fragoff6=OFF] [mf6]\n"
+		"                    [flags=SAFRPU] [seq=N] [ack=N] [wscale=N]\n"
 		"                    [payload=\"text\"|payload=hex:..]... [fill=N] [snap=N]\n");
 }
 

@@ -10,6 +10,7 @@
 
 #include "entry.h"
 #include "frame.h"
+#include "handshake.h"
 #include "matcher_view.h"
 #include "packet.h"
 
@@ -29,6 +30,7 @@ struct event_packet {
 	size_t caplen, wirelen;
 	const struct packet_view *view;
 	enum verdict verdict;      /* inline: dropped or rejected is eve's action "blocked" */
+	enum sender_proof sender;  /* whether a TCP handshake proved its sender, or why not */
 	const uint8_t *blocked[2]; /* addresses this packet put into a blocking set ([action]) */
 	size_t nblocked;
 	const struct event_label *labels; /* each hit's */

@@ -130,6 +130,10 @@ static void block_addresses(struct engine *e, const struct packet_view *v, const
 		bool address = found[i].kind == ENTRY_ADDR || found[i].kind == ENTRY_NET;
 		if (!asking || (address && e->lists_in_kernel))
 			continue; /* an unban must reach the kernel: an address is not blocked beyond its entry */
+		if (!address && ep->sender != SENDER_VERIFIED) {
+			e->stats.unverified_not_blocked++; /* the addresses are the packet's: anyone may have forged them */
+			continue;
+		}
 		bool src = e->block_side & 1, dst = e->block_side & 2;
 		if (address) { /* the side it holds, the source first */
 			unsigned sides = sides_held(&found[i], v, alen);
@@ -145,7 +149,7 @@ static void block_addresses(struct engine *e, const struct packet_view *v, const
 
 void engine_report(struct engine *e, const struct capture_packet *p, const struct packet_view *v,
 		   const struct matcher_found *found, size_t n, unsigned exempt, const char *source, bool live,
-		   enum verdict verdict)
+		   enum verdict verdict, enum sender_proof sender)
 {
 	char err[256];
 
@@ -154,7 +158,7 @@ void engine_report(struct engine *e, const struct capture_packet *p, const struc
 		.ts = p->ts, .index = p->index, .link = p->link, .frame = p->frame,
 		.caplen = p->caplen, .wirelen = p->wirelen, .view = v,
 		.filename = live ? NULL : source, .interface = live ? source : NULL, .verdict = verdict,
-		.labels = e->labels, .list_names = e->list_names,
+		.sender = sender, .labels = e->labels, .list_names = e->list_names,
 	};
 	if (e->block && live)
 		block_addresses(e, v, found, n, exempt, &ep);
@@ -168,6 +172,7 @@ void engine_report(struct engine *e, const struct capture_packet *p, const struc
 		e->stats.alerts_thresholded++;
 		return;
 	}
+	e->stats.alert_senders[sender < SENDER_PROOF_COUNT ? sender : SENDER_NOT_TRACKED]++;
 	if (e->emit(e->emit_ctx, &ep, found, n, err, sizeof(err)) < 0) {
 		e->stats.event_errors++;
 		memcpy(e->event_error, err, sizeof(e->event_error));
@@ -176,7 +181,7 @@ void engine_report(struct engine *e, const struct capture_packet *p, const struc
 
 /* What the lists make of packet p, parsed as v, with its n hits; reported; its verdict. */
 static enum verdict judge(struct engine *e, const struct capture_packet *p, const struct packet_view *v,
-			  const struct matcher_hit *hits, size_t n, const char *source, bool live)
+			  const struct matcher_hit *hits, size_t n, enum sender_proof sender, const char *source, bool live)
 {
 	if (n == 0 || (n = matcher_found(e->matcher, hits, n, e->found)) == 0)
 		return VERDICT_ACCEPT;
@@ -191,18 +196,21 @@ static enum verdict judge(struct engine *e, const struct capture_packet *p, cons
 	/* The verdict comes before any alert is left out: suppressing an alert never lets a packet through. */
 	enum verdict verdict = e->inline_mode ? engine_verdict(e->drop_holders, e->reject_holders, held) : VERDICT_ACCEPT;
 	stats_matched(&e->stats, held, verdict == VERDICT_ACCEPT ? 0 : held & (e->drop_holders | e->reject_holders));
-	engine_report(e, p, v, e->found, n, exempt, source, live, verdict);
+	engine_report(e, p, v, e->found, n, exempt, source, live, verdict, sender);
 	return verdict;
 }
 
 void engine_check_batch(const struct matcher *m, struct matcher_scratch *sc, struct stats *stats,
-			const struct capture_packet *p, size_t count, struct packet_batch *b)
+			struct handshakes *hs, const struct capture_packet *p, size_t count, struct packet_batch *b)
 {
 	for (size_t i = 0; i < count; i++) {
 		packet_parse(p[i].link, p[i].frame, p[i].caplen, p[i].wirelen, &b->views[i]);
 		stats_count(stats, p[i].wirelen, b->views[i].status);
+		b->conn_keys[i] = handshakes_prefetch(hs, &b->views[i]);
 	}
-	matcher_check_batch(m, sc, b->views, count, b->hits, b->nhits);
+	matcher_check_batch(m, sc, b->views, count, b->hits, b->nhits); /* the connections' slots arrive meanwhile */
+	for (size_t i = 0; i < count; i++)
+		b->senders[i] = (uint8_t)handshakes_see(hs, &b->views[i], b->conn_keys[i], p[i].ts.tv_sec);
 }
 
 void engine_batch(struct engine *e, const struct capture_packet *p, size_t count, const char *source, bool live,
@@ -210,9 +218,10 @@ void engine_batch(struct engine *e, const struct capture_packet *p, size_t count
 {
 	struct packet_batch *b = &e->batch;
 
-	engine_check_batch(e->matcher, e->scratch, &e->stats, p, count, b);
+	engine_check_batch(e->matcher, e->scratch, &e->stats, live ? e->handshakes : e->replay_handshakes, p, count, b);
 	for (size_t i = 0; i < count; i++) {
-		enum verdict verdict = judge(e, &p[i], &b->views[i], b->hits[i], b->nhits[i], source, live);
+		enum verdict verdict = judge(e, &p[i], &b->views[i], b->hits[i], b->nhits[i],
+					     (enum sender_proof)b->senders[i], source, live);
 		if (verdicts)
 			verdicts[i] = verdict;
 	}

@@ -8,6 +8,7 @@
 #include "alert.h"
 #include "flows.h"
 #include "frame.h"
+#include "handshake.h"
 #include "matcher_view.h"
 #include "stats.h"
 #include "threshold.h"
@@ -17,6 +18,8 @@ struct packet_batch {
 	struct packet_view views[PACKET_BATCH_MAX];
 	struct matcher_hit hits[PACKET_BATCH_MAX][MATCHER_MAX_HITS];
 	size_t nhits[PACKET_BATCH_MAX];
+	uint64_t conn_keys[PACKET_BATCH_MAX];  /* each packet's TCP connection (handshakes_prefetch) */
+	uint8_t senders[PACKET_BATCH_MAX];     /* what each proves of its sender (enum sender_proof) */
 };
 
 struct engine {
@@ -26,6 +29,8 @@ struct engine {
 	void *emit_ctx;
 	struct flows *flows;       /* not owned; NULL: every matching packet alerts */
 	struct thresholds *thresholds; /* not owned; NULL: no threshold or suppress rules */
+	struct handshakes *handshakes; /* live packets' TCP connections; not owned; NULL: not tracked (never proven) */
+	struct handshakes *replay_handshakes; /* replays', cleared as each file starts, so that a capture proves alone */
 	uint64_t evicted_before[2]; /* of the flows and thresholds tables replaced before these (engine_evicted) */
 	bool inline_mode;          /* packets are judged: a match of a dropping list drops */
 	uint32_t drop_holders;     /* the holders (lists) whose matches are dropped, inline */
@@ -57,9 +62,13 @@ struct engine {
  */
 void engine_batch(struct engine *e, const struct capture_packet *p, size_t count, const char *source, bool live,
 		  enum verdict *verdicts);
-/* engine_batch's first part, which the workers share: count packets parsed into b, counted in stats, checked against m. */
+/*
+ * engine_batch's first part, which the workers share: count packets parsed
+ * into b, counted in stats, checked against m, and in order through hs's
+ * TCP handshakes (NULL: not tracked) for their senders' proof.
+ */
 void engine_check_batch(const struct matcher *m, struct matcher_scratch *sc, struct stats *stats,
-			const struct capture_packet *p, size_t count, struct packet_batch *b);
+			struct handshakes *hs, const struct capture_packet *p, size_t count, struct packet_batch *b);
 
 /*
  * The packets checked at once for [capture] batch (0: auto). Auto batches
@@ -125,13 +134,15 @@ size_t engine_exempt(const struct packet_view *v, struct matcher_found *found, s
 /*
  * What follows a match, for a packet parsed as v with n confirmed hits
  * (found; their keys stay the caller's), its exempt sides (never put into
- * the blocking set) and judged dropped or not: labels, the blocking set,
+ * the blocking set), judged dropped or not, with what is known of its
+ * sender: labels, the blocking set (a pair or signature match blocks only
+ * a proven sender's addresses: a forged one must never choose a block),
  * once-per-flow, thresholds and the event. A worker thread judges its
  * packets; the loop reports them here.
  */
 void engine_report(struct engine *e, const struct capture_packet *p, const struct packet_view *v,
 		   const struct matcher_found *found, size_t n, unsigned exempt, const char *source, bool live,
-		   enum verdict verdict);
+		   enum verdict verdict, enum sender_proof sender);
 
 /* What the alert tables pushed out to make room (engine.h: flows, thresholds), the tables replaced before counted too. */
 void engine_evicted(const struct engine *e, uint64_t *flows, uint64_t *thresholds);

@@ -44,21 +44,10 @@ uint64_t flows_evicted(const struct flows *f)
 static uint64_t key_of(const struct flows *f, const struct packet_view *v, enum entry_kind kind,
 		       const uint8_t *key, size_t len)
 {
-	uint8_t buf[2 + 2 * (16 + 2) + 1 + ENTRY_MAX_KEY];
-	size_t alen = v->family == 4 ? 4 : 16, n = 0;
-	uint8_t a[18], b[18];
+	uint8_t buf[PACKET_FLOW_ENDS_MAX + 1 + ENTRY_MAX_KEY];
+	bool src_first;
+	size_t n = packet_flow_ends(v, buf, &src_first);
 
-	memcpy(a, v->src, alen);
-	memcpy(b, v->dst, alen);
-	a[alen] = (uint8_t)(v->sport >> 8), a[alen + 1] = (uint8_t)v->sport;
-	b[alen] = (uint8_t)(v->dport >> 8), b[alen + 1] = (uint8_t)v->dport;
-	bool swap = memcmp(a, b, alen + 2) > 0;
-	buf[n++] = v->ip_proto;
-	buf[n++] = (uint8_t)alen;
-	memcpy(buf + n, swap ? b : a, alen + 2);
-	n += alen + 2;
-	memcpy(buf + n, swap ? a : b, alen + 2);
-	n += alen + 2;
 	buf[n++] = (uint8_t)kind;
 	memcpy(buf + n, key, len);
 	n += len;

@@ -70,6 +70,7 @@ static void parse_l4(struct reader *r, struct packet_view *v)
 		v->sport = peek16(r, 0);
 		v->dport = peek16(r, 2);
 		v->l4 = PACKET_L4_TCP;
+		v->tcp = r->p;
 		skip(r, hlen);
 	} else {
 		if (!need(r, 8)) {
@@ -332,7 +333,8 @@ static bool parse_common(const uint8_t *f, size_t len, struct packet_view *v)
 	*v = (struct packet_view){
 		.family = 4, .ip_proto = proto, .l4 = proto == IPPROTO_TCP_ ? PACKET_L4_TCP : PACKET_L4_UDP,
 		.src = ip + 12, .dst = ip + 16, .sport = (uint16_t)(l4[0] << 8 | l4[1]),
-		.dport = (uint16_t)(l4[2] << 8 | l4[3]), .payload = left > hlen ? l4 + hlen : NULL,
+		.dport = (uint16_t)(l4[2] << 8 | l4[3]), .tcp = proto == IPPROTO_TCP_ ? l4 : NULL,
+		.payload = left > hlen ? l4 + hlen : NULL,
 		.payload_len = left - hlen,
 	};
 	return true;
@@ -380,6 +382,35 @@ void packet_parse_walk(int link, const uint8_t *frame, size_t caplen, size_t wir
 	default:
 		v->status = PACKET_UNKNOWN_LINK;
 	}
+}
+
+bool packet_flow_src_first(const struct packet_view *v)
+{
+	size_t alen = v->family == 4 ? 4 : 16;
+	int by_address = memcmp(v->src, v->dst, alen);
+
+	return by_address ? by_address < 0 : v->sport <= v->dport;
+}
+
+size_t packet_flow_ends(const struct packet_view *v, uint8_t *out, bool *src_first)
+{
+	size_t alen = v->family == 4 ? 4 : 16, n = 0;
+	const uint8_t *first = v->src, *second = v->dst;
+	uint16_t first_port = v->sport, second_port = v->dport;
+
+	if (!(*src_first = packet_flow_src_first(v))) {
+		first = v->dst, second = v->src;
+		first_port = v->dport, second_port = v->sport;
+	}
+	out[n++] = v->ip_proto;
+	out[n++] = (uint8_t)alen;
+	memcpy(out + n, first, alen);
+	n += alen;
+	out[n++] = (uint8_t)(first_port >> 8), out[n++] = (uint8_t)first_port;
+	memcpy(out + n, second, alen);
+	n += alen;
+	out[n++] = (uint8_t)(second_port >> 8), out[n++] = (uint8_t)second_port;
+	return n;
 }
 
 const char *packet_status_name(enum packet_status status)

@@ -72,6 +72,7 @@ struct packet_view {
 	uint16_t vlans[PACKET_MAX_VLANS]; /* outermost first */
 	const uint8_t *src, *dst;  /* 4 or 16 bytes each, inside the frame */
 	uint16_t sport, dport;
+	const uint8_t *tcp;        /* the TCP header, options and all (l4 TCP), else NULL */
 	const uint8_t *payload;    /* NULL when there is none */
 	size_t payload_len;
 };
@@ -87,6 +88,16 @@ void packet_parse(int link, const uint8_t *frame, size_t caplen, size_t wirelen,
  */
 void packet_parse_walk(int link, const uint8_t *frame, size_t caplen, size_t wirelen,
 		       struct packet_view *view);
+
+/*
+ * v's protocol and its two ends (address, then port) in one order,
+ * whichever way the packet goes, written to out (PACKET_FLOW_ENDS_MAX bytes
+ * at most): their length. *src_first: whether v's source is the first end.
+ */
+#define PACKET_FLOW_ENDS_MAX (2 + 2 * (16 + 2))
+size_t packet_flow_ends(const struct packet_view *v, uint8_t *out, bool *src_first);
+/* Whether v's source (address, then port) is its flow's first end. */
+bool packet_flow_src_first(const struct packet_view *v);
 
 /* Whether bloomd can parse this link type. */
 bool packet_link_supported(int link);

@@ -46,7 +46,18 @@ json_t *stats_json(const struct stats *s, const struct matcher *m, const struct 
 				    json_integer((json_int_t)s->status[st]));
 	for (int k = ENTRY_ADDR; k <= ENTRY_SIG; k++)
 		json_object_set_new(kinds, entry_kind_name((enum entry_kind)k), kind_json(m, (enum entry_kind)k, &counters[k]));
-	return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:o,s:o,s:{s:o,s:o}}", "packets", (json_int_t)s->packets,
+	json_t *senders = json_object();
+	for (int p = 0; p < SENDER_PROOF_COUNT; p++)
+		json_object_set_new(senders, sender_proof_name((enum sender_proof)p),
+				    json_integer((json_int_t)s->alert_senders[p]));
+	const struct handshakes_stats *h = &s->handshakes;
+	json_t *handshakes = json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "opened", (json_int_t)h->opened,
+				       "verified", (json_int_t)h->verified, "wrong_ack", (json_int_t)h->wrong_ack,
+				       "conflicts", (json_int_t)h->conflicts, "out_of_window", (json_int_t)h->out_of_window,
+				       "resets", (json_int_t)h->resets, "evicted", (json_int_t)h->evicted,
+				       "refused", (json_int_t)h->refused, "tracked", (json_int_t)h->tracked,
+				       "capacity", (json_int_t)h->capacity, "bytes", (json_int_t)h->bytes);
+	return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:o,s:o,s:{s:o,s:o},s:o,s:I,s:o}", "packets", (json_int_t)s->packets,
 			 "bytes", (json_int_t)s->bytes, "matched_packets", (json_int_t)s->matched_packets,
 			 "passed", (json_int_t)s->passed,
 			 "event_errors", (json_int_t)s->event_errors,
@@ -54,7 +65,8 @@ json_t *stats_json(const struct stats *s, const struct matcher *m, const struct 
 			 "alerts_suppressed", (json_int_t)s->alerts_suppressed,
 			 "alerts_thresholded", (json_int_t)s->alerts_thresholded,
 			 "hits_dropped", (json_int_t)hits_dropped, "parse", parse, "kinds", kinds,
-			 "filters", "addresses", filter_json(m, 0), "signatures", filter_json(m, 1));
+			 "filters", "addresses", filter_json(m, 0), "signatures", filter_json(m, 1), "alert_senders", senders,
+			 "unverified_not_blocked", (json_int_t)s->unverified_not_blocked, "handshakes", handshakes);
 }
 
 static int cmp_u32(const void *a, const void *b)

@@ -6,6 +6,7 @@
 #include <jansson.h>
 #include <stdint.h>
 
+#include "handshake.h"
 #include "matcher_view.h"
 #include "packet.h"
 
@@ -22,6 +23,9 @@ struct stats {
 	uint64_t matched_by[32];          /* packets matched, by the holder bit of each list holding a hit */
 	uint64_t dropped_by[32];          /* packets dropped or rejected, by each dropping or rejecting list */
 	uint64_t blocked_by[32];          /* addresses put into [action] sets, by each list that asked */
+	uint64_t alert_senders[SENDER_PROOF_COUNT]; /* alerts, by what was known of the packet's sender */
+	uint64_t unverified_not_blocked;  /* pair and sig matches whose sender was not proven: no address blocked */
+	struct handshakes_stats handshakes; /* the TCP handshakes tracked (handshake.h) */
 };
 
 _Static_assert(MATCHER_HOLDER_STAGING == 1u << 31, "passed_by has a counter for each holder bit");
@@ -72,6 +76,13 @@ static inline void stats_add(struct stats *to, const struct stats *from)
 		to->dropped_by[i] += from->dropped_by[i];
 		to->blocked_by[i] += from->blocked_by[i];
 	}
+	for (int i = 0; i < SENDER_PROOF_COUNT; i++)
+		to->alert_senders[i] += from->alert_senders[i];
+	to->unverified_not_blocked += from->unverified_not_blocked;
+	const uint64_t *hf = (const uint64_t *)&from->handshakes;
+	uint64_t *ht = (uint64_t *)&to->handshakes;
+	for (size_t i = 0; i < sizeof(to->handshakes) / sizeof(uint64_t); i++)
+		ht[i] += hf[i]; /* every field a count or a size: the workers' tables add up */
 }
 
 static inline void stats_add_counters(struct matcher_counters *to, const struct matcher_counters *from)

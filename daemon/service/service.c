@@ -36,6 +36,14 @@ int service_start(struct service *s, struct event_base *base, const struct contr
 	char err[512];
 
 	s->base = base;
+	if (s->cfg->tcp_connections &&
+	    ((s->engine.handshakes = handshakes_new(s->cfg->tcp_connections, HANDSHAKE_IDLE_SECONDS,
+						    &s->engine.stats.handshakes)) == NULL ||
+	     (s->engine.replay_handshakes = handshakes_new(s->cfg->tcp_connections, HANDSHAKE_IDLE_SECONDS,
+							   &s->engine.stats.handshakes)) == NULL)) {
+		log_error("out of memory for [capture] tcp_connections = %u", s->cfg->tcp_connections);
+		return -1;
+	}
 	struct events_options eo = service_events_options(s->cfg);
 	s->events = events_open(&eo, err, sizeof(err));
 	if (s->events == NULL || service_capture_start(s) < 0) {
@@ -77,6 +85,9 @@ static void service_stop(struct service *s)
 	s->engine.flows = NULL;
 	thresholds_free(s->engine.thresholds);
 	s->engine.thresholds = NULL;
+	handshakes_free(s->engine.handshakes);
+	handshakes_free(s->engine.replay_handshakes);
+	s->engine.handshakes = s->engine.replay_handshakes = NULL;
 	matcher_free(s->matcher);
 	s->matcher = NULL;
 	matcher_scratch_free(s->engine.scratch);

@@ -155,7 +155,8 @@ static void on_xdp_event(void *ctx, const struct xdp_event *e)
 	};
 
 	packet_parse(p.link, p.frame, p.caplen, p.wirelen, &v);
-	engine_report(&s->engine, &p, &v, &found, 1, 0, s->action_xdp.interface, true, VERDICT_DROP);
+	engine_report(&s->engine, &p, &v, &found, 1, 0, s->action_xdp.interface, true, VERDICT_DROP,
+		      SENDER_NOT_TRACKED); /* dropped in the driver: its connection never reached the table */
 	events_flush(s->events);
 }
 

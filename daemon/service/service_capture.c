@@ -177,6 +177,7 @@ static void start_next_file(struct service *s)
 		if (s->capture.queue == NULL)
 			s->capture.queue_tail = NULL;
 		s->capture.replay_matched_before = s->engine.stats.matched_packets;
+		handshakes_clear(s->engine.replay_handshakes); /* a capture's senders proven by its own packets alone */
 		s->capture.replay_max_gap_ms = 0;
 		clock_gettime(CLOCK_MONOTONIC, &s->capture.last_batch);
 		struct replay_item *it = s->capture.current;
@@ -250,7 +251,7 @@ static void on_worker_match(void *ctx, const struct worker_match *m)
 	struct packet_view v;
 
 	packet_parse(m->packet.link, m->packet.frame, m->packet.caplen, m->packet.wirelen, &v);
-	engine_report(&s->engine, &m->packet, &v, m->found, m->n, m->exempt, m->source, true, m->verdict);
+	engine_report(&s->engine, &m->packet, &v, m->found, m->n, m->exempt, m->source, true, m->verdict, m->sender);
 }
 
 static void on_worker_batch(void *ctx)
@@ -399,7 +400,9 @@ int service_capture_live(struct service *s, const char *interface)
 	char err[512];
 
 	if (s->cfg->workers > 1) {
-		struct workers_options wo = { .count = s->cfg->workers, .live = o, .batch = s->cfg->batch };
+		struct workers_options wo = { .count = s->cfg->workers, .live = o, .batch = s->cfg->batch,
+					      .handshakes = s->cfg->tcp_connections,
+					      .handshake_idle = HANDSHAKE_IDLE_SECONDS };
 		wo.live.fanout_group = (unsigned)getpid() & 0xffff;
 		snprintf(s->capture.queue_name, sizeof(s->capture.queue_name), "%s", interface);
 		if (start_workers(s, &wo) < 0)
@@ -457,7 +460,8 @@ int service_capture_inline(struct service *s)
 		snprintf(s->capture.queue_name, sizeof(s->capture.queue_name), "nfqueue%u-%u", c->queue.first, c->queue.last);
 	s->engine.inline_mode = true;
 	if (c->workers > 1) {
-		struct workers_options wo = { .count = c->workers, .inline_mode = true, .queues = o, .batch = c->batch };
+		struct workers_options wo = { .count = c->workers, .inline_mode = true, .queues = o, .batch = c->batch,
+					      .handshakes = c->tcp_connections, .handshake_idle = HANDSHAKE_IDLE_SECONDS };
 		if (start_workers(s, &wo) < 0)
 			return -1;
 	} else if ((s->capture.inline_queue = inline_open(s->base, &o, on_queued, on_queued_batch, s, err, sizeof(err))) == NULL) {

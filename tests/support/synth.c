@@ -78,13 +78,20 @@ static size_t link_header(const struct synth_packet *p, uint8_t *out)
 static size_t l4_header(const struct synth_packet *p, uint8_t *out)
 {
 	if (p->proto == 6) {
-		memset(out, 0, 20);
+		size_t hlen = p->tcp_wscale ? 24 : 20;
+		memset(out, 0, hlen);
 		put16(out, p->sport);
 		put16(out + 2, p->dport);
-		out[12] = 5 << 4;
-		out[13] = 0x18; /* PSH ACK */
+		for (int i = 0; i < 4; i++) {
+			out[4 + i] = (uint8_t)(p->tcp_seq >> (24 - 8 * i));
+			out[8 + i] = (uint8_t)(p->tcp_ack >> (24 - 8 * i));
+		}
+		out[12] = (uint8_t)(hlen / 4 << 4);
+		out[13] = p->tcp_flags ? p->tcp_flags : 0x18; /* PSH ACK */
 		put16(out + 14, 65535);
-		return 20;
+		if (p->tcp_wscale) /* window scale (RFC 7323), then a NOP */
+			out[20] = 3, out[21] = 3, out[22] = (uint8_t)(p->tcp_wscale - 1), out[23] = 1;
+		return hlen;
 	}
 	if (p->proto == 17) {
 		memset(out, 0, 8);

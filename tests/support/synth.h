@@ -34,6 +34,9 @@ struct synth_packet {
 	bool ext_frag_more;
 	const uint8_t *payload;
 	size_t payload_len;
+	/* TCP: flags (0: PSH ACK), sequence and acknowledgement numbers, and a window scale option if wscale > 0 (shift wscale - 1) */
+	uint8_t tcp_flags, tcp_wscale;
+	uint32_t tcp_seq, tcp_ack;
 };
 
 /* Write the frame into out (SYNTH_MAX_FRAME bytes); returns its length, or 0 if it does not fit. */

@@ -72,6 +72,7 @@ struct worker {
 
 	/* the worker thread's alone */
 	struct matcher_scratch *scratch;
+	struct handshakes *handshakes; /* its connections' (the fan-out keeps both ways on one worker); NULL: off */
 	const struct matcher *m;   /* the published matcher, while online */
 	bool online, pushed;
 	struct stats stats;
@@ -149,7 +150,8 @@ static void batch_end(struct worker *w)
 }
 
 /* Copy the packet and its hits' entries into the ring; false if it is full. */
-static bool hand_off(struct worker *w, const struct capture_packet *p, enum verdict verdict, unsigned exempt, size_t n)
+static bool hand_off(struct worker *w, const struct capture_packet *p, enum verdict verdict, unsigned exempt,
+		     enum sender_proof sender, size_t n)
 {
 	size_t head = atomic_load_explicit(&w->ring.head, memory_order_acquire);
 	size_t tail = atomic_load_explicit(&w->ring.tail, memory_order_relaxed);
@@ -161,7 +163,8 @@ static bool hand_off(struct worker *w, const struct capture_packet *p, enum verd
 	struct handoff *h = tail - head < RING_SLOTS ? malloc(sizeof(*h) + bytes) : NULL;
 	if (h == NULL)
 		return false;
-	h->m = (struct worker_match){ .packet = *p, .source = w->source, .verdict = verdict, .exempt = exempt, .n = n };
+	h->m = (struct worker_match){ .packet = *p, .source = w->source, .verdict = verdict, .exempt = exempt,
+				      .sender = sender, .n = n };
 	memcpy(h->bytes, p->frame, p->caplen);
 	h->m.packet.frame = h->bytes;
 	uint8_t *at = h->bytes + p->caplen;
@@ -178,7 +181,7 @@ static bool hand_off(struct worker *w, const struct capture_packet *p, enum verd
 
 /* What the lists make of packet p, parsed as v, with its n hits; a match handed to the loop; its verdict. */
 static enum verdict judge(struct worker *w, const struct capture_packet *p, const struct packet_view *v,
-			  const struct matcher_hit *hits, size_t n)
+			  const struct matcher_hit *hits, size_t n, enum sender_proof sender)
 {
 	if (n == 0 || (n = matcher_found(w->m, hits, n, w->found)) == 0)
 		return VERDICT_ACCEPT;
@@ -200,7 +203,7 @@ static enum verdict judge(struct worker *w, const struct capture_packet *p, cons
 		verdict = engine_verdict(atomic_load_explicit(&w->pool->drop_holders, memory_order_relaxed),
 					 atomic_load_explicit(&w->pool->reject_holders, memory_order_relaxed), held);
 	stats_matched(&w->stats, held, verdict == VERDICT_ACCEPT ? 0 : held & dropping);
-	if (hand_off(w, p, verdict, exempt, n))
+	if (hand_off(w, p, verdict, exempt, sender, n))
 		w->pushed = true;
 	else
 		w->handoff_lost++;
@@ -213,9 +216,10 @@ static void judge_batch(struct worker *w, const struct capture_packet *p, size_t
 	struct packet_batch *b = &w->batch;
 
 	go_online(w);
-	engine_check_batch(w->m, w->scratch, &w->stats, p, count, b);
+	engine_check_batch(w->m, w->scratch, &w->stats, w->handshakes, p, count, b);
 	for (size_t i = 0; i < count; i++) {
-		enum verdict verdict = judge(w, &p[i], &b->views[i], b->hits[i], b->nhits[i]);
+		enum verdict verdict = judge(w, &p[i], &b->views[i], b->hits[i], b->nhits[i],
+					     (enum sender_proof)b->senders[i]);
 		if (verdicts)
 			verdicts[i] = verdict;
 	}
@@ -388,6 +392,8 @@ static int worker_init(struct workers *ws, unsigned i, const struct workers_opti
 	w->stop_fd = -1;
 	pthread_mutex_init(&w->lock, NULL);
 	if ((w->scratch = matcher_scratch_new()) == NULL || (w->base = event_base_new()) == NULL ||
+	    (o->handshakes && (w->handshakes = handshakes_new(o->handshakes, o->handshake_idle,
+							       &w->stats.handshakes)) == NULL) ||
 	    (w->stop_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0) {
 		error_set(err, errlen, "workers: cannot set up worker %u: %s", i, strerror(errno ? errno : ENOMEM));
 		return -1;
@@ -408,6 +414,7 @@ static void worker_free(struct worker *w)
 	if (w->stop_fd >= 0)
 		close(w->stop_fd);
 	matcher_scratch_free(w->scratch);
+	handshakes_free(w->handshakes);
 	pthread_mutex_destroy(&w->lock);
 }
 

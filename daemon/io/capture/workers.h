@@ -45,6 +45,8 @@ struct workers_options {
 	struct inline_options queues;       /* inline: first..last, split among the workers in order */
 	struct capture_live_options live;   /* passive: each worker opens it, all in one fanout group */
 	unsigned batch;                     /* packets checked at once ([capture] batch; 0: auto, engine_batch_max) */
+	size_t handshakes;                  /* TCP connections each worker tracks (handshake.h); 0: none */
+	unsigned handshake_idle;            /* seconds a tracked connection may be quiet */
 };
 
 /* A matched packet from a worker; its frame and its hits' keys are copies, valid during the callback. */
@@ -53,6 +55,7 @@ struct worker_match {
 	const char *source;        /* the interface, or the worker's queues */
 	enum verdict verdict;      /* inline: what the worker did with it */
 	unsigned exempt;           /* its sides a pass list exempts (ENGINE_EXEMPT_*) */
+	enum sender_proof sender;  /* what the worker's handshake table proves of its sender */
 	size_t n;
 	struct matcher_found found[MATCHER_MAX_HITS];
 };

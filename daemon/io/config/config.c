@@ -66,6 +66,7 @@ struct config *config_defaults(void)
 	c->log_target = LOG_TARGET_STDERR;
 	c->events = strdup("-");
 	c->flow_timeout = 300;
+	c->tcp_connections = 65536;
 	c->filemode = 0640;
 	c->socket = strdup("/run/bloomd/control.sock");
 	c->store_dir = strdup("/var/lib/bloomd");

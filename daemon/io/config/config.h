@@ -79,6 +79,7 @@ struct config {
 	unsigned queue_maxlen;    /* packets a queue holds in the kernel; 0: its default */
 	unsigned workers;         /* threads checking live packets; 1: the event loop itself */
 	unsigned batch;           /* captured packets checked at once (capture_callbacks.batch_max); 0: auto (engine_batch_max) */
+	unsigned tcp_connections; /* TCP connections whose handshakes prove senders (handshake.h), per worker; 0: none */
 	uint32_t reject_mark;     /* a rejected packet goes back to the ruleset with this mark */
 	/* [filter] */
 	uint64_t memory;          /* bytes for all filters; 0: bits_per_entry */

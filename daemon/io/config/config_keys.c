@@ -114,6 +114,7 @@ static const struct config_key KEYS[] = {
 	{ "capture", "reject_mark", KEY_MARK, FIELD(reject_mark), RESTART },
 	{ "capture", "workers", KEY_UINT, FIELD(workers), .min = 1, .max = CONFIG_MAX_WORKERS, RESTART },
 	{ "capture", "batch", KEY_UINT, FIELD(batch), .min = 1, .max = PACKET_BATCH_MAX, .word = "auto", RESTART },
+	{ "capture", "tcp_connections", KEY_UINT, FIELD(tcp_connections), .min = 0, .max = 1u << 26, RESTART },
 
 	/* memory: at least a block for each filter; at most what a filter may have */
 	{ "filter", "memory", KEY_SIZE, FIELD(memory), .min = 1024, .max = FILTER_MAX_BITS / 8 },

@@ -42,6 +42,7 @@ struct event_shape {
 	json_t *action, *sid, *rev, *signature, *category, *severity; /* of the alert object */
 	json_t *attacker_ip, *attacker_port, *target_ip, *target_port; /* alert.source and alert.target */
 	json_t *context, *matches;          /* alert.context, and its matches */
+	json_t *sender;                     /* alert.context.sender: "verified", or why not */
 };
 
 struct match_shape {
@@ -301,6 +302,11 @@ static struct event_shape *shape_for(struct events *ev, unsigned bits)
 	/* bloomd's own detail: where Suricata's schema allows it (what keywords such as dataset add) */
 	s->context = slot(alert, "context", json_object());
 	s->matches = slot(s->context, "matches", json_array());
+	/* Whether a TCP handshake proved the packet's sender (handshake.h): a ban on a forgeable one is a forger's choice. */
+	json_object_set_new_nocheck(s->context, "sender_verified", json_false());
+	s->sender = slot(s->context, "sender", json_string(""));
+	/* Whether alert.source is an address a list names (an address or net hit), not just the packet's sender. */
+	json_object_set_new_nocheck(s->context, "source_listed", json_false());
 	if (ev->extended) /* and where bloomd 0.9 had it */
 		json_object_set_nocheck(s->obj, "matches", s->matches);
 	return s;
@@ -427,6 +433,10 @@ static json_t *event_json(struct events *ev, const struct event_packet *p, const
 		json_array_append(s->matches, ms->obj);
 	}
 	set_ascii(s->action, p->verdict != VERDICT_ACCEPT ? "blocked" : "allowed");
+	json_object_set_new_nocheck(s->context, "sender_verified", json_boolean(p->sender == SENDER_VERIFIED));
+	set_ascii(s->sender, sender_proof_name(p->sender));
+	json_object_set_new_nocheck(s->context, "source_listed",
+				    json_boolean(hits[p->top].kind == ENTRY_ADDR || hits[p->top].kind == ENTRY_NET));
 	set_blocked(ev, s, p);
 	const struct event_label *top = &p->labels[p->top];
 	json_integer_set(s->sid, top->sid);
