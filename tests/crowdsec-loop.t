@@ -4,10 +4,12 @@
 # list of bloomd's holds (action alert: not dropped by it); CrowdSec reads bloomd's eve file
 # with the parser and scenario bloomd ships (conf/crowdsec) and bans the listed side, never the
 # clients; the ban comes back through bloomd's own source = crowdsec list into the kernel's set
-# ([action] manage).
+# ([action] manage). A signature's sender is banned only when a TCP handshake proved it: a
+# forged datagram or segment bans nobody; and the host's resolver and gateway are never
+# banned, even by a decision made by hand.
 . "$(dirname "$0")/support/tap.sh"
 . "$(dirname "$0")/support/netns.sh"
-plan 9
+plan 17
 command -v crowdsec >/dev/null && command -v cscli >/dev/null || skip_all "no crowdsec (tools/install-deps.sh test)"
 here=$(cd "$(dirname "$0")/.." && pwd)
 netns_test cl "network namespaces, nftables, CrowdSec"
@@ -45,7 +47,31 @@ printf '203.0.113.66\n203.0.113.77\n2001:db8:bad::66\n' > intel.list
 	echo "packet src=198.51.100.11 dst=203.0.113.77 proto=udp sport=40002 dport=123"
 	echo "packet src=2001:db8::10 dst=2001:db8:bad::66 proto=udp sport=40003 dport=53"
 } | "$BUILD/pcapgen" -o traffic.pcap -
+# A severity-1 signature, sent three ways: in a UDP datagram whose source is forged as the site's
+# resolver, in a TCP segment no handshake opened (forged as 192.0.2.54), and by a client that
+# completed its connection (198.51.100.99).
+printf 'sig "evil-marker"\n' > sigs.list
+{
+	echo "link en10mb"
+	echo "packet src=192.0.2.53 dst=10.77.0.2 proto=udp sport=53 dport=9999 payload=\"evil-marker\""
+	echo "packet src=192.0.2.54 dst=10.77.0.2 proto=tcp sport=40001 dport=80 flags=PA seq=1 ack=1 payload=\"evil-marker\""
+	echo "packet src=198.51.100.99 dst=10.77.0.2 proto=tcp sport=40000 dport=80 flags=S seq=1000"
+	echo "packet src=10.77.0.2 dst=198.51.100.99 proto=tcp sport=80 dport=40000 flags=SA seq=5000 ack=1001"
+	echo "packet src=198.51.100.99 dst=10.77.0.2 proto=tcp sport=40000 dport=80 flags=A seq=1001 ack=5001"
+	echo "packet src=198.51.100.99 dst=10.77.0.2 proto=tcp sport=40000 dport=80 flags=PA seq=1001 ack=5001 payload=\"GET /evil-marker\""
+} | "$BUILD/pcapgen" -o forged.pcap -
+# The host's resolver (its resolv.conf, which ip netns exec takes from /etc/netns) and its gateway.
+mkdir -p /etc/netns/$b
+at_exit="$at_exit; rm -rf /etc/netns/$b"
+echo "nameserver 192.0.2.53" > /etc/netns/$b/resolv.conf
+ip -n $b addr add 10.77.0.2/24 dev veth-b$$
+ip -n $b route add default via 10.77.0.1
 cat > bloomd.conf <<C
+[list sigs]
+file = $tmp/sigs.list
+action = alert
+severity = 1
+category = attacker
 [list intel]
 file = $tmp/intel.list
 format = plain
@@ -83,3 +109,28 @@ for _ in $(seq 100); do in_kernel 4 203.0.113.66 && in_kernel 4 203.0.113.77 && 
 in_kernel 4 203.0.113.66 && in_kernel 4 203.0.113.77 && in_kernel 6 2001:db8:bad::66
 ok $? "and the kernel's sets: the kernel drops them"
 in_kernel 4 198.51.100.10 || in_kernel 4 198.51.100.11 || in_kernel 6 2001:db8::10; is $? 1 "the clients stay free"
+
+# Forged evidence bans nobody; a handshake seen whole bans its client.
+: > events.json
+C replay forged.pcap --wait >/dev/null
+is "$(jq -r 'select(.event_type == "alert") | "\(.alert.source.ip) \(.alert.context.sender)"' events.json | tr '\n' ,)" \
+	"192.0.2.53 udp,192.0.2.54 no_handshake,198.51.100.99 verified," "each alert says whether a handshake proved its sender"
+for _ in $(seq 300); do banned | grep -qw 198.51.100.99 && break; sleep 0.1; done
+banned | grep -qw 198.51.100.99; ok $? "a client that completed its connection and sent the signature is banned"
+banned | grep -qw -e 192.0.2.53 -e 192.0.2.54; is $? 1 "a forged datagram and a segment with no handshake ban nobody"
+# Decisions by hand: the resolver and the gateway are kept as the host's own addresses are.
+cs decisions add -i 192.0.2.53 -d 1h >/dev/null && cs decisions add -i 10.77.0.1 -d 1h >/dev/null &&
+	cs decisions add -i 203.0.113.99 -d 1h >/dev/null
+ok $? "decisions made by hand for the resolver, the gateway and another address"
+for _ in $(seq 100); do in_kernel 4 203.0.113.99 && break; sleep 0.1; done
+in_kernel 4 203.0.113.99; ok $? "the other address reaches the kernel's set"
+protected() { in_b nft list set inet bloomd protected4 | grep -qw "$1"; }
+protected 192.0.2.53 && protected 10.77.0.1; ok $? "the resolver and the gateway are in the protected set"
+# The chain accepts what is protected before it drops anything: a datagram from each gets through.
+ip -n $a addr add 10.77.0.1/24 dev veth-a$$
+udp_receiver 9999
+ip netns exec $a socat -u - UDP-SENDTO:10.77.0.2:9999,bind=10.77.0.1 <<<"from the gateway"
+for _ in $(seq 100); do grep -q "from the gateway" recv.txt && break; sleep 0.1; done
+grep -q "from the gateway" recv.txt; ok $? "the gateway's datagrams still arrive, though a decision names it"
+C --json stats | tee stats.json | jq -e '.stats.alert_senders | .verified == 1 and .udp == 4 and .no_handshake == 2' >/dev/null
+ok $? "the stats count alerts by what proved their sender" || echo "# $(jq -c .stats.alert_senders stats.json)"

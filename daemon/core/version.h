@@ -3,6 +3,6 @@
 #ifndef BLOOMD_VERSION_H
 #define BLOOMD_VERSION_H
 
-#define BLOOMD_VERSION "0.33.0"
+#define BLOOMD_VERSION "0.34.0"
 
 #endif

@@ -224,18 +224,59 @@ void service_action_mirror_settle(struct service *s)
 		settle_after(s, &now);
 }
 
+/* The host of a "tcp://HOST:PORT", "HOST:PORT", "[V6]:PORT" or "http://HOST:PORT/..." appended to out (a comma first). */
+static void append_host(char *out, size_t outlen, const char *where)
+{
+	const char *at = strstr(where, "://");
+	size_t used = strlen(out), len;
+
+	if (strncmp(where, "unix:", 5) == 0)
+		return;
+	at = at ? at + 3 : where;
+	const char *credentials = memchr(at, '@', strcspn(at, "/")); /* user:pass@ */
+	if (credentials)
+		at = credentials + 1;
+	if (*at == '[')
+		len = strcspn(++at, "]");
+	else
+		len = strcspn(at, ":/");
+	if (len && used + len + 2 < outlen)
+		snprintf(out + used, outlen - used, "%s%.*s", used ? "," : "", (int)len, at);
+}
+
+/* The peers bloomd talks to: Redis, the sentinels, the hosts of the lists' URLs (CrowdSec's LAPI among them). */
+static void peer_hosts(const struct config *cfg, char *out, size_t outlen)
+{
+	out[0] = '\0';
+	if (cfg->cluster.redis)
+		append_host(out, outlen, cfg->cluster.redis);
+	for (const char *at = cfg->cluster.sentinels ? cfg->cluster.sentinels : ""; *at;) {
+		char one[300];
+		size_t len = strcspn(at, ",");
+		snprintf(one, sizeof(one), "%.*s", (int)(len < sizeof(one) ? len : sizeof(one) - 1), at);
+		append_host(out, outlen, one);
+		at += len + (at[len] == ',');
+	}
+	for (size_t i = 0; i < cfg->nlists; i++)
+		if (cfg->lists[i].url)
+			append_host(out, outlen, cfg->lists[i].url);
+}
+
 int service_action_open(struct service *s)
 {
 	const struct action_config *a = &s->cfg->action;
+	char peers[2048];
 	struct action_options o = { .set4 = a->set4, .set6 = a->set6, .timeout = a->timeout, .rate = a->rate,
 					.table = a->manage ? a->table : NULL, .priority = a->priority,
 					.remove_at_stop = a->remove_at_stop, .protect = a->protect,
+					.protect_infrastructure = a->protect_infrastructure, .peers = peers,
 					.fill = a->manage ? service_action_mirror_fill : NULL, .fill_ctx = s };
 	struct action_stats st;
 	char err[512];
 
 	if (a->set4 == NULL && a->set6 == NULL)
 		return 0;
+	peer_hosts(s->cfg, peers, sizeof(peers));
 	err[0] = '\0';
 	if ((s->action.sets = action_open(&o, err, sizeof(err))) == NULL) {
 		bool denied = strstr(err, "Operation not permitted") != NULL;

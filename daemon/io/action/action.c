@@ -737,7 +737,9 @@ struct action *action_open(const struct action_options *o, char *err, size_t err
 	a->rate = o->rate;
 	a->priority = o->priority;
 	a->remove_at_stop = o->remove_at_stop;
-	if ((a->protect = action_protect_new(o->protect, err, errlen)) == NULL ||
+	struct action_protect_options po = { .list = o->protect, .infrastructure = o->protect_infrastructure,
+					     .peers = o->peers };
+	if ((a->protect = action_protect_new(&po, err, errlen)) == NULL ||
 	    (o->table ? open_table(a, o, err, errlen) : open_operators_sets(a, o, err, errlen)) < 0) {
 		action_close(a);
 		return NULL;
@@ -783,7 +785,7 @@ int action_block(struct action *a, const uint8_t *addr, int family, char *err, s
 		a->st.protected++;
 		inet_ntop(family == 4 ? AF_INET : AF_INET6, addr, text, sizeof(text));
 		if (!a->protected_said)
-			error_set(err, errlen, "[action]: %s is the host's own, loopback or in [action] protect: never blocked (counted: set_action.protected)",
+			error_set(err, errlen, "[action]: %s is the host's own, loopback, its resolver, gateway or peer, or in [action] protect: never blocked (counted: set_action.protected)",
 				  text);
 		a->protected_said = true;
 		return 0;

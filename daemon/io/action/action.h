@@ -48,6 +48,8 @@ struct action_options {
 	int priority;              /* manage: its chains' priority */
 	bool remove_at_stop;       /* manage: action_close deletes the table (else it stays, and drops) */
 	const char *protect;       /* "NET,ADDR,..." never blocked, beside the host's addresses and loopback; NULL: none */
+	bool protect_infrastructure; /* the host's resolvers, gateways and peers never blocked either (action_protect.h) */
+	const char *peers;         /* "HOST,...": the peers (Redis, sentinels, feeds' hosts) for protect_infrastructure */
 	/* manage: tells the mirror the lists' elements before the table is made (-1: no memory); NULL: none. */
 	int (*fill)(void *ctx, struct action_mirror *m);
 	void *fill_ctx;

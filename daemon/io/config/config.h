@@ -146,6 +146,7 @@ struct config {
 		int priority;         /* manage: its chains' priority */
 		bool remove_at_stop;  /* manage: the table goes at stop (fail-open); else it stays (fail-closed) */
 		char *protect;        /* "NET,ADDR,...": never put in a set, beside the host's own addresses; NULL: those alone */
+		bool protect_infrastructure; /* the host's resolvers, gateways and peers never put in a set either */
 	} action;
 	bool events_redis;        /* [output] events = redis */
 	char *events_fallback;    /* [output] events_fallback: where events go while Redis cannot take them */

@@ -21,6 +21,7 @@ int config_cluster_defaults(struct config *c)
 {
 	c->action.timeout = 3600;
 	c->action.rate = 100;
+	c->action.protect_infrastructure = true;
 	c->action.block = 1;
 	c->action.priority = -10;
 	c->action.table = strdup("bloomd");

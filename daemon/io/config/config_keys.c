@@ -181,6 +181,7 @@ static const struct config_key KEYS[] = {
 	{ "action", "at_stop", KEY_CHOICE, FIELD(action.remove_at_stop), NAMES("keep", "remove"), RESTART },
 	{ "action", "protect", KEY_STRING, FIELD(action.protect), .valid = config_net_list,
 	  .expect = "addresses or nets, comma separated (192.0.2.0/24,2001:db8::1)", RESTART },
+	{ "action", "protect_infrastructure", KEY_BOOL, FIELD(action.protect_infrastructure), RESTART },
 	{ "action", "table", KEY_STRING, FIELD(action.table), .valid = config_nft_name,
 	  .expect = "a table name nft takes (letters, digits, _ - .)", RESTART },
 	{ "action", "priority", KEY_INT, FIELD(action.priority), .min = -1000, .max = 1000, RESTART },
