@@ -203,6 +203,10 @@ $(BUILD)/tests/%.t: $(BUILD)/tests/unit/%.o $(BUILD)/tests/support/synth.o $(DAE
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $^ -o $@ $(TEST_LDFLAGS) $(LDLIBS) $(DAEMON_LIBS) $(TEST_LIBS)
 
+# A probe of the kernel's sets by key, for the tests of the nft mirror (tests/neighbour.t).
+$(BUILD)/tests/nft-has: $(BUILD)/tests/support/nft-has.o
+	$(CC) $(ALL_CFLAGS) $^ -o $@ -lmnl
+
 # The fault-injection test counts, and fails in turn, the allocations of bloomd's own code.
 $(BUILD)/tests/oom.t: TEST_LDFLAGS = -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=posix_memalign
 
@@ -225,7 +229,7 @@ $(BUILD)/core-tests/%.t: $(BUILD)/tests/unit/%.o $(CORE_LIB)
 # The suite: unit tests (cmocka, TAP output) and tool tests (shell, TAP), all run by prove,
 # as many at a time as there are cores (the tests wait on events, not on wall time).
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
-test: $(TOOLS) $(BUILD)/bloomctl.bash $(UNIT_TESTS) packet-tests
+test: $(TOOLS) $(BUILD)/bloomctl.bash $(UNIT_TESTS) packet-tests $(BUILD)/tests/nft-has
 	BUILD=$(BUILD) prove -j$(JOBS) --timer --exec tests/support/run-one.sh $(UNIT_TESTS) $(PACKET_TESTS:%=$(BUILD)/packet-tests/%.t) \
 		$(SCRIPT_TESTS) $(EXTRA_TESTS)
 

@@ -9,7 +9,7 @@
 # banned, even by a decision made by hand.
 . "$(dirname "$0")/support/tap.sh"
 . "$(dirname "$0")/support/netns.sh"
-plan 17
+plan 18
 command -v crowdsec >/dev/null && command -v cscli >/dev/null || skip_all "no crowdsec (tools/install-deps.sh test)"
 here=$(cd "$(dirname "$0")/.." && pwd)
 netns_test cl "network namespaces, nftables, CrowdSec"
@@ -126,6 +126,9 @@ for _ in $(seq 100); do in_kernel 4 203.0.113.99 && break; sleep 0.1; done
 in_kernel 4 203.0.113.99; ok $? "the other address reaches the kernel's set"
 protected() { in_b nft list set inet bloomd protected4 | grep -qw "$1"; }
 protected 192.0.2.53 && protected 10.77.0.1; ok $? "the resolver and the gateway are in the protected set"
+[ "$(C --json stats | jq .stats.set_action.protected_listed)" -ge 2 ] &&
+	[ "$(grep -c 'a list holds [0-9.]*, the host.s own, loopback, its resolver, gateway or peer' err)" = 1 ]
+ok $? "the decisions for them are counted, and logged once"
 # The chain accepts what is protected before it drops anything: a datagram from each gets through.
 ip -n $a addr add 10.77.0.1/24 dev veth-a$$
 udp_receiver 9999

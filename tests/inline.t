@@ -6,7 +6,7 @@
 # say blocked or allowed; with bloomd killed, traffic keeps flowing (bypass).
 . "$(dirname "$0")/support/tap.sh"
 . "$(dirname "$0")/support/netns.sh"
-plan 28
+plan 29
 netns_test i "network namespaces, netfilter queues"
 netns_hosts 1
 queue_rule 9999 7
@@ -192,8 +192,15 @@ C
 	pid=$!
 	for _ in $(seq 100); do "$BUILD/bloomctl" -s set.sock version >/dev/null 2>&1 && break; sleep 0.05; done
 	send "hello before"
-	for i in 1 2 3; do send "EVIL-PAYLOAD set $i"; done
+	# A datagram's source is whatever its sender wrote: its match blocks nothing.
+	send "EVIL-PAYLOAD forged"
 	for _ in $(seq 100); do [ -s set-events.json ] && break; sleep 0.05; done
+	is "$(jq -r .alert.context.sender set-events.json)/$(ip netns exec $b nft list set inet bloomdset blocked | grep -c '10.77.0.1 timeout')" \
+		"udp/0" "a datagram's match blocks nothing: nothing proves its source"
+	# A connection whose handshake bloomd saw whole: its sender is proven, and blocked.
+	tcp_receiver 9998
+	for i in 1 2 3; do tcp_send_from 1 "EVIL-PAYLOAD set $i" 9998; done
+	for _ in $(seq 100); do [ "$(grep -c '"sender":"verified"' set-events.json)" -ge 1 ] && break; sleep 0.05; done
 	sleep 0.2
 	send "hello blocked"
 	sleep 0.5
@@ -201,14 +208,14 @@ C
 	grep -q "10.77.0.1 timeout 2m" <<<"$set"; ok $? "a match puts its source into the nftables set, with its timeout"
 	is "$(grep -c 'hello blocked' recv.txt)" 0 "and the kernel drops what follows from it"
 	is "$(jq -r 'select(.alert.context.blocked) | .alert.context.blocked[0]' set-events.json | head -n 1)" 10.77.0.1 "the event says what was blocked"
-	is "$("$BUILD/bloomctl" -s set.sock --json stats | jq -c '[.stats.set_action.added, .stats.set_action.errors]')" "[1,0]" \
-		"the address is added once, not once a packet"
+	is "$("$BUILD/bloomctl" -s set.sock --json stats | jq -c '[.stats.set_action.added, .stats.set_action.errors, .stats.unverified_not_blocked]')" "[1,0,1]" \
+		"the address is added once, not once a packet; the datagram's counted unverified"
 	sed 's/^set = .*/set = inet bloomdset nosuch/' set.conf > noset.conf
 	out=$(ip netns exec $b "$BUILD/bloomd" -n -c noset.conf 2>&1)
 	[ $? -eq 1 ] && grep -q "nft list set inet bloomdset nosuch: .*the set must exist" <<<"$out"
 	ok $? "-n checks that the set exists" || sed 's/^/# -n said: /' <<<"$out"
 else
-	for _ in 1 2 3 4 5; do tap_n=$((tap_n + 1)); echo "ok $tap_n # SKIP nftables sets do not work in this kernel"; done
+	for _ in 1 2 3 4 5 6; do tap_n=$((tap_n + 1)); echo "ok $tap_n # SKIP nftables sets do not work in this kernel"; done
 fi
 [ $tap_failed -eq 0 ] || { sed "s/^/# recv: /" recv.txt; sed "s/^/# err: /" err; }
 done_testing

@@ -117,6 +117,8 @@ void service_action_stats(const struct service *s, json_t *o)
 				      (json_int_t)as.protected, "blocked", (json_int_t)as.blocked, "managed", s->cfg->action.manage,
 				      "listed", (json_int_t)as.listed, "passed", (json_int_t)as.passed, "exempt",
 				      (json_int_t)as.exempt, "hidden", (json_int_t)as.hidden));
+	json_object_set_new(json_object_get(o, "set_action"), "neighbour_commits", json_integer((json_int_t)as.neighbours));
+	json_object_set_new(json_object_get(o, "set_action"), "protected_listed", json_integer((json_int_t)as.protected_listed));
 	if (s->cfg->action.manage) {
 		json_t *sa = json_object_get(o, "set_action");
 		json_object_set_new(sa, "lost", json_integer((json_int_t)as.lost));

@@ -20,6 +20,7 @@ struct service_action {
 	uint32_t rereading;        /* manage: the lists whose entries are read again (service_action_mirror_taken) */
 	struct matcher_cursor reread_at; /* and where that walk is */
 	bool mirror_stale;         /* the nft mirror missed a change (no memory): every entry looked at again */
+	bool protected_said;       /* a listed address that is protected was logged (once) */
 	uint64_t filled_after;     /* service_followers_all_asked when the mirror was filled whole (at open) */
 	struct log_limit errors_logged;
 };

@@ -165,6 +165,13 @@ static void settle_slice(struct service *s)
 	char err[512];
 
 	reread_some(s);
+	const struct action_mirror *m = action_lists_mirror(s->action.sets);
+	const char *first = m ? action_mirror_first_protected(m) : NULL;
+	if (first && !s->action.protected_said) {
+		log_warning("[action]: a list holds %s, the host's own, loopback, its resolver, gateway or peer, or in [action] protect: "
+			    "never dropped (counted: set_action.protected_listed)", first);
+		s->action.protected_said = true;
+	}
 	int rc = action_settle(s->action.sets, err, sizeof(err));
 	if (rc < 0)
 		log_limited(&s->action.errors_logged, 60, LOG_LEVEL_ERROR, "[action]: the lists' elements: %s", err);

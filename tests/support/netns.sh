@@ -76,6 +76,18 @@ udp_receiver() { # port
 	for _ in $(seq 100); do ip netns exec $b ss -Hlun "sport = :$1" | grep -q . && break; sleep 0.05; done
 }
 
+# A TCP listener in $b on PORT appending what arrives to tcp.txt, until it listens; and a
+# connection from 10.77.0.FROM to it that sends TEXT (given up after 2 s unanswered: a blocked
+# source's SYN is dropped). bloomd, capturing on veth-b, sees its handshake whole, so a match of
+# TEXT proves its sender ([capture] tcp_connections), as no datagram's can.
+tcp_receiver() { # port
+	ip netns exec $b socat -u "TCP-LISTEN:$1,fork,reuseaddr" OPEN:tcp.txt,creat,append &
+	for _ in $(seq 100); do ip netns exec $b ss -Hltn "sport = :$1" | grep -q . && break; sleep 0.05; done
+}
+tcp_send_from() { # from text port
+	ip netns exec $a timeout 5 socat -u - "TCP:10.77.0.2:$3,bind=10.77.0.$1,connect-timeout=2" <<<"$2" 2>/dev/null
+}
+
 # For a test of bloomd in $b that defines C (bloomctl on its control socket):
 # bloomd with CONF there, until it answers (its standard error appended to ./err); 1 if it
 # exits or does not answer in 10 s. pid is its process.

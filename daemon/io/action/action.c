@@ -57,6 +57,7 @@ struct action {
 	struct action_batch *mirror_batch; /* manage: the lists' elements, changed by action_settle's steps */
 	uint32_t generation;       /* manage: the kernel's, read before a commit of bloomd's own */
 	bool missed;               /* manage: another committed while the watch was paused: everything told again */
+	bool batches_unheard;      /* manage: the kernel drops the batches' own announcements: no pause around them */
 	struct action_stats st;
 };
 
@@ -207,11 +208,18 @@ static int commit(struct action *a, const char *cmd, char *err, size_t errlen)
 	return rc;
 }
 
-/* A batch's elements committed, the watch paused meanwhile: 0, or -1 (err). */
+/*
+ * A batch's elements committed: 0, or -1 (err). The watch hears on, where
+ * the kernel drops the batch's own announcements (action_monitor_ignore):
+ * another's commit meanwhile is heard for what it is, a neighbour's to its
+ * own table or a change to this one. Else it is paused meanwhile.
+ */
 static int commit_batch(struct action *a, struct action_batch *batch, char *err, size_t errlen)
 {
 	if (!action_batch_pending(batch))
 		return 0;
+	if (a->batches_unheard)
+		return action_batch_commit(batch, err, errlen) < 0 ? -1 : 0;
 	pause_watch(a);
 	int rc = action_batch_commit(batch, err, errlen);
 	resume_watch(a, rc == 1);
@@ -703,6 +711,9 @@ static int open_table(struct action *a, const struct action_options *o, char *er
 	    (a->batch = action_batch_open(o->table, err, errlen)) == NULL ||
 	    (a->mirror_batch = action_batch_open(o->table, err, errlen)) == NULL)
 		return -1;
+	action_mirror_protect(a->mirror, a->protect);
+	uint32_t ports[2] = { action_batch_portid(a->batch), action_batch_portid(a->mirror_batch) };
+	a->batches_unheard = action_monitor_ignore(a->watch, ports, 2) == 0;
 	adopt(a, 4);
 	adopt(a, 6);
 	if (o->fill && o->fill(o->fill_ctx, a->mirror) < 0) {
@@ -935,4 +946,6 @@ void action_stats(const struct action *a, struct action_stats *out)
 	out->passed = m.elements[SET_MIRROR_PASSED];
 	out->exempt = m.elements[SET_MIRROR_EXEMPT];
 	out->hidden = m.hidden;
+	out->protected_listed = m.protected_listed;
+	out->neighbours = a->watch ? action_monitor_neighbours(a->watch) : 0;
 }

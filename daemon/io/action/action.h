@@ -65,6 +65,8 @@ struct action_stats {
 	uint64_t blocked;          /* addresses in the set now, as bloomd knows them */
 	uint64_t listed, passed, exempt; /* manage: the lists' elements in the kernel's sets */
 	uint64_t hidden;           /* manage: nets of a list that another of its nets holds (not in the kernel's set) */
+	uint64_t neighbours;       /* manage: other processes' commits that left the table alone (not tampering) */
+	uint64_t protected_listed; /* manage: listed addresses that are protected (a decision for a resolver): never dropped */
 };
 
 /*

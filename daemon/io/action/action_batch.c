@@ -402,6 +402,11 @@ static int read_acks(struct action_batch *b, unsigned first_seq, unsigned last_s
 	}
 }
 
+uint32_t action_batch_portid(const struct action_batch *b)
+{
+	return b->portid;
+}
+
 int action_batch_generation(struct action_batch *b, uint32_t *gen)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE];

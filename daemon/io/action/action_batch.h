@@ -67,4 +67,7 @@ int action_batch_generation(struct action_batch *b, uint32_t *gen);
  */
 int action_batch_commit(struct action_batch *b, char *err, size_t errlen);
 
+/* The netlink port id the batch commits from (what the kernel's announcements of its commits carry). */
+uint32_t action_batch_portid(const struct action_batch *b);
+
 #endif

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "action_batch.h"
+#include "action_protect.h"
 #include "arena.h"
 #include "check.h"
 #include "keytable.h"
@@ -58,6 +59,9 @@ struct action_mirror {
 	unsigned nets_retold, nets_flushed; /* by set index: told again (flushed) before the next pass over them */
 	uint8_t sweep_mark;
 	struct pass pass;
+	const struct action_protect *protect; /* what no list drops (the accept rules keep it): counted when listed */
+	uint64_t protected_listed;    /* listed addresses it holds, each time one was put (a decision for the resolver) */
+	char first_protected[64];     /* the first of them, to be logged once */
 };
 
 static unsigned set_index(unsigned kind, int family, bool nets)
@@ -145,6 +149,10 @@ int action_mirror_put(struct action_mirror *m, enum action_mirror_kind kind, con
 	r->mark = m->sweep_mark;
 	if (r->wanted && r->until == until32)
 		return 0;
+	if (!r->wanted && kind == SET_MIRROR_LISTED && !k.nets && m->protect && action_protect_holds(m->protect, addr, family)) {
+		if (m->protected_listed++ == 0) /* in the set still: the protected accept rules come before its drop */
+			inet_ntop(family == 4 ? AF_INET : AF_INET6, addr, m->first_protected, sizeof(m->first_protected));
+	}
 	r->wanted = 1;
 	r->until = until32;
 	return note_dirty(m, &k);
@@ -581,9 +589,20 @@ static int count_one(void *ctx, void *rec)
 	return 0;
 }
 
+void action_mirror_protect(struct action_mirror *m, const struct action_protect *p)
+{
+	m->protect = p;
+}
+
+const char *action_mirror_first_protected(const struct action_mirror *m)
+{
+	return m->protected_listed ? m->first_protected : NULL;
+}
+
 void action_mirror_counts(const struct action_mirror *m, struct action_mirror_counts *out)
 {
 	memset(out, 0, sizeof(*out));
+	out->protected_listed = m->protected_listed;
 	/* counting changes nothing */
 	keytable_each((struct keytable *)m->addrs, count_one, out);
 	keytable_each((struct keytable *)m->nets, count_one, out);

@@ -97,7 +97,19 @@ int action_mirror_answer(struct action_mirror *m, const char *set, const uint8_t
 struct action_mirror_counts {
 	uint64_t elements[SET_MIRROR_KINDS];  /* in the kernel, as bloomd told it */
 	uint64_t hidden;                      /* nets another net of their set holds */
+	uint64_t protected_listed;            /* listed addresses that are protected: put, never dropped (the accept rules) */
 };
 void action_mirror_counts(const struct action_mirror *m, struct action_mirror_counts *out);
+
+/*
+ * What is protected (action_protect.h): a listed address it holds, a
+ * decision for the host's resolver say, is counted as it is put (it stays
+ * in the set, where the protected sets' accept rules come first, so that
+ * it drops nothing and is in step again the moment it is no longer
+ * protected); the first of them for the log, NULL while there is none.
+ */
+struct action_protect;
+void action_mirror_protect(struct action_mirror *m, const struct action_protect *p);
+const char *action_mirror_first_protected(const struct action_mirror *m);
 
 #endif

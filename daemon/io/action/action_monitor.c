@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libmnl/libmnl.h>
+#include <linux/filter.h>
 #include <linux/netfilter.h>
 #include <linux/netfilter/nf_tables.h>
 #include <linux/netfilter/nfnetlink.h>
@@ -30,6 +31,7 @@ struct action_monitor {
 	size_t npending, cap;
 	bool too_large;            /* the transaction being read has more than TRANSACTION_MAX changes */
 	bool overflowed;
+	uint64_t neighbours;       /* other processes' transactions that did not touch the table */
 	_Alignas(8) char buf[1 << 17]; /* past the largest datagram the kernel sends a listener; netlink headers aligned */
 };
 
@@ -89,6 +91,46 @@ void action_monitor_resume(struct action_monitor *w)
 {
 	if (w->paused && membership(w, NETLINK_ADD_MEMBERSHIP) == 0)
 		w->paused = false;
+}
+
+/* A u32 or u16 of a netlink header (host order) as BPF's loads read it (network order). */
+static uint32_t as_loaded32(uint32_t x)
+{
+	return ntohl(x) == x ? x : __builtin_bswap32(x);
+}
+
+static uint16_t as_loaded16(uint16_t x)
+{
+	return ntohs(x) == x ? x : __builtin_bswap16(x);
+}
+
+int action_monitor_ignore(struct action_monitor *w, const uint32_t *portids, size_t n)
+{
+	enum { MAX_PORTS = 8 };
+	struct sock_filter code[4 + 2 * MAX_PORTS];
+	unsigned len = 0;
+	uint16_t newgen = (uint16_t)(NFNL_SUBSYS_NFTABLES << 8 | NFT_MSG_NEWGEN);
+
+	if (n > MAX_PORTS) {
+		errno = EINVAL;
+		return -1;
+	}
+	/* A new generation always passes: it closes a transaction, whoever made it. */
+	code[len++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_H | BPF_ABS, offsetof(struct nlmsghdr, nlmsg_type));
+	code[len++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, as_loaded16(newgen), (uint8_t)(2 * n + 1), 0);
+	code[len++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct nlmsghdr, nlmsg_pid));
+	for (size_t i = 0; i < n; i++) {
+		code[len++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, as_loaded32(portids[i]), 0, 1);
+		code[len++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, 0); /* one of ours: dropped */
+	}
+	code[len++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, 0xffffffff);
+	struct sock_fprog prog = { .len = (unsigned short)len, .filter = code };
+	return setsockopt(mnl_socket_get_fd(w->nl), SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog));
+}
+
+uint64_t action_monitor_neighbours(const struct action_monitor *w)
+{
+	return w->neighbours;
 }
 
 /* ---- one announcement ---- */
@@ -195,9 +237,11 @@ static int on_message(const struct nlmsghdr *nlh, void *data)
 	    mnl_nlmsg_get_payload_len(nlh) < sizeof(struct nfgenmsg))
 		return MNL_CB_OK;
 	if (type == NFT_MSG_NEWGEN) {
-		if (generation_pid(nlh) != (uint32_t)getpid() && w->too_large)
+		bool another = generation_pid(nlh) != (uint32_t)getpid();
+		w->neighbours += another && w->npending == 0 && !w->too_large;
+		if (another && w->too_large)
 			w->overflowed = true;
-		else if (generation_pid(nlh) != (uint32_t)getpid())
+		else if (another)
 			for (size_t i = 0; i < w->npending; i++)
 				r->cb(r->ctx, &w->pending[i]);
 		w->npending = 0;

@@ -39,6 +39,18 @@ void action_monitor_pause(struct action_monitor *w);
 void action_monitor_resume(struct action_monitor *w);
 
 /*
+ * The announcements of the commits made through these netlink sockets (by
+ * their port ids) dropped by the kernel before they reach the watch, their
+ * new generations alone kept: the watch need not pause around them, so
+ * another's commit meanwhile is heard, not guessed at. A socket filter
+ * (classic BPF): 0, or -1 (errno) if the kernel refuses it.
+ */
+int action_monitor_ignore(struct action_monitor *w, const uint32_t *portids, size_t n);
+
+/* Transactions of other processes that did not touch the table: a neighbour's, not tampering. */
+uint64_t action_monitor_neighbours(const struct action_monitor *w);
+
+/*
  * Hand on what others changed, read until nothing is pending or for 32
  * datagrams at most (the descriptor stays readable for the rest): 0, or 1
  * when announcements were lost (the socket overflowed, or a transaction
