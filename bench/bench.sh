@@ -18,6 +18,8 @@ echo "== the packet path against a bare pcap_dispatch loop (100,000 addr and pai
 "$build/bloombench" replay --packets 2000000 --entries 100000 --runs 5 --no-events
 echo "-- what each stage costs a packet"
 "$build/bloombench" replay --packets 2000000 --entries 100000 --runs 3 --stages
+echo "-- TCP connections: the handshake table that proves senders ([capture] tcp_connections), on and off"
+"$build/bloombench" replay --packets 2000000 --entries 100000 --runs 5 --tcp
 echo "-- 4,000,000 entries: a filter past the caches"
 "$build/bloombench" replay --packets 2000000 --entries 4000000 --runs 3
 echo

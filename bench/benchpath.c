@@ -29,6 +29,7 @@ struct path_opts {
 	char sizes[128];
 	bool json, no_events;
 	bool stages;               /* replay: what each stage of the path costs a packet */
+	bool tcp;                  /* replay: TCP connections, the handshake table on and off */
 	bool shared_prefix;        /* signatures: every one starts "GET /wp-", and so does every payload */
 };
 
@@ -38,7 +39,7 @@ static int parse_path_opts(int argc, char **argv, struct path_opts *o)
 		{ "packets", required_argument, NULL, 'p' }, { "entries", required_argument, NULL, 'e' },
 		{ "runs", required_argument, NULL, 'r' },    { "sizes", required_argument, NULL, 's' },
 		{ "megabytes", required_argument, NULL, 'm' }, { "json", no_argument, NULL, 'j' },
-		{ "no-events", no_argument, NULL, 'E' },	 { "shared-prefix", no_argument, NULL, 'P' },
+		{ "no-events", no_argument, NULL, 'E' }, { "tcp", no_argument, NULL, 'T' },	 { "shared-prefix", no_argument, NULL, 'P' },
 		{ "stages", no_argument, NULL, 'S' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -55,6 +56,7 @@ static int parse_path_opts(int argc, char **argv, struct path_opts *o)
 		case 'E': o->no_events = true; break;
 		case 'P': o->shared_prefix = true; break;
 		case 'S': o->stages = true; break;
+		case 'T': o->tcp = true; break;
 		default: return -1;
 		}
 	}
@@ -88,6 +90,7 @@ static double bare_loop(const char *path)
 }
 
 #define BENCH_TCP_CONNECTIONS 65536 /* [capture] tcp_connections' default */
+static uint64_t bench_handshakes; /* the last replay's handshake table, bytes */
 
 struct replay_run {
 	struct engine engine;
@@ -118,7 +121,7 @@ static int emit_event(void *ctx, const struct event_packet *p, const struct matc
 }
 
 /* The daemon's path: the capture module in a libevent loop, the engine (batch packets at once), events to /dev/null. */
-static double bloomd_loop(const char *path, struct matcher *m, struct events *ev, unsigned batch)
+static double bloomd_loop(const char *path, struct matcher *m, struct events *ev, unsigned batch, bool track)
 {
 	struct replay_run rr = { .engine = { .matcher = m, .scratch = matcher_scratch_new(), .emit = emit_event,
 					     .emit_ctx = ev } };
@@ -127,8 +130,10 @@ static double bloomd_loop(const char *path, struct matcher *m, struct events *ev
 	double t0;
 
 	/* the daemon's default: its TCP handshakes tracked ([capture] tcp_connections) */
-	rr.engine.replay_handshakes = handshakes_new(BENCH_TCP_CONNECTIONS, HANDSHAKE_IDLE_SECONDS,
-						     &rr.engine.stats.handshakes);
+	if (track)
+		rr.engine.replay_handshakes = handshakes_new(BENCH_TCP_CONNECTIONS, HANDSHAKE_IDLE_SECONDS,
+							     &rr.engine.stats.handshakes);
+	bench_handshakes = rr.engine.stats.handshakes.bytes;
 	rr.base = event_base_new();
 	t0 = bench_now_ns();
 	struct capture *cap = capture_open_file(rr.base, path, NULL, &cb, err, sizeof(err));
@@ -350,7 +355,7 @@ static void replay_ratios(const struct path_opts *o, const char *pcap, struct ma
 		for (int level = SIMD_LEVELS - 1; level >= 0; level--)
 			for (int i = 0; i < 2 && matcher_set_simd(m, (enum simd_level)level) == 0; i++) {
 				int b = (i + (int)r) % 2; /* each first in every other run */
-				ours[level][b][r] = o->packets / (bloomd_loop(pcap, m, ev, batches[b]) / 1e9);
+				ours[level][b][r] = o->packets / (bloomd_loop(pcap, m, ev, batches[b], true) / 1e9);
 			}
 	}
 	double b = bench_median(bare, o->runs);
@@ -376,6 +381,42 @@ static void replay_ratios(const struct path_opts *o, const char *pcap, struct ma
 	}
 }
 
+/* TCP connections replayed with the handshake table and without it, at batch = auto, for each kernel the CPU has. */
+static void replay_tracking(const struct path_opts *o, const char *pcap, struct matcher *m, struct events *ev,
+			    json_t *rows)
+{
+	double bare[BENCH_MAX_RUNS], ours[SIMD_LEVELS][2][BENCH_MAX_RUNS];
+	uint64_t bytes = 0;
+
+	for (unsigned r = 0; r < o->runs; r++) {
+		bare[r] = o->packets / (bare_loop(pcap) / 1e9);
+		for (int level = SIMD_LEVELS - 1; level >= 0; level--)
+			for (int i = 0; i < 2 && matcher_set_simd(m, (enum simd_level)level) == 0; i++) {
+				int t = (i + (int)r) % 2; /* each first in every other run */
+				ours[level][t][r] = o->packets / (bloomd_loop(pcap, m, ev, PACKET_BATCH_MAX, t == 0) / 1e9);
+				bytes = t == 0 ? bench_handshakes : bytes;
+			}
+	}
+	double b = bench_median(bare, o->runs);
+	if (!o->json)
+		printf("replay, TCP: %llu segments of 4,096 connections open at once (8 a connection), %llu entries, "
+		       "median of %u runs; the handshake table %.1f MiB\n  bare pcap_dispatch loop          %8.2f Mpps\n",
+		       (unsigned long long)o->packets, (unsigned long long)o->entries, o->runs, bytes / 1048576.0, b / 1e6);
+	for (int level = SIMD_LEVELS - 1; level >= 0; level--) {
+		if (!simd_cpu_has((enum simd_level)level))
+			continue;
+		double on = bench_median(ours[level][0], o->runs), off = bench_median(ours[level][1], o->runs);
+		json_array_append_new(rows, json_pack("{s:s,s:s,s:I,s:I,s:f,s:f,s:f,s:f,s:I}", "name", "replay-tcp", "kernel",
+			simd_name((enum simd_level)level), "packets", (json_int_t)o->packets, "entries", (json_int_t)o->entries,
+			"tracked_pps", on, "untracked_pps", off, "bare_pps", b, "tracked_over_untracked", on / off,
+			"table_bytes", (json_int_t)bytes));
+		if (!o->json)
+			printf("  %-7s handshakes tracked %8.2f Mpps (ratio %.2f), not tracked %8.2f Mpps (ratio %.2f): "
+			       "%.1f ns a segment, %.2fx\n", simd_name((enum simd_level)level), on / 1e6, on / b, off / 1e6,
+			       off / b, 1e9 / on - 1e9 / off, on / off);
+	}
+}
+
 int bench_replay(int argc, char **argv)
 {
 	struct path_opts o = { .packets = 2000000, .entries = 100000, .runs = 5 };
@@ -392,7 +433,8 @@ int bench_replay(int argc, char **argv)
 		return 1;
 	snprintf(pcap, sizeof(pcap), "%s/traffic.pcap", dir);
 	snprintf(list, sizeof(list), "%s/entries.list", dir);
-	struct synth_random sr = { .packets = o.packets, .entries = o.entries, .seed = 42, .list = list };
+	struct synth_random sr = { .packets = o.packets, .entries = o.entries, .seed = 42, .list = list, .tcp = o.tcp,
+				   .payload = o.tcp ? 6 : 0 }; /* TCP: 60-byte frames too */
 	char err[256];
 	if (synth_random_capture(pcap, &sr, err, sizeof(err)) < 0 ||
 	    load_list(m, list) < 0 || matcher_build(m, err, sizeof(err)) < 0) {
@@ -402,6 +444,8 @@ int bench_replay(int argc, char **argv)
 	json_t *rows = json_array();
 	if (o.stages)
 		replay_stages(&o, pcap, m, ev, rows);
+	else if (o.tcp)
+		replay_tracking(&o, pcap, m, ev, rows);
 	else
 		replay_ratios(&o, pcap, m, ev, rows);
 	if (o.json)

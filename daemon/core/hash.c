@@ -133,3 +133,10 @@ struct hash128 hash_bytes(const struct hash_key *key, const void *data, size_t l
 {
 	return hash_bytes_domain(key, 0, data, len);
 }
+
+uint64_t hash_bytes64(const struct hash_key *key, const void *data, size_t len)
+{
+	if (key->algo == HASH_SIPHASH13)
+		return hash_bytes_domain(key, 0, data, len).lo;
+	return XXH3_64bits_withSecret(data, len, key->secret, sizeof(key->secret));
+}

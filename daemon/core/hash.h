@@ -48,6 +48,8 @@ int hash_algo_parse(const char *name, enum hash_algo *algo);
 
 /* The keyed 128-bit hash of len bytes at data. */
 struct hash128 hash_bytes(const struct hash_key *key, const void *data, size_t len);
+/* A keyed 64-bit hash of len bytes at data, for tables that need no more (about half hash_bytes' work with XXH3). */
+uint64_t hash_bytes64(const struct hash_key *key, const void *data, size_t len);
 
 /*
  * The same under domain d (0..HASH_MAX_DOMAIN): each domain keys the hash with

@@ -107,7 +107,7 @@ static uint64_t key_of(const struct handshakes *h, const struct packet_view *v, 
 {
 	uint8_t ends[PACKET_FLOW_ENDS_MAX];
 	size_t n = packet_flow_ends(v, ends, src_first);
-	uint64_t key = hash_bytes(&h->secret, ends, n).lo;
+	uint64_t key = hash_bytes64(&h->secret, ends, n);
 
 	return key ? key : 1;
 }

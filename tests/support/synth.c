@@ -216,6 +216,51 @@ static int write_list(const struct synth_random *o, struct rng *r, uint8_t (*lis
 	return 0;
 }
 
+#define SYNTH_OPEN_CONNS 4096
+
+/* One connection of synth_random's tcp traffic: its ends and each side's next sequence number. */
+struct synth_conn {
+	uint8_t client[4], server[4];
+	uint16_t sport;
+	uint32_t next[2];
+};
+
+/*
+ * Segment step (0 to 7) of connection c into p: a new connection at 0 (a
+ * listed pair's one time in a thousand), the SYN; 1 the SYN-ACK, 2 the ACK,
+ * then data, client and server in turn.
+ */
+static void tcp_segment(struct synth_conn *c, unsigned step, struct rng *r, uint8_t (*listed)[8], uint64_t nlisted,
+			size_t payload, struct synth_packet *p)
+{
+	bool from_server = step == 1 || (step > 2 && step % 2 == 0);
+	size_t len = step > 2 ? payload : 0;
+
+	if (step == 0) {
+		if (nlisted && rng_below(r, 1000) == 0) {
+			const uint8_t *pair = listed[rng_below(r, nlisted)];
+			memcpy(c->client, pair, 4);
+			memcpy(c->server, pair + 4, 4);
+		} else {
+			random_v4(r, c->client, false);
+			random_v4(r, c->server, true);
+		}
+		c->sport = (uint16_t)(1024 + rng_below(r, 60000));
+		c->next[0] = (uint32_t)rng_next(r);
+		c->next[1] = (uint32_t)rng_next(r);
+	}
+	memcpy(p->src, from_server ? c->server : c->client, 4);
+	memcpy(p->dst, from_server ? c->client : c->server, 4);
+	p->proto = 6;
+	p->sport = from_server ? 80 : c->sport;
+	p->dport = from_server ? c->sport : 80;
+	p->tcp_flags = step == 0 ? 0x02 : step == 1 ? 0x12 : step == 2 ? 0x10 : 0x18;
+	p->tcp_seq = c->next[from_server];
+	p->tcp_ack = step == 0 ? 0 : c->next[!from_server];
+	p->payload_len = len;
+	c->next[from_server] += (uint32_t)len + (step < 2);
+}
+
 int synth_random_capture(const char *pcap_path, const struct synth_random *o, char *err,
 			 size_t errlen)
 {
@@ -227,6 +272,7 @@ int synth_random_capture(const char *pcap_path, const struct synth_random *o, ch
 	uint8_t (*listed)[8] = calloc(nlisted, sizeof(*listed));
 	pcap_t *dead = pcap_open_dead(PACKET_LINK_EN10MB, 65535);
 	pcap_dumper_t *dumper = dead ? pcap_dump_open(dead, pcap_path) : NULL;
+	struct synth_conn *conns = NULL;
 	struct rng r;
 	int rc = -1;
 
@@ -239,10 +285,16 @@ int synth_random_capture(const char *pcap_path, const struct synth_random *o, ch
 		goto done;
 	for (unsigned i = 0; i < p.payload_len; i++)
 		payload[i] = (uint8_t)rng_next(&r);
+	size_t payload_len = p.payload_len;
+	if (o->tcp && (conns = calloc(SYNTH_OPEN_CONNS, sizeof(*conns))) == NULL)
+		goto done;
 	for (uint64_t i = 0; i < o->packets; i++) {
 		struct pcap_pkthdr h = { .ts = { .tv_sec = 1767225600 + (time_t)(i / 1000000),
 						 .tv_usec = (suseconds_t)(i % 1000000) } };
-		if (o->entries && rng_below(&r, 1000) == 0) {
+		if (o->tcp) {
+			tcp_segment(&conns[i % SYNTH_OPEN_CONNS], (unsigned)(i / SYNTH_OPEN_CONNS % 8), &r, listed,
+				    o->entries ? nlisted : 0, payload_len, &p);
+		} else if (o->entries && rng_below(&r, 1000) == 0) {
 			const uint8_t *pair = listed[rng_below(&r, nlisted)];
 			memcpy(p.src, pair, 4);
 			memcpy(p.dst, pair + 4, 4);
@@ -260,5 +312,6 @@ done:
 	if (dead)
 		pcap_close(dead);
 	free(listed);
+	free(conns);
 	return rc;
 }

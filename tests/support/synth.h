@@ -47,12 +47,15 @@ size_t synth_build(const struct synth_packet *p, uint8_t *out);
  * from 10/8 to 198.18/15, written to pcap_path; if list is set, entries addr
  * and pair entries written there, their sources from 11/8, which the traffic
  * does not use: only the one packet in a thousand planted with a listed pair
- * matches. Deterministic for a seed.
+ * matches. Deterministic for a seed. With tcp, each connection is eight
+ * segments (its handshake, then data from either side, each within its
+ * window), 4,096 connections interleaved.
  */
 struct synth_random {
 	uint64_t packets, entries, seed;
 	unsigned payload;
 	const char *list;
+	bool tcp;                   /* TCP connections instead: SYN, SYN-ACK, ACK, then data both ways, 4,096 open at once */
 };
 
 int synth_random_capture(const char *pcap_path, const struct synth_random *o, char *err,
