@@ -133,7 +133,7 @@ $(BUILD)/%.o: %.c
 $(BUILD)/third_party/hiredis/%.o: third_party/hiredis/%.c
 	$(call need,openssl)
 	@mkdir -p $(dir $@)
-	$(CC) -std=c99 $(CPPFLAGS) $(CFLAGS) $(SANFLAGS) -D_GNU_SOURCE $(call pkg_flags,--cflags,openssl) -MMD -MP -c $< -o $@
+	$(CC) -std=c99 $(CPPFLAGS) $(CFLAGS) $(SANFLAGS) $(call pkg_flags,--cflags,openssl) -MMD -MP -c $< -o $@
 
 $(CORE_LIB): $(CORE_OBJ)
 $(PACKET_LIB): $(PACKET_OBJ)
