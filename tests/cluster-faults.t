@@ -320,7 +320,9 @@ R xadd bloomd:entries 1-1 node evil >/dev/null
 R xadd bloomd:entries "$(R hget old:snapshot id)" node evil >/dev/null
 R xtrim bloomd:entries MAXLEN 1 >/dev/null # trimmed past every node: only a snapshot could bring them up
 R copy old:snapshot bloomd:entries:snapshot replace >/dev/null
-wait_for 35 eval '[ "$(status 2 rollbacks_refused)" -ge 1 ] && [ "$(status 3 rollbacks_refused)" -ge 1 ]'
+# Each node asks after a back-off of up to 30 s: 70 s allowed, for a loaded machine.
+wait_for 70 eval '[ "$(status 1 rollbacks_refused)" -ge 1 ] && [ "$(status 2 rollbacks_refused)" -ge 1 ] &&
+	[ "$(status 3 rollbacks_refused)" -ge 1 ]'
 is "$(status 2 rollbacks_refused)/$(status 3 rollbacks_refused)/$(status 2 state)" "1/1/desync" \
 	"the old signed snapshot is refused by the nodes that applied changes after it"
 grep -q "lacks changes this node applied" <<<"$(status 2 errors.reader)"; ok $? "saying why: $(status 2 errors.reader | head -c 90)"
