@@ -56,7 +56,7 @@ printf 'sig "evil-marker"\n' > sigs.list
 	echo "packet src=192.0.2.53 dst=10.77.0.2 proto=udp sport=53 dport=9999 payload=\"evil-marker\""
 	echo "packet src=192.0.2.54 dst=10.77.0.2 proto=tcp sport=40001 dport=80 flags=PA seq=1 ack=1 payload=\"evil-marker\""
 	echo "packet src=198.51.100.99 dst=10.77.0.2 proto=tcp sport=40000 dport=80 flags=S seq=1000"
-	echo "packet src=10.77.0.2 dst=198.51.100.99 proto=tcp sport=80 dport=40000 flags=SA seq=5000 ack=1001"
+	echo "packet src=10.77.0.2 dst=198.51.100.99 proto=tcp sport=80 dport=40000 flags=SA seq=5000 ack=1001 smac=2"
 	echo "packet src=198.51.100.99 dst=10.77.0.2 proto=tcp sport=40000 dport=80 flags=A seq=1001 ack=5001"
 	echo "packet src=198.51.100.99 dst=10.77.0.2 proto=tcp sport=40000 dport=80 flags=PA seq=1001 ack=5001 payload=\"GET /evil-marker\""
 } | "$BUILD/pcapgen" -o forged.pcap -

@@ -184,12 +184,16 @@ nftb list table inet bloomd >/dev/null 2>&1; is $? 1 "with at_stop = remove, the
 sed -i '/^at_stop = remove$/d' manage.conf
 
 # The host itself is never blocked: with the operator's /24 listed (the kernel's set holds it,
-# the host's address excepted), a signature in a connection written whole onto the link in the
-# host's own name (10.77.0.2, to 10.77.0.9, which no one holds) matches, its sender as proven
-# as a handshake can make it, yet that address never goes into the blocking set.
+# the host's address excepted), the host's own connection to 10.79.0.1 (beyond the /24)
+# carries the signature, its sender proven by the handshake, yet that address never goes into
+# the blocking set.
 { cat manage.conf; printf '[list level1]\nfile = %s/level1.netset\nformat = netset\n' "$tmp"; } > own.conf
 bloomd_up own.conf
-echo 10.77.0.2 | ip netns exec $a "$tap_dir/forge-tcp.py" 10.77.0.2 10.77.0.9 9998 "EVIL-PAYLOAD" 0
+ip -n $a addr add 10.79.0.1/32 dev veth-a$$
+ip -n $b route add 10.79.0.1/32 dev veth-b$$
+ip netns exec $a socat -u TCP-LISTEN:9996,reuseaddr OPEN:own.txt,creat,append &
+for _ in $(seq 100); do ip netns exec $a ss -Hltn "sport = :9996" | grep -q . && break; sleep 0.05; done
+ip netns exec $b timeout 5 socat -u - TCP:10.79.0.1:9996,connect-timeout=2 <<<"EVIL-PAYLOAD" 2>/dev/null
 send_from 1 "to the host"
 nftb list set inet bloomd listednets4 | grep -q "10.77.0.0/24"; ok $? "the listed /24 that holds the host's address is in the kernel's set of listed nets"
 wait_for '[ "$(C --json stats | jq .stats.set_action.protected)" -ge 1 ]'
@@ -202,8 +206,16 @@ nftb delete table inet bloomd 2>/dev/null
 # (a signature: the lists' addresses are in the kernel's sets already, and never blocked on a match)
 sed -e 's/^timeout = 300/timeout = 600\nrate = 400/' manage.conf > burst.conf
 bloomd_up burst.conf
-awk 'BEGIN { for (i = 0; i < 2000; i++) printf "10.78.%d.%d\n", int(i / 250), i % 250 + 1 }' |
-	ip netns exec $a "$tap_dir/forge-tcp.py" 10.77.0.2 10.77.0.2 9997 "EVIL-PAYLOAD" 8
+sources() { awk 'BEGIN { for (i = 0; i < 2000; i++) printf "10.78.%d.%d\n", int(i / 250), i % 250 + 1 }'; }
+# Each handshake written in the direction it would travel: the clients' packets from $a, the
+# server's answers from $b (routed back through 10.77.0.1), as a sensor on the link sees them.
+# The route is there for the answers alone: $b's own resets to the data that follows (no socket
+# listens) go nowhere, as they would to a server's clients that are there.
+sources | ip netns exec $a "$tap_dir/forge-tcp.py" 10.77.0.2 10.77.0.2 9997 "EVIL-PAYLOAD" 0 syn
+ip -n $b route add 10.78.0.0/16 via 10.77.0.1
+sources | ip netns exec $b "$tap_dir/forge-tcp.py" - 10.77.0.2 9997 "EVIL-PAYLOAD" 0 synack
+ip -n $b route del 10.78.0.0/16 via 10.77.0.1
+sources | ip netns exec $a "$tap_dir/forge-tcp.py" 10.77.0.2 10.77.0.2 9997 "EVIL-PAYLOAD" 8 data
 sleep 0.5
 listing=$(nftb list set inet bloomd blocked4)
 stats=$(C --json stats)

@@ -233,6 +233,10 @@ static int packet_token(const struct spec_line *at, char *tok, struct synth_pack
 		if (!isdigit((unsigned char)*v) || *end || x > UINT32_MAX)
 			return bad(at, "not a 32-bit number:", v), -1;
 		*(tok[0] == 's' ? &p->tcp_seq : &p->tcp_ack) = (uint32_t)x;
+	} else if (strcmp(tok, "smac") == 0) {
+		if (!isdigit((unsigned char)*v) || n < 1 || n > 255)
+			return bad(at, "not a source address's last byte (1 to 255):", v), -1;
+		p->smac = (uint8_t)n;
 	} else if (strcmp(tok, "wscale") == 0) {
 		if (!isdigit((unsigned char)*v) || n > 14)
 			return bad(at, "not a window scale (0 to 14):", v), -1;
@@ -322,7 +326,7 @@ static void usage(FILE *out)
 		"             packet src=A dst=B [proto=tcp|udp|icmp|icmp6|N] [sport=N] [dport=N]\n"
 		"                    [vlan=ID,...] [qinq] [llc] [ipopts=N] [iplen=N] [frag=OFF] [mf]\n"
 		"                    [ext=hbh,dst,rt,frag] [fragoff6=OFF] [mf6]\n"
-		"                    [flags=SAFRPU] [seq=N] [ack=N] [wscale=N]\n"
+		"                    [flags=SAFRPU] [seq=N] [ack=N] [wscale=N] [smac=N]\n"
 		"                    [payload=\"text\"|payload=hex:..]... [fill=N] [snap=N]\n");
 }
 

@@ -12,11 +12,12 @@
 #define HALF_OPEN_SECONDS 30        /* a handshake not finished by then is forgotten */
 #define MIN_WINDOW 65535u           /* the window allowed either way, whatever was advertised */
 #define MAX_WINDOW (1u << 30)       /* RFC 7323's largest */
-#define NO_SCALE 0xff
+#define NO_SCALE 0x0f                /* a side's scale nibble when it offered none */
+#define CLIENT_FIRST 0x80            /* in a conn's state: the client is the flow's first end */
 
 enum { TCP_FIN = 0x01, TCP_SYN = 0x02, TCP_RST = 0x04, TCP_ACK = 0x10 };
 enum { CLIENT = 0, SERVER = 1 };
-enum conn_state { SYN_SENT = 1, SYN_RECEIVED, ESTABLISHED, CONFLICTING };
+enum conn_state { SYN_SENT = 1, SYN_RECEIVED, ESTABLISHED, CONFLICTING, ONE_SIDED, STATE_MASK = 0x0f };
 
 /*
  * One connection, 32 bytes. Before it is established, next[] holds each
@@ -28,8 +29,32 @@ struct conn {
 	uint32_t next[2];          /* by side: the sequence number after the last byte seen sent */
 	uint32_t window[2];        /* by side: the largest window it advertised, scaled */
 	uint32_t seen;             /* packet time, seconds */
-	uint8_t state, scale[2], client_first; /* client_first: the client is the flow's first end */
+	uint16_t client_link;      /* a tag of the link address the SYN came from (0: unknown) */
+	uint8_t state;             /* enum conn_state, and CLIENT_FIRST */
+	uint8_t scales;            /* by side, a nibble each: its window scale, NO_SCALE if it offered none */
 };
+
+_Static_assert(sizeof(struct conn) == 32, "a bucket of HANDSHAKE_PROBE connections is two cache lines");
+
+static unsigned state_of(const struct conn *c)
+{
+	return c->state & STATE_MASK;
+}
+
+static void set_state(struct conn *c, enum conn_state state)
+{
+	c->state = (uint8_t)((c->state & CLIENT_FIRST) | state);
+}
+
+static unsigned scale_of(const struct conn *c, int side)
+{
+	return (unsigned)(c->scales >> (4 * side)) & 0x0f;
+}
+
+static void set_scale(struct conn *c, int side, unsigned scale)
+{
+	c->scales = (uint8_t)((c->scales & ~(0x0f << (4 * side))) | (scale & 0x0f) << (4 * side));
+}
 
 struct handshakes {
 	struct hash_key secret;
@@ -53,6 +78,7 @@ const char *sender_proof_name(enum sender_proof proof)
 		[SENDER_OTHER] = "other", [SENDER_NO_HANDSHAKE] = "no_handshake",
 		[SENDER_OUT_OF_WINDOW] = "out_of_window", [SENDER_CONFLICT] = "conflict",
 		[SENDER_TABLE_FULL] = "flow_table_full", [SENDER_NOT_TRACKED] = "not_tracked",
+		[SENDER_ONE_SIDED] = "one_sided",
 	};
 
 	return proof < SENDER_PROOF_COUNT ? names[proof] : "unknown";
@@ -140,6 +166,7 @@ struct segment {
 	uint32_t seq, ack, len; /* len: what it takes of the sequence space (SYN and FIN count one) */
 	uint32_t window;        /* as carried, unscaled */
 	uint8_t flags, scale;   /* scale: its window scale option, NO_SCALE without one */
+	uint16_t link;          /* a tag of the link address it came from (0: none known) */
 };
 
 /* The window scale option of a SYN (RFC 7323: kind 3, length 3), NO_SCALE if it has none. */
@@ -164,6 +191,18 @@ static uint8_t scale_option(const uint8_t *tcp)
 	return NO_SCALE;
 }
 
+/* 16 bits of a 6-byte link address, never 0 (0: none); a remote forger chooses none of them. */
+static uint16_t link_tag(const uint8_t *mac)
+{
+	if (mac == NULL)
+		return 0;
+	uint64_t x = 0;
+	for (int i = 0; i < 6; i++)
+		x = x << 8 | mac[i];
+	uint16_t tag = (uint16_t)((x * 0x9e3779b97f4a7c15ull) >> 48);
+	return tag ? tag : 1;
+}
+
 static struct segment segment_of(const struct packet_view *v)
 {
 	const uint8_t *t = v->tcp;
@@ -171,8 +210,10 @@ static struct segment segment_of(const struct packet_view *v)
 			     .window = (uint32_t)(t[14] << 8 | t[15]), .scale = NO_SCALE };
 
 	s.len = (uint32_t)v->payload_len + !!(s.flags & TCP_SYN) + !!(s.flags & TCP_FIN);
-	if (s.flags & TCP_SYN)
+	if (s.flags & TCP_SYN) {
 		s.scale = scale_option(t);
+		s.link = link_tag(v->link_src);
+	}
 	return s;
 }
 
@@ -180,7 +221,7 @@ static bool idle(const struct handshakes *h, const struct conn *c, time_t now)
 {
 	uint32_t quiet = (uint32_t)now - c->seen;
 
-	return quiet > (c->state == ESTABLISHED ? h->idle : HALF_OPEN_SECONDS);
+	return quiet > (state_of(c) == ESTABLISHED ? h->idle : HALF_OPEN_SECONDS);
 }
 
 static struct conn *find(const struct handshakes *h, uint64_t key)
@@ -205,7 +246,7 @@ static struct conn *take(struct handshakes *h, uint64_t key, time_t now)
 		}
 		if (idle(h, &b[i], now))
 			return &b[i];
-		if (b[i].state != ESTABLISHED && (oldest == NULL || (int32_t)(b[i].seen - oldest->seen) < 0))
+		if (state_of(&b[i]) != ESTABLISHED && (oldest == NULL || (int32_t)(b[i].seen - oldest->seen) < 0))
 			oldest = &b[i];
 	}
 	if (oldest)
@@ -215,10 +256,12 @@ static struct conn *take(struct handshakes *h, uint64_t key, time_t now)
 
 static void open_handshake(struct conn *c, uint64_t key, bool src_first, const struct segment *s, time_t now)
 {
-	*c = (struct conn){ .key = key, .state = SYN_SENT, .client_first = src_first, .seen = (uint32_t)now };
+	*c = (struct conn){ .key = key, .state = (uint8_t)(SYN_SENT | (src_first ? CLIENT_FIRST : 0)),
+			    .seen = (uint32_t)now, .client_link = s->link };
 	c->next[CLIENT] = s->seq + 1;
 	c->window[CLIENT] = s->window;
-	c->scale[CLIENT] = s->scale;
+	set_scale(c, CLIENT, s->scale);
+	set_scale(c, SERVER, NO_SCALE);
 }
 
 /* Whether a in [b - below, b + above], in sequence space. */
@@ -254,7 +297,7 @@ static bool in_window(const struct conn *c, int side, const struct segment *s)
 
 static void advance(struct conn *c, int side, const struct segment *s, time_t now)
 {
-	uint32_t end = s->seq + s->len, scale = c->scale[side] == NO_SCALE ? 0 : c->scale[side];
+	uint32_t end = s->seq + s->len, scale = scale_of(c, side) == NO_SCALE ? 0 : scale_of(c, side);
 	uint64_t window = (uint64_t)s->window << scale;
 
 	if ((int32_t)(end - c->next[side]) > 0)
@@ -286,23 +329,33 @@ static enum sender_proof established(struct handshakes *h, struct conn *c, int s
 static enum sender_proof syn_ack(struct handshakes *h, struct conn *c, int side, const struct segment *s,
 				 time_t now)
 {
-	if (side != SERVER || s->ack != c->next[CLIENT] || c->state == CONFLICTING) {
+	if (side != SERVER || s->ack != c->next[CLIENT]) {
 		h->st->wrong_ack += side == SERVER && s->ack != c->next[CLIENT];
-		return c->state == CONFLICTING ? SENDER_CONFLICT : SENDER_NO_HANDSHAKE;
+		return SENDER_NO_HANDSHAKE;
 	}
-	if (c->state == SYN_RECEIVED && s->seq + 1 != c->next[SERVER]) {
+	if (state_of(c) == SYN_RECEIVED && s->seq + 1 != c->next[SERVER]) {
 		h->st->conflicts++; /* two servers answer one SYN: at least one is forged */
-		c->state = CONFLICTING;
+		set_state(c, CONFLICTING);
 		c->seen = (uint32_t)now;
 		return SENDER_CONFLICT;
 	}
-	if (c->state == SYN_SENT) {
-		c->state = SYN_RECEIVED;
+	if (state_of(c) == SYN_SENT && s->link && s->link == c->client_link) {
+		/* The answer came in where the SYN did: one sender writing both ways (the server's reaches the
+		 * client another way), or both ends behind one neighbour, where nothing here tells them apart. */
+		h->st->one_sided++;
+		set_state(c, ONE_SIDED);
+		c->seen = (uint32_t)now;
+		return SENDER_ONE_SIDED;
+	}
+	if (state_of(c) == SYN_SENT) {
+		set_state(c, SYN_RECEIVED);
 		c->next[SERVER] = s->seq + 1;
 		c->window[SERVER] = s->window;
-		c->scale[SERVER] = s->scale;
-		if (s->scale == NO_SCALE || c->scale[CLIENT] == NO_SCALE)
-			c->scale[SERVER] = c->scale[CLIENT] = NO_SCALE; /* RFC 7323: both offer it, or neither scales */
+		set_scale(c, SERVER, s->scale);
+		if (s->scale == NO_SCALE || scale_of(c, CLIENT) == NO_SCALE) { /* RFC 7323: both offer it, or neither scales */
+			set_scale(c, SERVER, NO_SCALE);
+			set_scale(c, CLIENT, NO_SCALE);
+		}
 	}
 	c->seen = (uint32_t)now;
 	return SENDER_NO_HANDSHAKE;
@@ -321,7 +374,7 @@ static enum sender_proof final_ack(struct handshakes *h, struct conn *c, int sid
 		h->st->wrong_ack += side == CLIENT && (s->flags & TCP_ACK) && s->ack != c->next[SERVER];
 		return SENDER_NO_HANDSHAKE;
 	}
-	c->state = ESTABLISHED;
+	set_state(c, ESTABLISHED);
 	h->st->verified++;
 	advance(c, side, s, now);
 	return SENDER_VERIFIED;
@@ -331,9 +384,9 @@ static enum sender_proof final_ack(struct handshakes *h, struct conn *c, int sid
 static enum sender_proof follow(struct handshakes *h, struct conn *c, bool src_first, const struct segment *s,
 				uint64_t key, time_t now)
 {
-	int side = src_first == c->client_first ? CLIENT : SERVER;
+	int side = src_first == !!(c->state & CLIENT_FIRST) ? CLIENT : SERVER;
 
-	if (c->state == ESTABLISHED)
+	if (state_of(c) == ESTABLISHED)
 		return established(h, c, side, s, now);
 	if ((s->flags & (TCP_SYN | TCP_ACK)) == TCP_SYN) {
 		if (side != CLIENT || s->seq + 1 != c->next[CLIENT])
@@ -342,11 +395,11 @@ static enum sender_proof follow(struct handshakes *h, struct conn *c, bool src_f
 			c->seen = (uint32_t)now;
 		return SENDER_NO_HANDSHAKE;
 	}
-	if (c->state == CONFLICTING)
-		return SENDER_CONFLICT;
+	if (state_of(c) == CONFLICTING || state_of(c) == ONE_SIDED)
+		return state_of(c) == CONFLICTING ? SENDER_CONFLICT : SENDER_ONE_SIDED;
 	if (s->flags & TCP_SYN)
 		return syn_ack(h, c, side, s, now);
-	if (c->state == SYN_RECEIVED)
+	if (state_of(c) == SYN_RECEIVED)
 		return final_ack(h, c, side, s, now);
 	return SENDER_NO_HANDSHAKE;
 }

@@ -20,7 +20,11 @@
  * window its peer advertised, and an acknowledgement of no more than the
  * peer has sent): a blind forger has to guess both numbers. A second
  * SYN-ACK with another sequence number (a forger answering for the server)
- * marks the connection conflicting, never proven. An in-window RST ends it.
+ * marks the connection conflicting, never proven. A SYN-ACK that came from
+ * the link neighbour the SYN came from (Ethernet's source address) is one
+ * sender writing both ways: a forger outside, naming two hosts inside, puts
+ * both on the outside link while the real answer stays inside; never
+ * proven either (one_sided). An in-window RST ends a connection.
  *
  * The table is bounded (capacity connections, in probe windows of
  * HANDSHAKE_PROBE slots). A new SYN takes a free or idle slot, else the
@@ -46,10 +50,11 @@ enum sender_proof {
 	SENDER_CONFLICT,         /* TCP, two different answers to one SYN: one was forged */
 	SENDER_TABLE_FULL,       /* TCP, its connection not tracked: the table was full */
 	SENDER_NOT_TRACKED,      /* tracking off, or a packet the tracker did not see (an XDP drop) */
+	SENDER_ONE_SIDED,        /* TCP, the SYN-ACK came from the SYN's link neighbour: one writer both ways */
 	SENDER_PROOF_COUNT
 };
 
-/* "verified", "udp", "icmp", "other", "no_handshake", "out_of_window", "conflict", "flow_table_full", "not_tracked". */
+/* "verified", "udp", "icmp", "other", "no_handshake", "out_of_window", "conflict", "flow_table_full", "not_tracked", "one_sided". */
 const char *sender_proof_name(enum sender_proof proof);
 
 struct handshakes_stats {
@@ -57,6 +62,7 @@ struct handshakes_stats {
 	uint64_t verified;       /* handshakes seen whole */
 	uint64_t wrong_ack;      /* SYN-ACKs or final ACKs acknowledging another number: not proof */
 	uint64_t conflicts;      /* second, different SYN-ACKs */
+	uint64_t one_sided;      /* SYN-ACKs from the SYN's own link neighbour */
 	uint64_t out_of_window;  /* segments of proven connections outside their windows (RSTs too) */
 	uint64_t resets;         /* in-window RSTs that ended a connection */
 	uint64_t evicted;        /* half-open handshakes pushed out by a new SYN */

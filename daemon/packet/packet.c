@@ -225,6 +225,7 @@ static void parse_ethernet(struct reader *r, struct packet_view *v)
 		return;
 	}
 	uint16_t type = peek16(r, 12);
+	v->link_src = r->p + 6;
 	skip(r, 14);
 	/* Peel 802.1Q / 802.1ad tags, any number, recording the first few IDs. */
 	while (type == ETHERTYPE_VLAN || type == ETHERTYPE_QINQ || type == ETHERTYPE_QINQ_OLD) {
@@ -332,7 +333,7 @@ static bool parse_common(const uint8_t *f, size_t len, struct packet_view *v)
 	}
 	*v = (struct packet_view){
 		.family = 4, .ip_proto = proto, .l4 = proto == IPPROTO_TCP_ ? PACKET_L4_TCP : PACKET_L4_UDP,
-		.src = ip + 12, .dst = ip + 16, .sport = (uint16_t)(l4[0] << 8 | l4[1]),
+		.link_src = f + 6, .src = ip + 12, .dst = ip + 16, .sport = (uint16_t)(l4[0] << 8 | l4[1]),
 		.dport = (uint16_t)(l4[2] << 8 | l4[3]), .tcp = proto == IPPROTO_TCP_ ? l4 : NULL,
 		.payload = left > hlen ? l4 + hlen : NULL,
 		.payload_len = left - hlen,

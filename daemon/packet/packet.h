@@ -70,6 +70,7 @@ struct packet_view {
 	enum packet_l4 l4;
 	unsigned nvlans;
 	uint16_t vlans[PACKET_MAX_VLANS]; /* outermost first */
+	const uint8_t *link_src;   /* Ethernet: the frame's source address (6 bytes), else NULL */
 	const uint8_t *src, *dst;  /* 4 or 16 bytes each, inside the frame */
 	uint16_t sport, dport;
 	const uint8_t *tcp;        /* the TCP header, options and all (l4 TCP), else NULL */

@@ -51,9 +51,10 @@ json_t *stats_json(const struct stats *s, const struct matcher *m, const struct 
 		json_object_set_new(senders, sender_proof_name((enum sender_proof)p),
 				    json_integer((json_int_t)s->alert_senders[p]));
 	const struct handshakes_stats *h = &s->handshakes;
-	json_t *handshakes = json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "opened", (json_int_t)h->opened,
+	json_t *handshakes = json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "opened", (json_int_t)h->opened,
 				       "verified", (json_int_t)h->verified, "wrong_ack", (json_int_t)h->wrong_ack,
-				       "conflicts", (json_int_t)h->conflicts, "out_of_window", (json_int_t)h->out_of_window,
+				       "conflicts", (json_int_t)h->conflicts, "one_sided", (json_int_t)h->one_sided,
+				       "out_of_window", (json_int_t)h->out_of_window,
 				       "resets", (json_int_t)h->resets, "evicted", (json_int_t)h->evicted,
 				       "refused", (json_int_t)h->refused, "tracked", (json_int_t)h->tracked,
 				       "capacity", (json_int_t)h->capacity, "bytes", (json_int_t)h->bytes);

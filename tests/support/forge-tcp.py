@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-2-Clause
-"""forge-tcp.py NEXTHOP DST DPORT PAYLOAD SECONDS < SOURCES
+"""forge-tcp.py NEXTHOP DST DPORT PAYLOAD SECONDS PHASE < SOURCES
 
-For each source address read (one a line), a TCP connection to DST:DPORT written whole onto
-the link through a raw socket to NEXTHOP, both ways as a sensor there sees them: the SYN, the
-server's SYN-ACK acknowledging it, the ACK acknowledging that, then PAYLOAD; the payload is sent
-again every 0.2 s (a retransmission, within the window) until SECONDS have passed (0: once).
+For each source address read (one a line), a TCP connection to DST:DPORT written onto the link
+through a raw socket to NEXTHOP (-: each packet's own destination, by the routes), a phase at a
+time, as a sensor there sees one: syn, the client's SYN; synack, the server's SYN-ACK
+acknowledging it (sent from the server's side of the link: bloomd takes an answer from the SYN's
+own link neighbour for one writer both ways); data, the ACK acknowledging that, then PAYLOAD,
+sent again every 0.2 s (a retransmission, within the window) until SECONDS have passed (0: once).
 No server answers: the test stands for one, so that a match of the payload has a sender a
 handshake proved, from as many sources as it likes."""
 import socket
@@ -31,17 +33,29 @@ def segment(src, dst, sport, dport, seq, ack, flags, payload=b""):
 
 
 def main():
-    nexthop, dst, dport, payload, seconds = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], float(sys.argv[5])
+    nexthop, dst, dport, payload = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+    seconds, phase = float(sys.argv[5]), sys.argv[6]
     dst = socket.inet_aton(dst)
     data = payload.encode()
     sources = [socket.inet_aton(line.strip()) for line in sys.stdin if line.strip()]
     s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_RAW)
     client_isn, server_isn, sport = 1000, 5000000, 40000
-    send = lambda packet, i: (s.sendto(packet, (nexthop, 0)), i % 200 == 199 and time.sleep(0.002))
+
+    def send(packet, i):
+        to = socket.inet_ntoa(packet[16:20]) if nexthop == "-" else nexthop
+        s.sendto(packet, (to, 0))
+        if i % 200 == 199:
+            time.sleep(0.002)
+
     for i, src in enumerate(sources):
-        send(segment(src, dst, sport, dport, client_isn, 0, 0x02), i)
-        send(segment(dst, src, dport, sport, server_isn, client_isn + 1, 0x12), i)
-        send(segment(src, dst, sport, dport, client_isn + 1, server_isn + 1, 0x10), i)
+        if phase == "syn":
+            send(segment(src, dst, sport, dport, client_isn, 0, 0x02), i)
+        elif phase == "synack":
+            send(segment(dst, src, dport, sport, server_isn, client_isn + 1, 0x12), i)
+        else:
+            send(segment(src, dst, sport, dport, client_isn + 1, server_isn + 1, 0x10), i)
+    if phase != "data":
+        return
     end = time.time() + seconds
     while True:
         for i, src in enumerate(sources):

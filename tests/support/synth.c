@@ -37,6 +37,8 @@ static size_t link_header(const struct synth_packet *p, uint8_t *out)
 	switch (p->link) {
 	case PACKET_LINK_EN10MB:
 		memcpy(out, "\x02\x00\x00\x00\x00\x02\x02\x00\x00\x00\x00\x01", 12);
+		if (p->smac)
+			out[11] = p->smac;
 		n = 12;
 		for (unsigned i = 0; i < p->nvlans; i++, n += 4) {
 			put16(out + n, i == 0 && p->qinq ? 0x88a8 : 0x8100);
@@ -254,6 +256,7 @@ static void tcp_segment(struct synth_conn *c, unsigned step, struct rng *r, uint
 	p->proto = 6;
 	p->sport = from_server ? 80 : c->sport;
 	p->dport = from_server ? c->sport : 80;
+	p->smac = from_server ? 2 : 1; /* each side's packets from its own side of the link */
 	p->tcp_flags = step == 0 ? 0x02 : step == 1 ? 0x12 : step == 2 ? 0x10 : 0x18;
 	p->tcp_seq = c->next[from_server];
 	p->tcp_ack = step == 0 ? 0 : c->next[!from_server];

@@ -19,6 +19,7 @@ struct synth_packet {
 	uint16_t vlans[SYNTH_MAX_VLANS];
 	bool qinq;                  /* outer tag 802.1ad (0x88a8) */
 	bool llc;                   /* 802.3 length + LLC/SNAP instead of Ethernet II */
+	uint8_t smac;               /* Ethernet: the source address's last byte (0: 1, 02:00:00:00:00:01) */
 	int family;                 /* 4 or 6 */
 	uint8_t src[16], dst[16];
 	uint8_t proto;              /* 6 TCP, 17 UDP, 1 ICMP, 58 ICMPv6, or any */

@@ -156,6 +156,48 @@ static void a_forged_syn_ack_makes_a_conflict(void **state)
 	handshakes_free(h);
 }
 
+/*
+ * A forger outside naming two hosts inside writes both ways onto the
+ * outside link (the server's real answer goes to the client inside): its
+ * SYN-ACK comes from the SYN's own link neighbour. Never proven; a real
+ * answer, from the other side of the link, is.
+ */
+static void a_syn_ack_from_the_syns_own_neighbour_proves_nothing(void **state)
+{
+	struct handshakes_stats st = { 0 };
+	struct handshakes *h = handshakes_new(1024, 60, &st);
+	static const uint8_t upstream[6] = { 2, 0, 0, 0, 0, 0xa }, inside[6] = { 2, 0, 0, 0, 0, 0xb };
+	struct seg s;
+	struct packet_view *v;
+
+	(void)state;
+	v = make(&s, 4, false, SYN, C_ISN, 0, 0, -1);
+	v->link_src = upstream;
+	assert_int_equal(handshakes_see(h, v, 0, 100), SENDER_NO_HANDSHAKE);
+	v = make(&s, 4, true, SYN | ACK, S_ISN, C_ISN + 1, 0, -1);
+	v->link_src = upstream;
+	assert_int_equal(handshakes_see(h, v, 0, 100), SENDER_ONE_SIDED);
+	v = make(&s, 4, false, ACK, C_ISN + 1, S_ISN + 1, 0, -1);
+	v->link_src = upstream;
+	assert_int_equal(handshakes_see(h, v, 0, 100), SENDER_ONE_SIDED);
+	assert_int_equal(see(h, false, PSH | ACK, C_ISN + 1, S_ISN + 1, 30), SENDER_ONE_SIDED);
+	assert_int_equal(st.one_sided, 1);
+	assert_int_equal(st.verified, 0);
+	handshakes_clear(h);
+	/* the same handshake with the answer from the other side of the link */
+	v = make(&s, 4, false, SYN, C_ISN, 0, 0, -1);
+	v->link_src = upstream;
+	handshakes_see(h, v, 0, 100);
+	v = make(&s, 4, true, SYN | ACK, S_ISN, C_ISN + 1, 0, -1);
+	v->link_src = inside;
+	assert_int_equal(handshakes_see(h, v, 0, 100), SENDER_NO_HANDSHAKE);
+	v = make(&s, 4, false, ACK, C_ISN + 1, S_ISN + 1, 0, -1);
+	v->link_src = upstream;
+	assert_int_equal(handshakes_see(h, v, 0, 100), SENDER_VERIFIED);
+	assert_string_equal(sender_proof_name(SENDER_ONE_SIDED), "one_sided");
+	handshakes_free(h);
+}
+
 /* The client named never sent the SYN: its RST to the server's answer ends the handshake. */
 static void the_named_clients_reset_ends_the_handshake(void **state)
 {
@@ -339,6 +381,7 @@ int main(void)
 		cmocka_unit_test(no_handshake_no_proof),
 		cmocka_unit_test(a_syn_ack_with_the_wrong_ack_is_no_answer),
 		cmocka_unit_test(a_forged_syn_ack_makes_a_conflict),
+		cmocka_unit_test(a_syn_ack_from_the_syns_own_neighbour_proves_nothing),
 		cmocka_unit_test(the_named_clients_reset_ends_the_handshake),
 		cmocka_unit_test(reset_injection),
 		cmocka_unit_test(out_of_window_segments),
