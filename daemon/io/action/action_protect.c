@@ -58,7 +58,7 @@ static void add_address(struct action_protect *p, int family, const void *addr)
 static void read_resolvers(struct action_protect *p)
 {
 	FILE *f = fopen("/etc/resolv.conf", "re");
-	char line[256], addr[INET6_ADDRSTRLEN + 16];
+	char line[256], addr[64];
 	unsigned char bytes[16];
 
 	while (f && fgets(line, sizeof(line), f)) {
