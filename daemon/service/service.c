@@ -31,16 +31,26 @@ static char *scrape(void *ctx)
 	return service_metrics(ctx);
 }
 
+/* The loop's TCP handshake tables ([capture] tcp_connections): -1 without memory. */
+static int open_handshakes(struct service *s)
+{
+	unsigned n = s->cfg->tcp_connections;
+	struct handshakes_stats *st = &s->engine.stats.handshakes;
+
+	if (n == 0)
+		return 0;
+	/* A live table only where the loop judges live packets: workers keep tables of their own. */
+	if (s->cfg->workers <= 1 && (s->engine.handshakes = handshakes_new(n, HANDSHAKE_IDLE_SECONDS, st)) == NULL)
+		return -1;
+	return (s->engine.replay_handshakes = handshakes_new(n, HANDSHAKE_IDLE_SECONDS, st)) ? 0 : -1;
+}
+
 int service_start(struct service *s, struct event_base *base, const struct control_options *control)
 {
 	char err[512];
 
 	s->base = base;
-	if (s->cfg->tcp_connections &&
-	    ((s->engine.handshakes = handshakes_new(s->cfg->tcp_connections, HANDSHAKE_IDLE_SECONDS,
-						    &s->engine.stats.handshakes)) == NULL ||
-	     (s->engine.replay_handshakes = handshakes_new(s->cfg->tcp_connections, HANDSHAKE_IDLE_SECONDS,
-							   &s->engine.stats.handshakes)) == NULL)) {
+	if (open_handshakes(s) < 0) {
 		log_error("out of memory for [capture] tcp_connections = %u", s->cfg->tcp_connections);
 		return -1;
 	}

@@ -93,17 +93,6 @@ void action_monitor_resume(struct action_monitor *w)
 		w->paused = false;
 }
 
-/* A u32 or u16 of a netlink header (host order) as BPF's loads read it (network order). */
-static uint32_t as_loaded32(uint32_t x)
-{
-	return ntohl(x) == x ? x : __builtin_bswap32(x);
-}
-
-static uint16_t as_loaded16(uint16_t x)
-{
-	return ntohs(x) == x ? x : __builtin_bswap16(x);
-}
-
 int action_monitor_ignore(struct action_monitor *w, const uint32_t *portids, size_t n)
 {
 	enum { MAX_PORTS = 8 };
@@ -115,12 +104,13 @@ int action_monitor_ignore(struct action_monitor *w, const uint32_t *portids, siz
 		errno = EINVAL;
 		return -1;
 	}
+	/* A netlink header's fields are in host order, and BPF loads read network order: hence htons and htonl. */
 	/* A new generation always passes: it closes a transaction, whoever made it. */
 	code[len++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_H | BPF_ABS, offsetof(struct nlmsghdr, nlmsg_type));
-	code[len++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, as_loaded16(newgen), (uint8_t)(2 * n + 1), 0);
+	code[len++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, htons(newgen), (uint8_t)(2 * n + 1), 0);
 	code[len++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct nlmsghdr, nlmsg_pid));
 	for (size_t i = 0; i < n; i++) {
-		code[len++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, as_loaded32(portids[i]), 0, 1);
+		code[len++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, htonl(portids[i]), 0, 1);
 		code[len++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, 0); /* one of ours: dropped */
 	}
 	code[len++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, 0xffffffff);

@@ -54,6 +54,15 @@ static void add_address(struct action_protect *p, int family, const void *addr)
 	protect_add(p, &n);
 }
 
+/* An interface's or a resolved name's address; other families are not addresses to block. */
+static void add_sockaddr(struct action_protect *p, const struct sockaddr *sa)
+{
+	if (sa && sa->sa_family == AF_INET)
+		add_address(p, AF_INET, &((const struct sockaddr_in *)(const void *)sa)->sin_addr);
+	else if (sa && sa->sa_family == AF_INET6)
+		add_address(p, AF_INET6, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr);
+}
+
 /* resolv.conf's nameservers (a scope suffix, "%eth0", cut). */
 static void read_resolvers(struct action_protect *p)
 {
@@ -119,13 +128,8 @@ static void read_host(struct action_protect *p)
 		protect_add(p, &n);
 	if (getifaddrs(&list) < 0)
 		return; /* the last reading's are gone: only loopback and the configured nets until the next */
-	for (i = list; i; i = i->ifa_next) {
-		int af = i->ifa_addr ? i->ifa_addr->sa_family : AF_UNSPEC;
-		if (af == AF_INET)
-			add_address(p, af, &((const struct sockaddr_in *)(const void *)i->ifa_addr)->sin_addr);
-		else if (af == AF_INET6)
-			add_address(p, af, &((const struct sockaddr_in6 *)(const void *)i->ifa_addr)->sin6_addr);
-	}
+	for (i = list; i; i = i->ifa_next)
+		add_sockaddr(p, i->ifa_addr);
 	freeifaddrs(list);
 }
 
@@ -158,10 +162,7 @@ static void add_peers(struct action_protect *p, const char *peers)
 		snprintf(host, sizeof(host), "%.*s", (int)(len < sizeof(host) ? len : sizeof(host) - 1), at);
 		if (host[0] && getaddrinfo(host, NULL, &hints, &res) == 0) {
 			for (r = res; r; r = r->ai_next)
-				if (r->ai_family == AF_INET)
-					add_address(p, AF_INET, &((const struct sockaddr_in *)(const void *)r->ai_addr)->sin_addr);
-				else if (r->ai_family == AF_INET6)
-					add_address(p, AF_INET6, &((const struct sockaddr_in6 *)(const void *)r->ai_addr)->sin6_addr);
+				add_sockaddr(p, r->ai_addr);
 			freeaddrinfo(res);
 		}
 		at += len + (at[len] == ',');
